@@ -1,0 +1,51 @@
+"""Element types the cube side handles: float16, bfloat16 (ml_dtypes), float32, and HF32 rounding of fp32."""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+bfloat16 = np.dtype(ml_dtypes.bfloat16)
+float16 = np.dtype(np.float16)
+float32 = np.dtype(np.float32)
+
+DTYPES: dict[str, np.dtype] = {"float16": float16, "bfloat16": bfloat16, "float32": float32}
+BLOCK_BYTES = 32  # one DataBlock; C0 is the number of elements in it
+
+
+def as_dtype(dtype) -> np.dtype:
+    """A numpy dtype from a name ('float16', 'bfloat16', 'float32') or a dtype-like; others are rejected."""
+    if isinstance(dtype, str):
+        if dtype not in DTYPES:
+            raise TypeError(f"dtype={dtype!r} is not supported; allowed: {sorted(DTYPES)}")
+        return DTYPES[dtype]
+    dt = np.dtype(dtype)
+    if dt not in DTYPES.values():
+        raise TypeError(f"dtype={dt} is not supported; allowed: {sorted(DTYPES)}")
+    return dt
+
+
+def dtype_name(dtype) -> str:
+    dt = np.dtype(dtype)
+    for name, value in DTYPES.items():
+        if value == dt:
+            return name
+    raise TypeError(f"dtype={dt} is not supported; allowed: {sorted(DTYPES)}")
+
+
+def c0_of(dtype) -> int:
+    """C0 = 32 bytes / element size: 16 for fp16/bf16, 8 for fp32."""
+    return BLOCK_BYTES // np.dtype(dtype).itemsize
+
+
+def round_to_hf32(x: np.ndarray, mantissa_bits: int = 11) -> np.ndarray:
+    """Round fp32 values to HF32 (fp32 range, `mantissa_bits` of mantissa), half away from zero in magnitude.
+
+    On A2/A3 this is the golden's `((bits >> 11) + 1) >> 1 << 12` on the int32 pattern (11 mantissa bits kept);
+    on Ascend 950 HF32 keeps 10 bits. Infinities and NaNs pass through unchanged.
+    """
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    drop = 23 - mantissa_bits
+    bits = x.view(np.uint32)
+    rounded = ((bits >> np.uint32(drop - 1)) + np.uint32(1)) >> np.uint32(1) << np.uint32(drop)
+    special = (bits & np.uint32(0x7F800000)) == np.uint32(0x7F800000)
+    return np.where(special, bits, rounded.astype(np.uint32)).view(np.float32)

@@ -1,0 +1,187 @@
+"""Platform model: one SoC's AI Core sizes, alignments, cube rates and transfer rates.
+
+Every number comes from ../shared/reference/ascend-hardware.md (the CANN platform INI files and the Ascend C
+performance appendix). Values the sources do not publish (per-instruction overheads, the chip-wide HBM cap) are
+marked as modelling choices and can be overridden like every other field.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+KiB = 1024
+MiB = 1024 * KiB
+
+
+class Alignments(BaseModel):
+    """Start-address alignment in bytes per buffer (reference §1.4)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    GM: int = 1
+    L1: int = 32
+    UB: int = 32
+    L0A: int = 512
+    L0B: int = 512
+    L0C: int = 64
+    BT: int = 64
+    FB: int = 64  # [CONFLICT] 64 B in the arch table, 128 B in the 2201 constraints table: fb_alignment=128 to switch
+    mmad_dst_L0C: int = 1024  # [CONFLICT] the Mmad API page asks 1 KiB for Mmad's dst; set 64 for the generic rule
+
+
+class CubeRates(BaseModel):
+    """cube_k per operand dtype: MACs per cycle = 16 * 16 * cube_k (reference §2.1)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    float16: int = 16
+    bfloat16: int = 16
+    float32: int = 4
+    hf32: int = 8
+
+    def cube_k(self, operand: str) -> int:
+        return getattr(self, operand)
+
+
+class TransferRates(BaseModel):
+    """Bytes per cycle per core for each data path, plus per-instruction fixed overheads in cycles.
+
+    GM reads: the INI gives ddr_rate 32 B/cycle and l2 read 110 B/cycle per core; all cores also share the chip's
+    HBM bandwidth (chip_gm_bytes_per_cycle). The model uses min(per-core rate, chip cap / active cores).
+    L1->L0: the Ascend C table (256 A / 128 B) is the default; the INI says 512 / 256 [CONFLICT]: set
+    l1_to_l0a/l1_to_l0b to 512/256 to use the INI reading.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    gm_to_l1: float = 110.0  # per-core L2 read rate (INI l2 read); ddr_rate would be 32
+    l0c_to_gm: float = 86.0  # per-core L2 write rate (INI l2 write); Fixpipe also caps at fixpipe_elems per cycle
+    chip_gm_bytes_per_cycle: float = 833.0  # ~1.5 TB/s HBM at 1.8 GHz (pto-kernels roofline note); modelling choice
+    l1_to_l0a: float = 256.0
+    l1_to_l0b: float = 128.0
+    fixpipe_elems: float = 64.0  # L0C elements per cycle through Fixpipe (fp32 -> fp16/bf16 and fp32 no-quant)
+    l1_init_bytes: float = 64.0  # InitConstValue fill rate, modelling choice
+    # Fixed overheads per instruction (cycles): not published; first guesses from the UnitFlag calibration (§2.1).
+    mte2_overhead: int = 40
+    mte1_overhead: int = 10
+    mmad_overhead: int = 8
+    fixpipe_overhead: int = 30
+    sync_latency: int = 2  # a SetFlag reaching its waiting pipe
+
+
+class Platform(BaseModel):
+    """One SoC. Build presets with `get_platform(name)`; change any field with `platform.with_overrides(...)`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    npu_arch: Literal[2201, 3510]
+    aic_cores: int = Field(ge=1, le=1024)
+    aiv_cores: int = Field(ge=0, le=2048)
+    clock_mhz: float = Field(gt=0)
+    L1: int = Field(gt=0, description="L1 bytes per core")
+    L0A: int = Field(gt=0)
+    L0B: int = Field(gt=0)
+    L0C: int = Field(gt=0)
+    UB: int = Field(gt=0)
+    BT: int = Field(gt=0)
+    FB: int = Field(gt=0)
+    L2: int = Field(gt=0)
+    hbm_bytes: int = Field(gt=0)
+    l1_reserved: int = Field(default=128, ge=0, description="bytes of L1 kept by the runtime (KFC reserve)")
+    alignments: Alignments = Alignments()
+    cube: CubeRates = CubeRates()
+    rates: TransferRates = TransferRates()
+    hf32_mantissa_bits: Literal[10, 11] = 11
+    l0a_layout: Literal["ZZ", "NZ"] = "ZZ"
+    event_ids: int = 8
+    queue_depth: int = 32  # MTE1 and M instruction queues
+    scalar_issue_cycles: int = 1  # cycles the scalar unit needs to dispatch one instruction (modelling choice)
+
+    @field_validator("L1", "L0A", "L0B", "L0C", "UB", "BT", "FB")
+    @classmethod
+    def _multiple_of_32(cls, value: int, info) -> int:
+        if value % 32:
+            raise ValueError(f"{info.field_name}={value} must be a multiple of 32 bytes")
+        return value
+
+    @property
+    def usable_L1(self) -> int:
+        """L1 bytes a kernel may allocate (total less the runtime reserve)."""
+        return self.L1 - self.l1_reserved
+
+    @property
+    def clock_hz(self) -> float:
+        return self.clock_mhz * 1e6
+
+    def cycles_to_us(self, cycles: float) -> float:
+        return cycles / self.clock_mhz
+
+    def capacity(self, position: str) -> int:
+        """Bytes of a buffer by name: 'L1', 'L0A', 'L0B', 'L0C', 'UB', 'BT', 'FB'."""
+        return self.usable_L1 if position == "L1" else getattr(self, position)
+
+    def alignment(self, position: str) -> int:
+        return getattr(self.alignments, position)
+
+    def with_overrides(self, **changes) -> "Platform":
+        """A new platform with some fields changed; nested models take dicts (rates={'gm_to_l1': 32})."""
+        data = self.model_dump()
+        for key, value in changes.items():
+            if key not in data:
+                raise ValueError(f"unknown platform field {key!r}; fields are {sorted(data)}")
+            if isinstance(data[key], dict) and isinstance(value, dict):
+                data[key] = {**data[key], **value}
+            else:
+                data[key] = value
+        return Platform.model_validate(data)
+
+    def to_json(self, path: str | Path | None = None) -> str:
+        text = self.model_dump_json(indent=2)
+        if path is not None:
+            Path(path).write_text(text)
+        return text
+
+    @classmethod
+    def from_json(cls, source: str | Path) -> "Platform":
+        """Load from a JSON file path or a JSON string."""
+        text = Path(source).read_text() if Path(str(source)).suffix == ".json" else str(source)
+        return cls.model_validate(json.loads(text))
+
+
+def _a2(name: str, cores: int, mhz: float, l2_mib: int = 192, hbm_gib: int = 64) -> Platform:
+    return Platform(
+        name=name, npu_arch=2201, aic_cores=cores, aiv_cores=2 * cores, clock_mhz=mhz,
+        L1=512 * KiB, L0A=64 * KiB, L0B=64 * KiB, L0C=128 * KiB, UB=192 * KiB, BT=1 * KiB, FB=2 * KiB,
+        L2=l2_mib * MiB, hbm_bytes=hbm_gib * 1024 * MiB,
+    )
+
+
+PRESETS: dict[str, Platform] = {
+    "Ascend910B1": _a2("Ascend910B1", 24, 1850),
+    "Ascend910B2": _a2("Ascend910B2", 24, 1800),
+    "Ascend910B3": _a2("Ascend910B3", 20, 1800),
+    "Ascend910B4": _a2("Ascend910B4", 20, 1500, l2_mib=96, hbm_gib=32),
+    # One die of an Atlas A3 (Ascend910_9391/9392): same core as A2 at 1850 MHz.
+    "Ascend910_9391": _a2("Ascend910_9391", 24, 1850),
+    "Ascend950PR_9599": Platform(
+        name="Ascend950PR_9599", npu_arch=3510, aic_cores=36, aiv_cores=72, clock_mhz=1800,
+        L1=512 * KiB, L0A=64 * KiB, L0B=64 * KiB, L0C=256 * KiB, UB=248 * KiB, BT=4 * KiB, FB=4 * KiB,
+        L2=128 * MiB, hbm_bytes=128 * 1024 * MiB, l1_reserved=0,
+        cube=CubeRates(float32=1, hf32=8),
+        rates=TransferRates(gm_to_l1=100.0, l0c_to_gm=100.0, chip_gm_bytes_per_cycle=889.0,
+                            l1_to_l0a=256.0, l1_to_l0b=256.0),
+        hf32_mantissa_bits=10, l0a_layout="NZ",
+    ),
+}
+PRESETS["AtlasA3"] = PRESETS["Ascend910_9391"]
+
+
+def get_platform(platform: "str | Platform") -> Platform:
+    """A preset by name (see PRESETS), or the platform object itself."""
+    if isinstance(platform, Platform):
+        return platform
+    if isinstance(platform, str) and platform in PRESETS:
+        return PRESETS[platform]
+    raise ValueError(f"platform={platform!r} is not a known preset; choose one of {sorted(PRESETS)} "
+                     "or pass a Platform object")
