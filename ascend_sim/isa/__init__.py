@@ -1,0 +1,38 @@
+"""The cube-side instruction set, grouped by the pipe that executes it. `DataCopy` and `LoadData` are the
+overloaded Ascend C entry points: the parameter struct picks the instruction."""
+from __future__ import annotations
+
+from .cube import Mmad, MmadParams, SetHF32Mode, SetHF32TransMode
+from .fixpipe import (CFG_NZ, CFG_ROW_MAJOR, DataCopyCO12DstParams, Fixpipe, FixpipeConfig, FixpipeParamsV220,
+                      QuantMode_t, copy_l0c_to_gm)
+from .mte1 import (LoadData2DParams, LoadData3DParamsV2, LoadDataRepeatParams, SetFmatrix, SetLoadDataRepeat,
+                   load_data_2d, load_data_3d_v2)
+from .mte2 import (DataCopyParams, InitConstValue, InitConstValueParams, Nd2NzParams, copy_gm_to_l1,
+                   copy_gm_to_l1_contiguous, copy_gm_to_l1_nd2nz)
+from .sync import GetBlockIdx, GetBlockNum, PipeBarrier, SetFlag, SyncAll, WaitFlag
+
+
+def DataCopy(dst, src, params) -> None:
+    """GM -> L1 (count, DataCopyParams or Nd2NzParams) or L0C -> GM (DataCopyCO12DstParams)."""
+    if isinstance(params, DataCopyParams):
+        copy_gm_to_l1(dst, src, params)
+    elif isinstance(params, Nd2NzParams):
+        copy_gm_to_l1_nd2nz(dst, src, params)
+    elif isinstance(params, DataCopyCO12DstParams):
+        copy_l0c_to_gm(dst, src, params)
+    elif isinstance(params, int):
+        copy_gm_to_l1_contiguous(dst, src, params)
+    else:
+        raise TypeError(f"DataCopy: params of type {type(params).__name__} is not one of int, DataCopyParams, "
+                        "Nd2NzParams, DataCopyCO12DstParams")
+
+
+def LoadData(dst, src, params, isSetFMatrix: bool = True) -> None:
+    """L1 -> L0A/L0B: LoadData2DParams (fractal copy) or LoadData3DParamsV2 (img2col)."""
+    if isinstance(params, LoadData2DParams):
+        load_data_2d(dst, src, params)
+    elif isinstance(params, LoadData3DParamsV2):
+        load_data_3d_v2(dst, src, params, isSetFMatrix)
+    else:
+        raise TypeError(f"LoadData: params of type {type(params).__name__} is not LoadData2DParams or "
+                        "LoadData3DParamsV2")

@@ -1,0 +1,41 @@
+"""Shared helpers of the instruction modules: parameter range checks and tensor position checks."""
+from __future__ import annotations
+
+from ..chip import current_core
+from ..faults import Misaligned, ParameterOutOfRange
+from ..tensor import GlobalTensor, LocalTensor
+
+FRACTAL = 512  # bytes in one cube fractal
+BLOCK = 32  # bytes in one DataBlock
+
+
+def check_range(core, name, pipe, field: str, value, lo: int, hi: int) -> None:
+    """Fault (as the hardware would reject or corrupt) when a parameter field is outside [lo, hi]."""
+    if not isinstance(value, (int, bool)) and not hasattr(value, "__index__"):
+        raise core.fault(ParameterOutOfRange(f"{field}={value!r} must be an integer in [{lo}, {hi}]"), name, pipe)
+    if not lo <= value <= hi:
+        raise core.fault(ParameterOutOfRange(f"{field}={value} outside [{lo}, {hi}]"), name, pipe)
+
+
+def check_fields(core, name, pipe, params, ranges: dict) -> None:
+    for field, (lo, hi) in ranges.items():
+        check_range(core, name, pipe, field, getattr(params, field), lo, hi)
+
+
+def check_aligned(core, name, pipe, tensor, alignment: int, role: str) -> None:
+    if tensor.address % alignment:
+        raise core.fault(Misaligned(
+            f"{role} address {tensor.address} in {tensor.buffer.name} is not a multiple of {alignment} bytes",
+            buffer=tensor.buffer.name, addr_range=(tensor.address, tensor.address + 1)), name, pipe)
+
+
+def expect_position(core, name, pipe, tensor, positions: tuple[str, ...], role: str) -> None:
+    """The tensor must be a LocalTensor in one of the physical buffers `positions` (or GM)."""
+    where = "GM" if isinstance(tensor, GlobalTensor) else (
+        tensor.buffer.name if isinstance(tensor, LocalTensor) else type(tensor).__name__)
+    if where not in positions:
+        raise core.fault(ParameterOutOfRange(f"{role} is in {where}; {name} here takes {role} in "
+                                             f"{' or '.join(positions)}"), name, pipe)
+
+
+__all__ = ["current_core", "check_range", "check_fields", "check_aligned", "expect_position", "FRACTAL", "BLOCK"]

@@ -1,0 +1,259 @@
+"""MTE1: L1 -> L0A / L0B moves. LoadData 2D (whole fractals, optional transpose) and LoadData 3Dv2 (img2col)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from ..faults import ParameterOutOfRange
+from ..pipes import Pipe
+from .common import FRACTAL, check_aligned, check_fields, check_range, current_core, expect_position
+
+MTE1 = Pipe.MTE1
+
+
+@dataclass(slots=True)
+class LoadData2DParams:
+    """repeatTimes fractals (512 B) from src fractal startIndex + i*srcStride to dst fractal i*(dstGap+1)."""
+
+    startIndex: int = 0
+    repeatTimes: int = 0
+    srcStride: int = 0
+    sid: int = 0
+    dstGap: int = 0
+    ifTranspose: bool = False
+    addrMode: int = 0
+
+
+@dataclass(slots=True)
+class LoadData3DParamsV2:
+    """img2col of an NC1HWC0 feature map in L1 into a (mExtension x kExtension) window in L0A/L0B.
+
+    Rows are output positions (oh, ow); columns are (c1, kh, kw, c0). padList is (left, right, top, bottom).
+    """
+
+    padList: tuple = (0, 0, 0, 0)
+    l1H: int = 0
+    l1W: int = 0
+    channelSize: int = 0
+    kExtension: int = 0
+    mExtension: int = 0
+    kStartPt: int = 0
+    mStartPt: int = 0
+    strideW: int = 1
+    strideH: int = 1
+    filterW: int = 1
+    filterH: int = 1
+    dilationFilterW: int = 1
+    dilationFilterH: int = 1
+    enTranspose: bool = False
+    enSmallK: bool = False
+    padValue: float = 0
+    filterSizeW: bool = False
+    filterSizeH: bool = False
+    fMatrixCtrl: bool = False
+
+
+@dataclass(slots=True)
+class LoadDataRepeatParams:
+    repeatTime: int = 1
+    repeatStride: int = 0
+    repeatMode: int = 0
+
+
+@dataclass(slots=True)
+class Fmatrix:
+    l1H: int = 0
+    l1W: int = 0
+    padList: tuple = field(default_factory=lambda: (0, 0, 0, 0))
+
+
+def SetFmatrix(l1H: int, l1W: int, padList, fmatrixMode: str = "FMATRIX_LEFT") -> None:
+    """Set the feature-map registers that LoadData 3Dv2 reads when called with isSetFMatrix=False."""
+    core = current_core()
+    for name, value, hi in (("l1H", l1H, 32767), ("l1W", l1W, 32767)):
+        check_range(core, "SetFmatrix", Pipe.S, name, value, 0, hi)
+    for i, pad in enumerate(padList):
+        check_range(core, "SetFmatrix", Pipe.S, f"padList[{i}]", pad, 0, 255)
+    core.registers["fmatrix"] = Fmatrix(l1H, l1W, tuple(padList))
+
+
+def SetLoadDataRepeat(params: LoadDataRepeatParams) -> None:
+    core = current_core()
+    if params.repeatTime > 1:
+        raise core.fault(ParameterOutOfRange(
+            f"repeatTime={params.repeatTime}: LoadData 3Dv2 repeats are not modelled (only 0 or 1)"),
+            "SetLoadDataRepeat", Pipe.S)
+    core.registers["loaddata_repeat"] = params
+
+
+def _l0_rate(core, dst_name: str) -> float:
+    rates = core.platform.rates
+    return rates.l1_to_l0a if dst_name == "L0A" else rates.l1_to_l0b
+
+
+def load_data_2d(dst, src, params: LoadData2DParams) -> None:
+    core = current_core()
+    name = "LoadData2D"
+    expect_position(core, name, MTE1, dst, ("L0A", "L0B"), "dst")
+    expect_position(core, name, MTE1, src, ("L1",), "src")
+    check_fields(core, name, MTE1, params, {"startIndex": (0, 65535), "repeatTimes": (0, 255),
+                                            "srcStride": (0, 65535), "dstGap": (0, 65535)})
+    check_aligned(core, name, MTE1, dst, FRACTAL, "dst")
+    check_aligned(core, name, MTE1, src, core.platform.alignments.L1, "src")
+    size = src.dtype.itemsize
+    if params.ifTranspose and size != 2:
+        raise core.fault(ParameterOutOfRange(f"ifTranspose=1 needs a 16-bit dtype, got {src.dtype} "
+                                             "(transpose 32-bit data with LoadData 3Dv2 into L0B)"), name, MTE1)
+    reps = params.repeatTimes
+    if reps == 0:
+        core.issue(name, MTE1, params, (), (), 0.0)
+        return
+    s_pitch, d_pitch = params.srcStride * FRACTAL, (params.dstGap + 1) * FRACTAL
+    s0 = src.address + params.startIndex * FRACTAL
+    s1 = s0 + (reps - 1) * s_pitch + FRACTAL
+    d0 = dst.address
+    d1 = d0 + (reps - 1) * d_pitch + FRACTAL
+    sbuf, dbuf, dtype, transpose = src.buffer, dst.buffer, src.dtype, params.ifTranspose
+
+    def run():
+        s = as_strided(sbuf.data[s0:s1], shape=(reps, FRACTAL), strides=(s_pitch, 1))
+        d = as_strided(dbuf.data[d0:d1], shape=(reps, FRACTAL), strides=(d_pitch, 1))
+        if transpose:
+            frac = s.copy().view(dtype).reshape(reps, 16, 16).transpose(0, 2, 1)
+            d[...] = np.ascontiguousarray(frac).view(np.uint8).reshape(reps, FRACTAL)
+        else:
+            d[...] = s
+
+    nbytes = reps * FRACTAL
+    cycles = core.platform.rates.mte1_overhead + nbytes / _l0_rate(core, dbuf.name)
+    core.issue(name, MTE1, params, ((sbuf, s0, s1),), ((dbuf, d0, d1),), cycles, run, f"L1->{dbuf.name}", nbytes)
+
+
+_CHANNEL_RULE = {2: "4, 8, 16N, 16N+4 or 16N+8", 4: "4, 8N or 8N+4"}
+
+
+def _channel_size_ok(channel_size: int, size: int) -> bool:
+    if size == 2:
+        return channel_size in (4, 8) or channel_size % 16 in (0, 4, 8)
+    return channel_size == 4 or channel_size % 8 in (0, 4)
+
+
+@lru_cache(maxsize=512)
+def _img2col_map(l1H, l1W, pads, c1, kExt, mExt, kStart, mStart, sW, sH, fW, fH, dW, dH, c0, to_l0b):
+    """Flat source element index for every destination element, in destination order, and the pad positions."""
+    pl, pr, pt, _ = pads
+    wout = (l1W + pl + pr - ((fW - 1) * dW + 1)) // sW + 1
+    if to_l0b:  # ZN: fractal (kk, nn) holds X[kk*c0 + k0, nn*16 + n0] at [n0][k0]
+        kk = np.arange(mExt // c0).reshape(-1, 1, 1, 1)
+        nn = np.arange(kExt // 16).reshape(1, -1, 1, 1)
+        n0 = np.arange(16).reshape(1, 1, -1, 1)
+        k0 = np.arange(c0).reshape(1, 1, 1, -1)
+        m, k = kk * c0 + k0, nn * 16 + n0
+    else:  # ZZ: fractal (a, b) holds X[a*16 + r, b*c0 + e] at [r][e]
+        a = np.arange(mExt // 16).reshape(-1, 1, 1, 1)
+        b = np.arange(kExt // c0).reshape(1, -1, 1, 1)
+        r = np.arange(16).reshape(1, 1, -1, 1)
+        e = np.arange(c0).reshape(1, 1, 1, -1)
+        m, k = a * 16 + r, b * c0 + e
+    m = m + mStart
+    k = k + kStart
+    oh, ow = m // wout, m % wout
+    per_c1 = fH * fW * c0
+    ch1, rem = k // per_c1, k % per_c1
+    kh, kw, ci = rem // (fW * c0), (rem // c0) % fW, rem % c0
+    h = oh * sH - pt + kh * dH
+    w = ow * sW - pl + kw * dW
+    valid = (h >= 0) & (h < l1H) & (w >= 0) & (w < l1W) & (ch1 < c1)
+    index = ((ch1 * l1H + h) * l1W + w) * c0 + ci
+    index = np.where(valid, index, 0).reshape(-1)
+    pad_positions = np.flatnonzero(~valid.reshape(-1))
+    return index, pad_positions, wout
+
+
+def load_data_3d_v2(dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool = True) -> None:
+    core = current_core()
+    name = "LoadData3Dv2"
+    expect_position(core, name, MTE1, dst, ("L0A", "L0B"), "dst")
+    expect_position(core, name, MTE1, src, ("L1",), "src")
+    p = params
+    if isSetFMatrix:
+        l1H, l1W, pads = p.l1H, p.l1W, tuple(p.padList)
+    else:
+        fm = core.registers.get("fmatrix")
+        if fm is None:
+            raise core.fault(ParameterOutOfRange("isSetFMatrix=False but SetFmatrix was never called"), name, MTE1)
+        l1H, l1W, pads = fm.l1H, fm.l1W, fm.padList
+    size = src.dtype.itemsize
+    c0 = 32 // size
+    check_fields(core, name, MTE1, p, {"channelSize": (0, 65535), "kExtension": (0, 65535),
+                                      "mExtension": (0, 65535), "kStartPt": (0, 65535), "mStartPt": (0, 65535),
+                                      "strideW": (1, 63), "strideH": (1, 63), "filterW": (1, 255),
+                                      "filterH": (1, 255), "dilationFilterW": (1, 255),
+                                      "dilationFilterH": (1, 255)})
+    check_range(core, name, MTE1, "l1H", l1H, 0, 32767)
+    check_range(core, name, MTE1, "l1W", l1W, 0, 32767)
+    for i, pad in enumerate(pads):
+        check_range(core, name, MTE1, f"padList[{i}]", pad, 0, 255)
+    if p.fMatrixCtrl:
+        raise core.fault(ParameterOutOfRange("fMatrixCtrl must be false (left fmatrix) on this path"), name, MTE1)
+    to_l0b = dst.buffer.name == "L0B"
+    if p.enTranspose and not to_l0b:
+        raise core.fault(ParameterOutOfRange("enTranspose=1 into L0A is not modelled yet"), name, MTE1)
+    if not _channel_size_ok(p.channelSize, size):
+        raise core.fault(ParameterOutOfRange(
+            f"channelSize={p.channelSize} must be {_CHANNEL_RULE.get(size, 'legal')} for {src.dtype}"), name, MTE1)
+    if p.channelSize % c0:
+        raise core.fault(ParameterOutOfRange(
+            f"channelSize={p.channelSize}: only multiples of C0={c0} are modelled"), name, MTE1)
+    if p.kStartPt % c0:
+        raise core.fault(ParameterOutOfRange(f"kStartPt={p.kStartPt} must be a multiple of {c0}"), name, MTE1)
+    m_unit, k_unit = (c0, 16) if to_l0b else (16, c0)
+    if p.mExtension % m_unit or p.kExtension % k_unit:
+        raise core.fault(ParameterOutOfRange(
+            f"mExtension={p.mExtension} must be a multiple of {m_unit} and kExtension={p.kExtension} of {k_unit} "
+            f"for {dst.buffer.name}"), name, MTE1)
+    check_aligned(core, name, MTE1, dst, FRACTAL, "dst")
+    check_aligned(core, name, MTE1, src, core.platform.alignments.L1, "src")
+    fW = p.filterW + 256 * int(p.filterSizeW)
+    fH = p.filterH + 256 * int(p.filterSizeH)
+    eff_w = (fW - 1) * p.dilationFilterW + 1
+    if l1H == 0 or l1W == 0 or p.mExtension == 0 or p.kExtension == 0:
+        core.issue(name, MTE1, params, (), (), 0.0)
+        return
+    if l1W + pads[0] + pads[1] < eff_w:
+        raise core.fault(ParameterOutOfRange(
+            f"l1W={l1W} plus pads {pads[0]}+{pads[1]} is narrower than the dilated filter width {eff_w}"), name, MTE1)
+    c1 = p.channelSize // c0
+    index, pad_positions, wout = _img2col_map(l1H, l1W, pads, c1, p.kExtension, p.mExtension, p.kStartPt,
+                                              p.mStartPt, p.strideW, p.strideH, fW, fH, p.dilationFilterW,
+                                              p.dilationFilterH, c0, to_l0b)
+    span = c1 * l1H * l1W * c0
+    count = p.mExtension * p.kExtension
+    sbuf, dbuf, dtype, s0, d0, pad_value = src.buffer, dst.buffer, src.dtype, src.address, dst.address, p.padValue
+
+    def run():
+        values = sbuf.view(dtype, s0, span).take(index)
+        if pad_positions.size:
+            values[pad_positions] = pad_value
+        dbuf.view(dtype, d0, count)[:] = values
+
+    nbytes = count * size
+    rows = -(-((p.mStartPt % wout) + p.mExtension) // wout)
+    cycles = core.platform.rates.mte1_overhead + nbytes / _load3d_rate(core, dbuf.name, p.strideW, rows)
+    core.issue(name, MTE1, params, ((sbuf, s0, s0 + span * size),), ((dbuf, d0, d0 + nbytes),), cycles, run,
+               f"L1->{dbuf.name}", nbytes)
+
+
+def _load3d_rate(core, dst_name: str, stride_w: int, rows: int) -> float:
+    """Bytes per cycle of LoadData 3D from the Ascend C performance appendix (reference §4.1)."""
+    to_a = dst_name == "L0A"
+    if stride_w == 1 and rows <= 1:
+        return _l0_rate(core, dst_name)
+    if stride_w == 1:
+        return max(512 // (rows + 2), 32) if to_a else max(512 // (rows + 4), 512 // 18)
+    if stride_w in (2, 4, 8):
+        return 512 // (2 * stride_w + rows) if to_a else 512 // (2 * stride_w + 2 + rows)
+    return 32 if to_a else 512 // 18

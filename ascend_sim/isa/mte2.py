@@ -1,0 +1,161 @@
+"""MTE2: GM -> L1 moves (DataCopy contiguous, with DataCopyParams, with Nd2NzParams) and InitConstValue."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from ..pipes import Pipe
+from .common import BLOCK, FRACTAL, check_aligned, check_fields, current_core, expect_position
+
+MTE2 = Pipe.MTE2
+
+
+@dataclass(slots=True)
+class DataCopyParams:
+    """blockCount blocks of blockLen DataBlocks (32 B); srcStride/dstStride are end-to-start gaps in DataBlocks."""
+
+    blockCount: int = 1
+    blockLen: int = 0
+    srcStride: int = 0
+    dstStride: int = 0
+
+
+@dataclass(slots=True)
+class Nd2NzParams:
+    """ND matrices (nValue rows x dValue cols, row pitch srcDValue elements) into NZ (C0-wide columns) in L1."""
+
+    ndNum: int = 1
+    nValue: int = 0
+    dValue: int = 0
+    srcNdMatrixStride: int = 0
+    srcDValue: int = 0
+    dstNzC0Stride: int = 0
+    dstNzNStride: int = 0
+    dstNzMatrixStride: int = 0
+
+
+@dataclass(slots=True)
+class InitConstValueParams:
+    """repeatTimes repeats of blockNum blocks (32 B in L1, 512 B in L0A/L0B), dstGap blocks apart, set to initValue."""
+
+    repeatTimes: int = 1
+    blockNum: int = 0
+    dstGap: int = 0
+    initValue: float = 0.0
+
+
+_DATACOPY_RANGES = {"blockCount": (0, 4095), "blockLen": (0, 65535), "srcStride": (0, 65535),
+                    "dstStride": (0, 65535)}
+_ND2NZ_RANGES = {"ndNum": (0, 4095), "nValue": (0, 16384), "dValue": (0, 65535),
+                 "srcNdMatrixStride": (0, 65535), "srcDValue": (0, 65535), "dstNzC0Stride": (0, 65535),
+                 "dstNzNStride": (0, 65535), "dstNzMatrixStride": (0, 65535)}
+
+
+def _mte2_cycles(core, nbytes: int) -> float:
+    return core.platform.rates.mte2_overhead + nbytes / core.gm_read_rate
+
+
+def copy_gm_to_l1(dst, src, params: DataCopyParams) -> None:
+    core = current_core()
+    name = "DataCopy"
+    expect_position(core, name, MTE2, dst, ("L1",), "dst")
+    expect_position(core, name, MTE2, src, ("GM",), "src")
+    check_fields(core, name, MTE2, params, _DATACOPY_RANGES)
+    check_aligned(core, name, MTE2, dst, core.platform.alignments.L1, "dst")
+    count, blen = params.blockCount, params.blockLen * BLOCK
+    src_pitch, dst_pitch = blen + params.srcStride * BLOCK, blen + params.dstStride * BLOCK
+    nbytes = count * blen
+    if nbytes == 0:  # blockCount or blockLen 0: a NOP that still takes an issue slot
+        core.issue(name, MTE2, params, (), (), 0.0)
+        return
+    s0, d0 = src.address, dst.address
+    s1, d1 = s0 + (count - 1) * src_pitch + blen, d0 + (count - 1) * dst_pitch + blen
+    sbuf, dbuf = src.buffer, dst.buffer
+
+    def run():
+        s = as_strided(sbuf.data[s0:s1], shape=(count, blen), strides=(src_pitch, 1))
+        d = as_strided(dbuf.data[d0:d1], shape=(count, blen), strides=(dst_pitch, 1))
+        d[...] = s
+
+    core.issue(name, MTE2, params, ((sbuf, s0, s1),), ((dbuf, d0, d1),), _mte2_cycles(core, nbytes), run,
+               "GM->L1", nbytes)
+
+
+def copy_gm_to_l1_contiguous(dst, src, count: int) -> None:
+    """Contiguous copy of `count` elements; the byte length is rounded DOWN to 32 B like the hardware."""
+    nblocks = (int(count) * dst.dtype.itemsize) // BLOCK
+    copy_gm_to_l1(dst, src, DataCopyParams(1, nblocks, 0, 0))
+
+
+@lru_cache(maxsize=256)
+def _nd2nz_maps(ndNum, nValue, dValue, sMS, sD, c0s, ns, dMS, c0):
+    """Flat element indices (src, dst) and the pad mask for one Nd2Nz."""
+    c1 = -(-dValue // c0)
+    i = np.arange(ndNum).reshape(-1, 1, 1, 1)
+    r = np.arange(nValue).reshape(1, -1, 1, 1)
+    j = np.arange(c1).reshape(1, 1, -1, 1)
+    e = np.arange(c0).reshape(1, 1, 1, -1)
+    col = j * c0 + e
+    dst = (i * dMS + j * (c0s * c0) + r * (ns * c0) + e).reshape(-1)
+    valid = np.broadcast_to(col < dValue, (ndNum, nValue, c1, c0)).reshape(-1)
+    src = (i * sMS + r * sD + np.minimum(col, max(dValue - 1, 0))).reshape(-1)
+    return src, dst, valid, int(src.max()) + 1, int(dst.max()) + 1
+
+
+def copy_gm_to_l1_nd2nz(dst, src, params: Nd2NzParams) -> None:
+    core = current_core()
+    name = "DataCopy(Nd2Nz)"
+    expect_position(core, name, MTE2, dst, ("L1",), "dst")
+    expect_position(core, name, MTE2, src, ("GM",), "src")
+    check_fields(core, name, MTE2, params, _ND2NZ_RANGES)
+    check_aligned(core, name, MTE2, dst, core.platform.alignments.L1, "dst")
+    p = params
+    if p.ndNum == 0 or p.nValue == 0 or p.dValue == 0:
+        core.issue(name, MTE2, params, (), (), 0.0)
+        return
+    dtype = src.dtype
+    c0 = BLOCK // dtype.itemsize
+    smap, dmap, valid, sspan, dspan = _nd2nz_maps(p.ndNum, p.nValue, p.dValue, p.srcNdMatrixStride, p.srcDValue,
+                                                  p.dstNzC0Stride, p.dstNzNStride, p.dstNzMatrixStride, c0)
+    size = dtype.itemsize
+    sbuf, dbuf, s0, d0 = src.buffer, dst.buffer, src.address, dst.address
+    nbytes = p.ndNum * p.nValue * p.dValue * size
+
+    def run():
+        values = sbuf.view(dtype, s0, sspan)[smap]
+        values[~valid] = 0
+        dbuf.view(dtype, d0, dspan)[dmap] = values
+
+    core.issue(name, MTE2, params, ((sbuf, s0, s0 + sspan * size),), ((dbuf, d0, d0 + dspan * size),),
+               _mte2_cycles(core, nbytes), run, "GM->L1", nbytes)
+
+
+def InitConstValue(dst, params: InitConstValueParams) -> None:
+    """Fill blocks of L1 (MTE2) or L0A/L0B (MTE1) with one value, e.g. zeros before a zero-inserting copy."""
+    core = current_core()
+    where = dst.buffer.name
+    pipe = MTE2 if where == "L1" else Pipe.MTE1
+    name = "InitConstValue"
+    expect_position(core, name, pipe, dst, ("L1", "L0A", "L0B"), "dst")
+    check_fields(core, name, pipe, params, {"repeatTimes": (0, 255), "blockNum": (0, 65535), "dstGap": (0, 65535)})
+    unit = BLOCK if where == "L1" else FRACTAL
+    check_aligned(core, name, pipe, dst, core.platform.alignment(where), "dst")
+    reps, blen, pitch = params.repeatTimes, params.blockNum * unit, (params.blockNum + params.dstGap) * unit
+    d0 = dst.address
+    nbytes = reps * blen
+    if nbytes == 0:
+        core.issue(name, pipe, params, (), (), 0.0)
+        return
+    d1 = d0 + (reps - 1) * pitch + blen
+    dbuf, dtype, value = dst.buffer, dst.dtype, params.initValue
+
+    def run():
+        raw = dbuf.data[d0:d1]
+        rows = as_strided(raw, shape=(reps, blen), strides=(pitch, 1))
+        rows[...] = np.full(blen // dtype.itemsize, value, dtype=dtype).view(np.uint8)
+
+    cycles = core.platform.rates.mte1_overhead + nbytes / core.platform.rates.l1_init_bytes
+    core.issue(name, pipe, params, (), ((dbuf, d0, d1),), cycles, run)

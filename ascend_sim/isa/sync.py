@@ -1,0 +1,35 @@
+"""SetFlag / WaitFlag / PipeBarrier inside a core, SyncAll across cores, and the block index queries."""
+from __future__ import annotations
+
+from ..chip import current_core
+from ..pipes import HardEvent, Pipe
+
+
+def SetFlag(event: HardEvent, event_id: int = 0) -> None:
+    """Set flag (src, dst, id) once every earlier instruction of the source pipe has completed."""
+    current_core().set_flag(event, event_id)
+
+
+def WaitFlag(event: HardEvent, event_id: int = 0) -> None:
+    """Block the destination pipe until the flag is set, then clear it."""
+    current_core().wait_flag(event, event_id)
+
+
+def PipeBarrier(pipe: Pipe) -> None:
+    """Order everything after the barrier behind everything before it, on `pipe` (or PIPE_ALL)."""
+    current_core().pipe_barrier(pipe)
+
+
+def SyncAll() -> None:
+    """Cross-core barrier: every core waits until all cores have drained everything issued before it."""
+    core = current_core()
+    core.pipe_barrier(Pipe.ALL)
+    core.chip.sync_all(core)
+
+
+def GetBlockIdx() -> int:
+    return current_core().index
+
+
+def GetBlockNum() -> int:
+    return current_core().block_dim

@@ -1,0 +1,86 @@
+"""Pipes and hardware events of the AI Core (reference §3.4)."""
+from __future__ import annotations
+
+from enum import Enum, IntEnum
+
+
+class Pipe(IntEnum):
+    """The instruction queues. PIPE_ALL is only a barrier target."""
+
+    S = 0
+    V = 1
+    M = 2
+    MTE1 = 3
+    MTE2 = 4
+    MTE3 = 5
+    FIX = 6
+    ALL = 7
+
+    @property
+    def label(self) -> str:
+        return self.name
+
+
+PIPE_S, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_FIX, PIPE_ALL = (
+    Pipe.S, Pipe.V, Pipe.M, Pipe.MTE1, Pipe.MTE2, Pipe.MTE3, Pipe.FIX, Pipe.ALL)
+QUEUES = (Pipe.S, Pipe.V, Pipe.M, Pipe.MTE1, Pipe.MTE2, Pipe.MTE3, Pipe.FIX)
+
+# Intra-core event pairs legal on the A2/A3 cube core (AIC); same-pipe ordering uses PipeBarrier instead.
+AIC_LEGAL = {
+    (Pipe.M, Pipe.MTE1), (Pipe.M, Pipe.MTE2), (Pipe.M, Pipe.FIX),
+    (Pipe.MTE1, Pipe.M), (Pipe.MTE1, Pipe.MTE2), (Pipe.MTE1, Pipe.MTE3), (Pipe.MTE1, Pipe.FIX),
+    (Pipe.MTE2, Pipe.M), (Pipe.MTE2, Pipe.MTE1), (Pipe.MTE2, Pipe.MTE3),
+    (Pipe.MTE3, Pipe.MTE1), (Pipe.MTE3, Pipe.MTE2),
+    (Pipe.FIX, Pipe.M), (Pipe.FIX, Pipe.MTE1),
+    # Scalar handshakes used by GetValue/SetValue on L1-resident data
+    (Pipe.S, Pipe.MTE2), (Pipe.MTE2, Pipe.S), (Pipe.FIX, Pipe.S), (Pipe.M, Pipe.S),
+    (Pipe.S, Pipe.MTE3), (Pipe.MTE3, Pipe.S),
+}
+
+
+class HardEvent(Enum):
+    """SRC_DST event names as in Ascend C; `.src` and `.dst` are the pipes."""
+
+    MTE2_MTE1 = "MTE2_MTE1"
+    MTE1_MTE2 = "MTE1_MTE2"
+    MTE1_M = "MTE1_M"
+    M_MTE1 = "M_MTE1"
+    MTE2_V = "MTE2_V"
+    V_MTE2 = "V_MTE2"
+    MTE3_V = "MTE3_V"
+    V_MTE3 = "V_MTE3"
+    M_V = "M_V"
+    V_M = "V_M"
+    V_V = "V_V"
+    MTE3_MTE1 = "MTE3_MTE1"
+    MTE1_MTE3 = "MTE1_MTE3"
+    MTE1_V = "MTE1_V"
+    MTE2_M = "MTE2_M"
+    M_MTE2 = "M_MTE2"
+    V_MTE1 = "V_MTE1"
+    M_FIX = "M_FIX"
+    FIX_M = "FIX_M"
+    MTE3_MTE2 = "MTE3_MTE2"
+    MTE2_MTE3 = "MTE2_MTE3"
+    S_V = "S_V"
+    V_S = "V_S"
+    S_MTE2 = "S_MTE2"
+    MTE2_S = "MTE2_S"
+    S_MTE3 = "S_MTE3"
+    MTE3_S = "MTE3_S"
+    MTE2_FIX = "MTE2_FIX"
+    FIX_MTE2 = "FIX_MTE2"
+    FIX_S = "FIX_S"
+    M_S = "M_S"
+    FIX_MTE3 = "FIX_MTE3"
+    MTE1_FIX = "MTE1_FIX"
+    FIX_MTE1 = "FIX_MTE1"
+    FIX_FIX = "FIX_FIX"
+
+    @property
+    def src(self) -> Pipe:
+        return Pipe[self.value.split("_")[0]]
+
+    @property
+    def dst(self) -> Pipe:
+        return Pipe[self.value.split("_")[1]]

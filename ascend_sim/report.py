@@ -1,0 +1,117 @@
+"""What a run measured: cycles, per-pipe busy time and utilisation, bytes per path, instruction counts."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .pipes import QUEUES, Pipe
+
+_DATA_PIPES = (Pipe.MTE2, Pipe.MTE1, Pipe.M, Pipe.FIX, Pipe.MTE3, Pipe.V)
+
+
+@dataclass
+class CoreReport:
+    core: int
+    cycles: float
+    busy: dict[str, float]
+    bytes_by_path: dict[str, int]
+    counts: dict[str, int]
+
+    @property
+    def utilisation(self) -> dict[str, float]:
+        return {pipe: (busy / self.cycles if self.cycles else 0.0) for pipe, busy in self.busy.items()}
+
+    @property
+    def bound(self) -> str:
+        """The pipe with the most busy cycles: the one that bounds this core."""
+        return max(self.busy, key=self.busy.get) if self.busy else "none"
+
+    @property
+    def instructions(self) -> int:
+        return sum(self.counts.values())
+
+
+@dataclass
+class RunReport:
+    platform: object
+    cores: list[CoreReport] = field(default_factory=list)
+    logs: list = field(default_factory=list, repr=False)  # per core: list of Instruction
+
+    @classmethod
+    def from_cores(cls, platform, cores) -> "RunReport":
+        reports = []
+        for core in cores:
+            busy = {Pipe(q).name: core.busy[int(q)] for q in QUEUES if Pipe(q) in _DATA_PIPES}
+            reports.append(CoreReport(core.index, core.cycles, busy, dict(core.bytes_by_path), dict(core.counts)))
+        return cls(platform, reports, [core.log for core in cores])
+
+    @property
+    def cycles(self) -> float:
+        """Chip cycles: the last core to finish."""
+        return max((c.cycles for c in self.cores), default=0.0)
+
+    @property
+    def microseconds(self) -> float:
+        return self.platform.cycles_to_us(self.cycles)
+
+    @property
+    def busy(self) -> dict[str, float]:
+        total: dict[str, float] = {}
+        for c in self.cores:
+            for pipe, busy in c.busy.items():
+                total[pipe] = total.get(pipe, 0.0) + busy
+        return total
+
+    @property
+    def utilisation(self) -> dict[str, float]:
+        """Mean over cores of busy / chip cycles."""
+        span = self.cycles * len(self.cores)
+        return {pipe: (busy / span if span else 0.0) for pipe, busy in self.busy.items()}
+
+    @property
+    def bound(self) -> str:
+        busy = self.busy
+        return max(busy, key=busy.get) if busy else "none"
+
+    @property
+    def bytes_by_path(self) -> dict[str, int]:
+        total: dict[str, int] = {}
+        for c in self.cores:
+            for path, n in c.bytes_by_path.items():
+                total[path] = total.get(path, 0) + n
+        return total
+
+    @property
+    def counts(self) -> dict[str, int]:
+        total: dict[str, int] = {}
+        for c in self.cores:
+            for name, n in c.counts.items():
+                total[name] = total.get(name, 0) + n
+        return total
+
+    @property
+    def instructions(self) -> int:
+        return sum(self.counts.values())
+
+    def summary(self) -> str:
+        """A few readable lines: cycles, time, utilisation per pipe, the bound, bytes per path."""
+        util = "  ".join(f"{pipe} {u:6.1%}" for pipe, u in self.utilisation.items() if self.busy[pipe] > 0)
+        paths = "  ".join(f"{path} {n / 1e6:.3f} MB" for path, n in sorted(self.bytes_by_path.items()))
+        return (f"{self.platform.name}: {len(self.cores)} cores, {self.cycles:,.0f} cycles = "
+                f"{self.microseconds:,.2f} us at {self.platform.clock_mhz:g} MHz\n"
+                f"pipe utilisation: {util}\n"
+                f"bound by: {self.bound}\n"
+                f"bytes moved: {paths}\n"
+                f"instructions: {self.instructions:,}")
+
+    def to_dict(self) -> dict:
+        return {
+            "platform": self.platform.name, "cores": len(self.cores), "cycles": self.cycles,
+            "microseconds": self.microseconds, "utilisation": self.utilisation, "bound": self.bound,
+            "bytes_by_path": self.bytes_by_path, "instruction_counts": self.counts,
+            "per_core": [{"core": c.core, "cycles": c.cycles, "busy": c.busy, "bound": c.bound,
+                          "bytes_by_path": c.bytes_by_path, "instructions": c.instructions} for c in self.cores],
+        }
+
+    def write_trace(self, path: str) -> None:
+        from .trace import write_chrome_trace
+        write_chrome_trace(self, path)

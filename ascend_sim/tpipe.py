@@ -1,0 +1,165 @@
+"""TPipe, TQue and TBuf: buffer allocation and the queue protocol, implemented as the flags they are.
+
+EnQue = SetFlag(producer -> consumer), DeQue = WaitFlag of it; FreeTensor = SetFlag(consumer -> producer),
+the next AllocTensor of that buffer = WaitFlag of it (reference §3.5).
+"""
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+from .chip import current_core
+from .faults import CapacityExceeded, SyncFault
+from .pipes import HardEvent, Pipe
+from .tensor import LocalTensor, TPosition
+
+# (producer, consumer) pipes of each queue position on the cube core
+_QUEUE_PIPES = {
+    TPosition.A1: (Pipe.MTE2, Pipe.MTE1), TPosition.B1: (Pipe.MTE2, Pipe.MTE1), TPosition.C1: (Pipe.MTE2, Pipe.MTE1),
+    TPosition.A2: (Pipe.MTE1, Pipe.M), TPosition.B2: (Pipe.MTE1, Pipe.M), TPosition.CO1: (Pipe.M, Pipe.FIX),
+    TPosition.VECIN: (Pipe.MTE2, Pipe.V), TPosition.VECOUT: (Pipe.V, Pipe.MTE3),
+}
+
+
+def _event(src: Pipe, dst: Pipe) -> HardEvent:
+    return HardEvent[f"{src.name}_{dst.name}"]
+
+
+class TPipe:
+    """Owns the kernel's buffer memory (per physical buffer, allocated upwards) and its event IDs."""
+
+    def __init__(self):
+        self.core = current_core()
+        self.used: dict[str, int] = {}
+        self.event_ids: dict[HardEvent, set[int]] = {}
+        self.queues: list[TQue] = []
+        self.core.tpipes.append(self)  # destroyed when the kernel returns, like the C++ destructor
+
+    def InitBuffer(self, target, num_or_len: int, length: int | None = None) -> None:
+        """InitBuffer(que, num, len) for a TQue or InitBuffer(buf, len) for a TBuf."""
+        if isinstance(target, TQue):
+            num, length = int(num_or_len), int(length)
+        else:
+            num, length = 1, int(num_or_len)
+        length = -(-length // 32) * 32  # lengths are rounded up to 32 B
+        buf_name = target.position.buffer_name
+        buffer = self.core.buffers[buf_name]
+        align = buffer.alignment
+        start = -(-self.used.get(buf_name, 0) // align) * align
+        stride = -(-length // align) * align
+        end = start + stride * (num - 1) + length
+        if end > buffer.capacity:
+            raise self.core.fault(CapacityExceeded(
+                f"InitBuffer of {num} x {length} bytes at {target.position.name} needs bytes [{start}, {end}) but "
+                f"{buf_name} has {buffer.capacity}", buffer=buf_name, addr_range=(start, end)),
+                "InitBuffer", Pipe.S)
+        self.used[buf_name] = end
+        target._bind(self, buffer, [start + i * stride for i in range(num)], length)
+
+    def AllocEventID(self, event: HardEvent) -> int:
+        taken = self.event_ids.setdefault(event, set())
+        for i in range(self.core.platform.event_ids):
+            if i not in taken:
+                taken.add(i)
+                return i
+        raise self.core.fault(SyncFault(f"no free event ID for {event.value}: all "
+                                        f"{self.core.platform.event_ids} are taken"), "AllocEventID", Pipe.S)
+
+    FetchEventID = AllocEventID
+
+    def ReleaseEventID(self, event: HardEvent, event_id: int) -> None:
+        self.event_ids.get(event, set()).discard(event_id)
+
+    def Destroy(self) -> None:
+        """Wait for the queues' outstanding FreeTensor flags, then release all memory and event IDs."""
+        for que in self.queues:
+            for slot in sorted(que.freed_pending):
+                self.core.wait_flag(que.back, que.ids[slot][1])
+            que.freed_pending.clear()
+        self.queues.clear()
+        self.used.clear()
+        self.event_ids.clear()
+
+
+class TBuf:
+    """Scratch memory at a position: Get() a tensor, no queue semantics."""
+
+    def __init__(self, position: TPosition):
+        self.position = position
+        self.buffer = None
+
+    def _bind(self, pipe, buffer, addresses, length):
+        self.buffer, self.address, self.length = buffer, addresses[0], length
+
+    def Get(self, dtype, count: int | None = None) -> LocalTensor:
+        size = self.length // np.dtype(dtype).itemsize if count is None else count
+        return LocalTensor(self.buffer, self.address, dtype, size, self.position.name)
+
+    def GetWithOffset(self, count: int, offset: int, dtype) -> LocalTensor:
+        """`count` elements starting `offset` bytes into the buffer."""
+        return LocalTensor(self.buffer, self.address + offset, dtype, count, self.position.name)
+
+
+class TQue:
+    """A queue of `num` buffers at a position, with the producer/consumer flags of that position."""
+
+    def __init__(self, position: TPosition, depth: int = 1):
+        if position not in _QUEUE_PIPES:
+            raise ValueError(f"TQue position={position.name} has no queue semantics; use one of "
+                             f"{[p.name for p in _QUEUE_PIPES]} (or a TBuf)")
+        self.position = position
+        self.depth = depth
+        self.producer, self.consumer = _QUEUE_PIPES[position]
+
+    def _bind(self, pipe: TPipe, buffer, addresses, length):
+        self.pipe, self.buffer, self.addresses, self.length = pipe, buffer, addresses, length
+        pipe.queues.append(self)
+        fwd, back = _event(self.producer, self.consumer), _event(self.consumer, self.producer)
+        self.fwd, self.back = fwd, back
+        self.ids = [(pipe.AllocEventID(fwd), pipe.AllocEventID(back)) for _ in addresses]
+        self.free_slots = deque(range(len(addresses)))
+        self.freed_pending: set[int] = set()  # slots whose FreeTensor flag is not yet waited
+        self.queued: deque = deque()
+
+    def _slot_of(self, tensor: LocalTensor) -> int:
+        try:
+            return self.addresses.index(tensor.address)
+        except ValueError:
+            raise self.pipe.core.fault(SyncFault(f"tensor at {tensor.address} does not belong to this "
+                                                 f"{self.position.name} queue"), "FreeTensor", self.consumer)
+
+    def AllocTensor(self, dtype) -> LocalTensor:
+        core = self.pipe.core
+        if not self.free_slots:
+            raise core.fault(CapacityExceeded(
+                f"AllocTensor on a {self.position.name} queue with all {len(self.addresses)} buffers in use "
+                "(missing FreeTensor?)", buffer=self.buffer.name), "AllocTensor", self.producer)
+        slot = self.free_slots.popleft()
+        if slot in self.freed_pending:  # wait until the consumer has released this buffer
+            self.freed_pending.discard(slot)
+            core.wait_flag(self.back, self.ids[slot][1])
+        size = self.length // np.dtype(dtype).itemsize
+        return LocalTensor(self.buffer, self.addresses[slot], dtype, size, self.position.name)
+
+    def EnQue(self, tensor: LocalTensor) -> None:
+        slot = self._slot_of(tensor)
+        self.pipe.core.set_flag(self.fwd, self.ids[slot][0])
+        self.queued.append(tensor)
+
+    def DeQue(self, dtype=None) -> LocalTensor:
+        if not self.queued:
+            raise self.pipe.core.fault(SyncFault(f"DeQue on an empty {self.position.name} queue"), "DeQue",
+                                       self.consumer)
+        tensor = self.queued.popleft()
+        self.pipe.core.wait_flag(self.fwd, self.ids[self._slot_of(tensor)][0])
+        return tensor if dtype is None else tensor.ReinterpretCast(dtype)
+
+    def FreeTensor(self, tensor: LocalTensor) -> None:
+        slot = self._slot_of(tensor)
+        if slot in self.free_slots:
+            raise self.pipe.core.fault(SyncFault("FreeTensor of a buffer that is not allocated (double free)"),
+                                       "FreeTensor", self.consumer)
+        self.pipe.core.set_flag(self.back, self.ids[slot][1])
+        self.freed_pending.add(slot)
+        self.free_slots.append(slot)

@@ -1,0 +1,61 @@
+"""Chrome / Perfetto trace export: pid = core, tid = pipe, one span per instruction, flows from SetFlag to WaitFlag."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from .pipes import QUEUES, Pipe
+
+_TID = {Pipe.MTE2: 1, Pipe.MTE1: 2, Pipe.M: 3, Pipe.FIX: 4, Pipe.MTE3: 5, Pipe.V: 6, Pipe.S: 7}
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (np.integer, np.floating)):
+        return value.item()
+    if isinstance(value, (int, float, str, bool)) or value is None:
+        return value
+    if hasattr(value, "__slots__") or hasattr(value, "__dict__"):
+        fields = getattr(value, "__dataclass_fields__", None) or getattr(value, "__dict__", {})
+        return {name: _jsonable(getattr(value, name)) for name in fields}
+    return str(value)
+
+
+def chrome_trace_events(report) -> list[dict]:
+    us = 1.0 / report.platform.clock_mhz
+    events: list[dict] = []
+    for core_index, log in enumerate(report.logs):
+        events.append({"ph": "M", "name": "process_name", "pid": core_index, "args": {"name": f"AIC {core_index}"}})
+        for pipe in QUEUES:
+            if pipe in _TID:
+                events.append({"ph": "M", "name": "thread_name", "pid": core_index, "tid": _TID[pipe],
+                               "args": {"name": pipe.name}})
+                events.append({"ph": "M", "name": "thread_sort_index", "pid": core_index, "tid": _TID[pipe],
+                               "args": {"sort_index": _TID[pipe]}})
+        for instr in log:
+            tid = _TID.get(instr.pipe, 7)
+            args = {"source": instr.source, "seq": instr.seq}
+            if instr.params is not None:
+                args["params"] = _jsonable(instr.params)
+            if instr.path:
+                args["path"], args["bytes"] = instr.path, instr.nbytes
+            events.append({"ph": "X", "name": instr.name, "pid": core_index, "tid": tid, "ts": instr.start * us,
+                           "dur": max(instr.end - instr.start, 0.0) * us, "args": args})
+            if instr.name == "SetFlag":
+                events.append({"ph": "s", "name": "flag", "cat": "sync", "id": f"{core_index}.{instr.seq}",
+                               "pid": core_index, "tid": tid, "ts": instr.end * us})
+            elif instr.name == "WaitFlag":
+                events.append({"ph": "f", "bp": "e", "name": "flag", "cat": "sync",
+                               "id": f"{core_index}.{instr.params['released_by']}", "pid": core_index,
+                               "tid": tid, "ts": instr.start * us})
+    return events
+
+
+def write_chrome_trace(report, path: str) -> None:
+    with open(path, "w") as f:
+        json.dump({"traceEvents": chrome_trace_events(report), "displayTimeUnit": "ns",
+                   "otherData": {"platform": report.platform.name, "cycles": report.cycles}}, f)
