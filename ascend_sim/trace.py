@@ -1,7 +1,9 @@
 """Chrome / Perfetto trace export: pid = core, tid = pipe, one span per instruction, flows from SetFlag to WaitFlag."""
 from __future__ import annotations
 
+import dataclasses
 import json
+from enum import Enum
 
 import numpy as np
 
@@ -17,11 +19,12 @@ def _jsonable(value):
         return [_jsonable(v) for v in value]
     if isinstance(value, (np.integer, np.floating)):
         return value.item()
+    if isinstance(value, Enum):
+        return value.name
     if isinstance(value, (int, float, str, bool)) or value is None:
         return value
-    if hasattr(value, "__slots__") or hasattr(value, "__dict__"):
-        fields = getattr(value, "__dataclass_fields__", None) or getattr(value, "__dict__", {})
-        return {name: _jsonable(getattr(value, name)) for name in fields}
+    if dataclasses.is_dataclass(value):
+        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
     return str(value)
 
 

@@ -31,6 +31,7 @@ class MatmulTiling:
     baseN: int = 128
     baseK: int = 64
     stepK: int = 4  # baseK slices per L1 load
+    l1_buffers: int = 2  # 2 = double-buffered A1/B1 (MTE2 overlaps the cube), 1 = single
 
     def check(self) -> None:
         for name in ("M", "N", "K", "baseM", "baseN", "baseK"):
@@ -50,8 +51,8 @@ def matmul_kernel(a_gm, b_gm, c_gm, t: MatmulTiling) -> None:
     kl1 = t.baseK * t.stepK  # K elements resident in L1 per load
     pipe = TPipe()
     qa1, qb1, qc = TQue(TPosition.A1), TQue(TPosition.B1), TQue(TPosition.CO1)
-    pipe.InitBuffer(qa1, 2, t.baseM * kl1 * 2)
-    pipe.InitBuffer(qb1, 2, kl1 * t.baseN * 2)
+    pipe.InitBuffer(qa1, t.l1_buffers, t.baseM * kl1 * 2)
+    pipe.InitBuffer(qb1, t.l1_buffers, kl1 * t.baseN * 2)
     pipe.InitBuffer(qc, 2, t.baseM * t.baseN * 4)
     l0a, l0b = TBuf(TPosition.A2), TBuf(TPosition.B2)
     pipe.InitBuffer(l0a, 2 * L0_HALF)

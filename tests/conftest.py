@@ -1,0 +1,26 @@
+"""Shared test helpers: run a small kernel body on a simulated chip."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ascend_sim import Chip
+from ascend_sim.tensor import GmAddr
+
+
+def run_kernel(body, *arrays, platform="Ascend910B2", block_dim=1, out_bytes=0, **chip_options):
+    """Upload `arrays` to GM as in0, in1, ... plus an output `out` of `out_bytes`, run `body(gm_addrs...)`.
+
+    Returns (chip, report); read results from chip.gm["out"].
+    """
+    chip = Chip(platform, **chip_options)
+    addrs = [GmAddr(chip.gm.upload(f"in{i}", a)) for i, a in enumerate(arrays)]
+    if out_bytes:
+        addrs.append(GmAddr(chip.gm.alloc("out", out_bytes)))
+    report = chip.launch(body, block_dim, *addrs)
+    return chip, report
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(1234)

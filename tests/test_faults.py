@@ -1,0 +1,158 @@
+"""Kernel bugs surface as simulated faults naming the instruction, the buffer, the range and the source line."""
+import numpy as np
+import pytest
+
+from ascend_sim import CapacityExceeded, Misaligned, OutOfBounds, ParameterOutOfRange, RaceFault, SyncFault
+from ascend_sim.ascendc import (DataCopy, DataCopyParams, GlobalTensor, HardEvent, LoadData, LoadData2DParams,
+                                Mmad, MmadParams, PipeBarrier, PIPE_S, SetFlag, TBuf, TPipe, TPosition, TQue,
+                                WaitFlag)
+from conftest import run_kernel
+
+
+def _l1(nbytes=4096, dtype=np.float16):
+    pipe = TPipe()
+    buf = TBuf(TPosition.A1)
+    pipe.InitBuffer(buf, nbytes)
+    return pipe, buf.Get(dtype)
+
+
+def test_gm_read_past_the_allocation_is_out_of_bounds():
+    def body(src):
+        _, l1 = _l1()
+        DataCopy(l1, GlobalTensor(np.float16).SetGlobalBuffer(src), DataCopyParams(1, 2, 0, 0))  # 64 B of 32
+    with pytest.raises(OutOfBounds) as info:
+        run_kernel(body, np.zeros(16, np.float16))
+    text = str(info.value)
+    assert "DataCopy" in text and "GM:in0" in text and "[0, 64)" in text and "test_faults.py:" in text
+
+
+def test_l1_write_past_capacity_is_out_of_bounds():
+    def body(src):
+        pipe, l1 = _l1()
+        tail = l1[(512 * 1024 - 128 - 32 - 0) // 2 - 0]  # 32 bytes before the end of usable L1 ...
+        DataCopy(tail, GlobalTensor(np.float16).SetGlobalBuffer(src), DataCopyParams(1, 2, 0, 0))  # ... 64 B
+    with pytest.raises(OutOfBounds, match="L1"):
+        run_kernel(body, np.zeros(64, np.float16))
+
+
+def test_misaligned_l1_destination():
+    def body(src):
+        _, l1 = _l1()
+        DataCopy(l1[3], GlobalTensor(np.float16).SetGlobalBuffer(src), DataCopyParams(1, 1, 0, 0))
+    with pytest.raises(Misaligned, match="6 in L1 is not a multiple of 32"):
+        run_kernel(body, np.zeros(64, np.float16))
+
+
+def test_l0a_destination_must_be_fractal_aligned():
+    def body():
+        pipe, l1 = _l1()
+        l0a = TBuf(TPosition.A2)
+        pipe.InitBuffer(l0a, 4096)
+        LoadData(l0a.Get(np.float16)[16], l1, LoadData2DParams(repeatTimes=1))
+    with pytest.raises(Misaligned, match="multiple of 512"):
+        run_kernel(body)
+
+
+@pytest.mark.parametrize("field,value", [("blockCount", 4096), ("blockLen", 65536), ("srcStride", -1)])
+def test_datacopy_parameter_ranges(field, value):
+    def body(src):
+        _, l1 = _l1()
+        params = DataCopyParams(1, 1, 0, 0)
+        setattr(params, field, value)
+        DataCopy(l1, GlobalTensor(np.float16).SetGlobalBuffer(src), params)
+    with pytest.raises(ParameterOutOfRange, match=field):
+        run_kernel(body, np.zeros(64, np.float16))
+
+
+def test_mmad_parameter_range():
+    def body():
+        pipe = TPipe()
+        bufs = {pos: TBuf(pos) for pos in (TPosition.A2, TPosition.B2, TPosition.CO1)}
+        for b in bufs.values():
+            pipe.InitBuffer(b, 4096)
+        Mmad(bufs[TPosition.CO1].Get(np.float32), bufs[TPosition.A2].Get(np.float16),
+             bufs[TPosition.B2].Get(np.float16), MmadParams(4096, 16, 16))
+    with pytest.raises(ParameterOutOfRange, match=r"m=4096 outside \[0, 4095\]"):
+        run_kernel(body)
+
+
+def test_init_buffer_over_capacity_names_the_sizes():
+    def body():
+        pipe = TPipe()
+        pipe.InitBuffer(TQue(TPosition.A1), 2, 270336)
+    with pytest.raises(CapacityExceeded, match="2 x 270336 bytes.*L1 has 524160"):
+        run_kernel(body)
+
+
+def test_set_flag_twice_without_wait():
+    def body():
+        SetFlag(HardEvent.MTE2_MTE1, 0)
+        SetFlag(HardEvent.MTE2_MTE1, 0)
+    with pytest.raises(SyncFault, match="already set"):
+        run_kernel(body)
+
+
+def test_wait_without_set():
+    def body():
+        WaitFlag(HardEvent.MTE1_M, 3)
+    with pytest.raises(SyncFault, match="no SetFlag"):
+        run_kernel(body)
+
+
+def test_flag_left_set_at_the_end():
+    def body():
+        SetFlag(HardEvent.M_FIX, 1)
+    with pytest.raises(SyncFault, match="never waited"):
+        run_kernel(body)
+
+
+def test_illegal_event_pair_and_scalar_barrier():
+    with pytest.raises(SyncFault, match="not a legal event"):
+        run_kernel(lambda: SetFlag(HardEvent.FIX_MTE2, 0))
+    with pytest.raises(SyncFault, match="PIPE_S"):
+        run_kernel(lambda: PipeBarrier(PIPE_S))
+
+
+def test_missing_flag_between_mte2_and_mte1_is_a_race():
+    def body(src):
+        pipe, l1 = _l1()
+        l0a = TBuf(TPosition.A2)
+        pipe.InitBuffer(l0a, 4096)
+        DataCopy(l1, GlobalTensor(np.float16).SetGlobalBuffer(src), DataCopyParams(1, 16, 0, 0))
+        LoadData(l0a.Get(np.float16), l1, LoadData2DParams(repeatTimes=1))  # no MTE2 -> MTE1 flag
+    with pytest.raises(RaceFault) as info:
+        run_kernel(body, np.zeros(256, np.float16))
+    text = str(info.value)
+    assert "LoadData2D" in text and "DataCopy" in text and "L1" in text and "test_faults.py:" in text
+
+    def fixed(src):
+        pipe, l1 = _l1()
+        l0a = TBuf(TPosition.A2)
+        pipe.InitBuffer(l0a, 4096)
+        DataCopy(l1, GlobalTensor(np.float16).SetGlobalBuffer(src), DataCopyParams(1, 16, 0, 0))
+        SetFlag(HardEvent.MTE2_MTE1, 0)
+        WaitFlag(HardEvent.MTE2_MTE1, 0)
+        LoadData(l0a.Get(np.float16), l1, LoadData2DParams(repeatTimes=1))
+    run_kernel(fixed, np.zeros(256, np.float16))
+
+
+def test_tque_protocol_errors():
+    def double_free():
+        pipe = TPipe()
+        q = TQue(TPosition.A1)
+        pipe.InitBuffer(q, 1, 1024)
+        t = q.AllocTensor(np.float16)
+        q.FreeTensor(t)
+        q.FreeTensor(t)
+    with pytest.raises(SyncFault, match="double free"):
+        run_kernel(double_free)
+
+    def exhausted():
+        pipe = TPipe()
+        q = TQue(TPosition.A1)
+        pipe.InitBuffer(q, 2, 1024)
+        q.AllocTensor(np.float16)
+        q.AllocTensor(np.float16)
+        q.AllocTensor(np.float16)
+    with pytest.raises(CapacityExceeded, match="all 2 buffers in use"):
+        run_kernel(exhausted)

@@ -1,0 +1,51 @@
+import json
+
+import pytest
+from pydantic import ValidationError
+
+from ascend_sim import PRESETS, Platform, get_platform
+
+
+@pytest.mark.parametrize("name,cores,mhz,l0c", [("Ascend910B1", 24, 1850, 128), ("Ascend910B2", 24, 1800, 128),
+                                               ("Ascend910B3", 20, 1800, 128), ("Ascend910B4", 20, 1500, 128),
+                                               ("Ascend910_9391", 24, 1850, 128),
+                                               ("Ascend950PR_9599", 36, 1800, 256)])
+def test_presets_follow_the_ini_tables(name, cores, mhz, l0c):
+    p = get_platform(name)
+    assert (p.aic_cores, p.aiv_cores, p.clock_mhz, p.L0C) == (cores, 2 * cores, mhz, l0c * 1024)
+    assert p.L0A == p.L0B == 64 * 1024 and p.L1 == 512 * 1024
+
+
+def test_a2_and_950_differ_where_the_reference_says():
+    a2, pr = get_platform("Ascend910B2"), get_platform("Ascend950PR_9599")
+    assert (a2.cube.float32, a2.cube.hf32, a2.hf32_mantissa_bits, a2.l0a_layout) == (4, 8, 11, "ZZ")
+    assert (pr.cube.float32, pr.hf32_mantissa_bits, pr.l0a_layout, pr.rates.l1_to_l0b) == (1, 10, "NZ", 256)
+    assert a2.usable_L1 == 512 * 1024 - 128
+    assert "AtlasA3" in PRESETS
+
+
+def test_overrides_make_a_hypothetical_platform():
+    p = get_platform("Ascend910B2").with_overrides(L1=256 * 1024, rates={"l1_to_l0a": 512})
+    assert p.L1 == 256 * 1024 and p.rates.l1_to_l0a == 512 and p.rates.l1_to_l0b == 128
+    assert get_platform("Ascend910B2").L1 == 512 * 1024  # presets are untouched
+
+
+def test_json_round_trip(tmp_path):
+    p = get_platform("Ascend910B4").with_overrides(name="mine", aic_cores=8)
+    path = tmp_path / "mine.json"
+    p.to_json(path)
+    assert Platform.from_json(path) == p
+    assert Platform.from_json(p.to_json()) == p
+    assert json.loads(p.to_json())["aic_cores"] == 8
+
+
+@pytest.mark.parametrize("changes,word", [({"L1": 1000}, "L1"), ({"aic_cores": 0}, "aic_cores"),
+                                           ({"clock_mhz": -1}, "clock_mhz"), ({"bogus": 1}, "bogus")])
+def test_bad_platform_fields_are_named(changes, word):
+    with pytest.raises((ValueError, ValidationError), match=word):
+        get_platform("Ascend910B2").with_overrides(**changes)
+
+
+def test_unknown_preset_lists_the_choices():
+    with pytest.raises(ValueError, match="Ascend910B2"):
+        get_platform("Ascend999")
