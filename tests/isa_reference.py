@@ -308,7 +308,8 @@ def ref_load3dv2(dst, src, dst_offset, src_offset, l1H, l1W, padList, channelSiz
 
     NOP: any of l1H, l1W, channelSize, kExtension, mExtension == 0, or filterW == 0 and not filterSizeW (same
     for H).  filterSizeW/H add 256 to filterW/H.  Restrictions of this reference (see docs/isa.md open points):
-    channelSize must be a multiple of C0; mExtension a multiple of 16; kExtension and kStartPt multiples of C0;
+    channelSize must be a multiple of C0; mExtension a multiple of 16 (of 8 for b32 into L0B or with
+    enTranspose); kExtension and kStartPt multiples of C0;
     kStartPt + kExtension <= C1*Hk*Wk*C0.  Rows past the window grid (m >= Hout*Wout) are allowed and follow the
     same coordinate formula (ho = m // Wout >= Hout, normally giving padValue): the dx fp32 weight path
     (LoadToB2Pro) reads up to 8 such rows into the spare fractal row it reserves past K.
@@ -343,8 +344,11 @@ def ref_load3dv2(dst, src, dst_offset, src_offset, l1H, l1W, padList, channelSiz
     if channelSize % c0:
         raise ValueError(f"channelSize={channelSize} not a multiple of C0={c0}: the small-channel modes "
                          "(4, 8, 16N+4, ...) are not modelled by this reference")
-    if mExtension % CUBE:
-        raise ValueError(f"mExtension={mExtension} must be a multiple of 16 in this reference")
+    # M granularity: 16 rows (one ZZ fractal) into L0A; for b32 into L0B or transposed into L0A the M axis is
+    # cut into 8-wide fractals, so a multiple of 8 is enough there (LoadData_3D.md: "b32类型无要求").
+    m_unit = 8 if (elem_bytes == 4 and (target == "L0B" or enTranspose)) else CUBE
+    if mExtension % m_unit:
+        raise ValueError(f"mExtension={mExtension} must be a multiple of {m_unit} in this reference")
     if kExtension % c0 or kStartPt % c0:
         raise ValueError(f"kExtension={kExtension} and kStartPt={kStartPt} must be multiples of C0={c0}")
     h_out, w_out = load3d_out_hw(l1H, l1W, padList, strideW, strideH, f_w, f_h, dilationFilterW,

@@ -313,6 +313,11 @@ def test_load3dv2_nop_and_bad_params():
     # rows past the 2x8 window grid follow the coordinate formula: ho = 2 is outside the fmap -> padValue
     past = ref.ref_load3dv2(dst, src, 0, 0, **{**base, "mStartPt": 8, "padValue": 5})
     assert np.all(past[:128] == 1) and np.all(past[128:256] == 5)
+    # b32 into L0B: one 8-row K fractal (mExtension = 8) is legal; 16 x 8 = 128 elements written
+    src32 = np.ones(512, np.float32)
+    b8 = ref.ref_load3dv2(np.zeros(512, np.float32), src32, 0, 0, **{**base, "channelSize": 16, "mExtension": 8,
+                                                                      "target": "L0B", "elem_bytes": 4})
+    assert np.all(b8[:128] == 1) and np.all(b8[128:] == 0)
 
 
 def test_load3dv2_pad_value_fills_padding():
