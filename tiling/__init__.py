@@ -1,0 +1,18 @@
+"""Host-side tiling generators: shapes + platform -> validated tiling data.
+
+Conv3DBackpropInputV2 on Atlas A2 (arch22): `conv3d_backprop_input_tiling(...)` returns a
+`Conv3DBackpropInputV2TilingData` (params + conv3DDxTiling by their real field names, the tiling key, the
+312-byte blob); `validate(tiling, platform)` explains what does not fit. See docs/tiling.md.
+"""
+from .base import TilingInfeasible
+from .checks import ConvArgs, check_conv3d_dx_args
+from .generator import conv3d_backprop_input_tiling, tiling_for_args
+from .model import (BLOB_SIZE, Conv3DBackpropInputV2Params, Conv3DBackpropInputV2TilingData,
+                    TConv3DInputV2Tiling)
+from .validate import Problem, TilingValidationError, ValidationReport, validate
+
+__all__ = [
+    "BLOB_SIZE", "ConvArgs", "Conv3DBackpropInputV2Params", "Conv3DBackpropInputV2TilingData", "Problem",
+    "TConv3DInputV2Tiling", "TilingInfeasible", "TilingValidationError", "ValidationReport",
+    "check_conv3d_dx_args", "conv3d_backprop_input_tiling", "tiling_for_args", "validate",
+]
