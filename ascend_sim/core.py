@@ -19,20 +19,35 @@ _N = len(QUEUES)
 _EVENT_PIPES = {ev: (Pipe[ev.value.split("_")[0]], Pipe[ev.value.split("_")[1]]) for ev in HardEvent}
 
 
-def caller_source() -> str:
-    """file:line of the innermost frame outside ascend_sim: the kernel line that issued the instruction."""
+_INSIDE: dict = {}  # code object -> True when it belongs to ascend_sim
+
+
+def caller_source() -> tuple:
+    """(code, line) of the innermost frame outside ascend_sim: the kernel line that issued the instruction.
+
+    Kept as a tuple and formatted only when shown, since every instruction records one."""
     frame = sys._getframe(2)
-    while frame is not None and frame.f_code.co_filename.startswith(_PKG_DIR):
+    inside = _INSIDE
+    while frame is not None:
+        code = frame.f_code
+        flag = inside.get(code)
+        if flag is None:
+            flag = inside[code] = code.co_filename.startswith(_PKG_DIR)
+        if not flag:
+            return code, frame.f_lineno
         frame = frame.f_back
-    if frame is None:
-        return "?"
-    return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
+    return None, 0
+
+
+def format_source(src: tuple) -> str:
+    code, line = src
+    return f"{os.path.basename(code.co_filename)}:{line}" if code is not None else "?"
 
 
 class Instruction:
     """One issued instruction with its schedule. `reads`/`writes` are (Buffer, start, end) byte ranges."""
 
-    __slots__ = ("core", "seq", "name", "pipe", "params", "reads", "writes", "source", "issue", "start", "end",
+    __slots__ = ("core", "seq", "name", "pipe", "params", "reads", "writes", "src", "issue", "start", "end",
                  "path", "nbytes", "event")
 
     def __init__(self, core, seq, name, pipe, params, reads, writes, source, path=None, nbytes=0, event=None):
@@ -43,7 +58,7 @@ class Instruction:
         self.params = params
         self.reads = reads
         self.writes = writes
-        self.source = source
+        self.src = source  # (code, line): see `source`
         self.path = path
         self.nbytes = nbytes
         self.event = event  # (HardEvent, id) for SetFlag / WaitFlag
@@ -52,6 +67,11 @@ class Instruction:
     @property
     def cycles(self) -> float:
         return self.end - self.start
+
+    @property
+    def source(self) -> str:
+        """The kernel source line that issued this instruction, as file:line."""
+        return format_source(self.src)
 
     def describe(self) -> str:
         return f"#{self.seq} {self.pipe.name} {self.name} at {self.source}"

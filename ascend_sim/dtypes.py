@@ -37,15 +37,24 @@ def c0_of(dtype) -> int:
     return BLOCK_BYTES // np.dtype(dtype).itemsize
 
 
-def round_to_hf32(x: np.ndarray, mantissa_bits: int = 11) -> np.ndarray:
-    """Round fp32 values to HF32 (fp32 range, `mantissa_bits` of mantissa), half away from zero in magnitude.
+HF32_NEAREST_EVEN, HF32_NEAREST_AWAY = 0, 1  # SetHF32TransMode values
 
-    On A2/A3 this is the golden's `((bits >> 11) + 1) >> 1 << 12` on the int32 pattern (11 mantissa bits kept);
-    on Ascend 950 HF32 keeps 10 bits. Infinities and NaNs pass through unchanged.
+
+def round_to_hf32(x: np.ndarray, mantissa_bits: int = 11, mode: int = HF32_NEAREST_EVEN) -> np.ndarray:
+    """Round fp32 values to HF32 (fp32 range, `mantissa_bits` of mantissa: 11 on A2/A3, 10 on Ascend 950).
+
+    mode HF32_NEAREST_EVEN rounds ties to even (the reset value of SetHF32TransMode); HF32_NEAREST_AWAY rounds
+    ties away from zero, which is Huawei's golden `((bits >> 11) + 1) >> 1 << 12`. They differ only on exact
+    ties. Infinities and NaNs pass through unchanged.
     """
     x = np.ascontiguousarray(x, dtype=np.float32)
-    drop = 23 - mantissa_bits
+    drop = np.uint32(23 - mantissa_bits)
     bits = x.view(np.uint32)
-    rounded = ((bits >> np.uint32(drop - 1)) + np.uint32(1)) >> np.uint32(1) << np.uint32(drop)
+    half = np.uint32(1) << (drop - np.uint32(1))
+    if mode == HF32_NEAREST_AWAY:
+        bias = half
+    else:
+        bias = half - np.uint32(1) + ((bits >> drop) & np.uint32(1))
+    rounded = ((bits + bias) >> drop) << drop
     special = (bits & np.uint32(0x7F800000)) == np.uint32(0x7F800000)
     return np.where(special, bits, rounded.astype(np.uint32)).view(np.float32)

@@ -35,6 +35,10 @@ class Buffer:
         dtype = np.dtype(dtype)
         return self.data[byte_offset:byte_offset + count * dtype.itemsize].view(dtype)
 
+    def strided(self, byte_offset: int, shape: tuple, strides: tuple, dtype=np.uint8) -> np.ndarray:
+        """A writable strided view (strides in bytes); the caller has bounds-checked the range."""
+        return np.ndarray(shape, dtype, self.data, byte_offset, strides)
+
     def __repr__(self) -> str:
         return f"Buffer({self.name}, {self.capacity} B, align {self.alignment})"
 

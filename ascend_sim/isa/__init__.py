@@ -5,7 +5,7 @@ from __future__ import annotations
 from .cube import Mmad, MmadParams, SetHF32Mode, SetHF32TransMode
 from .fixpipe import (CFG_NZ, CFG_ROW_MAJOR, DataCopyCO12DstParams, Fixpipe, FixpipeConfig, FixpipeParamsV220,
                       QuantMode_t, copy_l0c_to_gm)
-from .mte1 import (LoadData2DParams, LoadData3DParamsV2, LoadDataRepeatParams, SetFmatrix, SetLoadDataRepeat,
+from .mte1 import (FMATRIX_LEFT, FMATRIX_RIGHT, LoadData2DParams, LoadData3DParamsV2, LoadDataRepeatParams, SetFmatrix, SetLoadDataRepeat,
                    load_data_2d, load_data_3d_v2)
 from .mte2 import (DataCopyParams, InitConstValue, InitConstValueParams, Nd2NzParams, copy_gm_to_l1,
                    copy_gm_to_l1_contiguous, copy_gm_to_l1_nd2nz)

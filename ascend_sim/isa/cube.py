@@ -69,7 +69,8 @@ def Mmad(dst, fm, filter, params: MmadParams) -> None:
     k_unit = 16 if (dtype.itemsize == 4 and params.kDirectionAlign) else c0
     m1, n1 = -(-m // 16), -(-n // 16)
     k1 = -(-k // k_unit) * (k_unit // c0)
-    a_bytes, b_bytes, c_bytes = m1 * k1 * FRACTAL, k1 * n1 * FRACTAL, n1 * m1 * 1024
+    a_bytes = k * dtype.itemsize if m == 1 else m1 * k1 * FRACTAL
+    b_bytes, c_bytes = k1 * n1 * FRACTAL, n1 * m1 * 1024
     hf32 = dtype.itemsize == 4 and core.registers["hf32"]
     operand = "hf32" if hf32 else _dtype_key(dtype)
     cube_k = core.platform.cube.cube_k(operand)
@@ -77,25 +78,28 @@ def Mmad(dst, fm, filter, params: MmadParams) -> None:
     abuf, bbuf, cbuf = fm.buffer, filter.buffer, dst.buffer
     a0, b0, c_0 = fm.address, filter.address, dst.address
     init = params.cmatrixInitVal
-    mantissa = core.platform.hf32_mantissa_bits
+    mantissa, mode = core.platform.hf32_mantissa_bits, core.registers["hf32_trans_mode"]
+    gemv = m == 1  # GEMV: L0A holds A as a plain vector and only row 0 of each C fractal is written
 
     def run():
         # ZZ [m1][k1][16][c0] -> (m1*16, k1*c0); ZN [k1][n1][16 n][c0 k] -> (k1*c0, n1*16)
-        a = abuf.view(dtype, a0, m1 * k1 * 16 * c0).reshape(m1, k1, 16, c0)
+        if gemv:
+            a = abuf.view(dtype, a0, k).astype(np.float32).reshape(1, k)
+        else:
+            a = abuf.view(dtype, a0, m1 * k1 * 16 * c0).reshape(m1, k1, 16, c0)
+            a = a.astype(np.float32).transpose(0, 2, 1, 3).reshape(m1 * 16, k1 * c0)[:, :k]
         b = bbuf.view(dtype, b0, k1 * n1 * 16 * c0).reshape(k1, n1, 16, c0)
-        a = a.astype(np.float32).transpose(0, 2, 1, 3).reshape(m1 * 16, k1 * c0)
-        b = b.astype(np.float32).transpose(0, 3, 1, 2).reshape(k1 * c0, n1 * 16)
-        if k < k1 * c0:  # the unused tail of the last K fractal does not contribute
-            a, b = a[:, :k], b[:k]
+        b = b.astype(np.float32).transpose(0, 3, 1, 2).reshape(k1 * c0, n1 * 16)[:k]  # K is masked exactly at k
         if hf32:
-            a, b = round_to_hf32(a, mantissa), round_to_hf32(b, mantissa)
+            a, b = round_to_hf32(a, mantissa, mode), round_to_hf32(b, mantissa, mode)
         prod = a @ b  # fp16/bf16 products are exact in fp32; accumulation in fp32
         c = cbuf.view(np.float32, c_0, n1 * m1 * 256).reshape(n1, m1 * 16, 16)
-        prod_nz = prod.reshape(m1 * 16, n1, 16).transpose(1, 0, 2)
+        rows = c[:, :1] if gemv else c
+        prod_nz = prod.reshape(prod.shape[0], n1, 16).transpose(1, 0, 2)
         if init:
-            c[...] = prod_nz
+            rows[...] = prod_nz
         else:
-            c += prod_nz
+            rows += prod_nz
 
     reads = ((abuf, a0, a0 + a_bytes), (bbuf, b0, b0 + b_bytes))
     if not init:  # accumulating reads C as well

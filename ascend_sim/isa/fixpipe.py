@@ -5,12 +5,11 @@ from dataclasses import dataclass
 from enum import Enum
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from ..dtypes import bfloat16, float16, float32
 from ..faults import ParameterOutOfRange
 from ..pipes import Pipe
-from .common import check_aligned, check_fields, current_core, expect_position
+from .common import check_aligned, check_range, current_core, expect_position
 
 FIX = Pipe.FIX
 
@@ -64,26 +63,28 @@ class DataCopyCO12DstParams:
 
 
 def Fixpipe(dst, src, params: FixpipeParamsV220, config: FixpipeConfig = CFG_ROW_MAJOR) -> None:
+    nz2nd = config == CFG_ROW_MAJOR
     _fixpipe(dst, src, params.nSize, params.mSize, params.srcStride, params.dstStride, params.quantPre,
-             params.reluEn, params.isChannelSplit, config == CFG_ROW_MAJOR, params, params.ndNum)
+             params.reluEn, params.isChannelSplit, nz2nd, params,
+             (params.ndNum, params.srcNdStride, params.dstNdStride) if nz2nd else (1, 0, 0))
 
 
 def copy_l0c_to_gm(dst, src, params: DataCopyCO12DstParams) -> None:
     _fixpipe(dst, src, params.nSize, params.mSize, params.srcStride, params.dstStride, params.quantPre,
-             bool(params.reluPre), params.channelSplit, params.nz2ndEn, params, 1)
+             bool(params.reluPre), params.channelSplit, params.nz2ndEn, params, (1, 0, 0))
 
 
-def _fixpipe(dst, src, n_size, m_size, src_stride, dst_stride, quant, relu, split, nz2nd, params, nd_num):
+def _fixpipe(dst, src, n_size, m_size, src_stride, dst_stride, quant, relu, split, nz2nd, params, nd):
     core = current_core()
     name = "Fixpipe"
+    nd_num, src_nd_stride, dst_nd_stride = nd
     expect_position(core, name, FIX, src, ("L0C",), "src")
     expect_position(core, name, FIX, dst, ("GM",), "dst")
-    check_fields(core, name, FIX, params, {"nSize": (0, 4095), "mSize": (0, 8192 if nz2nd else 65535)})
-    for field, value in (("srcStride", src_stride), ("dstStride", dst_stride)):
-        if not 0 <= value <= (2**32 - 1):
-            raise core.fault(ParameterOutOfRange(f"{field}={value} outside [0, 2^32-1]"), name, FIX)
-    if nd_num != 1:
-        raise core.fault(ParameterOutOfRange(f"ndNum={nd_num}: batched NZ2ND is not modelled (use 1)"), name, FIX)
+    for field, value, hi in (("nSize", n_size, 4095), ("mSize", m_size, 8192 if nz2nd else 65535),
+                             ("srcStride", src_stride, 65535), ("dstStride", dst_stride, 2**32 - 1),
+                             ("ndNum", nd_num, 65535), ("srcNdStride", src_nd_stride, 512),
+                             ("dstNdStride", dst_nd_stride, 65535)):
+        check_range(core, name, FIX, field, value, 0, hi)
     if src.dtype != float32:
         raise core.fault(ParameterOutOfRange(f"src must be float32 L0C data, got {src.dtype}"), name, FIX)
     out = _OUT_DTYPE.get(quant)
@@ -95,54 +96,55 @@ def _fixpipe(dst, src, n_size, m_size, src_stride, dst_stride, quant, relu, spli
     if split and (out != float32 or nz2nd):
         raise core.fault(ParameterOutOfRange("isChannelSplit needs a float32 NZ output"), name, FIX)
     col_unit = 8 if split else 16
-    if n_size % col_unit:
-        raise core.fault(ParameterOutOfRange(f"nSize={n_size} must be a multiple of {col_unit}"), name, FIX)
+    if not nz2nd and n_size % col_unit:
+        raise core.fault(ParameterOutOfRange(f"nSize={n_size} must be a multiple of {col_unit} for NZ output"),
+                         name, FIX)
     check_aligned(core, name, FIX, src, core.platform.alignments.L0C, "src")
     if not nz2nd:
         check_aligned(core, name, FIX, dst, 32, "dst (NZ)")
-    if n_size == 0 or m_size == 0:
+    if n_size == 0 or m_size == 0 or nd_num == 0:
         core.issue(name, FIX, params, (), (), 0.0)
         return
-    n1 = n_size // 16 if not split else -(-n_size // 16)
+    if dst_stride == 0:
+        raise core.fault(ParameterOutOfRange("dstStride=0 would write every row on top of the previous one"),
+                         name, FIX)
+    n1 = -(-n_size // 16)
     if src_stride * 16 < m_size and n1 > 1:
         raise core.fault(ParameterOutOfRange(
             f"srcStride={src_stride} rows is shorter than mSize={m_size}: Z columns would overlap"), name, FIX)
-    s_pitch = src_stride * 16  # elements between Z columns in L0C
-    s_elems = (n1 - 1) * s_pitch + m_size * 16
+    s_pitch = src_stride * 16 * 4  # bytes between Z columns in L0C
+    s_nd, d_nd = src_nd_stride * 1024, dst_nd_stride  # units: 1 KB of L0C; dst elements
     osize = out.itemsize
     if nz2nd:  # dst[r * dstStride + c]
         shape, strides = (m_size, n_size), (dst_stride * osize, osize)
         d_elems = (m_size - 1) * dst_stride + n_size
-    else:  # C0-wide columns dstStride blocks apart, each [mSize][C0]
-        c0 = col_unit if out == float32 else 32 // osize
-        if out == float32 and not split:
-            c0 = 16
-        blocks = n_size // c0
-        pitch = dst_stride * 32
-        shape, strides = (blocks, m_size, c0), (pitch, c0 * osize, osize)
-        d_elems = ((blocks - 1) * pitch) // osize + m_size * c0
+    else:  # C0-wide columns dstStride 32-byte blocks apart, each [mSize][C0]
+        c0 = 8 if split else 16
+        shape, strides = (n_size // c0, m_size, c0), (dst_stride * 32, c0 * osize, osize)
+        d_elems = ((shape[0] - 1) * dst_stride * 32) // osize + m_size * c0
+    s_bytes = (n1 - 1) * s_pitch + m_size * 64
+    s_span = (nd_num - 1) * s_nd + s_bytes
+    d_span = ((nd_num - 1) * d_nd + d_elems) * osize
     sbuf, dbuf, s0, d0 = src.buffer, dst.buffer, src.address, dst.address
 
     def run():
-        s = as_strided(sbuf.view(float32, s0, s_elems), shape=(n1, m_size, 16), strides=(s_pitch * 4, 64, 4))
-        values = s[:, :, :16] if not split else s
-        if relu:
-            values = np.maximum(values, 0)
-        converted = values.astype(out)  # round to nearest even
-        d = as_strided(dbuf.view(out, d0, d_elems), shape=shape, strides=strides)
-        if nz2nd:
-            d[...] = converted.transpose(1, 0, 2).reshape(m_size, n1 * 16)[:, :n_size]
-        elif split:
-            halves = converted.reshape(n1, m_size, 2, 8).transpose(0, 2, 1, 3).reshape(n1 * 2, m_size, 8)
-            d[...] = halves[:shape[0]]
-        elif shape[2] == 16:
-            d[...] = converted
-        else:  # 32-bit C0 = 8 without split cannot happen; 8-bit outputs are not modelled
-            raise AssertionError("unreachable")
+        for t in range(nd_num):
+            values = sbuf.strided(s0 + t * s_nd, (n1, m_size, 16), (s_pitch, 64, 4), float32)
+            if relu:
+                values = np.maximum(values, 0)
+            converted = values.astype(out)  # round to nearest even
+            d = dbuf.strided(d0 + t * d_nd * osize, shape, strides, out)
+            if nz2nd:
+                d[...] = converted.transpose(1, 0, 2).reshape(m_size, n1 * 16)[:, :n_size]
+            elif split:  # each 16-wide Z column becomes two 8-wide ones
+                halves = converted.reshape(n1, m_size, 2, 8).transpose(0, 2, 1, 3).reshape(n1 * 2, m_size, 8)
+                d[...] = halves[:shape[0]]
+            else:
+                d[...] = converted
 
-    elems = m_size * n_size
+    elems = nd_num * m_size * n_size
     nbytes = elems * osize
     rates = core.platform.rates
     cycles = rates.fixpipe_overhead + max(elems / rates.fixpipe_elems, nbytes / core.gm_write_rate)
-    core.issue(name, FIX, params, ((sbuf, s0, s0 + s_elems * 4),), ((dbuf, d0, d0 + d_elems * osize),), cycles,
-               run, "L0C->GM", nbytes)
+    core.issue(name, FIX, params, ((sbuf, s0, s0 + s_span),), ((dbuf, d0, d0 + d_span),), cycles, run,
+               "L0C->GM", nbytes)

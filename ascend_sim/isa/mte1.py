@@ -5,7 +5,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from ..faults import ParameterOutOfRange
 from ..pipes import Pipe
@@ -70,14 +69,21 @@ class Fmatrix:
     padList: tuple = field(default_factory=lambda: (0, 0, 0, 0))
 
 
-def SetFmatrix(l1H: int, l1W: int, padList, fmatrixMode: str = "FMATRIX_LEFT") -> None:
-    """Set the feature-map registers that LoadData 3Dv2 reads when called with isSetFMatrix=False."""
+FMATRIX_LEFT, FMATRIX_RIGHT = "FMATRIX_LEFT", "FMATRIX_RIGHT"
+
+
+def SetFmatrix(l1H: int, l1W: int, padList, fmatrixMode: str = FMATRIX_LEFT) -> None:
+    """Set the LEFT or RIGHT feature-map register; a LoadData 3Dv2 with isSetFMatrix=False reads the one its
+    fMatrixCtrl selects (the dx kernel's fp32 weight path uses RIGHT)."""
     core = current_core()
+    if fmatrixMode not in (FMATRIX_LEFT, FMATRIX_RIGHT):
+        raise core.fault(ParameterOutOfRange(f"fmatrixMode={fmatrixMode!r} must be FMATRIX_LEFT or FMATRIX_RIGHT"),
+                         "SetFmatrix", Pipe.S)
     for name, value, hi in (("l1H", l1H, 32767), ("l1W", l1W, 32767)):
         check_range(core, "SetFmatrix", Pipe.S, name, value, 0, hi)
     for i, pad in enumerate(padList):
         check_range(core, "SetFmatrix", Pipe.S, f"padList[{i}]", pad, 0, 255)
-    core.registers["fmatrix"] = Fmatrix(l1H, l1W, tuple(padList))
+    core.registers[fmatrixMode] = Fmatrix(l1H, l1W, tuple(padList))
 
 
 def SetLoadDataRepeat(params: LoadDataRepeatParams) -> None:
@@ -119,11 +125,11 @@ def load_data_2d(dst, src, params: LoadData2DParams) -> None:
     sbuf, dbuf, dtype, transpose = src.buffer, dst.buffer, src.dtype, params.ifTranspose
 
     def run():
-        s = as_strided(sbuf.data[s0:s1], shape=(reps, FRACTAL), strides=(s_pitch, 1))
-        d = as_strided(dbuf.data[d0:d1], shape=(reps, FRACTAL), strides=(d_pitch, 1))
-        if transpose:
-            frac = s.copy().view(dtype).reshape(reps, 16, 16).transpose(0, 2, 1)
-            d[...] = np.ascontiguousarray(frac).view(np.uint8).reshape(reps, FRACTAL)
+        s = sbuf.strided(s0, (reps, FRACTAL), (s_pitch, 1))
+        d = dbuf.strided(d0, (reps, FRACTAL), (d_pitch, 1))
+        if transpose:  # element [r][c] of each 16 x 16 fractal goes to [c][r]
+            dbuf.strided(d0, (reps, 16, 16), (d_pitch, 32, 2), dtype)[...] = \
+                sbuf.strided(s0, (reps, 16, 16), (s_pitch, 32, 2), dtype).transpose(0, 2, 1)
         else:
             d[...] = s
 
@@ -143,12 +149,13 @@ def _channel_size_ok(channel_size: int, size: int) -> bool:
 
 @lru_cache(maxsize=512)
 def _img2col_map(l1H, l1W, pads, c1, kExt, mExt, kStart, mStart, sW, sH, fW, fH, dW, dH, c0, to_l0b):
-    """Flat source element index for every destination element, in destination order, and the pad positions."""
+    """For every destination element, in destination order: the flat source index, then the pad positions,
+    the destination positions when some are left unwritten (else None), and Wout."""
     pl, pr, pt, _ = pads
     wout = (l1W + pl + pr - ((fW - 1) * dW + 1)) // sW + 1
     if to_l0b:  # ZN: fractal (kk, nn) holds X[kk*c0 + k0, nn*16 + n0] at [n0][k0]
         kk = np.arange(mExt // c0).reshape(-1, 1, 1, 1)
-        nn = np.arange(kExt // 16).reshape(1, -1, 1, 1)
+        nn = np.arange(-(-kExt // 16)).reshape(1, -1, 1, 1)
         n0 = np.arange(16).reshape(1, 1, -1, 1)
         k0 = np.arange(c0).reshape(1, 1, 1, -1)
         m, k = kk * c0 + k0, nn * 16 + n0
@@ -158,6 +165,10 @@ def _img2col_map(l1H, l1W, pads, c1, kExt, mExt, kStart, mStart, sW, sH, fW, fH,
         r = np.arange(16).reshape(1, 1, -1, 1)
         e = np.arange(c0).reshape(1, 1, 1, -1)
         m, k = a * 16 + r, b * c0 + e
+    written = None
+    if k.max() >= kExt:  # a half-used last fractal column (b32 into L0B)
+        keep = np.broadcast_to(k < kExt, np.broadcast_shapes(m.shape, k.shape)).reshape(-1)
+        written = np.flatnonzero(keep)
     m = m + mStart
     k = k + kStart
     oh, ow = m // wout, m % wout
@@ -169,8 +180,11 @@ def _img2col_map(l1H, l1W, pads, c1, kExt, mExt, kStart, mStart, sW, sH, fW, fH,
     valid = (h >= 0) & (h < l1H) & (w >= 0) & (w < l1W) & (ch1 < c1)
     index = ((ch1 * l1H + h) * l1W + w) * c0 + ci
     index = np.where(valid, index, 0).reshape(-1)
-    pad_positions = np.flatnonzero(~valid.reshape(-1))
-    return index, pad_positions, wout
+    valid = valid.reshape(-1)
+    if written is not None:
+        index, valid = index[written], valid[written]
+    pad_positions = np.flatnonzero(~valid)
+    return index, pad_positions, written, wout
 
 
 def load_data_3d_v2(dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool = True) -> None:
@@ -182,9 +196,11 @@ def load_data_3d_v2(dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool = T
     if isSetFMatrix:
         l1H, l1W, pads = p.l1H, p.l1W, tuple(p.padList)
     else:
-        fm = core.registers.get("fmatrix")
+        which = FMATRIX_RIGHT if p.fMatrixCtrl else FMATRIX_LEFT
+        fm = core.registers.get(which)
         if fm is None:
-            raise core.fault(ParameterOutOfRange("isSetFMatrix=False but SetFmatrix was never called"), name, MTE1)
+            raise core.fault(ParameterOutOfRange(f"isSetFMatrix=False but SetFmatrix({which}) was never called"),
+                             name, MTE1)
         l1H, l1W, pads = fm.l1H, fm.l1W, fm.padList
     size = src.dtype.itemsize
     c0 = 32 // size
@@ -197,8 +213,6 @@ def load_data_3d_v2(dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool = T
     check_range(core, name, MTE1, "l1W", l1W, 0, 32767)
     for i, pad in enumerate(pads):
         check_range(core, name, MTE1, f"padList[{i}]", pad, 0, 255)
-    if p.fMatrixCtrl:
-        raise core.fault(ParameterOutOfRange("fMatrixCtrl must be false (left fmatrix) on this path"), name, MTE1)
     to_l0b = dst.buffer.name == "L0B"
     if p.enTranspose and not to_l0b:
         raise core.fault(ParameterOutOfRange("enTranspose=1 into L0A is not modelled yet"), name, MTE1)
@@ -210,7 +224,9 @@ def load_data_3d_v2(dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool = T
             f"channelSize={p.channelSize}: only multiples of C0={c0} are modelled"), name, MTE1)
     if p.kStartPt % c0:
         raise core.fault(ParameterOutOfRange(f"kStartPt={p.kStartPt} must be a multiple of {c0}"), name, MTE1)
-    m_unit, k_unit = (c0, 16) if to_l0b else (16, c0)
+    # Into L0B the M axis is cut into C0-row fractals and K into 16-column ones; b32 may end on a half
+    # fractal column (kExtension = 8 mod 16), whose unused half is left unwritten.
+    m_unit, k_unit = (c0, c0 if size == 4 else 16) if to_l0b else (16, c0)
     if p.mExtension % m_unit or p.kExtension % k_unit:
         raise core.fault(ParameterOutOfRange(
             f"mExtension={p.mExtension} must be a multiple of {m_unit} and kExtension={p.kExtension} of {k_unit} "
@@ -227,23 +243,27 @@ def load_data_3d_v2(dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool = T
         raise core.fault(ParameterOutOfRange(
             f"l1W={l1W} plus pads {pads[0]}+{pads[1]} is narrower than the dilated filter width {eff_w}"), name, MTE1)
     c1 = p.channelSize // c0
-    index, pad_positions, wout = _img2col_map(l1H, l1W, pads, c1, p.kExtension, p.mExtension, p.kStartPt,
+    index, pad_positions, written, wout = _img2col_map(l1H, l1W, pads, c1, p.kExtension, p.mExtension, p.kStartPt,
                                               p.mStartPt, p.strideW, p.strideH, fW, fH, p.dilationFilterW,
                                               p.dilationFilterH, c0, to_l0b)
     span = c1 * l1H * l1W * c0
     count = p.mExtension * p.kExtension
+    extent = count if written is None else int(written[-1]) + 1  # destination elements spanned
     sbuf, dbuf, dtype, s0, d0, pad_value = src.buffer, dst.buffer, src.dtype, src.address, dst.address, p.padValue
 
     def run():
         values = sbuf.view(dtype, s0, span).take(index)
         if pad_positions.size:
             values[pad_positions] = pad_value
-        dbuf.view(dtype, d0, count)[:] = values
+        if written is None:
+            dbuf.view(dtype, d0, count)[:] = values
+        else:
+            dbuf.view(dtype, d0, extent)[written] = values
 
     nbytes = count * size
     rows = -(-((p.mStartPt % wout) + p.mExtension) // wout)
     cycles = core.platform.rates.mte1_overhead + nbytes / _load3d_rate(core, dbuf.name, p.strideW, rows)
-    core.issue(name, MTE1, params, ((sbuf, s0, s0 + span * size),), ((dbuf, d0, d0 + nbytes),), cycles, run,
+    core.issue(name, MTE1, params, ((sbuf, s0, s0 + span * size),), ((dbuf, d0, d0 + extent * size),), cycles, run,
                f"L1->{dbuf.name}", nbytes)
 
 

@@ -5,7 +5,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from ..pipes import Pipe
 from .common import BLOCK, FRACTAL, check_aligned, check_fields, current_core, expect_position
@@ -76,9 +75,7 @@ def copy_gm_to_l1(dst, src, params: DataCopyParams) -> None:
     sbuf, dbuf = src.buffer, dst.buffer
 
     def run():
-        s = as_strided(sbuf.data[s0:s1], shape=(count, blen), strides=(src_pitch, 1))
-        d = as_strided(dbuf.data[d0:d1], shape=(count, blen), strides=(dst_pitch, 1))
-        d[...] = s
+        dbuf.strided(d0, (count, blen), (dst_pitch, 1))[...] = sbuf.strided(s0, (count, blen), (src_pitch, 1))
 
     core.issue(name, MTE2, params, ((sbuf, s0, s1),), ((dbuf, d0, d1),), _mte2_cycles(core, nbytes), run,
                "GM->L1", nbytes)
@@ -140,7 +137,7 @@ def InitConstValue(dst, params: InitConstValueParams) -> None:
     pipe = MTE2 if where == "L1" else Pipe.MTE1
     name = "InitConstValue"
     expect_position(core, name, pipe, dst, ("L1", "L0A", "L0B"), "dst")
-    check_fields(core, name, pipe, params, {"repeatTimes": (0, 255), "blockNum": (0, 65535), "dstGap": (0, 65535)})
+    check_fields(core, name, pipe, params, {"repeatTimes": (0, 32767), "blockNum": (0, 32767), "dstGap": (0, 32767)})
     unit = BLOCK if where == "L1" else FRACTAL
     check_aligned(core, name, pipe, dst, core.platform.alignment(where), "dst")
     reps, blen, pitch = params.repeatTimes, params.blockNum * unit, (params.blockNum + params.dstGap) * unit
@@ -153,8 +150,7 @@ def InitConstValue(dst, params: InitConstValueParams) -> None:
     dbuf, dtype, value = dst.buffer, dst.dtype, params.initValue
 
     def run():
-        raw = dbuf.data[d0:d1]
-        rows = as_strided(raw, shape=(reps, blen), strides=(pitch, 1))
+        rows = dbuf.strided(d0, (reps, blen), (pitch, 1))
         rows[...] = np.full(blen // dtype.itemsize, value, dtype=dtype).view(np.uint8)
 
     cycles = core.platform.rates.mte1_overhead + nbytes / core.platform.rates.l1_init_bytes
