@@ -127,9 +127,11 @@ class AICore:
         self._seq += 1
         try:
             for buf, lo, hi in reads:
-                buf.check(lo, hi, "read")
+                if lo < 0 or hi > buf.capacity or lo > hi:
+                    buf.check(lo, hi, "read")
             for buf, lo, hi in writes:
-                buf.check(lo, hi, "write")
+                if lo < 0 or hi > buf.capacity or lo > hi:
+                    buf.check(lo, hi, "write")
             self._schedule(instr, cycles)
             if self.check_races:
                 self._check_races(instr)

@@ -156,3 +156,62 @@ def test_tque_protocol_errors():
         q.AllocTensor(np.float16)
     with pytest.raises(CapacityExceeded, match="all 2 buffers in use"):
         run_kernel(exhausted)
+
+
+def _l0_pair(pipe, a_pos=TPosition.A2):
+    l0 = TBuf(a_pos)
+    pipe.InitBuffer(l0, 8192)
+    return l0.Get(np.float16)
+
+
+@pytest.mark.parametrize("field,value,match", [
+    ("padList", (0, 0, 256, 0), r"padList\[2\]=256 outside \[0, 255\]"),
+    ("strideW", 64, r"strideW=64 outside \[1, 63\]"),
+    ("filterH", 0, r"filterH=0 outside \[1, 255\]"),
+    ("channelSize", 18, "channelSize=18 must be 4, 8, 16N, 16N\\+4 or 16N\\+8"),
+    ("channelSize", 20, "only multiples of C0=16 are modelled"),
+    ("kStartPt", 8, "kStartPt=8 must be a multiple of 16"),
+    ("mExtension", 24, "mExtension=24 must be a multiple of 16"),
+])
+def test_load3d_parameter_faults(field, value, match):
+    from ascend_sim.ascendc import LoadData3DParamsV2
+
+    def body():
+        pipe, l1 = _l1()
+        params = LoadData3DParamsV2(l1H=4, l1W=4, channelSize=16, kExtension=16, mExtension=16)
+        setattr(params, field, value)
+        LoadData(_l0_pair(pipe), l1, params)
+    with pytest.raises(ParameterOutOfRange, match=match):
+        run_kernel(body)
+
+
+@pytest.mark.parametrize("changes,match", [
+    (dict(nSize=24), "nSize=24 must be a multiple of 16 for NZ output"),
+    (dict(quantPre="F322BF16"), "writes bfloat16 but dst is float16"),
+    (dict(dstStride=0), "dstStride=0"),
+    (dict(mSize=70000), r"mSize=70000 outside \[0, 65535\]"),
+])
+def test_fixpipe_parameter_faults(changes, match):
+    from ascend_sim.ascendc import CFG_NZ, Fixpipe, FixpipeParamsV220, QuantMode_t
+
+    def body(out):
+        pipe = TPipe()
+        l0c = TBuf(TPosition.CO1)
+        pipe.InitBuffer(l0c, 4096)
+        params = FixpipeParamsV220(nSize=16, mSize=16, srcStride=16, dstStride=16, quantPre=QuantMode_t.F322F16)
+        for key, value in changes.items():
+            setattr(params, key, QuantMode_t[value] if key == "quantPre" else value)
+        Fixpipe(GlobalTensor(np.float16).SetGlobalBuffer(out), l0c.Get(np.float32), params, CFG_NZ)
+    with pytest.raises(ParameterOutOfRange, match=match):
+        run_kernel(body, out_bytes=4096)
+
+
+def test_faults_carry_the_core_index():
+    from ascend_sim.ascendc import GetBlockIdx
+
+    def body():
+        if GetBlockIdx() == 2:
+            WaitFlag(HardEvent.MTE1_M, 0)
+    with pytest.raises(SyncFault) as info:
+        run_kernel(body, block_dim=4)
+    assert info.value.core == 2 and str(info.value).startswith("[core 2, M WaitFlag")

@@ -19,7 +19,9 @@ def check_range(core, name, pipe, field: str, value, lo: int, hi: int) -> None:
 
 def check_fields(core, name, pipe, params, ranges: dict) -> None:
     for field, (lo, hi) in ranges.items():
-        check_range(core, name, pipe, field, getattr(params, field), lo, hi)
+        value = getattr(params, field)
+        if value.__class__ is not int or not lo <= value <= hi:  # slow path only for odd types or faults
+            check_range(core, name, pipe, field, value, lo, hi)
 
 
 def check_aligned(core, name, pipe, tensor, alignment: int, role: str) -> None:
