@@ -265,29 +265,33 @@ class AICore:
             for buf, lo, hi in accesses:
                 per_pipe = log.get(buf.key)
                 if per_pipe is None:
-                    per_pipe = log[buf.key] = [[] for _ in range(_N)]
-                for q in range(_N):
+                    per_pipe = log[buf.key] = {}
+                for q, records in per_pipe.items():
                     if q == p:
                         continue
                     seen = known[q]
-                    for rec in per_pipe[q]:
-                        if rec[2] > seen and rec[0] < hi and lo < rec[1] and (is_write or rec[3]):
-                            other = rec[4]
-                            kind = "write" if is_write else "read"
-                            okind = "write" if rec[3] else "read"
-                            raise RaceFault(
-                                f"{kind} of {buf.name}[{lo}, {hi}) is not ordered after the {okind} of "
-                                f"[{rec[0]}, {rec[1]}) by {other.describe()}: no SetFlag/WaitFlag or barrier "
-                                "orders them", buffer=buf.name, addr_range=(lo, hi))
-                mine = per_pipe[p]
+                    for rec in reversed(records):
+                        if rec[2] <= seen:  # this and every older access of q happened before us
+                            break
+                        if rec[0] < hi and lo < rec[1] and (is_write or rec[3]):
+                            self._race(instr, rec, buf, lo, hi, is_write)
+                mine = per_pipe.get(p)
+                if mine is None:
+                    mine = per_pipe[p] = []
                 mine.append((lo, hi, stamp, is_write, instr))
                 if len(mine) > 64:
                     self._prune(per_pipe, p)
 
-    def _prune(self, per_pipe: list, p: int) -> None:
+    @staticmethod
+    def _race(instr, rec, buf, lo, hi, is_write):
+        kind, okind = ("write" if is_write else "read"), ("write" if rec[3] else "read")
+        raise RaceFault(f"{kind} of {buf.name}[{lo}, {hi}) is not ordered after the {okind} of "
+                        f"[{rec[0]}, {rec[1]}) by {rec[4].describe()}: no SetFlag/WaitFlag or barrier orders them",
+                        buffer=buf.name, addr_range=(lo, hi))
+
+    def _prune(self, per_pipe: dict, p: int) -> None:
         """Forget accesses of pipe p that every other pipe touching this buffer already knows happened."""
-        others = [q for q in range(_N) if q != p and per_pipe[q]]
-        horizon = min((self.clock[q][p] for q in others), default=self.clock[p][p])
+        horizon = min((self.clock[q][p] for q in per_pipe if q != p), default=self.clock[p][p])
         kept = [rec for rec in per_pipe[p] if rec[2] > horizon]
         per_pipe[p] = kept[-256:]  # bounded memory: very old unordered accesses are no longer checked
 
