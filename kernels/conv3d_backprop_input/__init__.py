@@ -1,0 +1,20 @@
+"""Conv3DBackpropInputV2 (dx) for Atlas A2, written against the simulated Ascend C API.
+
+Modules, one job each:
+- api.py          the high-level API class Conv3DBackpropInput (Init ... Iterate / GetTensorC ... End)
+- load_a.py       gradOutput GM -> L1 (zero insertion) -> L0A (img2col with the backprop pads)
+- load_b.py       weight GM -> L1 -> L0B (180-degree rotation, Cin/Cout transpose; Load3Dv2 path for fp32)
+- store_c.py      L0C -> GM Fixpipe into NDC1HWC0 with the dtype conversion
+- drivers.py      Conv3dDx (general) and Conv3dDxBasicBlockSplitMN: per-core work split and GM offsets
+- init_output.py  the init-output pass (zero y, SyncAll)
+- kernel.py       the kernel entry conv3d_backprop_input_v2 (dispatch by tiling key)
+- operator.py     the host operator: checks, problem rewriting, formats, tiling, launch
+"""
+from .api import Conv3DBackpropInput
+from .drivers import Conv3dDx, Conv3dDxBasicBlockSplitMN
+from .init_output import Conv3dDxInitOutput
+from .kernel import conv3d_backprop_input_v2 as conv3d_backprop_input_v2_kernel
+from .operator import Conv3dDxRun, conv3d_backprop_input_v2, conv3d_backprop_input_v2_run
+
+__all__ = ["Conv3DBackpropInput", "Conv3dDx", "Conv3dDxBasicBlockSplitMN", "Conv3dDxInitOutput", "Conv3dDxRun",
+           "conv3d_backprop_input_v2", "conv3d_backprop_input_v2_kernel", "conv3d_backprop_input_v2_run"]

@@ -1,0 +1,105 @@
+"""The init-output pass (initOutputFlag == 1, "L0_INIT"): every core zeroes its slice of y, then all cores meet.
+
+Output positions that no (kd, kh, kw) reaches are never written by the main pass (skipped tiles, output depths
+without a valid kernel plane, trailing rows/planes dropped by ReCalSingleCoreShapeForOutputPad), so y is
+pre-zeroed: L0C is set to zero by an Mmad of zeroed L0A/L0B, then each core Fixpipes those zeros over its
+ceil(size/cores) (32-element aligned) slice in chunks of one L0C (L0C/64 rows x 16), tails as NZ plus one
+row-major piece, and SyncAll is the cross-core barrier.
+
+Ports conv3d_backprop_input_v2_init_output.h (Conv3dDxInitOutput<..., InitOutputFlag::L0_INIT>).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ascend_sim.ascendc import (CFG_NZ, CFG_ROW_MAJOR, Fixpipe, FixpipeParamsV220, GetBlockIdx, GetBlockNum,
+                                GlobalTensor, HardEvent, InitConstValue, InitConstValueParams, Mmad, MmadParams,
+                                SetFlag, SyncAll, TBuf, TPipe, TPosition, TQue, WaitFlag)
+
+from .store_c import quant_mode
+from .util import BLOCK_CUBE, AlignUp, Ceil, total_sizes
+
+NO_INIT, L0_INIT, L1_INIT = 0, 1, 2
+BEST_FIXPIPE_ELEMENTS = 32  # 128 B of fp32
+FRACTAL_LEN_BITS = 9
+
+
+class Conv3dDxInitOutput:
+    def __init__(self, y_dtype):
+        self.yType = np.dtype(y_dtype)
+
+    def Init(self, y, tilingData) -> None:
+        t = tilingData.conv3DDxTiling
+        m = t.hi * t.wi
+        c0 = 32 // self.yType.itemsize  # NDC1HWC0 output
+        self.outputSize = m * t.cin1 * c0 * t.di * t.batch
+        self.yGm = GlobalTensor(self.yType).SetGlobalBuffer(y, self.outputSize)
+        self.pipe = TPipe()
+        l0a_size, l0b_size, l0c_size = total_sizes()
+        self.l0aSize, self.l0bSize, self.l0cSize = l0a_size, l0b_size, l0c_size
+        self.l0A, self.l0B, self.l0C = TBuf(TPosition.A2), TBuf(TPosition.B2), TQue(TPosition.CO1)
+        self.pipe.InitBuffer(self.l0A, l0a_size)
+        self.pipe.InitBuffer(self.l0B, l0b_size)
+        self.pipe.InitBuffer(self.l0C, 1, l0c_size)
+        self.L0C_M = l0c_size // 64  # rows of 16 fp32
+        self.L0C_ELEMENTS = self.L0C_M * BLOCK_CUBE
+
+    def SetL0CZero(self) -> None:
+        l0a = self.l0A.Get(np.float16)
+        l0b = self.l0B.Get(np.float16)
+        l0c = self.l0C.AllocTensor(np.float32)
+        InitConstValue(l0a, InitConstValueParams(1, self.l0aSize >> FRACTAL_LEN_BITS, 0, 0))
+        InitConstValue(l0b, InitConstValueParams(1, self.l0bSize >> FRACTAL_LEN_BITS, 0, 0))
+        eventId = self.pipe.FetchEventID(HardEvent.MTE1_M)
+        SetFlag(HardEvent.MTE1_M, eventId)
+        WaitFlag(HardEvent.MTE1_M, eventId)
+        self.pipe.ReleaseEventID(HardEvent.MTE1_M, eventId)
+        # m*n = L0C_M*16 is far above the 2560 threshold: no PIPE_M barrier needed
+        Mmad(l0c, l0a, l0b, MmadParams(m=self.L0C_M, n=BLOCK_CUBE, k=1, cmatrixInitVal=True))
+        self.l0C.EnQue(l0c)
+
+    def Process(self) -> None:
+        self.ProcessWithL0()
+
+    def ProcessWithL0(self) -> None:
+        usedCoreNum = GetBlockNum()
+        clearSizePerCore = AlignUp(Ceil(self.outputSize, usedCoreNum), BEST_FIXPIPE_ELEMENTS)
+        usedCoreNum = Ceil(self.outputSize, clearSizePerCore)
+        if GetBlockIdx() >= usedCoreNum:
+            SyncAll()
+            return
+        self.SetL0CZero()
+        l0c = self.l0C.DeQue(np.float32)
+        offset = clearSizePerCore * GetBlockIdx()
+        tail = min(self.outputSize - offset, clearSizePerCore)
+        loop = 0
+        if tail > self.L0C_ELEMENTS:
+            loop = tail // self.L0C_ELEMENTS
+            tail -= self.L0C_ELEMENTS * loop
+        elif tail == self.L0C_ELEMENTS:
+            loop, tail = 1, 0
+        quant = quant_mode(self.yType)
+        for _ in range(loop):
+            Fixpipe(self.yGm[offset], l0c, FixpipeParamsV220(nSize=BLOCK_CUBE, mSize=self.L0C_M, srcStride=1,
+                                                             dstStride=1, quantPre=quant), CFG_NZ)
+            offset += self.L0C_ELEMENTS
+        if tail:
+            mSize = tail >> 4
+            if mSize > 0:
+                Fixpipe(self.yGm[offset], l0c, FixpipeParamsV220(nSize=BLOCK_CUBE, mSize=mSize, srcStride=1,
+                                                                 dstStride=1, quantPre=quant), CFG_NZ)
+            tailBlockSize = mSize << 4
+            remainNSize = tail - tailBlockSize
+            if remainNSize:
+                offset += tailBlockSize
+                self._write_remainder(offset, l0c, remainNSize, quant)
+        self.l0C.FreeTensor(l0c)
+        SyncAll()
+
+    def _write_remainder(self, offset: int, l0c, remainNSize: int, quant) -> None:
+        """The last < 16 elements: one row-major (NZ2ND) Fixpipe of nSize = remainNSize, mSize = 1."""
+        Fixpipe(self.yGm[offset], l0c, FixpipeParamsV220(nSize=remainNSize, mSize=1, srcStride=1, dstStride=1,
+                                                         quantPre=quant), CFG_ROW_MAJOR)
+
+    def Destroy(self) -> None:
+        self.pipe.Destroy()

@@ -1,0 +1,359 @@
+"""The host operator: conv3d_backprop_input_v2(input_size, filter, out_backprop, ...) on the simulated chip.
+
+Steps (what aclnn + the V2 op do on A2, done here on the host in numpy where the real stack uses TransData):
+1. check the arguments (type, rank, format, dtype, ranges, the convolution formula, groups) before any launch;
+2. rewrite the problem into the kernel's envelope where the real stack would route it elsewhere (see
+   `normalise_problem`): pads larger than the kernel reach become extra dx rows/planes that are cropped at the
+   end, and strideD > kD becomes a kernel padded with zero planes;
+3. dy -> NDC1HWC0, filter -> FRACTAL_Z_3D (with the groups enlarge rule);
+4. the tiling (tiling.tiling_for_args), optional overrides;
+5. launch the kernel entry on coreNum simulated cube cores; the output buffer starts as NaN ("GM garbage"), so
+   any element the kernel fails to write shows up;
+6. NDC1HWC0 -> data_format, crop.
+"""
+from __future__ import annotations
+
+import operator as _op
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from ascend_sim import Chip
+from ascend_sim.dtypes import DTYPES, dtype_name
+from ascend_sim.formats import (filter_to_fractal_z_3d, filter_to_ncdhw, ncdhw_to_ndc1hwc0, ndc1hwc0_to_ncdhw,
+                                ndc1hwc0_to_ndhwc, ndhwc_to_ndc1hwc0)
+from ascend_sim.platform import Platform, get_platform
+from ascend_sim.report import RunReport
+from ascend_sim.tensor import GmAddr
+
+from .kernel import conv3d_backprop_input_v2 as _kernel_entry
+
+DATA_FORMATS = ("NDHWC", "NCDHW")
+FILTER_FORMATS = ("NCDHW", "NDHWC", "DHWCN")
+_PAD_NAMES = ("pad_front", "pad_back", "pad_top", "pad_bottom", "pad_left", "pad_right")
+# Envelope limits of the A2 host code (conv_backprop_input_context_utils.cpp), checked on the user's values.
+STRIDE_D_MAX, STRIDE_HW_MAX, DILATION_MAX, PAD_MAX = 255, 63, 255, 255
+KERNEL_D_MAX, KERNEL_HW_MAX, GROUPS_MAX = 255, 511, 65535
+
+
+# ------------------------------------------------------------------------------------------------- checks
+def _int(name: str, value) -> int:
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name}={value!r} must be an integer, not a bool")
+    try:
+        return _op.index(value)
+    except TypeError:
+        raise TypeError(f"{name}={value!r} must be an integer, got {type(value).__name__}") from None
+
+
+def _ints(name: str, values, length: int, labels: Sequence[str]) -> tuple[int, ...]:
+    if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
+        raise TypeError(f"{name}={values!r} must be a sequence of {length} integers ({', '.join(labels)})")
+    if len(values) != length:
+        raise ValueError(f"{name}={tuple(values)!r} must have {length} values ({', '.join(labels)}), got "
+                         f"{len(values)}")
+    return tuple(_int(f"{name}[{i}] ({label})", v) for i, (v, label) in enumerate(zip(values, labels)))
+
+
+def _in_range(name: str, value: int, low: int, high: int) -> None:
+    if not low <= value <= high:
+        raise ValueError(f"{name}={value} is outside the allowed range [{low}, {high}]")
+
+
+def _format(name: str, value, allowed: tuple[str, ...]) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name}={value!r} must be a string, one of {allowed}")
+    if value not in allowed:
+        raise ValueError(f"{name}={value!r} is not supported; allowed: {allowed}")
+    return value
+
+
+def _tensor(name: str, value) -> np.ndarray:
+    if not isinstance(value, np.ndarray):
+        raise TypeError(f"{name} must be a numpy.ndarray, got {type(value).__name__}")
+    if value.ndim != 5:
+        raise ValueError(f"{name} must have 5 dimensions, got shape {value.shape} ({value.ndim} dimensions)")
+    if value.dtype not in DTYPES.values():
+        raise TypeError(f"{name}.dtype={value.dtype} is not supported; allowed: {sorted(DTYPES)} "
+                        "(bfloat16 from ml_dtypes)")
+    if value.size == 0:
+        raise ValueError(f"{name} has an empty axis (shape {value.shape})")
+    return value
+
+
+def _to_dhw(values: tuple[int, ...], data_format: str) -> tuple[int, int, int]:
+    """(N, C, D, H, W) entries of a 5-value attribute given in data_format order."""
+    return values[1:4] if data_format == "NDHWC" else values[2:5]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A checked problem in NCDHW terms (dx_shape, dy (N,Cout,Do,Ho,Wo), filter (Cout,Cin/g,kD,kH,kW))."""
+
+    dx_shape: tuple[int, int, int, int, int]
+    dy: np.ndarray
+    weight: np.ndarray
+    strides: tuple[int, int, int]
+    pads: tuple[int, int, int, int, int, int]
+    dilations: tuple[int, int, int]
+    groups: int
+    dtype: str
+    enable_hf32: bool
+    platform: Platform
+
+
+def check_arguments(input_size, filter, out_backprop, strides, pads, dilations, groups, data_format,
+                    filter_format, platform, enable_hf32) -> Problem:
+    """Every user-visible argument check; raises TypeError/ValueError naming the parameter and what is allowed."""
+    data_format = _format("data_format", data_format, DATA_FORMATS)
+    filter_format = _format("filter_format", filter_format, FILTER_FORMATS)
+    w = _tensor("filter", filter)
+    dy_in = _tensor("out_backprop", out_backprop)
+    if w.dtype != dy_in.dtype:
+        raise TypeError(f"filter.dtype={w.dtype} and out_backprop.dtype={dy_in.dtype} differ; both must be the same "
+                        f"one of {sorted(DTYPES)}")
+    if not isinstance(enable_hf32, (bool, np.bool_)):
+        raise TypeError(f"enable_hf32={enable_hf32!r} must be a bool")
+    if not isinstance(platform, (str, Platform)):
+        raise TypeError(f"platform={platform!r} must be a preset name or a Platform object")
+    plat = get_platform(platform)
+    labels = tuple(data_format)
+    size = _ints("input_size", input_size, 5, labels)
+    st5 = _ints("strides", strides, 5, labels)
+    dl5 = _ints("dilations", dilations, 5, labels)
+    pd = _ints("pads", pads, 6, _PAD_NAMES)
+    groups = _int("groups", groups)
+    for name, values in (("strides", st5), ("dilations", dl5)):
+        n_c = (values[0], values[4]) if data_format == "NDHWC" else values[:2]
+        if n_c != (1, 1):
+            raise ValueError(f"{name}={values!r}: the N and C entries ({data_format} order) must be 1")
+    st, dl = _to_dhw(st5, data_format), _to_dhw(dl5, data_format)
+    for value, name in zip(size, labels):
+        _in_range(f"input_size ({name})", value, 1, 2**31 - 1)
+    _in_range("strides (D)", st[0], 1, STRIDE_D_MAX)
+    _in_range("strides (H)", st[1], 1, STRIDE_HW_MAX)
+    _in_range("strides (W)", st[2], 1, STRIDE_HW_MAX)
+    for i, axis in enumerate("DHW"):
+        _in_range(f"dilations ({axis})", dl[i], 1, DILATION_MAX)
+    for i, name in enumerate(_PAD_NAMES):
+        _in_range(f"pads[{i}] ({name})", pd[i], 0, PAD_MAX)
+    _in_range("groups", groups, 1, GROUPS_MAX)
+
+    if data_format == "NDHWC":
+        n, di, hi, wi, cin = size
+        dy = np.ascontiguousarray(dy_in.transpose(0, 4, 1, 2, 3))
+    else:
+        n, cin, di, hi, wi = size
+        dy = dy_in
+    weight = filter_to_ncdhw(w, filter_format)
+    cout, cin_g, kd, kh, kw = weight.shape
+    _in_range("filter kernel D", kd, 1, KERNEL_D_MAX)
+    _in_range("filter kernel H", kh, 1, KERNEL_HW_MAX)
+    _in_range("filter kernel W", kw, 1, KERNEL_HW_MAX)
+    if dy.shape[0] != n:
+        raise ValueError(f"out_backprop batch N={dy.shape[0]} must equal input_size N={n}")
+    if dy.shape[1] != cout:
+        raise ValueError(f"out_backprop channels={dy.shape[1]} must equal the filter's Cout={cout} "
+                         f"(filter shape {w.shape} in {filter_format})")
+    if cin % groups or cout % groups:
+        raise ValueError(f"groups={groups} must divide both input_size C={cin} and the filter's Cout={cout}")
+    if cin_g * groups != cin:
+        raise ValueError(f"the filter's Cin/groups={cin_g} times groups={groups} must equal input_size C={cin} "
+                         f"(filter shape {w.shape} in {filter_format})")
+    for i, axis in enumerate("DHW"):
+        k, s, d = (kd, kh, kw)[i], st[i], (dl[i] if (kd, kh, kw)[i] > 1 else 1)
+        before, after = pd[2 * i], pd[2 * i + 1]
+        span = (k - 1) * d + 1
+        padded = (di, hi, wi)[i] + before + after
+        if span > padded:
+            raise ValueError(f"filter kernel {axis}={k} with dilation {d} spans {span}, more than input_size "
+                             f"{axis}={(di, hi, wi)[i]} plus pads {before}+{after}")
+        expect = (padded - span) // s + 1
+        if dy.shape[2 + i] != expect:
+            raise ValueError(f"out_backprop {axis}={dy.shape[2 + i]} does not fit the convolution: expected "
+                             f"(input_size {axis}={(di, hi, wi)[i]} + pads {before}+{after} - dilation {d}*(kernel "
+                             f"{k}-1) - 1) // stride {s} + 1 = {expect}")
+    dil = tuple(d if k > 1 else 1 for d, k in zip(dl, (kd, kh, kw)))
+    return Problem((n, cin, di, hi, wi), dy, weight, st, pd, dil, groups, dtype_name(w.dtype), bool(enable_hf32), plat)
+
+
+# ------------------------------------------------------------------------------------------------- rewriting
+@dataclass(frozen=True)
+class Rewrite:
+    """How the problem handed to the kernel differs from the user's: extra dx entries before/after (D, H, W)
+    that are cropped from the result, and zero kernel planes appended in depth."""
+
+    extra_before: tuple[int, int, int] = (0, 0, 0)
+    extra_after: tuple[int, int, int] = (0, 0, 0)
+    zero_kernel_planes: int = 0
+
+    @property
+    def identity(self) -> bool:
+        return self.extra_before == (0, 0, 0) and self.extra_after == (0, 0, 0) and not self.zero_kernel_planes
+
+    def describe(self) -> list[str]:
+        notes = []
+        for i, axis in enumerate("DHW"):
+            if self.extra_before[i] or self.extra_after[i]:
+                notes.append(f"{axis}: {self.extra_before[i]} dx entries added before and {self.extra_after[i]} "
+                             "after (pads larger than the kernel reach moved into dx; cropped from the result)")
+        if self.zero_kernel_planes:
+            notes.append(f"D: strideD > kD, {self.zero_kernel_planes} zero kernel planes appended (kD = strideD) "
+                         "and the dx depth extended to match; cropped from the result")
+        return notes
+
+
+def normalise_problem(p: Problem) -> tuple[Problem, Rewrite]:
+    """An equivalent problem inside the A2 V2 kernel's envelope.
+
+    - pad > (k-1)*dilation on any side (aclnn sends these to the V1 operator): the rows/planes of the padded
+      input that lie beyond the kernel's reach become extra zero dx entries, e = pad - (k-1)*dilation, and the
+      pad shrinks to (k-1)*dilation; the gradient of the extra entries is cropped away.
+    - strideD > kD (not supported by the V2 kernel): append z = strideD - kD zero planes to the kernel and z*dilD
+      extra planes at the end of dx; dy and every real gradient are unchanged.
+    """
+    n, cin, *sizes = p.dx_shape
+    pads = list(p.pads)
+    kernel = list(p.weight.shape[2:])
+    before, after = [0, 0, 0], [0, 0, 0]
+    for i in range(3):
+        reach = (kernel[i] - 1) * p.dilations[i]
+        for j, extra in ((2 * i, before), (2 * i + 1, after)):
+            if pads[j] > reach:
+                extra[i] = pads[j] - reach
+                pads[j] = reach
+    weight = p.weight
+    dilations = list(p.dilations)
+    zero_planes = 0
+    if p.strides[0] > kernel[0]:
+        zero_planes = p.strides[0] - kernel[0]
+        weight = np.concatenate([weight, np.zeros(weight.shape[:2] + (zero_planes,) + weight.shape[3:],
+                                                  dtype=weight.dtype)], axis=2)
+        after[0] += zero_planes * dilations[0]
+    new_sizes = tuple(s + b + a for s, b, a in zip(sizes, before, after))
+    rewrite = Rewrite(tuple(before), tuple(after), zero_planes)
+    return Problem((n, cin, *new_sizes), p.dy, np.ascontiguousarray(weight), p.strides, tuple(pads),
+                   tuple(dilations), p.groups, p.dtype, p.enable_hf32, p.platform), rewrite
+
+
+def needs_output_init(p: Problem) -> bool:
+    """Whether some dx element receives no contribution that the kernel writes (exact, for a normalised problem).
+
+    With zero insertion every dx row/column inside the computed range is written (zeros if nothing reaches it);
+    the kernel leaves unwritten: output depths with no valid kernel plane, trailing planes/rows dropped by
+    ReCalSingleCoreShapeForOutputPad, and tiles skipped by JudgeIterateSkip (only when the flag is already 1).
+    """
+    _, _, di, hi, _ = p.dx_shape
+    dout = p.dy.shape[2]
+    kd, kh = p.weight.shape[2], p.weight.shape[3]
+    (sd, sh, _), (dd, dh, _) = p.strides, p.dilations
+    pf, pb, pu, pdn = p.pads[:4]
+    for d in range(di):
+        if not any((t := d + pf - k * dd) >= 0 and t % sd == 0 and t < dout * sd for k in range(kd)):
+            return True
+    d_rest = (di + pf + pb - ((kd - 1) * dd + 1)) % sd
+    h_rest = (hi + pu + pdn - ((kh - 1) * dh + 1)) % sh
+    return d_rest > pb or h_rest > pdn
+
+
+# ------------------------------------------------------------------------------------------------- run
+@dataclass
+class Conv3dDxRun:
+    """What one operator call did: the result, the tiling it used, the simulator's report, and notes."""
+
+    result: np.ndarray | None
+    tiling: Any
+    report: RunReport
+    rewrite: Rewrite
+    notes: list[str] = field(default_factory=list)
+    trace_path: str | None = None
+
+    @property
+    def cycles(self) -> float:
+        return self.report.cycles
+
+    @property
+    def microseconds(self) -> float:
+        return self.report.microseconds
+
+
+def _launch(problem: Problem, tiling_data, *, execute: bool, check_races: bool, poison_output: bool):
+    dtype = DTYPES[problem.dtype]
+    n, cin, di, hi, wi = problem.dx_shape
+    c0 = 32 // dtype.itemsize
+    cin1 = -(-cin // c0)
+    chip = Chip(problem.platform, execute=execute, check_races=check_races)
+    dy_5hd = ncdhw_to_ndc1hwc0(problem.dy.astype(dtype, copy=False))
+    w_fz = filter_to_fractal_z_3d(problem.weight.astype(dtype, copy=False), problem.groups, "NCDHW")
+    dy_gm = chip.gm.upload("out_backprop", dy_5hd)
+    w_gm = chip.gm.upload("filter", w_fz)
+    y_elems = n * di * cin1 * hi * wi * c0
+    y_gm = chip.gm.alloc("y", y_elems * dtype.itemsize)
+    if poison_output and execute:
+        y_gm.data.view(dtype)[:] = np.nan
+    report = chip.launch(_kernel_entry, tiling_data.params.coreNum, None, GmAddr(w_gm), GmAddr(dy_gm), GmAddr(y_gm),
+                         None, tiling_data, tiling_key=tiling_data.tiling_key, dtype=dtype)
+    y = y_gm.data.view(dtype).reshape(n, di, cin1, hi, wi, c0).copy() if execute else None
+    return y, report
+
+
+def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, pads, dilations=(1, 1, 1, 1, 1),
+                                 groups=1, data_format="NDHWC", filter_format="NCDHW", platform="Ascend910B2",
+                                 enable_hf32=False, execute=True, trace=None, tiling_overrides=None,
+                                 check_races=True, poison_output=True) -> Conv3dDxRun:
+    """Run Conv3DBackpropInputV2 on the simulator and return the whole record (see conv3d_backprop_input_v2).
+
+    execute=False runs the timing-only mode (no data moved, result None). trace: a path for the
+    Chrome/Perfetto trace. tiling_overrides: {field: value} applied to the generated tiling by real field name.
+    poison_output fills y with NaN before the launch so that an element the kernel never writes is visible.
+    """
+    from tiling import check_conv3d_dx_args, tiling_for_args
+
+    user = check_arguments(input_size, filter, out_backprop, strides, pads, dilations, groups, data_format,
+                           filter_format, platform, enable_hf32)
+    problem, rewrite = normalise_problem(user)
+    try:
+        args = check_conv3d_dx_args(problem.dy.shape, problem.weight.shape, problem.dx_shape, problem.strides,
+                                    problem.pads, problem.dilations, problem.groups, problem.dtype,
+                                    problem.platform, problem.enable_hf32)
+    except ValueError as err:
+        if rewrite.identity:
+            raise
+        raise ValueError(f"{err} (in the rewritten problem: {'; '.join(rewrite.describe())})") from None
+    tiling_data = tiling_for_args(args)
+    notes = rewrite.describe()
+    if tiling_overrides:
+        tiling_data = tiling_data.with_overrides(**tiling_overrides)
+    if tiling_data.conv3DDxTiling.initOutputFlag != 1 and needs_output_init(problem):
+        tiling_data = tiling_data.with_overrides(initOutputFlag=1)
+        notes.append("initOutputFlag forced to 1: some dx elements receive no contribution")
+    y5, report = _launch(problem, tiling_data, execute=execute, check_races=check_races,
+                         poison_output=poison_output)
+    result = None
+    if y5 is not None:
+        (bd, bh, bw), (_, _, di, hi, wi) = rewrite.extra_before, user.dx_shape
+        y5 = y5[:, bd:bd + di, :, bh:bh + hi, bw:bw + wi]
+        cin = user.dx_shape[1]
+        result = ndc1hwc0_to_ndhwc(y5, cin) if data_format == "NDHWC" else ndc1hwc0_to_ncdhw(y5, cin)
+    trace_path = None
+    if trace is not None:
+        trace_path = str(trace)
+        report.write_trace(trace_path)
+    return Conv3dDxRun(result, tiling_data, report, rewrite, notes, trace_path)
+
+
+def conv3d_backprop_input_v2(input_size, filter, out_backprop, *, strides, pads, dilations=(1, 1, 1, 1, 1),
+                             groups=1, data_format="NDHWC", filter_format="NCDHW", platform="Ascend910B2",
+                             enable_hf32=False) -> np.ndarray:
+    """dx of a 3D convolution, computed by the simulated A2 Conv3DBackpropInputV2 kernel.
+
+    input_size: the 5 dims of x in data_format order. filter: (Cout, Cin/groups, kD, kH, kW) in filter_format
+    (NCDHW, NDHWC = (Cout, kD, kH, kW, Cin/groups) or DHWCN). out_backprop: dy in data_format. strides and
+    dilations: 5 ints in data_format order (N and C must be 1); pads: (front, back, top, bottom, left, right).
+    dtype: float16, bfloat16 (ml_dtypes) or float32, the same for filter and out_backprop; fp32 uses HF32 only if
+    enable_hf32. Returns dx as a numpy array of that dtype in data_format.
+    """
+    return conv3d_backprop_input_v2_run(
+        input_size, filter, out_backprop, strides=strides, pads=pads, dilations=dilations, groups=groups,
+        data_format=data_format, filter_format=filter_format, platform=platform, enable_hf32=enable_hf32).result
