@@ -84,9 +84,15 @@ class BaseTiling:
                     self.tbe = proposal
                     break
             else:
+                run = self.run
+                rows = run.cal_fmap_h(BLOCK_CUBE)
+                a_min = rows * run.dedy_w * run.stride_w * self.c0 * self.dtype
+                b_min = BLOCK_CUBE * run.kernel_h * run.kernel_w * BLOCK_CUBE * self.dtype
                 raise TilingInfeasible(
-                    f"no legal tiling found: even a 16x16 block with single-channel L1 loads does not fit "
-                    f"{self.platform.name} (L1 {self.l1_size} bytes)")
+                    f"no legal tiling on {self.platform.name}: the smallest loads (A1: {rows} dy rows x "
+                    f"{run.dedy_w * run.stride_w} x C0 = {a_min} B; B1: 16 cin x hk*wk x 16 cout = {b_min} B) or the "
+                    f"smallest L0 blocks do not fit (L1 {self.platform.L1} B, L0A {self.platform.L0A} B, "
+                    f"L0B {self.platform.L0B} B, L0C {self.platform.L0C} B)")
         return self.tbe
 
     def _tbe_legal(self, tbe: TbeTiling) -> bool:

@@ -204,7 +204,8 @@ class BasicBlockTiling:
                 continue
             if self._try_steps(t):
                 return
-        # Nothing fitted: restore the block (the steps keep their last values, as in the source).
+        # K could not shrink (or nothing fitted): the source restores the original block even when the M/N
+        # shrink above had found a fitting one; the steps keep their last values.
         t.baseM, t.baseN, t.baseK = orig
 
     def legal_protection(self, t: TilingValue) -> None:
@@ -307,9 +308,12 @@ class BasicBlockTiling:
         self.cal_step_mnk(t)
         self.legal_protection(t)
         if not self.step_l1_valid(t.stepKa, t.stepKb, t):
+            # The real template fails the same way ("params exceed max L1 limit size"); ShrinkBasicBlock keeps
+            # a smaller M/N block only if it can also lower baseK, so near-full-L1 shapes can end here.
             raise BasicBlockInfeasible(
-                f"no basic-block tiling fits L1 ({self.l1_size} bytes): even baseM={t.baseM}, baseN={t.baseN}, "
-                f"baseK={t.baseK} with single L1 buffers does not fit")
+                f"no basic-block tiling fits L1 ({self.l1_size} bytes): LegalProtection ends at baseM={t.baseM}, "
+                f"baseN={t.baseN}, baseK={t.baseK}, stepKa={t.stepKa}, stepKb={t.stepKb} with single L1 buffers "
+                "(the real A2 generator rejects this shape too: 'params exceed max L1 limit size')")
         self.set_single_core_info(t)
         return t
 

@@ -72,9 +72,12 @@ def _ints(name: str, values, length: int, labels: Sequence[str]) -> tuple[int, .
     return tuple(_int(f"{name}[{i}] ({label})", v) for i, (v, label) in enumerate(zip(values, labels)))
 
 
-def _in_range(name: str, value: int, low: int, high: int, why: str = "") -> None:
+def _in_range(name: str, value: int, low: int, high: int, by_label: bool = True) -> None:
+    """`name` is "label" or "where (label)"; the message leads with label=value (or name=value)."""
     if not low <= value <= high:
-        raise ValueError(f"{name}={value} is outside the allowed range [{low}, {high}]{why}")
+        where, _, label = name.partition(" (")
+        lead = f"{label.rstrip(')')}={value} ({where})" if label and by_label else f"{name}={value}"
+        raise ValueError(f"{lead} is outside the allowed range [{low}, {high}]")
 
 
 def _dhw(name: str, values, labels: tuple[str, str, str]) -> tuple[int, int, int]:
@@ -93,11 +96,13 @@ def _dtype(dtype) -> str:
             raise ValueError(f"dtype={dtype!r} is not supported; allowed: {sorted(DTYPES)}")
         return dtype
     try:
-        return dtype_name(np.dtype(dtype))
+        as_numpy = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype={dtype!r} must be a dtype name such as 'float16'") from None
+    try:
+        return dtype_name(as_numpy)
     except TypeError:
         raise ValueError(f"dtype={dtype!r} is not supported; allowed: {sorted(DTYPES)}") from None
-    except Exception:
-        raise TypeError(f"dtype={dtype!r} must be a dtype name such as 'float16'") from None
 
 
 def _platform(platform) -> Platform:
@@ -147,7 +152,7 @@ def check_conv3d_dx_args(dy_shape, filter_shape, dx_shape, strides=(1, 1, 1), pa
     for shape_name, shape, labels in (("dy_shape", dy, "NCDHW"), ("dx_shape", dx, "NCDHW"),
                                       ("filter_shape", wt, ("Cout", "Cin/groups", "kD", "kH", "kW"))):
         for i, (value, label) in enumerate(zip(shape, labels)):
-            _in_range(f"{shape_name}[{i}] ({label})", value, 1, INT32_MAX)
+            _in_range(f"{shape_name}[{i}] ({label})", value, 1, INT32_MAX, by_label=False)
     _in_range("strides[0] (stride_d)", st[0], 1, STRIDE_D_MAX)
     _in_range("strides[1] (stride_h)", st[1], 1, STRIDE_HW_MAX)
     _in_range("strides[2] (stride_w)", st[2], 1, STRIDE_HW_MAX)

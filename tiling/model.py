@@ -9,7 +9,7 @@ from __future__ import annotations
 import struct
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, create_model, model_validator
 
 from ascend_sim.platform import Platform
 
@@ -111,6 +111,20 @@ class Conv3DBackpropInputV2TilingData(BaseModel):
     template: str = Field(default="", description="basic_block | base | knowledge_map")
     notes: list[str] = Field(default_factory=list)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_derived(cls, data):
+        # tiling_key is derived (and dumped to JSON for readers); accept it back only if it agrees.
+        if isinstance(data, dict) and "tiling_key" in data:
+            data = dict(data)
+            key = data.pop("tiling_key")
+            expect = (data.get("loadB2Condition", 0) + 256 * int(bool(data.get("enableKernelSplit", False)))
+                      + 512 * int(bool(data.get("useBasicBlock", False))))
+            if key != expect:
+                raise ValueError(f"tiling_key={key} disagrees with its flags (expected {expect})")
+        return data
+
+    @computed_field
     @property
     def tiling_key(self) -> int:
         """GET_TPL_TILING_KEY(loadB2Condition, enableKernelSplit, useBasicBlock)."""
@@ -148,7 +162,7 @@ class Conv3DBackpropInputV2TilingData(BaseModel):
         """
         params = self.params.model_dump()
         tiling = self.conv3DDxTiling.model_dump()
-        top = self.model_dump(exclude={"params", "conv3DDxTiling"})
+        top = self.model_dump(exclude={"params", "conv3DDxTiling", "tiling_key"})
         for key, value in changes.items():
             if key in params:
                 params[key] = value
