@@ -187,6 +187,7 @@ class Rewrite:
     extra_before: tuple[int, int, int] = (0, 0, 0)
     extra_after: tuple[int, int, int] = (0, 0, 0)
     zero_kernel_planes: int = 0
+    depth_dilation: int = 1
 
     @property
     def identity(self) -> bool:
@@ -194,13 +195,15 @@ class Rewrite:
 
     def describe(self) -> list[str]:
         notes = []
+        depth_zero = self.zero_kernel_planes * self.depth_dilation
         for i, axis in enumerate("DHW"):
-            if self.extra_before[i] or self.extra_after[i]:
-                notes.append(f"{axis}: {self.extra_before[i]} dx entries added before and {self.extra_after[i]} "
-                             "after (pads larger than the kernel reach moved into dx; cropped from the result)")
+            after = self.extra_after[i] - (depth_zero if i == 0 else 0)
+            if self.extra_before[i] or after:
+                notes.append(f"{axis}: pads beyond the kernel reach moved into dx ({self.extra_before[i]} entries "
+                             f"before, {after} after; cropped from the result)")
         if self.zero_kernel_planes:
             notes.append(f"D: strideD > kD, {self.zero_kernel_planes} zero kernel planes appended (kD = strideD) "
-                         "and the dx depth extended to match; cropped from the result")
+                         f"and {depth_zero} dx planes added at the end; cropped from the result")
         return notes
 
 
@@ -232,7 +235,7 @@ def normalise_problem(p: Problem) -> tuple[Problem, Rewrite]:
                                                   dtype=weight.dtype)], axis=2)
         after[0] += zero_planes * dilations[0]
     new_sizes = tuple(s + b + a for s, b, a in zip(sizes, before, after))
-    rewrite = Rewrite(tuple(before), tuple(after), zero_planes)
+    rewrite = Rewrite(tuple(before), tuple(after), zero_planes, dilations[0])
     return Problem((n, cin, *new_sizes), p.dy, np.ascontiguousarray(weight), p.strides, tuple(pads),
                    tuple(dilations), p.groups, p.dtype, p.enable_hf32, p.platform), rewrite
 

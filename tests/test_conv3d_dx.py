@@ -1,0 +1,318 @@
+"""Conv3DBackpropInputV2 (dx) on the simulated A2 chip, against PyTorch in float64.
+
+The torch reference takes the same (already rounded) inputs, computes in float64 through autograd of
+F.conv3d over an explicitly padded input (so asymmetric pads work), and the comparison allows
+rtol*|ref| + rtol*sqrt(K)*rms(w)*rms(dy) with rtol per output dtype (K = Cout/groups * kD*kH*kW).
+"""
+from __future__ import annotations
+
+import math
+
+import ml_dtypes
+import numpy as np
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ascend_sim.dtypes import round_to_hf32
+from ascend_sim.formats import filter_from_ncdhw
+from kernels import conv3d_backprop_input_v2, conv3d_backprop_input_v2_run
+from kernels.conv3d_backprop_input import Conv3DBackpropInput
+
+F16, BF16, F32 = np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16), np.dtype(np.float32)
+RTOL = {F16: 1e-3, BF16: 8e-3, F32: 1e-5}
+
+
+# ------------------------------------------------------------------------------------------------ helpers
+def out_size(size, k, s, d, before, after):
+    return (size + before + after - (k - 1) * d - 1) // s + 1
+
+
+def make_problem(dtype, x_shape, w_shape, strides, pads, dil=(1, 1, 1), groups=1, seed=0):
+    """Random NCDHW weight and dy (rounded to dtype) for dx of shape x_shape (NCDHW)."""
+    rng = np.random.default_rng(seed)
+    n, _, d, h, w = x_shape
+    dy_shape = (n, w_shape[0]) + tuple(out_size(sz, k, s, dl, pads[2 * i], pads[2 * i + 1])
+                                       for i, (sz, k, s, dl) in enumerate(zip((d, h, w), w_shape[2:], strides, dil)))
+    weight = rng.standard_normal(w_shape).astype(dtype)
+    dy = rng.standard_normal(dy_shape).astype(dtype)
+    return weight, dy
+
+
+def torch_dx(x_shape, weight, dy, strides, pads, dil, groups, hf32=False):
+    """float64 dx via autograd through F.conv3d of an explicitly padded input (NCDHW)."""
+    w64, dy64 = weight.astype(np.float64), dy.astype(np.float64)
+    if hf32:
+        w64 = round_to_hf32(weight.astype(np.float32)).astype(np.float64)
+        dy64 = round_to_hf32(dy.astype(np.float32)).astype(np.float64)
+    x = torch.zeros(x_shape, dtype=torch.float64, requires_grad=True)
+    pf, pb, pt, pbo, pl, pr = pads
+    xp = torch.nn.functional.pad(x, (pl, pr, pt, pbo, pf, pb))
+    y = torch.nn.functional.conv3d(xp, torch.from_numpy(w64), stride=tuple(strides), dilation=tuple(dil),
+                                   groups=groups)
+    assert tuple(y.shape) == dy.shape, (tuple(y.shape), dy.shape)
+    y.backward(torch.from_numpy(dy64))
+    return x.grad.numpy()
+
+
+def assert_close(got, ref, weight, dy, groups, rtol):
+    assert got.shape == ref.shape, (got.shape, ref.shape)
+    got = got.astype(np.float64)
+    assert not np.isnan(got).any(), "the kernel left dx elements unwritten (NaN poison visible)"
+    k = weight.shape[0] // groups * int(np.prod(weight.shape[2:]))
+    scale = math.sqrt(k) * np.sqrt(np.mean(weight.astype(np.float64) ** 2)) * np.sqrt(
+        np.mean(dy.astype(np.float64) ** 2))
+    tol = rtol * np.abs(ref) + rtol * scale
+    bad = np.abs(got - ref) > tol
+    if bad.any():
+        idx = tuple(np.argwhere(bad)[0])
+        raise AssertionError(f"{bad.sum()} of {bad.size} elements differ; first at {idx}: got {got[idx]}, "
+                             f"ref {ref[idx]}, tol {tol[idx]:.3g}; max abs err {np.abs(got - ref).max():.3g}")
+
+
+def check_case(dtype, x_shape, w_shape, strides, pads, dil=(1, 1, 1), groups=1, data_format="NCDHW",
+               filter_format="NCDHW", enable_hf32=False, seed=0, **run_kwargs):
+    """Run the operator on the case and compare with torch; returns the run record."""
+    dtype = np.dtype(dtype)
+    weight, dy = make_problem(dtype, x_shape, w_shape, strides, pads, dil, groups, seed)
+    ref = torch_dx(x_shape, weight, dy, strides, pads, dil, groups, hf32=enable_hf32)
+    w_in = filter_from_ncdhw(weight, filter_format)
+    if data_format == "NDHWC":
+        n, c, d, h, w = x_shape
+        size, dy_in = (n, d, h, w, c), np.ascontiguousarray(dy.transpose(0, 2, 3, 4, 1))
+        st5, dl5 = (1, *strides, 1), (1, *dil, 1)
+    else:
+        size, dy_in, st5, dl5 = x_shape, dy, (1, 1, *strides), (1, 1, *dil)
+    run = conv3d_backprop_input_v2_run(size, w_in, dy_in, strides=st5, pads=pads, dilations=dl5, groups=groups,
+                                       data_format=data_format, filter_format=filter_format,
+                                       enable_hf32=enable_hf32, **run_kwargs)
+    got = run.result
+    assert got.dtype == dtype
+    if data_format == "NDHWC":
+        got = got.transpose(0, 4, 1, 2, 3)
+    rtol = 1e-3 if enable_hf32 else RTOL[dtype]
+    assert_close(got, ref, weight, dy, groups, rtol)
+    return run
+
+
+# ------------------------------------------------------------------------------------------------ grid
+# (dtype, x NCDHW, filter NCDHW (Cout, Cin/g, kD, kH, kW), strides DHW, pads, dilations DHW, groups)
+GRID = {
+    "s1_3x3x3": (F16, (1, 16, 4, 8, 8), (16, 16, 3, 3, 3), (1, 1, 1), (1, 1, 1, 1, 1, 1), (1, 1, 1), 1),
+    "s2_odd_channels": (F16, (2, 20, 3, 7, 5), (18, 20, 2, 3, 3), (1, 2, 2), (1, 0, 1, 0, 1, 1), (1, 1, 1), 1),
+    "s2_all_axes": (F16, (1, 8, 5, 9, 9), (8, 8, 3, 3, 3), (2, 2, 2), (1, 1, 1, 1, 1, 1), (1, 1, 1), 1),
+    "s3_hw": (F16, (1, 12, 2, 10, 11), (9, 12, 2, 4, 4), (1, 3, 3), (0, 1, 1, 2, 2, 1), (1, 1, 1), 1),
+    "stride_gt_kernel_hw": (F16, (1, 5, 3, 8, 8), (7, 5, 1, 2, 2), (1, 3, 3), (0, 0, 0, 0, 0, 0), (1, 1, 1), 1),
+    "stride_gt_kernel_d": (F16, (1, 8, 7, 6, 6), (8, 8, 1, 2, 2), (3, 1, 1), (0, 0, 0, 0, 0, 0), (1, 1, 1), 1),
+    "stride_gt_kernel_d_dil": (F16, (1, 8, 9, 5, 5), (8, 8, 2, 2, 2), (3, 1, 1), (1, 0, 0, 1, 1, 0), (2, 1, 1), 1),
+    "stride_eq_kernel": (F16, (1, 16, 4, 8, 8), (16, 16, 2, 2, 2), (2, 2, 2), (0, 0, 0, 0, 0, 0), (1, 1, 1), 1),
+    "kernel_1x1x1": (F16, (2, 24, 3, 5, 6), (40, 24, 1, 1, 1), (1, 1, 1), (0, 0, 0, 0, 0, 0), (1, 1, 1), 1),
+    "kernel_1x1x1_s2": (F16, (1, 16, 4, 6, 6), (16, 16, 1, 1, 1), (2, 2, 2), (0, 0, 0, 0, 0, 0), (1, 1, 1), 1),
+    "asym_pads": (F16, (1, 16, 4, 7, 9), (16, 16, 3, 3, 3), (1, 1, 1), (2, 0, 0, 2, 1, 2), (1, 1, 1), 1),
+    "pads_ge_kernel": (F16, (1, 8, 4, 6, 6), (8, 8, 2, 2, 2), (1, 1, 1), (3, 2, 3, 2, 2, 3), (1, 1, 1), 1),
+    "pads_ge_kernel_s2": (F16, (1, 8, 3, 6, 7), (8, 8, 2, 3, 2), (2, 2, 2), (2, 3, 4, 3, 2, 5), (1, 1, 1), 1),
+    "dilation": (F16, (1, 16, 5, 10, 10), (16, 16, 3, 3, 3), (1, 1, 1), (1, 1, 2, 2, 2, 2), (2, 2, 2), 1),
+    "dilation_s2": (F16, (1, 8, 6, 11, 9), (8, 8, 2, 3, 2), (2, 2, 2), (1, 0, 2, 1, 0, 1), (2, 2, 3), 1),
+    "groups2": (F16, (1, 16, 5, 10, 10), (16, 8, 3, 3, 3), (1, 1, 1), (1, 1, 2, 2, 2, 2), (2, 2, 2), 2),
+    "groups_real_g": (F16, (1, 64, 2, 8, 8), (64, 4, 2, 3, 3), (1, 1, 1), (1, 0, 1, 1, 1, 1), (1, 1, 1), 16),
+    "depthwise": (F16, (1, 32, 3, 6, 6), (32, 1, 1, 3, 3), (1, 2, 2), (0, 0, 1, 1, 1, 1), (1, 1, 1), 32),
+    "depthwise_mult2": (F16, (2, 24, 2, 5, 5), (48, 1, 2, 3, 3), (1, 1, 1), (1, 0, 1, 1, 1, 1), (1, 1, 1), 24),
+    "large_k_tiles": (F16, (2, 64, 4, 16, 16), (48, 64, 3, 3, 3), (1, 1, 1), (1, 1, 1, 1, 1, 1), (1, 1, 1), 1),
+    "wide_5x5": (F16, (1, 40, 3, 20, 24), (72, 40, 2, 5, 5), (1, 2, 2), (0, 1, 2, 2, 2, 2), (1, 1, 1), 1),
+    "bf16_basic": (BF16, (1, 16, 3, 6, 6), (16, 16, 2, 3, 3), (1, 1, 1), (0, 1, 1, 1, 1, 1), (1, 1, 1), 1),
+    "bf16_s2_groups": (BF16, (2, 12, 4, 7, 7), (18, 4, 2, 3, 3), (2, 2, 2), (1, 1, 1, 1, 1, 1), (1, 1, 1), 3),
+    "bf16_5x5": (BF16, (1, 32, 3, 12, 12), (32, 32, 3, 5, 5), (1, 1, 1), (2, 2, 2, 2, 2, 2), (1, 1, 1), 1),
+    "fp32_basic": (F32, (1, 16, 2, 6, 6), (16, 16, 1, 3, 3), (1, 1, 1), (0, 0, 1, 1, 1, 1), (1, 1, 1), 1),
+    "fp32_s2_odd": (F32, (2, 12, 3, 7, 5), (10, 12, 2, 3, 3), (1, 2, 2), (1, 0, 1, 0, 1, 1), (1, 1, 1), 1),
+    "fp32_cout5": (F32, (1, 7, 3, 6, 6), (5, 7, 2, 3, 3), (1, 1, 1), (1, 1, 1, 1, 1, 1), (1, 1, 1), 1),
+    "fp32_1x1x1": (F32, (1, 8, 3, 6, 6), (8, 8, 1, 1, 1), (1, 1, 1), (0, 0, 0, 0, 0, 0), (1, 1, 1), 1),
+    "fp32_1x1x1_cout24": (F32, (1, 20, 2, 5, 5), (24, 20, 1, 1, 1), (1, 2, 2), (0, 0, 0, 0, 0, 0), (1, 1, 1), 1),
+    "fp32_sd2": (F32, (2, 40, 3, 12, 12), (36, 40, 3, 3, 3), (2, 1, 1), (1, 1, 1, 1, 1, 1), (1, 1, 1), 1),
+    "fp32_groups": (F32, (1, 16, 2, 6, 6), (16, 4, 2, 3, 3), (1, 1, 1), (0, 0, 1, 1, 1, 1), (1, 1, 1), 4),
+    "fp32_depthwise": (F32, (1, 48, 2, 8, 8), (48, 1, 1, 3, 3), (1, 1, 1), (0, 0, 1, 1, 1, 1), (1, 1, 1), 48),
+    "fp32_stride_gt_kernel": (F32, (1, 8, 3, 3, 3), (8, 8, 1, 1, 1), (1, 2, 2), (0, 0, 0, 0, 0, 0), (1, 1, 1), 1),
+    "fp32_dilation": (F32, (1, 8, 5, 9, 9), (8, 8, 2, 3, 3), (1, 2, 1), (1, 1, 2, 1, 2, 2), (2, 2, 2), 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRID))
+def test_grid_against_torch(name):
+    dtype, x, w, s, p, d, g = GRID[name]
+    check_case(dtype, x, w, s, p, d, g)
+
+
+@pytest.mark.parametrize("data_format", ["NDHWC", "NCDHW"])
+@pytest.mark.parametrize("filter_format", ["NCDHW", "NDHWC", "DHWCN"])
+@pytest.mark.parametrize("dtype", [F16, BF16, F32], ids=["f16", "bf16", "f32"])
+def test_formats_and_dtypes(data_format, filter_format, dtype):
+    check_case(dtype, (2, 10, 3, 6, 5), (12, 5, 2, 3, 2), (1, 2, 1), (1, 0, 1, 1, 0, 1), (1, 1, 1), 2,
+               data_format=data_format, filter_format=filter_format)
+
+
+def test_fp32_hf32():
+    run = check_case(F32, (1, 16, 2, 6, 6), (16, 16, 2, 3, 3), (1, 1, 1), (1, 0, 1, 1, 1, 1), enable_hf32=True)
+    assert run.tiling.conv3DDxTiling.hf32Flag == 1
+
+
+def test_drivers_and_init_pass_are_exercised():
+    """The basic-block driver runs fp16 groups=1; the general one fp32; stride > kernel needs the init pass."""
+    run = check_case(F16, (1, 5, 3, 8, 8), (7, 5, 1, 2, 2), (1, 3, 3), (0, 0, 0, 0, 0, 0))
+    assert run.tiling.useBasicBlock and run.tiling.conv3DDxTiling.initOutputFlag == 1
+    assert run.report.counts.get("Fixpipe", 0) > 0
+    run = check_case(F32, (1, 8, 3, 3, 3), (8, 8, 1, 1, 1), (1, 2, 2), (0, 0, 0, 0, 0, 0))
+    assert not run.tiling.useBasicBlock and run.tiling.conv3DDxTiling.initOutputFlag == 1
+    assert run.tiling.params.coreNum >= 1
+
+
+@pytest.mark.parametrize("overrides", [
+    {"iterateOrder": 0},
+    {"al1Pbuffer": 1, "bl1Pbuffer": 1},
+    {"al0Pbuffer": 1, "bl0Pbuffer": 1},
+    {"cl0Pbuffer": 2},
+], ids=["order_m", "single_l1", "single_l0", "double_l0c"])
+def test_tiling_overrides(overrides):
+    check_case(F16, (1, 20, 3, 9, 9), (24, 20, 2, 3, 3), (1, 2, 2), (1, 0, 1, 1, 1, 1), tiling_overrides=overrides)
+
+
+def test_timing_only_mode_matches_and_trace(tmp_path):
+    weight, dy = make_problem(F16, (1, 16, 3, 8, 8), (16, 16, 3, 3, 3), (1, 1, 1), (1, 1, 1, 1, 1, 1))
+    kwargs = dict(strides=(1, 1, 1, 1, 1), pads=(1, 1, 1, 1, 1, 1), data_format="NCDHW")
+    full = conv3d_backprop_input_v2_run((1, 16, 3, 8, 8), weight, dy, trace=tmp_path / "dx.json", **kwargs)
+    timing = conv3d_backprop_input_v2_run((1, 16, 3, 8, 8), weight, dy, execute=False, **kwargs)
+    assert timing.result is None
+    assert timing.report.cycles == pytest.approx(full.report.cycles)
+    assert (tmp_path / "dx.json").stat().st_size > 0
+    assert full.report.bytes_by_path["GM->L1"] > 0 and full.report.microseconds > 0
+    plain = conv3d_backprop_input_v2((1, 16, 3, 8, 8), weight, dy, **kwargs)
+    np.testing.assert_array_equal(plain, full.result)
+
+
+def test_api_directly():
+    """Drive the high-level API by hand (one core, whole problem): Init, SetSingleShape, SetStartPosition,
+    SetGradOutput, SetWeight, Iterate/GetTensorC, End."""
+    from ascend_sim import Chip
+    from ascend_sim.ascendc import GlobalTensor
+    from ascend_sim.formats import filter_to_fractal_z_3d, ncdhw_to_ndc1hwc0, ndc1hwc0_to_ncdhw
+    from ascend_sim.tensor import GmAddr
+    from tiling import conv3d_backprop_input_tiling
+
+    x_shape, w_shape, strides, pads = (1, 16, 2, 6, 6), (16, 16, 2, 3, 3), (1, 2, 2), (1, 0, 1, 1, 1, 1)
+    weight, dy = make_problem(F16, x_shape, w_shape, strides, pads)
+    td = conv3d_backprop_input_tiling(dy.shape, w_shape, x_shape, strides, pads, dtype="float16")
+    t = td.conv3DDxTiling.model_copy(update={"singleCoreM": t_m(td), "singleCoreDin": 2})
+    chip = Chip("Ascend910B2")
+    dy_gm = chip.gm.upload("dy", ncdhw_to_ndc1hwc0(dy))
+    w_gm = chip.gm.upload("w", filter_to_fractal_z_3d(weight))
+    y_gm = chip.gm.alloc("y", 1 * 2 * 1 * 36 * 16 * 2)
+    tiles = []
+
+    def kernel():
+        dedx = Conv3DBackpropInput(np.float16, td.loadB2Condition)
+        dedx.Init(t)
+        dedx.SetSingleShape(36, t.dk * t.cout1 * t.hk * t.wk * 16, 16, 2)
+        dedx.SetStartPosition(0, -t.backpropPadUp)
+        dedx.SetGradOutput(GlobalTensor(np.float16).SetGlobalBuffer(GmAddr(dy_gm)))
+        dedx.SetWeight(GlobalTensor(np.float16).SetGlobalBuffer(GmAddr(w_gm)))
+        y = GlobalTensor(np.float16).SetGlobalBuffer(GmAddr(y_gm))
+        while dedx.Iterate():
+            tiles.append((dedx.curDinIdx, dedx.curML0Idx, dedx.curNL0Idx))
+            dedx.GetTensorC(y)
+        dedx.End()
+
+    chip.launch(kernel, 1)
+    assert tiles[0] == (0, 0, 0) and tiles[-1][0] == 1
+    got = ndc1hwc0_to_ncdhw(y_gm.data.view(np.float16).reshape(1, 2, 1, 6, 6, 16), 16)
+    assert_close(got, torch_dx(x_shape, weight, dy, strides, pads, (1, 1, 1), 1), weight, dy, 1, RTOL[F16])
+
+
+def t_m(td):
+    t = td.conv3DDxTiling
+    return t.hi * t.wi
+
+
+# ------------------------------------------------------------------------------------------------ properties
+@st.composite
+def problems(draw):
+    dtype = draw(st.sampled_from([F16, BF16, F32]))
+    groups = draw(st.sampled_from([1, 1, 2, 3]))
+    cin = groups * draw(st.integers(1, 6))
+    cout = groups * draw(st.integers(1, 6))
+    n = draw(st.integers(1, 2))
+    kernel, strides, dil, pads, sizes = [], [], [], [], []
+    for axis in range(3):
+        k = draw(st.integers(1, 3))
+        s = draw(st.integers(1, 3))
+        d = draw(st.integers(1, 2))
+        before, after = draw(st.integers(0, 3)), draw(st.integers(0, 3))
+        span = (k - 1) * d + 1
+        size = draw(st.integers(max(1, span - before - after), 7 if axis else 4))
+        kernel.append(k), strides.append(s), dil.append(d), pads.extend([before, after]), sizes.append(size)
+    data_format = draw(st.sampled_from(["NCDHW", "NDHWC"]))
+    filter_format = draw(st.sampled_from(["NCDHW", "NDHWC", "DHWCN"]))
+    return (dtype, (n, cin, *sizes), (cout, cin // groups, *kernel), tuple(strides), tuple(pads), tuple(dil),
+            groups, data_format, filter_format)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems())
+def test_envelope_property(case):
+    dtype, x, w, s, p, d, g, data_format, filter_format = case
+    check_case(dtype, x, w, s, p, d, g, data_format=data_format, filter_format=filter_format)
+
+
+# ------------------------------------------------------------------------------------------------ bad input
+def _good():
+    weight, dy = make_problem(F16, (1, 8, 3, 6, 6), (8, 8, 2, 3, 3), (1, 1, 1), (0, 0, 1, 1, 1, 1))
+    return dict(input_size=(1, 8, 3, 6, 6), filter=weight, out_backprop=dy, strides=(1, 1, 1, 1, 1),
+                pads=(0, 0, 1, 1, 1, 1), data_format="NCDHW")
+
+
+def _call(**changes):
+    kwargs = {**_good(), **changes}
+    args = (kwargs.pop("input_size"), kwargs.pop("filter"), kwargs.pop("out_backprop"))
+    return conv3d_backprop_input_v2(*args, **kwargs)
+
+
+BAD = [
+    ("data_format", {"data_format": "NHWC"}, ValueError, "data_format"),
+    ("filter_format", {"filter_format": "FRACTAL_Z_3D"}, ValueError, "filter_format"),
+    ("mixed_dtypes", {"filter": _good()["filter"].astype(np.float32)}, TypeError, "dtype"),
+    ("int_dtype", {"out_backprop": _good()["out_backprop"].astype(np.int32)}, TypeError, "out_backprop.dtype"),
+    ("float64", {"filter": _good()["filter"].astype(np.float64)}, TypeError, "filter.dtype"),
+    ("not_array", {"filter": [[1.0]]}, TypeError, "filter"),
+    ("rank", {"out_backprop": _good()["out_backprop"][0]}, ValueError, "5 dimensions"),
+    ("input_size_len", {"input_size": (1, 8, 3, 6)}, ValueError, "input_size"),
+    ("input_size_type", {"input_size": (1, 8, 3, 6, 6.0)}, TypeError, "input_size"),
+    ("strides_nc", {"strides": (2, 1, 1, 1, 1)}, ValueError, "strides"),
+    ("strides_len", {"strides": (1, 1, 1)}, ValueError, "strides"),
+    ("stride_hw_range", {"strides": (1, 1, 1, 64, 1)}, ValueError, "strides (H)"),
+    ("dilation_zero", {"dilations": (1, 1, 0, 1, 1)}, ValueError, "dilations"),
+    ("pads_len", {"pads": (0, 0, 1, 1)}, ValueError, "pads"),
+    ("pads_negative", {"pads": (0, 0, -1, 1, 1, 1)}, ValueError, "pads[2]"),
+    ("pads_too_big", {"pads": (0, 0, 256, 1, 1, 1)}, ValueError, "pads[2]"),
+    ("groups_zero", {"groups": 0}, ValueError, "groups"),
+    ("groups_not_divide", {"groups": 3}, ValueError, "groups=3"),
+    ("groups_bool", {"groups": True}, TypeError, "groups"),
+    ("shape_formula", {"input_size": (1, 8, 3, 7, 6)}, ValueError, "out_backprop H"),
+    ("batch_mismatch", {"input_size": (2, 8, 3, 6, 6)}, ValueError, "batch"),
+    ("channel_mismatch", {"input_size": (1, 16, 3, 6, 6)}, ValueError, "Cin/groups"),
+    ("cout_mismatch", {"out_backprop": np.zeros((1, 4, 2, 6, 6), np.float16)}, ValueError, "Cout"),
+    ("hf32_type", {"enable_hf32": 1}, TypeError, "enable_hf32"),
+    ("platform", {"platform": "Ascend310"}, ValueError, "platform"),
+]
+
+
+@pytest.mark.parametrize("name,changes,exc,match", BAD, ids=[b[0] for b in BAD])
+def test_bad_input(name, changes, exc, match):
+    with pytest.raises(exc, match=match.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")
+                       .replace("]", r"\]")):
+        _call(**changes)
+
+
+def test_too_wide_rows_rejected_before_launch():
+    weight = np.zeros((16, 16, 1, 1, 1), np.float16)
+    dy = np.zeros((1, 16, 1, 1, 5000), np.float16)
+    with pytest.raises(ValueError, match="4096"):
+        conv3d_backprop_input_v2((1, 16, 1, 1, 5000), weight, dy, strides=(1, 1, 1, 1, 1), pads=(0,) * 6,
+                                 data_format="NCDHW")
