@@ -1,7 +1,7 @@
 """The base template (Conv3DBackpropInputV2Tiling, priority 1): fp32, real_g > 1 and the kernel-split shapes.
 
 A port of the open arch22 algorithm: a knowledge-map lookup, GetCoreDim (batch/depth first, then M/N, down to
-60 % of the cores), CalBaseBlockTiling (a 128x64B x 256 block, L1 split in quarters, the fp32 step rules) and,
+60 % of the cores), CalBaseBlockTiling (a 128 x (128 bytes of K) x 256 block, L1 split in quarters, the fp32 step rules) and,
 where the source falls back to the closed TBE cache tiling (groups, poor core use, a failed block check),
 this project's own rule from `tbe_rule.py`.
 """
@@ -21,7 +21,6 @@ DB_ON = 2
 BEST_BASE_M, BEST_BASE_K, BEST_BASE_N = 128, 128, 256  # the A2 optimum; BEST_BASE_K is in bytes of a row
 BUFFER_NUM_L1 = 4  # A and B, each double-buffered: a quarter of L1 each
 K_START_POSITION_MAX = 65535  # Load3D kStartPt is 16-bit
-BEST_BASE_N_ELEMS = 256
 # CORE_USED_THRESHOLD is the float 0.6f = 10066330 / 2**24; integer arithmetic reproduces C++'s comparisons.
 _SIXTY_NUM, _SIXTY_DEN = 10066330, 2**24
 _KNOWLEDGE_FILE = Path(__file__).with_name("knowledge_maps.json")
@@ -124,7 +123,7 @@ class BaseTiling:
                 # M first, then N, each only if the split keeps at least a basic block per core.
                 for m in (_gcd(m_max, remain), remain // _gcd(n_max, remain)):
                     n = remain // m
-                    if (n == 1 or max_n * self.c0 >= n * BEST_BASE_N_ELEMS) and (m == 1 or max_m >= m * BEST_BASE_M):
+                    if (n == 1 or max_n * self.c0 >= n * BEST_BASE_N) and (m == 1 or max_m >= m * BEST_BASE_M):
                         return bd // d_dim, d_dim, m, n
             if max_m >= remain * BEST_BASE_M:
                 return bd // d_dim, d_dim, remain, 1

@@ -45,6 +45,7 @@ class BasicBlockTiling:
         self.l1_size = platform.L1 if l1_size is None else l1_size
         self.c0 = run.c0
         self.dtype = run.dtype_bytes
+        self.notes: list[str] = []
         self.gemm = _Gemm(
             m=ceil_div(run.dedx_h * run.dedx_w, self.c0) * self.c0,
             n=run.dedx_cin1_g * self.c0,
@@ -110,6 +111,30 @@ class BasicBlockTiling:
                 break
             max_base_k = max(max_base_k - c0, c0)
         t.baseM, t.baseK, t.baseN = base_m, base_k, base_n
+        self._fit_l0(t)
+
+    def _fit_l0(self, t: TilingValue) -> None:
+        """Platform generalisation (never active with A2's 64 KiB L0A/L0B and 128 KiB L0C, which the source
+        assumes): shrink K to C0, then the larger of M/N, until the block fits this platform's L0."""
+        c0 = self.c0
+
+        def over() -> tuple[bool, bool]:
+            ab = max(t.baseM, t.baseN) * t.baseK * self.dtype * t.al0Pbuffer > self.l0ab_size
+            return ab, t.baseM * t.baseN * 4 * t.cl0Pbuffer > self.l0c_size
+
+        start = (t.baseM, t.baseN, t.baseK)
+        ab, c = over()
+        while (ab or c) and (t.baseK > c0 or max(t.baseM, t.baseN) > c0):
+            if ab and t.baseK > c0:
+                t.baseK = c0  # C0 always covers whole kernel windows
+            elif t.baseM >= t.baseN and t.baseM > c0:
+                t.baseM -= c0
+            else:
+                t.baseN -= c0
+            ab, c = over()
+        if (t.baseM, t.baseN, t.baseK) != start:
+            self.notes.append(f"basic block: {start[0]}x{start[1]}x{start[2]} (baseM x baseN x baseK) does not fit "
+                              f"this platform's L0; shrunk to {t.baseM}x{t.baseN}x{t.baseK}")
 
     # --- L1 steps ---------------------------------------------------------------------------------------------
     def k_iter(self, t: TilingValue) -> int:

@@ -46,7 +46,9 @@ def tiling_for_args(args: ConvArgs) -> Conv3DBackpropInputV2TilingData:
     notes = list(run.notes)
     if run.real_g == 1 and run.dtype_bytes == 2 and not run.kernel_split_shape():
         try:
-            value = BasicBlockTiling(run, platform).run_tiling()
+            block = BasicBlockTiling(run, platform)
+            value = block.run_tiling()
+            notes.extend(block.notes)
         except BasicBlockInfeasible as err:
             raise TilingInfeasible(str(err)) from None
         result = _assemble(run, value, args, template="basic_block", use_basic_block=True, kernel_split=False,
