@@ -165,6 +165,7 @@ def test_validator_explains_illegal_tilings(overrides, field, words):
     assert hits, str(report)
     with pytest.raises(TilingValidationError, match=field):
         validate(bad, raise_error=True)
+    assert not bad.check() and _good().check()
 
 
 def test_validator_fp32_l0b_transpose_reserve():

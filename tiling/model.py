@@ -176,6 +176,11 @@ class Conv3DBackpropInputV2TilingData(BaseModel):
         return type(self)(params=Conv3DBackpropInputV2Params(**params), conv3DDxTiling=TConv3DInputV2Tiling(**tiling),
                           **top)
 
+    def check(self, platform=None, *, raise_error: bool = False):
+        """`tiling.validate(self, platform)`: does this tiling fit (default: the platform it was made for)?"""
+        from .validate import validate
+        return validate(self, platform, raise_error=raise_error)
+
     def fields(self) -> dict[str, int]:
         """All kernel-visible fields, params first, in blob order."""
         return {**self.params.model_dump(), **self.conv3DDxTiling.model_dump()}
