@@ -149,16 +149,7 @@ def build_run_info(args: ConvArgs) -> RunInfo:
     dd, dh, dw = args.dilations
     c0 = args.c0
     enlarge = group_enlarge(args.groups, cin, cout, args.dtype)
-    notes: list[str] = []
-    if enlarge.real_g == 1:
-        # Local fix [group_enlarge]: with real_g == 1 the real SetRunInfoToV2 keeps the plain channel blocks
-        # ceil(C/C0); group_enlarge's fp32 cout1G (ceil(mag*cout_g/16)*2) differs when 1 <= Cout % 16 <= 8.
-        cout1_g, cin1_g = ceil_div(cout, c0), ceil_div(cin, c0)
-        if (cout1_g, cin1_g) != (enlarge.cout1G, enlarge.cin1G):
-            notes.append(f"group_enlarge gives cout1G={enlarge.cout1G}, cin1G={enlarge.cin1G} for real_g=1; "
-                         f"using the real code's plain blocks {cout1_g}, {cin1_g}")
-    else:
-        cout1_g, cin1_g = enlarge.cout1G, enlarge.cin1G
+    cout1_g, cin1_g = enlarge.cout1G, enlarge.cin1G
 
     # CalModifyBackpropPadD/HW: the context values (after-pads are the generic formula, depth tail clamped).
     bp_head = (kd - 1) * dd - pf
@@ -187,7 +178,7 @@ def build_run_info(args: ConvArgs) -> RunInfo:
         groups=args.groups, real_g=enlarge.real_g,
         hf32_flag=int(args.enable_hf32 and args.dtype == "float32"),
         init_output_flag=_init_output_flag(args),
-        dtype_bytes=args.dtype_bytes, c0=c0, notes=tuple(notes),
+        dtype_bytes=args.dtype_bytes, c0=c0, 
     )
 
 
