@@ -178,7 +178,7 @@ def build_run_info(args: ConvArgs) -> RunInfo:
         groups=args.groups, real_g=enlarge.real_g,
         hf32_flag=int(args.enable_hf32 and args.dtype == "float32"),
         init_output_flag=_init_output_flag(args),
-        dtype_bytes=args.dtype_bytes, c0=c0, 
+        dtype_bytes=args.dtype_bytes, c0=c0,
     )
 
 
