@@ -132,6 +132,13 @@ GRID = {
     "fp32_groups": (F32, (1, 16, 2, 6, 6), (16, 4, 2, 3, 3), (1, 1, 1), (0, 0, 1, 1, 1, 1), (1, 1, 1), 4),
     "fp32_depthwise": (F32, (1, 48, 2, 8, 8), (48, 1, 1, 3, 3), (1, 1, 1), (0, 0, 1, 1, 1, 1), (1, 1, 1), 48),
     "fp32_stride_gt_kernel": (F32, (1, 8, 3, 3, 3), (8, 8, 1, 1, 1), (1, 2, 2), (0, 0, 0, 0, 0, 0), (1, 1, 1), 1),
+    "b1_full_load_multi_tile": (F16, (1, 16, 1, 24, 24), (16, 16, 1, 3, 3), (1, 1, 1), (0, 0, 1, 1, 1, 1),
+                                (1, 1, 1), 1),
+    "tasks_not_divisible": (F16, (1, 16, 25, 4, 4), (16, 16, 1, 3, 3), (1, 1, 1), (0, 0, 1, 1, 1, 1), (1, 1, 1), 1),
+    "depthwise_real_g2": (F16, (1, 24, 2, 6, 6), (24, 1, 1, 3, 3), (1, 1, 1), (0, 0, 1, 1, 1, 1), (1, 1, 1), 24),
+    "fp32_dropped_tail_plane_row": (F32, (1, 8, 7, 9, 5), (8, 8, 2, 3, 3), (2, 2, 1), (0, 0, 1, 0, 1, 1), (1, 1, 1), 1),
+    "fp32_rows_beyond_dy": (F32, (1, 8, 2, 9, 4), (8, 8, 1, 1, 1), (1, 3, 1), (0, 0, 0, 0, 0, 0), (1, 1, 1), 1),
+    "f16_rows_beyond_dy": (F16, (1, 16, 2, 40, 16), (16, 16, 1, 1, 1), (1, 3, 1), (0, 0, 0, 0, 0, 0), (1, 1, 1), 1),
     "fp32_dilation": (F32, (1, 8, 5, 9, 9), (8, 8, 2, 3, 3), (1, 2, 1), (1, 1, 2, 1, 2, 2), (2, 2, 2), 1),
 }
 
@@ -165,14 +172,38 @@ def test_drivers_and_init_pass_are_exercised():
     assert run.tiling.params.coreNum >= 1
 
 
-@pytest.mark.parametrize("overrides", [
-    {"iterateOrder": 0},
-    {"al1Pbuffer": 1, "bl1Pbuffer": 1},
-    {"al0Pbuffer": 1, "bl0Pbuffer": 1},
-    {"cl0Pbuffer": 2},
-], ids=["order_m", "single_l1", "single_l0", "double_l0c"])
-def test_tiling_overrides(overrides):
-    check_case(F16, (1, 20, 3, 9, 9), (24, 20, 2, 3, 3), (1, 2, 2), (1, 0, 1, 1, 1, 1), tiling_overrides=overrides)
+OVERRIDE_CASES = {
+    "order_m": (F16, {"iterateOrder": 0}),
+    "single_l1": (F16, {"al1Pbuffer": 1, "bl1Pbuffer": 1}),
+    "single_l0": (F16, {"al0Pbuffer": 1, "bl0Pbuffer": 1}),
+    "double_l0c": (F16, {"cl0Pbuffer": 2}),
+    "fp32_step1": (F32, {"stepKa": 1, "stepKb": 1}),
+    "fp32_order_m_double_l0c": (F32, {"iterateOrder": 0, "cl0Pbuffer": 2}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OVERRIDE_CASES))
+def test_tiling_overrides(name):
+    dtype, overrides = OVERRIDE_CASES[name]
+    check_case(dtype, (1, 20, 3, 9, 9), (24, 20, 2, 3, 3), (1, 2, 2), (1, 0, 1, 1, 1, 1), tiling_overrides=overrides)
+
+
+def test_skipped_tiles_of_inserted_zero_rows():
+    """stride 3 > kernel 1 with one dx row per M tile: tiles whose window holds only inserted zero rows are
+    skipped (JudgeIterateSkip) and rely on the init-output pass."""
+    run = check_case(F16, (1, 16, 2, 9, 16), (16, 16, 1, 1, 1), (1, 3, 3), (0, 0, 0, 0, 0, 0),
+                     tiling_overrides={"baseM": 16})
+    assert run.tiling.conv3DDxTiling.initOutputFlag == 1
+
+
+def test_init_pass_over_several_l0c_chunks():
+    """One core zeroes the whole output: more than one L0C of zeros plus an NZ tail (fp16), and an fp32 output
+    whose last piece is a row-major remainder of 8 elements."""
+    from ascend_sim.platform import get_platform
+    one_core = get_platform("Ascend910B2").with_overrides(name="one_core", aic_cores=1, aiv_cores=2)
+    run = check_case(F16, (1, 16, 2, 48, 48), (16, 16, 1, 1, 1), (1, 2, 2), (0, 0, 0, 0, 0, 0), platform=one_core)
+    assert run.tiling.conv3DDxTiling.initOutputFlag == 1 and run.report.counts["Fixpipe"] > 3
+    check_case(F32, (1, 8, 1, 3, 3), (8, 8, 1, 1, 1), (1, 2, 2), (0, 0, 0, 0, 0, 0), platform=one_core)
 
 
 def test_timing_only_mode_matches_and_trace(tmp_path):
@@ -188,47 +219,62 @@ def test_timing_only_mode_matches_and_trace(tmp_path):
     np.testing.assert_array_equal(plain, full.result)
 
 
-def test_api_directly():
-    """Drive the high-level API by hand (one core, whole problem): Init, SetSingleShape, SetStartPosition,
-    SetGradOutput, SetWeight, Iterate/GetTensorC, End."""
+@pytest.mark.parametrize("dtype,iterate_order,base_m,base_n,wi", [
+    (F16, 1, None, None, 6), (F16, 1, 16, 16, 6), (F16, 0, 16, 16, 6), (F16, 1, 16, 16, 20),
+    (F32, 1, 16, 16, 6), (F32, 0, 16, 16, 20), (BF16, 0, 32, 16, 7),
+], ids=["f16_gen", "f16_orderN_small", "f16_orderM_small", "f16_baseM_lt_wi", "f32_orderN", "f32_orderM_wide",
+        "bf16_orderM"])
+def test_api_directly(dtype, iterate_order, base_m, base_n, wi):
+    """Drive the high-level API by hand on one core for the whole problem: Init, SetSingleShape,
+    SetStartPosition, SetGradOutput, SetWeight, Iterate/GetTensorC, End; with small baseM/baseN several M and N
+    tiles and two output depths are walked in ORDER_N or ORDER_M."""
     from ascend_sim import Chip
     from ascend_sim.ascendc import GlobalTensor
+    from ascend_sim.dtypes import dtype_name
     from ascend_sim.formats import filter_to_fractal_z_3d, ncdhw_to_ndc1hwc0, ndc1hwc0_to_ncdhw
     from ascend_sim.tensor import GmAddr
     from tiling import conv3d_backprop_input_tiling
 
-    x_shape, w_shape, strides, pads = (1, 16, 2, 6, 6), (16, 16, 2, 3, 3), (1, 2, 2), (1, 0, 1, 1, 1, 1)
-    weight, dy = make_problem(F16, x_shape, w_shape, strides, pads)
-    td = conv3d_backprop_input_tiling(dy.shape, w_shape, x_shape, strides, pads, dtype="float16")
-    t = td.conv3DDxTiling.model_copy(update={"singleCoreM": t_m(td), "singleCoreDin": 2})
+    x_shape, w_shape, strides, pads = (1, 32, 2, 6, wi), (16, 32, 2, 3, 3), (1, 2, 2), (1, 0, 1, 1, 1, 1)
+    weight, dy = make_problem(dtype, x_shape, w_shape, strides, pads)
+    td = conv3d_backprop_input_tiling(dy.shape, w_shape, x_shape, strides, pads, dtype=dtype_name(dtype))
+    c0 = 32 // dtype.itemsize
+    hw = 6 * wi
+    update = {"iterateOrder": iterate_order, "singleCoreM": hw, "singleCoreDin": 2, "singleCoreCin1": 32 // c0,
+              "singleCoreCin": 32}
+    if base_m:
+        update["baseM"] = base_m
+    if base_n:
+        update["baseN"] = base_n
+    t = td.conv3DDxTiling.model_copy(update=update)
     chip = Chip("Ascend910B2")
     dy_gm = chip.gm.upload("dy", ncdhw_to_ndc1hwc0(dy))
     w_gm = chip.gm.upload("w", filter_to_fractal_z_3d(weight))
-    y_gm = chip.gm.alloc("y", 1 * 2 * 1 * 36 * 16 * 2)
+    y_gm = chip.gm.alloc("y", 2 * (32 // c0) * hw * c0 * dtype.itemsize)
+    y_gm.data.view(dtype)[:] = np.nan
     tiles = []
 
     def kernel():
-        dedx = Conv3DBackpropInput(np.float16, td.loadB2Condition)
+        dedx = Conv3DBackpropInput(dtype, td.loadB2Condition)
         dedx.Init(t)
-        dedx.SetSingleShape(36, t.dk * t.cout1 * t.hk * t.wk * 16, 16, 2)
+        dedx.SetSingleShape(hw, t.dk * t.cout1 * t.hk * t.wk * c0, 32, 2)
         dedx.SetStartPosition(0, -t.backpropPadUp)
-        dedx.SetGradOutput(GlobalTensor(np.float16).SetGlobalBuffer(GmAddr(dy_gm)))
-        dedx.SetWeight(GlobalTensor(np.float16).SetGlobalBuffer(GmAddr(w_gm)))
-        y = GlobalTensor(np.float16).SetGlobalBuffer(GmAddr(y_gm))
+        dedx.SetGradOutput(GlobalTensor(dtype).SetGlobalBuffer(GmAddr(dy_gm)))
+        dedx.SetWeight(GlobalTensor(dtype).SetGlobalBuffer(GmAddr(w_gm)))
+        y = GlobalTensor(dtype).SetGlobalBuffer(GmAddr(y_gm))
         while dedx.Iterate():
             tiles.append((dedx.curDinIdx, dedx.curML0Idx, dedx.curNL0Idx))
             dedx.GetTensorC(y)
         dedx.End()
 
     chip.launch(kernel, 1)
-    assert tiles[0] == (0, 0, 0) and tiles[-1][0] == 1
-    got = ndc1hwc0_to_ncdhw(y_gm.data.view(np.float16).reshape(1, 2, 1, 6, 6, 16), 16)
-    assert_close(got, torch_dx(x_shape, weight, dy, strides, pads, (1, 1, 1), 1), weight, dy, 1, RTOL[F16])
-
-
-def t_m(td):
-    t = td.conv3DDxTiling
-    return t.hi * t.wi
+    m_iter, n_iter = -(-hw // t.baseM), -(-32 // t.baseN)
+    assert len(tiles) == 2 * m_iter * n_iter
+    inner = 1 if iterate_order == 1 else 2  # ORDER_N walks M fastest, ORDER_M walks N fastest
+    if m_iter > 1 and n_iter > 1:
+        assert tiles[1][inner] == 1 and tiles[1][3 - inner] == 0
+    got = ndc1hwc0_to_ncdhw(y_gm.data.view(dtype).reshape(1, 2, 32 // c0, 6, wi, c0), 32)
+    assert_close(got, torch_dx(x_shape, weight, dy, strides, pads, (1, 1, 1), 1), weight, dy, 1, RTOL[dtype])
 
 
 # ------------------------------------------------------------------------------------------------ properties
@@ -246,7 +292,8 @@ def problems(draw):
         d = draw(st.integers(1, 2))
         before, after = draw(st.integers(0, 3)), draw(st.integers(0, 3))
         span = (k - 1) * d + 1
-        size = draw(st.integers(max(1, span - before - after), 7 if axis else 4))
+        low = max(1, span - before - after)
+        size = draw(st.integers(low, max(low, 7 if axis else 4)))
         kernel.append(k), strides.append(s), dil.append(d), pads.extend([before, after]), sizes.append(size)
     data_format = draw(st.sampled_from(["NCDHW", "NDHWC"]))
     filter_format = draw(st.sampled_from(["NCDHW", "NDHWC", "DHWCN"]))
