@@ -69,6 +69,7 @@ class Conv3dDx:
             raise ValueError(f"tiling singleCoreM={self.singleCoreM} must be a multiple of wi={self.wi}")
         self.singleCoreHi = self.singleCoreM // self.wi
         self.offsetA = self.offsetB = self.offsetC = 0
+        self.singleShapeKInGroup = self.singleShapeNInGroup = 0  # C++ members start at 0
 
     # ------------------------------------------------------------------------------------------------ work split
     def CalSingleCoreShape(self) -> None:
