@@ -190,6 +190,17 @@ def test_tiling_overrides(name):
     check_case(dtype, (1, 20, 3, 9, 9), (24, 20, 2, 3, 3), (1, 2, 2), (1, 0, 1, 1, 1, 1), tiling_overrides=overrides)
 
 
+def test_kernel_wider_than_255():
+    """kW = 300: Load3Dv2 gets filterW = 300 & 255 and filterSizeW = 1 (the 9th bit), as in the real kernel."""
+    check_case(F16, (1, 16, 1, 2, 210), (16, 16, 1, 2, 300), (1, 1, 1), (0, 0, 1, 0, 50, 50))
+
+
+@pytest.mark.xfail(reason="ascend_sim rejects Load3Dv2 filterW=0 with filterSizeW=1 (kernel 256); reported",
+                   strict=False)
+def test_kernel_256():
+    check_case(F16, (1, 16, 1, 2, 210), (16, 16, 1, 2, 256), (1, 1, 1), (0, 0, 1, 0, 50, 50))
+
+
 def test_skipped_tiles_of_inserted_zero_rows():
     """stride 3 > kernel 1 with one dx row per M tile: tiles whose window holds only inserted zero rows are
     skipped (JudgeIterateSkip) and rely on the init-output pass."""
