@@ -217,6 +217,7 @@ class Conv3dDxBasicBlockSplitMN(Conv3dDx):
 
     def Process(self) -> None:
         if self.blockIdx >= self.usedCoreNum:
+            self.dedx.End()  # the real code just returns; End consumes the M->MTE1 events our Init sets
             return
         self.CalBasicBlock()
         self.dedx.End()
