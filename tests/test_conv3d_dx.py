@@ -180,6 +180,7 @@ OVERRIDE_CASES = {
     "single_l0": (F16, {"al0Pbuffer": 1, "bl0Pbuffer": 1}),
     "double_l0c": (F16, {"cl0Pbuffer": 2}),
     "fp32_step1": (F32, {"stepKa": 1, "stepKb": 1}),
+    "basic_block_3_cores": (F16, {"coreNum": 3}),
     "fp32_order_m_double_l0c": (F32, {"iterateOrder": 0, "cl0Pbuffer": 2}),
 }
 
