@@ -167,7 +167,8 @@ def _l0_pair(pipe, a_pos=TPosition.A2):
 @pytest.mark.parametrize("field,value,match", [
     ("padList", (0, 0, 256, 0), r"padList\[2\]=256 outside \[0, 255\]"),
     ("strideW", 64, r"strideW=64 outside \[1, 63\]"),
-    ("filterH", 0, r"filterH=0 outside \[1, 255\]"),
+    ("filterH", 0, "filterW/H may be 0 only with filterSizeW/H set"),
+    ("filterH", 256, r"filterH=256 outside \[0, 255\]"),
     ("channelSize", 18, "channelSize=18 must be 4, 8, 16N, 16N\\+4 or 16N\\+8"),
     ("channelSize", 20, "only multiples of C0=16 are modelled"),
     ("kStartPt", 8, "kStartPt=8 must be a multiple of 16"),

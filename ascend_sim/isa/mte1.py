@@ -206,8 +206,8 @@ def load_data_3d_v2(dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool = T
     c0 = 32 // size
     check_fields(core, name, MTE1, p, {"channelSize": (0, 65535), "kExtension": (0, 65535),
                                       "mExtension": (0, 65535), "kStartPt": (0, 65535), "mStartPt": (0, 65535),
-                                      "strideW": (1, 63), "strideH": (1, 63), "filterW": (1, 255),
-                                      "filterH": (1, 255), "dilationFilterW": (1, 255),
+                                      "strideW": (1, 63), "strideH": (1, 63), "filterW": (0, 255),
+                                      "filterH": (0, 255), "dilationFilterW": (1, 255),
                                       "dilationFilterH": (1, 255)})
     check_range(core, name, MTE1, "l1H", l1H, 0, 32767)
     check_range(core, name, MTE1, "l1W", l1W, 0, 32767)
@@ -233,8 +233,11 @@ def load_data_3d_v2(dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool = T
             f"for {dst.buffer.name}"), name, MTE1)
     check_aligned(core, name, MTE1, dst, FRACTAL, "dst")
     check_aligned(core, name, MTE1, src, core.platform.alignments.L1, "src")
-    fW = p.filterW + 256 * int(p.filterSizeW)
+    fW = p.filterW + 256 * int(p.filterSizeW)  # filterSize carries the 9th bit: kernels up to 511
     fH = p.filterH + 256 * int(p.filterSizeH)
+    if fW == 0 or fH == 0:
+        raise core.fault(ParameterOutOfRange(f"filter {fH}x{fW}: filterW/H may be 0 only with filterSizeW/H set"),
+                         name, MTE1)
     eff_w = (fW - 1) * p.dilationFilterW + 1
     if l1H == 0 or l1W == 0 or p.mExtension == 0 or p.kExtension == 0:
         core.issue(name, MTE1, params, (), (), 0.0)
