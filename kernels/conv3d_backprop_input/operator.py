@@ -281,12 +281,12 @@ class Conv3dDxRun:
         return self.report.microseconds
 
 
-def _launch(problem: Problem, tiling_data, *, execute: bool, check_races: bool, poison_output: bool):
+def _launch(problem: Problem, tiling_data, *, execute: bool, check_races: bool, poison_output: bool, hooks):
     dtype = DTYPES[problem.dtype]
     n, cin, di, hi, wi = problem.dx_shape
     c0 = 32 // dtype.itemsize
     cin1 = -(-cin // c0)
-    chip = Chip(problem.platform, execute=execute, check_races=check_races)
+    chip = Chip(problem.platform, execute=execute, check_races=check_races, hooks=hooks)
     dy_5hd = ncdhw_to_ndc1hwc0(problem.dy.astype(dtype, copy=False))
     w_fz = filter_to_fractal_z_3d(problem.weight.astype(dtype, copy=False), problem.groups, "NCDHW")
     dy_gm = chip.gm.upload("out_backprop", dy_5hd)
@@ -304,12 +304,13 @@ def _launch(problem: Problem, tiling_data, *, execute: bool, check_races: bool, 
 def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, pads, dilations=(1, 1, 1, 1, 1),
                                  groups=1, data_format="NDHWC", filter_format="NCDHW", platform="Ascend910B2",
                                  enable_hf32=False, execute=True, trace=None, tiling_overrides=None,
-                                 check_races=True, poison_output=True) -> Conv3dDxRun:
+                                 check_races=True, poison_output=True, hooks=None) -> Conv3dDxRun:
     """Run Conv3DBackpropInputV2 on the simulator and return the whole record (see conv3d_backprop_input_v2).
 
     execute=False runs the timing-only mode (no data moved, result None). trace: a path for the
     Chrome/Perfetto trace. tiling_overrides: {field: value} applied to the generated tiling by real field name.
     poison_output fills y with NaN before the launch so that an element the kernel never writes is visible.
+    hooks: callables `hook(core, instruction)` run after every instruction (progress, stepping, inspection).
     """
     from tiling import check_conv3d_dx_args, tiling_for_args
 
@@ -332,7 +333,7 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
         tiling_data = tiling_data.with_overrides(initOutputFlag=1)
         notes.append("initOutputFlag forced to 1: some dx elements receive no contribution")
     y5, report = _launch(problem, tiling_data, execute=execute, check_races=check_races,
-                         poison_output=poison_output)
+                         poison_output=poison_output, hooks=hooks)
     result = None
     if y5 is not None:
         (bd, bh, bw), (_, _, di, hi, wi) = rewrite.extra_before, user.dx_shape
