@@ -7,8 +7,10 @@ rtol*|ref| + rtol*sqrt(K)*rms(w)*rms(dy) with rtol per output dtype (K = Cout/gr
 from __future__ import annotations
 
 import math
+import os
 
 import ml_dtypes
+
 import numpy as np
 import pytest
 import torch
@@ -318,6 +320,39 @@ def problems(draw):
 def test_envelope_property(case):
     dtype, x, w, s, p, d, g, data_format, filter_format = case
     check_case(dtype, x, w, s, p, d, g, data_format=data_format, filter_format=filter_format)
+
+
+@st.composite
+def larger_problems(draw):
+    """Realistic channel counts (incl. not multiples of 16, depthwise), kernels to 5, strides to 4, 3 platforms."""
+    dtype = draw(st.sampled_from([F16, BF16, F32]))
+    groups = draw(st.sampled_from([1, 1, 1, 2, 4, "depthwise"]))
+    if groups == "depthwise":
+        groups = cin = cout = draw(st.integers(2, 40))
+    else:
+        cin = groups * draw(st.integers(1, 48 // groups))
+        cout = groups * draw(st.integers(1, 48 // groups))
+    kernel, strides, dil, pads, sizes = [], [], [], [], []
+    for axis in range(3):
+        k = draw(st.integers(1, 5 if axis else 3))
+        s = draw(st.integers(1, 4 if axis else 2))
+        d = draw(st.integers(1, 3 if axis else 2))
+        before, after = draw(st.integers(0, k)), draw(st.integers(0, k))
+        span = (k - 1) * d + 1
+        low = max(1, span - before - after)
+        size = draw(st.integers(low, max(low, 20 if axis else 5)))
+        kernel.append(k), strides.append(s), dil.append(d), pads.extend([before, after]), sizes.append(size)
+    platform = draw(st.sampled_from(["Ascend910B2", "Ascend910B3", "Ascend910B4"]))
+    return dtype, (draw(st.integers(1, 2)), cin, *sizes), (cout, cin // groups, *kernel), tuple(strides), \
+        tuple(pads), tuple(dil), groups, platform
+
+
+@settings(max_examples=int(os.environ.get("DX_EXAMPLES", 120)), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(larger_problems())
+def test_envelope_property_larger_shapes(case):
+    dtype, x, w, s, p, d, g, platform = case
+    check_case(dtype, x, w, s, p, d, g, platform=platform)
 
 
 # ------------------------------------------------------------------------------------------------ bad input
