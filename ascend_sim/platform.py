@@ -118,8 +118,11 @@ class Platform(BaseModel):
         return cycles / self.clock_mhz
 
     def capacity(self, position: str) -> int:
-        """Bytes of a buffer by name: 'L1', 'L0A', 'L0B', 'L0C', 'UB', 'BT', 'FB'."""
-        return self.usable_L1 if position == "L1" else getattr(self, position)
+        """Bytes of a buffer by name: 'L1', 'L0A', 'L0B', 'L0C', 'UB', 'BT', 'FB'.
+
+        The whole physical L1: the 128-byte KFC reserve is a software budget (the base tiling keeps it, the
+        basic-block tiling fills all 512 KiB), so the hardware buffer itself is not smaller."""
+        return getattr(self, position)
 
     def alignment(self, position: str) -> int:
         return getattr(self.alignments, position)

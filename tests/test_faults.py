@@ -29,7 +29,7 @@ def test_gm_read_past_the_allocation_is_out_of_bounds():
 def test_l1_write_past_capacity_is_out_of_bounds():
     def body(src):
         pipe, l1 = _l1()
-        tail = l1[(512 * 1024 - 128 - 32 - 0) // 2 - 0]  # 32 bytes before the end of usable L1 ...
+        tail = l1[(512 * 1024 - 32) // 2]  # 32 bytes before the end of L1 ...
         DataCopy(tail, GlobalTensor(np.float16).SetGlobalBuffer(src), DataCopyParams(1, 2, 0, 0))  # ... 64 B
     with pytest.raises(OutOfBounds, match="L1"):
         run_kernel(body, np.zeros(64, np.float16))
@@ -80,7 +80,7 @@ def test_init_buffer_over_capacity_names_the_sizes():
     def body():
         pipe = TPipe()
         pipe.InitBuffer(TQue(TPosition.A1), 2, 270336)
-    with pytest.raises(CapacityExceeded, match="2 x 270336 bytes.*L1 has 524160"):
+    with pytest.raises(CapacityExceeded, match="2 x 270336 bytes.*L1 has 524288"):
         run_kernel(body)
 
 

@@ -20,7 +20,7 @@ def test_a2_and_950_differ_where_the_reference_says():
     a2, pr = get_platform("Ascend910B2"), get_platform("Ascend950PR_9599")
     assert (a2.cube.float32, a2.cube.hf32, a2.hf32_mantissa_bits, a2.l0a_layout) == (4, 8, 11, "ZZ")
     assert (pr.cube.float32, pr.hf32_mantissa_bits, pr.l0a_layout, pr.rates.l1_to_l0b) == (1, 10, "NZ", 256)
-    assert a2.usable_L1 == 512 * 1024 - 128
+    assert a2.usable_L1 == 512 * 1024 - 128 and a2.capacity("L1") == 512 * 1024
     assert "AtlasA3" in PRESETS
 
 
