@@ -111,6 +111,10 @@ def _platform(platform) -> Platform:
     return get_platform(platform)
 
 
+# Shared with the host operator (kernels/conv3d_backprop_input/operator.py): one implementation of each check.
+check_int, check_ints, check_in_range, check_platform, PAD_NAMES = _int, _ints, _in_range, _platform, _PAD_NAMES
+
+
 def _fmap_rows_min_load(hk_dilated: int, wi: int) -> int:
     """Rows of dilated dy that the smallest (16-pixel) M block needs; CheckL1SizeLimit's h_value_max."""
     if 16 < wi:

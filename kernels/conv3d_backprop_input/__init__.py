@@ -8,7 +8,9 @@ Modules, one job each:
 - drivers.py      Conv3dDx (general) and Conv3dDxBasicBlockSplitMN: per-core work split and GM offsets
 - init_output.py  the init-output pass (zero y, SyncAll)
 - kernel.py       the kernel entry conv3d_backprop_input_v2 (dispatch by tiling key)
-- operator.py     the host operator: checks, problem rewriting, formats, tiling, launch
+- operator.py     the host operator: checks, routing, problem rewriting, formats, tiling, launch
+- matmul_route.py aclnn's matmul shortcuts (kernel == stride, feature map == kernel, 950 1x1x1) on the matmul
+                  kernel (kernels/matmul.py)
 """
 from .api import Conv3DBackpropInput
 from .drivers import Conv3dDx, Conv3dDxBasicBlockSplitMN

@@ -2,6 +2,9 @@
 
 Steps (what aclnn + the V2 op do on A2, done here on the host in numpy where the real stack uses TransData):
 1. check the arguments (type, rank, format, dtype, ranges, the convolution formula, groups) before any launch;
+   with route="aclnn" (the default), the cases aclnn computes with a (Batch)MatMul instead of the conv kernel
+   (kernel == stride with x exactly tiled, feature map == kernel, 1x1x1 on Ascend 950) run the matmul kernel
+   and stop here (see matmul_route.py); route="v2" always runs the conv kernel;
 2. rewrite the problem into the kernel's envelope where the real stack would route it elsewhere (see
    `normalise_problem`): pads larger than the kernel reach become extra dx rows/planes that are cropped at the
    end, and strideD > kD becomes a kernel padded with zero planes;
@@ -13,9 +16,9 @@ Steps (what aclnn + the V2 op do on A2, done here on the host in numpy where the
 """
 from __future__ import annotations
 
-import operator as _op
-from dataclasses import dataclass, field
-from typing import Any, Sequence
+from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -23,42 +26,24 @@ from ascend_sim import Chip
 from ascend_sim.dtypes import DTYPES, dtype_name
 from ascend_sim.formats import (filter_to_fractal_z_3d, filter_to_ncdhw, ncdhw_to_ndc1hwc0, ndc1hwc0_to_ncdhw,
                                 ndc1hwc0_to_ndhwc, ndhwc_to_ndc1hwc0)
-from ascend_sim.platform import Platform, get_platform
+from ascend_sim.platform import Platform
 from ascend_sim.report import RunReport
 from ascend_sim.tensor import GmAddr
+# Envelope limits of the A2 host code (conv_backprop_input_context_utils.cpp), checked on the user's values, and
+# the argument checks themselves: one implementation, shared with the tiling package.
+from tiling.checks import (DILATION_MAX, GROUPS_MAX, KERNEL_D_MAX, KERNEL_HW_MAX, PAD_MAX, PAD_NAMES,
+                           STRIDE_D_MAX, STRIDE_HW_MAX, check_in_range, check_int, check_ints, check_platform)
 
 from .kernel import conv3d_backprop_input_v2 as _kernel_entry
+from .matmul_route import aclnn_matmul_mode, dx_by_matmul
 
 DATA_FORMATS = ("NDHWC", "NCDHW")
 FILTER_FORMATS = ("NCDHW", "NDHWC", "DHWCN")
-_PAD_NAMES = ("pad_front", "pad_back", "pad_top", "pad_bottom", "pad_left", "pad_right")
-# Envelope limits of the A2 host code (conv_backprop_input_context_utils.cpp), checked on the user's values.
-STRIDE_D_MAX, STRIDE_HW_MAX, DILATION_MAX, PAD_MAX = 255, 63, 255, 255
-KERNEL_D_MAX, KERNEL_HW_MAX, GROUPS_MAX = 255, 511, 65535
+ROUTES = ("aclnn", "v2")
 
 
 # ------------------------------------------------------------------------------------------------- checks
-def _int(name: str, value) -> int:
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name}={value!r} must be an integer, not a bool")
-    try:
-        return _op.index(value)
-    except TypeError:
-        raise TypeError(f"{name}={value!r} must be an integer, got {type(value).__name__}") from None
-
-
-def _ints(name: str, values, length: int, labels: Sequence[str]) -> tuple[int, ...]:
-    if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
-        raise TypeError(f"{name}={values!r} must be a sequence of {length} integers ({', '.join(labels)})")
-    if len(values) != length:
-        raise ValueError(f"{name}={tuple(values)!r} must have {length} values ({', '.join(labels)}), got "
-                         f"{len(values)}")
-    return tuple(_int(f"{name}[{i}] ({label})", v) for i, (v, label) in enumerate(zip(values, labels)))
-
-
-def _in_range(name: str, value: int, low: int, high: int) -> None:
-    if not low <= value <= high:
-        raise ValueError(f"{name}={value} is outside the allowed range [{low}, {high}]")
+_in_range = partial(check_in_range, by_label=False)  # "name=value is outside ..." with the caller's name
 
 
 def _format(name: str, value, allowed: tuple[str, ...]) -> str:
@@ -101,6 +86,7 @@ class Problem:
     dtype: str
     enable_hf32: bool
     platform: Platform
+    dilations_given: tuple[int, int, int] = (1, 1, 1)  # as the user gave them (D, H, W), 1 on kernel-1 axes too
 
 
 def check_arguments(input_size, filter, out_backprop, strides, pads, dilations, groups, data_format,
@@ -115,15 +101,13 @@ def check_arguments(input_size, filter, out_backprop, strides, pads, dilations, 
                         f"one of {sorted(DTYPES)}")
     if not isinstance(enable_hf32, (bool, np.bool_)):
         raise TypeError(f"enable_hf32={enable_hf32!r} must be a bool")
-    if not isinstance(platform, (str, Platform)):
-        raise TypeError(f"platform={platform!r} must be a preset name or a Platform object")
-    plat = get_platform(platform)
+    plat = check_platform(platform)
     labels = tuple(data_format)
-    size = _ints("input_size", input_size, 5, labels)
-    st5 = _ints("strides", strides, 5, labels)
-    dl5 = _ints("dilations", dilations, 5, labels)
-    pd = _ints("pads", pads, 6, _PAD_NAMES)
-    groups = _int("groups", groups)
+    size = check_ints("input_size", input_size, 5, labels)
+    st5 = check_ints("strides", strides, 5, labels)
+    dl5 = check_ints("dilations", dilations, 5, labels)
+    pd = check_ints("pads", pads, 6, PAD_NAMES)
+    groups = check_int("groups", groups)
     for name, values in (("strides", st5), ("dilations", dl5)):
         n_c = (values[0], values[4]) if data_format == "NDHWC" else values[:2]
         if n_c != (1, 1):
@@ -136,7 +120,7 @@ def check_arguments(input_size, filter, out_backprop, strides, pads, dilations, 
     _in_range("strides (W)", st[2], 1, STRIDE_HW_MAX)
     for i, axis in enumerate("DHW"):
         _in_range(f"dilations ({axis})", dl[i], 1, DILATION_MAX)
-    for i, name in enumerate(_PAD_NAMES):
+    for i, name in enumerate(PAD_NAMES):
         _in_range(f"pads[{i}] ({name})", pd[i], 0, PAD_MAX)
     _in_range("groups", groups, 1, GROUPS_MAX)
 
@@ -175,7 +159,8 @@ def check_arguments(input_size, filter, out_backprop, strides, pads, dilations, 
                              f"(input_size {axis}={(di, hi, wi)[i]} + pads {before}+{after} - dilation {d}*(kernel "
                              f"{k}-1) - 1) // stride {s} + 1 = {expect}")
     dil = tuple(d if k > 1 else 1 for d, k in zip(dl, (kd, kh, kw)))
-    return Problem((n, cin, di, hi, wi), dy, weight, st, pd, dil, groups, dtype_name(w.dtype), bool(enable_hf32), plat)
+    return Problem((n, cin, di, hi, wi), dy, weight, st, pd, dil, groups, dtype_name(w.dtype), bool(enable_hf32),
+                   plat, tuple(dl))
 
 
 # ------------------------------------------------------------------------------------------------- rewriting
@@ -236,8 +221,8 @@ def normalise_problem(p: Problem) -> tuple[Problem, Rewrite]:
         after[0] += zero_planes * dilations[0]
     new_sizes = tuple(s + b + a for s, b, a in zip(sizes, before, after))
     rewrite = Rewrite(tuple(before), tuple(after), zero_planes, dilations[0])
-    return Problem((n, cin, *new_sizes), p.dy, np.ascontiguousarray(weight), p.strides, tuple(pads),
-                   tuple(dilations), p.groups, p.dtype, p.enable_hf32, p.platform), rewrite
+    return replace(p, dx_shape=(n, cin, *new_sizes), weight=np.ascontiguousarray(weight), pads=tuple(pads),
+                   dilations=tuple(dilations)), rewrite
 
 
 def needs_output_init(p: Problem) -> bool:
@@ -263,7 +248,10 @@ def needs_output_init(p: Problem) -> bool:
 # ------------------------------------------------------------------------------------------------- run
 @dataclass
 class Conv3dDxRun:
-    """What one operator call did: the result, the tiling it used, the simulator's report, and notes."""
+    """What one operator call did: the result, the tiling it used, the simulator's report, and notes.
+
+    route: "v2" (the Conv3DBackpropInputV2 kernel; tiling is its TilingData) or "matmul" (aclnn's matmul shortcut,
+    matmul_mode says which; tiling is the matmul kernel's MatmulTiling)."""
 
     result: np.ndarray | None
     tiling: Any
@@ -271,6 +259,8 @@ class Conv3dDxRun:
     rewrite: Rewrite
     notes: list[str] = field(default_factory=list)
     trace_path: str | None = None
+    route: str = "v2"
+    matmul_mode: str | None = None
 
     @property
     def cycles(self) -> float:
@@ -304,8 +294,12 @@ def _launch(problem: Problem, tiling_data, *, execute: bool, check_races: bool, 
 def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, pads, dilations=(1, 1, 1, 1, 1),
                                  groups=1, data_format="NDHWC", filter_format="NCDHW", platform="Ascend910B2",
                                  enable_hf32=False, execute=True, trace=None, tiling_overrides=None,
-                                 check_races=True, poison_output=True, hooks=None) -> Conv3dDxRun:
+                                 check_races=True, poison_output=True, hooks=None, route="aclnn") -> Conv3dDxRun:
     """Run Conv3DBackpropInputV2 on the simulator and return the whole record (see conv3d_backprop_input_v2).
+
+    route="aclnn" (default): like aclnnConvolutionBackward on the platform, the cases it computes with a
+    (Batch)MatMul (matmul_route.py) run the matmul kernel; everything else runs the conv kernel.
+    route="v2": always the Conv3DBackpropInputV2 kernel. run.route / run.matmul_mode say what ran.
 
     execute=False runs the timing-only mode (no data moved, result None). trace: a path for the
     Chrome/Perfetto trace. tiling_overrides: {field: value} applied to the generated tiling by real field name.
@@ -314,8 +308,23 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
     """
     from tiling import check_conv3d_dx_args, tiling_for_args
 
+    if not isinstance(route, str) or route not in ROUTES:
+        raise ValueError(f"route={route!r} is not supported; allowed: {ROUTES}")
     user = check_arguments(input_size, filter, out_backprop, strides, pads, dilations, groups, data_format,
                            filter_format, platform, enable_hf32)
+    mode = aclnn_matmul_mode(user, data_format, filter_format, user.dilations_given) if route == "aclnn" else None
+    if mode is not None:
+        if tiling_overrides:
+            raise ValueError(f"tiling_overrides set fields of the conv kernel's tiling, but with route='aclnn' this "
+                             f"case runs as a matmul ({mode}); pass route='v2' to run the conv kernel")
+        mm = dx_by_matmul(user, mode, execute=execute, check_races=check_races, poison_output=poison_output,
+                          hooks=hooks)
+        trace_path = None
+        if trace is not None:
+            trace_path = str(trace)
+            mm.report.write_trace(trace_path)
+        # mm.result is NCDHW, which is data_format: every matmul mode needs NCDHW data
+        return Conv3dDxRun(mm.result, mm.tiling, mm.report, Rewrite(), mm.notes, trace_path, "matmul", mode)
     problem, rewrite = normalise_problem(user)
     try:
         args = check_conv3d_dx_args(problem.dy.shape, problem.weight.shape, problem.dx_shape, problem.strides,
@@ -349,15 +358,18 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
 
 def conv3d_backprop_input_v2(input_size, filter, out_backprop, *, strides, pads, dilations=(1, 1, 1, 1, 1),
                              groups=1, data_format="NDHWC", filter_format="NCDHW", platform="Ascend910B2",
-                             enable_hf32=False) -> np.ndarray:
+                             enable_hf32=False, route="aclnn") -> np.ndarray:
     """dx of a 3D convolution, computed by the simulated A2 Conv3DBackpropInputV2 kernel.
 
     input_size: the 5 dims of x in data_format order. filter: (Cout, Cin/groups, kD, kH, kW) in filter_format
     (NCDHW, NDHWC = (Cout, kD, kH, kW, Cin/groups) or DHWCN). out_backprop: dy in data_format. strides and
     dilations: 5 ints in data_format order (N and C must be 1); pads: (front, back, top, bottom, left, right).
     dtype: float16, bfloat16 (ml_dtypes) or float32, the same for filter and out_backprop; fp32 uses HF32 only if
-    enable_hf32. Returns dx as a numpy array of that dtype in data_format.
+    enable_hf32. route: "aclnn" computes the cases aclnn sends to a matmul with the matmul kernel, "v2" always
+    uses the conv kernel (see conv3d_backprop_input_v2_run). Returns dx as a numpy array of that dtype in
+    data_format.
     """
     return conv3d_backprop_input_v2_run(
         input_size, filter, out_backprop, strides=strides, pads=pads, dilations=dilations, groups=groups,
-        data_format=data_format, filter_format=filter_format, platform=platform, enable_hf32=enable_hf32).result
+        data_format=data_format, filter_format=filter_format, platform=platform, enable_hf32=enable_hf32,
+        route=route).result
