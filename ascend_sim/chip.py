@@ -5,6 +5,7 @@ Cores run one at a time (deterministic, steppable), each in its own thread so th
 """
 from __future__ import annotations
 
+import gc
 import threading
 from typing import Callable
 
@@ -53,7 +54,16 @@ class Chip:
         self.gm_read_rate = min(p.rates.gm_to_l1, share)
         self.gm_write_rate = min(p.rates.l0c_to_gm, share)
         self.cores = [AICore(i, block_dim, self) for i in range(block_dim)]
-        _Runner(self.cores, kernel, args, kwargs).run()
+        # The run allocates a few long-lived objects per instruction (the log); the cyclic garbage collector
+        # would traverse the whole heap again and again for them (a third of the run time when torch is
+        # loaded). Nothing the simulator keeps per instruction is cyclic, so it is paused for the run only.
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            _Runner(self.cores, kernel, args, kwargs).run()
+        finally:
+            if gc_was_enabled:
+                gc.enable()
         for core in self.cores:
             core.check_flags_at_end()
         return RunReport.from_cores(p, self.cores)

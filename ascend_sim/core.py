@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 import sys
+from bisect import bisect_right
 from collections import deque
+from operator import itemgetter
 
 from .faults import RaceFault, SimFault, SyncFault
 from .memory import Buffer
@@ -17,6 +19,9 @@ from .pipes import AIC_LEGAL, QUEUES, HardEvent, Pipe
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 _N = len(QUEUES)
 _EVENT_PIPES = {ev: (Pipe[ev.value.split("_")[0]], Pipe[ev.value.split("_")[1]]) for ev in HardEvent}
+# event -> (src pipe, dst pipe, legal on the cube core, name): looked up once per SetFlag / WaitFlag
+_EVENT_INFO = {ev: (src, dst, (src, dst) in AIC_LEGAL, ev.value) for ev, (src, dst) in _EVENT_PIPES.items()}
+_STAMP = itemgetter(2)  # the clock stamp of a race-log record
 
 
 _INSIDE: dict = {}  # code object -> True when it belongs to ascend_sim
@@ -101,6 +106,10 @@ class AICore:
         self.pipe_free = [0.0] * _N
         self.busy = [0.0] * _N
         self.queues = [deque(maxlen=p.queue_depth) for _ in range(_N)]
+        self.queue_depth = p.queue_depth
+        self.scalar_issue_cycles = p.scalar_issue_cycles
+        self.sync_latency = p.rates.sync_latency
+        self.event_ids = p.event_ids
         # Flags: (src, dst, id) -> (set time, vector clock of src at the set, SetFlag instruction)
         self.flags: dict[tuple, tuple] = {}
         # Happens-before: one vector clock per pipe; the race log keeps recent accesses per (buffer, pipe).
@@ -133,15 +142,21 @@ class AICore:
                 if lo < 0 or hi > buf.capacity or lo > hi:
                     buf.check(lo, hi, "write")
             self._schedule(instr, cycles)
-            if self.check_races:
+            if self.check_races and (reads or writes):
                 self._check_races(instr)
         except SimFault as fault:
             raise self._with_context(fault, instr) from None
         if run is not None and self.execute:
             run()
         if path is not None:
-            self.bytes_by_path[path] = self.bytes_by_path.get(path, 0) + nbytes
-        self._finish(instr)
+            by_path = self.bytes_by_path
+            by_path[path] = by_path.get(path, 0) + nbytes
+        counts = self.counts
+        counts[name] = counts.get(name, 0) + 1
+        if self.record:
+            self.log.append(instr)
+        for hook in self.hooks:
+            hook(self, instr)
         return instr
 
     def fault(self, fault: SimFault, name: str, pipe: Pipe) -> SimFault:
@@ -165,19 +180,28 @@ class AICore:
             hook(self, instr)
 
     def _schedule(self, instr: Instruction, cycles: float, not_before: float = 0.0) -> None:
-        p = int(instr.pipe)
+        p = instr.pipe
         issue = self.scalar_time
         queue = self.queues[p]
-        if len(queue) == queue.maxlen:  # queue full: the scalar unit stalls until the oldest entry starts
-            issue = max(issue, queue[0])
-        start = max(issue, self.pipe_free[p], not_before)
-        instr.issue, instr.start, instr.end = issue, start, start + cycles
+        if len(queue) == self.queue_depth:  # queue full: the scalar unit stalls until the oldest entry starts
+            oldest = queue[0]
+            if oldest > issue:
+                issue = oldest
+        pipe_free = self.pipe_free
+        start = pipe_free[p]
+        if issue > start:
+            start = issue
+        if not_before > start:
+            start = not_before
+        end = start + cycles
+        instr.issue = issue
+        instr.start = start
+        instr.end = end
         queue.append(start)
-        self.pipe_free[p] = instr.end
+        pipe_free[p] = end
         self.busy[p] += cycles
-        self.scalar_time = issue + self.platform.scalar_issue_cycles
-        clock = self.clock[p]
-        clock[p] += 1
+        self.scalar_time = issue + self.scalar_issue_cycles
+        self.clock[p][p] += 1
 
     # ------------------------------------------------------------------ synchronisation
     def _event_pipes(self, event: HardEvent, name: str) -> tuple[Pipe, Pipe]:
@@ -188,39 +212,48 @@ class AICore:
         return src, dst
 
     def set_flag(self, event: HardEvent, event_id: int) -> Instruction:
-        src, dst = self._event_pipes(event, "SetFlag")
-        self._check_event_id(event_id, "SetFlag", src)
+        src, dst, legal, value = _EVENT_INFO[event]
+        if not legal:
+            self._event_pipes(event, "SetFlag")
+        if event_id.__class__ is not int or not 0 <= event_id < self.event_ids:
+            self._check_event_id(event_id, "SetFlag", src)
         key = (src, dst, event_id)
-        instr = Instruction(self.index, self._seq, "SetFlag", src, {"event": event.value, "id": event_id},
+        instr = Instruction(self.index, self._seq, "SetFlag", src, {"event": value, "id": event_id},
                             (), (), caller_source(), event=(event, event_id))
         self._seq += 1
-        if key in self.flags:
+        flags = self.flags
+        if key in flags:
             raise self._with_context(SyncFault(
-                f"SetFlag<{event.value}>({event_id}) while the flag is already set by "
-                f"{self.flags[key][2].describe()} and not yet waited (undefined on hardware)"), instr)
+                f"SetFlag<{value}>({event_id}) while the flag is already set by "
+                f"{flags[key][2].describe()} and not yet waited (undefined on hardware)"), instr)
         self._schedule(instr, 0.0)
-        self.flags[key] = (instr.end, list(self.clock[int(src)]), instr)
+        flags[key] = (instr.end, self.clock[src][:], instr)
         self._finish(instr)
         return instr
 
     def wait_flag(self, event: HardEvent, event_id: int) -> Instruction:
-        src, dst = self._event_pipes(event, "WaitFlag")
-        self._check_event_id(event_id, "WaitFlag", dst)
+        src, dst, legal, value = _EVENT_INFO[event]
+        if not legal:
+            self._event_pipes(event, "WaitFlag")
+        if event_id.__class__ is not int or not 0 <= event_id < self.event_ids:
+            self._check_event_id(event_id, "WaitFlag", dst)
         key = (src, dst, event_id)
-        instr = Instruction(self.index, self._seq, "WaitFlag", dst, {"event": event.value, "id": event_id},
-                            (), (), caller_source(), event=(event, event_id))
+        params = {"event": value, "id": event_id}
+        instr = Instruction(self.index, self._seq, "WaitFlag", dst, params, (), (), caller_source(),
+                            event=(event, event_id))
         self._seq += 1
-        if key not in self.flags:
+        entry = self.flags.pop(key, None)
+        if entry is None:
             raise self._with_context(SyncFault(
-                f"WaitFlag<{event.value}>({event_id}) with no SetFlag issued before it: the {dst.name} pipe "
+                f"WaitFlag<{value}>({event_id}) with no SetFlag issued before it: the {dst.name} pipe "
                 "would wait forever (the simulator requires the SetFlag to be issued first)"), instr)
-        set_time, set_clock, set_instr = self.flags.pop(key)
-        self._schedule(instr, 0.0, not_before=set_time + self.platform.rates.sync_latency)
-        clock = self.clock[int(dst)]
-        for i in range(_N):
-            if set_clock[i] > clock[i]:
-                clock[i] = set_clock[i]
-        instr.params["released_by"] = set_instr.seq
+        set_time, set_clock, set_instr = entry
+        self._schedule(instr, 0.0, set_time + self.sync_latency)
+        clock = self.clock[dst]
+        for i, seen in enumerate(set_clock):
+            if seen > clock[i]:
+                clock[i] = seen
+        params["released_by"] = set_instr.seq
         self._finish(instr)
         return instr
 
@@ -257,7 +290,7 @@ class AICore:
 
     # ------------------------------------------------------------------ race checking
     def _check_races(self, instr: Instruction) -> None:
-        p = int(instr.pipe)
+        p = instr.pipe
         known = self.clock[p]
         stamp = known[p]
         log = self.access_log
@@ -266,8 +299,10 @@ class AICore:
                 per_pipe = log.get(buf.key)
                 if per_pipe is None:
                     per_pipe = log[buf.key] = {}
+                mine = None
                 for q, records in per_pipe.items():
                     if q == p:
+                        mine = records
                         continue
                     seen = known[q]
                     for rec in reversed(records):
@@ -275,7 +310,6 @@ class AICore:
                             break
                         if rec[0] < hi and lo < rec[1] and (is_write or rec[3]):
                             self._race(instr, rec, buf, lo, hi, is_write)
-                mine = per_pipe.get(p)
                 if mine is None:
                     mine = per_pipe[p] = []
                 mine.append((lo, hi, stamp, is_write, instr))
@@ -291,9 +325,14 @@ class AICore:
 
     def _prune(self, per_pipe: dict, p: int) -> None:
         """Forget accesses of pipe p that every other pipe touching this buffer already knows happened."""
-        horizon = min((self.clock[q][p] for q in per_pipe if q != p), default=self.clock[p][p])
-        kept = [rec for rec in per_pipe[p] if rec[2] > horizon]
-        per_pipe[p] = kept[-256:]  # bounded memory: very old unordered accesses are no longer checked
+        clock = self.clock
+        horizon = min((clock[q][p] for q in per_pipe if q != p), default=clock[p][p])
+        records = per_pipe[p]
+        # stamps only grow along the list (a pipe's own clock never goes back), so the kept ones are a suffix
+        first = bisect_right(records, horizon, key=_STAMP)
+        if first or len(records) > 256:
+            per_pipe[p] = records[max(first, len(records) - 256):]  # bounded memory: very old unordered
+            # accesses are no longer checked
 
     # ------------------------------------------------------------------ results
     @property
