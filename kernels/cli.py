@@ -45,6 +45,9 @@ def _conv_parser(sub) -> None:
     p.add_argument("--platform", default="Ascend910B2", help="preset name or a platform JSON file")
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                    help="override a tiling field (e.g. --set baseM=128 --set al1Pbuffer=1)")
+    p.add_argument("--route", default="aclnn", choices=["aclnn", "v2"],
+                   help="aclnn (default): the shapes aclnn computes with a matmul run the matmul kernel; "
+                        "v2: always the Conv3DBackpropInputV2 kernel")
     p.add_argument("--timing-only", action="store_true", help="no data: same cycles, faster, no check")
     p.add_argument("--trace", help="write a Chrome/Perfetto trace (open in https://ui.perfetto.dev)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -66,7 +69,7 @@ class _Progress:
     def __call__(self, core, instr) -> None:
         if core.index != self.current:
             self.current = core.index
-            self.stream.write(f"\r  simulating core {core.index + 1}/{self.cores} "
+            self.stream.write(f"\r  simulating core {core.index + 1} of at most {self.cores} "
                               f"({time.perf_counter() - self.start:.1f} s)")
             self.stream.flush()
 
@@ -78,7 +81,7 @@ class _Progress:
 def _run_conv(args) -> int:
     from kernels import conv3d_backprop_input_v2_run
     from kernels.reference import conv3d_dx_reference
-    from tiling import conv3d_backprop_input_tiling
+    from ascend_sim import get_platform
 
     d, h, w = _ints(args.dhw, 3, "dhw")
     kd, kh, kw = _ints(args.kernel, 3, "kernel")
@@ -103,26 +106,30 @@ def _run_conv(args) -> int:
         overrides[field.strip()] = int(value)
     platform = _platform(args.platform)
     progress = _Progress(0, sys.stderr) if sys.stderr.isatty() else None
-    if progress is not None:  # the core count is the tiling's coreNum
-        tiling = conv3d_backprop_input_tiling(dy.shape, weight.shape, dx_shape, strides, pads, dilations,
-                                              args.groups, args.dtype, platform, args.hf32)
-        progress.cores = tiling.params.coreNum
+    if progress is not None:
+        progress.cores = get_platform(platform).aic_cores
     wall = time.perf_counter()
     run = conv3d_backprop_input_v2_run(
         dx_shape, weight, dy, strides=(1, 1, *strides), pads=pads, dilations=(1, 1, *dilations),
         groups=args.groups, data_format="NCDHW", filter_format="NCDHW", platform=platform,
         enable_hf32=args.hf32, execute=not args.timing_only, trace=args.trace, tiling_overrides=overrides or None,
-        hooks=[progress] if progress else None)
+        hooks=[progress] if progress else None, route=args.route)
     wall = time.perf_counter() - wall
     if progress:
         progress.done()
-    report, t = run.report, run.tiling.conv3DDxTiling
+    report = run.report
     ok = True
     print(f"Conv3DBackpropInputV2 {args.dtype}: dy {tuple(dy.shape)} * w {tuple(weight.shape)} -> dx {dx_shape} "
           f"(NCDHW), stride {strides}, pad {pads}, dilation {dilations}, groups {args.groups}")
-    print(f"tiling key {run.tiling.tiling_key} ({run.tiling.template}): coreNum {run.tiling.params.coreNum}, "
-          f"baseM/K/N {t.baseM}/{t.baseK}/{t.baseN}, stepKa/Kb {t.stepKa}/{t.stepKb}, "
-          f"al1/bl1 {t.al1Pbuffer}/{t.bl1Pbuffer}, singleCoreM {t.singleCoreM}, initOutputFlag {t.initOutputFlag}")
+    if run.route == "v2":
+        t = run.tiling.conv3DDxTiling
+        print(f"tiling key {run.tiling.tiling_key} ({run.tiling.template}): coreNum {run.tiling.params.coreNum}, "
+              f"baseM/K/N {t.baseM}/{t.baseK}/{t.baseN}, stepKa/Kb {t.stepKa}/{t.stepKb}, al1/bl1 "
+              f"{t.al1Pbuffer}/{t.bl1Pbuffer}, singleCoreM {t.singleCoreM}, initOutputFlag {t.initOutputFlag}")
+    else:
+        t = run.tiling
+        print(f"routed like aclnn to the matmul kernel ({run.matmul_mode}): M/N/K {t.M}/{t.N}/{t.K}, batch "
+              f"{t.batch}, baseM/N/K {t.baseM}/{t.baseN}/{t.baseK}, stepK {t.stepK}")
     for note in run.notes:
         print(f"note: {note}")
     if not args.timing_only:
@@ -140,8 +147,9 @@ def _run_conv(args) -> int:
     if args.trace:
         print(f"trace written to {args.trace} (open in https://ui.perfetto.dev)")
     if args.json:
-        print(json.dumps({"check_passed": ok, "tiling": json.loads(run.tiling.model_dump_json()),
-                          "report": report.to_dict()}, indent=1))
+        tiling = json.loads(run.tiling.model_dump_json()) if run.route == "v2" else vars(run.tiling)
+        print(json.dumps({"check_passed": ok, "route": run.route, "tiling": tiling, "report": report.to_dict()},
+                         indent=1, default=str))
     return 0 if ok else 1
 
 

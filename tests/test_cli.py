@@ -35,3 +35,14 @@ def test_tiling_subcommand(capsys):
                  "--strides", "2,2,2", "--dtype", "bfloat16", "--platform", "Ascend910B3", "--json"])
     data = json.loads(capsys.readouterr().out)
     assert code == 0 and data["params"]["coreNum"] == 20 and data["conv3DDxTiling"]["baseM"] == 256
+
+
+def test_conv3d_dx_routed_like_aclnn_and_forced_onto_the_conv_kernel(capsys):
+    shape = ["conv3d-dx", "--cin", "8", "--cout", "24", "--dhw", "4,8,8", "--kernel", "2,2,2", "--stride", "2,2,2",
+             "--pad", "0,0,0,0,0,0"]
+    assert main(shape) == 0
+    out = capsys.readouterr().out
+    assert "routed like aclnn to the matmul kernel (STRIDE_EQ_KERNEL)" in out and "PASSED" in out
+    assert main([*shape, "--route", "v2"]) == 0
+    out = capsys.readouterr().out
+    assert "tiling key" in out and "PASSED" in out

@@ -74,8 +74,11 @@ def assert_close(got, ref, weight, dy, groups, rtol):
 
 
 def check_case(dtype, x_shape, w_shape, strides, pads, dil=(1, 1, 1), groups=1, data_format="NCDHW",
-               filter_format="NCDHW", enable_hf32=False, seed=0, **run_kwargs):
-    """Run the operator on the case and compare with torch; returns the run record."""
+               filter_format="NCDHW", enable_hf32=False, seed=0, route="v2", **run_kwargs):
+    """Run the operator on the case and compare with torch; returns the run record.
+
+    route="v2": this file tests the conv kernel, also on the shapes aclnn would send to a matmul
+    (tests/test_conv3d_dx_routing.py covers that route)."""
     dtype = np.dtype(dtype)
     weight, dy = make_problem(dtype, x_shape, w_shape, strides, pads, dil, groups, seed)
     ref = torch_dx(x_shape, weight, dy, strides, pads, dil, groups, hf32=enable_hf32)
@@ -88,7 +91,7 @@ def check_case(dtype, x_shape, w_shape, strides, pads, dil=(1, 1, 1), groups=1, 
         size, dy_in, st5, dl5 = x_shape, dy, (1, 1, *strides), (1, 1, *dil)
     run = conv3d_backprop_input_v2_run(size, w_in, dy_in, strides=st5, pads=pads, dilations=dl5, groups=groups,
                                        data_format=data_format, filter_format=filter_format,
-                                       enable_hf32=enable_hf32, **run_kwargs)
+                                       enable_hf32=enable_hf32, route=route, **run_kwargs)
     got = run.result
     assert got.dtype == dtype
     if data_format == "NDHWC":
