@@ -106,6 +106,9 @@ class AICore:
         self.pipe_free = [0.0] * _N
         self.busy = [0.0] * _N
         self.queues = [deque(maxlen=p.queue_depth) for _ in range(_N)]
+        # platform values read by every instruction, looked up once
+        self.rates = p.rates
+        self.alignments = p.alignments
         self.queue_depth = p.queue_depth
         self.scalar_issue_cycles = p.scalar_issue_cycles
         self.sync_latency = p.rates.sync_latency

@@ -8,7 +8,9 @@ import numpy as np
 
 from ..faults import ParameterOutOfRange
 from ..pipes import Pipe
-from .common import FRACTAL, check_aligned, check_fields, check_range, current_core, expect_position
+from ..tensor import LocalTensor
+from .common import (FRACTAL, check_aligned, check_fields, check_range, current_core, expect_position,
+                     fields_checker)
 
 MTE1 = Pipe.MTE1
 
@@ -96,21 +98,30 @@ def SetLoadDataRepeat(params: LoadDataRepeatParams) -> None:
 
 
 def _l0_rate(core, dst_name: str) -> float:
-    rates = core.platform.rates
+    rates = core.rates
     return rates.l1_to_l0a if dst_name == "L0A" else rates.l1_to_l0b
+
+
+_LOAD2D_RANGES = {"startIndex": (0, 65535), "repeatTimes": (0, 255), "srcStride": (0, 65535), "dstGap": (0, 65535)}
+_check_load2d = fields_checker(_LOAD2D_RANGES)
+_L0AB, _L1 = ("L0A", "L0B"), ("L1",)
 
 
 def load_data_2d(dst, src, params: LoadData2DParams) -> None:
     core = current_core()
     name = "LoadData2D"
-    expect_position(core, name, MTE1, dst, ("L0A", "L0B"), "dst")
-    expect_position(core, name, MTE1, src, ("L1",), "src")
-    check_fields(core, name, MTE1, params, {"startIndex": (0, 65535), "repeatTimes": (0, 255),
-                                            "srcStride": (0, 65535), "dstGap": (0, 65535)})
-    check_aligned(core, name, MTE1, dst, FRACTAL, "dst")
-    check_aligned(core, name, MTE1, src, core.platform.alignments.L1, "src")
-    size = src.dtype.itemsize
-    if params.ifTranspose and size != 2:
+    if dst.__class__ is not LocalTensor or dst.buffer.name not in _L0AB:
+        expect_position(core, name, MTE1, dst, _L0AB, "dst")
+    if src.__class__ is not LocalTensor or src.buffer.name != "L1":
+        expect_position(core, name, MTE1, src, _L1, "src")
+    dbuf, sbuf = dst.buffer, src.buffer
+    _check_load2d(core, name, MTE1, params)
+    if dst.address % FRACTAL:
+        check_aligned(core, name, MTE1, dst, FRACTAL, "dst")
+    if src.address % core.alignments.L1:
+        check_aligned(core, name, MTE1, src, core.alignments.L1, "src")
+    dtype, transpose = src.dtype, params.ifTranspose
+    if transpose and dtype.itemsize != 2:
         raise core.fault(ParameterOutOfRange(f"ifTranspose=1 needs a 16-bit dtype, got {src.dtype} "
                                              "(transpose 32-bit data with LoadData 3Dv2 into L0B)"), name, MTE1)
     reps = params.repeatTimes
@@ -122,19 +133,16 @@ def load_data_2d(dst, src, params: LoadData2DParams) -> None:
     s1 = s0 + (reps - 1) * s_pitch + FRACTAL
     d0 = dst.address
     d1 = d0 + (reps - 1) * d_pitch + FRACTAL
-    sbuf, dbuf, dtype, transpose = src.buffer, dst.buffer, src.dtype, params.ifTranspose
 
     def run():
-        s = sbuf.strided(s0, (reps, FRACTAL), (s_pitch, 1))
-        d = dbuf.strided(d0, (reps, FRACTAL), (d_pitch, 1))
         if transpose:  # element [r][c] of each 16 x 16 fractal goes to [c][r]
             dbuf.strided(d0, (reps, 16, 16), (d_pitch, 32, 2), dtype)[...] = \
                 sbuf.strided(s0, (reps, 16, 16), (s_pitch, 32, 2), dtype).transpose(0, 2, 1)
         else:
-            d[...] = s
+            dbuf.strided(d0, (reps, FRACTAL), (d_pitch, 1))[...] = sbuf.strided(s0, (reps, FRACTAL), (s_pitch, 1))
 
     nbytes = reps * FRACTAL
-    cycles = core.platform.rates.mte1_overhead + nbytes / _l0_rate(core, dbuf.name)
+    cycles = core.rates.mte1_overhead + nbytes / _l0_rate(core, dbuf.name)
     core.issue(name, MTE1, params, ((sbuf, s0, s1),), ((dbuf, d0, d1),), cycles, run, f"L1->{dbuf.name}", nbytes)
 
 
@@ -187,11 +195,19 @@ def _img2col_map(l1H, l1W, pads, c1, kExt, mExt, kStart, mStart, sW, sH, fW, fH,
     return index, pad_positions, written, wout
 
 
+_LOAD3D_RANGES = {"channelSize": (0, 65535), "kExtension": (0, 65535), "mExtension": (0, 65535),
+                  "kStartPt": (0, 65535), "mStartPt": (0, 65535), "strideW": (1, 63), "strideH": (1, 63),
+                  "filterW": (0, 255), "filterH": (0, 255), "dilationFilterW": (1, 255), "dilationFilterH": (1, 255)}
+_check_load3d = fields_checker(_LOAD3D_RANGES)
+
+
 def load_data_3d_v2(dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool = True) -> None:
     core = current_core()
     name = "LoadData3Dv2"
-    expect_position(core, name, MTE1, dst, ("L0A", "L0B"), "dst")
-    expect_position(core, name, MTE1, src, ("L1",), "src")
+    if dst.__class__ is not LocalTensor or dst.buffer.name not in _L0AB:
+        expect_position(core, name, MTE1, dst, _L0AB, "dst")
+    if src.__class__ is not LocalTensor or src.buffer.name != "L1":
+        expect_position(core, name, MTE1, src, _L1, "src")
     p = params
     if isSetFMatrix:
         l1H, l1W, pads = p.l1H, p.l1W, tuple(p.padList)
@@ -202,70 +218,80 @@ def load_data_3d_v2(dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool = T
             raise core.fault(ParameterOutOfRange(f"isSetFMatrix=False but SetFmatrix({which}) was never called"),
                              name, MTE1)
         l1H, l1W, pads = fm.l1H, fm.l1W, fm.padList
-    size = src.dtype.itemsize
+    dtype = src.dtype
+    size = dtype.itemsize
     c0 = 32 // size
-    check_fields(core, name, MTE1, p, {"channelSize": (0, 65535), "kExtension": (0, 65535),
-                                      "mExtension": (0, 65535), "kStartPt": (0, 65535), "mStartPt": (0, 65535),
-                                      "strideW": (1, 63), "strideH": (1, 63), "filterW": (0, 255),
-                                      "filterH": (0, 255), "dilationFilterW": (1, 255),
-                                      "dilationFilterH": (1, 255)})
-    check_range(core, name, MTE1, "l1H", l1H, 0, 32767)
-    check_range(core, name, MTE1, "l1W", l1W, 0, 32767)
+    _check_load3d(core, name, MTE1, p)
+    if l1H.__class__ is not int or not 0 <= l1H <= 32767:
+        check_range(core, name, MTE1, "l1H", l1H, 0, 32767)
+    if l1W.__class__ is not int or not 0 <= l1W <= 32767:
+        check_range(core, name, MTE1, "l1W", l1W, 0, 32767)
     for i, pad in enumerate(pads):
-        check_range(core, name, MTE1, f"padList[{i}]", pad, 0, 255)
-    to_l0b = dst.buffer.name == "L0B"
+        if pad.__class__ is not int or not 0 <= pad <= 255:
+            check_range(core, name, MTE1, f"padList[{i}]", pad, 0, 255)
+    dbuf = dst.buffer
+    to_l0b = dbuf.name == "L0B"
     if p.enTranspose and not to_l0b:
         raise core.fault(ParameterOutOfRange("enTranspose=1 into L0A is not modelled yet"), name, MTE1)
-    if not _channel_size_ok(p.channelSize, size):
+    channel_size, k_ext, m_ext, k_start = p.channelSize, p.kExtension, p.mExtension, p.kStartPt
+    if not _channel_size_ok(channel_size, size):
         raise core.fault(ParameterOutOfRange(
-            f"channelSize={p.channelSize} must be {_CHANNEL_RULE.get(size, 'legal')} for {src.dtype}"), name, MTE1)
-    if p.channelSize % c0:
+            f"channelSize={channel_size} must be {_CHANNEL_RULE.get(size, 'legal')} for {src.dtype}"), name, MTE1)
+    if channel_size % c0:
         raise core.fault(ParameterOutOfRange(
-            f"channelSize={p.channelSize}: only multiples of C0={c0} are modelled"), name, MTE1)
-    if p.kStartPt % c0:
-        raise core.fault(ParameterOutOfRange(f"kStartPt={p.kStartPt} must be a multiple of {c0}"), name, MTE1)
+            f"channelSize={channel_size}: only multiples of C0={c0} are modelled"), name, MTE1)
+    if k_start % c0:
+        raise core.fault(ParameterOutOfRange(f"kStartPt={k_start} must be a multiple of {c0}"), name, MTE1)
     # Into L0B the M axis is cut into C0-row fractals and K into 16-column ones; b32 may end on a half
     # fractal column (kExtension = 8 mod 16), whose unused half is left unwritten.
     m_unit, k_unit = (c0, c0 if size == 4 else 16) if to_l0b else (16, c0)
-    if p.mExtension % m_unit or p.kExtension % k_unit:
+    if m_ext % m_unit or k_ext % k_unit:
         raise core.fault(ParameterOutOfRange(
-            f"mExtension={p.mExtension} must be a multiple of {m_unit} and kExtension={p.kExtension} of {k_unit} "
+            f"mExtension={m_ext} must be a multiple of {m_unit} and kExtension={k_ext} of {k_unit} "
             f"for {dst.buffer.name}"), name, MTE1)
-    check_aligned(core, name, MTE1, dst, FRACTAL, "dst")
-    check_aligned(core, name, MTE1, src, core.platform.alignments.L1, "src")
+    if dst.address % FRACTAL:
+        check_aligned(core, name, MTE1, dst, FRACTAL, "dst")
+    if src.address % core.alignments.L1:
+        check_aligned(core, name, MTE1, src, core.alignments.L1, "src")
     fW = p.filterW + 256 * int(p.filterSizeW)  # filterSize carries the 9th bit: kernels up to 511
     fH = p.filterH + 256 * int(p.filterSizeH)
     if fW == 0 or fH == 0:
         raise core.fault(ParameterOutOfRange(f"filter {fH}x{fW}: filterW/H may be 0 only with filterSizeW/H set"),
                          name, MTE1)
-    eff_w = (fW - 1) * p.dilationFilterW + 1
-    if l1H == 0 or l1W == 0 or p.mExtension == 0 or p.kExtension == 0:
+    dW = p.dilationFilterW
+    eff_w = (fW - 1) * dW + 1
+    if l1H == 0 or l1W == 0 or m_ext == 0 or k_ext == 0:
         core.issue(name, MTE1, params, (), (), 0.0)
         return
     if l1W + pads[0] + pads[1] < eff_w:
         raise core.fault(ParameterOutOfRange(
             f"l1W={l1W} plus pads {pads[0]}+{pads[1]} is narrower than the dilated filter width {eff_w}"), name, MTE1)
-    c1 = p.channelSize // c0
-    index, pad_positions, written, wout = _img2col_map(l1H, l1W, pads, c1, p.kExtension, p.mExtension, p.kStartPt,
-                                              p.mStartPt, p.strideW, p.strideH, fW, fH, p.dilationFilterW,
-                                              p.dilationFilterH, c0, to_l0b)
+    c1 = channel_size // c0
+    m_start, stride_w = p.mStartPt, p.strideW
+    index, pad_positions, written, wout = _img2col_map(l1H, l1W, pads, c1, k_ext, m_ext, k_start, m_start,
+                                                       stride_w, p.strideH, fW, fH, dW, p.dilationFilterH, c0,
+                                                       to_l0b)
     span = c1 * l1H * l1W * c0
-    count = p.mExtension * p.kExtension
+    count = m_ext * k_ext
     extent = count if written is None else int(written[-1]) + 1  # destination elements spanned
-    sbuf, dbuf, dtype, s0, d0, pad_value = src.buffer, dst.buffer, src.dtype, src.address, dst.address, p.padValue
+    sbuf, s0, d0, pad_value = src.buffer, src.address, dst.address, p.padValue
 
     def run():
-        values = sbuf.view(dtype, s0, span).take(index)
-        if pad_positions.size:
-            values[pad_positions] = pad_value
-        if written is None:
-            dbuf.view(dtype, d0, count)[:] = values
+        source = sbuf.view(dtype, s0, span)
+        if written is None:  # gather straight into L0 (every index is inside the source: pads read element 0)
+            values = dbuf.view(dtype, d0, count)
+            source.take(index, out=values, mode="clip")
+            if pad_positions.size:
+                values[pad_positions] = pad_value
         else:
+            values = source.take(index)
+            if pad_positions.size:
+                values[pad_positions] = pad_value
             dbuf.view(dtype, d0, extent)[written] = values
 
     nbytes = count * size
-    rows = -(-((p.mStartPt % wout) + p.mExtension) // wout)
-    cycles = core.platform.rates.mte1_overhead + nbytes / _load3d_rate(core, dbuf.name, p.strideW, rows)
+    rows = -(-((m_start % wout) + m_ext) // wout)
+    cycles = core.rates.mte1_overhead + nbytes / _load3d_rate(core, dbuf.name, stride_w, rows)
     core.issue(name, MTE1, params, ((sbuf, s0, s0 + span * size),), ((dbuf, d0, d0 + extent * size),), cycles, run,
                f"L1->{dbuf.name}", nbytes)
 

@@ -7,7 +7,8 @@ from functools import lru_cache
 import numpy as np
 
 from ..pipes import Pipe
-from .common import BLOCK, FRACTAL, check_aligned, check_fields, current_core, expect_position
+from ..tensor import GlobalTensor, LocalTensor
+from .common import BLOCK, FRACTAL, check_aligned, check_fields, current_core, expect_position, fields_checker
 
 MTE2 = Pipe.MTE2
 
@@ -53,17 +54,25 @@ _ND2NZ_RANGES = {"ndNum": (0, 4095), "nValue": (0, 16384), "dValue": (0, 65535),
                  "dstNzNStride": (0, 65535), "dstNzMatrixStride": (0, 65535)}
 
 
+_check_datacopy = fields_checker(_DATACOPY_RANGES)
+_check_nd2nz = fields_checker(_ND2NZ_RANGES)
+_L1, _GM = ("L1",), ("GM",)
+
+
 def _mte2_cycles(core, nbytes: int) -> float:
-    return core.platform.rates.mte2_overhead + nbytes / core.gm_read_rate
+    return core.rates.mte2_overhead + nbytes / core.gm_read_rate
 
 
 def copy_gm_to_l1(dst, src, params: DataCopyParams) -> None:
     core = current_core()
     name = "DataCopy"
-    expect_position(core, name, MTE2, dst, ("L1",), "dst")
-    expect_position(core, name, MTE2, src, ("GM",), "src")
-    check_fields(core, name, MTE2, params, _DATACOPY_RANGES)
-    check_aligned(core, name, MTE2, dst, core.platform.alignments.L1, "dst")
+    if dst.__class__ is not LocalTensor or dst.buffer.name != "L1":
+        expect_position(core, name, MTE2, dst, _L1, "dst")
+    if src.__class__ is not GlobalTensor:
+        expect_position(core, name, MTE2, src, _GM, "src")
+    _check_datacopy(core, name, MTE2, params)
+    if dst.address % core.alignments.L1:
+        check_aligned(core, name, MTE2, dst, core.alignments.L1, "dst")
     count, blen = params.blockCount, params.blockLen * BLOCK
     src_pitch, dst_pitch = blen + params.srcStride * BLOCK, blen + params.dstStride * BLOCK
     nbytes = count * blen
@@ -75,7 +84,10 @@ def copy_gm_to_l1(dst, src, params: DataCopyParams) -> None:
     sbuf, dbuf = src.buffer, dst.buffer
 
     def run():
-        dbuf.strided(d0, (count, blen), (dst_pitch, 1))[...] = sbuf.strided(s0, (count, blen), (src_pitch, 1))
+        if count == 1:
+            dbuf.data[d0:d1] = sbuf.data[s0:s1]
+        else:
+            dbuf.strided(d0, (count, blen), (dst_pitch, 1))[...] = sbuf.strided(s0, (count, blen), (src_pitch, 1))
 
     core.issue(name, MTE2, params, ((sbuf, s0, s1),), ((dbuf, d0, d1),), _mte2_cycles(core, nbytes), run,
                "GM->L1", nbytes)
@@ -105,10 +117,13 @@ def _nd2nz_maps(ndNum, nValue, dValue, sMS, sD, c0s, ns, dMS, c0):
 def copy_gm_to_l1_nd2nz(dst, src, params: Nd2NzParams) -> None:
     core = current_core()
     name = "DataCopy(Nd2Nz)"
-    expect_position(core, name, MTE2, dst, ("L1",), "dst")
-    expect_position(core, name, MTE2, src, ("GM",), "src")
-    check_fields(core, name, MTE2, params, _ND2NZ_RANGES)
-    check_aligned(core, name, MTE2, dst, core.platform.alignments.L1, "dst")
+    if dst.__class__ is not LocalTensor or dst.buffer.name != "L1":
+        expect_position(core, name, MTE2, dst, _L1, "dst")
+    if src.__class__ is not GlobalTensor:
+        expect_position(core, name, MTE2, src, _GM, "src")
+    _check_nd2nz(core, name, MTE2, params)
+    if dst.address % core.alignments.L1:
+        check_aligned(core, name, MTE2, dst, core.alignments.L1, "dst")
     p = params
     if p.ndNum == 0 or p.nValue == 0 or p.dValue == 0:
         core.issue(name, MTE2, params, (), (), 0.0)
