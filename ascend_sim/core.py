@@ -21,10 +21,13 @@ _N = len(QUEUES)
 _EVENT_PIPES = {ev: (Pipe[ev.value.split("_")[0]], Pipe[ev.value.split("_")[1]]) for ev in HardEvent}
 # event -> (src pipe, dst pipe, legal on the cube core, name): looked up once per SetFlag / WaitFlag
 _EVENT_INFO = {ev: (src, dst, (src, dst) in AIC_LEGAL, ev.value) for ev, (src, dst) in _EVENT_PIPES.items()}
+_EVENT_INFO_BY_NAME = {ev._name_: info for ev, info in _EVENT_INFO.items()}  # str keys: no Enum.__hash__ call
 _STAMP = itemgetter(2)  # the clock stamp of a race-log record
 
 
-_INSIDE: dict = {}  # code object -> True when it belongs to ascend_sim
+# id(code) -> (code, True when it belongs to ascend_sim). Keyed by id because hashing a code object hashes its
+# constants every time; the entry keeps the code object alive, so its id cannot be reused by another one.
+_INSIDE: dict = {}
 
 
 def caller_source() -> tuple:
@@ -35,10 +38,10 @@ def caller_source() -> tuple:
     inside = _INSIDE
     while frame is not None:
         code = frame.f_code
-        flag = inside.get(code)
-        if flag is None:
-            flag = inside[code] = code.co_filename.startswith(_PKG_DIR)
-        if not flag:
+        entry = inside.get(id(code))
+        if entry is None:
+            entry = inside[id(code)] = (code, code.co_filename.startswith(_PKG_DIR))
+        if not entry[1]:
             return code, frame.f_lineno
         frame = frame.f_back
     return None, 0
@@ -215,7 +218,8 @@ class AICore:
         return src, dst
 
     def set_flag(self, event: HardEvent, event_id: int) -> Instruction:
-        src, dst, legal, value = _EVENT_INFO[event]
+        src, dst, legal, value = (_EVENT_INFO_BY_NAME[event._name_] if event.__class__ is HardEvent
+                                  else _EVENT_INFO[event])
         if not legal:
             self._event_pipes(event, "SetFlag")
         if event_id.__class__ is not int or not 0 <= event_id < self.event_ids:
@@ -235,7 +239,8 @@ class AICore:
         return instr
 
     def wait_flag(self, event: HardEvent, event_id: int) -> Instruction:
-        src, dst, legal, value = _EVENT_INFO[event]
+        src, dst, legal, value = (_EVENT_INFO_BY_NAME[event._name_] if event.__class__ is HardEvent
+                                  else _EVENT_INFO[event])
         if not legal:
             self._event_pipes(event, "WaitFlag")
         if event_id.__class__ is not int or not 0 <= event_id < self.event_ids:
@@ -253,9 +258,7 @@ class AICore:
         set_time, set_clock, set_instr = entry
         self._schedule(instr, 0.0, set_time + self.sync_latency)
         clock = self.clock[dst]
-        for i, seen in enumerate(set_clock):
-            if seen > clock[i]:
-                clock[i] = seen
+        clock[:] = map(max, clock, set_clock)  # what dst has seen now includes what src had seen at the set
         params["released_by"] = set_instr.seq
         self._finish(instr)
         return instr

@@ -49,6 +49,9 @@ class GmAddr:
         return f"GmAddr({self.buffer.name}+{self.offset})"
 
 
+_new = object.__new__
+
+
 class _Tensor:
     __slots__ = ("buffer", "address", "dtype", "size", "position_name")
 
@@ -76,8 +79,17 @@ class _Tensor:
     def __getitem__(self, offset: int):
         """The tensor starting `offset` elements further on (Ascend C `tensor[offset]`)."""
         offset = int(offset)
-        return type(self)(self.buffer, self.address + offset * self.dtype.itemsize, self.dtype,
-                          self.size - offset, self.position_name)
+        cls = self.__class__
+        if cls is LocalTensor or cls is GlobalTensor:  # the plain classes: copy the fields without __init__
+            view = _new(cls)
+            view.buffer = self.buffer
+            view.address = self.address + offset * self.dtype.itemsize
+            view.dtype = self.dtype
+            view.size = self.size - offset
+            view.position_name = self.position_name
+            return view
+        return cls(self.buffer, self.address + offset * self.dtype.itemsize, self.dtype,
+                   self.size - offset, self.position_name)
 
     def ReinterpretCast(self, dtype):
         dt = np.dtype(dtype)

@@ -18,7 +18,8 @@ LoadToB2ProGemm, LoadToB2, LoadToB1BF16, LoadToB1Fp32, LoadToB1.
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields
+from operator import attrgetter
 
 from ascend_sim.ascendc import (FMATRIX_RIGHT, DataCopy, DataCopyParams, LoadData, LoadData2DParams, LoadData3DParamsV2,
                                 SetFmatrix)
@@ -27,6 +28,7 @@ from .util import BLOCK_CUBE, FRACTAL_ELEMS_B16, CalcDiv, CalcFloorAlign, DivCei
 
 MAX_16BITS_STRIDE = 65535
 PADLIST_B = (0, 0, 0, 0)
+_LOAD2D_FIELDS = attrgetter(*(f.name for f in fields(LoadData2DParams)))  # every field, in __init__ order
 
 
 # ----------------------------------------------------------------------------------------------- L1 -> L0B
@@ -58,10 +60,12 @@ def LoadToB2V1(api, b1, kPos: int, l0b) -> None:
     blockSize = FRACTAL_ELEMS_B16
     dstB2Stride = api.blockBaseN * blockSize
     HkWk = api.HkWk
+    # One copy of the 2D params for the trace, shared by this call's instructions (nothing changes it later)
+    params = LoadData2DParams(*_LOAD2D_FIELDS(api.load2d))
     if api.loadB2Condition == 2:  # 1x1 kernel: no reversal, consecutive fractals
         dst, src = 0, api.baseB1Offset + kBlockC0Num * blockSize
         for _ in range(kRepeat):
-            LoadData(l0b[dst], b1[src], replace(api.load2d))
+            LoadData(l0b[dst], b1[src], params)
             dst += dstB2Stride
             src += blockSize
     elif api.loadB2Condition == 0:  # baseK/C0 < hk*wk: one cout1, consecutive (reversed) kernel positions
@@ -71,7 +75,7 @@ def LoadToB2V1(api, b1, kPos: int, l0b) -> None:
         dst = 0
         src = api.baseB1Offset + baseC1outIdx * blockSize + baseHkWkOffset * curL1CoutC0
         for _ in range(kRepeat):
-            LoadData(l0b[dst], b1[src], replace(api.load2d))
+            LoadData(l0b[dst], b1[src], params)
             dst += dstB2Stride
             src -= curL1CoutC0
     else:  # baseK/C0 >= hk*wk: whole kernels, possibly several cout1
@@ -83,7 +87,7 @@ def LoadToB2V1(api, b1, kPos: int, l0b) -> None:
             idxC1out = baseC1outIdx + i // HkWk
             src = (api.baseB1Offset + idxC1out * blockSize
                    + (baseHkWkOffset - i % HkWk) * t.c0 * curL1Cout)
-            LoadData(l0b[dst], b1[src], replace(api.load2d))
+            LoadData(l0b[dst], b1[src], params)
             dst += dstB2Stride
 
 
