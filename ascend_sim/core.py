@@ -258,7 +258,9 @@ class AICore:
         set_time, set_clock, set_instr = entry
         self._schedule(instr, 0.0, set_time + self.sync_latency)
         clock = self.clock[dst]
-        clock[:] = map(max, clock, set_clock)  # what dst has seen now includes what src had seen at the set
+        for i in range(_N):  # what dst has seen now includes what src had seen at the set
+            if set_clock[i] > clock[i]:
+                clock[i] = set_clock[i]
         params["released_by"] = set_instr.seq
         self._finish(instr)
         return instr
