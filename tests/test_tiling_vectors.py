@@ -67,7 +67,7 @@ def _params():
         yield pytest.param(vector, id=vector["name"], marks=marks)
 
 
-@pytest.mark.parametrize("vector", _params())
+@pytest.mark.parametrize("vector", list(_params()))
 def test_vector_field_by_field(vector):
     result = _generate(vector)
     expected = vector["tiling"]
@@ -80,7 +80,7 @@ def test_vector_field_by_field(vector):
     assert result.params.coreNum == vector["block_dim"]
 
 
-@pytest.mark.parametrize("vector", _params())
+@pytest.mark.parametrize("vector", list(_params()))
 def test_vector_byte_for_byte(vector):
     result = _generate(vector)
     blob = struct.pack("<78i", *vector["tiling_words_int32"])
