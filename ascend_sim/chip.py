@@ -9,6 +9,7 @@ import gc
 import threading
 from typing import Callable
 
+from .blas import blas_threads
 from .core import AICore
 from .faults import SimFault, SyncFault
 from .memory import GlobalMemory
@@ -30,11 +31,17 @@ class _Abort(BaseException):
 
 
 class Chip:
-    """A simulated SoC. `execute=False` is the timing-only mode (same schedule, no data moved)."""
+    """A simulated SoC. `execute=False` is the timing-only mode (same schedule, no data moved).
+
+    `blas_threads=1` limits numpy's OpenBLAS to one thread during each launch: much faster full runs on small or
+    busy machines, but the fp32 sums of an Mmad may then differ in the last bit (see ascend_sim/blas.py).
+    """
 
     def __init__(self, platform: str | Platform = "Ascend910B2", *, execute: bool = True,
-                 check_races: bool = True, record: bool = True, hooks: list[Callable] | None = None):
+                 check_races: bool = True, record: bool = True, hooks: list[Callable] | None = None,
+                 blas_threads: int | None = None):
         self.platform = get_platform(platform)
+        self.blas_threads = blas_threads
         self.gm = GlobalMemory()
         self.execute = execute
         self.check_races = check_races
@@ -60,7 +67,8 @@ class Chip:
         gc_was_enabled = gc.isenabled()
         gc.disable()
         try:
-            _Runner(self.cores, kernel, args, kwargs).run()
+            with blas_threads(self.blas_threads if self.execute else None):
+                _Runner(self.cores, kernel, args, kwargs).run()
         finally:
             if gc_was_enabled:
                 gc.enable()

@@ -226,7 +226,7 @@ class AICore:
             self._check_event_id(event_id, "SetFlag", src)
         key = (src, dst, event_id)
         instr = Instruction(self.index, self._seq, "SetFlag", src, {"event": value, "id": event_id},
-                            (), (), caller_source(), event=(event, event_id))
+                            (), (), caller_source(), None, 0, (event, event_id))
         self._seq += 1
         flags = self.flags
         if key in flags:
@@ -247,8 +247,8 @@ class AICore:
             self._check_event_id(event_id, "WaitFlag", dst)
         key = (src, dst, event_id)
         params = {"event": value, "id": event_id}
-        instr = Instruction(self.index, self._seq, "WaitFlag", dst, params, (), (), caller_source(),
-                            event=(event, event_id))
+        instr = Instruction(self.index, self._seq, "WaitFlag", dst, params, (), (), caller_source(), None, 0,
+                            (event, event_id))
         self._seq += 1
         entry = self.flags.pop(key, None)
         if entry is None:
