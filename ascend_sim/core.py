@@ -337,10 +337,9 @@ class AICore:
         horizon = min((clock[q][p] for q in per_pipe if q != p), default=clock[p][p])
         records = per_pipe[p]
         # stamps only grow along the list (a pipe's own clock never goes back), so the kept ones are a suffix
-        first = bisect_right(records, horizon, key=_STAMP)
-        if first or len(records) > 256:
-            per_pipe[p] = records[max(first, len(records) - 256):]  # bounded memory: very old unordered
-            # accesses are no longer checked
+        drop = max(bisect_right(records, horizon, key=_STAMP), len(records) - 256)
+        if drop > 0:
+            del records[:drop]  # bounded memory: very old unordered accesses are no longer checked
 
     # ------------------------------------------------------------------ results
     @property

@@ -105,6 +105,7 @@ def _l0_rate(core, dst_name: str) -> float:
 _LOAD2D_RANGES = {"startIndex": (0, 65535), "repeatTimes": (0, 255), "srcStride": (0, 65535), "dstGap": (0, 65535)}
 _check_load2d = fields_checker(_LOAD2D_RANGES)
 _L0AB, _L1 = ("L0A", "L0B"), ("L1",)
+_PATH = {"L0A": "L1->L0A", "L0B": "L1->L0B"}  # one string per path, not one per instruction
 
 
 def load_data_2d(dst, src, params: LoadData2DParams) -> None:
@@ -143,7 +144,7 @@ def load_data_2d(dst, src, params: LoadData2DParams) -> None:
 
     nbytes = reps * FRACTAL
     cycles = core.rates.mte1_overhead + nbytes / _l0_rate(core, dbuf.name)
-    core.issue(name, MTE1, params, ((sbuf, s0, s1),), ((dbuf, d0, d1),), cycles, run, f"L1->{dbuf.name}", nbytes)
+    core.issue(name, MTE1, params, ((sbuf, s0, s1),), ((dbuf, d0, d1),), cycles, run, _PATH[dbuf.name], nbytes)
 
 
 _CHANNEL_RULE = {2: "4, 8, 16N, 16N+4 or 16N+8", 4: "4, 8N or 8N+4"}
@@ -293,7 +294,7 @@ def load_data_3d_v2(dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool = T
     rows = -(-((m_start % wout) + m_ext) // wout)
     cycles = core.rates.mte1_overhead + nbytes / _load3d_rate(core, dbuf.name, stride_w, rows)
     core.issue(name, MTE1, params, ((sbuf, s0, s0 + span * size),), ((dbuf, d0, d0 + extent * size),), cycles, run,
-               f"L1->{dbuf.name}", nbytes)
+               _PATH[dbuf.name], nbytes)
 
 
 def _load3d_rate(core, dst_name: str, stride_w: int, rows: int) -> float:
