@@ -101,7 +101,9 @@ def copy_gm_to_l1_contiguous(dst, src, count: int) -> None:
 
 @lru_cache(maxsize=256)
 def _nd2nz_maps(ndNum, nValue, dValue, sMS, sD, c0s, ns, dMS, c0):
-    """Flat element indices (src, dst) and the pad mask for one Nd2Nz."""
+    """Flat element indices (src, dst), the destination positions of the pad elements and the spans for one
+    Nd2Nz; and, when every element is real (dValue a multiple of C0) and no two land on the same destination
+    element, the (shape, src strides, dst strides) in elements that do the same move as one strided copy."""
     c1 = -(-dValue // c0)
     i = np.arange(ndNum).reshape(-1, 1, 1, 1)
     r = np.arange(nValue).reshape(1, -1, 1, 1)
@@ -111,7 +113,10 @@ def _nd2nz_maps(ndNum, nValue, dValue, sMS, sD, c0s, ns, dMS, c0):
     dst = (i * dMS + j * (c0s * c0) + r * (ns * c0) + e).reshape(-1)
     valid = np.broadcast_to(col < dValue, (ndNum, nValue, c1, c0)).reshape(-1)
     src = (i * sMS + r * sD + np.minimum(col, max(dValue - 1, 0))).reshape(-1)
-    return src, dst, valid, int(src.max()) + 1, int(dst.max()) + 1
+    strided = None
+    if dValue % c0 == 0 and np.unique(dst).size == dst.size:
+        strided = ((ndNum, nValue, c1, c0), (sMS, sD, c0, 1), (dMS, ns * c0, c0s * c0, 1))
+    return src, dst, np.flatnonzero(~valid), int(src.max()) + 1, int(dst.max()) + 1, strided
 
 
 def copy_gm_to_l1_nd2nz(dst, src, params: Nd2NzParams) -> None:
@@ -130,15 +135,21 @@ def copy_gm_to_l1_nd2nz(dst, src, params: Nd2NzParams) -> None:
         return
     dtype = src.dtype
     c0 = BLOCK // dtype.itemsize
-    smap, dmap, valid, sspan, dspan = _nd2nz_maps(p.ndNum, p.nValue, p.dValue, p.srcNdMatrixStride, p.srcDValue,
-                                                  p.dstNzC0Stride, p.dstNzNStride, p.dstNzMatrixStride, c0)
+    smap, dmap, pads, sspan, dspan, strided = _nd2nz_maps(p.ndNum, p.nValue, p.dValue, p.srcNdMatrixStride,
+                                                          p.srcDValue, p.dstNzC0Stride, p.dstNzNStride,
+                                                          p.dstNzMatrixStride, c0)
     size = dtype.itemsize
     sbuf, dbuf, s0, d0 = src.buffer, dst.buffer, src.address, dst.address
     nbytes = p.ndNum * p.nValue * p.dValue * size
 
     def run():
+        if strided is not None:  # the same element moves as the index maps, as one strided copy
+            shape, s_strides, d_strides = strided
+            dbuf.strided(d0, shape, tuple(x * size for x in d_strides), dtype)[...] = \
+                sbuf.strided(s0, shape, tuple(x * size for x in s_strides), dtype)
+            return
         values = sbuf.view(dtype, s0, sspan)[smap]
-        values[~valid] = 0
+        values[pads] = 0
         dbuf.view(dtype, d0, dspan)[dmap] = values
 
     core.issue(name, MTE2, params, ((sbuf, s0, s0 + sspan * size),), ((dbuf, d0, d0 + dspan * size),),
