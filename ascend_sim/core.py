@@ -112,6 +112,7 @@ class AICore:
         # platform values read by every instruction, looked up once
         self.rates = p.rates
         self.alignments = p.alignments
+        self.cube_k = {operand: p.cube.cube_k(operand) for operand in ("float16", "bfloat16", "float32", "hf32")}
         self.queue_depth = p.queue_depth
         self.scalar_issue_cycles = p.scalar_issue_cycles
         self.sync_latency = p.rates.sync_latency

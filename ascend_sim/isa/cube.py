@@ -83,9 +83,9 @@ def Mmad(dst, fm, filter, params: MmadParams) -> None:
     if filter.address % FRACTAL:
         check_aligned(core, name, M, filter, FRACTAL, "filter")
     dtype = fm.dtype
-    if dtype != filter.dtype:
+    if dtype is not filter.dtype and dtype != filter.dtype:
         raise core.fault(ParameterOutOfRange(f"fm is {fm.dtype} but filter is {filter.dtype}"), name, M)
-    if dst.dtype != _FLOAT32:
+    if dst.dtype is not _FLOAT32 and dst.dtype != _FLOAT32:
         raise core.fault(ParameterOutOfRange(f"dst in L0C must be float32 for {fm.dtype} operands"), name, M)
     init = params.cmatrixInitVal
     if not init and params.cmatrixSource:
@@ -103,7 +103,7 @@ def Mmad(dst, fm, filter, params: MmadParams) -> None:
     b_bytes, c_bytes = k1 * n1 * FRACTAL, n1 * m1 * 1024
     registers = core.registers
     hf32 = size == 4 and registers["hf32"]
-    cube_k = core.platform.cube.cube_k("hf32" if hf32 else _dtype_key(dtype))
+    cube_k = core.cube_k["hf32" if hf32 else _DTYPE_KEY.get(dtype, "bfloat16")]
     cycles = core.rates.mmad_overhead + m1 * n1 * k1 * (c0 / cube_k)
     abuf, bbuf, cbuf = fm.buffer, filter.buffer, dst.buffer
     a0, b0, c_0 = fm.address, filter.address, dst.address
