@@ -5,10 +5,11 @@ threads keep spinning after each call; on a small or busy machine they compete w
 that runs the simulation, and a full run can become several times slower (see docs/performance.md). Limiting
 OpenBLAS to one thread for the duration of a run avoids that.
 
-It is opt-in (`Chip(blas_threads=1)` or `with blas_threads(1): ...`) because OpenBLAS picks a different kernel
-for one thread than for several, so the fp32 sums of an Mmad may differ in the last bit (both are valid fp32
-accumulations; the hardware's own order is a third one). The limit is process-wide while it is in force and
-the previous value is restored afterwards. Without a recognisable OpenBLAS it does nothing.
+`Chip` does this by default (`Chip(blas_threads=None)` leaves OpenBLAS alone). OpenBLAS picks a different kernel
+for one thread than for several, so the last bit of some fp32 sums depends on the thread count: with one thread
+the result no longer depends on how many cores the machine has (both are valid fp32 accumulations; the
+hardware's own order is a third one). The limit is process-wide while it is in force and the previous value is
+restored afterwards. Without a recognisable OpenBLAS it does nothing.
 """
 from __future__ import annotations
 

@@ -33,13 +33,14 @@ class _Abort(BaseException):
 class Chip:
     """A simulated SoC. `execute=False` is the timing-only mode (same schedule, no data moved).
 
-    `blas_threads=1` limits numpy's OpenBLAS to one thread during each launch: much faster full runs on small or
-    busy machines, but the fp32 sums of an Mmad may then differ in the last bit (see ascend_sim/blas.py).
+    `blas_threads` (default 1) limits numpy's OpenBLAS during each launch: one thread makes full runs several
+    times faster and the fp32 sums of every Mmad independent of the machine's core count (ascend_sim/blas.py);
+    None leaves OpenBLAS as it is.
     """
 
     def __init__(self, platform: str | Platform = "Ascend910B2", *, execute: bool = True,
                  check_races: bool = True, record: bool = True, hooks: list[Callable] | None = None,
-                 blas_threads: int | None = None):
+                 blas_threads: int | None = 1):
         self.platform = get_platform(platform)
         self.blas_threads = blas_threads
         self.gm = GlobalMemory()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +18,7 @@ import torch
 
 from ascend_sim.dtypes import DTYPES
 from kernels import conv3d_backprop_input_v2_run
+from timing import best_of
 
 
 @dataclass(frozen=True)
@@ -40,15 +40,6 @@ LAYERS = [
     Layer("X3D depthwise", (1, 96, 16, 28, 28), 96, (3, 3, 3), pads=(1, 1, 1, 1, 1, 1), groups=96),
     Layer("video-VAE causal conv", (1, 128, 5, 32, 32), 128, (3, 3, 3), pads=(2, 0, 1, 1, 1, 1)),
 ]
-
-
-def best_of(repeat, fn):
-    best, result = float("inf"), None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, result
 
 
 def dy_shape(layer: Layer) -> tuple:

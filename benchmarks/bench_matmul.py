@@ -1,39 +1,26 @@
 """Benchmark: the simulated fp16 matmul (full instruction-level run) against numpy's float32 matmul.
 
-    python benchmarks/bench_matmul.py [--sizes 512 1024 2048] [--repeat 3] [--blas-threads N]
+    python benchmarks/bench_matmul.py [--sizes 512 1024 2048] [--repeat 3]
 Prints, per size: the simulator's wall time (full data run and timing-only run), numpy's, the ratio, the
 instructions simulated per second and the cost per instruction in each mode. Wall times are the best of --repeat
-runs. --blas-threads N limits numpy's OpenBLAS to N threads during the simulator runs only (much faster on small
-or busy machines; fp32 sums may differ in the last bit, see ascend_sim/blas.py); the numpy reference keeps the
-default.
+runs. The simulator runs with OpenBLAS on one thread (the Chip default, see ascend_sim/blas.py); the numpy
+reference uses OpenBLAS as it is.
 """
 import argparse
-import time
 
 import numpy as np
 
-from ascend_sim.blas import blas_thread_count, blas_threads
+from ascend_sim.blas import blas_thread_count
 from kernels.matmul import run_matmul
-
-
-def best_of(repeat, fn):
-    best, result = float("inf"), None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, result
+from timing import best_of
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[512, 1024, 2048])
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--blas-threads", type=int, default=None,
-                        help="OpenBLAS threads during the simulator runs (default: leave OpenBLAS alone)")
     args = parser.parse_args(argv)
-    print(f"OpenBLAS threads: {blas_thread_count()} (simulator runs: "
-          f"{args.blas_threads if args.blas_threads is not None else 'unchanged'}); best of {args.repeat}")
+    print(f"OpenBLAS threads: {blas_thread_count()} for numpy, 1 inside the simulator; best of {args.repeat}")
     print(f"{'size':>6} {'sim full s':>10} {'sim timing s':>12} {'numpy f32 s':>11} {'ratio':>7} "
           f"{'instr':>8} {'instr/s':>9} {'us/instr full':>13} {'us/instr timing':>15} {'sim cycles':>11}")
     for n in args.sizes:
@@ -41,9 +28,8 @@ def main(argv=None) -> None:
         a = rng.standard_normal((n, n)).astype(np.float16)
         b = rng.standard_normal((n, n)).astype(np.float16)
         a32, b32 = a.astype(np.float32), b.astype(np.float32)
-        with blas_threads(args.blas_threads):
-            sim, (_, report) = best_of(args.repeat, lambda: run_matmul(a, b))
-            timing, _ = best_of(args.repeat, lambda: run_matmul(a, b, execute=False, check_races=False))
+        sim, (_, report) = best_of(args.repeat, lambda: run_matmul(a, b))
+        timing, _ = best_of(args.repeat, lambda: run_matmul(a, b, execute=False, check_races=False))
         ref, _ = best_of(args.repeat, lambda: a32 @ b32)
         count = report.instructions
         print(f"{n:>6} {sim:>10.3f} {timing:>12.3f} {ref:>11.4f} {sim / ref:>6.1f}x {count:>8,} "
