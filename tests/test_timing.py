@@ -104,3 +104,16 @@ def test_report_accounts_bytes_and_utilisation():
     assert all(0 <= u <= 1 for u in util.values())
     assert report.microseconds == report.cycles / 1800
     assert "bound by" in report.summary()
+
+
+def test_openblas_runs_on_one_thread_during_a_launch_and_is_restored():
+    from ascend_sim.blas import blas_thread_count, blas_threads
+
+    if blas_thread_count() is None:  # numpy without a recognisable OpenBLAS: nothing to limit
+        return
+    seen = []
+    with blas_threads(2):
+        run_kernel(lambda: seen.append(blas_thread_count()))
+        assert seen == [1] and blas_thread_count() == 2
+        run_kernel(lambda: seen.append(blas_thread_count()), blas_threads=None)
+        assert seen == [1, 2]
