@@ -1,5 +1,6 @@
 """Properties of the per-pipe timing model."""
 import numpy as np
+import pytest
 
 from ascend_sim.ascendc import (DataCopy, DataCopyParams, GlobalTensor, HardEvent, LoadData, LoadData2DParams,
                                 SetFlag, TBuf, TPipe, TPosition, WaitFlag)
@@ -109,8 +110,8 @@ def test_report_accounts_bytes_and_utilisation():
 def test_openblas_runs_on_one_thread_during_a_launch_and_is_restored():
     from ascend_sim.blas import blas_thread_count, blas_threads
 
-    if blas_thread_count() is None:  # numpy without a recognisable OpenBLAS: nothing to limit
-        return
+    if blas_thread_count() is None:
+        pytest.skip("this numpy has no recognisable OpenBLAS to limit")
     seen = []
     with blas_threads(2):
         run_kernel(lambda: seen.append(blas_thread_count()))
