@@ -350,7 +350,7 @@ def larger_problems(draw):
         tuple(pads), tuple(dil), groups, platform
 
 
-@settings(max_examples=int(os.environ.get("DX_EXAMPLES", 120)), deadline=None,
+@settings(max_examples=int(os.environ.get("DX_EXAMPLES", 300)), deadline=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(larger_problems())
 def test_envelope_property_larger_shapes(case):

@@ -19,7 +19,7 @@ HYPOTHETICAL = [
                                                L0B=32 * 1024, L0C=64 * 1024),
     get_platform("Ascend910B3").with_overrides(name="hypo_big", aic_cores=40, L1=1024 * 1024, L0C=256 * 1024),
 ]
-PROPERTY = settings(max_examples=int(os.environ.get("TILING_EXAMPLES", 150)), deadline=None, suppress_health_check=[HealthCheck.filter_too_much,
+PROPERTY = settings(max_examples=int(os.environ.get("TILING_EXAMPLES", 500)), deadline=None, suppress_health_check=[HealthCheck.filter_too_much,
                                                                            HealthCheck.too_slow])
 
 
