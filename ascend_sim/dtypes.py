@@ -12,18 +12,6 @@ DTYPES: dict[str, np.dtype] = {"float16": float16, "bfloat16": bfloat16, "float3
 BLOCK_BYTES = 32  # one DataBlock; C0 is the number of elements in it
 
 
-def as_dtype(dtype) -> np.dtype:
-    """A numpy dtype from a name ('float16', 'bfloat16', 'float32') or a dtype-like; others are rejected."""
-    if isinstance(dtype, str):
-        if dtype not in DTYPES:
-            raise TypeError(f"dtype={dtype!r} is not supported; allowed: {sorted(DTYPES)}")
-        return DTYPES[dtype]
-    dt = np.dtype(dtype)
-    if dt not in DTYPES.values():
-        raise TypeError(f"dtype={dt} is not supported; allowed: {sorted(DTYPES)}")
-    return dt
-
-
 def dtype_name(dtype) -> str:
     dt = np.dtype(dtype)
     for name, value in DTYPES.items():

@@ -16,10 +16,6 @@ class Pipe(IntEnum):
     FIX = 6
     ALL = 7
 
-    @property
-    def label(self) -> str:
-        return self.name
-
 
 PIPE_S, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_FIX, PIPE_ALL = (
     Pipe.S, Pipe.V, Pipe.M, Pipe.MTE1, Pipe.MTE2, Pipe.MTE3, Pipe.FIX, Pipe.ALL)

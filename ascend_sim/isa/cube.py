@@ -12,7 +12,6 @@ from ..tensor import LocalTensor
 from .common import FRACTAL, check_aligned, current_core, expect_position, fields_checker
 
 M = Pipe.M
-_OPERAND_RATE = {"float16": "float16", "bfloat16": "bfloat16", "float32": "float32"}
 
 
 @dataclass(slots=True)
@@ -42,9 +41,6 @@ def SetHF32TransMode(mode: int) -> None:
 
 _DTYPE_KEY = {np.dtype(np.float16): "float16", np.dtype(np.float32): "float32"}
 
-
-def _dtype_key(dtype) -> str:
-    return _DTYPE_KEY.get(np.dtype(dtype), "bfloat16")
 
 
 # float16 -> float32 by table: the same bits as astype (NaN payloads included) at a third of the time

@@ -9,7 +9,7 @@ import numpy as np
 from ..faults import ParameterOutOfRange
 from ..pipes import Pipe
 from ..tensor import LocalTensor
-from .common import (FRACTAL, check_aligned, check_fields, check_range, current_core, expect_position,
+from .common import (FRACTAL, check_aligned, check_range, current_core, expect_position,
                      fields_checker)
 
 MTE1 = Pipe.MTE1

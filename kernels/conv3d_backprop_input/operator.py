@@ -25,7 +25,7 @@ import numpy as np
 from ascend_sim import Chip
 from ascend_sim.dtypes import DTYPES, dtype_name
 from ascend_sim.formats import (filter_to_fractal_z_3d, filter_to_ncdhw, ncdhw_to_ndc1hwc0, ndc1hwc0_to_ncdhw,
-                                ndc1hwc0_to_ndhwc, ndhwc_to_ndc1hwc0)
+                                ndc1hwc0_to_ndhwc)
 from ascend_sim.platform import Platform
 from ascend_sim.report import RunReport
 from ascend_sim.tensor import GmAddr
