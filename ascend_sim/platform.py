@@ -1,7 +1,7 @@
 """Platform model: one SoC's AI Core sizes, alignments, cube rates and transfer rates.
 
-Every number comes from ../shared/reference/ascend-hardware.md (the CANN platform INI files and the Ascend C
-performance appendix). Values the sources do not publish (per-instruction overheads, the chip-wide HBM cap) are
+Every number comes from the CANN platform INI files (`<soc>.ini` in the CANN toolkit) and the Ascend C
+performance appendix (mirror-cann/asc-devkit `docs/`). Values the sources do not publish (per-instruction overheads, the chip-wide HBM cap) are
 marked as modelling choices and can be overridden like every other field.
 """
 from __future__ import annotations

@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 import tiling  # noqa: E402
 from tiling import TilingInfeasible, check_conv3d_dx_args, tiling_for_args  # noqa: E402
 
-VECTORS = ROOT.parent / "shared" / "data" / "conv3d_dx_tiling_vectors_a2.json"
+VECTORS = ROOT / "tests" / "data" / "conv3d_dx_tiling_vectors_a2.json"
 PLATFORMS = ["Ascend910B2", "Ascend910B3", "Ascend910B4", "Ascend910_9391"]
 
 

@@ -16,7 +16,7 @@ from ascend_sim import formats as F
 BF16 = np.dtype(ml_dtypes.bfloat16)
 DTYPES = [np.dtype(np.float16), BF16, np.dtype(np.float32)]
 C0 = {np.dtype(np.float16): 16, BF16: 16, np.dtype(np.float32): 8}
-VECTORS = Path("/work/shared/data/conv3d_dx_tiling_vectors_a2.json")
+VECTORS = Path(__file__).resolve().parent / "data" / "conv3d_dx_tiling_vectors_a2.json"
 
 SETTINGS = settings(max_examples=100, deadline=None)
 
@@ -193,7 +193,6 @@ def test_group_enlarge_rule(dtype, groups, cin_ori, cout_ori):
         assert (mag * cin_ori) % c0 == 0 and (mag * cout_ori) % 16 == 0
 
 
-@pytest.mark.skipif(not VECTORS.exists(), reason="real tiling vectors not available")
 def test_group_enlarge_and_shape_against_real_vectors():
     vectors = json.loads(VECTORS.read_text())["vectors"]
     assert vectors

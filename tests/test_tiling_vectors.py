@@ -1,4 +1,4 @@
-"""The tiling generator against the real A2 host-tiling vectors in shared/data, field by field and byte for byte."""
+"""The tiling generator against the real A2 host-tiling vectors in tests/data, field by field and byte for byte."""
 from __future__ import annotations
 
 import json
@@ -11,7 +11,7 @@ import tiling
 from ascend_sim.platform import get_platform
 from tiling.model import PARAMS_FIELDS, TILING_FIELDS
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = Path(__file__).resolve().parent / "data"  # copied from the real UT file; see data/README.md
 VECTORS = json.loads((DATA / "conv3d_dx_tiling_vectors_a2.json").read_text())["vectors"]
 
 # Fields that describe the problem (SetRunInfoTiling) rather than the split/blocks, plus the key flags.

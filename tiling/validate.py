@@ -1,8 +1,8 @@
 """Does a tiling fit its platform and the arch22 kernel? A field-by-field explanation of what does not.
 
 The rules come from what the kernel does with the tiling (op_kernel/arch22: InitTque's buffer sizes, the
-Load3Dv2 / LoadData2D / Mmad / Fixpipe parameters it derives) and the instruction ranges in
-shared/reference/ascend-hardware.md. Use it on generated tilings and on hand-edited ones
+Load3Dv2 / LoadData2D / Mmad / Fixpipe parameters it derives) and the instruction ranges of
+the Ascend C API reference (docs/isa.md lists them with their sources). Use it on generated tilings and on hand-edited ones
 (`tiling.with_overrides(baseM=...)`).
 """
 from __future__ import annotations
