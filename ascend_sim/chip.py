@@ -1,33 +1,35 @@
-"""The chip: global memory shared by `block_dim` cube cores, and the launcher that runs a kernel on them.
+"""The chip: global memory shared by the cores of a launch, and the launcher.
 
-Cores run one at a time (deterministic, steppable), each in its own thread so that a cross-core barrier
-(`SyncAll`) can suspend one core while the others catch up. Only one thread ever runs at once.
+A launch runs the kernel's Python once per core, one core after the other, with no threads: each Ascend C call
+becomes a record that the core's scheduler runs as soon as its dependencies allow. A record that must wait for
+another core (SyncAll) stays pending until that core's kernel has issued what it waits for, so the order in
+which the cores' Python runs does not change any result, cycle or fault.
 """
 from __future__ import annotations
 
 import gc
-import threading
 from typing import Callable
 
 from .blas import blas_threads
-from .core import AICore
+from .core import AICore, CoreType
 from .faults import SimFault, SyncFault
 from .memory import GlobalMemory
+from .pipes import AIC_LEGAL
 from .platform import Platform, get_platform
 from .report import RunReport
+from .schedule import CostModel, SyncAllBarrier
 
-_current = threading.local()
+_running: list = [None]  # the core whose kernel Python is running
 
 
 def current_core() -> AICore:
-    core = getattr(_current, "core", None)
+    core = _running[0]
     if core is None:
         raise RuntimeError("no kernel is running: Ascend C calls must run inside Chip.launch")
     return core
 
 
-class _Abort(BaseException):
-    """Unwinds a suspended core when another core faulted."""
+AIC = CoreType("AIC (cube core)", ("L1", "L0A", "L0B", "L0C", "BT", "FB", "UB"), frozenset(AIC_LEGAL))
 
 
 class Chip:
@@ -49,19 +51,16 @@ class Chip:
         self.record = record
         self.hooks = list(hooks or [])
         self.cores: list[AICore] = []
-        self.gm_read_rate = self.platform.rates.gm_to_l1
-        self.gm_write_rate = self.platform.rates.l0c_to_gm
 
     def launch(self, kernel: Callable, block_dim: int, *args, **kwargs) -> RunReport:
         """Run `kernel(*args, **kwargs)` on cores 0..block_dim-1 and return the run's report."""
         p = self.platform
         if not 1 <= block_dim <= p.aic_cores:
             raise ValueError(f"block_dim={block_dim} outside [1, {p.aic_cores}] cube cores of {p.name}")
-        # All cores share the chip's GM bandwidth; each also has its own per-core ceiling.
-        share = p.rates.chip_gm_bytes_per_cycle / block_dim
-        self.gm_read_rate = min(p.rates.gm_to_l1, share)
-        self.gm_write_rate = min(p.rates.l0c_to_gm, share)
-        self.cores = [AICore(i, block_dim, self) for i in range(block_dim)]
+        model = CostModel(p, block_dim)
+        barrier = SyncAllBarrier()
+        self.cores = [AICore(i, block_dim, self, AIC, model, barrier) for i in range(block_dim)]
+        barrier.schedules = [core.schedule for core in self.cores]
         # The run allocates a few long-lived objects per instruction (the log); the cyclic garbage collector
         # would traverse the whole heap again and again for them (a third of the run time when torch is
         # loaded). Nothing the simulator keeps per instruction is cyclic, so it is paused for the run only.
@@ -69,92 +68,23 @@ class Chip:
         gc.disable()
         try:
             with blas_threads(self.blas_threads if self.execute else None):
-                _Runner(self.cores, kernel, args, kwargs).run()
+                for core in self.cores:
+                    _running[0] = core
+                    kernel(*args, **kwargs)
+                    for pipe in core.tpipes:
+                        pipe.Destroy()
         finally:
+            _running[0] = None
             if gc_was_enabled:
                 gc.enable()
+        waiting = barrier.waiting_cores()
+        if waiting:
+            done = next(core.index for core in self.cores if core.index not in waiting)
+            raise SyncFault(f"cores {waiting} wait at SyncAll but core {done} ended without reaching it: the chip "
+                            "would hang", core=done, instruction="SyncAll")
         for core in self.cores:
-            core.check_flags_at_end()
+            core.check_at_end()
         return RunReport.from_cores(p, self.cores)
-
-    def sync_all(self, core: AICore) -> None:
-        """Cross-core barrier (SyncAll): suspends the calling core until every core arrives."""
-        runner: _Runner = core.runner
-        runner.arrive(core)
-
-
-class _Runner:
-    """Runs cores in turn; a core gives up its turn when it finishes or reaches SyncAll."""
-
-    def __init__(self, cores, kernel, args, kwargs):
-        self.cores = cores
-        self.kernel, self.args, self.kwargs = kernel, args, kwargs
-        self.turn = [threading.Semaphore(0) for _ in cores]
-        self.back = threading.Semaphore(0)
-        self.state = ["ready"] * len(cores)  # ready | barrier | done
-        self.error: BaseException | None = None
-        self.abort = False
-        for core in cores:
-            core.runner = self
-
-    def _body(self, i: int) -> None:
-        self.turn[i].acquire()
-        _current.core = self.cores[i]
-        try:
-            if not self.abort:
-                self.kernel(*self.args, **self.kwargs)
-                for pipe in self.cores[i].tpipes:
-                    pipe.Destroy()
-        except _Abort:
-            pass
-        except BaseException as exc:  # reported by the main thread
-            self.error = exc
-        finally:
-            self.state[i] = "done"
-            _current.core = None
-            self.back.release()
-
-    def arrive(self, core: AICore) -> None:
-        i = core.index
-        self.state[i] = "barrier"
-        self.back.release()
-        self.turn[i].acquire()
-        if self.abort:
-            raise _Abort()
-
-    def run(self) -> None:
-        threads = [threading.Thread(target=self._body, args=(i,), daemon=True) for i in range(len(self.cores))]
-        for t in threads:
-            t.start()
-        try:
-            while True:
-                for i, core in enumerate(self.cores):
-                    if self.state[i] == "done":
-                        continue
-                    self.state[i] = "running"
-                    self.turn[i].release()
-                    self.back.acquire()
-                    if self.error is not None:
-                        raise self.error
-                waiting = [i for i, s in enumerate(self.state) if s == "barrier"]
-                if not waiting:
-                    break
-                finished = [i for i, s in enumerate(self.state) if s == "done"]
-                if finished:
-                    raise SyncFault(f"cores {waiting} wait at SyncAll but core {finished[0]} ended without "
-                                    "reaching it: the chip would hang", core=finished[0], instruction="SyncAll")
-                t = max(core.cycles for core in self.cores)
-                for core in self.cores:
-                    core.sync_to(t)
-        except BaseException:
-            self.abort = True
-            for i, s in enumerate(self.state):
-                if s != "done":  # wake every core so that its thread sees the abort and ends
-                    self.turn[i].release()
-            raise
-        finally:
-            for t in threads:
-                t.join(timeout=5)
 
 
 __all__ = ["Chip", "current_core", "SimFault"]

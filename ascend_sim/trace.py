@@ -15,6 +15,8 @@ _TID = {Pipe.MTE2: 1, Pipe.MTE1: 2, Pipe.M: 3, Pipe.FIX: 4, Pipe.MTE3: 5, Pipe.V
 def _jsonable(value):
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
+    if hasattr(value, "_asdict"):  # a parameter snapshot (named tuple)
+        return {k: _jsonable(v) for k, v in value._asdict().items()}
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
     if isinstance(value, (np.integer, np.floating)):
@@ -53,7 +55,7 @@ def chrome_trace_events(report) -> list[dict]:
                                "pid": core_index, "tid": tid, "ts": instr.end * us})
             elif instr.name == "WaitFlag":
                 events.append({"ph": "f", "bp": "e", "name": "flag", "cat": "sync",
-                               "id": f"{core_index}.{instr.params['released_by']}", "pid": core_index,
+                               "id": f"{core_index}.{instr.released_by.seq}", "pid": core_index,
                                "tid": tid, "ts": instr.start * us})
     return events
 

@@ -9,6 +9,7 @@ from ..dtypes import round_to_hf32
 from ..faults import ParameterOutOfRange
 from ..pipes import Pipe
 from ..tensor import LocalTensor
+from ..record import define
 from .common import FRACTAL, check_aligned, current_core, expect_position, fields_checker
 
 M = Pipe.M
@@ -30,13 +31,17 @@ class MmadParams:
     cmatrixInitVal: bool = True
 
 
+SET_HF32_MODE = define("SetHF32Mode", Pipe.S, doc="Round fp32 cube operands to HF32 before multiplying.")
+SET_HF32_TRANS_MODE = define("SetHF32TransMode", Pipe.S, doc="How fp32 rounds to HF32 (nearest even or half away).")
+
+
 def SetHF32Mode(enable: bool) -> None:
     """Round fp32 cube operands to HF32 before multiplying (A2/A3/950); doubles the fp32 rate."""
-    current_core().registers["hf32"] = bool(enable)
+    current_core().write_register(SET_HF32_MODE, "hf32", bool(enable))
 
 
 def SetHF32TransMode(mode: int) -> None:
-    current_core().registers["hf32_trans_mode"] = int(mode)
+    current_core().write_register(SET_HF32_TRANS_MODE, "hf32_trans_mode", int(mode))
 
 
 _DTYPE_KEY = {np.dtype(np.float16): "float16", np.dtype(np.float32): "float32"}
@@ -59,6 +64,46 @@ def _fractals_to_f32(data: np.ndarray, dtype: np.dtype, shape: tuple, axes: tupl
     out = np.empty(src.shape, np.float32)
     np.copyto(out, src, casting="unsafe")
     return out
+
+
+def _mmad_cost(rec, model) -> float:
+    """A fixed overhead, then m1 x n1 x k1 fractal products at the cube rate of the operand dtype."""
+    if rec.args is None:
+        return 0.0
+    m1, n1, k1, c0 = rec.args[12:16]
+    return model.rates.mmad_overhead + m1 * n1 * k1 * (c0 / model.cube_k[rec.args[18]])
+
+
+def _mmad_execute(rec) -> None:
+    """C (m x n, fp32, NZ in L0C) = A (m x k, ZZ in L0A) . B (k x n, ZN in L0B), or C += A . B."""
+    (abuf, a0, a_bytes, bbuf, b0, b_bytes, cbuf, c_0, c_bytes, dtype, m, k, m1, n1, k1, c0, init, gemv, _,
+     hf32_rounding) = rec.args
+    # ZZ [m1][k1][16][c0] -> (m1*16, k1*c0); ZN [k1][n1][16 n][c0 k] -> (k1*c0, n1*16)
+    if gemv:  # L0A holds A as a plain vector and only row 0 of each C fractal is written
+        a = abuf.view(dtype, a0, k).astype(np.float32).reshape(1, k)
+    else:
+        a = _fractals_to_f32(abuf.data[a0:a0 + a_bytes], dtype, (m1, k1, 16, c0), (0, 2, 1, 3))
+        a = a.reshape(m1 * 16, k1 * c0)
+        if k < k1 * c0:
+            a = a[:, :k]
+    b = _fractals_to_f32(bbuf.data[b0:b0 + b_bytes], dtype, (k1, n1, 16, c0), (0, 3, 1, 2))
+    b = b.reshape(k1 * c0, n1 * 16)
+    if k < k1 * c0:
+        b = b[:k]  # K is masked exactly at k
+    if hf32_rounding is not None:
+        a, b = round_to_hf32(a, *hf32_rounding), round_to_hf32(b, *hf32_rounding)
+    prod = a @ b  # fp16/bf16 products are exact in fp32; accumulation in fp32
+    c = cbuf.data[c_0:c_0 + c_bytes].view(np.float32).reshape(n1, m1 * 16, 16)
+    rows = c[:, :1] if gemv else c
+    prod_nz = prod.reshape(prod.shape[0], n1, 16).transpose(1, 0, 2)
+    if init:
+        rows[...] = prod_nz
+    else:
+        rows += prod_nz
+
+
+MMAD = define("Mmad", M, cost=_mmad_cost, execute=_mmad_execute, params=MmadParams,
+              doc="C = or += A . B on the cube, fp32 accumulation in L0C.")
 
 
 def Mmad(dst, fm, filter, params: MmadParams) -> None:
@@ -88,7 +133,7 @@ def Mmad(dst, fm, filter, params: MmadParams) -> None:
         raise core.fault(ParameterOutOfRange("cmatrixSource=1 (bias from BT) is not modelled"), name, M)
     m, n, k = params.m, params.n, params.k
     if m == 0 or n == 0 or k == 0:
-        core.issue(name, M, params, (), (), 0.0)
+        core.issue(MMAD, M, params)
         return
     size = dtype.itemsize
     c0 = 32 // size
@@ -99,38 +144,16 @@ def Mmad(dst, fm, filter, params: MmadParams) -> None:
     b_bytes, c_bytes = k1 * n1 * FRACTAL, n1 * m1 * 1024
     registers = core.registers
     hf32 = size == 4 and registers["hf32"]
-    cube_k = core.cube_k["hf32" if hf32 else _DTYPE_KEY.get(dtype, "bfloat16")]
-    cycles = core.rates.mmad_overhead + m1 * n1 * k1 * (c0 / cube_k)
+    operand = "hf32" if hf32 else _DTYPE_KEY.get(dtype, "bfloat16")
+    # HF32 rounding: (mantissa bits of the platform, the trans mode register), or None
+    hf32_rounding = (core.platform.hf32_mantissa_bits, registers["hf32_trans_mode"]) if hf32 else None
     abuf, bbuf, cbuf = fm.buffer, filter.buffer, dst.buffer
     a0, b0, c_0 = fm.address, filter.address, dst.address
     gemv = m == 1  # GEMV: L0A holds A as a plain vector and only row 0 of each C fractal is written
 
-    def run():
-        # ZZ [m1][k1][16][c0] -> (m1*16, k1*c0); ZN [k1][n1][16 n][c0 k] -> (k1*c0, n1*16)
-        if gemv:
-            a = abuf.view(dtype, a0, k).astype(np.float32).reshape(1, k)
-        else:
-            a = _fractals_to_f32(abuf.data[a0:a0 + a_bytes], dtype, (m1, k1, 16, c0), (0, 2, 1, 3))
-            a = a.reshape(m1 * 16, k1 * c0)
-            if k < k1 * c0:
-                a = a[:, :k]
-        b = _fractals_to_f32(bbuf.data[b0:b0 + b_bytes], dtype, (k1, n1, 16, c0), (0, 3, 1, 2))
-        b = b.reshape(k1 * c0, n1 * 16)
-        if k < k1 * c0:
-            b = b[:k]  # K is masked exactly at k
-        if hf32:
-            mantissa, mode = core.platform.hf32_mantissa_bits, registers["hf32_trans_mode"]
-            a, b = round_to_hf32(a, mantissa, mode), round_to_hf32(b, mantissa, mode)
-        prod = a @ b  # fp16/bf16 products are exact in fp32; accumulation in fp32
-        c = cbuf.data[c_0:c_0 + c_bytes].view(np.float32).reshape(n1, m1 * 16, 16)
-        rows = c[:, :1] if gemv else c
-        prod_nz = prod.reshape(prod.shape[0], n1, 16).transpose(1, 0, 2)
-        if init:
-            rows[...] = prod_nz
-        else:
-            rows += prod_nz
-
     reads = ((abuf, a0, a0 + a_bytes), (bbuf, b0, b0 + b_bytes))
     if not init:  # accumulating reads C as well
         reads += ((cbuf, c_0, c_0 + c_bytes),)
-    core.issue(name, M, params, reads, ((cbuf, c_0, c_0 + c_bytes),), cycles, run)
+    core.issue(MMAD, M, params, reads, ((cbuf, c_0, c_0 + c_bytes),),
+               (abuf, a0, a_bytes, bbuf, b0, b_bytes, cbuf, c_0, c_bytes, dtype, m, k, m1, n1, k1, c0, init, gemv,
+                operand, hf32_rounding), registers=(("hf32", hf32), ("hf32_trans_mode", registers["hf32_trans_mode"])))

@@ -9,6 +9,7 @@ import numpy as np
 from ..dtypes import bfloat16, float16, float32
 from ..faults import ParameterOutOfRange
 from ..pipes import Pipe
+from ..record import define
 from .common import check_aligned, check_range, current_core, expect_position
 
 FIX = Pipe.FIX
@@ -62,6 +63,38 @@ class DataCopyCO12DstParams:
     nz2ndEn: bool = False
 
 
+def _fixpipe_cost(rec, model) -> float:
+    """A fixed overhead, then the elements through the conversion unit or the bytes to GM, the slower."""
+    if rec.args is None:
+        return 0.0
+    rates = model.rates
+    return rates.fixpipe_overhead + max(rec.args[-1] / rates.fixpipe_elems, rec.nbytes / model.gm_write_rate)
+
+
+def _fixpipe_execute(rec) -> None:
+    """Each of ndNum L0C blocks: the mSize x nSize fp32 values (optionally ReLU), rounded to the output dtype
+    (nearest even), written as ND rows (NZ2ND), as NZ columns, or as 8-wide NZ columns (channel split)."""
+    (sbuf, s0, s_pitch, s_nd, dbuf, d0, d_nd, shape, strides, out, n1, m_size, n_size, nd_num, relu, nz2nd,
+     split, _) = rec.args
+    for t in range(nd_num):
+        values = sbuf.strided(s0 + t * s_nd, (n1, m_size, 16), (s_pitch, 64, 4), float32)
+        if relu:
+            values = np.maximum(values, 0)
+        converted = values.astype(out)
+        d = dbuf.strided(d0 + t * d_nd * out.itemsize, shape, strides, out)
+        if nz2nd:
+            d[...] = converted.transpose(1, 0, 2).reshape(m_size, n1 * 16)[:, :n_size]
+        elif split:  # each 16-wide Z column becomes two 8-wide ones
+            halves = converted.reshape(n1, m_size, 2, 8).transpose(0, 2, 1, 3).reshape(n1 * 2, m_size, 8)
+            d[...] = halves[:shape[0]]
+        else:
+            d[...] = converted
+
+
+FIXPIPE = define("Fixpipe", FIX, cost=_fixpipe_cost, execute=_fixpipe_execute, params=FixpipeParamsV220,
+                 doc="L0C -> GM with conversion (F322F16, F322BF16, NoQuant), NZ2ND, NZ or channel split.")
+
+
 def Fixpipe(dst, src, params: FixpipeParamsV220, config: FixpipeConfig = CFG_ROW_MAJOR) -> None:
     nz2nd = config == CFG_ROW_MAJOR
     _fixpipe(dst, src, params.nSize, params.mSize, params.srcStride, params.dstStride, params.quantPre,
@@ -103,7 +136,7 @@ def _fixpipe(dst, src, n_size, m_size, src_stride, dst_stride, quant, relu, spli
     if not nz2nd:
         check_aligned(core, name, FIX, dst, 32, "dst (NZ)")
     if n_size == 0 or m_size == 0 or nd_num == 0:
-        core.issue(name, FIX, params, (), (), 0.0)
+        core.issue(FIXPIPE, FIX, params)
         return
     if dst_stride == 0:
         raise core.fault(ParameterOutOfRange("dstStride=0 would write every row on top of the previous one"),
@@ -127,24 +160,7 @@ def _fixpipe(dst, src, n_size, m_size, src_stride, dst_stride, quant, relu, spli
     d_span = ((nd_num - 1) * d_nd + d_elems) * osize
     sbuf, dbuf, s0, d0 = src.buffer, dst.buffer, src.address, dst.address
 
-    def run():
-        for t in range(nd_num):
-            values = sbuf.strided(s0 + t * s_nd, (n1, m_size, 16), (s_pitch, 64, 4), float32)
-            if relu:
-                values = np.maximum(values, 0)
-            converted = values.astype(out)  # round to nearest even
-            d = dbuf.strided(d0 + t * d_nd * osize, shape, strides, out)
-            if nz2nd:
-                d[...] = converted.transpose(1, 0, 2).reshape(m_size, n1 * 16)[:, :n_size]
-            elif split:  # each 16-wide Z column becomes two 8-wide ones
-                halves = converted.reshape(n1, m_size, 2, 8).transpose(0, 2, 1, 3).reshape(n1 * 2, m_size, 8)
-                d[...] = halves[:shape[0]]
-            else:
-                d[...] = converted
-
     elems = nd_num * m_size * n_size
-    nbytes = elems * osize
-    rates = core.platform.rates
-    cycles = rates.fixpipe_overhead + max(elems / rates.fixpipe_elems, nbytes / core.gm_write_rate)
-    core.issue(name, FIX, params, ((sbuf, s0, s0 + s_span),), ((dbuf, d0, d0 + d_span),), cycles, run,
-               "L0C->GM", nbytes)
+    core.issue(FIXPIPE, FIX, params, ((sbuf, s0, s0 + s_span),), ((dbuf, d0, d0 + d_span),),
+               (sbuf, s0, s_pitch, s_nd, dbuf, d0, d_nd, shape, strides, out, n1, m_size, n_size, nd_num, relu, nz2nd,
+                split, elems), "L0C->GM", elems * osize)

@@ -9,6 +9,7 @@ import numpy as np
 from ..faults import ParameterOutOfRange
 from ..pipes import Pipe
 from ..tensor import LocalTensor
+from ..record import define
 from .common import (FRACTAL, check_aligned, check_range, current_core, expect_position,
                      fields_checker)
 
@@ -74,6 +75,10 @@ class Fmatrix:
 FMATRIX_LEFT, FMATRIX_RIGHT = "FMATRIX_LEFT", "FMATRIX_RIGHT"
 
 
+SET_FMATRIX = define("SetFmatrix", Pipe.S, doc="Write the LEFT or RIGHT feature-map register (l1H, l1W, pads).")
+SET_LOAD_DATA_REPEAT = define("SetLoadDataRepeat", Pipe.S, doc="Write the LoadData 3Dv2 repeat register.")
+
+
 def SetFmatrix(l1H: int, l1W: int, padList, fmatrixMode: str = FMATRIX_LEFT) -> None:
     """Set the LEFT or RIGHT feature-map register; a LoadData 3Dv2 with isSetFMatrix=False reads the one its
     fMatrixCtrl selects (the dx kernel's fp32 weight path uses RIGHT)."""
@@ -85,7 +90,7 @@ def SetFmatrix(l1H: int, l1W: int, padList, fmatrixMode: str = FMATRIX_LEFT) -> 
         check_range(core, "SetFmatrix", Pipe.S, name, value, 0, hi)
     for i, pad in enumerate(padList):
         check_range(core, "SetFmatrix", Pipe.S, f"padList[{i}]", pad, 0, 255)
-    core.registers[fmatrixMode] = Fmatrix(l1H, l1W, tuple(padList))
+    core.write_register(SET_FMATRIX, fmatrixMode, Fmatrix(l1H, l1W, tuple(padList)))
 
 
 def SetLoadDataRepeat(params: LoadDataRepeatParams) -> None:
@@ -94,11 +99,11 @@ def SetLoadDataRepeat(params: LoadDataRepeatParams) -> None:
         raise core.fault(ParameterOutOfRange(
             f"repeatTime={params.repeatTime}: LoadData 3Dv2 repeats are not modelled (only 0 or 1)"),
             "SetLoadDataRepeat", Pipe.S)
-    core.registers["loaddata_repeat"] = params
+    core.write_register(SET_LOAD_DATA_REPEAT, "loaddata_repeat", LoadDataRepeatParams(
+        params.repeatTime, params.repeatStride, params.repeatMode))
 
 
-def _l0_rate(core, dst_name: str) -> float:
-    rates = core.rates
+def _l0_rate(rates, dst_name: str) -> float:
     return rates.l1_to_l0a if dst_name == "L0A" else rates.l1_to_l0b
 
 
@@ -106,6 +111,27 @@ _LOAD2D_RANGES = {"startIndex": (0, 65535), "repeatTimes": (0, 255), "srcStride"
 _check_load2d = fields_checker(_LOAD2D_RANGES)
 _L0AB, _L1 = ("L0A", "L0B"), ("L1",)
 _PATH = {"L0A": "L1->L0A", "L0B": "L1->L0B"}  # one string per path, not one per instruction
+
+
+def _load_cost(rec, model) -> float:
+    """A fixed overhead, then the bytes at the L1 -> L0A / L0B rate (a NOP costs 0)."""
+    if rec.args is None:
+        return 0.0
+    return model.rates.mte1_overhead + rec.nbytes / _l0_rate(model.rates, rec.writes[0][0].name)
+
+
+def _load2d_execute(rec) -> None:
+    """repeatTimes fractals of 512 B; with ifTranspose element [r][c] of each 16 x 16 fractal goes to [c][r]."""
+    sbuf, s0, s_pitch, dbuf, d0, d_pitch, reps, transpose, dtype = rec.args
+    if transpose:
+        dbuf.strided(d0, (reps, 16, 16), (d_pitch, 32, 2), dtype)[...] = \
+            sbuf.strided(s0, (reps, 16, 16), (s_pitch, 32, 2), dtype).transpose(0, 2, 1)
+    else:
+        dbuf.strided(d0, (reps, FRACTAL), (d_pitch, 1))[...] = sbuf.strided(s0, (reps, FRACTAL), (s_pitch, 1))
+
+
+LOAD_DATA_2D = define("LoadData2D", MTE1, cost=_load_cost, execute=_load2d_execute, params=LoadData2DParams,
+                      doc="L1 -> L0A/L0B: whole 512-byte fractals, optionally transposed.")
 
 
 def load_data_2d(dst, src, params: LoadData2DParams) -> None:
@@ -127,7 +153,7 @@ def load_data_2d(dst, src, params: LoadData2DParams) -> None:
                                              "(transpose 32-bit data with LoadData 3Dv2 into L0B)"), name, MTE1)
     reps = params.repeatTimes
     if reps == 0:
-        core.issue(name, MTE1, params, (), (), 0.0)
+        core.issue(LOAD_DATA_2D, MTE1, params)
         return
     s_pitch, d_pitch = params.srcStride * FRACTAL, (params.dstGap + 1) * FRACTAL
     s0 = src.address + params.startIndex * FRACTAL
@@ -135,16 +161,8 @@ def load_data_2d(dst, src, params: LoadData2DParams) -> None:
     d0 = dst.address
     d1 = d0 + (reps - 1) * d_pitch + FRACTAL
 
-    def run():
-        if transpose:  # element [r][c] of each 16 x 16 fractal goes to [c][r]
-            dbuf.strided(d0, (reps, 16, 16), (d_pitch, 32, 2), dtype)[...] = \
-                sbuf.strided(s0, (reps, 16, 16), (s_pitch, 32, 2), dtype).transpose(0, 2, 1)
-        else:
-            dbuf.strided(d0, (reps, FRACTAL), (d_pitch, 1))[...] = sbuf.strided(s0, (reps, FRACTAL), (s_pitch, 1))
-
-    nbytes = reps * FRACTAL
-    cycles = core.rates.mte1_overhead + nbytes / _l0_rate(core, dbuf.name)
-    core.issue(name, MTE1, params, ((sbuf, s0, s1),), ((dbuf, d0, d1),), cycles, run, _PATH[dbuf.name], nbytes)
+    core.issue(LOAD_DATA_2D, MTE1, params, ((sbuf, s0, s1),), ((dbuf, d0, d1),),
+               (sbuf, s0, s_pitch, dbuf, d0, d_pitch, reps, transpose, dtype), _PATH[dbuf.name], reps * FRACTAL)
 
 
 _CHANNEL_RULE = {2: "4, 8, 16N, 16N+4 or 16N+8", 4: "4, 8N or 8N+4"}
@@ -202,6 +220,34 @@ _LOAD3D_RANGES = {"channelSize": (0, 65535), "kExtension": (0, 65535), "mExtensi
 _check_load3d = fields_checker(_LOAD3D_RANGES)
 
 
+def _load3d_cost(rec, model) -> float:
+    if rec.args is None:
+        return 0.0
+    stride_w, rows = rec.args[-2:]
+    return model.rates.mte1_overhead + rec.nbytes / _load3d_rate(model.rates, rec.writes[0][0].name, stride_w, rows)
+
+
+def _load3d_execute(rec) -> None:
+    """img2col: each destination element takes the feature-map element its (row, column) maps to, or padValue
+    where that falls in the padding."""
+    sbuf, s0, span, dbuf, d0, count, extent, dtype, index, pad_positions, written, pad_value, _, _ = rec.args
+    source = sbuf.view(dtype, s0, span)
+    if written is None:  # gather straight into L0 (every index is inside the source: pads read element 0)
+        values = dbuf.view(dtype, d0, count)
+        source.take(index, out=values, mode="clip")
+        if pad_positions.size:
+            values[pad_positions] = pad_value
+    else:
+        values = source.take(index)
+        if pad_positions.size:
+            values[pad_positions] = pad_value
+        dbuf.view(dtype, d0, extent)[written] = values
+
+
+LOAD_DATA_3DV2 = define("LoadData3Dv2", MTE1, cost=_load3d_cost, execute=_load3d_execute,
+                        params=LoadData3DParamsV2, doc="L1 -> L0A/L0B: img2col of an NC1HWC0 feature map.")
+
+
 def load_data_3d_v2(dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool = True) -> None:
     core = current_core()
     name = "LoadData3Dv2"
@@ -210,11 +256,13 @@ def load_data_3d_v2(dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool = T
     if src.__class__ is not LocalTensor or src.buffer.name != "L1":
         expect_position(core, name, MTE1, src, _L1, "src")
     p = params
+    registers = ()
     if isSetFMatrix:
         l1H, l1W, pads = p.l1H, p.l1W, tuple(p.padList)
     else:
         which = FMATRIX_RIGHT if p.fMatrixCtrl else FMATRIX_LEFT
         fm = core.registers.get(which)
+        registers = ((which, fm),)
         if fm is None:
             raise core.fault(ParameterOutOfRange(f"isSetFMatrix=False but SetFmatrix({which}) was never called"),
                              name, MTE1)
@@ -262,7 +310,7 @@ def load_data_3d_v2(dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool = T
     dW = p.dilationFilterW
     eff_w = (fW - 1) * dW + 1
     if l1H == 0 or l1W == 0 or m_ext == 0 or k_ext == 0:
-        core.issue(name, MTE1, params, (), (), 0.0)
+        core.issue(LOAD_DATA_3DV2, MTE1, params, registers=registers)
         return
     if l1W + pads[0] + pads[1] < eff_w:
         raise core.fault(ParameterOutOfRange(
@@ -275,33 +323,19 @@ def load_data_3d_v2(dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool = T
     span = c1 * l1H * l1W * c0
     count = m_ext * k_ext
     extent = count if written is None else int(written[-1]) + 1  # destination elements spanned
-    sbuf, s0, d0, pad_value = src.buffer, src.address, dst.address, p.padValue
+    sbuf, s0, d0 = src.buffer, src.address, dst.address
 
-    def run():
-        source = sbuf.view(dtype, s0, span)
-        if written is None:  # gather straight into L0 (every index is inside the source: pads read element 0)
-            values = dbuf.view(dtype, d0, count)
-            source.take(index, out=values, mode="clip")
-            if pad_positions.size:
-                values[pad_positions] = pad_value
-        else:
-            values = source.take(index)
-            if pad_positions.size:
-                values[pad_positions] = pad_value
-            dbuf.view(dtype, d0, extent)[written] = values
-
-    nbytes = count * size
-    rows = -(-((m_start % wout) + m_ext) // wout)
-    cycles = core.rates.mte1_overhead + nbytes / _load3d_rate(core, dbuf.name, stride_w, rows)
-    core.issue(name, MTE1, params, ((sbuf, s0, s0 + span * size),), ((dbuf, d0, d0 + extent * size),), cycles, run,
-               _PATH[dbuf.name], nbytes)
+    rows = -(-((m_start % wout) + m_ext) // wout)  # feature-map rows the window touches (sets the rate)
+    core.issue(LOAD_DATA_3DV2, MTE1, params, ((sbuf, s0, s0 + span * size),), ((dbuf, d0, d0 + extent * size),),
+               (sbuf, s0, span, dbuf, d0, count, extent, dtype, index, pad_positions, written, p.padValue, stride_w,
+                rows), _PATH[dbuf.name], count * size, registers)
 
 
-def _load3d_rate(core, dst_name: str, stride_w: int, rows: int) -> float:
+def _load3d_rate(rates, dst_name: str, stride_w: int, rows: int) -> float:
     """Bytes per cycle of LoadData 3D from the Ascend C performance appendix (reference §4.1)."""
     to_a = dst_name == "L0A"
     if stride_w == 1 and rows <= 1:
-        return _l0_rate(core, dst_name)
+        return _l0_rate(rates, dst_name)
     if stride_w == 1:
         return max(512 // (rows + 2), 32) if to_a else max(512 // (rows + 4), 512 // 18)
     if stride_w in (2, 4, 8):

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..pipes import Pipe
 from ..tensor import GlobalTensor, LocalTensor
+from ..record import define
 from .common import BLOCK, FRACTAL, check_aligned, check_fields, current_core, expect_position, fields_checker
 
 MTE2 = Pipe.MTE2
@@ -59,8 +60,22 @@ _check_nd2nz = fields_checker(_ND2NZ_RANGES)
 _L1, _GM = ("L1",), ("GM",)
 
 
-def _mte2_cycles(core, nbytes: int) -> float:
-    return core.rates.mte2_overhead + nbytes / core.gm_read_rate
+def _mte2_cost(rec, model) -> float:
+    """A GM read: a fixed overhead, then the bytes at this core's share of the GM bandwidth (a NOP costs 0)."""
+    return 0.0 if rec.args is None else model.rates.mte2_overhead + rec.nbytes / model.gm_read_rate
+
+
+def _datacopy_execute(rec) -> None:
+    """blockCount blocks of blockLen DataBlocks, each copied from the source pitch to the destination pitch."""
+    sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen = rec.args
+    if count == 1:
+        dbuf.data[d0:d0 + blen] = sbuf.data[s0:s0 + blen]
+    else:
+        dbuf.strided(d0, (count, blen), (d_pitch, 1))[...] = sbuf.strided(s0, (count, blen), (s_pitch, 1))
+
+
+DATA_COPY = define("DataCopy", MTE2, cost=_mte2_cost, execute=_datacopy_execute, params=DataCopyParams,
+                   doc="GM -> L1: blockCount blocks of blockLen 32-byte DataBlocks with gaps.")
 
 
 def copy_gm_to_l1(dst, src, params: DataCopyParams) -> None:
@@ -77,20 +92,13 @@ def copy_gm_to_l1(dst, src, params: DataCopyParams) -> None:
     src_pitch, dst_pitch = blen + params.srcStride * BLOCK, blen + params.dstStride * BLOCK
     nbytes = count * blen
     if nbytes == 0:  # blockCount or blockLen 0: a NOP that still takes an issue slot
-        core.issue(name, MTE2, params, (), (), 0.0)
+        core.issue(DATA_COPY, MTE2, params)
         return
     s0, d0 = src.address, dst.address
     s1, d1 = s0 + (count - 1) * src_pitch + blen, d0 + (count - 1) * dst_pitch + blen
     sbuf, dbuf = src.buffer, dst.buffer
-
-    def run():
-        if count == 1:
-            dbuf.data[d0:d1] = sbuf.data[s0:s1]
-        else:
-            dbuf.strided(d0, (count, blen), (dst_pitch, 1))[...] = sbuf.strided(s0, (count, blen), (src_pitch, 1))
-
-    core.issue(name, MTE2, params, ((sbuf, s0, s1),), ((dbuf, d0, d1),), _mte2_cycles(core, nbytes), run,
-               "GM->L1", nbytes)
+    core.issue(DATA_COPY, MTE2, params, ((sbuf, s0, s1),), ((dbuf, d0, d1),),
+               (sbuf, s0, src_pitch, dbuf, d0, dst_pitch, count, blen), "GM->L1", nbytes)
 
 
 def copy_gm_to_l1_contiguous(dst, src, count: int) -> None:
@@ -119,6 +127,26 @@ def _nd2nz_maps(ndNum, nValue, dValue, sMS, sD, c0s, ns, dMS, c0):
     return src, dst, np.flatnonzero(~valid), int(src.max()) + 1, int(dst.max()) + 1, strided
 
 
+def _nd2nz_execute(rec) -> None:
+    """Each source row's dValue elements, cut into C0-wide pieces, land in the NZ columns; the tail of the last
+    piece is zero."""
+    sbuf, s0, dbuf, d0, dtype, maps = rec.args
+    smap, dmap, pads, sspan, dspan, strided = maps
+    if strided is not None:  # the same element moves as the index maps, as one strided copy
+        shape, s_strides, d_strides = strided
+        size = dtype.itemsize
+        dbuf.strided(d0, shape, tuple(x * size for x in d_strides), dtype)[...] = \
+            sbuf.strided(s0, shape, tuple(x * size for x in s_strides), dtype)
+        return
+    values = sbuf.view(dtype, s0, sspan)[smap]
+    values[pads] = 0
+    dbuf.view(dtype, d0, dspan)[dmap] = values
+
+
+DATA_COPY_ND2NZ = define("DataCopy(Nd2Nz)", MTE2, cost=_mte2_cost, execute=_nd2nz_execute, params=Nd2NzParams,
+                         doc="GM -> L1: ndNum ND matrices into NZ (C0-wide column blocks).")
+
+
 def copy_gm_to_l1_nd2nz(dst, src, params: Nd2NzParams) -> None:
     core = current_core()
     name = "DataCopy(Nd2Nz)"
@@ -131,29 +159,33 @@ def copy_gm_to_l1_nd2nz(dst, src, params: Nd2NzParams) -> None:
         check_aligned(core, name, MTE2, dst, core.alignments.L1, "dst")
     p = params
     if p.ndNum == 0 or p.nValue == 0 or p.dValue == 0:
-        core.issue(name, MTE2, params, (), (), 0.0)
+        core.issue(DATA_COPY_ND2NZ, MTE2, params)
         return
     dtype = src.dtype
     c0 = BLOCK // dtype.itemsize
-    smap, dmap, pads, sspan, dspan, strided = _nd2nz_maps(p.ndNum, p.nValue, p.dValue, p.srcNdMatrixStride,
-                                                          p.srcDValue, p.dstNzC0Stride, p.dstNzNStride,
-                                                          p.dstNzMatrixStride, c0)
+    maps = _nd2nz_maps(p.ndNum, p.nValue, p.dValue, p.srcNdMatrixStride, p.srcDValue, p.dstNzC0Stride,
+                       p.dstNzNStride, p.dstNzMatrixStride, c0)
+    sspan, dspan = maps[3], maps[4]
     size = dtype.itemsize
     sbuf, dbuf, s0, d0 = src.buffer, dst.buffer, src.address, dst.address
     nbytes = p.ndNum * p.nValue * p.dValue * size
+    core.issue(DATA_COPY_ND2NZ, MTE2, params, ((sbuf, s0, s0 + sspan * size),), ((dbuf, d0, d0 + dspan * size),),
+               (sbuf, s0, dbuf, d0, dtype, maps), "GM->L1", nbytes)
 
-    def run():
-        if strided is not None:  # the same element moves as the index maps, as one strided copy
-            shape, s_strides, d_strides = strided
-            dbuf.strided(d0, shape, tuple(x * size for x in d_strides), dtype)[...] = \
-                sbuf.strided(s0, shape, tuple(x * size for x in s_strides), dtype)
-            return
-        values = sbuf.view(dtype, s0, sspan)[smap]
-        values[pads] = 0
-        dbuf.view(dtype, d0, dspan)[dmap] = values
 
-    core.issue(name, MTE2, params, ((sbuf, s0, s0 + sspan * size),), ((dbuf, d0, d0 + dspan * size),),
-               _mte2_cycles(core, nbytes), run, "GM->L1", nbytes)
+def _init_const_cost(rec, model) -> float:
+    return 0.0 if rec.args is None else model.rates.mte1_overhead + rec.args[-1] / model.rates.l1_init_bytes
+
+
+def _init_const_execute(rec) -> None:
+    """repeatTimes runs of blockNum blocks, dstGap blocks apart, each element set to initValue."""
+    dbuf, d0, reps, blen, pitch, dtype, value, _ = rec.args
+    rows = dbuf.strided(d0, (reps, blen), (pitch, 1))
+    rows[...] = np.full(blen // dtype.itemsize, value, dtype=dtype).view(np.uint8)
+
+
+INIT_CONST_VALUE = define("InitConstValue", cost=_init_const_cost, execute=_init_const_execute,
+                          params=InitConstValueParams, doc="Fill blocks of L1 (MTE2) or L0A/L0B (MTE1) with a value.")
 
 
 def InitConstValue(dst, params: InitConstValueParams) -> None:
@@ -170,14 +202,9 @@ def InitConstValue(dst, params: InitConstValueParams) -> None:
     d0 = dst.address
     nbytes = reps * blen
     if nbytes == 0:
-        core.issue(name, pipe, params, (), (), 0.0)
+        core.issue(INIT_CONST_VALUE, pipe, params)
         return
     d1 = d0 + (reps - 1) * pitch + blen
-    dbuf, dtype, value = dst.buffer, dst.dtype, params.initValue
-
-    def run():
-        rows = dbuf.strided(d0, (reps, blen), (pitch, 1))
-        rows[...] = np.full(blen // dtype.itemsize, value, dtype=dtype).view(np.uint8)
-
-    cycles = core.platform.rates.mte1_overhead + nbytes / core.platform.rates.l1_init_bytes
-    core.issue(name, pipe, params, (), ((dbuf, d0, d1),), cycles, run)
+    dbuf = dst.buffer
+    core.issue(INIT_CONST_VALUE, pipe, params, (), ((dbuf, d0, d1),),
+               (dbuf, d0, reps, blen, pitch, dst.dtype, params.initValue, nbytes))

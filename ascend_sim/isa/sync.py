@@ -24,7 +24,7 @@ def SyncAll() -> None:
     """Cross-core barrier: every core waits until all cores have drained everything issued before it."""
     core = current_core()
     core.pipe_barrier(Pipe.ALL)
-    core.chip.sync_all(core)
+    core.sync_all()
 
 
 def GetBlockIdx() -> int:

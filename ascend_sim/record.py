@@ -1,0 +1,148 @@
+"""Instructions as specs, and the record every issued instruction becomes.
+
+An instruction is defined once (`define`): its name, its pipe, its cost (a function of the record and a
+`CostModel`, so a recorded stream can be timed again on another platform) and its semantics (a function of the
+record alone, so it can be executed again). The Ascend C call that issues it (in `isa/`) checks its operands
+and parameters, decodes them into the record's `args`, and hands the record to its core.
+
+A record's content is fixed when it is issued: the parameter struct is a snapshot (a named tuple with the
+struct's field names), the byte ranges, the register values it depends on and the kernel source line are its
+own. The scheduler only adds when it ran (issue, start, end) and, for a WaitFlag, the SetFlag that released it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections import namedtuple
+from operator import attrgetter
+from typing import Callable
+
+from .pipes import Pipe
+
+
+class Spec:
+    """One instruction: name, pipe (None when the destination decides it), cost and semantics."""
+
+    __slots__ = ("name", "pipe", "cost", "execute", "params", "doc")
+
+    def __init__(self, name: str, pipe: Pipe | None, cost: Callable, execute: Callable | None, params, doc: str):
+        self.name, self.pipe, self.cost, self.execute, self.params, self.doc = name, pipe, cost, execute, params, doc
+
+    def __repr__(self) -> str:
+        return f"<instruction {self.name} on {self.pipe.name if self.pipe is not None else 'its destination pipe'}>"
+
+
+SPECS: dict[str, Spec] = {}
+
+
+def _no_cost(rec, model) -> float:
+    return 0.0
+
+
+def define(name: str, pipe: Pipe | None = None, *, cost: Callable = _no_cost, execute: Callable | None = None,
+           params: type | None = None, doc: str = "") -> Spec:
+    """Register instruction `name`. cost(record, model) -> cycles; execute(record) moves the data."""
+    if name in SPECS:
+        raise ValueError(f"instruction {name!r} is defined twice")
+    spec = SPECS[name] = Spec(name, pipe, cost, execute, params, doc)
+    return spec
+
+
+# ------------------------------------------------------------------------------------------ parameter snapshots
+_SNAPSHOT_TYPES: dict[type, Callable] = {}
+
+
+def _snapshot_maker(cls: type) -> Callable:
+    names = [f.name for f in dataclasses.fields(cls)]
+    frozen = namedtuple(cls.__name__, names)
+    values = attrgetter(*names) if len(names) > 1 else (lambda p, g=attrgetter(names[0]): (g(p),))
+    new = tuple.__new__
+    return lambda params: new(frozen, values(params))
+
+
+def snapshot(params):
+    """An immutable copy of a parameter struct (a named tuple with the same field names), so that a kernel
+    reusing its struct cannot change what an issued instruction recorded. Dicts and tuples pass as they are."""
+    if params is None or params.__class__ in (dict, tuple):
+        return params
+    make = _SNAPSHOT_TYPES.get(params.__class__)
+    if make is None:
+        if not dataclasses.is_dataclass(params):
+            return params
+        make = _SNAPSHOT_TYPES[params.__class__] = _snapshot_maker(params.__class__)
+    return make(params)
+
+
+# ------------------------------------------------------------------------------------------ source lines
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def format_source(src: tuple) -> str:
+    code, line = src
+    return f"{os.path.basename(code.co_filename)}:{line}" if code is not None else "?"
+
+
+def source_path(src: tuple) -> str | None:
+    return src[0].co_filename if src[0] is not None else None
+
+
+# ------------------------------------------------------------------------------------------ the record
+class Record:
+    """One issued instruction. `reads`/`writes` are (Buffer, start, end) byte ranges; `args` is what its spec's
+    cost and semantics read (the decoded operands; None for a NOP: a zero count that only takes its issue slot);
+    `registers` the register values it depended on."""
+
+    __slots__ = ("core", "seq", "spec", "name", "pipe", "params", "args", "reads", "writes", "registers", "src",
+                 "path", "nbytes", "event", "issue", "start", "end", "released_by")
+
+    def __init__(self, core, seq, spec, pipe, params, args, reads, writes, source, path=None, nbytes=0,
+                 event=None, registers=()):
+        self.core = core
+        self.seq = seq
+        self.spec = spec
+        self.name = spec.name
+        self.pipe = pipe
+        self.params = params
+        self.args = args
+        self.reads = reads
+        self.writes = writes
+        self.registers = registers
+        self.src = source  # (code, line): see `source`
+        self.path = path
+        self.nbytes = nbytes
+        self.event = event  # (HardEvent, id) for SetFlag / WaitFlag
+        self.issue = self.start = self.end = None
+        self.released_by = None  # WaitFlag: the SetFlag record that released it
+
+    @property
+    def cycles(self) -> float:
+        return self.end - self.start
+
+    @property
+    def source(self) -> str:
+        """The kernel source line that issued this instruction, as file:line."""
+        return format_source(self.src)
+
+    def execute(self) -> None:
+        """Apply the instruction's effect on the buffers (again, e.g. after a rewind)."""
+        run = self.spec.execute
+        if run is not None and self.args is not None:
+            run(self)
+
+    def unscheduled(self) -> "Record":
+        """A copy with the same content and no schedule, to be timed again (`retime`)."""
+        copy = Record.__new__(Record)
+        for name in Record.__slots__:
+            setattr(copy, name, getattr(self, name))
+        copy.issue = copy.start = copy.end = copy.released_by = None
+        return copy
+
+    def describe(self) -> str:
+        return f"#{self.seq} {self.pipe.name} {self.name} at {self.source}"
+
+    def __repr__(self) -> str:
+        when = f" [{self.start:.0f}, {self.end:.0f})" if self.start is not None else " (not yet run)"
+        return f"<{self.describe()}{when}>"
+
+
+Instruction = Record  # the name the hooks' and tests' documentation uses

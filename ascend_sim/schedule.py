@@ -1,0 +1,248 @@
+"""The scheduler pass: when each record of a core's stream issues, starts and ends.
+
+The model: the scalar unit issues the stream in program order, one instruction every `scalar_issue_cycles`,
+into one in-order queue per pipe; a pipe runs one instruction at a time. A full queue (`queue_depth` entries
+not yet started) stalls the scalar unit until its oldest entry starts. WaitFlag holds its pipe until the
+matching SetFlag (the oldest one not yet consumed on the same (src, dst, id)) has ended plus the sync latency,
+so a WaitFlag may be issued before its SetFlag, as on the hardware. PipeBarrier(PIPE_ALL) waits until every
+pipe has drained; SyncAll does the same across all cores of the launch.
+
+Records are scheduled as soon as their dependencies allow; `on_start(record)` is called for each, in the order
+they are scheduled, which respects every dependency (a valid order to execute them in). Costs come from a
+`CostModel`, so a recorded stream can be scheduled again on another platform (`retime`).
+"""
+from __future__ import annotations
+
+from collections import deque
+
+from .faults import SyncFault
+from .pipes import QUEUES, Pipe
+
+_N = len(QUEUES)
+_ALL = Pipe.ALL
+_BLOCKED, _ISSUED, _DONE = 0, 1, 2
+
+
+class CostModel:
+    """The platform values instruction costs read, with the launch's share of the chip's GM bandwidth."""
+
+    def __init__(self, platform, block_dim: int):
+        self.platform = platform
+        rates = self.rates = platform.rates
+        share = rates.chip_gm_bytes_per_cycle / block_dim  # all cores share the chip's GM bandwidth
+        self.gm_read_rate = min(rates.gm_to_l1, share)
+        self.gm_write_rate = min(rates.l0c_to_gm, share)
+        self.cube_k = {operand: platform.cube.cube_k(operand) for operand in ("float16", "bfloat16", "float32", "hf32")}
+
+
+class CoreSchedule:
+    """The per-pipe timing of one core. `submit` records in program order."""
+
+    def __init__(self, core_index: int, platform, model: CostModel, on_start, barrier=None):
+        self.core = core_index
+        self.model = model
+        self.on_start = on_start
+        self.barrier = barrier  # the launch's SyncAll barrier
+        self.depth = platform.queue_depth
+        self.issue_cycles = platform.scalar_issue_cycles
+        self.sync_latency = platform.rates.sync_latency
+        self.scalar_time = 0.0
+        self.pipe_free = [0.0] * _N
+        self.busy = [0.0] * _N
+        self.recent = [deque(maxlen=self.depth) for _ in range(_N)]  # the last `depth` records issued per pipe
+        self.backlog: deque = deque()  # records the scalar unit has not issued yet (it is stalled)
+        self.waiting = [deque() for _ in range(_N)]  # issued records whose pipe has not started them yet
+        self.pending = 0  # records in backlog + waiting
+        self.sets: dict[tuple, deque] = {}  # (src, dst, id) -> SetFlag records started and not yet waited
+
+    # ------------------------------------------------------------------ entry
+    def submit(self, rec) -> None:
+        if self.pending:
+            self.backlog.append(rec)
+            self.pending += 1
+            self.pump()
+            return
+        state = self._issue(rec)
+        if state == _DONE:
+            self.on_start(rec)
+        elif state == _BLOCKED:
+            self.backlog.append(rec)
+            self.pending += 1
+        elif self._ready(rec):
+            self._start(rec)
+        else:
+            self.waiting[rec.pipe].append(rec)
+            self.pending += 1
+
+    def pump(self) -> None:
+        """Schedule whatever has become possible, until nothing more is."""
+        progress = True
+        while progress and self.pending:
+            progress = False
+            for queue in self.waiting:
+                while queue and self._ready(queue[0]):
+                    self._start(queue.popleft())
+                    self.pending -= 1
+                    progress = True
+            backlog = self.backlog
+            while backlog:
+                rec = backlog[0]
+                state = self._issue(rec)
+                if state == _BLOCKED:
+                    break
+                backlog.popleft()
+                if state == _DONE:
+                    self.pending -= 1
+                    self.on_start(rec)
+                elif not self.waiting[rec.pipe] and self._ready(rec):
+                    self.pending -= 1
+                    self._start(rec)
+                else:
+                    self.waiting[rec.pipe].append(rec)
+                progress = True
+
+    # ------------------------------------------------------------------ steps
+    def _drained(self) -> bool:
+        return not any(self.waiting)
+
+    def _issue(self, rec) -> int:
+        """Give `rec` its issue cycle if the scalar unit can issue it now."""
+        name = rec.name
+        if rec.pipe == _ALL or name == "SyncAll":  # PipeBarrier(PIPE_ALL) / SyncAll: every pipe drained first
+            if not self._drained():
+                return _BLOCKED
+            if name == "SyncAll" and not self.barrier.arrive(self, rec):
+                return _BLOCKED
+            t = max(max(self.pipe_free), self.scalar_time)
+            self.pipe_free = [t] * _N
+            self.scalar_time = t
+            rec.issue = rec.start = rec.end = t
+            return _DONE
+        issue = self.scalar_time
+        recent = self.recent[rec.pipe]
+        if len(recent) == self.depth:  # queue full: the scalar unit stalls until the oldest entry starts
+            oldest = recent[0].start
+            if oldest is None:
+                return _BLOCKED
+            if oldest > issue:
+                issue = oldest
+        rec.issue = issue
+        recent.append(rec)
+        self.scalar_time = issue + self.issue_cycles
+        return _ISSUED
+
+    def _ready(self, rec) -> bool:
+        if rec.name == "WaitFlag":
+            return bool(self.sets.get(_flag_key(rec)))
+        return True
+
+    def _start(self, rec) -> None:
+        p = rec.pipe
+        pipe_free = self.pipe_free
+        start = pipe_free[p]
+        if rec.issue > start:
+            start = rec.issue
+        name = rec.name
+        if name == "WaitFlag":
+            set_rec = self.sets[_flag_key(rec)].popleft()
+            rec.released_by = set_rec
+            released = set_rec.end + self.sync_latency
+            if released > start:
+                start = released
+        cycles = rec.spec.cost(rec, self.model)
+        end = start + cycles
+        rec.start = start
+        rec.end = end
+        pipe_free[p] = end
+        self.busy[p] += cycles
+        if name == "SetFlag":
+            key = _flag_key(rec)
+            queue = self.sets.get(key)
+            if queue is None:
+                queue = self.sets[key] = deque()
+            queue.append(rec)
+        self.on_start(rec)
+
+    def sync_to(self, time: float) -> None:
+        """Cross-core barrier: nothing on this core starts before `time`."""
+        self.pipe_free = [max(t, time) for t in self.pipe_free]
+        self.scalar_time = max(self.scalar_time, time)
+
+    # ------------------------------------------------------------------ results
+    @property
+    def cycles(self) -> float:
+        return max(max(self.pipe_free), 0.0)
+
+    def stuck(self):
+        """The first record that can never run (a deadlock), or None."""
+        for queue in self.waiting:
+            if queue:
+                return queue[0]
+        return self.backlog[0] if self.backlog else None
+
+    def left_set(self):
+        """SetFlag records never waited: (key, record, how many are left)."""
+        left = [(key, queue) for key, queue in self.sets.items() if queue]
+        if not left:
+            return None
+        key, queue = left[0]
+        return key, queue[0], sum(len(q) for _, q in left)
+
+
+def _flag_key(rec) -> tuple:
+    event, event_id = rec.event
+    return event, event_id
+
+
+class SyncAllBarrier:
+    """SyncAll across the cores of one launch: released when every core has arrived, at the latest core's time."""
+
+    def __init__(self):
+        self.schedules: list[CoreSchedule] = []
+        self.arrived: dict[int, object] = {}
+
+    def arrive(self, schedule: CoreSchedule, rec) -> bool:
+        if rec.start is not None:  # released while this core was waiting
+            return True
+        self.arrived[schedule.core] = rec
+        if len(self.arrived) < len(self.schedules):
+            return False
+        t = max(max(max(s.pipe_free), s.scalar_time) for s in self.schedules)
+        arrived, self.arrived = self.arrived, {}
+        for s in self.schedules:
+            s.sync_to(t)
+            other = arrived[s.core]
+            if other is not rec:
+                other.issue = other.start = other.end = t
+        for s in self.schedules:
+            if s is not schedule:
+                s.pump()
+        return True
+
+    def waiting_cores(self) -> list[int]:
+        return sorted(self.arrived)
+
+
+def retime(streams: list[list], platform, block_dim: int | None = None) -> list[CoreSchedule]:
+    """Schedule recorded streams (one list of records per core) again with `platform`'s costs; the records
+    keep their own schedule (copies are timed). Returns the per-core schedules (cycles, busy, records)."""
+    block_dim = len(streams) if block_dim is None else block_dim
+    model = CostModel(platform, block_dim)
+    barrier = SyncAllBarrier()
+    timed = [[rec.unscheduled() for rec in stream] for stream in streams]
+    schedules = [CoreSchedule(i, platform, model, _ignore, barrier) for i in range(len(streams))]
+    barrier.schedules = schedules
+    for schedule, stream in zip(schedules, timed):
+        schedule.records = stream
+        for rec in stream:
+            schedule.submit(rec)
+    for schedule in schedules:
+        rec = schedule.stuck()
+        if rec is not None:
+            raise SyncFault(f"the recorded stream cannot be scheduled: {rec.describe()} never runs",
+                            core=schedule.core, instruction=rec.name, pipe=rec.pipe.name, source=rec.source)
+    return schedules
+
+
+def _ignore(rec) -> None:
+    pass
