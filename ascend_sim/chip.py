@@ -11,10 +11,10 @@ import gc
 from typing import Callable
 
 from .blas import blas_threads
-from .core import AICore, CoreType
+from .core import AICore
+from .coretypes import AIC, AIV, KernelType, launch_cores
 from .faults import SimFault, SyncFault
 from .memory import GlobalMemory
-from .pipes import AIC_LEGAL
 from .platform import Platform, get_platform
 from .report import RunReport
 from .schedule import CostModel, SyncAllBarrier
@@ -27,9 +27,6 @@ def current_core() -> AICore:
     if core is None:
         raise RuntimeError("no kernel is running: Ascend C calls must run inside Chip.launch")
     return core
-
-
-AIC = CoreType("AIC (cube core)", ("L1", "L0A", "L0B", "L0C", "BT", "FB", "UB"), frozenset(AIC_LEGAL))
 
 
 class Chip:
@@ -52,14 +49,28 @@ class Chip:
         self.hooks = list(hooks or [])
         self.cores: list[AICore] = []
 
-    def launch(self, kernel: Callable, block_dim: int, *args, **kwargs) -> RunReport:
-        """Run `kernel(*args, **kwargs)` on cores 0..block_dim-1 and return the run's report."""
+    def launch(self, kernel: Callable, block_dim: int, *args, kernel_type: KernelType | str = KernelType.AIC_ONLY,
+               **kwargs) -> RunReport:
+        """Run `kernel(*args, **kwargs)` on the cores of `block_dim` blocks and return the run's report.
+
+        kernel_type: AIC_ONLY (block_dim cube cores), AIV_ONLY (block_dim vector cores), MIX_AIC_1_1 or
+        MIX_AIC_1_2 (block_dim AI cores, each an AIC with one or two AIVs)."""
         p = self.platform
-        if not 1 <= block_dim <= p.aic_cores:
-            raise ValueError(f"block_dim={block_dim} outside [1, {p.aic_cores}] cube cores of {p.name}")
-        model = CostModel(p, block_dim)
+        kernel_type = _kernel_type(kernel_type)
+        aiv_needed = block_dim if kernel_type is KernelType.AIV_ONLY else block_dim * kernel_type.aiv_per_aic
+        limit, what = ((p.aiv_cores, "vector cores") if kernel_type is KernelType.AIV_ONLY
+                       else (p.aic_cores, "cube cores"))
+        if not 1 <= block_dim <= limit or aiv_needed > p.aiv_cores:
+            raise ValueError(f"block_dim={block_dim} outside [1, {limit}] {what} of {p.name} for a "
+                             f"{kernel_type.value} kernel")
+        layout = launch_cores(kernel_type, block_dim)
+        # cores of one type share the chip's GM bandwidth
+        models = {kind: CostModel(p, sum(1 for k, _, _ in layout if k is kind)) for kind in (AIC, AIV)
+                  if any(k is kind for k, _, _ in layout)}
         barrier = SyncAllBarrier()
-        self.cores = [AICore(i, block_dim, self, AIC, model, barrier) for i in range(block_dim)]
+        self.kernel_type = kernel_type
+        self.cores = [AICore(i, block_dim, self, kind, models[kind], barrier, block_idx, sub)
+                      for i, (kind, block_idx, sub) in enumerate(layout)]
         barrier.schedules = [core.schedule for core in self.cores]
         # The run allocates a few long-lived objects per instruction (the log); the cyclic garbage collector
         # would traverse the whole heap again and again for them (a third of the run time when torch is
@@ -85,6 +96,15 @@ class Chip:
         for core in self.cores:
             core.check_at_end()
         return RunReport.from_cores(p, self.cores)
+
+
+def _kernel_type(value) -> KernelType:
+    if isinstance(value, KernelType):
+        return value
+    try:
+        return KernelType(value)
+    except ValueError:
+        raise ValueError(f"kernel_type={value!r} is not one of {[k.value for k in KernelType]}") from None
 
 
 __all__ = ["Chip", "current_core", "SimFault"]

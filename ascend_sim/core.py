@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import sys
 
+from .coretypes import CoreType
 from .faults import ParameterOutOfRange, SimFault, SyncFault
 from .memory import Buffer
 from .pipes import HardEvent, Pipe
 from .races import RaceChecker
 from .record import _PKG_DIR, Record, define, format_source, snapshot
 from .schedule import CoreSchedule
-
-_EVENT_PIPES = {ev: (Pipe[ev.value.split("_")[0]], Pipe[ev.value.split("_")[1]]) for ev in HardEvent}
 
 SET_FLAG = define("SetFlag", doc="Set flag (src, dst, id) once every earlier instruction of src has completed.")
 WAIT_FLAG = define("WaitFlag", doc="Hold pipe dst until the flag is set, then clear it.")
@@ -52,21 +51,19 @@ def caller_source() -> tuple:
     return None, 0
 
 
-class CoreType:
-    """What kind of core: its physical buffers and the intra-core events legal on it (from the platform)."""
-
-    def __init__(self, name: str, buffers: tuple[str, ...], legal_events: frozenset):
-        self.name, self.buffers, self.legal_events = name, buffers, legal_events
-
-
 class AICore:
-    """Core `index` of a launch: buffers, registers, the scheduler and race checker, and the instruction log."""
+    """Core `index` of a launch (an AIC or an AIV): buffers, registers, the scheduler and race checker, and the
+    instruction log. `block_idx` / `sub_block_idx` are what GetBlockIdx / GetSubBlockIdx return on it."""
 
-    def __init__(self, index: int, block_dim: int, chip, core_type: CoreType, model, barrier):
+    def __init__(self, index: int, block_dim: int, chip, core_type: CoreType, model, barrier, block_idx: int = None,
+                 sub_block_idx: int = 0):
         self.index = index
         self.block_dim = block_dim
+        self.block_idx = index if block_idx is None else block_idx
+        self.sub_block_idx = sub_block_idx
         self.chip = chip
         self.core_type = core_type
+        self.name = f"{core_type.name} {self.block_idx}"
         p = self.platform = chip.platform
         self.execute = chip.execute
         self.buffers = {name: Buffer(name, p.capacity(name), p.alignment(name)) for name in core_type.buffers}
@@ -157,14 +154,14 @@ class AICore:
 
     # ------------------------------------------------------------------ synchronisation
     def _event_pipes(self, event: HardEvent, name: str) -> tuple[Pipe, Pipe]:
-        if event.__class__ is not HardEvent:
-            raise self.fault(ParameterOutOfRange(f"{name} takes a HardEvent, got {event!r}"), name, Pipe.S)
-        src, dst = _EVENT_PIPES[event]
-        if (src, dst) not in self.core_type.legal_events:
-            raise self.fault(SyncFault(f"HardEvent::{event.value} is not a legal event on the "
-                                       f"{self.core_type.name} core; same-pipe ordering needs PipeBarrier"),
-                             name, src)
-        return src, dst
+        pipes = self.core_type.events.get(event._value_) if event.__class__ is HardEvent else None
+        if pipes is None:
+            if event.__class__ is not HardEvent:
+                raise self.fault(ParameterOutOfRange(f"{name} takes a HardEvent, got {event!r}"), name, Pipe.S)
+            raise self.fault(SyncFault(f"HardEvent::{event.value} is not a legal event on the A2/A3 "
+                                       f"{self.core_type.title} ({self.core_type.name}); same-pipe ordering needs "
+                                       "PipeBarrier"), name, event.src)
+        return pipes
 
     def _check_event_id(self, event_id, name: str, pipe: Pipe) -> None:
         if event_id.__class__ is not int or not 0 <= event_id < self.event_ids:
@@ -173,7 +170,7 @@ class AICore:
     def set_flag(self, event: HardEvent, event_id: int) -> Record:
         src, dst = self._event_pipes(event, "SetFlag")
         self._check_event_id(event_id, "SetFlag", src)
-        key = (event, event_id)
+        key = (event._value_, event_id)
         balance = self.flag_balance.get(key, 0) + 1
         if balance > 1:
             raise self.fault(SyncFault(
@@ -185,7 +182,7 @@ class AICore:
     def wait_flag(self, event: HardEvent, event_id: int) -> Record:
         src, dst = self._event_pipes(event, "WaitFlag")
         self._check_event_id(event_id, "WaitFlag", dst)
-        key = (event, event_id)
+        key = (event._value_, event_id)
         self.flag_balance[key] = self.flag_balance.get(key, 0) - 1
         return self.issue(WAIT_FLAG, dst, {"event": event.value, "id": event_id}, event=key)
 
@@ -211,12 +208,12 @@ class AICore:
         """Every instruction ran, and no flag is left set (that would break the next kernel on hardware)."""
         stuck = self.schedule.stuck()
         if stuck is not None:
-            what = (f"waits, but no SetFlag<{stuck.event[0].value}>({stuck.event[1]}) is issued after it"
+            what = (f"waits, but no SetFlag<{stuck.event[0]}>({stuck.event[1]}) is issued after it"
                     if stuck.name == "WaitFlag" else "can never run: the pipes it waits for are blocked")
             raise self.with_context(SyncFault(f"deadlock: {stuck.describe()} {what}"), stuck)
         left = self.schedule.left_set()
         if left is not None:
             (event, eid), rec, count = left
             raise self.with_context(SyncFault(
-                f"SetFlag<{event.value}>({eid}) was never waited before the kernel ended "
+                f"SetFlag<{event}>({eid}) was never waited before the kernel ended "
                 f"({count} flag(s) left set)"), rec)

@@ -110,7 +110,7 @@ class Record:
         self.src = source  # (code, line): see `source`
         self.path = path
         self.nbytes = nbytes
-        self.event = event  # (HardEvent, id) for SetFlag / WaitFlag
+        self.event = event  # (event name, id) for SetFlag / WaitFlag
         self.issue = self.start = self.end = None
         self.released_by = None  # WaitFlag: the SetFlag record that released it
 

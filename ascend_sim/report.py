@@ -15,6 +15,7 @@ class CoreReport:
     busy: dict[str, float]
     bytes_by_path: dict[str, int]
     counts: dict[str, int]
+    name: str = ""  # "AIC 3", "AIV 7"
 
     @property
     def utilisation(self) -> dict[str, float]:
@@ -41,7 +42,8 @@ class RunReport:
         reports = []
         for core in cores:
             busy = {Pipe(q).name: core.busy[int(q)] for q in QUEUES if Pipe(q) in _DATA_PIPES}
-            reports.append(CoreReport(core.index, core.cycles, busy, dict(core.bytes_by_path), dict(core.counts)))
+            reports.append(CoreReport(core.index, core.cycles, busy, dict(core.bytes_by_path), dict(core.counts),
+                                      core.name))
         return cls(platform, reports, [core.log for core in cores])
 
     @property
@@ -108,7 +110,7 @@ class RunReport:
             "platform": self.platform.name, "cores": len(self.cores), "cycles": self.cycles,
             "microseconds": self.microseconds, "utilisation": self.utilisation, "bound": self.bound,
             "bytes_by_path": self.bytes_by_path, "instruction_counts": self.counts,
-            "per_core": [{"core": c.core, "cycles": c.cycles, "busy": c.busy, "bound": c.bound,
+            "per_core": [{"core": c.core, "name": c.name, "cycles": c.cycles, "busy": c.busy, "bound": c.bound,
                           "bytes_by_path": c.bytes_by_path, "instructions": c.instructions} for c in self.cores],
         }
 

@@ -190,8 +190,7 @@ class CoreSchedule:
 
 
 def _flag_key(rec) -> tuple:
-    event, event_id = rec.event
-    return event, event_id
+    return rec.event  # (event name, id)
 
 
 class SyncAllBarrier:

@@ -34,7 +34,8 @@ def chrome_trace_events(report) -> list[dict]:
     us = 1.0 / report.platform.clock_mhz
     events: list[dict] = []
     for core_index, log in enumerate(report.logs):
-        events.append({"ph": "M", "name": "process_name", "pid": core_index, "args": {"name": f"AIC {core_index}"}})
+        name = report.cores[core_index].name if core_index < len(report.cores) else f"core {core_index}"
+        events.append({"ph": "M", "name": "process_name", "pid": core_index, "args": {"name": name}})
         for pipe in QUEUES:
             if pipe in _TID:
                 events.append({"ph": "M", "name": "thread_name", "pid": core_index, "tid": _TID[pipe],

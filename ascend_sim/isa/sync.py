@@ -28,8 +28,22 @@ def SyncAll() -> None:
 
 
 def GetBlockIdx() -> int:
-    return current_core().index
+    return current_core().block_idx
 
 
 def GetBlockNum() -> int:
     return current_core().block_dim
+
+
+def GetSubBlockIdx() -> int:
+    """Which AIV of its AI core this is (0 or 1 in a MIX 1:2 kernel); 0 on an AIC."""
+    return current_core().sub_block_idx
+
+
+def ASCEND_IS_AIC() -> bool:
+    """True on a cube core: a MIX kernel's cube part runs under `if ASCEND_IS_AIC():`."""
+    return current_core().core_type.name == "AIC"
+
+
+def ASCEND_IS_AIV() -> bool:
+    return current_core().core_type.name == "AIV"
