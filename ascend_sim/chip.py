@@ -48,6 +48,7 @@ class Chip:
         self.record = record
         self.hooks = list(hooks or [])
         self.cores: list[AICore] = []
+        self.executed: list = []
 
     def launch(self, kernel: Callable, block_dim: int, *args, kernel_type: KernelType | str = KernelType.AIC_ONLY,
                **kwargs) -> RunReport:
@@ -69,6 +70,7 @@ class Chip:
                   if any(k is kind for k, _, _ in layout)}
         barrier = SyncAllBarrier()
         self.kernel_type = kernel_type
+        self.executed = []  # every record in the order it ran (across cores): replaying it redoes the run
         self.cores = [AICore(i, block_dim, self, kind, models[kind], barrier, block_idx, sub)
                       for i, (kind, block_idx, sub) in enumerate(layout)]
         barrier.schedules = [core.schedule for core in self.cores]

@@ -126,6 +126,8 @@ class AICore:
             run = rec.spec.execute
             if run is not None:
                 run(rec)
+        if self.record:
+            self.chip.executed.append(rec)
         for hook in self.hooks:
             hook(self, rec)
 
@@ -207,10 +209,14 @@ class AICore:
     def check_at_end(self) -> None:
         """Every instruction ran, and no flag is left set (that would break the next kernel on hardware)."""
         stuck = self.schedule.stuck()
-        if stuck is not None:
-            what = (f"waits, but no SetFlag<{stuck.event[0]}>({stuck.event[1]}) is issued after it"
-                    if stuck.name == "WaitFlag" else "can never run: the pipes it waits for are blocked")
-            raise self.with_context(SyncFault(f"deadlock: {stuck.describe()} {what}"), stuck)
+        if stuck:
+            # the root: a WaitFlag whose flag has more waits than sets; else the first blocked record
+            unset = [r for r in stuck if r.name == "WaitFlag" and self.flag_balance[r.event] < 0]
+            if unset:
+                root, what = unset[0], f"waits, but no SetFlag<{unset[0].event[0]}>({unset[0].event[1]}) follows it"
+            else:
+                root, what = stuck[0], "can never run: what it waits for is blocked behind it"
+            raise self.with_context(SyncFault(f"deadlock: {root.describe()} {what}"), root)
         left = self.schedule.left_set()
         if left is not None:
             (event, eid), rec, count = left

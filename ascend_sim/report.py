@@ -16,6 +16,7 @@ class CoreReport:
     bytes_by_path: dict[str, int]
     counts: dict[str, int]
     name: str = ""  # "AIC 3", "AIV 7"
+    kind: str = "AIC"  # the core type
 
     @property
     def utilisation(self) -> dict[str, float]:
@@ -43,7 +44,7 @@ class RunReport:
         for core in cores:
             busy = {Pipe(q).name: core.busy[int(q)] for q in QUEUES if Pipe(q) in _DATA_PIPES}
             reports.append(CoreReport(core.index, core.cycles, busy, dict(core.bytes_by_path), dict(core.counts),
-                                      core.name))
+                                      core.name, core.core_type.name))
         return cls(platform, reports, [core.log for core in cores])
 
     @property
@@ -113,6 +114,23 @@ class RunReport:
             "per_core": [{"core": c.core, "name": c.name, "cycles": c.cycles, "busy": c.busy, "bound": c.bound,
                           "bytes_by_path": c.bytes_by_path, "instructions": c.instructions} for c in self.cores],
         }
+
+    def retime(self, platform) -> "RunReport":
+        """The report of this run's recorded streams scheduled on another platform (other rates, overheads,
+        clock, queue depth), without running the kernel again. Equal to a timing-only run on that platform
+        whenever the kernel would issue the same stream there (the same tiling)."""
+        from .platform import get_platform
+        from .schedule import retime
+
+        platform = get_platform(platform)
+        if any(len(log) != c.instructions for log, c in zip(self.logs, self.cores)) or len(self.logs) != len(self.cores):
+            raise ValueError("retime needs the recorded streams: run with Chip(record=True) (the default)")
+        schedules = retime(self.logs, [c.kind for c in self.cores], platform)
+        cores = []
+        for c, s in zip(self.cores, schedules):
+            busy = {pipe: s.busy[int(Pipe[pipe])] for pipe in c.busy}
+            cores.append(CoreReport(c.core, s.cycles, busy, dict(c.bytes_by_path), dict(c.counts), c.name, c.kind))
+        return RunReport(platform, cores, [s.records for s in schedules])
 
     def write_trace(self, path: str) -> None:
         from .trace import write_chrome_trace

@@ -173,12 +173,10 @@ class CoreSchedule:
     def cycles(self) -> float:
         return max(max(self.pipe_free), 0.0)
 
-    def stuck(self):
-        """The first record that can never run (a deadlock), or None."""
-        for queue in self.waiting:
-            if queue:
-                return queue[0]
-        return self.backlog[0] if self.backlog else None
+    def stuck(self) -> list:
+        """The records that block the stream (at the head of a pipe or of the scalar unit): a deadlock."""
+        heads = [queue[0] for queue in self.waiting if queue]
+        return sorted(heads, key=lambda rec: rec.seq) + ([self.backlog[0]] if self.backlog else [])
 
     def left_set(self):
         """SetFlag records never waited: (key, record, how many are left)."""
@@ -222,22 +220,21 @@ class SyncAllBarrier:
         return sorted(self.arrived)
 
 
-def retime(streams: list[list], platform, block_dim: int | None = None) -> list[CoreSchedule]:
-    """Schedule recorded streams (one list of records per core) again with `platform`'s costs; the records
-    keep their own schedule (copies are timed). Returns the per-core schedules (cycles, busy, records)."""
-    block_dim = len(streams) if block_dim is None else block_dim
-    model = CostModel(platform, block_dim)
+def retime(streams: list[list], kinds: list[str], platform) -> list[CoreSchedule]:
+    """Schedule recorded streams (one list of records per core, with its core type name) again with
+    `platform`'s costs. The records keep their own schedule: copies are timed (`schedule.records`)."""
+    models = {kind: CostModel(platform, kinds.count(kind)) for kind in set(kinds)}
     barrier = SyncAllBarrier()
-    timed = [[rec.unscheduled() for rec in stream] for stream in streams]
-    schedules = [CoreSchedule(i, platform, model, _ignore, barrier) for i in range(len(streams))]
+    schedules = [CoreSchedule(i, platform, models[kind], _ignore, barrier) for i, kind in enumerate(kinds)]
     barrier.schedules = schedules
-    for schedule, stream in zip(schedules, timed):
-        schedule.records = stream
-        for rec in stream:
+    for schedule, stream in zip(schedules, streams):
+        schedule.records = [rec.unscheduled() for rec in stream]
+        for rec in schedule.records:
             schedule.submit(rec)
     for schedule in schedules:
-        rec = schedule.stuck()
-        if rec is not None:
+        stuck = schedule.stuck()
+        if stuck:
+            rec = stuck[0]
             raise SyncFault(f"the recorded stream cannot be scheduled: {rec.describe()} never runs",
                             core=schedule.core, instruction=rec.name, pipe=rec.pipe.name, source=rec.source)
     return schedules

@@ -1,0 +1,131 @@
+"""The engine: records that carry their effect, the scheduler as a pass (WaitFlag before SetFlag, deadlocks),
+retime on another platform, replay, and core types."""
+import numpy as np
+import pytest
+
+from ascend_sim import Chip, SyncFault
+from ascend_sim.ascendc import (DataCopy, DataCopyParams, GetBlockIdx, GetSubBlockIdx, GlobalTensor, HardEvent,
+                                LoadData, LoadData2DParams, SetFlag, SetFmatrix, SetHF32Mode, TBuf, TPipe, TPosition,
+                                WaitFlag, ASCEND_IS_AIV)
+from ascend_sim.platform import get_platform
+from conftest import run_kernel
+from kernels.matmul import run_matmul
+
+
+def _l1_l0a():
+    pipe = TPipe()
+    l1, l0a = TBuf(TPosition.A1), TBuf(TPosition.A2)
+    pipe.InitBuffer(l1, 64 * 1024)
+    pipe.InitBuffer(l0a, 16 * 1024)
+    return l1.Get(np.float16), l0a.Get(np.float16)
+
+
+def test_a_record_keeps_the_parameters_it_was_issued_with():
+    def body(src):
+        l1, l0a = _l1_l0a()
+        DataCopy(l1, GlobalTensor(np.float16).SetGlobalBuffer(src), DataCopyParams(1, 64, 0, 0))
+        SetFlag(HardEvent.MTE2_MTE1, 0)
+        WaitFlag(HardEvent.MTE2_MTE1, 0)
+        params = LoadData2DParams(repeatTimes=2)
+        LoadData(l0a, l1, params)
+        params.repeatTimes = 99  # the kernel reuses its struct: the issued instruction must not change
+    _, report = run_kernel(body, np.zeros(1024, np.float16))
+    load = [r for r in report.logs[0] if r.name == "LoadData2D"][0]
+    assert load.params.repeatTimes == 2 and load.nbytes == 2 * 512
+    with pytest.raises(AttributeError):
+        load.params.repeatTimes = 5  # a snapshot, not the kernel's struct
+
+
+def test_register_writes_are_records_and_loads_record_the_registers_they_read():
+    def body():
+        SetFmatrix(4, 8, (1, 1, 0, 0))
+        SetHF32Mode(True)
+    _, report = run_kernel(body)
+    names = [(r.name, r.pipe.name, r.params["register"]) for r in report.logs[0]]
+    assert names == [("SetFmatrix", "S", "FMATRIX_LEFT"), ("SetHF32Mode", "S", "hf32")]
+    assert report.logs[0][0].params["value"].l1W == 8
+
+
+def test_wait_flag_issued_before_its_set_flag_waits_for_it():
+    # MTE1 waits for a flag that M sets later in program order, as hardware allows (pipes are separate queues)
+    def body(src):
+        l1, l0a = _l1_l0a()
+        DataCopy(l1, GlobalTensor(np.float16).SetGlobalBuffer(src), DataCopyParams(1, 64, 0, 0))
+        SetFlag(HardEvent.MTE2_MTE1, 0)
+        WaitFlag(HardEvent.MTE2_MTE1, 0)
+        WaitFlag(HardEvent.M_MTE1, 0)  # nothing has set it yet
+        LoadData(l0a, l1, LoadData2DParams(repeatTimes=1))
+        SetFlag(HardEvent.M_MTE1, 0)  # issued after the wait, on another pipe
+    _, report = run_kernel(body, np.zeros(1024, np.float16))
+    wait, load, setter = report.logs[0][3:6]
+    assert (wait.name, load.name, setter.name) == ("WaitFlag", "LoadData2D", "SetFlag")
+    assert wait.released_by is setter
+    assert wait.start >= setter.end and load.start >= wait.end
+
+
+def test_a_wait_that_nothing_releases_is_a_deadlock_fault():
+    def body():
+        WaitFlag(HardEvent.M_MTE1, 1)
+        SetFlag(HardEvent.MTE1_M, 1)
+        WaitFlag(HardEvent.MTE1_M, 1)
+    with pytest.raises(SyncFault, match=r"deadlock: #0 MTE1 WaitFlag .* no SetFlag<M_MTE1>\(1\) follows it"):
+        run_kernel(body)
+
+
+def test_retime_equals_a_fresh_timing_only_run_on_the_other_platform():
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((512, 256)).astype(np.float16), rng.standard_normal((256, 384)).astype(np.float16)
+    _, report = run_matmul(a, b, block_dim=4)
+    slow = get_platform("Ascend910B2").with_overrides(rates={"gm_to_l1": 20.0, "mte1_overhead": 50},
+                                                      queue_depth=4, clock_mhz=1000)
+    _, fresh = run_matmul(a, b, block_dim=4, platform=slow, execute=False)
+    again = report.retime(slow)
+    assert again.cycles == fresh.cycles != report.cycles
+    assert again.to_dict() == fresh.to_dict()
+    for ours, theirs in zip(again.logs, fresh.logs):
+        assert [(r.name, r.issue, r.start, r.end) for r in ours] == [(r.name, r.issue, r.start, r.end) for r in theirs]
+    assert report.retime("Ascend910B2").to_dict() == report.to_dict()  # the original schedule is untouched
+
+
+def test_replaying_the_executed_records_redoes_the_run():
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((96, 80)).astype(np.float16), rng.standard_normal((80, 64)).astype(np.float16)
+    chip = Chip()
+    from kernels.matmul import MatmulTiling, matmul_kernel
+    t = MatmulTiling.for_shape(96, 64, 80, "float16")
+    from ascend_sim.tensor import GmAddr
+    a_gm, b_gm = GmAddr(chip.gm.upload("a", a)), GmAddr(chip.gm.upload("b", b))
+    c_gm = GmAddr(chip.gm.alloc("c", 96 * 64 * 2))
+    chip.launch(matmul_kernel, 2, a_gm, b_gm, c_gm, t)
+    first = chip.gm["c"].data.copy()
+    assert first.any()
+    chip.gm["c"].data[:] = 0
+    for core in chip.cores:
+        for buf in core.buffers.values():
+            buf.data[:] = 0
+    for rec in chip.executed:
+        rec.execute()
+    assert np.array_equal(chip.gm["c"].data, first)
+
+
+def test_mix_launch_numbers_the_aic_and_its_aivs():
+    seen = []
+
+    def body():
+        seen.append(("AIV" if ASCEND_IS_AIV() else "AIC", GetBlockIdx(), GetSubBlockIdx()))
+    chip = Chip()
+    report = chip.launch(body, 2, kernel_type="MIX_AIC_1_2")
+    assert seen == [("AIC", 0, 0), ("AIV", 0, 0), ("AIV", 1, 1), ("AIC", 1, 0), ("AIV", 2, 0), ("AIV", 3, 1)]
+    assert [c.name for c in report.cores] == ["AIC 0", "AIV 0", "AIV 1", "AIC 1", "AIV 2", "AIV 3"]
+    assert "UB" in chip.cores[1].buffers and "L0A" not in chip.cores[1].buffers
+    with pytest.raises(ValueError, match="kernel_type='MIX'"):
+        chip.launch(body, 1, kernel_type="MIX")
+    with pytest.raises(ValueError, match="block_dim=25 outside"):
+        chip.launch(body, 25, kernel_type="MIX_AIC_1_1")
+
+
+def test_the_aiv_has_its_own_legal_events():
+    chip = Chip()
+    chip.launch(lambda: (SetFlag(HardEvent.MTE2_V, 0), WaitFlag(HardEvent.MTE2_V, 0)), 1, kernel_type="AIV_ONLY")
+    with pytest.raises(SyncFault, match="not a legal event on the A2/A3 vector core"):
+        chip.launch(lambda: SetFlag(HardEvent.MTE1_M, 0), 1, kernel_type="AIV_ONLY")
