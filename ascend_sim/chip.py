@@ -12,12 +12,12 @@ from typing import Callable
 
 from .blas import blas_threads
 from .core import AICore
-from .coretypes import AIC, AIV, KernelType, launch_cores
+from .coretypes import KernelType, launch_cores
 from .faults import SimFault, SyncFault
 from .memory import GlobalMemory
 from .platform import Platform, get_platform
 from .report import RunReport
-from .schedule import CostModel, SyncAllBarrier
+from .schedule import CostModel, Launch
 
 _running: list = [None]  # the core whose kernel Python is running
 
@@ -54,26 +54,27 @@ class Chip:
                **kwargs) -> RunReport:
         """Run `kernel(*args, **kwargs)` on the cores of `block_dim` blocks and return the run's report.
 
-        kernel_type: AIC_ONLY (block_dim cube cores), AIV_ONLY (block_dim vector cores), MIX_AIC_1_1 or
-        MIX_AIC_1_2 (block_dim AI cores, each an AIC with one or two AIVs)."""
+        kernel_type: AIC_ONLY (block_dim cube cores), AIV_ONLY (block_dim vector cores), MIX_AIC_1_0 /
+        MIX_AIV_1_0 (the same with cross-core flags), MIX_AIC_1_1 or MIX_AIC_1_2 (block_dim AI cores, each an AIC
+        with one or two AIVs)."""
         p = self.platform
         kernel_type = _kernel_type(kernel_type)
-        aiv_needed = block_dim if kernel_type is KernelType.AIV_ONLY else block_dim * kernel_type.aiv_per_aic
-        limit, what = ((p.aiv_cores, "vector cores") if kernel_type is KernelType.AIV_ONLY
-                       else (p.aic_cores, "cube cores"))
+        vector_only = kernel_type in (KernelType.AIV_ONLY, KernelType.MIX_AIV_1_0)
+        aiv_needed = block_dim if vector_only else block_dim * kernel_type.aiv_per_aic
+        limit, what = (p.aiv_cores, "vector cores") if vector_only else (p.aic_cores, "cube cores")
         if not 1 <= block_dim <= limit or aiv_needed > p.aiv_cores:
             raise ValueError(f"block_dim={block_dim} outside [1, {limit}] {what} of {p.name} for a "
                              f"{kernel_type.value} kernel")
         layout = launch_cores(kernel_type, block_dim)
         # cores of one type share the chip's GM bandwidth
-        models = {kind: CostModel(p, sum(1 for k, _, _ in layout if k is kind)) for kind in (AIC, AIV)
-                  if any(k is kind for k, _, _ in layout)}
-        barrier = SyncAllBarrier()
+        kinds = [kind for kind, *_ in layout]
+        models = {kind: CostModel(p, kinds.count(kind)) for kind in set(kinds)}
+        launch = Launch()
         self.kernel_type = kernel_type
         self.executed = []  # every record in the order it ran (across cores): replaying it redoes the run
-        self.cores = [AICore(i, block_dim, self, kind, models[kind], barrier, block_idx, sub)
-                      for i, (kind, block_idx, sub) in enumerate(layout)]
-        barrier.schedules = [core.schedule for core in self.cores]
+        self.cores = [AICore(i, block_dim, self, kind, models[kind], launch, block_idx, sub, group)
+                      for i, (kind, block_idx, sub, group) in enumerate(layout)]
+        launch.schedules = [core.schedule for core in self.cores]
         # The run allocates a few long-lived objects per instruction (the log); the cyclic garbage collector
         # would traverse the whole heap again and again for them (a third of the run time when torch is
         # loaded). Nothing the simulator keeps per instruction is cyclic, so it is paused for the run only.
@@ -90,11 +91,14 @@ class Chip:
             _running[0] = None
             if gc_was_enabled:
                 gc.enable()
-        waiting = barrier.waiting_cores()
+        waiting = launch.waiting_cores()
         if waiting:
             done = next(core.index for core in self.cores if core.index not in waiting)
             raise SyncFault(f"cores {waiting} wait at SyncAll but core {done} ended without reaching it: the chip "
                             "would hang", core=done, instruction="SyncAll")
+        for (mode, group, flag), times in launch.rounds.items():
+            raise SyncFault(f"CrossCoreSetFlag mode {mode} on flag {flag}: only {len(times)} of the cores it "
+                            "synchronises set it before the kernel ended", instruction="CrossCoreSetFlag")
         for core in self.cores:
             core.check_at_end()
         return RunReport.from_cores(p, self.cores)

@@ -55,8 +55,8 @@ class AICore:
     """Core `index` of a launch (an AIC or an AIV): buffers, registers, the scheduler and race checker, and the
     instruction log. `block_idx` / `sub_block_idx` are what GetBlockIdx / GetSubBlockIdx return on it."""
 
-    def __init__(self, index: int, block_dim: int, chip, core_type: CoreType, model, barrier, block_idx: int = None,
-                 sub_block_idx: int = 0):
+    def __init__(self, index: int, block_dim: int, chip, core_type: CoreType, model, launch, block_idx: int = None,
+                 sub_block_idx: int = 0, group: int = 0):
         self.index = index
         self.block_dim = block_dim
         self.block_idx = index if block_idx is None else block_idx
@@ -73,7 +73,8 @@ class AICore:
         self.rates = p.rates
         self.alignments = p.alignments
         self.event_ids = p.event_ids
-        self.schedule = CoreSchedule(index, p, model, self._run, barrier)
+        self.group = group  # the AI core (an AIC and its AIVs) this core belongs to
+        self.schedule = CoreSchedule(index, p, model, self._run, launch, core_type.name, group)
         self.races = RaceChecker() if chip.check_races else None
         self.log: list[Record] = []
         self.record = chip.record
@@ -172,6 +173,8 @@ class AICore:
     def set_flag(self, event: HardEvent, event_id: int) -> Record:
         src, dst = self._event_pipes(event, "SetFlag")
         self._check_event_id(event_id, "SetFlag", src)
+        if src == dst:  # FIX_FIX / V_V: Ascend C issues PipeBarrier<pipe> instead of a flag
+            return self.pipe_barrier(src)
         key = (event._value_, event_id)
         balance = self.flag_balance.get(key, 0) + 1
         if balance > 1:
@@ -181,9 +184,11 @@ class AICore:
         self.flag_balance[key] = balance
         return self.issue(SET_FLAG, src, {"event": event.value, "id": event_id}, event=key)
 
-    def wait_flag(self, event: HardEvent, event_id: int) -> Record:
+    def wait_flag(self, event: HardEvent, event_id: int) -> Record | None:
         src, dst = self._event_pipes(event, "WaitFlag")
         self._check_event_id(event_id, "WaitFlag", dst)
+        if src == dst:  # FIX_FIX waits with PipeBarrier<PIPE_FIX>; V_V's wait does nothing
+            return self.pipe_barrier(dst) if dst == Pipe.FIX else None
         key = (event._value_, event_id)
         self.flag_balance[key] = self.flag_balance.get(key, 0) - 1
         return self.issue(WAIT_FLAG, dst, {"event": event.value, "id": event_id}, event=key)
@@ -217,6 +222,12 @@ class AICore:
             else:
                 root, what = stuck[0], "can never run: what it waits for is blocked behind it"
             raise self.with_context(SyncFault(f"deadlock: {root.describe()} {what}"), root)
+        counted = {flag: len(times) for flag, times in self.schedule.cross_flags.items() if times}
+        if counted:
+            flag, count = next(iter(counted.items()))
+            raise SyncFault(f"cross-core flag {flag} of {self.name} was set {count} more time(s) than waited before "
+                            "the kernel ended (a CrossCoreWaitFlag is missing)", core=self.index,
+                            instruction="CrossCoreSetFlag")
         left = self.schedule.left_set()
         if left is not None:
             (event, eid), rec, count = left

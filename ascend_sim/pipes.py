@@ -21,17 +21,13 @@ PIPE_S, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_FIX, PIPE_ALL = (
     Pipe.S, Pipe.V, Pipe.M, Pipe.MTE1, Pipe.MTE2, Pipe.MTE3, Pipe.FIX, Pipe.ALL)
 QUEUES = (Pipe.S, Pipe.V, Pipe.M, Pipe.MTE1, Pipe.MTE2, Pipe.MTE3, Pipe.FIX)
 
-# Intra-core event pairs legal on the A2/A3 cube core (AIC); same-pipe ordering uses PipeBarrier instead.
-AIC_LEGAL = {
-    (Pipe.M, Pipe.MTE1), (Pipe.M, Pipe.MTE2), (Pipe.M, Pipe.FIX),
-    (Pipe.MTE1, Pipe.M), (Pipe.MTE1, Pipe.MTE2), (Pipe.MTE1, Pipe.MTE3), (Pipe.MTE1, Pipe.FIX),
-    (Pipe.MTE2, Pipe.M), (Pipe.MTE2, Pipe.MTE1), (Pipe.MTE2, Pipe.MTE3),
-    (Pipe.MTE3, Pipe.MTE1), (Pipe.MTE3, Pipe.MTE2),
-    (Pipe.FIX, Pipe.M), (Pipe.FIX, Pipe.MTE1),
-    # Scalar handshakes used by GetValue/SetValue on L1-resident data
-    (Pipe.S, Pipe.MTE2), (Pipe.MTE2, Pipe.S), (Pipe.FIX, Pipe.S), (Pipe.M, Pipe.S),
-    (Pipe.S, Pipe.MTE3), (Pipe.MTE3, Pipe.S),
-}
+# The intra-core events of the A2/A3 cube core (HardEventAic) and vector core (HardEventAiv), from asc-devkit
+# impl/basic_api/kernel_event.h. A same-pipe event (FIX_FIX, V_V) is a PipeBarrier on that pipe.
+AIC_EVENTS = ("MTE2_MTE1", "MTE1_MTE2", "MTE1_M", "M_MTE1", "MTE3_MTE1", "MTE1_MTE3", "MTE2_M", "M_MTE2", "M_FIX",
+              "FIX_M", "MTE3_MTE2", "MTE2_MTE3", "S_MTE2", "MTE2_S", "S_MTE3", "MTE3_S", "MTE2_FIX", "FIX_MTE2",
+              "FIX_S", "M_S", "FIX_MTE3", "MTE1_FIX", "FIX_MTE1", "FIX_FIX")
+AIV_EVENTS = ("MTE2_V", "V_MTE2", "MTE3_V", "V_MTE3", "V_V", "MTE3_MTE2", "MTE2_MTE3", "S_V", "V_S", "S_MTE2",
+              "MTE2_S", "S_MTE3", "MTE3_S")
 
 
 class HardEvent(Enum):

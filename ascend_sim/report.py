@@ -17,6 +17,7 @@ class CoreReport:
     counts: dict[str, int]
     name: str = ""  # "AIC 3", "AIV 7"
     kind: str = "AIC"  # the core type
+    group: int = 0  # the AI core it belongs to (an AIC and its AIVs)
 
     @property
     def utilisation(self) -> dict[str, float]:
@@ -44,7 +45,7 @@ class RunReport:
         for core in cores:
             busy = {Pipe(q).name: core.busy[int(q)] for q in QUEUES if Pipe(q) in _DATA_PIPES}
             reports.append(CoreReport(core.index, core.cycles, busy, dict(core.bytes_by_path), dict(core.counts),
-                                      core.name, core.core_type.name))
+                                      core.name, core.core_type.name, core.group))
         return cls(platform, reports, [core.log for core in cores])
 
     @property
@@ -125,11 +126,12 @@ class RunReport:
         platform = get_platform(platform)
         if any(len(log) != c.instructions for log, c in zip(self.logs, self.cores)) or len(self.logs) != len(self.cores):
             raise ValueError("retime needs the recorded streams: run with Chip(record=True) (the default)")
-        schedules = retime(self.logs, [c.kind for c in self.cores], platform)
+        schedules = retime(self.logs, [c.kind for c in self.cores], [c.group for c in self.cores], platform)
         cores = []
         for c, s in zip(self.cores, schedules):
             busy = {pipe: s.busy[int(Pipe[pipe])] for pipe in c.busy}
-            cores.append(CoreReport(c.core, s.cycles, busy, dict(c.bytes_by_path), dict(c.counts), c.name, c.kind))
+            cores.append(CoreReport(c.core, s.cycles, busy, dict(c.bytes_by_path), dict(c.counts), c.name, c.kind,
+                                    c.group))
         return RunReport(platform, cores, [s.records for s in schedules])
 
     def write_trace(self, path: str) -> None:

@@ -38,11 +38,15 @@ class CostModel:
 class CoreSchedule:
     """The per-pipe timing of one core. `submit` records in program order."""
 
-    def __init__(self, core_index: int, platform, model: CostModel, on_start, barrier=None):
+    def __init__(self, core_index: int, platform, model: CostModel, on_start, launch: "Launch", kind: str = "AIC",
+                 group: int = 0):
         self.core = core_index
+        self.kind = kind  # the core type's name
+        self.group = group  # the AI core (AIC and its AIVs) this core belongs to
         self.model = model
         self.on_start = on_start
-        self.barrier = barrier  # the launch's SyncAll barrier
+        self.launch = launch
+        self.cross_flags: dict[int, deque] = {}  # flag id -> times at which cross-core sets arrived
         self.depth = platform.queue_depth
         self.issue_cycles = platform.scalar_issue_cycles
         self.sync_latency = platform.rates.sync_latency
@@ -61,18 +65,20 @@ class CoreSchedule:
             self.backlog.append(rec)
             self.pending += 1
             self.pump()
-            return
-        state = self._issue(rec)
-        if state == _DONE:
-            self.on_start(rec)
-        elif state == _BLOCKED:
-            self.backlog.append(rec)
-            self.pending += 1
-        elif self._ready(rec):
-            self._start(rec)
         else:
-            self.waiting[rec.pipe].append(rec)
-            self.pending += 1
+            state = self._issue(rec)
+            if state == _DONE:
+                self.on_start(rec)
+            elif state == _BLOCKED:
+                self.backlog.append(rec)
+                self.pending += 1
+            elif self._ready(rec):
+                self._start(rec)
+            else:
+                self.waiting[rec.pipe].append(rec)
+                self.pending += 1
+        if self.launch.woken:
+            self.launch.drain()
 
     def pump(self) -> None:
         """Schedule whatever has become possible, until nothing more is."""
@@ -108,10 +114,18 @@ class CoreSchedule:
     def _issue(self, rec) -> int:
         """Give `rec` its issue cycle if the scalar unit can issue it now."""
         name = rec.name
+        if name == "CrossCoreWaitFlag":  # blocks the issue of everything after it until a set has arrived
+            arrived = self.cross_flags.get(rec.event[1])
+            if not arrived:
+                return _BLOCKED
+            rec.issue = rec.start = self.scalar_time
+            rec.end = max(self.scalar_time, arrived.popleft() + self.sync_latency)
+            self.scalar_time = rec.end + self.issue_cycles
+            return _DONE
         if rec.pipe == _ALL or name == "SyncAll":  # PipeBarrier(PIPE_ALL) / SyncAll: every pipe drained first
             if not self._drained():
                 return _BLOCKED
-            if name == "SyncAll" and not self.barrier.arrive(self, rec):
+            if name == "SyncAll" and not self.launch.arrive(self, rec):
                 return _BLOCKED
             t = max(max(self.pipe_free), self.scalar_time)
             self.pipe_free = [t] * _N
@@ -161,6 +175,8 @@ class CoreSchedule:
             if queue is None:
                 queue = self.sets[key] = deque()
             queue.append(rec)
+        elif name == "CrossCoreSetFlag":
+            self.launch.cross_core_set(self, rec)
         self.on_start(rec)
 
     def sync_to(self, time: float) -> None:
@@ -191,14 +207,34 @@ def _flag_key(rec) -> tuple:
     return rec.event  # (event name, id)
 
 
-class SyncAllBarrier:
-    """SyncAll across the cores of one launch: released when every core has arrived, at the latest core's time."""
+class Launch:
+    """What the cores of one launch share: the SyncAll barrier and the cross-core flags. A core that something
+    has released is pumped after the current record, never from inside another core's pump."""
 
     def __init__(self):
         self.schedules: list[CoreSchedule] = []
-        self.arrived: dict[int, object] = {}
+        self.arrived: dict[int, object] = {}  # SyncAll: core -> its record, until every core has arrived
+        self.rounds: dict[tuple, list] = {}  # collective cross-core sets so far: (mode, group key, flag) -> times
+        self.woken: list[CoreSchedule] = []
+        self.draining = False
 
+    def wake(self, schedule: CoreSchedule) -> None:
+        if schedule not in self.woken:
+            self.woken.append(schedule)
+
+    def drain(self) -> None:
+        if self.draining:
+            return
+        self.draining = True
+        try:
+            while self.woken:
+                self.woken.pop(0).pump()
+        finally:
+            self.draining = False
+
+    # ------------------------------------------------------------------ SyncAll
     def arrive(self, schedule: CoreSchedule, rec) -> bool:
+        """SyncAll: released when every core has arrived, at the latest core's time."""
         if rec.start is not None:  # released while this core was waiting
             return True
         self.arrived[schedule.core] = rec
@@ -211,22 +247,60 @@ class SyncAllBarrier:
             other = arrived[s.core]
             if other is not rec:
                 other.issue = other.start = other.end = t
-        for s in self.schedules:
-            if s is not schedule:
-                s.pump()
+                self.wake(s)
         return True
 
     def waiting_cores(self) -> list[int]:
         return sorted(self.arrived)
 
+    # ------------------------------------------------------------------ cross-core flags
+    def cross_core_set(self, schedule: CoreSchedule, rec) -> None:
+        """CrossCoreSetFlag has taken effect at rec.end (A2 modes; see isa/sync.py):
+        0: once every core of this type has set it, each of them gets one count;
+        1: once every AIV of this AI core has set it, each of them gets one count;
+        2: an AIC's set gives each of its AIVs one count; the AIC gets one once all its AIVs have set it."""
+        mode, flag = rec.event
+        same_type = [s for s in self.schedules if s.kind == schedule.kind]
+        if mode == 0:
+            self._collective((0, schedule.kind, flag), same_type, same_type, flag, rec.end)
+        elif mode == 1:
+            group = [s for s in same_type if s.group == schedule.group]
+            self._collective((1, schedule.group, flag), group, group, flag, rec.end)
+        elif schedule.kind == "AIC":
+            for s in self.schedules:
+                if s.kind == "AIV" and s.group == schedule.group:
+                    self._count(s, flag, rec.end)
+        else:
+            group = [s for s in self.schedules if s.group == schedule.group]
+            self._collective((2, schedule.group, flag), [s for s in group if s.kind == "AIV"],
+                             [s for s in group if s.kind == "AIC"], flag, rec.end)
 
-def retime(streams: list[list], kinds: list[str], platform) -> list[CoreSchedule]:
-    """Schedule recorded streams (one list of records per core, with its core type name) again with
+    def _collective(self, key, setters: list, receivers: list, flag: int, time: float) -> None:
+        times = self.rounds.setdefault(key, [])
+        times.append(time)
+        if len(times) == len(setters):
+            del self.rounds[key]
+            for s in receivers:
+                self._count(s, flag, max(times))
+
+    def _count(self, schedule: CoreSchedule, flag: int, time: float) -> None:
+        arrived = schedule.cross_flags.setdefault(flag, deque())
+        arrived.append(time)
+        if len(arrived) > 15:
+            raise SyncFault(f"cross-core flag {flag} of core {schedule.core} counted past 15 pending sets (the "
+                            "hardware traps): a CrossCoreWaitFlag is missing", core=schedule.core,
+                            instruction="CrossCoreSetFlag")
+        self.wake(schedule)
+
+
+def retime(streams: list[list], kinds: list[str], groups: list[int], platform) -> list[CoreSchedule]:
+    """Schedule recorded streams (one list of records per core, with its core type name and AI core) again with
     `platform`'s costs. The records keep their own schedule: copies are timed (`schedule.records`)."""
     models = {kind: CostModel(platform, kinds.count(kind)) for kind in set(kinds)}
-    barrier = SyncAllBarrier()
-    schedules = [CoreSchedule(i, platform, models[kind], _ignore, barrier) for i, kind in enumerate(kinds)]
-    barrier.schedules = schedules
+    launch = Launch()
+    schedules = [CoreSchedule(i, platform, models[kind], _ignore, launch, kind, group)
+                 for i, (kind, group) in enumerate(zip(kinds, groups))]
+    launch.schedules = schedules
     for schedule, stream in zip(schedules, streams):
         schedule.records = [rec.unscheduled() for rec in stream]
         for rec in schedule.records:

@@ -129,3 +129,81 @@ def test_the_aiv_has_its_own_legal_events():
     chip.launch(lambda: (SetFlag(HardEvent.MTE2_V, 0), WaitFlag(HardEvent.MTE2_V, 0)), 1, kernel_type="AIV_ONLY")
     with pytest.raises(SyncFault, match="not a legal event on the A2/A3 vector core"):
         chip.launch(lambda: SetFlag(HardEvent.MTE1_M, 0), 1, kernel_type="AIV_ONLY")
+
+
+def _mte2_copy(src, nbytes=4096):
+    pipe = TPipe()
+    l1 = TBuf(TPosition.A1)
+    pipe.InitBuffer(l1, nbytes)
+    DataCopy(l1.Get(np.float16), GlobalTensor(np.float16).SetGlobalBuffer(src), DataCopyParams(1, nbytes // 32, 0, 0))
+
+
+def test_cross_core_flags_order_an_aic_and_its_two_aivs():
+    from ascend_sim.ascendc import CrossCoreSetFlag, CrossCoreWaitFlag, PIPE_MTE2, PIPE_MTE3
+    from ascend_sim.tensor import GmAddr
+
+    def body(src):
+        if ASCEND_IS_AIV():
+            CrossCoreWaitFlag(3)  # the AIC's mode-2 set reaches both AIVs
+            CrossCoreSetFlag(2, PIPE_MTE3, 4)
+        else:
+            _mte2_copy(src)
+            CrossCoreSetFlag(2, PIPE_MTE2, 3)  # after the copy has completed
+            CrossCoreWaitFlag(4)  # needs the sets of both AIVs
+    chip = Chip()
+    src = GmAddr(chip.gm.upload("x", np.zeros(2048, np.float16)))
+    report = chip.launch(body, 2, src, kernel_type="MIX_AIC_1_2")
+    for group in (0, 3):  # AIC 0 with AIV 0, 1; AIC 1 with AIV 2, 3
+        aic = report.logs[group]
+        copy, aic_set, aic_wait = aic[0], aic[1], aic[2]
+        assert aic_set.start >= copy.end
+        aiv_sets = []
+        for aiv in report.logs[group + 1:group + 3]:
+            wait, aiv_set = aiv
+            assert wait.end >= aic_set.end
+            aiv_sets.append(aiv_set)
+        assert aic_wait.end >= max(s.end for s in aiv_sets)
+
+
+def test_cross_core_flag_misuse_is_a_fault():
+    from ascend_sim.ascendc import CrossCoreSetFlag, CrossCoreWaitFlag, PIPE_MTE3
+
+    def waits_forever():
+        if ASCEND_IS_AIV():
+            CrossCoreWaitFlag(1)
+    with pytest.raises(SyncFault, match="deadlock: #0 S CrossCoreWaitFlag"):
+        Chip().launch(waits_forever, 1, kernel_type="MIX_AIC_1_1")
+
+    def never_waited():
+        if ASCEND_IS_AIV():
+            CrossCoreSetFlag(2, PIPE_MTE3, 1)
+    with pytest.raises(SyncFault, match="cross-core flag 1 of AIC 0 was set 1 more time"):
+        Chip().launch(never_waited, 1, kernel_type="MIX_AIC_1_1")
+
+    def overflow():
+        if ASCEND_IS_AIV():
+            for _ in range(16):
+                CrossCoreSetFlag(2, PIPE_MTE3, 1)
+    with pytest.raises(SyncFault, match="past 15 pending sets"):
+        Chip().launch(overflow, 1, kernel_type="MIX_AIC_1_1")
+    with pytest.raises(SyncFault, match="only for MIX kernel types"):
+        Chip().launch(lambda: CrossCoreWaitFlag(1), 1)
+    with pytest.raises(SyncFault, match="modeId=1 synchronises the AIVs"):
+        Chip().launch(lambda: CrossCoreSetFlag(1, PIPE_MTE3, 1), 1, kernel_type="MIX_AIC_1_1")
+
+
+def test_mode_0_cross_core_flags_are_a_barrier_of_the_cube_cores():
+    from ascend_sim.ascendc import CrossCoreSetFlag, CrossCoreWaitFlag, PIPE_MTE2
+    from ascend_sim.tensor import GmAddr
+
+    def body(src):
+        if GetBlockIdx() == 1:
+            _mte2_copy(src, 64 * 1024)  # the slow core
+        CrossCoreSetFlag(0, PIPE_MTE2, 11)
+        CrossCoreWaitFlag(11)
+    chip = Chip()
+    src = GmAddr(chip.gm.upload("x", np.zeros(32768, np.float16)))
+    report = chip.launch(body, 3, src, kernel_type="MIX_AIC_1_0")
+    slow_copy = report.logs[1][0]
+    for log in report.logs:
+        assert log[-1].name == "CrossCoreWaitFlag" and log[-1].end >= slow_copy.end

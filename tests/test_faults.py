@@ -108,7 +108,7 @@ def test_flag_left_set_at_the_end():
 
 def test_illegal_event_pair_and_scalar_barrier():
     with pytest.raises(SyncFault, match="not a legal event"):
-        run_kernel(lambda: SetFlag(HardEvent.FIX_MTE2, 0))
+        run_kernel(lambda: SetFlag(HardEvent.M_V, 0))
     with pytest.raises(SyncFault, match="PIPE_S"):
         run_kernel(lambda: PipeBarrier(PIPE_S))
 

@@ -9,7 +9,7 @@ from .mte1 import (FMATRIX_LEFT, FMATRIX_RIGHT, LoadData2DParams, LoadData3DPara
                    load_data_2d, load_data_3d_v2)
 from .mte2 import (DataCopyParams, InitConstValue, InitConstValueParams, Nd2NzParams, copy_gm_to_l1,
                    copy_gm_to_l1_contiguous, copy_gm_to_l1_nd2nz)
-from .sync import (ASCEND_IS_AIC, ASCEND_IS_AIV, GetBlockIdx, GetBlockNum, GetSubBlockIdx, PipeBarrier, SetFlag,
+from .sync import (ASCEND_IS_AIC, ASCEND_IS_AIV, CrossCoreSetFlag, CrossCoreWaitFlag, GetBlockIdx, GetBlockNum, GetSubBlockIdx, PipeBarrier, SetFlag,
                    SyncAll, WaitFlag)
 
 

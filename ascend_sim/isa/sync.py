@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from ..chip import current_core
+from ..faults import ParameterOutOfRange, SyncFault
 from ..pipes import HardEvent, Pipe
+from ..record import define
 
 
 def SetFlag(event: HardEvent, event_id: int = 0) -> None:
@@ -47,3 +49,49 @@ def ASCEND_IS_AIC() -> bool:
 
 def ASCEND_IS_AIV() -> bool:
     return current_core().core_type.name == "AIV"
+
+
+CROSS_CORE_SET_FLAG = define("CrossCoreSetFlag", doc="Signal other cores once the earlier instructions of the "
+                             "pipe have completed (mode 0: all cores of this type; 1: the AIVs of this AI core; "
+                             "2: an AIC and its AIVs).")
+CROSS_CORE_WAIT_FLAG = define("CrossCoreWaitFlag", Pipe.S, doc="Stop issuing until the flag's counter is non-zero, "
+                              "then decrement it.")
+_CROSS_MODES = {0: "every core of this type", 1: "the AIVs of this AI core", 2: "an AIC and its AIVs"}
+
+
+def _check_cross_core(core, name: str, flagId: int, modeId: int, pipe) -> None:
+    kernel_type = core.chip.kernel_type
+    if not kernel_type.cross_core_flags:
+        raise core.fault(SyncFault(f"{name} in a {kernel_type.value} kernel: the hardware enables cross-core flags "
+                                   "only for MIX kernel types"), name, pipe)
+    if modeId not in _CROSS_MODES:
+        raise core.fault(ParameterOutOfRange(f"modeId={modeId!r} must be 0, 1 or 2 on A2/A3"), name, pipe)
+    if modeId and not kernel_type.aiv_per_aic:
+        raise core.fault(SyncFault(f"modeId={modeId} ({_CROSS_MODES[modeId]}) needs a MIX_AIC_1_1 or MIX_AIC_1_2 "
+                                   f"kernel, not {kernel_type.value}"), name, pipe)
+    if modeId == 1 and core.core_type.name != "AIV":
+        raise core.fault(SyncFault("modeId=1 synchronises the AIVs of one AI core; the AIC cannot take part"),
+                         name, pipe)
+    if flagId.__class__ is not int or not 0 <= flagId <= 15:
+        raise core.fault(ParameterOutOfRange(f"flagId={flagId!r} outside [0, 15]"), name, pipe)
+
+
+def CrossCoreSetFlag(modeId: int, pipe: Pipe, flagId: int) -> None:
+    """CrossCoreSetFlag<modeId, pipe>(flagId): counts up flag `flagId` of the cores `modeId` names once every
+    earlier instruction of `pipe` on this core has completed (PIPE_S and PIPE_ALL are not allowed)."""
+    core = current_core()
+    name = "CrossCoreSetFlag"
+    if pipe not in core.core_type.pipes or pipe == Pipe.S:
+        raise core.fault(ParameterOutOfRange(
+            f"pipe={getattr(pipe, 'name', pipe)} must be one of the {core.core_type.name}'s pipes "
+            f"{[p.name for p in core.core_type.pipes if p != Pipe.S]}"), name, Pipe.S)
+    _check_cross_core(core, name, flagId, modeId, pipe)
+    core.issue(CROSS_CORE_SET_FLAG, pipe, {"modeId": modeId, "flagId": flagId}, event=(modeId, flagId))
+
+
+def CrossCoreWaitFlag(flagId: int, modeId: int = 0) -> None:
+    """CrossCoreWaitFlag(flagId): the scalar unit issues nothing more until flag `flagId` of this core counts
+    above zero, then counts it down (on A2 the template's mode and pipe have no effect)."""
+    core = current_core()
+    _check_cross_core(core, "CrossCoreWaitFlag", flagId, modeId, Pipe.S)
+    core.issue(CROSS_CORE_WAIT_FLAG, Pipe.S, {"flagId": flagId}, event=(modeId, flagId))
