@@ -159,7 +159,7 @@ def test_good_tiling_passes_and_report_reads_well():
     ({"c0": 8}, "c0", "C0=16"),
 ])
 def test_validator_explains_illegal_tilings(overrides, field, words):
-    bad = _good().with_overrides(**overrides)
+    bad = _good().with_overrides(validate=False, **overrides)
     report = validate(bad)
     assert not report.ok
     hits = [p for p in report.problems if p.field == field and words in p.message]
@@ -172,7 +172,7 @@ def test_validator_explains_illegal_tilings(overrides, field, words):
 def test_validator_fp32_l0b_transpose_reserve():
     good = _good(dtype="float32")
     # 128 x 64 fp32 fits L0B double-buffered only without the extra C0 the fp32 transpose needs.
-    bad = good.with_overrides(baseN=128, baseK=64, stepKa=9, stepKb=9)
+    bad = good.with_overrides(baseN=128, baseK=64, stepKa=9, stepKb=9, validate=False)
     report = validate(bad)
     assert any(p.field == "baseN" and "fp32 transpose" in p.message for p in report.problems), str(report)
 
@@ -181,20 +181,67 @@ def test_validator_coverage_and_other_platform():
     base = tiling.conv3d_backprop_input_tiling((1, 64, 5, 32, 32), (64, 64, 1, 1, 1), (1, 64, 5, 32, 32),
                                                dtype="float32", platform="Ascend910B2")
     assert base.template.startswith("base") and validate(base).ok
-    holes = base.with_overrides(mDim=1)
+    holes = base.with_overrides(mDim=1, validate=False)
     report = validate(holes)
     assert any("never computed" in p.message or "must equal" in p.message for p in report.problems), str(report)
     small = get_platform("Ascend910B2").with_overrides(name="tiny", aic_cores=4)
     assert not validate(base, small).ok
 
 
-def test_generator_overrides_are_applied_then_explained():
-    result = tiling.conv3d_backprop_input_tiling((2, 64, 4, 16, 16), (64, 64, 3, 3, 3), (2, 64, 6, 18, 18),
-                                                 dtype="bfloat16", overrides={"baseM": 2048})
-    assert result.conv3DDxTiling.baseM == 2048
-    assert "L0A needs" in str(validate(result))
-    with pytest.raises(ValueError, match="unknown tiling field"):
-        result.with_overrides(notAField=1)
+def test_generator_overrides_are_validated():
+    problem = ((2, 64, 4, 16, 16), (64, 64, 3, 3, 3), (2, 64, 6, 18, 18))
+    legal = tiling.conv3d_backprop_input_tiling(*problem, dtype="bfloat16", overrides={"al1Pbuffer": 1})
+    assert legal.conv3DDxTiling.al1Pbuffer == 1 and validate(legal).ok
+    with pytest.raises(TilingValidationError) as info:
+        tiling.conv3d_backprop_input_tiling(*problem, dtype="bfloat16", overrides={"baseM": 2048})
+    message = str(info.value)
+    assert "baseM=2048" in message and "L0A needs" in message and "Ascend910B2" in message
+    assert info.value.tiling.conv3DDxTiling.baseM == 2048 and not info.value.report.ok
+
+
+@pytest.mark.parametrize("overrides, lines", [
+    ({"baseK": 32}, ["stepKa=", "whole kernel windows"]),
+    ({"baseM": 1024, "baseN": 256}, ["baseM=1024: L0A needs", "cl0Pbuffer=1: L0C needs", "L1 needs"]),
+    ({"al1Pbuffer": 3}, ["al1Pbuffer=3: must be 1 (single buffer) or 2 (double buffer)"]),
+    ({"iterateOrder": 2}, ["iterateOrder=2: must be 0 (ORDER_M) or 1 (ORDER_N)"]),
+    ({"stepN": 2}, ["stepN=2: the arch22 kernel requires stepM == stepN == 1"]),
+])
+def test_with_overrides_refuses_an_illegal_tiling(overrides, lines):
+    with pytest.raises(TilingValidationError) as info:
+        _good().with_overrides(**overrides)
+    message = str(info.value)
+    changed = ", ".join(f"{k}={v}" for k, v in overrides.items())
+    assert message.startswith(f"tiling overrides {changed} make the tiling illegal on Ascend910B2")
+    for line in lines:
+        assert line in message, message
+
+
+def test_every_problem_names_its_field_and_value():
+    """Each line of a refusal reads field=value: rule, with the value the tiling really holds."""
+    bad = _good().with_overrides(baseM=24, baseK=40, stepKa=3, stepKb=2, singleCoreM=19, coreNum=99,
+                                 cl0Pbuffer=2, validate=False)
+    fields = bad.fields()
+    report = validate(bad)
+    assert len(report.problems) >= 6
+    for problem in report.problems:
+        assert str(problem).startswith(f"{problem.field}={fields[problem.field]}: "), str(problem)
+
+
+@pytest.mark.parametrize("name, suggestion", [
+    ("basem", "did you mean 'baseM'?"), ("stepK", "'stepKb' or 'stepKa'"), ("al1pbuffer", "'al1Pbuffer'"),
+    ("singleCoreMM", "'singleCoreM'"), ("xyz", "the fields are: batchDim"),
+])
+def test_unknown_override_lists_close_matches(name, suggestion):
+    with pytest.raises(ValueError, match="unknown tiling field") as info:
+        _good().with_overrides(**{name: 1})
+    assert suggestion in str(info.value)
+
+
+def test_override_values_must_be_integers():
+    with pytest.raises(TypeError, match="baseM=True must be an integer"):
+        _good().with_overrides(baseM=True)
+    with pytest.raises(TypeError, match="baseM=128.0"):
+        _good().with_overrides(baseM=128.0)
 
 
 def test_model_rejects_values_outside_c_types():
@@ -304,8 +351,9 @@ def test_cli_overrides_and_errors(capsys):
     import argparse
 
     from tiling.cli import add_subcommand, main
-    assert main([*CLI_ARGS, "--set", "baseM=2048"]) == 1
-    assert "L0A needs" in capsys.readouterr().out
+    assert main([*CLI_ARGS, "--set", "baseM=2048"]) != 0  # refused: the report or the error says why
+    said = capsys.readouterr()
+    assert "baseM=2048: L0A needs" in said.out + said.err
     assert main([*CLI_ARGS[:-2], "--platform", "nope"]) == 2
     assert "platform='nope'" in capsys.readouterr().err
     parser = argparse.ArgumentParser()
