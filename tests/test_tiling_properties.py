@@ -169,6 +169,13 @@ def test_validator_explains_illegal_tilings(overrides, field, words):
     assert not bad.check() and _good().check()
 
 
+@pytest.mark.parametrize("name", ["baseM", "baseN", "baseK", "stepM", "stepN", "stepKa", "stepKb"])
+def test_validator_reports_a_zero_block_or_step(name):
+    """Found by the override property test: baseM=0 crashed the validator with ZeroDivisionError."""
+    report = validate(_good().with_overrides(validate=False, **{name: 0}))
+    assert [str(p).split(":")[0] for p in report.problems] == [f"{name}=0"], str(report)
+
+
 def test_validator_fp32_l0b_transpose_reserve():
     good = _good(dtype="float32")
     # 128 x 64 fp32 fits L0B double-buffered only without the extra C0 the fp32 transpose needs.

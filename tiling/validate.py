@@ -267,7 +267,10 @@ def check_fields(f: dict, dtype_bytes: int, platform: Platform, basic_block: boo
     _check_flags(f, dtype_bytes, out)
     _check_blocks(f, dtype_bytes, out)
     _check_split(f, platform, basic_block, out)
-    if f["c0"] == 32 // dtype_bytes and f["hk"] >= 1 and f["wk"] >= 1:
+    # The size rules divide by and multiply these; a zero among them is already reported above.
+    derivable = all(f[name] >= 1 for name in ("hk", "wk", "wi", "baseM", "baseN", "baseK", "stepM", "stepN",
+                                              "stepKa", "stepKb"))
+    if f["c0"] == 32 // dtype_bytes and derivable:
         _check_buffers(f, dtype_bytes, platform, out)
         _check_k_steps(f, out)
         _check_instructions(f, dtype_bytes, out)
