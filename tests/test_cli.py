@@ -98,6 +98,19 @@ def test_version(capsys):
     assert capsys.readouterr().out == f"ascend-sim {ascend_sim.__version__}\n"
 
 
+def test_version_of_a_source_tree_that_was_never_installed(monkeypatch):
+    import re
+    from importlib.metadata import PackageNotFoundError
+    from pathlib import Path
+
+    def not_installed(name):
+        raise PackageNotFoundError(name)
+
+    monkeypatch.setattr(ascend_sim, "version", not_installed)
+    pyproject = (Path(ascend_sim.__file__).parents[1] / "pyproject.toml").read_text()
+    assert ascend_sim._package_version() == re.search(r'^version = "(.+)"', pyproject, re.MULTILINE).group(1)
+
+
 def _small_l0_platform(folder):
     """A chip whose L0A is half the A2's: the example matmul kernel hard-codes 64 KiB of L0A, so it faults."""
     path = folder / "small_l0.json"
