@@ -195,6 +195,22 @@ def test_validator_coverage_and_other_platform():
     assert not validate(base, small).ok
 
 
+@pytest.mark.parametrize("changes, field", [
+    ({"nDim": 2, "dDim": 1, "singleCoreDin": 5, "coreNum": 8}, "nDim"),   # cin1G = 8 blocks, one core holds 8
+    ({"mDim": 5, "dDim": 1, "singleCoreDin": 5, "coreNum": 5}, "mDim"),   # hi*wi = 1024, 4 x 256 cover it
+    ({"dDim": 3, "singleCoreDin": 3, "coreNum": 12}, "dDim"),             # di = 5: cores at 0, 3 and 6
+])
+def test_validator_refuses_cores_that_start_past_the_end(changes, field):
+    """Found by the override property test: nDim=5 x singleCoreCin1=6 on cin1G=5 passed the validator and the
+    kernel was handed a negative N on four cores (on the device an unsigned tail: writes beyond dx)."""
+    base = tiling.conv3d_backprop_input_tiling((1, 64, 5, 32, 32), (64, 64, 1, 1, 1), (1, 64, 5, 32, 32),
+                                               dtype="float32", platform="Ascend910B2")
+    with pytest.raises(TilingValidationError) as info:
+        base.with_overrides(**changes)
+    [problem] = info.value.report.problems
+    assert str(problem).startswith(f"{field}={changes[field]}: core {changes[field] - 1} of {field} would start at")
+
+
 def test_generator_overrides_are_validated():
     problem = ((2, 64, 4, 16, 16), (64, 64, 3, 3, 3), (2, 64, 6, 18, 18))
     legal = tiling.conv3d_backprop_input_tiling(*problem, dtype="bfloat16", overrides={"al1Pbuffer": 1})

@@ -180,6 +180,12 @@ def _check_split(f: dict, platform: Platform, basic_block: bool, out: list[Probl
         if f[dim] * f[single] < total:
             _problem(out, f, single, f"{dim}={f[dim]} x {single}={f[single]} covers only {f[dim] * f[single]} of "
                                      f"{what}={total}: part of dx is never computed")
+        elif f[single] >= 1 and (f[dim] - 1) * f[single] >= total:
+            # The kernel's tails (total - index * single) are unsigned: a core that starts past the end
+            # would compute and write beyond dx instead of idling.
+            _problem(out, f, dim, f"core {f[dim] - 1} of {dim} would start at {(f[dim] - 1) * f[single]}, past the "
+                                  f"end of {what}={total} ({single}={f[single]}): at most "
+                                  f"ceil({total}/{f[single]})={_ceil_div(total, f[single])}")
 
 
 def _check_buffers(f: dict, dtype_bytes: int, platform: Platform, out: list[Problem]) -> None:
