@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _describe(err: BaseException) -> str:
     if isinstance(err, MemoryError):
-        return "the problem needs more memory than this machine has; try smaller shapes or --timing-only"
+        return "the problem needs more memory than this machine has; try smaller shapes"
     if isinstance(err, OSError) and err.filename is not None:
         return one_line(f"{err.filename}: {err.strerror}")
     return one_line(err)
