@@ -222,6 +222,17 @@ def test_overrides_must_be_a_mapping():
         conv3d_backprop_input_v2_run(*args, **kwargs, tiling_overrides=[("baseM", 16)])
 
 
+@pytest.mark.parametrize("dtype, base_k", [(F16, 48), (F32, 24)], ids=["f16", "f32"])
+def test_k_steps_that_do_not_nest(dtype, base_k):
+    """stepKa = 6 and stepKb = 9 (neither divides the other) over 12 K steps: the kernel keeps separate A and B
+    step counters (conv3d_bp_compute.h), so the validator no longer asks the host generator's nesting rule.
+    Found by exploring the override property test with the validator bypassed."""
+    run = check_case(dtype, (1, 16, 3, 9, 9), (64, 16, 2, 3, 3), (1, 2, 2), (1, 0, 1, 1, 1, 1),
+                     tiling_overrides={"baseK": base_k, "stepKa": 6, "stepKb": 9})
+    t = run.tiling.conv3DDxTiling
+    assert (t.baseK, t.stepKa, t.stepKb) == (base_k, 6, 9)
+
+
 def test_kernel_wider_than_255():
     """kW = 300: Load3Dv2 gets filterW = 300 & 255 and filterSizeW = 1 (the 9th bit), as in the real kernel."""
     check_case(F16, (1, 16, 1, 2, 210), (16, 16, 1, 2, 300), (1, 1, 1), (0, 0, 1, 0, 50, 50))

@@ -153,7 +153,6 @@ def test_good_tiling_passes_and_report_reads_well():
     ({"baseK": 40}, "baseK", "multiple of C0=16"),
     ({"baseM": 24}, "baseM", "multiple of 16"),
     ({"stepKa": 1, "stepKb": 1, "baseK": 48}, "stepKa", "whole kernel windows"),
-    ({"stepKa": 3, "stepKb": 2}, "stepKb", "multiples of one another"),
     ({"singleCoreM": 19}, "singleCoreM", "whole dx rows"),
     ({"hf32Flag": 1}, "hf32Flag", "float32 only"),
     ({"c0": 8}, "c0", "C0=16"),

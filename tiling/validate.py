@@ -223,10 +223,6 @@ def _check_k_steps(f: dict, out: list[Problem]) -> None:
         if f[name] >= 1 and (f[name] * f["baseK"]) % window:
             _problem(out, f, name, f"{name}*baseK={f[name] * f['baseK']} must be whole kernel windows (a multiple "
                                    f"of hk*wk*C0={window}) so L1 holds whole cout1 blocks")
-    small, big = sorted((f["stepKa"], f["stepKb"]))
-    if small >= 1 and big % small:
-        _problem(out, f, "stepKb", f"stepKa={f['stepKa']} and stepKb must be multiples of one another (A and B "
-                                   "L1 loads are scheduled on a common K period)")
 
 
 def _check_instructions(f: dict, dtype_bytes: int, out: list[Problem]) -> None:
