@@ -1,9 +1,30 @@
 """ascend_sim: a simulated Ascend AI Core (cube side) running kernels written in the Ascend C style."""
+import re
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
 from .chip import Chip
 from .faults import (CapacityExceeded, Misaligned, OutOfBounds, ParameterOutOfRange, RaceFault, SimFault,
                      SyncFault)
 from .platform import PRESETS, Platform, get_platform
 from .report import RunReport
 
-__all__ = ["Chip", "Platform", "PRESETS", "get_platform", "RunReport", "SimFault", "OutOfBounds", "Misaligned",
-           "CapacityExceeded", "ParameterOutOfRange", "SyncFault", "RaceFault"]
+
+def _package_version() -> str:
+    """The installed distribution's version; in a source tree that was never installed, pyproject.toml's."""
+    try:
+        return version("ascend-sim")
+    except PackageNotFoundError:
+        pass
+    try:
+        pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+    except OSError:
+        return "0+unknown"
+    found = re.search(r'^version\s*=\s*"([^"]+)"', pyproject, re.MULTILINE)
+    return found.group(1) if found else "0+unknown"
+
+
+__version__ = _package_version()
+
+__all__ = ["__version__", "Chip", "Platform", "PRESETS", "get_platform", "RunReport", "SimFault", "OutOfBounds",
+           "Misaligned", "CapacityExceeded", "ParameterOutOfRange", "SyncFault", "RaceFault"]

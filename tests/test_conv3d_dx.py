@@ -196,6 +196,43 @@ def test_tiling_overrides(name):
     check_case(dtype, (1, 20, 3, 9, 9), (24, 20, 2, 3, 3), (1, 2, 2), (1, 0, 1, 1, 1, 1), tiling_overrides=overrides)
 
 
+@pytest.mark.parametrize("overrides, words", [
+    ({"baseK": 32}, "stepKa=1: stepKa*baseK=32 must be whole kernel windows"),
+    ({"baseM": 1024, "baseN": 256}, "baseM=1024: L0A needs"),
+    ({"al1Pbuffer": 3}, "al1Pbuffer=3: must be 1 (single buffer) or 2 (double buffer)"),
+    ({"basM": 64}, "unknown tiling field 'basM'; did you mean 'baseM'"),
+], ids=["baseK_not_whole_windows", "blocks_too_big", "al1Pbuffer_3", "misspelt"])
+def test_illegal_overrides_are_refused_before_launch(overrides, words):
+    """The issue's three overrides (a simulator fault, a buffer overflow, a run with an illegal tiling) and a
+    misspelt name: each is a ValueError naming field=value and the rule, and no instruction is issued."""
+    weight, dy = make_problem(F16, (1, 8, 4, 8, 8), (16, 8, 3, 3, 3), (1, 1, 1), (1, 1, 1, 1, 1, 1))
+    issued = []
+    with pytest.raises(ValueError) as info:
+        conv3d_backprop_input_v2_run((1, 8, 4, 8, 8), weight, dy, strides=(1, 1, 1, 1, 1), pads=(1,) * 6,
+                                     data_format="NCDHW", tiling_overrides=overrides, execute=False,
+                                     hooks=[lambda core, instr: issued.append(instr)])
+    assert words in str(info.value)
+    assert not issued
+
+
+def test_overrides_must_be_a_mapping():
+    kwargs = _good()
+    args = (kwargs.pop("input_size"), kwargs.pop("filter"), kwargs.pop("out_backprop"))
+    with pytest.raises(TypeError, match=r"tiling_overrides=\[\('baseM', 16\)\] must be a dict"):
+        conv3d_backprop_input_v2_run(*args, **kwargs, tiling_overrides=[("baseM", 16)])
+
+
+@pytest.mark.parametrize("dtype, base_k", [(F16, 48), (F32, 24)], ids=["f16", "f32"])
+def test_k_steps_that_do_not_nest(dtype, base_k):
+    """stepKa = 6 and stepKb = 9 (neither divides the other) over 12 K steps: the kernel keeps separate A and B
+    step counters (conv3d_bp_compute.h), so the validator no longer asks the host generator's nesting rule.
+    Found by exploring the override property test with the validator bypassed."""
+    run = check_case(dtype, (1, 16, 3, 9, 9), (64, 16, 2, 3, 3), (1, 2, 2), (1, 0, 1, 1, 1, 1),
+                     tiling_overrides={"baseK": base_k, "stepKa": 6, "stepKb": 9})
+    t = run.tiling.conv3DDxTiling
+    assert (t.baseK, t.stepKa, t.stepKb) == (base_k, 6, 9)
+
+
 def test_kernel_wider_than_255():
     """kW = 300: Load3Dv2 gets filterW = 300 & 255 and filterSizeW = 1 (the 9th bit), as in the real kernel."""
     check_case(F16, (1, 16, 1, 2, 210), (16, 16, 1, 2, 300), (1, 1, 1), (0, 0, 1, 0, 50, 50))

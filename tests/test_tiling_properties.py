@@ -153,13 +153,12 @@ def test_good_tiling_passes_and_report_reads_well():
     ({"baseK": 40}, "baseK", "multiple of C0=16"),
     ({"baseM": 24}, "baseM", "multiple of 16"),
     ({"stepKa": 1, "stepKb": 1, "baseK": 48}, "stepKa", "whole kernel windows"),
-    ({"stepKa": 3, "stepKb": 2}, "stepKb", "multiples of one another"),
     ({"singleCoreM": 19}, "singleCoreM", "whole dx rows"),
     ({"hf32Flag": 1}, "hf32Flag", "float32 only"),
     ({"c0": 8}, "c0", "C0=16"),
 ])
 def test_validator_explains_illegal_tilings(overrides, field, words):
-    bad = _good().with_overrides(**overrides)
+    bad = _good().with_overrides(validate=False, **overrides)
     report = validate(bad)
     assert not report.ok
     hits = [p for p in report.problems if p.field == field and words in p.message]
@@ -169,10 +168,17 @@ def test_validator_explains_illegal_tilings(overrides, field, words):
     assert not bad.check() and _good().check()
 
 
+@pytest.mark.parametrize("name", ["baseM", "baseN", "baseK", "stepM", "stepN", "stepKa", "stepKb"])
+def test_validator_reports_a_zero_block_or_step(name):
+    """Found by the override property test: baseM=0 crashed the validator with ZeroDivisionError."""
+    report = validate(_good().with_overrides(validate=False, **{name: 0}))
+    assert [str(p).split(":")[0] for p in report.problems] == [f"{name}=0"], str(report)
+
+
 def test_validator_fp32_l0b_transpose_reserve():
     good = _good(dtype="float32")
     # 128 x 64 fp32 fits L0B double-buffered only without the extra C0 the fp32 transpose needs.
-    bad = good.with_overrides(baseN=128, baseK=64, stepKa=9, stepKb=9)
+    bad = good.with_overrides(baseN=128, baseK=64, stepKa=9, stepKb=9, validate=False)
     report = validate(bad)
     assert any(p.field == "baseN" and "fp32 transpose" in p.message for p in report.problems), str(report)
 
@@ -181,20 +187,83 @@ def test_validator_coverage_and_other_platform():
     base = tiling.conv3d_backprop_input_tiling((1, 64, 5, 32, 32), (64, 64, 1, 1, 1), (1, 64, 5, 32, 32),
                                                dtype="float32", platform="Ascend910B2")
     assert base.template.startswith("base") and validate(base).ok
-    holes = base.with_overrides(mDim=1)
+    holes = base.with_overrides(mDim=1, validate=False)
     report = validate(holes)
     assert any("never computed" in p.message or "must equal" in p.message for p in report.problems), str(report)
     small = get_platform("Ascend910B2").with_overrides(name="tiny", aic_cores=4)
     assert not validate(base, small).ok
 
 
-def test_generator_overrides_are_applied_then_explained():
-    result = tiling.conv3d_backprop_input_tiling((2, 64, 4, 16, 16), (64, 64, 3, 3, 3), (2, 64, 6, 18, 18),
-                                                 dtype="bfloat16", overrides={"baseM": 2048})
-    assert result.conv3DDxTiling.baseM == 2048
-    assert "L0A needs" in str(validate(result))
-    with pytest.raises(ValueError, match="unknown tiling field"):
-        result.with_overrides(notAField=1)
+@pytest.mark.parametrize("changes, field", [
+    ({"nDim": 2, "dDim": 1, "singleCoreDin": 5, "coreNum": 8}, "nDim"),   # cin1G = 8 blocks, one core holds 8
+    ({"mDim": 5, "dDim": 1, "singleCoreDin": 5, "coreNum": 5}, "mDim"),   # hi*wi = 1024, 4 x 256 cover it
+    ({"dDim": 3, "singleCoreDin": 3, "coreNum": 12}, "dDim"),             # di = 5: cores at 0, 3 and 6
+])
+def test_validator_refuses_cores_that_start_past_the_end(changes, field):
+    """Found by the override property test: nDim=5 x singleCoreCin1=6 on cin1G=5 passed the validator and the
+    kernel was handed a negative N on four cores (on the device an unsigned tail: writes beyond dx)."""
+    base = tiling.conv3d_backprop_input_tiling((1, 64, 5, 32, 32), (64, 64, 1, 1, 1), (1, 64, 5, 32, 32),
+                                               dtype="float32", platform="Ascend910B2")
+    with pytest.raises(TilingValidationError) as info:
+        base.with_overrides(**changes)
+    [problem] = info.value.report.problems
+    assert str(problem).startswith(f"{field}={changes[field]}: core {changes[field] - 1} of {field} would start at")
+
+
+def test_generator_overrides_are_validated():
+    problem = ((2, 64, 4, 16, 16), (64, 64, 3, 3, 3), (2, 64, 6, 18, 18))
+    legal = tiling.conv3d_backprop_input_tiling(*problem, dtype="bfloat16", overrides={"al1Pbuffer": 1})
+    assert legal.conv3DDxTiling.al1Pbuffer == 1 and validate(legal).ok
+    with pytest.raises(TilingValidationError) as info:
+        tiling.conv3d_backprop_input_tiling(*problem, dtype="bfloat16", overrides={"baseM": 2048})
+    message = str(info.value)
+    assert "baseM=2048" in message and "L0A needs" in message and "Ascend910B2" in message
+    assert info.value.tiling.conv3DDxTiling.baseM == 2048 and not info.value.report.ok
+
+
+@pytest.mark.parametrize("overrides, lines", [
+    ({"baseK": 32}, ["stepKa=", "whole kernel windows"]),
+    ({"baseM": 1024, "baseN": 256}, ["baseM=1024: L0A needs", "cl0Pbuffer=1: L0C needs", "L1 needs"]),
+    ({"al1Pbuffer": 3}, ["al1Pbuffer=3: must be 1 (single buffer) or 2 (double buffer)"]),
+    ({"iterateOrder": 2}, ["iterateOrder=2: must be 0 (ORDER_M) or 1 (ORDER_N)"]),
+    ({"stepN": 2}, ["stepN=2: the arch22 kernel requires stepM == stepN == 1"]),
+])
+def test_with_overrides_refuses_an_illegal_tiling(overrides, lines):
+    with pytest.raises(TilingValidationError) as info:
+        _good().with_overrides(**overrides)
+    message = str(info.value)
+    changed = ", ".join(f"{k}={v}" for k, v in overrides.items())
+    assert message.startswith(f"tiling overrides {changed} make the tiling illegal on Ascend910B2")
+    for line in lines:
+        assert line in message, message
+
+
+def test_every_problem_names_its_field_and_value():
+    """Each line of a refusal reads field=value: rule, with the value the tiling really holds."""
+    bad = _good().with_overrides(baseM=24, baseK=40, stepKa=3, stepKb=2, singleCoreM=19, coreNum=99,
+                                 cl0Pbuffer=2, validate=False)
+    fields = bad.fields()
+    report = validate(bad)
+    assert len(report.problems) >= 6
+    for problem in report.problems:
+        assert str(problem).startswith(f"{problem.field}={fields[problem.field]}: "), str(problem)
+
+
+@pytest.mark.parametrize("name, suggestion", [
+    ("basem", "did you mean 'baseM'?"), ("stepK", "'stepKb' or 'stepKa'"), ("al1pbuffer", "'al1Pbuffer'"),
+    ("singleCoreMM", "'singleCoreM'"), ("xyz", "the fields are: batchDim"),
+])
+def test_unknown_override_lists_close_matches(name, suggestion):
+    with pytest.raises(ValueError, match="unknown tiling field") as info:
+        _good().with_overrides(**{name: 1})
+    assert suggestion in str(info.value)
+
+
+def test_override_values_must_be_integers():
+    with pytest.raises(TypeError, match="baseM=True must be an integer"):
+        _good().with_overrides(baseM=True)
+    with pytest.raises(TypeError, match="baseM=128.0"):
+        _good().with_overrides(baseM=128.0)
 
 
 def test_model_rejects_values_outside_c_types():
@@ -284,8 +353,8 @@ def test_dilation_ignored_where_kernel_is_one():
 
 # --- command line -------------------------------------------------------------------------------------------------
 
-CLI_ARGS = ["--dy", "1,15,10,30,30", "--filter", "15,17,2,2,2", "--dx", "1,17,20,60,60", "--strides", "2,2,2",
-            "--dtype", "bfloat16", "--platform", "Ascend910B3"]
+CLI_ARGS = ["--cin", "17", "--cout", "15", "--dhw", "20,60,60", "--kernel", "2,2,2", "--stride", "2,2,2",
+            "--pad", "0,0,0,0,0,0", "--dtype", "bfloat16", "--platform", "Ascend910B3"]
 
 
 def test_cli_table_and_json(capsys):
@@ -301,14 +370,12 @@ def test_cli_table_and_json(capsys):
 
 
 def test_cli_overrides_and_errors(capsys):
-    import argparse
-
-    from tiling.cli import add_subcommand, main
-    assert main([*CLI_ARGS, "--set", "baseM=2048"]) == 1
-    assert "L0A needs" in capsys.readouterr().out
+    from kernels.cli import main as ascend_sim
+    from tiling.cli import main
+    assert main([*CLI_ARGS, "--set", "baseM=2048"]) == 1  # the tiling is printed with the report of what broke
+    assert "baseM=2048: L0A needs" in capsys.readouterr().out
     assert main([*CLI_ARGS[:-2], "--platform", "nope"]) == 2
-    assert "platform='nope'" in capsys.readouterr().err
-    parser = argparse.ArgumentParser()
-    add_subcommand(parser.add_subparsers())
-    args = parser.parse_args(["tiling", *CLI_ARGS])
-    assert args.func(args) == 0
+    assert "argument --platform: 'nope'" in capsys.readouterr().err
+    assert ascend_sim(["tiling", *CLI_ARGS]) == 0 and main(CLI_ARGS) == 0  # one command, two names
+    both = capsys.readouterr().out.split("tiling fits Ascend910B3")
+    assert len(both) == 3 and both[0] == both[1].lstrip("\n")

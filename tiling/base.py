@@ -100,7 +100,9 @@ class BaseTiling:
         self.set_dims(t, tbe.batch_dim, tbe.d_dim, m_dim, tbe.n_dim, tbe.group_dim, tbe.k_dim)
         self.cal_tbe_block_tiling(t, tbe)
         fields = {**shape_fields(self.run), **t.params(), **t.tiling_fields()}
-        return not check_fields(fields, self.dtype, self.platform, basic_block=False)
+        # The host code always nests the K steps (the kernel would not need it; the validator does not ask it).
+        steps_nest = max(t.stepKa, t.stepKb) % max(min(t.stepKa, t.stepKb), 1) == 0
+        return steps_nest and not check_fields(fields, self.dtype, self.platform, basic_block=False)
 
     # --- core split -------------------------------------------------------------------------------------------
     def get_core_dim(self, cur: int) -> tuple[int, int, int, int] | None:

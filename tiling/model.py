@@ -6,6 +6,8 @@ so a 4-byte hole sits before the three trailing u64 fields.
 """
 from __future__ import annotations
 
+import difflib
+import numbers
 import struct
 from typing import ClassVar
 
@@ -155,26 +157,36 @@ class Conv3DBackpropInputV2TilingData(BaseModel):
                    **info)
 
     # --- experimenting -----------------------------------------------------------------------------------
-    def with_overrides(self, **changes) -> "Conv3DBackpropInputV2TilingData":
+    def with_overrides(self, *, validate: bool = True, **changes) -> "Conv3DBackpropInputV2TilingData":
         """A copy with some fields changed, by real name (baseM=128, coreNum=8, al1Pbuffer=1, ...).
 
-        Nothing is re-derived: pass the result to `tiling.validate` to see whether it still fits.
+        Nothing is re-derived. The copy is checked by `tiling.validate` on the tiling's platform: a tiling the
+        kernel cannot run raises TilingValidationError (a ValueError) naming each broken rule as field=value;
+        the refused copy is on the error (`err.tiling`, `err.report`). validate=False skips that check, for
+        building illegal tilings on purpose (e.g. to study the validator's report). An unknown name raises
+        ValueError listing the close matches.
         """
         params = self.params.model_dump()
         tiling = self.conv3DDxTiling.model_dump()
         top = self.model_dump(exclude={"params", "conv3DDxTiling", "tiling_key"})
         for key, value in changes.items():
-            if key in params:
-                params[key] = value
-            elif key in tiling:
-                tiling[key] = value
+            if key in params or key in tiling:
+                _check_field_value(key, value)
+                (params if key in params else tiling)[key] = value
             elif key in top:
                 top[key] = value
             else:
-                raise ValueError(f"unknown tiling field {key!r}")
+                raise ValueError(_unknown_field_message(key, [*params, *tiling, *top]))
         top["notes"] = [*top["notes"], f"overridden: {sorted(changes)}"]
-        return type(self)(params=Conv3DBackpropInputV2Params(**params), conv3DDxTiling=TConv3DInputV2Tiling(**tiling),
-                          **top)
+        result = type(self)(params=Conv3DBackpropInputV2Params(**params),
+                            conv3DDxTiling=TConv3DInputV2Tiling(**tiling), **top)
+        if validate:
+            if result.platform is None:
+                raise ValueError("with_overrides checks the result against the tiling's platform, and this tiling "
+                                 "records none: pass platform=<Platform> among the overrides, or validate=False")
+            from .validate import validate as validate_tiling
+            validate_tiling(result).raise_if_invalid(result, changes)
+        return result
 
     def check(self, platform=None, *, raise_error: bool = False):
         """`tiling.validate(self, platform)`: does this tiling fit (default: the platform it was made for)?"""
@@ -184,3 +196,19 @@ class Conv3DBackpropInputV2TilingData(BaseModel):
     def fields(self) -> dict[str, int]:
         """All kernel-visible fields, params first, in blob order."""
         return {**self.params.model_dump(), **self.conv3DDxTiling.model_dump()}
+
+
+def _check_field_value(name: str, value) -> None:
+    """Tiling fields are C integers: refuse a bool or a non-integer before pydantic would coerce it."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"tiling field {name}={value!r} must be an integer, got {type(value).__name__}")
+
+
+def _unknown_field_message(name: str, known: list[str]) -> str:
+    by_lower = {k.lower(): k for k in known}
+    if name.lower() in by_lower:  # only the case differs
+        return f"unknown tiling field {name!r}; did you mean {by_lower[name.lower()]!r}?"
+    close = [by_lower[m] for m in difflib.get_close_matches(name.lower(), list(by_lower), n=4, cutoff=0.6)]
+    if close:
+        return f"unknown tiling field {name!r}; did you mean {' or '.join(repr(c) for c in close)}?"
+    return f"unknown tiling field {name!r}; the fields are: {', '.join(known)}"

@@ -20,16 +20,36 @@ TPIPE_ALIGN = 32  # TPipe rounds every L1 buffer up to 32 bytes
 
 
 class TilingValidationError(ValueError):
-    """A tiling does not fit its platform or the kernel; the message lists every problem."""
+    """A tiling does not fit its platform or the kernel; the message lists every problem.
+
+    `report` is the ValidationReport; `tiling` the refused tiling (to print or inspect it); `overrides` the
+    fields a caller changed to get it, when that is how it was made."""
+
+    def __init__(self, report: "ValidationReport", tiling=None, overrides: dict | None = None):
+        self.report, self.tiling, self.overrides = report, tiling, dict(overrides or {})
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        if not self.overrides:
+            return str(self.report)
+        changed = ", ".join(f"{name}={value!r}" for name, value in self.overrides.items())
+        lines = [f"tiling overrides {changed} make the tiling illegal on {self.report.platform} "
+                 f"({len(self.report.problems)} problem(s)):"]
+        lines += [f"  - {p}" for p in self.report.problems]
+        return "\n".join(lines)
 
 
 @dataclass(frozen=True)
 class Problem:
+    """One broken rule: the field it is reported on, that field's value, and the rule in words."""
+
     field: str
     message: str
+    value: int | None = None
 
     def __str__(self) -> str:
-        return f"{self.field}: {self.message}"
+        return f"{self.field}={self.value}: {self.message}" if self.value is not None else \
+            f"{self.field}: {self.message}"
 
 
 @dataclass
@@ -51,9 +71,9 @@ class ValidationReport:
         lines += [f"  - {p}" for p in self.problems]
         return "\n".join(lines)
 
-    def raise_if_invalid(self) -> None:
+    def raise_if_invalid(self, tiling=None, overrides: dict | None = None) -> None:
         if not self.ok:
-            raise TilingValidationError(str(self))
+            raise TilingValidationError(self, tiling, overrides)
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -89,76 +109,83 @@ def l1_bytes(f: dict, dtype_bytes: int) -> tuple[int, int]:
     return _align(a1, TPIPE_ALIGN), _align(b1, TPIPE_ALIGN)
 
 
+def _problem(out: list[Problem], f: dict, name: str, rule: str) -> None:
+    out.append(Problem(name, rule, f.get(name)))
+
+
 def _check_flags(f: dict, dtype_bytes: int, out: list[Problem]) -> None:
     c0 = 32 // dtype_bytes
     if f["c0"] != c0:
-        out.append(Problem("c0", f"c0={f['c0']} but a {dtype_bytes}-byte dtype has C0={c0}"))
+        _problem(out, f, "c0", f"a {dtype_bytes}-byte dtype has C0={c0}")
     if f["c0Bits"] != c0.bit_length() - 1:
-        out.append(Problem("c0Bits", f"c0Bits={f['c0Bits']} must be log2(C0)={c0.bit_length() - 1}"))
+        _problem(out, f, "c0Bits", f"must be log2(C0)={c0.bit_length() - 1}")
     for name in ("al0Pbuffer", "bl0Pbuffer", "cl0Pbuffer", "al1Pbuffer", "bl1Pbuffer"):
         if f[name] not in (1, 2):
-            out.append(Problem(name, f"{name}={f[name]} must be 1 (single buffer) or 2 (double buffer)"))
+            _problem(out, f, name, "must be 1 (single buffer) or 2 (double buffer)")
     for name in ("stepM", "stepN"):
         if f[name] != 1:
-            out.append(Problem(name, f"{name}={f[name]}: the arch22 kernel requires stepM == stepN == 1"))
+            _problem(out, f, name, "the arch22 kernel requires stepM == stepN == 1")
     if f["iterateOrder"] not in (0, 1):
-        out.append(Problem("iterateOrder", f"iterateOrder={f['iterateOrder']} must be 0 (ORDER_M) or 1 (ORDER_N)"))
+        _problem(out, f, "iterateOrder", "must be 0 (ORDER_M) or 1 (ORDER_N)")
     if f["kDim"] != 1:
-        out.append(Problem("kDim", f"kDim={f['kDim']}: the kernel writes without atomic add, so K cannot be "
-                                   "split across cores (kDim must be 1)"))
+        _problem(out, f, "kDim", "the kernel writes without atomic add, so K cannot be split across cores "
+                                 "(kDim must be 1)")
     if f["hf32Flag"] not in (0, 1) or (f["hf32Flag"] == 1 and dtype_bytes != 4):
-        out.append(Problem("hf32Flag", f"hf32Flag={f['hf32Flag']} must be 0, or 1 for float32 only"))
+        _problem(out, f, "hf32Flag", "must be 0, or 1 for float32 only")
     if f["initOutputFlag"] not in (0, 1, 2):
-        out.append(Problem("initOutputFlag", f"initOutputFlag={f['initOutputFlag']} must be 0, 1 or 2"))
+        _problem(out, f, "initOutputFlag", "must be 0, 1 or 2")
     for name in ("batch", "cin", "cout", "cout1", "cin1", "cout1G", "cin1G", "dout", "ho", "wo", "di", "hi",
                  "wi", "dk", "hk", "wk", "group", "strideD", "strideH", "strideW", "dilationD", "dilationH",
                  "dilationW", "stepKa", "stepKb", "singleCoreBatch", "singleCoreGroup", "singleCoreDin",
                  "singleCoreCin1", "singleCoreM"):
         if f[name] < 1:
-            out.append(Problem(name, f"{name}={f[name]} must be at least 1"))
+            _problem(out, f, name, "must be at least 1")
 
 
 def _check_blocks(f: dict, dtype_bytes: int, out: list[Problem]) -> None:
     c0 = 32 // dtype_bytes
     for name in ("baseM", "baseN"):
         if f[name] < 16 or f[name] % 16:
-            out.append(Problem(name, f"{name}={f[name]} must be a positive multiple of 16 (cube fractal)"))
+            _problem(out, f, name, "must be a positive multiple of 16 (cube fractal)")
     if f["baseK"] < c0 or f["baseK"] % c0:
-        out.append(Problem("baseK", f"baseK={f['baseK']} must be a positive multiple of C0={c0}"))
+        _problem(out, f, "baseK", f"must be a positive multiple of C0={c0}")
     for name, mmad in (("baseM", "m"), ("baseN", "n"), ("baseK", "k")):
         if f[name] > MMAD_MAX:
-            out.append(Problem(name, f"{name}={f[name]} exceeds Mmad {mmad} range [1, {MMAD_MAX}]"))
+            _problem(out, f, name, f"exceeds the Mmad {mmad} range [1, {MMAD_MAX}]")
     if f["cout1"] != _ceil_div(f["cout"], c0) or f["cin1"] != _ceil_div(f["cin"], c0):
-        out.append(Problem("cout1", f"cout1={f['cout1']}, cin1={f['cin1']} must be ceil(cout/C0), ceil(cin/C0)"))
+        _problem(out, f, "cout1", f"cout1 and cin1={f['cin1']} must be ceil(cout/C0)={_ceil_div(f['cout'], c0)} "
+                                  f"and ceil(cin/C0)={_ceil_div(f['cin'], c0)}")
 
 
 def _check_split(f: dict, platform: Platform, basic_block: bool, out: list[Problem]) -> None:
     c0 = f["c0"]
     if not 1 <= f["coreNum"] <= platform.aic_cores:
-        out.append(Problem("coreNum", f"coreNum={f['coreNum']} must be in [1, {platform.aic_cores}] "
-                                      f"(AI cores of {platform.name})"))
+        _problem(out, f, "coreNum", f"must be in [1, {platform.aic_cores}] (AI cores of {platform.name})")
     if f["singleCoreM"] % max(f["wi"], 1):
-        out.append(Problem("singleCoreM", f"singleCoreM={f['singleCoreM']} must be whole dx rows "
-                                          f"(a multiple of wi={f['wi']})"))
+        _problem(out, f, "singleCoreM", f"must be whole dx rows (a multiple of wi={f['wi']})")
     if f["singleCoreCin"] != f["singleCoreCin1"] * c0:
-        out.append(Problem("singleCoreCin", f"singleCoreCin={f['singleCoreCin']} must be singleCoreCin1*C0="
-                                            f"{f['singleCoreCin1'] * c0}"))
+        _problem(out, f, "singleCoreCin", f"must be singleCoreCin1*C0={f['singleCoreCin1'] * c0}")
     if f["singleCoreCout1"] != f["cout1G"] or f["singleCoreCout"] != f["cout1G"] * c0:
-        out.append(Problem("singleCoreCout", f"singleCoreCout1={f['singleCoreCout1']}, singleCoreCout="
-                                             f"{f['singleCoreCout']} must be cout1G={f['cout1G']} and cout1G*C0"))
+        _problem(out, f, "singleCoreCout", f"singleCoreCout and singleCoreCout1={f['singleCoreCout1']} must be "
+                                           f"cout1G*C0={f['cout1G'] * c0} and cout1G={f['cout1G']}")
     if basic_block:
         return
     dims = f["batchDim"] * f["groupDim"] * f["mDim"] * f["kDim"] * f["nDim"] * f["dDim"]
     if dims != f["coreNum"]:
-        out.append(Problem("coreNum", f"coreNum={f['coreNum']} must equal batchDim*groupDim*mDim*kDim*nDim*dDim="
-                                      f"{dims}"))
+        _problem(out, f, "coreNum", f"must equal batchDim*groupDim*mDim*kDim*nDim*dDim={dims}")
     for dim, single, total, what in (
             ("batchDim", "singleCoreBatch", f["batch"], "batch"), ("groupDim", "singleCoreGroup", f["group"], "group"),
             ("mDim", "singleCoreM", f["hi"] * f["wi"], "hi*wi"), ("nDim", "singleCoreCin1", f["cin1G"], "cin1G"),
             ("dDim", "singleCoreDin", f["di"], "di")):
         if f[dim] * f[single] < total:
-            out.append(Problem(single, f"{dim}={f[dim]} x {single}={f[single]} covers only "
-                                       f"{f[dim] * f[single]} of {what}={total}: part of dx is never computed"))
+            _problem(out, f, single, f"{dim}={f[dim]} x {single}={f[single]} covers only {f[dim] * f[single]} of "
+                                     f"{what}={total}: part of dx is never computed")
+        elif f[single] >= 1 and (f[dim] - 1) * f[single] >= total:
+            # The kernel's tails (total - index * single) are unsigned: a core that starts past the end
+            # would compute and write beyond dx instead of idling.
+            _problem(out, f, dim, f"core {f[dim] - 1} of {dim} would start at {(f[dim] - 1) * f[single]}, past the "
+                                  f"end of {what}={total} ({single}={f[single]}): at most "
+                                  f"ceil({total}/{f[single]})={_ceil_div(total, f[single])}")
 
 
 def _check_buffers(f: dict, dtype_bytes: int, platform: Platform, out: list[Problem]) -> None:
@@ -167,18 +194,18 @@ def _check_buffers(f: dict, dtype_bytes: int, platform: Platform, out: list[Prob
     copies = 2 if ping_pong else 1
     a_bytes = f["baseM"] * f["baseK"] * dtype_bytes
     if a_bytes * copies > platform.L0A:
-        out.append(Problem("baseM", f"L0A needs {a_bytes * copies} bytes (baseM*baseK*{dtype_bytes}={a_bytes} x "
-                                    f"{copies} ping-pong halves), L0A has {platform.L0A}"))
+        _problem(out, f, "baseM", f"L0A needs {a_bytes * copies} bytes (baseM*baseK*{dtype_bytes}={a_bytes} x "
+                                  f"{copies} ping-pong halves), L0A has {platform.L0A}")
     extra_k = c0 if dtype_bytes == 4 and hkwk > 1 else 0  # fp32 B is transposed by Load3Dv2 via one spare C0
     b_bytes = f["baseN"] * (f["baseK"] + extra_k) * dtype_bytes
     if b_bytes * copies > platform.L0B:
         spare = f" + {extra_k} for the fp32 transpose" if extra_k else ""
-        out.append(Problem("baseN", f"L0B needs {b_bytes * copies} bytes (baseN*(baseK{spare})*{dtype_bytes}="
-                                    f"{b_bytes} x {copies} ping-pong halves), L0B has {platform.L0B}"))
+        _problem(out, f, "baseN", f"L0B needs {b_bytes * copies} bytes (baseN*(baseK{spare})*{dtype_bytes}="
+                                  f"{b_bytes} x {copies} ping-pong halves), L0B has {platform.L0B}")
     c_bytes = f["baseM"] * f["baseN"] * 4
     if c_bytes * f["cl0Pbuffer"] > platform.L0C:
-        out.append(Problem("cl0Pbuffer", f"L0C needs {c_bytes * f['cl0Pbuffer']} bytes (baseM*baseN*4={c_bytes} "
-                                         f"x cl0Pbuffer={f['cl0Pbuffer']}), L0C has {platform.L0C}"))
+        _problem(out, f, "cl0Pbuffer", f"L0C needs {c_bytes * f['cl0Pbuffer']} bytes (baseM*baseN*4={c_bytes} x "
+                                       f"cl0Pbuffer), L0C has {platform.L0C}")
     if f["baseM"] < 1 or f["baseK"] < 1 or hkwk < 1:
         return
     a1, b1 = l1_bytes(f, dtype_bytes)
@@ -186,20 +213,16 @@ def _check_buffers(f: dict, dtype_bytes: int, platform: Platform, out: list[Prob
     # The whole L1: the real basic-block tiling fills all 512 KiB (UT net_ID_16_m_non_factor uses 524288 B);
     # this kernel has no KFC messages, so Ascend C's 128-byte KFC reserve is not needed.
     if total > platform.L1:
-        out.append(Problem("stepKa", f"L1 needs {total} bytes: A1 {a1} x al1Pbuffer={f['al1Pbuffer']} + B1 {b1} "
-                                     f"x bl1Pbuffer={f['bl1Pbuffer']}; L1 has {platform.L1}"))
+        _problem(out, f, "stepKa", f"L1 needs {total} bytes: A1 {a1} x al1Pbuffer={f['al1Pbuffer']} + B1 {b1} x "
+                                   f"bl1Pbuffer={f['bl1Pbuffer']}; L1 has {platform.L1}")
 
 
 def _check_k_steps(f: dict, out: list[Problem]) -> None:
     window = f["hk"] * f["wk"] * f["c0"]
     for name in ("stepKa", "stepKb"):
         if f[name] >= 1 and (f[name] * f["baseK"]) % window:
-            out.append(Problem(name, f"{name}*baseK={f[name] * f['baseK']} must be whole kernel windows (a multiple"
-                                     f" of hk*wk*C0={window}) so L1 holds whole cout1 blocks"))
-    small, big = sorted((f["stepKa"], f["stepKb"]))
-    if small >= 1 and big % small:
-        out.append(Problem("stepKb", f"stepKa={f['stepKa']} and stepKb={f['stepKb']} must be multiples of one "
-                                     "another (A and B L1 loads are scheduled on a common K period)"))
+            _problem(out, f, name, f"{name}*baseK={f[name] * f['baseK']} must be whole kernel windows (a multiple "
+                                   f"of hk*wk*C0={window}) so L1 holds whole cout1 blocks")
 
 
 def _check_instructions(f: dict, dtype_bytes: int, out: list[Problem]) -> None:
@@ -208,36 +231,36 @@ def _check_instructions(f: dict, dtype_bytes: int, out: list[Problem]) -> None:
         return
     channel = f["stepKa"] * f["baseK"] // hkwk
     if channel > U16_MAX:
-        out.append(Problem("stepKa", f"Load3D channelSize = stepKa*baseK/(hk*wk) = {channel} exceeds {U16_MAX}"))
+        _problem(out, f, "stepKa", f"Load3D channelSize = stepKa*baseK/(hk*wk) = {channel} exceeds {U16_MAX}")
     k_start = (f["stepKa"] - 1) * f["baseK"]
     if k_start > U16_MAX:
-        out.append(Problem("stepKa", f"Load3D kStartPt reaches (stepKa-1)*baseK = {k_start}, beyond {U16_MAX}"))
+        _problem(out, f, "stepKa", f"Load3D kStartPt reaches (stepKa-1)*baseK = {k_start}, beyond {U16_MAX}")
     rows = kernel_fmap_rows(f, f["baseM"] * f["stepM"])
     if rows > LOAD3D_L1_HW_MAX:
-        out.append(Problem("baseM", f"Load3D l1H = {rows} dy rows exceeds {LOAD3D_L1_HW_MAX}"))
+        _problem(out, f, "baseM", f"Load3D l1H = {rows} dy rows exceeds {LOAD3D_L1_HW_MAX}")
     width = (f["wo"] - 1) * f["strideW"] + 1
     if width > LOAD3D_L1_HW_MAX:
-        out.append(Problem("wo", f"Load3D l1W = (wo-1)*strideW+1 = {width} exceeds {LOAD3D_L1_HW_MAX}"))
+        _problem(out, f, "wo", f"Load3D l1W = (wo-1)*strideW+1 = {width} exceeds {LOAD3D_L1_HW_MAX}")
     for name in ("backpropPadLeft", "backpropPadRight", "backpropPadUp"):
         if f[name] > LOAD3D_PAD_MAX:
-            out.append(Problem(name, f"{name}={f[name]} does not fit the 8-bit Load3D padList [0, 255]"))
+            _problem(out, f, name, f"does not fit the 8-bit Load3D padList [0, {LOAD3D_PAD_MAX}]")
     for name in ("hk", "wk"):
         if f[name] > 511:
-            out.append(Problem(name, f"{name}={f[name]} exceeds the Load3D filter range [1, 511]"))
+            _problem(out, f, name, "exceeds the Load3D filter range [1, 511]")
     for name in ("dilationH", "dilationW"):
         if f[name] > 255:
-            out.append(Problem(name, f"{name}={f[name]} exceeds the Load3D dilation range [1, 255]"))
+            _problem(out, f, name, "exceeds the Load3D dilation range [1, 255]")
     if dtype_bytes == 2 and f["baseN"] // 16 > LOAD2D_REPEAT_MAX:
-        out.append(Problem("baseN", f"LoadData2D repeatTimes = baseN/16 = {f['baseN'] // 16} exceeds "
-                                    f"{LOAD2D_REPEAT_MAX}"))
+        _problem(out, f, "baseN", f"LoadData2D repeatTimes = baseN/16 = {f['baseN'] // 16} exceeds "
+                                  f"{LOAD2D_REPEAT_MAX}")
     if dtype_bytes == 4 and hkwk > 1:
         windows = f["stepKb"] * f["baseK"] // (hkwk * f["c0"])
         b_width = _ceil_div(windows, 2) * 16 * hkwk
         if b_width > LOAD3D_L1_HW_MAX:
-            out.append(Problem("stepKb", f"fp32 B Load3D l1W = ceil(cout/16)*16*hk*wk = {b_width} exceeds "
-                                         f"{LOAD3D_L1_HW_MAX}"))
+            _problem(out, f, "stepKb", f"fp32 B Load3D l1W = ceil(cout/16)*16*hk*wk = {b_width} exceeds "
+                                       f"{LOAD3D_L1_HW_MAX}")
     if f["hi"] * f["wi"] > 2**32 - 1:
-        out.append(Problem("hi", f"Fixpipe dstStride = hi*wi = {f['hi'] * f['wi']} exceeds 32 bits"))
+        _problem(out, f, "hi", f"Fixpipe dstStride = hi*wi = {f['hi'] * f['wi']} exceeds 32 bits")
 
 
 def check_fields(f: dict, dtype_bytes: int, platform: Platform, basic_block: bool) -> list[Problem]:
@@ -246,7 +269,10 @@ def check_fields(f: dict, dtype_bytes: int, platform: Platform, basic_block: boo
     _check_flags(f, dtype_bytes, out)
     _check_blocks(f, dtype_bytes, out)
     _check_split(f, platform, basic_block, out)
-    if f["c0"] == 32 // dtype_bytes and f["hk"] >= 1 and f["wk"] >= 1:
+    # The size rules divide by and multiply these; a zero among them is already reported above.
+    derivable = all(f[name] >= 1 for name in ("hk", "wk", "wi", "baseM", "baseN", "baseK", "stepM", "stepN",
+                                              "stepKa", "stepKb"))
+    if f["c0"] == 32 // dtype_bytes and derivable:
         _check_buffers(f, dtype_bytes, platform, out)
         _check_k_steps(f, out)
         _check_instructions(f, dtype_bytes, out)
@@ -256,8 +282,8 @@ def check_fields(f: dict, dtype_bytes: int, platform: Platform, basic_block: boo
 def validate(tiling, platform=None, *, raise_error: bool = False) -> ValidationReport:
     """Check a Conv3DBackpropInputV2TilingData against a platform (default: the one it was made for).
 
-    Returns a report (truthy when the tiling fits; `str(report)` explains every problem) or, with
-    raise_error=True, raises TilingValidationError listing them.
+    Returns a report (truthy when the tiling fits; `str(report)` explains every problem, each as
+    field=value: rule) or, with raise_error=True, raises TilingValidationError listing them.
     """
     if platform is None and tiling.platform is None:
         raise ValueError("the tiling records no platform: pass platform=")
@@ -265,5 +291,5 @@ def validate(tiling, platform=None, *, raise_error: bool = False) -> ValidationR
     dtype_bytes = 4 if tiling.dtype == "float32" else 2
     report = ValidationReport(plat.name, check_fields(tiling.fields(), dtype_bytes, plat, tiling.useBasicBlock))
     if raise_error:
-        report.raise_if_invalid()
+        report.raise_if_invalid(tiling)
     return report

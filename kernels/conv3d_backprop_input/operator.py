@@ -16,6 +16,7 @@ Steps (what aclnn + the V2 op do on A2, done here on the host in numpy where the
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -302,7 +303,9 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
     route="v2": always the Conv3DBackpropInputV2 kernel. run.route / run.matmul_mode say what ran.
 
     execute=False runs the timing-only mode (no data moved, result None). trace: a path for the
-    Chrome/Perfetto trace. tiling_overrides: {field: value} applied to the generated tiling by real field name.
+    Chrome/Perfetto trace. tiling_overrides: {field: value} applied to the generated tiling by real field name;
+    the result is validated (tiling.validate) before the launch, and an illegal one raises TilingValidationError
+    (a ValueError) naming each broken rule as field=value, an unknown field ValueError with the close matches.
     poison_output fills y with NaN before the launch so that an element the kernel never writes is visible.
     hooks: callables `hook(core, instruction)` run after every instruction (progress, stepping, inspection).
     """
@@ -310,6 +313,8 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
 
     if not isinstance(route, str) or route not in ROUTES:
         raise ValueError(f"route={route!r} is not supported; allowed: {ROUTES}")
+    if tiling_overrides is not None and not isinstance(tiling_overrides, Mapping):
+        raise TypeError(f"tiling_overrides={tiling_overrides!r} must be a dict of tiling field names to integers")
     user = check_arguments(input_size, filter, out_backprop, strides, pads, dilations, groups, data_format,
                            filter_format, platform, enable_hf32)
     mode = aclnn_matmul_mode(user, data_format, filter_format, user.dilations_given) if route == "aclnn" else None
@@ -337,6 +342,7 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
     tiling_data = tiling_for_args(args)
     notes = rewrite.describe()
     if tiling_overrides:
+        # validated on the problem's platform: an illegal tiling is refused here, before any launch
         tiling_data = tiling_data.with_overrides(**tiling_overrides)
     if tiling_data.conv3DDxTiling.initOutputFlag != 1 and needs_output_init(problem):
         tiling_data = tiling_data.with_overrides(initOutputFlag=1)

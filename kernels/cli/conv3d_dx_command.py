@@ -1,0 +1,98 @@
+"""`ascend-sim conv3d-dx`: run Conv3DBackpropInputV2 on the simulated chip, check it, report cycles."""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+from ascend_sim.dtypes import DTYPES
+from ascend_sim.platform import get_platform
+from tiling import TilingValidationError
+
+from ..conv3d_backprop_input.operator import ROUTES, conv3d_backprop_input_v2_run
+from ..reference import conv3d_dx_reference
+from .conv_problem import add_conv_problem_arguments, conv_problem
+from .conv_tiling import aclnn_route, checked_problem
+from .flags import FlagError, int_in_range, writable_path
+from .report import Progress, check_against, print_json, text_stream
+
+
+def add_command(commands) -> argparse.ArgumentParser:
+    parser = commands.add_parser(
+        "conv3d-dx", help="run Conv3DBackpropInputV2 on the simulated chip and check it",
+        description="Run Conv3DBackpropInputV2 (dx of a 3D convolution) instruction by instruction on the "
+                    "simulated chip, check it against a numpy reference, and report cycles.")
+    add_conv_problem_arguments(parser)
+    parser.add_argument("--route", default="aclnn", choices=ROUTES,
+                        help="aclnn (default): the shapes aclnn computes with a matmul run the matmul kernel; "
+                             "v2: always the Conv3DBackpropInputV2 kernel")
+    parser.add_argument("--timing-only", action="store_true", help="no data: same cycles, faster, no check")
+    parser.add_argument("--trace", type=writable_path, metavar="PATH",
+                        help="write a Chrome/Perfetto trace (open in https://ui.perfetto.dev)")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON (text goes to stderr)")
+    parser.add_argument("--seed", type=int_in_range(0), default=0, help="seed of the random dy and filter")
+    parser.set_defaults(run=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    problem = conv_problem(args)
+    overrides = dict(args.set)
+    checked_problem(problem)  # the operator's own checks, before any data is made
+    if overrides and args.route == "aclnn" and (mode := aclnn_route(problem)):
+        raise FlagError(f"argument --set: this problem runs as a matmul on --route aclnn ({mode}), which has no "
+                        f"conv tiling to override; add --route v2 to run the conv kernel")
+    say = text_stream(args.json)
+    dtype = DTYPES[args.dtype]
+    rng = np.random.default_rng(args.seed)
+    dy = rng.standard_normal(problem.dy_shape).astype(dtype)
+    weight = rng.standard_normal(problem.filter_shape).astype(dtype)
+    hooks = Progress.hooks(get_platform(problem.platform).aic_cores)
+    wall = time.perf_counter()
+    try:
+        result = conv3d_backprop_input_v2_run(
+            problem.dx_shape, weight, dy, strides=(1, 1, *problem.stride), pads=problem.pad,
+            dilations=(1, 1, *problem.dilation), groups=problem.groups, data_format="NCDHW", filter_format="NCDHW",
+            platform=problem.platform, enable_hf32=problem.hf32, execute=not args.timing_only, trace=args.trace,
+            tiling_overrides=overrides or None, hooks=hooks, route=args.route)
+    except TilingValidationError as err:
+        raise FlagError(f"argument --set: {err}") from err
+    finally:
+        Progress.done(hooks)
+    wall = time.perf_counter() - wall
+    print(f"Conv3DBackpropInputV2 {args.dtype}: dy {problem.dy_shape} * w {problem.filter_shape} -> dx "
+          f"{problem.dx_shape} (NCDHW), stride {problem.stride}, pad {problem.pad}, dilation {problem.dilation}, "
+          f"groups {problem.groups}", file=say)
+    print(_tiling_line(result), file=say)
+    for note in result.notes:
+        print(f"note: {note}", file=say)
+    check = None
+    if not args.timing_only:
+        expect = conv3d_dx_reference(dy.astype(np.float64), weight.astype(np.float64), problem.dx_shape,
+                                     problem.stride, problem.pad, problem.dilation, problem.groups)
+        check = check_against(result.result, expect, args.dtype, args.hf32)
+        print(check.line("dx"), file=say)
+    report = result.report
+    print(report.summary(), file=say)
+    print(f"simulated in {wall:.2f} s ({report.instructions / wall:,.0f} instructions/s)", file=say)
+    if args.trace:
+        print(f"trace written to {args.trace} (open in https://ui.perfetto.dev)", file=say)
+    if args.json:
+        tiling = json.loads(result.tiling.model_dump_json()) if result.route == "v2" else vars(result.tiling)
+        print_json({"check_passed": check.passed if check else None, "check": check.to_dict() if check else None,
+                    "route": result.route, "matmul_mode": result.matmul_mode, "tiling": tiling,
+                    "notes": result.notes, "report": report.to_dict()})
+    return 0 if check is None or check.passed else 1
+
+
+def _tiling_line(result) -> str:
+    t = result.tiling
+    if result.route == "v2":
+        c = t.conv3DDxTiling
+        return (f"tiling key {t.tiling_key} ({t.template}): coreNum {t.params.coreNum}, baseM/K/N "
+                f"{c.baseM}/{c.baseK}/{c.baseN}, stepKa/Kb {c.stepKa}/{c.stepKb}, al1/bl1 {c.al1Pbuffer}/"
+                f"{c.bl1Pbuffer}, singleCoreM {c.singleCoreM}, initOutputFlag {c.initOutputFlag}")
+    return (f"routed like aclnn to the matmul kernel ({result.matmul_mode}): M/N/K {t.M}/{t.N}/{t.K}, batch "
+            f"{t.batch}, baseM/N/K {t.baseM}/{t.baseN}/{t.baseK}, stepK {t.stepK}")

@@ -1,0 +1,75 @@
+"""`ascend-sim matmul`: the example multi-core tiled matmul (kernels/matmul.py) on random operands, checked against
+a float64 numpy product, with the same report as conv3d-dx."""
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import asdict
+
+import numpy as np
+
+from ascend_sim.dtypes import DTYPES
+from ascend_sim.platform import get_platform
+
+from ..matmul import MatmulTiling, run_matmul
+from .flags import FlagError, int_in_range, platform_value, writable_path
+from .report import Progress, check_against, print_json, text_stream
+
+
+def add_command(commands) -> argparse.ArgumentParser:
+    parser = commands.add_parser(
+        "matmul", help="the example multi-core tiled matmul (kernels/matmul.py), checked against numpy",
+        description="C[b] = A[b] (M x K) . B[b] (K x N) with the example Ascend C matmul kernel on the simulated "
+                    "chip, checked against a float64 numpy product.")
+    parser.add_argument("--m", type=int_in_range(1), default=512, help="rows of A and C (default 512)")
+    parser.add_argument("--n", type=int_in_range(1), default=512, help="columns of B and C (default 512)")
+    parser.add_argument("--k", type=int_in_range(1), default=256, help="columns of A, rows of B (default 256)")
+    parser.add_argument("--batch", type=int_in_range(1), default=1, help="independent products (default 1)")
+    parser.add_argument("--dtype", default="float16", choices=sorted(DTYPES), help="of A, B and C (default float16)")
+    parser.add_argument("--hf32", action="store_true", help="round float32 operands to HF32 (--dtype float32 only)")
+    parser.add_argument("--platform", type=platform_value, default="Ascend910B2",
+                        help="a preset name or a platform JSON file (default Ascend910B2)")
+    parser.add_argument("--timing-only", action="store_true", help="no data: same cycles, faster, no check")
+    parser.add_argument("--trace", type=writable_path, metavar="PATH",
+                        help="write a Chrome/Perfetto trace (open in https://ui.perfetto.dev)")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON (text goes to stderr)")
+    parser.add_argument("--seed", type=int_in_range(0), default=0, help="seed of the random A and B")
+    parser.set_defaults(run=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.hf32 and args.dtype != "float32":
+        raise FlagError(f"argument --hf32: rounds float32 operands, and --dtype is {args.dtype}; "
+                        f"use --dtype float32 or drop --hf32")
+    say = text_stream(args.json)
+    dtype = DTYPES[args.dtype]
+    rng = np.random.default_rng(args.seed)
+    a = rng.standard_normal((args.batch, args.m, args.k)).astype(dtype)
+    b = rng.standard_normal((args.batch, args.k, args.n)).astype(dtype)
+    tiling = MatmulTiling.for_shape(args.m, args.n, args.k, args.dtype, batch=args.batch, hf32=args.hf32)
+    hooks = Progress.hooks(get_platform(args.platform).aic_cores)
+    wall = time.perf_counter()
+    try:
+        c, report = run_matmul(a, b, platform=args.platform, tiling=tiling, execute=not args.timing_only,
+                               hooks=hooks, poison_output=True)
+    finally:
+        Progress.done(hooks)
+    wall = time.perf_counter() - wall
+    print(f"Matmul {args.dtype}{' (HF32)' if args.hf32 else ''}: A {a.shape} . B {b.shape} -> C "
+          f"{(args.batch, args.m, args.n)}", file=say)
+    print(f"tiling: baseM/N/K {tiling.baseM}/{tiling.baseN}/{tiling.baseK}, stepK {tiling.stepK}, L1 buffers "
+          f"{tiling.l1_buffers}", file=say)
+    check = None
+    if not args.timing_only:
+        check = check_against(c, np.matmul(a.astype(np.float64), b.astype(np.float64)), args.dtype, args.hf32)
+        print(check.line("C"), file=say)
+    print(report.summary(), file=say)
+    print(f"simulated in {wall:.2f} s ({report.instructions / wall:,.0f} instructions/s)", file=say)
+    if args.trace:
+        report.write_trace(args.trace)
+        print(f"trace written to {args.trace} (open in https://ui.perfetto.dev)", file=say)
+    if args.json:
+        print_json({"check_passed": check.passed if check else None, "check": check.to_dict() if check else None,
+                    "tiling": asdict(tiling), "report": report.to_dict()})
+    return 0 if check is None or check.passed else 1
