@@ -53,11 +53,23 @@ _SNAPSHOT_TYPES: dict[type, Callable] = {}
 
 
 def _snapshot_maker(cls: type) -> Callable:
-    names = [f.name for f in dataclasses.fields(cls)]
+    fields = dataclasses.fields(cls)
+    names = [f.name for f in fields]
     frozen = namedtuple(cls.__name__, names)
     values = attrgetter(*names) if len(names) > 1 else (lambda p, g=attrgetter(names[0]): (g(p),))
     new = tuple.__new__
-    return lambda params: new(frozen, values(params))
+    # sequence fields (padList): copied as tuples, so that a list the kernel changes later stays as issued
+    sequences = [i for i, f in enumerate(fields)
+                 if isinstance(f.default, (tuple, list)) or f.default_factory is not dataclasses.MISSING]
+    if not sequences:
+        return lambda params: new(frozen, values(params))
+
+    def make(params):
+        copied = list(values(params))
+        for i in sequences:
+            copied[i] = tuple(copied[i])
+        return new(frozen, copied)
+    return make
 
 
 def snapshot(params):

@@ -11,16 +11,12 @@ CalcHDstDataSkipLine, CalcLoadToA1DataCopyParams, CalcSetFmatrixParams, LoadToA1
 """
 from __future__ import annotations
 
-from dataclasses import fields
-from operator import attrgetter
-
 from ascend_sim.ascendc import (PIPE_MTE2, DataCopy, DataCopyParams, InitConstValue, InitConstValueParams,
                                 LoadData, LoadData3DParamsV2, PipeBarrier)
 
 from .util import BLOCK_CUBE, CalFmapH
 
 UINT16_MAX = 65535
-_LOAD3D_FIELDS = attrgetter(*(f.name for f in fields(LoadData3DParamsV2)))  # every field, in __init__ order
 
 
 def InitLoadToA2Params(api) -> None:
@@ -187,6 +183,4 @@ def LoadToA1(api, kIdx: int, curDoutIdx: int, pingPongFlag: bool, loadFlag: bool
 
 def LoadToA2(api, a1, l0a) -> None:
     """img2col of the A1 window into L0A (ZZ): rows = dx pixels, columns = (cout1, kh, kw, cout0)."""
-    snapshot = LoadData3DParamsV2(*_LOAD3D_FIELDS(api.load3d))  # the instruction keeps its own copy (trace)
-    snapshot.padList = tuple(snapshot.padList)
-    LoadData(l0a, a1, snapshot)
+    LoadData(l0a, a1, api.load3d)

@@ -18,9 +18,6 @@ LoadToB2ProGemm, LoadToB2, LoadToB1BF16, LoadToB1Fp32, LoadToB1.
 """
 from __future__ import annotations
 
-from dataclasses import fields
-from operator import attrgetter
-
 from ascend_sim.ascendc import (FMATRIX_RIGHT, DataCopy, DataCopyParams, LoadData, LoadData2DParams, LoadData3DParamsV2,
                                 SetFmatrix)
 
@@ -28,7 +25,6 @@ from .util import BLOCK_CUBE, FRACTAL_ELEMS_B16, CalcDiv, CalcFloorAlign, DivCei
 
 MAX_16BITS_STRIDE = 65535
 PADLIST_B = (0, 0, 0, 0)
-_LOAD2D_FIELDS = attrgetter(*(f.name for f in fields(LoadData2DParams)))  # every field, in __init__ order
 
 
 # ----------------------------------------------------------------------------------------------- L1 -> L0B
@@ -60,8 +56,7 @@ def LoadToB2V1(api, b1, kPos: int, l0b) -> None:
     blockSize = FRACTAL_ELEMS_B16
     dstB2Stride = api.blockBaseN * blockSize
     HkWk = api.HkWk
-    # One copy of the 2D params for the trace, shared by this call's instructions (nothing changes it later)
-    params = LoadData2DParams(*_LOAD2D_FIELDS(api.load2d))
+    params = api.load2d
     if api.loadB2Condition == 2:  # 1x1 kernel: no reversal, consecutive fractals
         dst, src = 0, api.baseB1Offset + kBlockC0Num * blockSize
         for _ in range(kRepeat):
