@@ -21,6 +21,8 @@ from .pipes import QUEUES, Pipe
 _N = len(QUEUES)
 _ALL = Pipe.ALL
 _BLOCKED, _ISSUED, _DONE = 0, 1, 2
+# records that may wait for something other than their pipe and the scalar unit
+_SPECIAL = frozenset(("WaitFlag", "PipeBarrier", "SyncAll", "CrossCoreSetFlag", "CrossCoreWaitFlag"))
 
 
 class CostModel:
@@ -61,7 +63,43 @@ class CoreSchedule:
 
     # ------------------------------------------------------------------ entry
     def submit(self, rec) -> None:
-        if self.pending:
+        name = rec.name
+        if not self.pending and (name not in _SPECIAL or name == "WaitFlag" and self.sets.get(rec.event)):
+            # The common case, inline (it is the hot path): nothing is pending, so the instruction issues and
+            # starts at once (a WaitFlag: its SetFlag has run); the same arithmetic as _issue then _start.
+            p = rec.pipe
+            issue = self.scalar_time
+            recent = self.recent[p]
+            if len(recent) == self.depth:
+                oldest = recent[0].start
+                if oldest > issue:
+                    issue = oldest
+            recent.append(rec)
+            self.scalar_time = issue + self.issue_cycles
+            pipe_free = self.pipe_free
+            start = pipe_free[p]
+            if issue > start:
+                start = issue
+            if name == "WaitFlag":
+                set_rec = self.sets[rec.event].popleft()
+                rec.released_by = set_rec
+                released = set_rec.end + self.sync_latency
+                if released > start:
+                    start = released
+            cycles = rec.spec.cost(rec, self.model)
+            end = start + cycles
+            rec.issue = issue
+            rec.start = start
+            rec.end = end
+            pipe_free[p] = end
+            self.busy[p] += cycles
+            if name == "SetFlag":
+                queue = self.sets.get(rec.event)
+                if queue is None:
+                    queue = self.sets[rec.event] = deque()
+                queue.append(rec)
+            self.on_start(rec)
+        elif self.pending:
             self.backlog.append(rec)
             self.pending += 1
             self.pump()
