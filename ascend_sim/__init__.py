@@ -4,8 +4,9 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from .chip import Chip
-from .faults import (CapacityExceeded, Misaligned, OutOfBounds, ParameterOutOfRange, RaceFault, SimFault,
-                     SyncFault)
+from .coretypes import KernelType
+from .faults import (CapacityExceeded, CrossCoreRace, Misaligned, OutOfBounds, ParameterOutOfRange, RaceFault,
+                     SimFault, SyncFault)
 from .platform import PRESETS, Platform, get_platform
 from .report import RunReport
 
@@ -26,5 +27,6 @@ def _package_version() -> str:
 
 __version__ = _package_version()
 
-__all__ = ["__version__", "Chip", "Platform", "PRESETS", "get_platform", "RunReport", "SimFault", "OutOfBounds",
-           "Misaligned", "CapacityExceeded", "ParameterOutOfRange", "SyncFault", "RaceFault"]
+__all__ = ["__version__", "Chip", "KernelType", "Platform", "PRESETS", "get_platform", "RunReport", "SimFault",
+           "OutOfBounds", "Misaligned", "CapacityExceeded", "ParameterOutOfRange", "SyncFault", "RaceFault",
+           "CrossCoreRace"]

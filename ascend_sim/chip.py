@@ -16,6 +16,7 @@ from .coretypes import KernelType, launch_cores
 from .faults import SimFault, SyncFault
 from .memory import GlobalMemory
 from .platform import Platform, get_platform
+from .races import GmRaceChecker
 from .report import RunReport
 from .schedule import CostModel, Launch
 
@@ -75,6 +76,7 @@ class Chip:
         self.cores = [AICore(i, block_dim, self, kind, models[kind], launch, block_idx, sub, group)
                       for i, (kind, block_idx, sub, group) in enumerate(layout)]
         launch.schedules = [core.schedule for core in self.cores]
+        self.gm_races = GmRaceChecker(len(self.cores)) if self.check_races else None
         # The run allocates a few long-lived objects per instruction (the log); the cyclic garbage collector
         # would traverse the whole heap again and again for them (a third of the run time when torch is
         # loaded). Nothing the simulator keeps per instruction is cyclic, so it is paused for the run only.
@@ -96,8 +98,8 @@ class Chip:
             done = next(core.index for core in self.cores if core.index not in waiting)
             raise SyncFault(f"cores {waiting} wait at SyncAll but core {done} ended without reaching it: the chip "
                             "would hang", core=done, instruction="SyncAll")
-        for (mode, group, flag), times in launch.rounds.items():
-            raise SyncFault(f"CrossCoreSetFlag mode {mode} on flag {flag}: only {len(times)} of the cores it "
+        for (mode, group, flag), sets in launch.rounds.items():
+            raise SyncFault(f"CrossCoreSetFlag mode {mode} on flag {flag}: only {len(sets)} of the cores it "
                             "synchronises set it before the kernel ended", instruction="CrossCoreSetFlag")
         for core in self.cores:
             core.check_at_end()

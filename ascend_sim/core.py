@@ -89,10 +89,10 @@ class AICore:
 
     # ------------------------------------------------------------------ front end
     def issue(self, spec, pipe: Pipe, params, reads: tuple = (), writes: tuple = (), args=None,
-              path: str | None = None, nbytes: int = 0, registers: tuple = (), event=None) -> Record:
+              path: str | None = None, nbytes: int = 0, registers: tuple = (), event=None, footprint=None) -> Record:
         """Record one instruction, bounds-check it and submit it to the scheduler."""
         rec = Record(self.index, self._seq, spec, pipe, snapshot(params), args, reads, writes, caller_source(),
-                     path, nbytes, event, registers)
+                     path, nbytes, event, registers, footprint)
         self._seq += 1
         for buf, lo, hi in reads:
             if lo < 0 or hi > buf.capacity or lo > hi:
@@ -121,6 +121,7 @@ class AICore:
         if self.races is not None:
             try:
                 self.races.observe(rec)
+                self.chip.gm_races.observe(self.index, rec)
             except SimFault as fault:
                 raise self.with_context(fault, rec) from None
         if self.execute and rec.args is not None:  # no args: a NOP (a zero count) that only takes its slot

@@ -60,3 +60,7 @@ class SyncFault(SimFault):
 
 class RaceFault(SimFault):
     rule = "race between pipes"
+
+
+class CrossCoreRace(RaceFault):
+    rule = "race between cores"

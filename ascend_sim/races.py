@@ -10,7 +10,9 @@ from __future__ import annotations
 from bisect import bisect_right
 from operator import itemgetter
 
-from .faults import RaceFault
+import numpy as np
+
+from .faults import CrossCoreRace, RaceFault
 from .pipes import QUEUES, Pipe
 
 _N = len(QUEUES)
@@ -87,3 +89,77 @@ def _race(entry, buf, lo, hi, is_write):
     raise RaceFault(f"{kind} of {buf.name}[{lo}, {hi}) is not ordered after the {okind} of "
                     f"[{entry[0]}, {entry[1]}) by {entry[4].describe()}: no SetFlag/WaitFlag or barrier orders them",
                     buffer=buf.name, addr_range=(lo, hi))
+
+
+class GmRaceChecker:
+    """Races between cores in GM: two accesses by different cores, at least one a write, that neither SyncAll
+    nor a chain of cross-core flags orders.
+
+    Each core has a vector clock over the cores: a CrossCoreSetFlag takes a copy of its core's clock and ticks
+    the core's own entry; the CrossCoreWaitFlag it releases merges the copy. SyncAll splits the run into
+    generations, and every access of one generation runs before any of the next, so accesses of different
+    generations are ordered. Each GM allocation that some core writes gets two shadow arrays (last write and
+    last read of every byte), holding the index of that access in `accesses`: (core, generation, clock tick,
+    record). Accesses are checked on their exact bytes (`Record.footprint` for strided ones). Only the last
+    reader of a byte is kept, so a write can miss a race with an earlier reader of another core.
+    """
+
+    def __init__(self, n_cores: int):
+        self.clock = [[1 if i == c else 0 for i in range(n_cores)] for c in range(n_cores)]
+        self.generation = [0] * n_cores
+        self.snapshots: dict[int, list] = {}  # id(CrossCoreSetFlag record) -> its core's clock then
+        self.accesses: list[tuple] = []
+        self.current = 0  # the newest generation any core has reached
+        self.generation_start = 0  # accesses before this index belong to earlier generations
+        self.shadows: dict[str, dict] = {}  # GM allocation -> {"write": ids, "read": ids} (int32 per byte)
+
+    def observe(self, c: int, rec) -> None:
+        name = rec.name
+        if name == "SyncAll":
+            self.generation[c] += 1
+            if self.generation[c] > self.current:  # the first core past the barrier
+                self.current = self.generation[c]
+                self.generation_start = len(self.accesses)
+        elif name == "CrossCoreSetFlag":
+            self.snapshots[id(rec)] = self.clock[c][:]
+            self.clock[c][c] += 1
+        elif name == "CrossCoreWaitFlag":
+            clock = self.clock[c]
+            for setter in rec.released_by:
+                for i, tick in enumerate(self.snapshots[id(setter)]):
+                    if tick > clock[i]:
+                        clock[i] = tick
+        elif rec.footprint is not None:
+            for buf, offset, shape, strides, is_write in rec.footprint:
+                self._access(c, rec, buf, offset, shape, strides, is_write)
+        else:
+            for buf, lo, hi in rec.reads:
+                if buf.key.__class__ is str:  # a GM allocation
+                    self._access(c, rec, buf, lo, (hi - lo,), (1,), False)
+            for buf, lo, hi in rec.writes:
+                if buf.key.__class__ is str:
+                    self._access(c, rec, buf, lo, (hi - lo,), (1,), True)
+
+    def _access(self, c: int, rec, buf, offset: int, shape: tuple, strides: tuple, is_write: bool) -> None:
+        shadow = self.shadows.get(buf.key)
+        if shadow is None:
+            if not is_write:
+                return  # never written in this launch: reads cannot race
+            shadow = self.shadows[buf.key] = {kind: np.full(buf.capacity, -1, np.int32) for kind in ("write", "read")}
+        strides4 = tuple(s * 4 for s in strides)
+        for kind in ("write", "read") if is_write else ("write",):
+            seen = np.ndarray(shape, np.int32, shadow[kind], offset * 4, strides4)
+            if seen.max() < self.generation_start:
+                continue  # untouched, or touched in an earlier generation only
+            for index in np.unique(seen):
+                if index < self.generation_start:
+                    continue
+                d, generation, tick, other = self.accesses[index]
+                if d != c and tick > self.clock[c][d]:
+                    span = offset + sum((n - 1) * s for n, s in zip(shape, strides)) + 1
+                    raise CrossCoreRace(f"{'write' if is_write else 'read'} of {buf.name}[{offset}, {span}) is not ordered "
+                                    f"after the {kind} of some of its bytes by core {d}'s {other.describe()}: no "
+                                    "SyncAll or cross-core flag orders them", buffer=buf.name, addr_range=(offset, span))
+        np.ndarray(shape, np.int32, shadow["write" if is_write else "read"], offset * 4, strides4)[...] = \
+            len(self.accesses)
+        self.accesses.append((c, self.generation[c], self.clock[c][c], rec))

@@ -102,13 +102,14 @@ def source_path(src: tuple) -> str | None:
 class Record:
     """One issued instruction. `reads`/`writes` are (Buffer, start, end) byte ranges; `args` is what its spec's
     cost and semantics read (the decoded operands; None for a NOP: a zero count that only takes its issue slot);
-    `registers` the register values it depended on."""
+    `registers` the register values it depended on. The byte ranges are spans; `footprint` lists the exact
+    GM bytes of a strided access."""
 
     __slots__ = ("core", "seq", "spec", "name", "pipe", "params", "args", "reads", "writes", "registers", "src",
-                 "path", "nbytes", "event", "issue", "start", "end", "released_by")
+                 "path", "nbytes", "event", "footprint", "issue", "start", "end", "released_by")
 
     def __init__(self, core, seq, spec, pipe, params, args, reads, writes, source, path=None, nbytes=0,
-                 event=None, registers=()):
+                 event=None, registers=(), footprint=None):
         self.core = core
         self.seq = seq
         self.spec = spec
@@ -123,6 +124,8 @@ class Record:
         self.path = path
         self.nbytes = nbytes
         self.event = event  # (event name, id) for SetFlag / WaitFlag
+        # the exact GM bytes of a strided access: ((buffer, offset, shape, byte strides, is_write), ...)
+        self.footprint = footprint
         self.issue = self.start = self.end = None
         self.released_by = None  # WaitFlag: the SetFlag record that released it
 

@@ -48,7 +48,7 @@ class CoreSchedule:
         self.model = model
         self.on_start = on_start
         self.launch = launch
-        self.cross_flags: dict[int, deque] = {}  # flag id -> times at which cross-core sets arrived
+        self.cross_flags: dict[int, deque] = {}  # flag id -> (arrival time, the sets that made it) per count
         self.depth = platform.queue_depth
         self.issue_cycles = platform.scalar_issue_cycles
         self.sync_latency = platform.rates.sync_latency
@@ -156,8 +156,10 @@ class CoreSchedule:
             arrived = self.cross_flags.get(rec.event[1])
             if not arrived:
                 return _BLOCKED
+            time, setters = arrived.popleft()
+            rec.released_by = setters
             rec.issue = rec.start = self.scalar_time
-            rec.end = max(self.scalar_time, arrived.popleft() + self.sync_latency)
+            rec.end = max(self.scalar_time, time + self.sync_latency)
             self.scalar_time = rec.end + self.issue_cycles
             return _DONE
         if rec.pipe == _ALL or name == "SyncAll":  # PipeBarrier(PIPE_ALL) / SyncAll: every pipe drained first
@@ -252,7 +254,7 @@ class Launch:
     def __init__(self):
         self.schedules: list[CoreSchedule] = []
         self.arrived: dict[int, object] = {}  # SyncAll: core -> its record, until every core has arrived
-        self.rounds: dict[tuple, list] = {}  # collective cross-core sets so far: (mode, group key, flag) -> times
+        self.rounds: dict[tuple, list] = {}  # collective cross-core sets so far: (mode, group key, flag) -> records
         self.woken: list[CoreSchedule] = []
         self.draining = False
 
@@ -300,30 +302,30 @@ class Launch:
         mode, flag = rec.event
         same_type = [s for s in self.schedules if s.kind == schedule.kind]
         if mode == 0:
-            self._collective((0, schedule.kind, flag), same_type, same_type, flag, rec.end)
+            self._collective((0, schedule.kind, flag), same_type, same_type, flag, rec)
         elif mode == 1:
             group = [s for s in same_type if s.group == schedule.group]
-            self._collective((1, schedule.group, flag), group, group, flag, rec.end)
+            self._collective((1, schedule.group, flag), group, group, flag, rec)
         elif schedule.kind == "AIC":
             for s in self.schedules:
                 if s.kind == "AIV" and s.group == schedule.group:
-                    self._count(s, flag, rec.end)
+                    self._count(s, flag, rec.end, (rec,))
         else:
             group = [s for s in self.schedules if s.group == schedule.group]
             self._collective((2, schedule.group, flag), [s for s in group if s.kind == "AIV"],
-                             [s for s in group if s.kind == "AIC"], flag, rec.end)
+                             [s for s in group if s.kind == "AIC"], flag, rec)
 
-    def _collective(self, key, setters: list, receivers: list, flag: int, time: float) -> None:
-        times = self.rounds.setdefault(key, [])
-        times.append(time)
-        if len(times) == len(setters):
+    def _collective(self, key, setters: list, receivers: list, flag: int, rec) -> None:
+        sets = self.rounds.setdefault(key, [])
+        sets.append(rec)
+        if len(sets) == len(setters):
             del self.rounds[key]
             for s in receivers:
-                self._count(s, flag, max(times))
+                self._count(s, flag, max(r.end for r in sets), tuple(sets))
 
-    def _count(self, schedule: CoreSchedule, flag: int, time: float) -> None:
+    def _count(self, schedule: CoreSchedule, flag: int, time: float, setters: tuple) -> None:
         arrived = schedule.cross_flags.setdefault(flag, deque())
-        arrived.append(time)
+        arrived.append((time, setters))
         if len(arrived) > 15:
             raise SyncFault(f"cross-core flag {flag} of core {schedule.core} counted past 15 pending sets (the "
                             "hardware traps): a CrossCoreWaitFlag is missing", core=schedule.core,

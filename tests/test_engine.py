@@ -207,3 +207,62 @@ def test_mode_0_cross_core_flags_are_a_barrier_of_the_cube_cores():
     slow_copy = report.logs[1][0]
     for log in report.logs:
         assert log[-1].name == "CrossCoreWaitFlag" and log[-1].end >= slow_copy.end
+
+
+def _fixpipe_tile(out, offset_bytes):
+    """One 16 x 16 fp32 tile from L0C to GM at `offset_bytes` (NZ), after an Mmad-free L0C: only the write matters."""
+    from ascend_sim.ascendc import Fixpipe, FixpipeParamsV220, CFG_NZ
+    pipe = TPipe()
+    l0c = TBuf(TPosition.CO1)
+    pipe.InitBuffer(l0c, 1024)
+    Fixpipe(GlobalTensor(np.float32).SetGlobalBuffer(out + offset_bytes), l0c.Get(np.float32),
+            FixpipeParamsV220(nSize=16, mSize=16, srcStride=16, dstStride=2), CFG_NZ)
+
+
+def test_two_cores_writing_the_same_gm_bytes_without_sync_is_a_race():
+    from ascend_sim import RaceFault
+    from ascend_sim.ascendc import SyncAll
+
+    def overlapping(out):
+        _fixpipe_tile(out, 0 if GetBlockIdx() == 0 else 512)  # 1 KiB each: bytes [512, 1024) twice
+    with pytest.raises(RaceFault, match=r"core 1.*race between cores: write of GM:out\[512, 1536\) is not ordered "
+                                        r"after the write of some of its bytes by core 0's #0 FIX Fixpipe"):
+        run_kernel(overlapping, block_dim=2, out_bytes=4096)
+
+    def disjoint(out):
+        _fixpipe_tile(out, 1024 * GetBlockIdx())
+    run_kernel(disjoint, block_dim=3, out_bytes=4096)
+
+    def ordered_by_sync_all(out):
+        if GetBlockIdx() == 0:
+            _fixpipe_tile(out, 0)
+        SyncAll()
+        if GetBlockIdx() == 1:
+            _fixpipe_tile(out, 512)
+    run_kernel(ordered_by_sync_all, block_dim=2, out_bytes=4096)
+
+
+def test_a_cross_core_flag_orders_a_gm_write_before_another_cores_read():
+    from ascend_sim import RaceFault
+    from ascend_sim.ascendc import CrossCoreSetFlag, CrossCoreWaitFlag, PIPE_FIX
+    from ascend_sim.tensor import GmAddr
+
+    def body(ws, flagged):
+        if GetBlockIdx() == 0:
+            _fixpipe_tile(ws, 0)
+            if flagged:
+                CrossCoreSetFlag(0, PIPE_FIX, 2)
+                CrossCoreWaitFlag(2)
+        else:
+            if flagged:
+                CrossCoreSetFlag(0, PIPE_FIX, 2)
+                CrossCoreWaitFlag(2)
+            _mte2_copy(ws, 1024)  # reads what core 0 wrote
+    for flagged in (True, False):
+        chip = Chip()
+        ws = GmAddr(chip.gm.alloc("ws", 4096))
+        if flagged:
+            chip.launch(body, 2, ws, True, kernel_type="MIX_AIC_1_0")
+        else:
+            with pytest.raises(RaceFault, match="read of GM:ws.*not ordered after the write"):
+                chip.launch(body, 2, ws, False, kernel_type="MIX_AIC_1_0")

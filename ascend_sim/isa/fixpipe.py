@@ -163,4 +163,6 @@ def _fixpipe(dst, src, n_size, m_size, src_stride, dst_stride, quant, relu, spli
     elems = nd_num * m_size * n_size
     core.issue(FIXPIPE, FIX, params, ((sbuf, s0, s0 + s_span),), ((dbuf, d0, d0 + d_span),),
                (sbuf, s0, s_pitch, s_nd, dbuf, d0, d_nd, shape, strides, out, n1, m_size, n_size, nd_num, relu, nz2nd,
-                split, elems), "L0C->GM", elems * osize)
+                split, elems), "L0C->GM", elems * osize,
+               footprint=tuple((dbuf, d0 + t * d_nd * osize, (*shape, osize), (*strides, 1), True)
+                               for t in range(nd_num)))

@@ -98,7 +98,8 @@ def copy_gm_to_l1(dst, src, params: DataCopyParams) -> None:
     s1, d1 = s0 + (count - 1) * src_pitch + blen, d0 + (count - 1) * dst_pitch + blen
     sbuf, dbuf = src.buffer, dst.buffer
     core.issue(DATA_COPY, MTE2, params, ((sbuf, s0, s1),), ((dbuf, d0, d1),),
-               (sbuf, s0, src_pitch, dbuf, d0, dst_pitch, count, blen), "GM->L1", nbytes)
+               (sbuf, s0, src_pitch, dbuf, d0, dst_pitch, count, blen), "GM->L1", nbytes,
+               footprint=((sbuf, s0, (count, blen), (src_pitch, 1), False),))
 
 
 def copy_gm_to_l1_contiguous(dst, src, count: int) -> None:
@@ -170,7 +171,9 @@ def copy_gm_to_l1_nd2nz(dst, src, params: Nd2NzParams) -> None:
     sbuf, dbuf, s0, d0 = src.buffer, dst.buffer, src.address, dst.address
     nbytes = p.ndNum * p.nValue * p.dValue * size
     core.issue(DATA_COPY_ND2NZ, MTE2, params, ((sbuf, s0, s0 + sspan * size),), ((dbuf, d0, d0 + dspan * size),),
-               (sbuf, s0, dbuf, d0, dtype, maps), "GM->L1", nbytes)
+               (sbuf, s0, dbuf, d0, dtype, maps), "GM->L1", nbytes,
+               footprint=((sbuf, s0, (p.ndNum, p.nValue, p.dValue * size),
+                           (p.srcNdMatrixStride * size, p.srcDValue * size, 1), False),))
 
 
 def _init_const_cost(rec, model) -> float:
