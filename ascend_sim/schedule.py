@@ -59,46 +59,24 @@ class CoreSchedule:
         self.backlog: deque = deque()  # records the scalar unit has not issued yet (it is stalled)
         self.waiting = [deque() for _ in range(_N)]  # issued records whose pipe has not started them yet
         self.pending = 0  # records in backlog + waiting
-        self.sets: dict[tuple, deque] = {}  # (src, dst, id) -> SetFlag records started and not yet waited
+        self.sets: dict[tuple, deque] = {}  # (event name, id) -> SetFlag records started and not yet waited
 
     # ------------------------------------------------------------------ entry
     def submit(self, rec) -> None:
         name = rec.name
         if not self.pending and (name not in _SPECIAL or name == "WaitFlag" and self.sets.get(rec.event)):
-            # The common case, inline (it is the hot path): nothing is pending, so the instruction issues and
-            # starts at once (a WaitFlag: its SetFlag has run); the same arithmetic as _issue then _start.
-            p = rec.pipe
+            # The common case, inline (the hot path): nothing is pending, so the record issues (as in _issue)
+            # and starts at once (a WaitFlag: its SetFlag has run).
             issue = self.scalar_time
-            recent = self.recent[p]
+            recent = self.recent[rec.pipe]
             if len(recent) == self.depth:
                 oldest = recent[0].start
                 if oldest > issue:
                     issue = oldest
             recent.append(rec)
-            self.scalar_time = issue + self.issue_cycles
-            pipe_free = self.pipe_free
-            start = pipe_free[p]
-            if issue > start:
-                start = issue
-            if name == "WaitFlag":
-                set_rec = self.sets[rec.event].popleft()
-                rec.released_by = set_rec
-                released = set_rec.end + self.sync_latency
-                if released > start:
-                    start = released
-            cycles = rec.spec.cost(rec, self.model)
-            end = start + cycles
             rec.issue = issue
-            rec.start = start
-            rec.end = end
-            pipe_free[p] = end
-            self.busy[p] += cycles
-            if name == "SetFlag":
-                queue = self.sets.get(rec.event)
-                if queue is None:
-                    queue = self.sets[rec.event] = deque()
-                queue.append(rec)
-            self.on_start(rec)
+            self.scalar_time = issue + self.issue_cycles
+            self._start(rec)
         elif self.pending:
             self.backlog.append(rec)
             self.pending += 1
@@ -186,9 +164,7 @@ class CoreSchedule:
         return _ISSUED
 
     def _ready(self, rec) -> bool:
-        if rec.name == "WaitFlag":
-            return bool(self.sets.get(_flag_key(rec)))
-        return True
+        return rec.name != "WaitFlag" or bool(self.sets.get(rec.event))
 
     def _start(self, rec) -> None:
         p = rec.pipe
@@ -198,7 +174,7 @@ class CoreSchedule:
             start = rec.issue
         name = rec.name
         if name == "WaitFlag":
-            set_rec = self.sets[_flag_key(rec)].popleft()
+            set_rec = self.sets[rec.event].popleft()
             rec.released_by = set_rec
             released = set_rec.end + self.sync_latency
             if released > start:
@@ -210,10 +186,9 @@ class CoreSchedule:
         pipe_free[p] = end
         self.busy[p] += cycles
         if name == "SetFlag":
-            key = _flag_key(rec)
-            queue = self.sets.get(key)
+            queue = self.sets.get(rec.event)
             if queue is None:
-                queue = self.sets[key] = deque()
+                queue = self.sets[rec.event] = deque()
             queue.append(rec)
         elif name == "CrossCoreSetFlag":
             self.launch.cross_core_set(self, rec)
@@ -241,10 +216,6 @@ class CoreSchedule:
             return None
         key, queue = left[0]
         return key, queue[0], sum(len(q) for _, q in left)
-
-
-def _flag_key(rec) -> tuple:
-    return rec.event  # (event name, id)
 
 
 class Launch:
