@@ -433,6 +433,11 @@ BAD = [
     ("channel_mismatch", {"input_size": (1, 16, 3, 6, 6)}, ValueError, "Cin/groups"),
     ("cout_mismatch", {"out_backprop": np.zeros((1, 4, 2, 6, 6), np.float16)}, ValueError, "Cout"),
     ("hf32_type", {"enable_hf32": 1}, TypeError, "enable_hf32"),
+    ("hf32_f16", {"enable_hf32": True}, ValueError,
+     "enable_hf32=True with dtype='float16': HF32 applies to float32 only"),
+    ("hf32_bf16", {"enable_hf32": True, "filter": _good()["filter"].astype(BF16),
+                   "out_backprop": _good()["out_backprop"].astype(BF16)}, ValueError,
+     "enable_hf32=True with dtype='bfloat16': HF32 applies to float32 only"),
     ("platform", {"platform": "Ascend310"}, ValueError, "platform"),
 ]
 

@@ -54,7 +54,7 @@ def problems(draw, large: bool = False):
     return dict(dy_shape=(n, cout_g * groups, *out), filter_shape=(cout_g * groups, cin_g, kd, kh, kw),
                 dx_shape=(n, cin_g * groups, di, hi, wi), strides=(sd, sh, sw), pads=(*pad_d, *pad_h, *pad_w),
                 dilations=(dd, dh, dw), groups=groups, dtype=dtype, platform=platform,
-                enable_hf32=draw(st.booleans()))
+                enable_hf32=dtype == "float32" and draw(st.booleans()))  # HF32 is a float32 mode
 
 
 def _roomy(args) -> bool:
@@ -312,6 +312,10 @@ BASE = dict(dy_shape=(2, 32, 4, 16, 16), filter_shape=(32, 16, 3, 3, 3), dx_shap
     ({"platform": "Ascend999"}, ValueError, "platform='Ascend999'"),
     ({"platform": 3}, TypeError, "platform"),
     ({"enable_hf32": "yes"}, TypeError, "enable_hf32"),
+    ({"enable_hf32": True}, ValueError,
+     "enable_hf32=True with dtype='float16': HF32 applies to float32 only"),
+    ({"enable_hf32": True, "dtype": "bfloat16"}, ValueError,
+     "enable_hf32=True with dtype='bfloat16': HF32 applies to float32 only"),
 ])
 def test_bad_input_names_the_parameter(change, error, words):
     with pytest.raises(error) as info:

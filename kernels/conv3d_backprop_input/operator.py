@@ -33,7 +33,8 @@ from ascend_sim.tensor import GmAddr
 # Envelope limits of the A2 host code (conv_backprop_input_context_utils.cpp), checked on the user's values, and
 # the argument checks themselves: one implementation, shared with the tiling package.
 from tiling.checks import (DILATION_MAX, GROUPS_MAX, KERNEL_D_MAX, KERNEL_HW_MAX, PAD_MAX, PAD_NAMES,
-                           STRIDE_D_MAX, STRIDE_HW_MAX, check_in_range, check_int, check_ints, check_platform)
+                           STRIDE_D_MAX, STRIDE_HW_MAX, check_hf32, check_in_range, check_int, check_ints,
+                           check_platform)
 
 from .kernel import conv3d_backprop_input_v2 as _kernel_entry
 from .matmul_route import aclnn_matmul_mode, dx_by_matmul
@@ -100,8 +101,7 @@ def check_arguments(input_size, filter, out_backprop, strides, pads, dilations, 
     if w.dtype != dy_in.dtype:
         raise TypeError(f"filter.dtype={w.dtype} and out_backprop.dtype={dy_in.dtype} differ; both must be the same "
                         f"one of {sorted(DTYPES)}")
-    if not isinstance(enable_hf32, (bool, np.bool_)):
-        raise TypeError(f"enable_hf32={enable_hf32!r} must be a bool")
+    enable_hf32 = check_hf32("enable_hf32", enable_hf32, dtype_name(w.dtype))
     plat = check_platform(platform)
     labels = tuple(data_format)
     size = check_ints("input_size", input_size, 5, labels)
@@ -160,7 +160,7 @@ def check_arguments(input_size, filter, out_backprop, strides, pads, dilations, 
                              f"(input_size {axis}={(di, hi, wi)[i]} + pads {before}+{after} - dilation {d}*(kernel "
                              f"{k}-1) - 1) // stride {s} + 1 = {expect}")
     dil = tuple(d if k > 1 else 1 for d, k in zip(dl, (kd, kh, kw)))
-    return Problem((n, cin, di, hi, wi), dy, weight, st, pd, dil, groups, dtype_name(w.dtype), bool(enable_hf32),
+    return Problem((n, cin, di, hi, wi), dy, weight, st, pd, dil, groups, dtype_name(w.dtype), enable_hf32,
                    plat, tuple(dl))
 
 
