@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 
 import ml_dtypes
 
@@ -231,6 +232,34 @@ def test_k_steps_that_do_not_nest(dtype, base_k):
                      tiling_overrides={"baseK": base_k, "stepKa": 6, "stepKb": 9})
     t = run.tiling.conv3DDxTiling
     assert (t.baseK, t.stepKa, t.stepKb) == (base_k, 6, 9)
+
+
+# Rules the validator gained from the override exploration (validator bypassed, kernel run against torch): each
+# refused tiling ran wrong or faulted; the accepted neighbours below run right.
+# name: (dtype, x NCDHW, filter NCDHW, strides, pads, groups, overrides, words of the refusal)
+REFUSED_FOUND = {
+    # fp16 1x3 kernel: baseK 16 < hk*wk*C0 = 48 needs the tiling key's loadB2Condition 0, the key still says 1
+    "f16_key_out_of_date": (F16, (1, 18, 2, 4, 5), (24, 6, 1, 1, 3), (1, 1, 1), (0,) * 6, 3,
+                            {"baseK": 16, "stepKa": 3, "stepKb": 3}, "loadB2Condition=1: must be 0 for baseK=16"),
+}
+ACCEPTED_NEIGHBOURS = {
+    "f16_key_updated": (F16, (1, 18, 2, 4, 5), (24, 6, 1, 1, 3), (1, 1, 1), (0,) * 6, 3,
+                        {"baseK": 16, "stepKa": 3, "stepKb": 3, "loadB2Condition": 0}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED_FOUND))
+def test_override_found_illegal_is_refused(name):
+    dtype, x, w, strides, pads, groups, overrides, words = REFUSED_FOUND[name]
+    with pytest.raises(ValueError, match=re.escape(words)):
+        check_case(dtype, x, w, strides, pads, groups=groups, tiling_overrides=overrides)
+
+
+@pytest.mark.parametrize("name", sorted(ACCEPTED_NEIGHBOURS))
+def test_override_found_neighbours_run_right(name):
+    dtype, x, w, strides, pads, groups, overrides = ACCEPTED_NEIGHBOURS[name]
+    run = check_case(dtype, x, w, strides, pads, groups=groups, tiling_overrides=overrides)
+    assert {k: run.tiling.fields().get(k, getattr(run.tiling, k, None)) for k in overrides} == overrides
 
 
 def test_kernel_wider_than_255():

@@ -263,6 +263,23 @@ def _check_instructions(f: dict, dtype_bytes: int, out: list[Problem]) -> None:
         _problem(out, f, "hi", f"Fixpipe dstStride = hi*wi = {f['hi'] * f['wi']} exceeds 32 bits")
 
 
+def check_key(f: dict, load_b2_condition: int, basic_block: bool) -> list[Problem]:
+    """The tiling key's template flags against the fields: the key picks the kernel's code paths."""
+    out: list[Problem] = []
+    hkwk = f["hk"] * f["wk"]
+    if hkwk >= 1 and f["c0"] >= 1:
+        expect = 2 if hkwk == 1 else int(f["baseK"] // f["c0"] >= hkwk)
+        if load_b2_condition != expect:
+            out.append(Problem("loadB2Condition", f"must be {expect} for baseK={f['baseK']} and hk*wk={hkwk} (2: hk*wk "
+                                                  "== 1, 1: baseK/C0 >= hk*wk, 0: below); the tiling key picks the "
+                                                  f"B load from it, so set loadB2Condition={expect} with baseK",
+                               load_b2_condition))
+    if basic_block and f["group"] > 1:
+        out.append(Problem("useBasicBlock", f"the basic-block driver has no group loop: it needs group (real_g) == 1, "
+                                            f"not {f['group']}", 1))
+    return out
+
+
 def check_fields(f: dict, dtype_bytes: int, platform: Platform, basic_block: bool) -> list[Problem]:
     """All problems of a field dict (params + TConv3DInputV2Tiling fields) for a dtype size on a platform."""
     out: list[Problem] = []
@@ -289,7 +306,9 @@ def validate(tiling, platform=None, *, raise_error: bool = False) -> ValidationR
         raise ValueError("the tiling records no platform: pass platform=")
     plat = get_platform(platform if platform is not None else tiling.platform)
     dtype_bytes = 4 if tiling.dtype == "float32" else 2
-    report = ValidationReport(plat.name, check_fields(tiling.fields(), dtype_bytes, plat, tiling.useBasicBlock))
+    fields = tiling.fields()
+    problems = check_key(fields, tiling.loadB2Condition, tiling.useBasicBlock)
+    report = ValidationReport(plat.name, problems + check_fields(fields, dtype_bytes, plat, tiling.useBasicBlock))
     if raise_error:
         report.raise_if_invalid(tiling)
     return report
