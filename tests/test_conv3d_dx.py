@@ -241,10 +241,25 @@ REFUSED_FOUND = {
     # fp16 1x3 kernel: baseK 16 < hk*wk*C0 = 48 needs the tiling key's loadB2Condition 0, the key still says 1
     "f16_key_out_of_date": (F16, (1, 18, 2, 4, 5), (24, 6, 1, 1, 3), (1, 1, 1), (0,) * 6, 3,
                             {"baseK": 16, "stepKa": 3, "stepKb": 3}, "loadB2Condition=1: must be 0 for baseK=16"),
+    # fp32 3x2 kernel, K = 3 windows in steps of 2 windows: the short last step takes the upper 8-cout half
+    "fp32_short_last_k_step": (F32, (1, 8, 2, 6, 6), (24, 8, 1, 3, 2), (1, 1, 1), (0, 0, 1, 1, 1, 0), 1,
+                               {"baseK": 96, "stepKa": 1, "stepKb": 1}, "baseK=96: float32: K = 3 cout1 blocks"),
+    # fp32 1x1 kernel, B loads of 8 couts: every second one starts inside a 16-cout group
+    "fp32_1x1_b_load_in_half_group": (F32, (1, 8, 2, 6, 6), (24, 8, 1, 1, 1), (1, 1, 1), (0,) * 6, 1,
+                                      {"baseK": 8, "stepKa": 1, "stepKb": 1}, "stepKb=1: float32 1x1 kernel"),
+    # fp32 cout 36 (5 C0 blocks) in B loads of 3: the last load (blocks 3-4) spans two 16-cout groups
+    "fp32_last_b_load_short": (F32, (1, 3, 2, 6, 7), (36, 1, 1, 3, 3), (1, 1, 2), (0, 0, 0, 0, 2, 0), 3,
+                               {"baseK": 72, "stepKa": 3, "stepKb": 3}, "stepKb=3: float32: the last B1 load"),
 }
 ACCEPTED_NEIGHBOURS = {
     "f16_key_updated": (F16, (1, 18, 2, 4, 5), (24, 6, 1, 1, 3), (1, 1, 1), (0,) * 6, 3,
                         {"baseK": 16, "stepKa": 3, "stepKb": 3, "loadB2Condition": 0}),
+    "fp32_short_last_k_step_same_half": (F32, (1, 8, 2, 6, 6), (32, 8, 1, 3, 2), (1, 1, 1), (0, 0, 1, 1, 1, 0), 1,
+                                         {"baseK": 144, "stepKa": 1, "stepKb": 1}),
+    "fp32_1x1_b_loads_of_16": (F32, (1, 8, 2, 6, 6), (24, 8, 1, 1, 1), (1, 1, 1), (0,) * 6, 1,
+                               {"baseK": 16, "stepKa": 1, "stepKb": 1}),
+    "fp32_even_b_loads": (F32, (1, 3, 2, 6, 7), (36, 1, 1, 3, 3), (1, 1, 2), (0, 0, 0, 0, 2, 0), 3,
+                          {"baseK": 72, "stepKa": 4, "stepKb": 4}),
 }
 
 
