@@ -250,6 +250,10 @@ REFUSED_FOUND = {
     # fp32 cout 36 (5 C0 blocks) in B loads of 3: the last load (blocks 3-4) spans two 16-cout groups
     "fp32_last_b_load_short": (F32, (1, 3, 2, 6, 7), (36, 1, 1, 3, 3), (1, 1, 2), (0, 0, 0, 0, 2, 0), 3,
                                {"baseK": 72, "stepKa": 3, "stepKb": 3}, "stepKb=3: float32: the last B1 load"),
+    # fp16 1x3 kernel: baseK 32 neither holds nor divides a window of 48, so a K step crosses into the next
+    "f16_step_crosses_window": (F16, (1, 18, 2, 4, 5), (24, 6, 1, 1, 3), (1, 1, 1), (0,) * 6, 3,
+                                {"baseK": 32, "stepKa": 3, "stepKb": 3, "loadB2Condition": 0},
+                                "baseK=32: must be whole kernel windows or divide one"),
 }
 ACCEPTED_NEIGHBOURS = {
     "f16_key_updated": (F16, (1, 18, 2, 4, 5), (24, 6, 1, 1, 3), (1, 1, 1), (0,) * 6, 3,

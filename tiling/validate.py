@@ -219,6 +219,10 @@ def _check_buffers(f: dict, dtype_bytes: int, platform: Platform, out: list[Prob
 
 def _check_k_steps(f: dict, out: list[Problem]) -> None:
     window = f["hk"] * f["wk"] * f["c0"]
+    if f["baseK"] % window and window % f["baseK"]:
+        # LoadToB2V1 / LoadToB2Pro walk the kernel positions of one cout1 window from the step's first one
+        _problem(out, f, "baseK", f"must be whole kernel windows or divide one (hk*wk*C0={window}): a K step "
+                                  "must not cross from one cout1 block's kernel window into the next")
     for name in ("stepKa", "stepKb"):
         if f[name] >= 1 and (f[name] * f["baseK"]) % window:
             _problem(out, f, name, f"{name}*baseK={f[name] * f['baseK']} must be whole kernel windows (a multiple "
