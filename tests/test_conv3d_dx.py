@@ -264,6 +264,9 @@ ACCEPTED_NEIGHBOURS = {
                                {"baseK": 16, "stepKa": 1, "stepKb": 1}),
     "fp32_even_b_loads": (F32, (1, 3, 2, 6, 7), (36, 1, 1, 3, 3), (1, 1, 2), (0, 0, 0, 0, 2, 0), 3,
                           {"baseK": 72, "stepKa": 4, "stepKb": 4}),
+    # stepKb*baseK = 96 is not whole windows of 72, but the one B load holds all of K = 72 (it used to be refused)
+    "fp32_one_b_load_beyond_k": (F32, (1, 3, 3, 7, 5), (3, 3, 2, 3, 3), (1, 2, 1), (0, 0, 1, 0, 1, 0), 1,
+                                 {"baseK": 24, "stepKa": 3, "stepKb": 4, "loadB2Condition": 0}),
 }
 
 

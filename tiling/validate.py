@@ -223,10 +223,15 @@ def _check_k_steps(f: dict, out: list[Problem]) -> None:
         # LoadToB2V1 / LoadToB2Pro walk the kernel positions of one cout1 window from the step's first one
         _problem(out, f, "baseK", f"must be whole kernel windows or divide one (hk*wk*C0={window}): a K step "
                                   "must not cross from one cout1 block's kernel window into the next")
+    longest_k = max(_cout1_per_k_loop(f)) * window
     for name in ("stepKa", "stepKb"):
-        if f[name] >= 1 and (f[name] * f["baseK"]) % window:
-            _problem(out, f, name, f"{name}*baseK={f[name] * f['baseK']} must be whole kernel windows (a multiple "
-                                   f"of hk*wk*C0={window}) so L1 holds whole cout1 blocks")
+        load = f[name] * f["baseK"]
+        # A B load that holds a whole K loop is cut to it (curLoadKbl1); A's Load3Dv2 channelSize is
+        # stepKa*baseK/(hk*wk) whatever K is, so A needs whole windows always.
+        if f[name] >= 1 and load % window and (name == "stepKa" or load < longest_k):
+            unless = "" if name == "stepKa" else f", unless it holds all of K={longest_k}"
+            _problem(out, f, name, f"{name}*baseK={load} must be whole kernel windows (a multiple of hk*wk*C0="
+                                   f"{window}) so L1 holds whole cout1 blocks{unless}")
 
 
 def _cout1_per_k_loop(f: dict) -> set[int]:
