@@ -238,9 +238,13 @@ def test_k_steps_that_do_not_nest(dtype, base_k):
 # refused tiling ran wrong or faulted; the accepted neighbours below run right.
 # name: (dtype, x NCDHW, filter NCDHW, strides, pads, groups, overrides, words of the refusal)
 REFUSED_FOUND = {
-    # fp16 1x3 kernel: baseK 16 < hk*wk*C0 = 48 needs the tiling key's loadB2Condition 0, the key still says 1
-    "f16_key_out_of_date": (F16, (1, 18, 2, 4, 5), (24, 6, 1, 1, 3), (1, 1, 1), (0,) * 6, 3,
-                            {"baseK": 16, "stepKa": 3, "stepKb": 3}, "loadB2Condition=1: must be 0 for baseK=16"),
+    # fp16 3x3 kernel: key 0 walks one kernel window per K step, baseK = 2 windows reads before the start of L1
+    "f16_key_0_with_two_windows": (F16, (1, 16, 3, 9, 9), (64, 16, 2, 3, 3), (1, 2, 2), (1, 0, 1, 1, 1, 1), 1,
+                                   {"baseK": 288, "stepKa": 1, "stepKb": 1, "baseM": 32, "baseN": 16,
+                                    "loadB2Condition": 0}, "loadB2Condition=0: 0 (baseK/C0 < hk*wk) walks one"),
+    # key 2 (the 1x1 template) on a 3x3 kernel: A and B indexed by C0 blocks, not windows
+    "f16_key_2_on_3x3": (F16, (1, 16, 3, 9, 9), (64, 16, 2, 3, 3), (1, 2, 2), (1, 0, 1, 1, 1, 1), 1,
+                         {"loadB2Condition": 2}, "loadB2Condition=2: must be 0 or 1 for hk*wk=9"),
     # fp32 3x2 kernel, K = 3 windows in steps of 2 windows: the short last step takes the upper 8-cout half
     "fp32_short_last_k_step": (F32, (1, 8, 2, 6, 6), (24, 8, 1, 3, 2), (1, 1, 1), (0, 0, 1, 1, 1, 0), 1,
                                {"baseK": 96, "stepKa": 1, "stepKb": 1}, "baseK=96: float32: K = 3 cout1 blocks"),
@@ -256,8 +260,14 @@ REFUSED_FOUND = {
                                 "baseK=32: must be whole kernel windows or divide one"),
 }
 ACCEPTED_NEIGHBOURS = {
-    "f16_key_updated": (F16, (1, 18, 2, 4, 5), (24, 6, 1, 1, 3), (1, 1, 1), (0,) * 6, 3,
-                        {"baseK": 16, "stepKa": 3, "stepKb": 3, "loadB2Condition": 0}),
+    "f16_key_1_with_two_windows": (F16, (1, 16, 3, 9, 9), (64, 16, 2, 3, 3), (1, 2, 2), (1, 0, 1, 1, 1, 1), 1,
+                                   {"baseK": 288, "stepKa": 1, "stepKb": 1, "baseM": 32, "baseN": 16,
+                                    "loadB2Condition": 1}),
+    # key 1 also walks a baseK inside one window (16 of 48): the generated key may stay when baseK shrinks
+    "f16_key_1_inside_a_window": (F16, (1, 18, 2, 4, 5), (24, 6, 1, 1, 3), (1, 1, 1), (0,) * 6, 3,
+                                  {"baseK": 16, "stepKa": 3, "stepKb": 3, "loadB2Condition": 1}),
+    "f16_key_0_inside_a_window": (F16, (1, 18, 2, 4, 5), (24, 6, 1, 1, 3), (1, 1, 1), (0,) * 6, 3,
+                                  {"baseK": 16, "stepKa": 3, "stepKb": 3, "loadB2Condition": 0}),
     "fp32_short_last_k_step_same_half": (F32, (1, 8, 2, 6, 6), (32, 8, 1, 3, 2), (1, 1, 1), (0, 0, 1, 1, 1, 0), 1,
                                          {"baseK": 144, "stepKa": 1, "stepKb": 1}),
     "fp32_1x1_b_loads_of_16": (F32, (1, 8, 2, 6, 6), (24, 8, 1, 1, 1), (1, 1, 1), (0,) * 6, 1,

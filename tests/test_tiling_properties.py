@@ -211,14 +211,16 @@ def test_validator_refuses_cores_that_start_past_the_end(changes, field):
 
 
 def test_validator_checks_the_tiling_key_against_the_fields():
-    """The key picks the kernel's B load (loadB2Condition) and driver (useBasicBlock): found when baseK=16 on a
-    1x3 kernel kept loadB2Condition=1 and the B load read before the start of L1."""
+    """The key picks the kernel's A/B loads (loadB2Condition) and driver (useBasicBlock)."""
     good = _good()  # 3x3 kernel, baseK = 48 < hk*wk*C0 = 144: loadB2Condition 0
     assert good.loadB2Condition == 0
-    one_window = dict(baseK=144, stepKa=1, stepKb=1, baseM=64, baseN=64)
-    with pytest.raises(TilingValidationError, match=r"loadB2Condition=0: must be 1 for baseK=144"):
-        good.with_overrides(**one_window)
-    assert good.with_overrides(**one_window, loadB2Condition=1).tiling_key == 513
+    two_windows = dict(baseK=288, stepKa=1, stepKb=1, baseM=32, baseN=32)
+    with pytest.raises(TilingValidationError, match=r"loadB2Condition=0: 0 \(baseK/C0 < hk\*wk\) walks one kernel "
+                                                     r"window per K step, but baseK=288 exceeds hk\*wk\*C0=144"):
+        good.with_overrides(**two_windows)
+    assert good.with_overrides(**two_windows, loadB2Condition=1).tiling_key == 513
+    with pytest.raises(TilingValidationError, match=r"loadB2Condition=2: must be 0 or 1 for hk\*wk=9"):
+        good.with_overrides(loadB2Condition=2)
     grouped = tiling.conv3d_backprop_input_tiling((1, 64, 2, 8, 8), (64, 4, 2, 3, 3), (1, 64, 2, 8, 8),
                                                   pads=(1, 0, 1, 1, 1, 1), groups=16, dtype="float16")
     assert grouped.conv3DDxTiling.group > 1 and not grouped.useBasicBlock

@@ -343,17 +343,24 @@ def _check_instructions(f: dict, dtype_bytes: int, out: list[Problem]) -> None:
         _problem(out, f, "hi", f"Fixpipe dstStride = hi*wi = {f['hi'] * f['wi']} exceeds 32 bits")
 
 
-def check_key(f: dict, load_b2_condition: int, basic_block: bool) -> list[Problem]:
-    """The tiling key's template flags against the fields: the key picks the kernel's code paths."""
+def check_key(f: dict, load_b2_condition: int, basic_block: bool, dtype_bytes: int) -> list[Problem]:
+    """The tiling key's template flags against the fields: the key picks the kernel's code paths.
+
+    loadB2Condition 2 (HKWK_EQ_ONE) indexes A and B by C0 blocks instead of kernel windows, which is right for a
+    1x1 kernel only, and a 1x1 kernel is always given 2 (the fp32 B rules here are those of its ProGemm load).
+    0 (BASEK_LT_HKWK) walks the kernel positions of one window per K step in the 16-bit B load, so baseK must
+    not exceed a window there; 1's general walk also takes a baseK that divides a window.
+    """
     out: list[Problem] = []
     hkwk = f["hk"] * f["wk"]
-    if hkwk >= 1 and f["c0"] >= 1:
-        expect = 2 if hkwk == 1 else int(f["baseK"] // f["c0"] >= hkwk)
-        if load_b2_condition != expect:
-            out.append(Problem("loadB2Condition", f"must be {expect} for baseK={f['baseK']} and hk*wk={hkwk} (2: hk*wk "
-                                                  "== 1, 1: baseK/C0 >= hk*wk, 0: below); the tiling key picks the "
-                                                  f"B load from it, so set loadB2Condition={expect} with baseK",
-                               load_b2_condition))
+    window = hkwk * f["c0"]
+    if (load_b2_condition == 2) != (hkwk == 1):
+        need = "2 for a 1x1 kernel" if hkwk == 1 else f"0 or 1 for hk*wk={hkwk} (2 is the 1x1-kernel template)"
+        out.append(Problem("loadB2Condition", f"must be {need}", load_b2_condition))
+    elif load_b2_condition == 0 and dtype_bytes == 2 and f["baseK"] > window:
+        out.append(Problem("loadB2Condition", f"0 (baseK/C0 < hk*wk) walks one kernel window per K step, but baseK="
+                                              f"{f['baseK']} exceeds hk*wk*C0={window}: set loadB2Condition=1 with "
+                                              "this baseK", load_b2_condition))
     if basic_block and f["group"] > 1:
         out.append(Problem("useBasicBlock", f"the basic-block driver has no group loop: it needs group (real_g) == 1, "
                                             f"not {f['group']}", 1))
@@ -389,7 +396,7 @@ def validate(tiling, platform=None, *, raise_error: bool = False) -> ValidationR
     plat = get_platform(platform if platform is not None else tiling.platform)
     dtype_bytes = 4 if tiling.dtype == "float32" else 2
     fields = tiling.fields()
-    problems = check_key(fields, tiling.loadB2Condition, tiling.useBasicBlock)
+    problems = check_key(fields, tiling.loadB2Condition, tiling.useBasicBlock, dtype_bytes)
     report = ValidationReport(plat.name, problems + check_fields(fields, dtype_bytes, plat, tiling.useBasicBlock))
     if raise_error:
         report.raise_if_invalid(tiling)
