@@ -510,6 +510,31 @@ def test_bad_input(name, changes, exc, match):
         _call(**changes)
 
 
+def test_shape_error_names_the_data_format_and_suggests_the_other():
+    """NCDHW arrays passed with the default data_format='NDHWC' (the issue's case) and the reverse."""
+    weight, dy = make_problem(F16, (1, 8, 4, 8, 8), (16, 8, 3, 3, 3), (1, 1, 1), (1, 1, 1, 1, 1, 1))
+    kwargs = dict(strides=(1, 1, 1, 1, 1), pads=(1,) * 6)
+    with pytest.raises(ValueError) as info:
+        conv3d_backprop_input_v2((1, 8, 4, 8, 8), weight, dy, **kwargs)  # dy is (1, 16, 4, 8, 8): NCDHW
+    assert str(info.value) == (
+        "out_backprop channels=8 (axis 4 in data_format='NDHWC') must equal the filter's Cout=16 (filter shape "
+        "(16, 8, 3, 3, 3) in filter_format='NCDHW'); with data_format='NCDHW' the shapes would fit")
+    dy_ndhwc = np.ascontiguousarray(dy.transpose(0, 2, 3, 4, 1))
+    with pytest.raises(ValueError, match=r"\(axis 1 in data_format='NCDHW'\).*; with data_format='NDHWC' the "
+                                         r"shapes would fit$"):
+        conv3d_backprop_input_v2((1, 4, 8, 8, 8), weight, dy_ndhwc, data_format="NCDHW", **kwargs)
+
+
+def test_shape_error_without_a_fitting_format_has_no_suggestion():
+    weight, dy = make_problem(F16, (1, 8, 4, 8, 8), (16, 8, 3, 3, 3), (1, 1, 1), (1, 1, 1, 1, 1, 1))
+    with pytest.raises(ValueError) as info:  # H of dy is 8 but input_size H = 9 needs 9, in either format
+        conv3d_backprop_input_v2((1, 8, 4, 9, 8), weight, dy, strides=(1, 1, 1, 1, 1), pads=(1,) * 6,
+                                 data_format="NCDHW")
+    message = str(info.value)
+    assert message.startswith("out_backprop H=8 (axis 3 in data_format='NCDHW') does not fit the convolution")
+    assert "would fit" not in message
+
+
 def test_too_wide_rows_rejected_before_launch():
     weight = np.zeros((16, 16, 1, 1, 1), np.float16)
     dy = np.zeros((1, 16, 1, 1, 5000), np.float16)
