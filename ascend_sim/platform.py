@@ -128,7 +128,11 @@ class Platform(BaseModel):
         return getattr(self.alignments, position)
 
     def with_overrides(self, **changes) -> "Platform":
-        """A new platform with some fields changed; nested models take dicts (rates={'gm_to_l1': 32})."""
+        """A new platform with some fields changed; nested models take dicts (rates={'gm_to_l1': 32}).
+
+        Give it a name with name=...; without one, a platform that differs from this one is called
+        "<this name>+overrides", so that reports and tilings never show a changed chip under a preset's name.
+        """
         data = self.model_dump()
         for key, value in changes.items():
             if key not in data:
@@ -137,7 +141,10 @@ class Platform(BaseModel):
                 data[key] = {**data[key], **value}
             else:
                 data[key] = value
-        return Platform.model_validate(data)
+        result = Platform.model_validate(data)
+        if "name" not in changes and result.model_copy(update={"name": self.name}) != self:
+            result = result.model_copy(update={"name": _overridden_name(self.name)})
+        return result
 
     def to_json(self, path: str | Path | None = None) -> str:
         text = self.model_dump_json(indent=2)
@@ -147,9 +154,23 @@ class Platform(BaseModel):
 
     @classmethod
     def from_json(cls, source: str | Path) -> "Platform":
-        """Load from a JSON file path or a JSON string."""
+        """Load from a JSON file path or a JSON string; the platform keeps the JSON's name.
+
+        A JSON named after a preset whose values differ from that preset (a dumped preset, edited) is loaded as
+        "<preset>+overrides": reports must not show a changed chip under the preset's name."""
         text = Path(source).read_text() if Path(str(source)).suffix == ".json" else str(source)
-        return cls.model_validate(json.loads(text))
+        platform = cls.model_validate(json.loads(text))
+        preset = PRESETS.get(platform.name)
+        if preset is not None and platform != preset:
+            platform = platform.model_copy(update={"name": _overridden_name(platform.name)})
+        return platform
+
+
+OVERRIDDEN = "+overrides"
+
+
+def _overridden_name(name: str) -> str:
+    return name if name.endswith(OVERRIDDEN) else name + OVERRIDDEN
 
 
 def _a2(name: str, cores: int, mhz: float, l2_mib: int = 192, hbm_gib: int = 64) -> Platform:

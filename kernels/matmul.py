@@ -28,6 +28,7 @@ from ascend_sim.ascendc import (CFG_ROW_MAJOR, DataCopy, Fixpipe, FixpipeParamsV
                                 LocalTensor, Mmad, MmadParams, Nd2NzParams, QuantMode_t, SetFlag, SetHF32Mode, TBuf,
                                 TPipe, TPosition, TQue, WaitFlag)
 from ascend_sim.dtypes import DTYPES, dtype_name
+from tiling.checks import check_hf32
 
 L0_HALF = 32 * 1024  # each ping-pong half of L0A / L0B
 L0C_SIZE = 128 * 1024
@@ -81,8 +82,7 @@ class MatmulTiling:
                 raise ValueError(f"{name}={getattr(self, name)!r} is not supported; allowed: {sorted(DTYPES)}")
         if self.l1_buffers not in (1, 2):
             raise ValueError(f"l1_buffers={self.l1_buffers} must be 1 or 2")
-        if self.hf32 and self.dtype != "float32":
-            raise ValueError(f"hf32 rounds float32 operands; dtype is {self.dtype}")
+        check_hf32("hf32", self.hf32, self.dtype)
         size = DTYPES[self.dtype].itemsize
         if self.baseM * self.baseK * size > L0_HALF or self.baseK * self.baseN * size > L0_HALF:
             raise ValueError(f"baseM*baseK and baseK*baseN {self.dtype} tiles must fit half of L0A/L0B "
@@ -228,6 +228,7 @@ def run_matmul(a: np.ndarray, b: np.ndarray, *, platform="Ascend910B2", block_di
     if b_batch not in (1, batch):
         raise ValueError(f"B's batch {b_batch} must be 1 (shared) or A's batch {batch}")
     dtype = dtype_name(a.dtype) if a.dtype in DTYPES.values() else "float16"
+    check_hf32("hf32", hf32, dtype)  # before the tiling: a 16-bit run must not silently drop the request
     out = dtype_name(np.dtype(out_dtype)) if out_dtype is not None else dtype
     shared_b = batch > 1 and b_batch == 1
     t = tiling or MatmulTiling.for_shape(m, n, k, dtype, out_dtype=out, batch=batch, shared_b=shared_b, hf32=hf32)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 
 import ml_dtypes
 
@@ -233,6 +234,66 @@ def test_k_steps_that_do_not_nest(dtype, base_k):
     assert (t.baseK, t.stepKa, t.stepKb) == (base_k, 6, 9)
 
 
+# Rules the validator gained from the override exploration (validator bypassed, kernel run against torch): each
+# refused tiling ran wrong or faulted; the accepted neighbours below run right.
+# name: (dtype, x NCDHW, filter NCDHW, strides, pads, groups, overrides, words of the refusal)
+REFUSED_FOUND = {
+    # fp16 3x3 kernel: key 0 walks one kernel window per K step, baseK = 2 windows reads before the start of L1
+    "f16_key_0_with_two_windows": (F16, (1, 16, 3, 9, 9), (64, 16, 2, 3, 3), (1, 2, 2), (1, 0, 1, 1, 1, 1), 1,
+                                   {"baseK": 288, "stepKa": 1, "stepKb": 1, "baseM": 32, "baseN": 16,
+                                    "loadB2Condition": 0}, "loadB2Condition=0: 0 (baseK/C0 < hk*wk) walks one"),
+    # key 2 (the 1x1 template) on a 3x3 kernel: A and B indexed by C0 blocks, not windows
+    "f16_key_2_on_3x3": (F16, (1, 16, 3, 9, 9), (64, 16, 2, 3, 3), (1, 2, 2), (1, 0, 1, 1, 1, 1), 1,
+                         {"loadB2Condition": 2}, "loadB2Condition=2: must be 0 or 1 for hk*wk=9"),
+    # fp32 3x2 kernel, K = 3 windows in steps of 2 windows: the short last step takes the upper 8-cout half
+    "fp32_short_last_k_step": (F32, (1, 8, 2, 6, 6), (24, 8, 1, 3, 2), (1, 1, 1), (0, 0, 1, 1, 1, 0), 1,
+                               {"baseK": 96, "stepKa": 1, "stepKb": 1}, "baseK=96: float32: K = 3 cout1 blocks"),
+    # fp32 1x1 kernel, B loads of 8 couts: every second one starts inside a 16-cout group
+    "fp32_1x1_b_load_in_half_group": (F32, (1, 8, 2, 6, 6), (24, 8, 1, 1, 1), (1, 1, 1), (0,) * 6, 1,
+                                      {"baseK": 8, "stepKa": 1, "stepKb": 1}, "stepKb=1: float32 1x1 kernel"),
+    # fp32 cout 36 (5 C0 blocks) in B loads of 3: the last load (blocks 3-4) spans two 16-cout groups
+    "fp32_last_b_load_short": (F32, (1, 3, 2, 6, 7), (36, 1, 1, 3, 3), (1, 1, 2), (0, 0, 0, 0, 2, 0), 3,
+                               {"baseK": 72, "stepKa": 3, "stepKb": 3}, "stepKb=3: float32: the last B1 load"),
+    # fp16 1x3 kernel: baseK 32 neither holds nor divides a window of 48, so a K step crosses into the next
+    "f16_step_crosses_window": (F16, (1, 18, 2, 4, 5), (24, 6, 1, 1, 3), (1, 1, 1), (0,) * 6, 3,
+                                {"baseK": 32, "stepKa": 3, "stepKb": 3, "loadB2Condition": 0},
+                                "baseK=32: must be whole kernel windows or divide one"),
+}
+ACCEPTED_NEIGHBOURS = {
+    "f16_key_1_with_two_windows": (F16, (1, 16, 3, 9, 9), (64, 16, 2, 3, 3), (1, 2, 2), (1, 0, 1, 1, 1, 1), 1,
+                                   {"baseK": 288, "stepKa": 1, "stepKb": 1, "baseM": 32, "baseN": 16,
+                                    "loadB2Condition": 1}),
+    # key 1 also walks a baseK inside one window (16 of 48): the generated key may stay when baseK shrinks
+    "f16_key_1_inside_a_window": (F16, (1, 18, 2, 4, 5), (24, 6, 1, 1, 3), (1, 1, 1), (0,) * 6, 3,
+                                  {"baseK": 16, "stepKa": 3, "stepKb": 3, "loadB2Condition": 1}),
+    "f16_key_0_inside_a_window": (F16, (1, 18, 2, 4, 5), (24, 6, 1, 1, 3), (1, 1, 1), (0,) * 6, 3,
+                                  {"baseK": 16, "stepKa": 3, "stepKb": 3, "loadB2Condition": 0}),
+    "fp32_short_last_k_step_same_half": (F32, (1, 8, 2, 6, 6), (32, 8, 1, 3, 2), (1, 1, 1), (0, 0, 1, 1, 1, 0), 1,
+                                         {"baseK": 144, "stepKa": 1, "stepKb": 1}),
+    "fp32_1x1_b_loads_of_16": (F32, (1, 8, 2, 6, 6), (24, 8, 1, 1, 1), (1, 1, 1), (0,) * 6, 1,
+                               {"baseK": 16, "stepKa": 1, "stepKb": 1}),
+    "fp32_even_b_loads": (F32, (1, 3, 2, 6, 7), (36, 1, 1, 3, 3), (1, 1, 2), (0, 0, 0, 0, 2, 0), 3,
+                          {"baseK": 72, "stepKa": 4, "stepKb": 4}),
+    # stepKb*baseK = 96 is not whole windows of 72, but the one B load holds all of K = 72 (it used to be refused)
+    "fp32_one_b_load_beyond_k": (F32, (1, 3, 3, 7, 5), (3, 3, 2, 3, 3), (1, 2, 1), (0, 0, 1, 0, 1, 0), 1,
+                                 {"baseK": 24, "stepKa": 3, "stepKb": 4, "loadB2Condition": 0}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED_FOUND))
+def test_override_found_illegal_is_refused(name):
+    dtype, x, w, strides, pads, groups, overrides, words = REFUSED_FOUND[name]
+    with pytest.raises(ValueError, match=re.escape(words)):
+        check_case(dtype, x, w, strides, pads, groups=groups, tiling_overrides=overrides)
+
+
+@pytest.mark.parametrize("name", sorted(ACCEPTED_NEIGHBOURS))
+def test_override_found_neighbours_run_right(name):
+    dtype, x, w, strides, pads, groups, overrides = ACCEPTED_NEIGHBOURS[name]
+    run = check_case(dtype, x, w, strides, pads, groups=groups, tiling_overrides=overrides)
+    assert {k: run.tiling.fields().get(k, getattr(run.tiling, k, None)) for k in overrides} == overrides
+
+
 def test_kernel_wider_than_255():
     """kW = 300: Load3Dv2 gets filterW = 300 & 255 and filterSizeW = 1 (the 9th bit), as in the real kernel."""
     check_case(F16, (1, 16, 1, 2, 210), (16, 16, 1, 2, 300), (1, 1, 1), (0, 0, 1, 0, 50, 50))
@@ -433,6 +494,11 @@ BAD = [
     ("channel_mismatch", {"input_size": (1, 16, 3, 6, 6)}, ValueError, "Cin/groups"),
     ("cout_mismatch", {"out_backprop": np.zeros((1, 4, 2, 6, 6), np.float16)}, ValueError, "Cout"),
     ("hf32_type", {"enable_hf32": 1}, TypeError, "enable_hf32"),
+    ("hf32_f16", {"enable_hf32": True}, ValueError,
+     "enable_hf32=True with dtype='float16': HF32 applies to float32 only"),
+    ("hf32_bf16", {"enable_hf32": True, "filter": _good()["filter"].astype(BF16),
+                   "out_backprop": _good()["out_backprop"].astype(BF16)}, ValueError,
+     "enable_hf32=True with dtype='bfloat16': HF32 applies to float32 only"),
     ("platform", {"platform": "Ascend310"}, ValueError, "platform"),
 ]
 
@@ -442,6 +508,31 @@ def test_bad_input(name, changes, exc, match):
     with pytest.raises(exc, match=match.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")
                        .replace("]", r"\]")):
         _call(**changes)
+
+
+def test_shape_error_names_the_data_format_and_suggests_the_other():
+    """NCDHW arrays passed with the default data_format='NDHWC' (the issue's case) and the reverse."""
+    weight, dy = make_problem(F16, (1, 8, 4, 8, 8), (16, 8, 3, 3, 3), (1, 1, 1), (1, 1, 1, 1, 1, 1))
+    kwargs = dict(strides=(1, 1, 1, 1, 1), pads=(1,) * 6)
+    with pytest.raises(ValueError) as info:
+        conv3d_backprop_input_v2((1, 8, 4, 8, 8), weight, dy, **kwargs)  # dy is (1, 16, 4, 8, 8): NCDHW
+    assert str(info.value) == (
+        "out_backprop channels=8 (axis 4 in data_format='NDHWC') must equal the filter's Cout=16 (filter shape "
+        "(16, 8, 3, 3, 3) in filter_format='NCDHW'); with data_format='NCDHW' the shapes would fit")
+    dy_ndhwc = np.ascontiguousarray(dy.transpose(0, 2, 3, 4, 1))
+    with pytest.raises(ValueError, match=r"\(axis 1 in data_format='NCDHW'\).*; with data_format='NDHWC' the "
+                                         r"shapes would fit$"):
+        conv3d_backprop_input_v2((1, 4, 8, 8, 8), weight, dy_ndhwc, data_format="NCDHW", **kwargs)
+
+
+def test_shape_error_without_a_fitting_format_has_no_suggestion():
+    weight, dy = make_problem(F16, (1, 8, 4, 8, 8), (16, 8, 3, 3, 3), (1, 1, 1), (1, 1, 1, 1, 1, 1))
+    with pytest.raises(ValueError) as info:  # H of dy is 8 but input_size H = 9 needs 9, in either format
+        conv3d_backprop_input_v2((1, 8, 4, 9, 8), weight, dy, strides=(1, 1, 1, 1, 1), pads=(1,) * 6,
+                                 data_format="NCDHW")
+    message = str(info.value)
+    assert message.startswith("out_backprop H=8 (axis 3 in data_format='NCDHW') does not fit the convolution")
+    assert "would fit" not in message
 
 
 def test_too_wide_rows_rejected_before_launch():

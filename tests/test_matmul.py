@@ -3,7 +3,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from ascend_sim.dtypes import round_to_hf32
+from ascend_sim.dtypes import DTYPES, round_to_hf32
 from kernels.matmul import MatmulTiling, run_matmul
 
 BF16 = ml_dtypes.bfloat16
@@ -72,6 +72,17 @@ def test_hf32_rounds_the_fp32_operands():
     rounded = round_to_hf32(a).astype(np.float64) @ round_to_hf32(b).astype(np.float64)
     assert_matmul_close(c, rounded, 64)
     assert np.abs(c - a.astype(np.float64) @ b.astype(np.float64)).max() > 1e-4  # really rounded
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_hf32_with_a_16_bit_dtype_is_refused(dtype):
+    """HF32 rounds float32 operands; with float16/bfloat16 it used to be dropped without a word."""
+    a = np.ones((32, 32), DTYPES[dtype])
+    words = f"hf32=True with dtype='{dtype}': HF32 applies to float32 only"
+    with pytest.raises(ValueError, match=words):
+        run_matmul(a, a, hf32=True)
+    with pytest.raises(ValueError, match=words):
+        MatmulTiling.for_shape(32, 32, 32, dtype, hf32=True).check()
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32], ids=["fp16", "fp32"])

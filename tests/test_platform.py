@@ -49,3 +49,42 @@ def test_bad_platform_fields_are_named(changes, word):
 def test_unknown_preset_lists_the_choices():
     with pytest.raises(ValueError, match="Ascend910B2"):
         get_platform("Ascend999")
+
+
+def test_overrides_without_a_name_are_not_reported_as_the_preset():
+    b2 = get_platform("Ascend910B2")
+    changed = b2.with_overrides(aic_cores=8)
+    assert changed.name == "Ascend910B2+overrides"
+    assert changed.with_overrides(L1=256 * 1024).name == "Ascend910B2+overrides"  # one suffix, not two
+    assert b2.with_overrides(aic_cores=24).name == "Ascend910B2"  # nothing changed
+    assert b2.with_overrides(name="lab_chip", aic_cores=8).name == "lab_chip"
+
+
+def test_from_json_keeps_the_json_name_unless_it_claims_a_preset_it_is_not(tmp_path):
+    b2 = get_platform("Ascend910B2")
+    edited = json.loads(b2.to_json())
+    edited["aic_cores"] = 8  # a dumped preset, edited by hand, still named Ascend910B2
+    assert Platform.from_json(json.dumps(edited)).name == "Ascend910B2+overrides"
+    assert Platform.from_json(b2.to_json()) == b2
+    edited["name"] = "lab_chip"
+    path = tmp_path / "lab_chip.json"
+    path.write_text(json.dumps(edited))
+    assert Platform.from_json(path).name == "lab_chip"
+
+
+def test_reports_and_tilings_carry_the_platform_name(tmp_path):
+    import numpy as np
+
+    from kernels import conv3d_backprop_input_v2_run
+    edited = json.loads(get_platform("Ascend910B2").to_json())
+    edited.update(name="lab_chip", aic_cores=4)
+    path = tmp_path / "lab_chip.json"
+    path.write_text(json.dumps(edited))
+    weight, dy = np.zeros((16, 16, 1, 1, 1), np.float16), np.zeros((1, 16, 2, 8, 8), np.float16)
+    for platform, name in ((Platform.from_json(path), "lab_chip"),
+                           (get_platform("Ascend910B3").with_overrides(aic_cores=4), "Ascend910B3+overrides")):
+        run = conv3d_backprop_input_v2_run((1, 16, 2, 8, 8), weight, dy, strides=(1,) * 5, pads=(0,) * 6,
+                                           data_format="NCDHW", platform=platform, route="v2", execute=False)
+        assert run.report.summary().startswith(f"{name}: ")
+        assert run.report.to_dict()["platform"] == name
+        assert run.tiling.platform.name == name and f"fits {name}" in str(run.tiling.check())

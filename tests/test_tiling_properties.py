@@ -54,7 +54,7 @@ def problems(draw, large: bool = False):
     return dict(dy_shape=(n, cout_g * groups, *out), filter_shape=(cout_g * groups, cin_g, kd, kh, kw),
                 dx_shape=(n, cin_g * groups, di, hi, wi), strides=(sd, sh, sw), pads=(*pad_d, *pad_h, *pad_w),
                 dilations=(dd, dh, dw), groups=groups, dtype=dtype, platform=platform,
-                enable_hf32=draw(st.booleans()))
+                enable_hf32=dtype == "float32" and draw(st.booleans()))  # HF32 is a float32 mode
 
 
 def _roomy(args) -> bool:
@@ -210,6 +210,24 @@ def test_validator_refuses_cores_that_start_past_the_end(changes, field):
     assert str(problem).startswith(f"{field}={changes[field]}: core {changes[field] - 1} of {field} would start at")
 
 
+def test_validator_checks_the_tiling_key_against_the_fields():
+    """The key picks the kernel's A/B loads (loadB2Condition) and driver (useBasicBlock)."""
+    good = _good()  # 3x3 kernel, baseK = 48 < hk*wk*C0 = 144: loadB2Condition 0
+    assert good.loadB2Condition == 0
+    two_windows = dict(baseK=288, stepKa=1, stepKb=1, baseM=32, baseN=32)
+    with pytest.raises(TilingValidationError, match=r"loadB2Condition=0: 0 \(baseK/C0 < hk\*wk\) walks one kernel "
+                                                     r"window per K step, but baseK=288 exceeds hk\*wk\*C0=144"):
+        good.with_overrides(**two_windows)
+    assert good.with_overrides(**two_windows, loadB2Condition=1).tiling_key == 513
+    with pytest.raises(TilingValidationError, match=r"loadB2Condition=2: must be 0 or 1 for hk\*wk=9"):
+        good.with_overrides(loadB2Condition=2)
+    grouped = tiling.conv3d_backprop_input_tiling((1, 64, 2, 8, 8), (64, 4, 2, 3, 3), (1, 64, 2, 8, 8),
+                                                  pads=(1, 0, 1, 1, 1, 1), groups=16, dtype="float16")
+    assert grouped.conv3DDxTiling.group > 1 and not grouped.useBasicBlock
+    with pytest.raises(TilingValidationError, match=r"useBasicBlock=1: the basic-block driver has no group loop"):
+        grouped.with_overrides(useBasicBlock=True)
+
+
 def test_generator_overrides_are_validated():
     problem = ((2, 64, 4, 16, 16), (64, 64, 3, 3, 3), (2, 64, 6, 18, 18))
     legal = tiling.conv3d_backprop_input_tiling(*problem, dtype="bfloat16", overrides={"al1Pbuffer": 1})
@@ -312,6 +330,10 @@ BASE = dict(dy_shape=(2, 32, 4, 16, 16), filter_shape=(32, 16, 3, 3, 3), dx_shap
     ({"platform": "Ascend999"}, ValueError, "platform='Ascend999'"),
     ({"platform": 3}, TypeError, "platform"),
     ({"enable_hf32": "yes"}, TypeError, "enable_hf32"),
+    ({"enable_hf32": True}, ValueError,
+     "enable_hf32=True with dtype='float16': HF32 applies to float32 only"),
+    ({"enable_hf32": True, "dtype": "bfloat16"}, ValueError,
+     "enable_hf32=True with dtype='bfloat16': HF32 applies to float32 only"),
 ])
 def test_bad_input_names_the_parameter(change, error, words):
     with pytest.raises(error) as info:

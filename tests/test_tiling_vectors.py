@@ -108,7 +108,8 @@ def test_vector_tilings_are_legal(vector):
     # The real answer itself must also pass our validator (it ran on hardware).
     real = tiling.Conv3DBackpropInputV2TilingData.from_bytes(
         struct.pack("<78i", *vector["tiling_words_int32"]), dtype=vector["dtype"], platform=_platform(vector),
-        useBasicBlock=bool(vector["tiling_key_decoded"]["useBasicBlock"]))
+        useBasicBlock=bool(vector["tiling_key_decoded"]["useBasicBlock"]),
+        loadB2Condition=vector["tiling_key_decoded"]["loadB2Condition"])
     real_report = tiling.validate(real)
     assert real_report.ok, str(real_report)
 

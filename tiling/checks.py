@@ -105,6 +105,16 @@ def _dtype(dtype) -> str:
         raise ValueError(f"dtype={dtype!r} is not supported; allowed: {sorted(DTYPES)}") from None
 
 
+def _hf32(name: str, enable, dtype: str) -> bool:
+    """HF32 is a float32 mode of the cube: asking for it with a 16-bit dtype is an error, not a no-op."""
+    if not isinstance(enable, (bool, np.bool_)):
+        raise TypeError(f"{name}={enable!r} must be a bool")
+    if enable and dtype != "float32":
+        raise ValueError(f"{name}=True with dtype={dtype!r}: HF32 applies to float32 only (it rounds float32 "
+                         f"operands in the cube); float16 and bfloat16 need {name}=False")
+    return bool(enable)
+
+
 def _platform(platform) -> Platform:
     if not isinstance(platform, (str, Platform)):
         raise TypeError(f"platform={platform!r} must be a preset name or a Platform object")
@@ -112,7 +122,8 @@ def _platform(platform) -> Platform:
 
 
 # Shared with the host operator (kernels/conv3d_backprop_input/operator.py): one implementation of each check.
-check_int, check_ints, check_in_range, check_platform, PAD_NAMES = _int, _ints, _in_range, _platform, _PAD_NAMES
+check_int, check_ints, check_in_range, check_platform, check_hf32, PAD_NAMES = (
+    _int, _ints, _in_range, _platform, _hf32, _PAD_NAMES)
 
 
 def _fmap_rows_min_load(hk_dilated: int, wi: int) -> int:
@@ -143,8 +154,7 @@ def check_conv3d_dx_args(dy_shape, filter_shape, dx_shape, strides=(1, 1, 1), pa
     """
     dtype = _dtype(dtype)
     plat = _platform(platform)
-    if not isinstance(enable_hf32, (bool, np.bool_)):
-        raise TypeError(f"enable_hf32={enable_hf32!r} must be a bool")
+    enable_hf32 = _hf32("enable_hf32", enable_hf32, dtype)
     dy = _ints("dy_shape", dy_shape, 5, ("N", "C", "D", "H", "W"))
     wt = _ints("filter_shape", filter_shape, 5, ("Cout", "Cin/groups", "kD", "kH", "kW"))
     dx = _ints("dx_shape", dx_shape, 5, ("N", "C", "D", "H", "W"))
@@ -244,4 +254,4 @@ def check_conv3d_dx_args(dy_shape, filter_shape, dx_shape, strides=(1, 1, 1), pa
             f"dy_shape/filter_shape: the smallest L1 load needs {a_bytes + b_bytes + fill_zero} bytes "
             f"(A1 {a_bytes} = {rows} rows x {w_expand} x {planes} planes x C0, B1 {b_bytes}, zero block "
             f"{fill_zero}) but L1 of {plat.name} has {plat.L1}")
-    return ConvArgs(dy, wt, dx, st, pd, dil, groups, dtype, bool(enable_hf32), plat)
+    return ConvArgs(dy, wt, dx, st, pd, dil, groups, dtype, enable_hf32, plat)

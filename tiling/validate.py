@@ -219,10 +219,90 @@ def _check_buffers(f: dict, dtype_bytes: int, platform: Platform, out: list[Prob
 
 def _check_k_steps(f: dict, out: list[Problem]) -> None:
     window = f["hk"] * f["wk"] * f["c0"]
+    if f["baseK"] % window and window % f["baseK"]:
+        # LoadToB2V1 / LoadToB2Pro walk the kernel positions of one cout1 window from the step's first one
+        _problem(out, f, "baseK", f"must be whole kernel windows or divide one (hk*wk*C0={window}): a K step "
+                                  "must not cross from one cout1 block's kernel window into the next")
+    longest_k = max(_cout1_per_k_loop(f)) * window
     for name in ("stepKa", "stepKb"):
-        if f[name] >= 1 and (f[name] * f["baseK"]) % window:
-            _problem(out, f, name, f"{name}*baseK={f[name] * f['baseK']} must be whole kernel windows (a multiple "
-                                   f"of hk*wk*C0={window}) so L1 holds whole cout1 blocks")
+        load = f[name] * f["baseK"]
+        # A B load that holds a whole K loop is cut to it (curLoadKbl1); A's Load3Dv2 channelSize is
+        # stepKa*baseK/(hk*wk) whatever K is, so A needs whole windows always.
+        if f[name] >= 1 and load % window and (name == "stepKa" or load < longest_k):
+            unless = "" if name == "stepKa" else f", unless it holds all of K={longest_k}"
+            _problem(out, f, name, f"{name}*baseK={load} must be whole kernel windows (a multiple of hk*wk*C0="
+                                   f"{window}) so L1 holds whole cout1 blocks{unless}")
+
+
+def _cout1_per_k_loop(f: dict) -> set[int]:
+    """cout1 blocks one K loop runs over: all of cout1 (group == 1); per group cout1G, and the last group's rest."""
+    if f["group"] <= 1:
+        return {f["cout1"]}
+    last = f["cout1"] - (f["group"] - 1) * f["cout1G"]
+    return {f["cout1G"]} | ({last} if 0 < last < f["cout1G"] else set())
+
+
+def _fp32_tail_misread(f: dict, k: int) -> bool:
+    """Whether fp32 B of the last, short K step of a K loop of length k lands at the wrong couts in L0B.
+
+    LoadToB2Pro picks the 8-cout half of a 16-cout group by (kIdx*mmad.k / hk*wk*C0) & 1 and the kernel position
+    by kbIdx*mmad.k / C0; LoadToB2ProGemm (1x1) starts at kbIdx*mmad.k. mmad.k is the short tail there, where
+    the true start uses baseK; the read is still right where both give the same half and position."""
+    base_k, c0, hkwk = f["baseK"], f["c0"], f["hk"] * f["wk"]
+    k_iter = _ceil_div(k, base_k)
+    tail = k - (k_iter - 1) * base_k
+    if k_iter == 1 or tail == base_k:
+        return False
+    k_idx = k_iter - 1
+    kb_idx = k_idx % f["stepKb"]  # the step's place inside its B1 load
+    if hkwk == 1:
+        return kb_idx > 0
+    window = hkwk * c0
+    half = (k_idx * tail // window) % 2 != (k_idx * base_k // window) % 2
+    position = (kb_idx * tail // c0) % hkwk != (kb_idx * base_k // c0) % hkwk
+    return half or position
+
+
+def _fp32_last_b1_load_short(f: dict, cout1: int) -> tuple[int, int] | None:
+    """(first block, blocks) of the last B1 load of a K loop over cout1 blocks (hk*wk > 1), if LoadToB1Fp32's
+    whole 16-cout groups (two C0 blocks each, counted from the load's first block) do not cover it.
+
+    Only an odd start with an even count falls short; full loads of an odd count are covered."""
+    window = f["hk"] * f["wk"] * f["c0"]
+    load = f["stepKb"] * f["baseK"]
+    if window == f["c0"] or load % window or load // window >= cout1:
+        return None
+    per_load = load // window
+    start = (_ceil_div(cout1, per_load) - 1) * per_load
+    count = cout1 - start
+    if _ceil_div(start + count, 2) - start // 2 > _ceil_div(count, 2):
+        return start, count
+    return None
+
+
+def _check_fp32_b_steps(f: dict, out: list[Problem]) -> None:
+    """fp32 B reaches L0B by Load3Dv2 from whole 16-cout groups in L1 (LoadToB2Pro / LoadToB2ProGemm)."""
+    window = f["hk"] * f["wk"] * f["c0"]
+    for cout1 in sorted(_cout1_per_k_loop(f)):
+        k = cout1 * window
+        if _fp32_tail_misread(f, k):
+            _problem(out, f, "baseK", f"float32: K = {cout1} cout1 blocks x hk*wk*C0 = {k} ends in a short step "
+                                      f"(k = {k % f['baseK']}) that LoadToB2Pro/ProGemm would read from the wrong "
+                                      "couts (they place a step by its own k, which is its start only for full "
+                                      "steps): make baseK divide K, or change stepKb")
+        load = f["stepKb"] * f["baseK"]
+        short = _fp32_last_b1_load_short(f, cout1)
+        if short:
+            start, count = short
+            _problem(out, f, "stepKb", f"float32: the last B1 load of a K loop over {cout1} cout1 blocks takes "
+                                       f"blocks {start}..{start + count - 1}, which start inside a 16-cout group "
+                                       f"and span {_ceil_div(start + count, 2) - start // 2} groups, but "
+                                       f"LoadToB1Fp32 loads ceil({count}/2) = {_ceil_div(count, 2)}: make "
+                                       "stepKb*baseK/(hk*wk*C0) even")
+        if window == f["c0"] and load % 16 and load < k:
+            _problem(out, f, "stepKb", f"float32 1x1 kernel: stepKb*baseK = {load} must be a multiple of 16 couts "
+                                       f"(or hold all K = {k}): LoadToB2ProGemm reads every B1 load from the start "
+                                       "of a 16-cout group")
 
 
 def _check_instructions(f: dict, dtype_bytes: int, out: list[Problem]) -> None:
@@ -263,6 +343,30 @@ def _check_instructions(f: dict, dtype_bytes: int, out: list[Problem]) -> None:
         _problem(out, f, "hi", f"Fixpipe dstStride = hi*wi = {f['hi'] * f['wi']} exceeds 32 bits")
 
 
+def check_key(f: dict, load_b2_condition: int, basic_block: bool, dtype_bytes: int) -> list[Problem]:
+    """The tiling key's template flags against the fields: the key picks the kernel's code paths.
+
+    loadB2Condition 2 (HKWK_EQ_ONE) indexes A and B by C0 blocks instead of kernel windows, which is right for a
+    1x1 kernel only, and a 1x1 kernel is always given 2 (the fp32 B rules here are those of its ProGemm load).
+    0 (BASEK_LT_HKWK) walks the kernel positions of one window per K step in the 16-bit B load, so baseK must
+    not exceed a window there; 1's general walk also takes a baseK that divides a window.
+    """
+    out: list[Problem] = []
+    hkwk = f["hk"] * f["wk"]
+    window = hkwk * f["c0"]
+    if (load_b2_condition == 2) != (hkwk == 1):
+        need = "2 for a 1x1 kernel" if hkwk == 1 else f"0 or 1 for hk*wk={hkwk} (2 is the 1x1-kernel template)"
+        out.append(Problem("loadB2Condition", f"must be {need}", load_b2_condition))
+    elif load_b2_condition == 0 and dtype_bytes == 2 and f["baseK"] > window:
+        out.append(Problem("loadB2Condition", f"0 (baseK/C0 < hk*wk) walks one kernel window per K step, but baseK="
+                                              f"{f['baseK']} exceeds hk*wk*C0={window}: set loadB2Condition=1 with "
+                                              "this baseK", load_b2_condition))
+    if basic_block and f["group"] > 1:
+        out.append(Problem("useBasicBlock", f"the basic-block driver has no group loop: it needs group (real_g) == 1, "
+                                            f"not {f['group']}", 1))
+    return out
+
+
 def check_fields(f: dict, dtype_bytes: int, platform: Platform, basic_block: bool) -> list[Problem]:
     """All problems of a field dict (params + TConv3DInputV2Tiling fields) for a dtype size on a platform."""
     out: list[Problem] = []
@@ -275,6 +379,8 @@ def check_fields(f: dict, dtype_bytes: int, platform: Platform, basic_block: boo
     if f["c0"] == 32 // dtype_bytes and derivable:
         _check_buffers(f, dtype_bytes, platform, out)
         _check_k_steps(f, out)
+        if dtype_bytes == 4:
+            _check_fp32_b_steps(f, out)
         _check_instructions(f, dtype_bytes, out)
     return out
 
@@ -289,7 +395,9 @@ def validate(tiling, platform=None, *, raise_error: bool = False) -> ValidationR
         raise ValueError("the tiling records no platform: pass platform=")
     plat = get_platform(platform if platform is not None else tiling.platform)
     dtype_bytes = 4 if tiling.dtype == "float32" else 2
-    report = ValidationReport(plat.name, check_fields(tiling.fields(), dtype_bytes, plat, tiling.useBasicBlock))
+    fields = tiling.fields()
+    problems = check_key(fields, tiling.loadB2Condition, tiling.useBasicBlock, dtype_bytes)
+    report = ValidationReport(plat.name, problems + check_fields(fields, dtype_bytes, plat, tiling.useBasicBlock))
     if raise_error:
         report.raise_if_invalid(tiling)
     return report

@@ -8,7 +8,8 @@ Modules, one job each:
 - drivers.py      Conv3dDx (general) and Conv3dDxBasicBlockSplitMN: per-core work split and GM offsets
 - init_output.py  the init-output pass (zero y, SyncAll)
 - kernel.py       the kernel entry conv3d_backprop_input_v2 (dispatch by tiling key)
-- operator.py     the host operator: checks, routing, problem rewriting, formats, tiling, launch
+- arguments.py    the host operator's argument checks (shape errors name the data_format, suggest the other)
+- operator.py     the host operator: routing, problem rewriting, formats, tiling and overrides, launch
 - matmul_route.py aclnn's matmul shortcuts (kernel == stride, feature map == kernel, 950 1x1x1) on the matmul
                   kernel (kernels/matmul.py)
 """

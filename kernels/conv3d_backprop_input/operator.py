@@ -1,7 +1,8 @@
 """The host operator: conv3d_backprop_input_v2(input_size, filter, out_backprop, ...) on the simulated chip.
 
 Steps (what aclnn + the V2 op do on A2, done here on the host in numpy where the real stack uses TransData):
-1. check the arguments (type, rank, format, dtype, ranges, the convolution formula, groups) before any launch;
+1. check the arguments (type, rank, format, dtype, ranges, the convolution formula, groups; arguments.py)
+   before any launch;
    with route="aclnn" (the default), the cases aclnn computes with a (Batch)MatMul instead of the conv kernel
    (kernel == stride with x exactly tiled, feature map == kernel, 1x1x1 on Ascend 950) run the matmul kernel
    and stop here (see matmul_route.py); route="v2" always runs the conv kernel;
@@ -18,150 +19,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import Any
 
 import numpy as np
 
 from ascend_sim import Chip
-from ascend_sim.dtypes import DTYPES, dtype_name
-from ascend_sim.formats import (filter_to_fractal_z_3d, filter_to_ncdhw, ncdhw_to_ndc1hwc0, ndc1hwc0_to_ncdhw,
-                                ndc1hwc0_to_ndhwc)
-from ascend_sim.platform import Platform
+from ascend_sim.dtypes import DTYPES
+from ascend_sim.formats import filter_to_fractal_z_3d, ncdhw_to_ndc1hwc0, ndc1hwc0_to_ncdhw, ndc1hwc0_to_ndhwc
 from ascend_sim.report import RunReport
 from ascend_sim.tensor import GmAddr
-# Envelope limits of the A2 host code (conv_backprop_input_context_utils.cpp), checked on the user's values, and
-# the argument checks themselves: one implementation, shared with the tiling package.
-from tiling.checks import (DILATION_MAX, GROUPS_MAX, KERNEL_D_MAX, KERNEL_HW_MAX, PAD_MAX, PAD_NAMES,
-                           STRIDE_D_MAX, STRIDE_HW_MAX, check_in_range, check_int, check_ints, check_platform)
 
+from .arguments import DATA_FORMATS, FILTER_FORMATS, Problem, check_arguments  # noqa: F401 (re-exported)
 from .kernel import conv3d_backprop_input_v2 as _kernel_entry
 from .matmul_route import aclnn_matmul_mode, dx_by_matmul
 
-DATA_FORMATS = ("NDHWC", "NCDHW")
-FILTER_FORMATS = ("NCDHW", "NDHWC", "DHWCN")
 ROUTES = ("aclnn", "v2")
-
-
-# ------------------------------------------------------------------------------------------------- checks
-_in_range = partial(check_in_range, by_label=False)  # "name=value is outside ..." with the caller's name
-
-
-def _format(name: str, value, allowed: tuple[str, ...]) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"{name}={value!r} must be a string, one of {allowed}")
-    if value not in allowed:
-        raise ValueError(f"{name}={value!r} is not supported; allowed: {allowed}")
-    return value
-
-
-def _tensor(name: str, value) -> np.ndarray:
-    if not isinstance(value, np.ndarray):
-        raise TypeError(f"{name} must be a numpy.ndarray, got {type(value).__name__}")
-    if value.ndim != 5:
-        raise ValueError(f"{name} must have 5 dimensions, got shape {value.shape} ({value.ndim} dimensions)")
-    if value.dtype not in DTYPES.values():
-        raise TypeError(f"{name}.dtype={value.dtype} is not supported; allowed: {sorted(DTYPES)} "
-                        "(bfloat16 from ml_dtypes)")
-    if value.size == 0:
-        raise ValueError(f"{name} has an empty axis (shape {value.shape})")
-    return value
-
-
-def _to_dhw(values: tuple[int, ...], data_format: str) -> tuple[int, int, int]:
-    """(N, C, D, H, W) entries of a 5-value attribute given in data_format order."""
-    return values[1:4] if data_format == "NDHWC" else values[2:5]
-
-
-@dataclass(frozen=True)
-class Problem:
-    """A checked problem in NCDHW terms (dx_shape, dy (N,Cout,Do,Ho,Wo), filter (Cout,Cin/g,kD,kH,kW))."""
-
-    dx_shape: tuple[int, int, int, int, int]
-    dy: np.ndarray
-    weight: np.ndarray
-    strides: tuple[int, int, int]
-    pads: tuple[int, int, int, int, int, int]
-    dilations: tuple[int, int, int]
-    groups: int
-    dtype: str
-    enable_hf32: bool
-    platform: Platform
-    dilations_given: tuple[int, int, int] = (1, 1, 1)  # as the user gave them (D, H, W), 1 on kernel-1 axes too
-
-
-def check_arguments(input_size, filter, out_backprop, strides, pads, dilations, groups, data_format,
-                    filter_format, platform, enable_hf32) -> Problem:
-    """Every user-visible argument check; raises TypeError/ValueError naming the parameter and what is allowed."""
-    data_format = _format("data_format", data_format, DATA_FORMATS)
-    filter_format = _format("filter_format", filter_format, FILTER_FORMATS)
-    w = _tensor("filter", filter)
-    dy_in = _tensor("out_backprop", out_backprop)
-    if w.dtype != dy_in.dtype:
-        raise TypeError(f"filter.dtype={w.dtype} and out_backprop.dtype={dy_in.dtype} differ; both must be the same "
-                        f"one of {sorted(DTYPES)}")
-    if not isinstance(enable_hf32, (bool, np.bool_)):
-        raise TypeError(f"enable_hf32={enable_hf32!r} must be a bool")
-    plat = check_platform(platform)
-    labels = tuple(data_format)
-    size = check_ints("input_size", input_size, 5, labels)
-    st5 = check_ints("strides", strides, 5, labels)
-    dl5 = check_ints("dilations", dilations, 5, labels)
-    pd = check_ints("pads", pads, 6, PAD_NAMES)
-    groups = check_int("groups", groups)
-    for name, values in (("strides", st5), ("dilations", dl5)):
-        n_c = (values[0], values[4]) if data_format == "NDHWC" else values[:2]
-        if n_c != (1, 1):
-            raise ValueError(f"{name}={values!r}: the N and C entries ({data_format} order) must be 1")
-    st, dl = _to_dhw(st5, data_format), _to_dhw(dl5, data_format)
-    for value, name in zip(size, labels):
-        _in_range(f"input_size ({name})", value, 1, 2**31 - 1)
-    _in_range("strides (D)", st[0], 1, STRIDE_D_MAX)
-    _in_range("strides (H)", st[1], 1, STRIDE_HW_MAX)
-    _in_range("strides (W)", st[2], 1, STRIDE_HW_MAX)
-    for i, axis in enumerate("DHW"):
-        _in_range(f"dilations ({axis})", dl[i], 1, DILATION_MAX)
-    for i, name in enumerate(PAD_NAMES):
-        _in_range(f"pads[{i}] ({name})", pd[i], 0, PAD_MAX)
-    _in_range("groups", groups, 1, GROUPS_MAX)
-
-    if data_format == "NDHWC":
-        n, di, hi, wi, cin = size
-        dy = np.ascontiguousarray(dy_in.transpose(0, 4, 1, 2, 3))
-    else:
-        n, cin, di, hi, wi = size
-        dy = dy_in
-    weight = filter_to_ncdhw(w, filter_format)
-    cout, cin_g, kd, kh, kw = weight.shape
-    _in_range("filter kernel D", kd, 1, KERNEL_D_MAX)
-    _in_range("filter kernel H", kh, 1, KERNEL_HW_MAX)
-    _in_range("filter kernel W", kw, 1, KERNEL_HW_MAX)
-    if dy.shape[0] != n:
-        raise ValueError(f"out_backprop batch N={dy.shape[0]} must equal input_size N={n}")
-    if dy.shape[1] != cout:
-        raise ValueError(f"out_backprop channels={dy.shape[1]} must equal the filter's Cout={cout} "
-                         f"(filter shape {w.shape} in {filter_format})")
-    if cin % groups or cout % groups:
-        raise ValueError(f"groups={groups} must divide both input_size C={cin} and the filter's Cout={cout}")
-    if cin_g * groups != cin:
-        raise ValueError(f"the filter's Cin/groups={cin_g} times groups={groups} must equal input_size C={cin} "
-                         f"(filter shape {w.shape} in {filter_format})")
-    for i, axis in enumerate("DHW"):
-        k, s, d = (kd, kh, kw)[i], st[i], (dl[i] if (kd, kh, kw)[i] > 1 else 1)
-        before, after = pd[2 * i], pd[2 * i + 1]
-        span = (k - 1) * d + 1
-        padded = (di, hi, wi)[i] + before + after
-        if span > padded:
-            raise ValueError(f"filter kernel {axis}={k} with dilation {d} spans {span}, more than input_size "
-                             f"{axis}={(di, hi, wi)[i]} plus pads {before}+{after}")
-        expect = (padded - span) // s + 1
-        if dy.shape[2 + i] != expect:
-            raise ValueError(f"out_backprop {axis}={dy.shape[2 + i]} does not fit the convolution: expected "
-                             f"(input_size {axis}={(di, hi, wi)[i]} + pads {before}+{after} - dilation {d}*(kernel "
-                             f"{k}-1) - 1) // stride {s} + 1 = {expect}")
-    dil = tuple(d if k > 1 else 1 for d, k in zip(dl, (kd, kh, kw)))
-    return Problem((n, cin, di, hi, wi), dy, weight, st, pd, dil, groups, dtype_name(w.dtype), bool(enable_hf32),
-                   plat, tuple(dl))
 
 
 # ------------------------------------------------------------------------------------------------- rewriting

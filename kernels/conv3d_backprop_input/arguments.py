@@ -1,0 +1,188 @@
+"""The dx operator's argument checks: types, formats, ranges and the convolution's shape relations, before launch.
+
+Every error names the parameter, its value and what is allowed. A shape relation that fails in the given
+data_format is tried in the other one as well, and the error says so when the arrays would fit there: an NCDHW
+array passed with the default data_format="NDHWC" is the usual cause.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+
+from ascend_sim.dtypes import DTYPES, dtype_name
+from ascend_sim.formats import filter_to_ncdhw
+from ascend_sim.platform import Platform
+# Envelope limits of the A2 host code (conv_backprop_input_context_utils.cpp), checked on the user's values, and
+# the argument checks themselves: one implementation, shared with the tiling package.
+from tiling.checks import (DILATION_MAX, GROUPS_MAX, KERNEL_D_MAX, KERNEL_HW_MAX, PAD_MAX, PAD_NAMES,
+                           STRIDE_D_MAX, STRIDE_HW_MAX, check_hf32, check_in_range, check_int, check_ints,
+                           check_platform)
+
+DATA_FORMATS = ("NDHWC", "NCDHW")
+FILTER_FORMATS = ("NCDHW", "NDHWC", "DHWCN")
+
+_in_range = partial(check_in_range, by_label=False)  # "name=value is outside ..." with the caller's name
+
+
+class ShapeMismatch(ValueError):
+    """The arrays' shapes do not describe one convolution in the data_format they were read in."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A checked problem in NCDHW terms (dx_shape, dy (N,Cout,Do,Ho,Wo), filter (Cout,Cin/g,kD,kH,kW))."""
+
+    dx_shape: tuple[int, int, int, int, int]
+    dy: np.ndarray
+    weight: np.ndarray
+    strides: tuple[int, int, int]
+    pads: tuple[int, int, int, int, int, int]
+    dilations: tuple[int, int, int]
+    groups: int
+    dtype: str
+    enable_hf32: bool
+    platform: Platform
+    dilations_given: tuple[int, int, int] = (1, 1, 1)  # as the user gave them (D, H, W), 1 on kernel-1 axes too
+
+
+def _format(name: str, value, allowed: tuple[str, ...]) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name}={value!r} must be a string, one of {allowed}")
+    if value not in allowed:
+        raise ValueError(f"{name}={value!r} is not supported; allowed: {allowed}")
+    return value
+
+
+def _tensor(name: str, value) -> np.ndarray:
+    if not isinstance(value, np.ndarray):
+        raise TypeError(f"{name} must be a numpy.ndarray, got {type(value).__name__}")
+    if value.ndim != 5:
+        raise ValueError(f"{name} must have 5 dimensions, got shape {value.shape} ({value.ndim} dimensions)")
+    if value.dtype not in DTYPES.values():
+        raise TypeError(f"{name}.dtype={value.dtype} is not supported; allowed: {sorted(DTYPES)} "
+                        "(bfloat16 from ml_dtypes)")
+    if value.size == 0:
+        raise ValueError(f"{name} has an empty axis (shape {value.shape})")
+    return value
+
+
+def _to_dhw(values: tuple[int, ...], data_format: str) -> tuple[int, int, int]:
+    """(N, C, D, H, W) entries of a 5-value attribute given in data_format order."""
+    return values[1:4] if data_format == "NDHWC" else values[2:5]
+
+
+def _to_ncdhw(values: tuple[int, ...], data_format: str) -> tuple[int, int, int, int, int]:
+    n, *rest = values
+    return (n, rest[3], *rest[:3]) if data_format == "NDHWC" else tuple(values)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """The user's 5-value arguments read in one data_format, range-checked, in NCDHW / DHW terms."""
+
+    data_format: str
+    size: tuple[int, int, int, int, int]  # input_size as (N, C, D, H, W)
+    dy_shape: tuple[int, int, int, int, int]  # out_backprop's shape as (N, C, D, H, W)
+    strides: tuple[int, int, int]
+    dilations: tuple[int, int, int]
+
+    def axis(self, letter: str) -> str:
+        """'axis i in data_format=...' for one of N, C, D, H, W."""
+        return f"axis {self.data_format.index(letter)} in data_format={self.data_format!r}"
+
+
+def _read_layout(data_format: str, size5, dy_shape, st5, dl5) -> _Layout:
+    for name, values in (("strides", st5), ("dilations", dl5)):
+        n_c = (values[0], values[4]) if data_format == "NDHWC" else values[:2]
+        if n_c != (1, 1):
+            raise ValueError(f"{name}={values!r}: the N and C entries ({data_format} order) must be 1")
+    st, dl = _to_dhw(st5, data_format), _to_dhw(dl5, data_format)
+    for value, name in zip(size5, data_format):
+        _in_range(f"input_size ({name})", value, 1, 2**31 - 1)
+    _in_range("strides (D)", st[0], 1, STRIDE_D_MAX)
+    _in_range("strides (H)", st[1], 1, STRIDE_HW_MAX)
+    _in_range("strides (W)", st[2], 1, STRIDE_HW_MAX)
+    for i, axis in enumerate("DHW"):
+        _in_range(f"dilations ({axis})", dl[i], 1, DILATION_MAX)
+    return _Layout(data_format, _to_ncdhw(size5, data_format), _to_ncdhw(dy_shape, data_format), st, dl)
+
+
+def _check_relations(lay: _Layout, weight_shape, pads, groups: int, filter_shape, filter_format: str) -> None:
+    """The convolution's shape relations between input_size, out_backprop and the filter (ShapeMismatch)."""
+    n, cin, di, hi, wi = lay.size
+    cout, cin_g, kd, kh, kw = weight_shape
+    filt = f"(filter shape {filter_shape} in filter_format={filter_format!r})"
+    if lay.dy_shape[0] != n:
+        raise ShapeMismatch(f"out_backprop batch N={lay.dy_shape[0]} (axis 0) must equal input_size N={n}")
+    if lay.dy_shape[1] != cout:
+        raise ShapeMismatch(f"out_backprop channels={lay.dy_shape[1]} ({lay.axis('C')}) must equal the filter's "
+                            f"Cout={cout} {filt}")
+    if cin % groups or cout % groups:
+        raise ShapeMismatch(f"groups={groups} must divide both input_size C={cin} ({lay.axis('C')}) and the "
+                            f"filter's Cout={cout}")
+    if cin_g * groups != cin:
+        raise ShapeMismatch(f"the filter's Cin/groups={cin_g} times groups={groups} must equal input_size C={cin} "
+                            f"({lay.axis('C')}) {filt}")
+    for i, axis in enumerate("DHW"):
+        k, s, d = (kd, kh, kw)[i], lay.strides[i], (lay.dilations[i] if (kd, kh, kw)[i] > 1 else 1)
+        before, after = pads[2 * i], pads[2 * i + 1]
+        size = (di, hi, wi)[i]
+        span = (k - 1) * d + 1
+        if span > size + before + after:
+            raise ShapeMismatch(f"filter kernel {axis}={k} with dilation {d} spans {span}, more than input_size "
+                                f"{axis}={size} ({lay.axis(axis)}) plus pads {before}+{after}")
+        expect = (size + before + after - span) // s + 1
+        if lay.dy_shape[2 + i] != expect:
+            raise ShapeMismatch(f"out_backprop {axis}={lay.dy_shape[2 + i]} ({lay.axis(axis)}) does not fit the "
+                                f"convolution: expected (input_size {axis}={size} + pads {before}+{after} - dilation "
+                                f"{d}*(kernel {k}-1) - 1) // stride {s} + 1 = {expect}")
+
+
+def _fits_in(data_format: str, size5, dy_shape, st5, dl5, weight_shape, pads, groups, filter_shape,
+             filter_format) -> bool:
+    try:
+        _check_relations(_read_layout(data_format, size5, dy_shape, st5, dl5), weight_shape, pads, groups,
+                         filter_shape, filter_format)
+    except ValueError:
+        return False
+    return True
+
+
+def check_arguments(input_size, filter, out_backprop, strides, pads, dilations, groups, data_format,
+                    filter_format, platform, enable_hf32) -> Problem:
+    """Every user-visible argument check; raises TypeError/ValueError naming the parameter and what is allowed."""
+    data_format = _format("data_format", data_format, DATA_FORMATS)
+    filter_format = _format("filter_format", filter_format, FILTER_FORMATS)
+    w = _tensor("filter", filter)
+    dy_in = _tensor("out_backprop", out_backprop)
+    if w.dtype != dy_in.dtype:
+        raise TypeError(f"filter.dtype={w.dtype} and out_backprop.dtype={dy_in.dtype} differ; both must be the same "
+                        f"one of {sorted(DTYPES)}")
+    enable_hf32 = check_hf32("enable_hf32", enable_hf32, dtype_name(w.dtype))
+    plat = check_platform(platform)
+    size5 = check_ints("input_size", input_size, 5, tuple(data_format))
+    st5 = check_ints("strides", strides, 5, tuple(data_format))
+    dl5 = check_ints("dilations", dilations, 5, tuple(data_format))
+    pd = check_ints("pads", pads, 6, PAD_NAMES)
+    groups = check_int("groups", groups)
+    lay = _read_layout(data_format, size5, dy_in.shape, st5, dl5)
+    for i, name in enumerate(PAD_NAMES):
+        _in_range(f"pads[{i}] ({name})", pd[i], 0, PAD_MAX)
+    _in_range("groups", groups, 1, GROUPS_MAX)
+    weight = filter_to_ncdhw(w, filter_format)
+    _in_range("filter kernel D", weight.shape[2], 1, KERNEL_D_MAX)
+    _in_range("filter kernel H", weight.shape[3], 1, KERNEL_HW_MAX)
+    _in_range("filter kernel W", weight.shape[4], 1, KERNEL_HW_MAX)
+    try:
+        _check_relations(lay, weight.shape, pd, groups, w.shape, filter_format)
+    except ShapeMismatch as err:
+        other = DATA_FORMATS[1 - DATA_FORMATS.index(data_format)]
+        if _fits_in(other, size5, dy_in.shape, st5, dl5, weight.shape, pd, groups, w.shape, filter_format):
+            raise ShapeMismatch(f"{err}; with data_format={other!r} the shapes would fit") from None
+        raise
+    dy = np.ascontiguousarray(dy_in.transpose(0, 4, 1, 2, 3)) if data_format == "NDHWC" else dy_in
+    dil = tuple(d if k > 1 else 1 for d, k in zip(lay.dilations, weight.shape[2:]))
+    return Problem(lay.size, dy, weight, lay.strides, pd, dil, groups, dtype_name(w.dtype), enable_hf32, plat,
+                   tuple(lay.dilations))
