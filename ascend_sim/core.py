@@ -69,8 +69,6 @@ class AICore:
         self.buffers = {name: Buffer(name, p.capacity(name), p.alignment(name)) for name in core_type.buffers}
         for buf in self.buffers.values():
             buf.key = (index, buf.name)
-        self.model = model
-        self.rates = p.rates
         self.alignments = p.alignments
         self.event_ids = p.event_ids
         self.group = group  # the AI core (an AIC and its AIVs) this core belongs to
@@ -171,7 +169,7 @@ class AICore:
         if event_id.__class__ is not int or not 0 <= event_id < self.event_ids:
             raise self.fault(ParameterOutOfRange(f"event id {event_id} outside [0, {self.event_ids})"), name, pipe)
 
-    def set_flag(self, event: HardEvent, event_id: int) -> Record:
+    def set_flag(self, event: HardEvent, event_id: int, api: str = "SetFlag") -> Record:
         src, dst = self._event_pipes(event, "SetFlag")
         self._check_event_id(event_id, "SetFlag", src)
         if src == dst:  # FIX_FIX / V_V: Ascend C issues PipeBarrier<pipe> instead of a flag
@@ -183,16 +181,16 @@ class AICore:
                 f"SetFlag<{event.value}>({event_id}) while the flag is already set and not yet waited "
                 "(undefined on hardware)"), "SetFlag", src)
         self.flag_balance[key] = balance
-        return self.issue(SET_FLAG, src, {"event": event.value, "id": event_id}, event=key)
+        return self.issue(SET_FLAG, src, {"event": event.value, "id": event_id, "api": api}, event=key)
 
-    def wait_flag(self, event: HardEvent, event_id: int) -> Record | None:
+    def wait_flag(self, event: HardEvent, event_id: int, api: str = "WaitFlag") -> Record | None:
         src, dst = self._event_pipes(event, "WaitFlag")
         self._check_event_id(event_id, "WaitFlag", dst)
         if src == dst:  # FIX_FIX waits with PipeBarrier<PIPE_FIX>; V_V's wait does nothing
             return self.pipe_barrier(dst) if dst == Pipe.FIX else None
         key = (event._value_, event_id)
         self.flag_balance[key] = self.flag_balance.get(key, 0) - 1
-        return self.issue(WAIT_FLAG, dst, {"event": event.value, "id": event_id}, event=key)
+        return self.issue(WAIT_FLAG, dst, {"event": event.value, "id": event_id, "api": api}, event=key)
 
     def pipe_barrier(self, pipe: Pipe) -> Record:
         if pipe == Pipe.S:

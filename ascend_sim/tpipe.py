@@ -75,7 +75,7 @@ class TPipe:
         """Wait for the queues' outstanding FreeTensor flags, then release all memory and event IDs."""
         for que in self.queues:
             for slot in sorted(que.freed_pending):
-                self.core.wait_flag(que.back, que.ids[slot][1])
+                self.core.wait_flag(que.back, que.ids[slot][1], "TPipe.Destroy")
             que.freed_pending.clear()
         self.queues.clear()
         self.used.clear()
@@ -138,13 +138,13 @@ class TQue:
         slot = self.free_slots.popleft()
         if slot in self.freed_pending:  # wait until the consumer has released this buffer
             self.freed_pending.discard(slot)
-            core.wait_flag(self.back, self.ids[slot][1])
+            core.wait_flag(self.back, self.ids[slot][1], "TQue.AllocTensor")
         size = self.length // np.dtype(dtype).itemsize
         return LocalTensor(self.buffer, self.addresses[slot], dtype, size, self.position.name)
 
     def EnQue(self, tensor: LocalTensor) -> None:
         slot = self._slot_of(tensor)
-        self.pipe.core.set_flag(self.fwd, self.ids[slot][0])
+        self.pipe.core.set_flag(self.fwd, self.ids[slot][0], "TQue.EnQue")
         self.queued.append(tensor)
 
     def DeQue(self, dtype=None) -> LocalTensor:
@@ -152,7 +152,7 @@ class TQue:
             raise self.pipe.core.fault(SyncFault(f"DeQue on an empty {self.position.name} queue"), "DeQue",
                                        self.consumer)
         tensor = self.queued.popleft()
-        self.pipe.core.wait_flag(self.fwd, self.ids[self._slot_of(tensor)][0])
+        self.pipe.core.wait_flag(self.fwd, self.ids[self._slot_of(tensor)][0], "TQue.DeQue")
         return tensor if dtype is None else tensor.ReinterpretCast(dtype)
 
     def FreeTensor(self, tensor: LocalTensor) -> None:
@@ -160,6 +160,6 @@ class TQue:
         if slot in self.free_slots:
             raise self.pipe.core.fault(SyncFault("FreeTensor of a buffer that is not allocated (double free)"),
                                        "FreeTensor", self.consumer)
-        self.pipe.core.set_flag(self.back, self.ids[slot][1])
+        self.pipe.core.set_flag(self.back, self.ids[slot][1], "TQue.FreeTensor")
         self.freed_pending.add(slot)
         self.free_slots.append(slot)

@@ -266,3 +266,20 @@ def test_a_cross_core_flag_orders_a_gm_write_before_another_cores_read():
         else:
             with pytest.raises(RaceFault, match="read of GM:ws.*not ordered after the write"):
                 chip.launch(body, 2, ws, False, kernel_type="MIX_AIC_1_0")
+
+
+def test_queue_operations_are_named_on_their_flag_records():
+    from ascend_sim.ascendc import TQue
+
+    def body():
+        pipe = TPipe()
+        que = TQue(TPosition.A1, 1)
+        pipe.InitBuffer(que, 2, 1024)
+        for _ in range(3):
+            t = que.AllocTensor(np.float16)
+            que.EnQue(t)
+            que.FreeTensor(que.DeQue())
+    _, report = run_kernel(body)
+    assert [r.params["api"] for r in report.logs[0]] == [
+        "TQue.EnQue", "TQue.DeQue", "TQue.FreeTensor", "TQue.EnQue", "TQue.DeQue", "TQue.FreeTensor",
+        "TQue.AllocTensor", "TQue.EnQue", "TQue.DeQue", "TQue.FreeTensor", "TPipe.Destroy", "TPipe.Destroy"]
