@@ -58,6 +58,13 @@ def chrome_trace_events(report) -> list[dict]:
                 events.append({"ph": "f", "bp": "e", "name": "flag", "cat": "sync",
                                "id": f"{core_index}.{instr.released_by.seq}", "pid": core_index,
                                "tid": tid, "ts": instr.start * us})
+            elif instr.name == "CrossCoreWaitFlag":  # one arrow from each core whose set released it
+                for setter in instr.released_by:
+                    flow = f"x{setter.core}.{setter.seq}-{core_index}.{instr.seq}"
+                    events.append({"ph": "s", "name": "cross-core flag", "cat": "sync", "id": flow,
+                                   "pid": setter.core, "tid": _TID.get(setter.pipe, 7), "ts": setter.end * us})
+                    events.append({"ph": "f", "bp": "e", "name": "cross-core flag", "cat": "sync", "id": flow,
+                                   "pid": core_index, "tid": tid, "ts": instr.end * us})
     return events
 
 

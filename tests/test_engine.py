@@ -283,3 +283,22 @@ def test_queue_operations_are_named_on_their_flag_records():
     assert [r.params["api"] for r in report.logs[0]] == [
         "TQue.EnQue", "TQue.DeQue", "TQue.FreeTensor", "TQue.EnQue", "TQue.DeQue", "TQue.FreeTensor",
         "TQue.AllocTensor", "TQue.EnQue", "TQue.DeQue", "TQue.FreeTensor", "TPipe.Destroy", "TPipe.Destroy"]
+
+
+def test_the_trace_shows_aic_and_aiv_processes_and_cross_core_arrows(tmp_path):
+    import json
+    from ascend_sim.ascendc import CrossCoreSetFlag, CrossCoreWaitFlag, PIPE_MTE3
+
+    def body():
+        if ASCEND_IS_AIV():
+            CrossCoreSetFlag(2, PIPE_MTE3, 5)
+        else:
+            CrossCoreWaitFlag(5)
+    report = Chip().launch(body, 1, kernel_type="MIX_AIC_1_2")
+    report.write_trace(str(tmp_path / "t.json"))
+    events = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+    names = {e["pid"]: e["args"]["name"] for e in events if e.get("name") == "process_name"}
+    assert names == {0: "AIC 0", 1: "AIV 0", 2: "AIV 1"}
+    starts = sorted(e["pid"] for e in events if e.get("ph") == "s" and e["name"] == "cross-core flag")
+    ends = [e["pid"] for e in events if e.get("ph") == "f" and e["name"] == "cross-core flag"]
+    assert starts == [1, 2] and ends == [0, 0]
