@@ -140,7 +140,7 @@ class AICore:
     def fault(self, fault: SimFault, name: str, pipe: Pipe) -> SimFault:
         """Attach this core, the instruction and the kernel source line to a fault found before issue."""
         if fault.core is None:
-            fault.core = self.index
+            fault.core, fault.core_name = self.index, self._fault_name()
         if fault.instruction is None:
             fault.instruction, fault.pipe, fault.source = name, pipe.name, format_source(caller_source())
         fault.args = (str(fault),)
@@ -148,11 +148,15 @@ class AICore:
 
     def with_context(self, fault: SimFault, rec: Record) -> SimFault:
         if fault.core is None:
-            fault.core = self.index
+            fault.core, fault.core_name = self.index, self._fault_name()
         if fault.instruction is None:
             fault.instruction, fault.pipe, fault.source = rec.name, rec.pipe.name, rec.source
         fault.args = (str(fault),)
         return fault
+
+    def _fault_name(self) -> str | None:
+        """This core's name in a fault, when its launch index alone would not say it (AIVs, MIX launches)."""
+        return None if self.name == f"AIC {self.index}" else self.name
 
     # ------------------------------------------------------------------ synchronisation
     def _event_pipes(self, event: HardEvent, name: str) -> tuple[Pipe, Pipe]:
@@ -226,7 +230,7 @@ class AICore:
             flag, count = next(iter(counted.items()))
             raise SyncFault(f"cross-core flag {flag} of {self.name} was set {count} more time(s) than waited before "
                             "the kernel ended (a CrossCoreWaitFlag is missing)", core=self.index,
-                            instruction="CrossCoreSetFlag")
+                            core_name=self._fault_name(), instruction="CrossCoreSetFlag")
         left = self.schedule.left_set()
         if left is not None:
             (event, eid), rec, count = left

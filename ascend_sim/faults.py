@@ -13,9 +13,10 @@ class SimFault(Exception):
 
     def __init__(self, message: str, *, core: int | None = None, instruction: str | None = None,
                  pipe: str | None = None, buffer: str | None = None,
-                 addr_range: tuple[int, int] | None = None, source: str | None = None):
+                 addr_range: tuple[int, int] | None = None, source: str | None = None, core_name: str | None = None):
         self.message = message
         self.core = core
+        self.core_name = core_name  # "AIV 0" when the launch numbers its cores differently from its blocks
         self.instruction = instruction
         self.pipe = pipe
         self.buffer = buffer
@@ -26,7 +27,7 @@ class SimFault(Exception):
     def __str__(self) -> str:
         where = []
         if self.core is not None:
-            where.append(f"core {self.core}")
+            where.append(f"core {self.core}" + (f" ({self.core_name})" if self.core_name else ""))
         if self.instruction:
             where.append(f"{self.pipe + ' ' if self.pipe else ''}{self.instruction}")
         if self.source:

@@ -171,7 +171,7 @@ def test_cross_core_flag_misuse_is_a_fault():
     def waits_forever():
         if ASCEND_IS_AIV():
             CrossCoreWaitFlag(1)
-    with pytest.raises(SyncFault, match="deadlock: #0 S CrossCoreWaitFlag"):
+    with pytest.raises(SyncFault, match=r"^\[core 1 \(AIV 0\), S CrossCoreWaitFlag.*deadlock: #0 S CrossCoreWaitFlag"):
         Chip().launch(waits_forever, 1, kernel_type="MIX_AIC_1_1")
 
     def never_waited():
