@@ -32,6 +32,7 @@ __all__ = [
     "ndhwc_to_ndc1hwc0",
     "ndc1hwc0_to_ndhwc",
     "filter_to_ncdhw",
+    "filter_shape_to_ncdhw",
     "filter_from_ncdhw",
     "fractal_z_3d_shape",
     "filter_to_fractal_z_3d",
@@ -255,6 +256,12 @@ def filter_to_ncdhw(w, fmt: str = "NCDHW") -> np.ndarray:
     fmt = _check_filter_format(fmt)
     w = _as_array(w, "w", 5, f"{fmt} filter")
     return np.ascontiguousarray(w.transpose(_TO_NCDHW[fmt]))
+
+
+def filter_shape_to_ncdhw(shape, fmt: str = "NCDHW") -> tuple[int, int, int, int, int]:
+    """The NCDHW shape ``(Cout, Cin/groups, kD, kH, kW)`` of a 5-dimensional filter shape in `fmt`, without data."""
+    fmt = _check_filter_format(fmt)
+    return tuple(shape[axis] for axis in _TO_NCDHW[fmt])  # type: ignore[return-value]
 
 
 def filter_from_ncdhw(w, fmt: str = "NCDHW") -> np.ndarray:

@@ -12,8 +12,8 @@ import torch
 from ascend_sim.dtypes import round_to_hf32
 from ascend_sim.platform import get_platform
 from kernels import conv3d_backprop_input_v2, conv3d_backprop_input_v2_run
+from kernels.conv3d_backprop_input.arguments import check_problem
 from kernels.conv3d_backprop_input.matmul_route import FM_EQ_KERNEL, STRIDE_EQ_KERNEL, W1B1_1X1X1, aclnn_matmul_mode
-from kernels.conv3d_backprop_input.operator import check_arguments
 from kernels.matmul import MatmulTiling
 
 F16, BF16, F32 = np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16), np.dtype(np.float32)
@@ -28,16 +28,16 @@ def dy_shape(x, w, strides, dil=(1, 1, 1), pads=(0,) * 6):
 
 def mode_of(x, w, strides, pads=(0,) * 6, dil=(1, 1, 1), groups=1, data_format="NCDHW", filter_format="NCDHW",
             platform=A2):
-    """The routing decision for shapes only (x and w NCDHW; zero-strided dummy arrays, nothing allocated)."""
-    dy = np.broadcast_to(np.float16(0), dy_shape(x, w, strides, dil, pads))
-    weight = np.broadcast_to(np.float16(0), w)
+    """The routing decision for shapes only (x and w NCDHW; no arrays)."""
+    dy = dy_shape(x, w, strides, dil, pads)
+    weight = w
     size, st5, dl5 = x, (1, 1, *strides), (1, 1, *dil)
     if data_format == "NDHWC":
         size, st5, dl5 = (x[0], *x[2:], x[1]), (1, *strides, 1), (1, *dil, 1)
-        dy = dy.transpose(0, 2, 3, 4, 1)
+        dy = (dy[0], *dy[2:], dy[1])
     if filter_format == "NDHWC":
-        weight = weight.transpose(0, 2, 3, 4, 1)
-    p = check_arguments(size, weight, dy, st5, pads, dl5, groups, data_format, filter_format, platform, False)
+        weight = (w[0], *w[2:], w[1])
+    p = check_problem(size, weight, dy, "float16", st5, pads, dl5, groups, data_format, filter_format, platform, False)
     return aclnn_matmul_mode(p, data_format, filter_format, p.dilations_given)
 
 

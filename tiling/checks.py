@@ -121,9 +121,9 @@ def _platform(platform) -> Platform:
     return get_platform(platform)
 
 
-# Shared with the host operator (kernels/conv3d_backprop_input/operator.py): one implementation of each check.
-check_int, check_ints, check_in_range, check_platform, check_hf32, PAD_NAMES = (
-    _int, _ints, _in_range, _platform, _hf32, _PAD_NAMES)
+# Shared with the host operator (kernels/conv3d_backprop_input/arguments.py): one implementation of each check.
+check_int, check_ints, check_in_range, check_platform, check_hf32, check_dtype, PAD_NAMES = (
+    _int, _ints, _in_range, _platform, _hf32, _dtype, _PAD_NAMES)
 
 
 def _fmap_rows_min_load(hk_dilated: int, wi: int) -> int:

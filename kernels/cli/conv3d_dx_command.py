@@ -14,7 +14,6 @@ from tiling import TilingValidationError
 from ..conv3d_backprop_input.operator import ROUTES, conv3d_backprop_input_v2_run
 from ..reference import conv3d_dx_reference
 from .conv_problem import add_conv_problem_arguments, conv_problem
-from .conv_tiling import aclnn_route, checked_problem
 from .flags import FlagError, int_in_range, writable_path
 from .report import Progress, check_against, print_json, text_stream
 
@@ -40,10 +39,10 @@ def add_command(commands) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     problem = conv_problem(args)
     overrides = dict(args.set)
-    checked_problem(problem)  # the operator's own checks, before any data is made
-    if overrides and args.route == "aclnn" and (mode := aclnn_route(problem)):
-        raise FlagError(f"argument --set: this problem runs as a matmul on --route aclnn ({mode}), which has no "
-                        f"conv tiling to override; add --route v2 to run the conv kernel")
+    plan = problem.plan(args.route)  # the operator's own checks and routing, before any data is made
+    if overrides and plan.route == "matmul":
+        raise FlagError(f"argument --set: this problem runs as a matmul on --route aclnn ({plan.matmul_mode}), "
+                        f"which has no conv tiling to override; add --route v2 to run the conv kernel")
     say = text_stream(args.json)
     dtype = DTYPES[args.dtype]
     rng = np.random.default_rng(args.seed)
@@ -53,10 +52,8 @@ def run(args: argparse.Namespace) -> int:
     wall = time.perf_counter()
     try:
         result = conv3d_backprop_input_v2_run(
-            problem.dx_shape, weight, dy, strides=(1, 1, *problem.stride), pads=problem.pad,
-            dilations=(1, 1, *problem.dilation), groups=problem.groups, data_format="NCDHW", filter_format="NCDHW",
-            platform=problem.platform, enable_hf32=problem.hf32, execute=not args.timing_only, trace=args.trace,
-            tiling_overrides=overrides or None, hooks=hooks, route=args.route)
+            problem.dx_shape, weight, dy, execute=not args.timing_only, trace=args.trace,
+            tiling_overrides=overrides or None, hooks=hooks, route=args.route, **problem.operator_arguments())
     except TilingValidationError as err:
         raise FlagError(f"argument --set: {err}") from err
     finally:

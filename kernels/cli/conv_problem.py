@@ -3,7 +3,8 @@
 One set of names and defaults: --batch --cin --cout --dhw --kernel --stride --pad --dilation --groups --dtype
 --platform --hf32. Each value is checked when it is parsed (count, range: the A2 host code's limits from
 tiling.checks); `conv_problem(args)` then checks what needs several flags (groups dividing the channels, the
-kernel fitting the padded input, HF32 only for float32) and derives the NCDHW shapes of dx, dy and the filter.
+kernel fitting the padded input, HF32 only for float32) and derives the NCDHW shapes of dx, dy and the filter;
+`ConvProblem.plan` plans the operator's run of it from those shapes (no data).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from tiling.checks import (DILATION_MAX, GROUPS_MAX, KERNEL_D_MAX, KERNEL_HW_MAX
                            STRIDE_HW_MAX)
 from tiling.model import I32_MAX, I32_MIN, PARAMS_FIELDS, TILING_FIELDS, U32_MAX, U64_MAX
 
+from ..conv3d_backprop_input.plan import Conv3dDxPlan, plan_conv3d_dx
 from .flags import FlagError, read_integer, int_in_range, int_list, platform_value
 
 DHW = ("D", "H", "W")
@@ -62,6 +64,19 @@ class ConvProblem:
 
     def padded(self, axis: int) -> int:
         return self.dhw[axis] + self.pad[2 * axis] + self.pad[2 * axis + 1]
+
+    def operator_arguments(self) -> dict:
+        """The operator's keyword arguments for this problem, with NCDHW data and filter."""
+        return dict(strides=(1, 1, *self.stride), pads=self.pad, dilations=(1, 1, *self.dilation),
+                    groups=self.groups, data_format="NCDHW", filter_format="NCDHW", platform=self.platform,
+                    enable_hf32=self.hf32)
+
+    def plan(self, route: str, overrides: dict[str, int] | None = None, *,
+             validate_overrides: bool = True) -> Conv3dDxPlan:
+        """The operator's plan of a run with this route and tiling overrides (see plan_conv3d_dx)."""
+        return plan_conv3d_dx(self.dx_shape, self.filter_shape, self.dy_shape, self.dtype, route=route,
+                              tiling_overrides=overrides, validate_overrides=validate_overrides,
+                              **self.operator_arguments())
 
 
 def add_conv_problem_arguments(parser: argparse.ArgumentParser) -> None:

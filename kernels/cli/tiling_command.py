@@ -13,7 +13,6 @@ from tiling import validate
 from tiling.cli import format_table
 
 from .conv_problem import add_conv_problem_arguments, conv_problem
-from .conv_tiling import aclnn_route, conv_kernel_tiling
 from .report import print_json
 
 
@@ -29,12 +28,13 @@ def add_command(commands) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     problem = conv_problem(args)
-    planned = conv_kernel_tiling(problem, dict(args.set))
+    # unvalidated overrides: the report below says what they break
+    planned = problem.plan("v2", dict(args.set), validate_overrides=False)
     notes = list(planned.notes)
-    mode = aclnn_route(problem)
-    if mode:
-        notes.append(f"conv3d-dx's default --route aclnn runs this problem as a matmul ({mode}); this is the "
-                     f"tiling of --route v2")
+    default = problem.plan("aclnn")
+    if default.route == "matmul":
+        notes.append(f"conv3d-dx's default --route aclnn runs this problem as a matmul ({default.matmul_mode}); "
+                     f"this is the tiling of --route v2")
     report = validate(planned.tiling)
     if args.json:
         document = json.loads(planned.tiling.model_dump_json())

@@ -8,8 +8,11 @@ Modules, one job each:
 - drivers.py      Conv3dDx (general) and Conv3dDxBasicBlockSplitMN: per-core work split and GM offsets
 - init_output.py  the init-output pass (zero y, SyncAll)
 - kernel.py       the kernel entry conv3d_backprop_input_v2 (dispatch by tiling key)
-- arguments.py    the host operator's argument checks (shape errors name the data_format, suggest the other)
-- operator.py     the host operator: routing, problem rewriting, formats, tiling and overrides, launch
+- arguments.py    the host operator's argument checks on shapes and dtype, and the thin layer for the arrays
+                  (shape errors name the data_format, suggest the other)
+- rewrite.py      the problem rewritten into the kernel's envelope (pads beyond the kernel reach, strideD > kD)
+- plan.py         a run planned from the problem alone: checks, routing, rewrite, tiling, overrides, init flag
+- operator.py     the host operator: the plan run on the data (formats, launch, conversion back)
 - matmul_route.py aclnn's matmul shortcuts (kernel == stride, feature map == kernel, 950 1x1x1) on the matmul
                   kernel (kernels/matmul.py)
 """
@@ -18,6 +21,8 @@ from .drivers import Conv3dDx, Conv3dDxBasicBlockSplitMN
 from .init_output import Conv3dDxInitOutput
 from .kernel import conv3d_backprop_input_v2 as conv3d_backprop_input_v2_kernel
 from .operator import Conv3dDxRun, conv3d_backprop_input_v2, conv3d_backprop_input_v2_run
+from .plan import Conv3dDxPlan, plan_conv3d_dx
 
-__all__ = ["Conv3DBackpropInput", "Conv3dDx", "Conv3dDxBasicBlockSplitMN", "Conv3dDxInitOutput", "Conv3dDxRun",
-           "conv3d_backprop_input_v2", "conv3d_backprop_input_v2_kernel", "conv3d_backprop_input_v2_run"]
+__all__ = ["Conv3DBackpropInput", "Conv3dDx", "Conv3dDxBasicBlockSplitMN", "Conv3dDxInitOutput", "Conv3dDxPlan",
+           "Conv3dDxRun", "conv3d_backprop_input_v2", "conv3d_backprop_input_v2_kernel",
+           "conv3d_backprop_input_v2_run", "plan_conv3d_dx"]

@@ -1,8 +1,10 @@
 """The dx operator's argument checks: types, formats, ranges and the convolution's shape relations, before launch.
 
-Every error names the parameter, its value and what is allowed. A shape relation that fails in the given
-data_format is tried in the other one as well, and the error says so when the arrays would fit there: an NCDHW
-array passed with the default data_format="NDHWC" is the usual cause.
+check_problem checks a problem given by shapes and a dtype (all a plan needs, see plan.py); check_operands and
+operands_to_ncdhw are the thin layer for the arrays themselves. Every error names the parameter, its value and
+what is allowed. A shape relation that fails in the given data_format is tried in the other one as well, and the
+error says so when the arrays would fit there: an NCDHW array passed with the default data_format="NDHWC" is the
+usual cause.
 """
 from __future__ import annotations
 
@@ -11,14 +13,14 @@ from functools import partial
 
 import numpy as np
 
-from ascend_sim.dtypes import DTYPES, dtype_name
-from ascend_sim.formats import filter_to_ncdhw
+from ascend_sim.dtypes import DTYPES
+from ascend_sim.formats import filter_shape_to_ncdhw, filter_to_ncdhw
 from ascend_sim.platform import Platform
 # Envelope limits of the A2 host code (conv_backprop_input_context_utils.cpp), checked on the user's values, and
 # the argument checks themselves: one implementation, shared with the tiling package.
 from tiling.checks import (DILATION_MAX, GROUPS_MAX, KERNEL_D_MAX, KERNEL_HW_MAX, PAD_MAX, PAD_NAMES,
-                           STRIDE_D_MAX, STRIDE_HW_MAX, check_hf32, check_in_range, check_int, check_ints,
-                           check_platform)
+                           STRIDE_D_MAX, STRIDE_HW_MAX, check_dtype, check_hf32, check_in_range, check_int,
+                           check_ints, check_platform)
 
 DATA_FORMATS = ("NDHWC", "NCDHW")
 FILTER_FORMATS = ("NCDHW", "NDHWC", "DHWCN")
@@ -32,11 +34,11 @@ class ShapeMismatch(ValueError):
 
 @dataclass(frozen=True)
 class Problem:
-    """A checked problem in NCDHW terms (dx_shape, dy (N,Cout,Do,Ho,Wo), filter (Cout,Cin/g,kD,kH,kW))."""
+    """A checked problem in NCDHW terms: dx (N,Cin,Di,Hi,Wi), dy (N,Cout,Do,Ho,Wo), filter (Cout,Cin/g,kD,kH,kW)."""
 
     dx_shape: tuple[int, int, int, int, int]
-    dy: np.ndarray
-    weight: np.ndarray
+    dy_shape: tuple[int, int, int, int, int]
+    filter_shape: tuple[int, int, int, int, int]
     strides: tuple[int, int, int]
     pads: tuple[int, int, int, int, int, int]
     dilations: tuple[int, int, int]
@@ -55,17 +57,23 @@ def _format(name: str, value, allowed: tuple[str, ...]) -> str:
     return value
 
 
-def _tensor(name: str, value) -> np.ndarray:
+def _array(name: str, value) -> np.ndarray:
     if not isinstance(value, np.ndarray):
         raise TypeError(f"{name} must be a numpy.ndarray, got {type(value).__name__}")
-    if value.ndim != 5:
-        raise ValueError(f"{name} must have 5 dimensions, got shape {value.shape} ({value.ndim} dimensions)")
     if value.dtype not in DTYPES.values():
         raise TypeError(f"{name}.dtype={value.dtype} is not supported; allowed: {sorted(DTYPES)} "
                         "(bfloat16 from ml_dtypes)")
-    if value.size == 0:
-        raise ValueError(f"{name} has an empty axis (shape {value.shape})")
     return value
+
+
+def _shape(name: str, shape) -> tuple[int, ...]:
+    """An operand's shape: 5 dimensions, none empty (worded as for an array of that shape)."""
+    shape = tuple(check_int(f"{name} shape", size) for size in shape)
+    if len(shape) != 5:
+        raise ValueError(f"{name} must have 5 dimensions, got shape {shape} ({len(shape)} dimensions)")
+    if min(shape) < 1:
+        raise ValueError(f"{name} has an empty axis (shape {shape})")
+    return shape
 
 
 def _to_dhw(values: tuple[int, ...], data_format: str) -> tuple[int, int, int]:
@@ -150,39 +158,54 @@ def _fits_in(data_format: str, size5, dy_shape, st5, dl5, weight_shape, pads, gr
     return True
 
 
-def check_arguments(input_size, filter, out_backprop, strides, pads, dilations, groups, data_format,
-                    filter_format, platform, enable_hf32) -> Problem:
-    """Every user-visible argument check; raises TypeError/ValueError naming the parameter and what is allowed."""
+def check_problem(input_size, filter_shape, out_backprop_shape, dtype, strides, pads, dilations, groups,
+                  data_format, filter_format, platform, enable_hf32) -> Problem:
+    """Every user-visible argument check that needs no data; raises TypeError/ValueError naming the parameter and
+    what is allowed. The shapes are the arrays' (filter in filter_format, out_backprop in data_format); dtype is a
+    name or a numpy dtype."""
     data_format = _format("data_format", data_format, DATA_FORMATS)
     filter_format = _format("filter_format", filter_format, FILTER_FORMATS)
-    w = _tensor("filter", filter)
-    dy_in = _tensor("out_backprop", out_backprop)
-    if w.dtype != dy_in.dtype:
-        raise TypeError(f"filter.dtype={w.dtype} and out_backprop.dtype={dy_in.dtype} differ; both must be the same "
-                        f"one of {sorted(DTYPES)}")
-    enable_hf32 = check_hf32("enable_hf32", enable_hf32, dtype_name(w.dtype))
+    filter_shape = _shape("filter", filter_shape)
+    dy_shape = _shape("out_backprop", out_backprop_shape)
+    dtype = check_dtype(dtype)
+    enable_hf32 = check_hf32("enable_hf32", enable_hf32, dtype)
     plat = check_platform(platform)
     size5 = check_ints("input_size", input_size, 5, tuple(data_format))
     st5 = check_ints("strides", strides, 5, tuple(data_format))
     dl5 = check_ints("dilations", dilations, 5, tuple(data_format))
     pd = check_ints("pads", pads, 6, PAD_NAMES)
     groups = check_int("groups", groups)
-    lay = _read_layout(data_format, size5, dy_in.shape, st5, dl5)
+    lay = _read_layout(data_format, size5, dy_shape, st5, dl5)
     for i, name in enumerate(PAD_NAMES):
         _in_range(f"pads[{i}] ({name})", pd[i], 0, PAD_MAX)
     _in_range("groups", groups, 1, GROUPS_MAX)
-    weight = filter_to_ncdhw(w, filter_format)
-    _in_range("filter kernel D", weight.shape[2], 1, KERNEL_D_MAX)
-    _in_range("filter kernel H", weight.shape[3], 1, KERNEL_HW_MAX)
-    _in_range("filter kernel W", weight.shape[4], 1, KERNEL_HW_MAX)
+    weight_shape = filter_shape_to_ncdhw(filter_shape, filter_format)
+    _in_range("filter kernel D", weight_shape[2], 1, KERNEL_D_MAX)
+    _in_range("filter kernel H", weight_shape[3], 1, KERNEL_HW_MAX)
+    _in_range("filter kernel W", weight_shape[4], 1, KERNEL_HW_MAX)
     try:
-        _check_relations(lay, weight.shape, pd, groups, w.shape, filter_format)
+        _check_relations(lay, weight_shape, pd, groups, filter_shape, filter_format)
     except ShapeMismatch as err:
         other = DATA_FORMATS[1 - DATA_FORMATS.index(data_format)]
-        if _fits_in(other, size5, dy_in.shape, st5, dl5, weight.shape, pd, groups, w.shape, filter_format):
+        if _fits_in(other, size5, dy_shape, st5, dl5, weight_shape, pd, groups, filter_shape, filter_format):
             raise ShapeMismatch(f"{err}; with data_format={other!r} the shapes would fit") from None
         raise
-    dy = np.ascontiguousarray(dy_in.transpose(0, 4, 1, 2, 3)) if data_format == "NDHWC" else dy_in
-    dil = tuple(d if k > 1 else 1 for d, k in zip(lay.dilations, weight.shape[2:]))
-    return Problem(lay.size, dy, weight, lay.strides, pd, dil, groups, dtype_name(w.dtype), enable_hf32, plat,
+    dil = tuple(d if k > 1 else 1 for d, k in zip(lay.dilations, weight_shape[2:]))
+    return Problem(lay.size, lay.dy_shape, weight_shape, lay.strides, pd, dil, groups, dtype, enable_hf32, plat,
                    tuple(lay.dilations))
+
+
+def check_operands(filter, out_backprop) -> None:
+    """The checks only the arrays need (numpy arrays of one supported dtype); check_problem checks their shapes."""
+    w = _array("filter", filter)
+    dy = _array("out_backprop", out_backprop)
+    if w.dtype != dy.dtype:
+        raise TypeError(f"filter.dtype={w.dtype} and out_backprop.dtype={dy.dtype} differ; both must be the same "
+                        f"one of {sorted(DTYPES)}")
+
+
+def operands_to_ncdhw(filter, out_backprop, data_format: str,
+                      filter_format: str) -> tuple[np.ndarray, np.ndarray]:
+    """The checked filter (Cout, Cin/g, kD, kH, kW) and dy (N, Cout, Do, Ho, Wo) as NCDHW arrays."""
+    dy = np.ascontiguousarray(out_backprop.transpose(0, 4, 1, 2, 3)) if data_format == "NDHWC" else out_backprop
+    return filter_to_ncdhw(filter, filter_format), dy

@@ -38,6 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ascend_sim.dtypes import DTYPES
+
 from ..matmul import MatmulTiling, run_matmul
 
 STRIDE_EQ_KERNEL = "STRIDE_EQ_KERNEL"
@@ -52,7 +54,7 @@ _DESCRIPTION = {
 
 
 def aclnn_matmul_mode(p, data_format: str, filter_format: str, dilations_given: tuple[int, int, int]) -> str | None:
-    """Which matmul shortcut aclnn takes for this checked problem (operator.Problem, NCDHW), or None (conv kernel)."""
+    """Which matmul shortcut aclnn takes for this checked problem (arguments.Problem, NCDHW), or None (conv kernel)."""
     regbase = p.platform.npu_arch == 3510
     if regbase and _is_w1b1_fm_nd_dx(p, data_format, filter_format, dilations_given):
         return W1B1_1X1X1
@@ -60,7 +62,7 @@ def aclnn_matmul_mode(p, data_format: str, filter_format: str, dilations_given: 
                  and p.groups == 1)
     if not supported:
         return None
-    x, dy, kernel = p.dx_shape[2:], p.dy.shape[2:], p.weight.shape[2:]
+    x, dy, kernel = p.dx_shape[2:], p.dy_shape[2:], p.filter_shape[2:]
     if all(k == size and o == 1 for k, size, o in zip(kernel, x, dy)):
         return FM_EQ_KERNEL
     stride_eq_kernel = all(k == s and size % k == 0 and size // k == o
@@ -72,15 +74,15 @@ def aclnn_matmul_mode(p, data_format: str, filter_format: str, dilations_given: 
 
 def _is_w1b1_fm_nd_dx(p, data_format, filter_format, dilations_given) -> bool:
     n, cin, *x = p.dx_shape
-    cout = p.weight.shape[0]
+    cout = p.filter_shape[0]
     if data_format != "NCDHW" or filter_format != "NCDHW" or p.groups != 1 or any(p.pads):
         return False
-    if any(d != 1 for d in dilations_given) or any(s != 1 for s in p.strides) or p.weight.shape[2:] != (1, 1, 1):
+    if any(d != 1 for d in dilations_given) or any(s != 1 for s in p.strides) or p.filter_shape[2:] != (1, 1, 1):
         return False
     if n != 1 or x == [1, 1, 1]:
         return False
     dhw = int(np.prod(x))
-    return (cout * cin + cin * dhw + dhw * cout) * p.dy.dtype.itemsize <= L2_CACHE_BYTES
+    return (cout * cin + cin * dhw + dhw * cout) * DTYPES[p.dtype].itemsize <= L2_CACHE_BYTES
 
 
 @dataclass
@@ -93,12 +95,12 @@ class MatmulDx:
     notes: list[str]
 
 
-def dx_by_matmul(p, mode: str, *, execute: bool = True, check_races: bool = True, poison_output: bool = True,
-                 hooks=None) -> MatmulDx:
-    """dx of the checked problem p by the matmul aclnn uses for `mode`, on p.platform's simulated chip."""
+def dx_by_matmul(p, weight: np.ndarray, dy: np.ndarray, mode: str, *, execute: bool = True, check_races: bool = True,
+                 poison_output: bool = True, hooks=None) -> MatmulDx:
+    """dx of the checked problem p by the matmul aclnn uses for `mode`, on p.platform's simulated chip; weight and
+    dy are p's operands as NCDHW arrays."""
     n, cin, di, hi, wi = p.dx_shape
-    cout, _, kd, kh, kw = p.weight.shape
-    dy, weight = p.dy, p.weight
+    cout, _, kd, kh, kw = p.filter_shape
     if mode == STRIDE_EQ_KERNEL:
         do, ho, wo = dy.shape[2:]
         left = np.ascontiguousarray(dy.reshape(n, cout, do * ho * wo).transpose(0, 2, 1))  # isLeftTranspose
