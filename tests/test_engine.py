@@ -302,3 +302,19 @@ def test_the_trace_shows_aic_and_aiv_processes_and_cross_core_arrows(tmp_path):
     starts = sorted(e["pid"] for e in events if e.get("ph") == "s" and e["name"] == "cross-core flag")
     ends = [e["pid"] for e in events if e.get("ph") == "f" and e["name"] == "cross-core flag"]
     assert starts == [1, 2] and ends == [0, 0]
+
+
+def test_a_dx_run_retimes_like_a_fresh_timing_only_run_with_the_same_tiling():
+    from kernels import conv3d_backprop_input_v2_run
+    rng = np.random.default_rng(3)
+    dy = rng.standard_normal((1, 16, 4, 6, 6)).astype(np.float16)
+    w = rng.standard_normal((16, 24, 2, 3, 3)).astype(np.float16)
+    args = dict(strides=(1, 1, 1, 1, 1), pads=(0, 1, 1, 1, 1, 1), data_format="NCDHW", route="v2")
+    run = conv3d_backprop_input_v2_run((1, 24, 4, 6, 6), w, dy, **args)
+    other = get_platform("Ascend910B2").with_overrides(rates={"mte2_overhead": 200, "l1_to_l0a": 64.0}, clock_mhz=1000)
+    overrides = {f: getattr(run.tiling.conv3DDxTiling, f) for f in ("baseM", "baseN", "baseK", "stepKa", "stepKb")}
+    fresh = conv3d_backprop_input_v2_run((1, 24, 4, 6, 6), w, dy, platform=other, execute=False,
+                                         tiling_overrides=overrides, **args)
+    assert fresh.tiling.to_bytes() == run.tiling.to_bytes()  # the same tiling on both platforms
+    again = run.retime(other)
+    assert again.to_dict() == fresh.report.to_dict() and again.cycles != run.report.cycles

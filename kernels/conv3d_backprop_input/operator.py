@@ -58,6 +58,12 @@ class Conv3dDxRun:
     def microseconds(self) -> float:
         return self.report.microseconds
 
+    def retime(self, platform) -> RunReport:
+        """The report of this run's recorded instruction streams on another platform (other rates, overheads,
+        clock), without running the kernel again. The tiling stays this run's: for the tiling the generator would
+        choose on that platform, run again there."""
+        return self.report.retime(platform)
+
 
 def _launch(problem: Problem, weight: np.ndarray, dy: np.ndarray, tiling_data, *, execute: bool, check_races: bool,
             poison_output: bool, hooks):
