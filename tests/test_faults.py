@@ -173,6 +173,9 @@ def _l0_pair(pipe, a_pos=TPosition.A2):
     ("channelSize", 20, "only multiples of C0=16 are modelled"),
     ("kStartPt", 8, "kStartPt=8 must be a multiple of 16"),
     ("mExtension", 24, "mExtension=24 must be a multiple of 16"),
+    ("kStartPt", 16, r"kStartPt=16 \+ kExtension=16 = 32 reaches past the img2col matrix, which has "
+                     r"channelSize\*filterH\*filterW = 16\*1\*1 = 16 columns"),
+    ("channelSize", 0, r"kExtension=16 = 16 reaches past .* = 0\*1\*1 = 0 columns: channelSize=0 is too small"),
 ])
 def test_load3d_parameter_faults(field, value, match):
     from ascend_sim.ascendc import LoadData3DParamsV2
@@ -184,6 +187,63 @@ def test_load3d_parameter_faults(field, value, match):
         LoadData(_l0_pair(pipe), l1, params)
     with pytest.raises(ParameterOutOfRange, match=match):
         run_kernel(body)
+
+
+def test_load3d_k_block_past_the_img2col_matrix_names_the_parameters():
+    """The dx kernel's A load with fp32, a 3x3 kernel and baseK=8 < hk*wk*C0: channelSize = stepKa*baseK/(hk*wk)
+    truncates to 0, so the fmap is empty while kExtension asks for 8 columns. This used to escape the front end
+    and die in numpy (IndexError in the gather); it is a fault naming the parameters, the buffer and the line."""
+    from ascend_sim.ascendc import LoadData3DParamsV2
+
+    def body():
+        pipe, l1 = _l1(dtype=np.float32)
+        l0a = TBuf(TPosition.A2)
+        pipe.InitBuffer(l0a, 8192)
+        LoadData(l0a.Get(np.float32), l1, LoadData3DParamsV2(
+            padList=[1, 1, 1, 255], l1H=5, l1W=8, channelSize=0, kExtension=8, mExtension=32, filterW=3, filterH=3))
+    with pytest.raises(ParameterOutOfRange) as info:
+        run_kernel(body)
+    text = str(info.value)
+    assert "MTE1 LoadData3Dv2" in text and "test_faults.py:" in text and "core 0" in text
+    assert "kStartPt=0 + kExtension=8" in text and "0*3*3 = 0 columns" in text and "channelSize=0" in text
+    assert info.value.buffer == "L1"
+
+    def inside(k_start):  # the last K block that still fits: channelSize 8 x 3 x 3 = 72 columns
+        pipe, l1 = _l1(dtype=np.float32)
+        l0a = TBuf(TPosition.A2)
+        pipe.InitBuffer(l0a, 8192)
+        LoadData(l0a.Get(np.float32), l1, LoadData3DParamsV2(
+            padList=[1, 1, 1, 255], l1H=5, l1W=8, channelSize=8, kExtension=8, mExtension=32, kStartPt=k_start,
+            filterW=3, filterH=3))
+    run_kernel(lambda: inside(64))
+    with pytest.raises(ParameterOutOfRange, match="kStartPt=72 \\+ kExtension=8 = 80 reaches past"):
+        run_kernel(lambda: inside(72))
+
+
+def test_dx_kernel_with_an_unvalidated_tiling_faults_instead_of_crashing():
+    """Finding: fp32 dx, 3x3x3 kernel, overrides baseK=8, stepKb=4 with the validator bypassed, launched through
+    the kernel entry. The kernel's A load gets channelSize 0; the simulator must say so as a fault."""
+    from ascend_sim import Chip, SimFault
+    from ascend_sim.dtypes import DTYPES
+    from ascend_sim.formats import filter_to_fractal_z_3d, ncdhw_to_ndc1hwc0
+    from ascend_sim.tensor import GmAddr
+    from kernels.conv3d_backprop_input.kernel import conv3d_backprop_input_v2 as entry
+    from tiling import conv3d_backprop_input_tiling, validate
+
+    rng = np.random.default_rng(0)
+    dx_shape, w = (1, 16, 4, 8, 8), rng.standard_normal((8, 16, 3, 3, 3)).astype(np.float32)
+    dy = rng.standard_normal((1, 8, 4, 8, 8)).astype(np.float32)
+    good = conv3d_backprop_input_tiling(dy.shape, w.shape, dx_shape, (1, 1, 1), (1,) * 6, dtype="float32")
+    bad = good.with_overrides(baseK=8, stepKb=4, validate=False)
+    assert not validate(bad)  # the validator would have refused it before launch
+    chip = Chip("Ascend910B2")
+    y = chip.gm.alloc("y", 1 * 4 * 2 * 8 * 8 * 8 * 4)
+    with pytest.raises(SimFault) as info:
+        chip.launch(entry, bad.params.coreNum, None, GmAddr(chip.gm.upload("filter", filter_to_fractal_z_3d(w, 1))),
+                    GmAddr(chip.gm.upload("dy", ncdhw_to_ndc1hwc0(dy))), GmAddr(y), None, bad,
+                    tiling_key=bad.tiling_key, dtype=DTYPES["float32"])
+    assert isinstance(info.value, ParameterOutOfRange)
+    assert "LoadData3Dv2" in str(info.value) and "load_a.py:" in str(info.value) and "channelSize=0" in str(info.value)
 
 
 @pytest.mark.parametrize("changes,match", [

@@ -316,6 +316,20 @@ def load_data_3d_v2(dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool = T
         raise core.fault(ParameterOutOfRange(
             f"l1W={l1W} plus pads {pads[0]}+{pads[1]} is narrower than the dilated filter width {eff_w}"), name, MTE1)
     c1 = channel_size // c0
+    width = c1 * fH * fW * c0  # columns of the img2col matrix X (§4.2); the K block must lie inside it
+    if k_start + k_ext > width:
+        # Without this check the columns past X would read channels beyond the fmap (and an empty fmap would
+        # be gathered from): the kernel asked for a K block that does not exist.
+        if channel_size == 0:
+            culprit = ("channelSize=0 is too small for this K block (the docs make channelSize 0 a NOP, which "
+                       f"would leave {dbuf.name} stale for the next Mmad)")
+        else:
+            culprit = "kStartPt/kExtension select columns that do not exist, or channelSize is too small"
+        raise core.fault(ParameterOutOfRange(
+            f"kStartPt={k_start} + kExtension={k_ext} = {k_start + k_ext} reaches past the img2col matrix, which "
+            f"has channelSize*filterH*filterW = {channel_size}*{fH}*{fW} = {width} columns: {culprit}",
+            buffer=src.buffer.name, addr_range=(src.address, src.address + c1 * l1H * l1W * c0 * size)),
+            name, MTE1)
     m_start, stride_w = p.mStartPt, p.strideW
     index, pad_positions, written, wout = _img2col_map(l1H, l1W, pads, c1, k_ext, m_ext, k_start, m_start,
                                                        stride_w, p.strideH, fW, fH, dW, p.dilationFilterH, c0,
