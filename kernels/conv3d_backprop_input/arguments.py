@@ -15,11 +15,10 @@ import numpy as np
 
 from ascend_sim.dtypes import DTYPES
 from ascend_sim.formats import filter_shape_to_ncdhw, filter_to_ncdhw
-from ascend_sim.platform import Platform
 # Envelope limits of the A2 host code (conv_backprop_input_context_utils.cpp), checked on the user's values, and
 # the argument checks themselves: one implementation, shared with the tiling package.
 from tiling.checks import (DILATION_MAX, GROUPS_MAX, KERNEL_D_MAX, KERNEL_HW_MAX, PAD_MAX, PAD_NAMES,
-                           STRIDE_D_MAX, STRIDE_HW_MAX, check_dtype, check_hf32, check_in_range, check_int,
+                           STRIDE_D_MAX, STRIDE_HW_MAX, ConvArgs, check_dtype, check_hf32, check_in_range, check_int,
                            check_ints, check_platform)
 
 DATA_FORMATS = ("NDHWC", "NCDHW")
@@ -33,20 +32,11 @@ class ShapeMismatch(ValueError):
 
 
 @dataclass(frozen=True)
-class Problem:
-    """A checked problem in NCDHW terms: dx (N,Cin,Di,Hi,Wi), dy (N,Cout,Do,Ho,Wo), filter (Cout,Cin/g,kD,kH,kW)."""
+class Problem(ConvArgs):
+    """A checked problem in NCDHW terms (tiling.ConvArgs: dy, filter, dx shapes, strides, pads, A2's effective
+    dilations, ...), plus the dilations as the user gave them (D, H, W), which aclnn's routing reads."""
 
-    dx_shape: tuple[int, int, int, int, int]
-    dy_shape: tuple[int, int, int, int, int]
-    filter_shape: tuple[int, int, int, int, int]
-    strides: tuple[int, int, int]
-    pads: tuple[int, int, int, int, int, int]
-    dilations: tuple[int, int, int]
-    groups: int
-    dtype: str
-    enable_hf32: bool
-    platform: Platform
-    dilations_given: tuple[int, int, int] = (1, 1, 1)  # as the user gave them (D, H, W), 1 on kernel-1 axes too
+    dilations_given: tuple[int, int, int] = (1, 1, 1)
 
 
 def _format(name: str, value, allowed: tuple[str, ...]) -> str:
@@ -191,7 +181,7 @@ def check_problem(input_size, filter_shape, out_backprop_shape, dtype, strides, 
             raise ShapeMismatch(f"{err}; with data_format={other!r} the shapes would fit") from None
         raise
     dil = tuple(d if k > 1 else 1 for d, k in zip(lay.dilations, weight_shape[2:]))
-    return Problem(lay.size, lay.dy_shape, weight_shape, lay.strides, pd, dil, groups, dtype, enable_hf32, plat,
+    return Problem(lay.dy_shape, weight_shape, lay.size, lay.strides, pd, dil, groups, dtype, enable_hf32, plat,
                    tuple(lay.dilations))
 
 
