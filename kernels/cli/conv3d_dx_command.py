@@ -14,7 +14,7 @@ from tiling import TilingValidationError
 from ..conv3d_backprop_input.operator import ROUTES, conv3d_backprop_input_v2_run
 from ..reference import conv3d_dx_reference
 from .conv_problem import add_conv_problem_arguments, conv_problem
-from .flags import FlagError, int_in_range, writable_path
+from .flags import FlagError, add_run_arguments
 from .report import Progress, check_against, print_json, text_stream
 
 
@@ -27,11 +27,7 @@ def add_command(commands) -> argparse.ArgumentParser:
     parser.add_argument("--route", default="aclnn", choices=ROUTES,
                         help="aclnn (default): the shapes aclnn computes with a matmul run the matmul kernel; "
                              "v2: always the Conv3DBackpropInputV2 kernel")
-    parser.add_argument("--timing-only", action="store_true", help="no data: same cycles, faster, no check")
-    parser.add_argument("--trace", type=writable_path, metavar="PATH",
-                        help="write a Chrome/Perfetto trace (open in https://ui.perfetto.dev)")
-    parser.add_argument("--json", action="store_true", help="print the report as JSON (text goes to stderr)")
-    parser.add_argument("--seed", type=int_in_range(0), default=0, help="seed of the random dy and filter")
+    add_run_arguments(parser, "dy and filter")
     parser.set_defaults(run=run)
     return parser
 

@@ -136,3 +136,12 @@ def writable_path(text: str) -> str:
     if not os.access(folder, os.W_OK):
         raise argparse.ArgumentTypeError(f"{text!r}: the directory {str(folder)!r} is not writable")
     return text
+
+
+def add_run_arguments(parser, seeded: str) -> None:
+    """The flags every run command shares: timing-only mode, the trace, JSON output and the data's seed."""
+    parser.add_argument("--timing-only", action="store_true", help="no data: same cycles, faster, no check")
+    parser.add_argument("--trace", type=writable_path, metavar="PATH",
+                        help="write a Chrome/Perfetto trace (open in https://ui.perfetto.dev)")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON (text goes to stderr)")
+    parser.add_argument("--seed", type=int_in_range(0), default=0, help=f"seed of the random {seeded}")

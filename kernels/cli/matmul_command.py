@@ -12,7 +12,7 @@ from ascend_sim.dtypes import DTYPES
 from ascend_sim.platform import get_platform
 
 from ..matmul import MatmulTiling, run_matmul
-from .flags import FlagError, int_in_range, platform_value, writable_path
+from .flags import FlagError, add_run_arguments, int_in_range, platform_value
 from .report import Progress, check_against, print_json, text_stream
 
 
@@ -29,11 +29,7 @@ def add_command(commands) -> argparse.ArgumentParser:
     parser.add_argument("--hf32", action="store_true", help="round float32 operands to HF32 (--dtype float32 only)")
     parser.add_argument("--platform", type=platform_value, default="Ascend910B2",
                         help="a preset name or a platform JSON file (default Ascend910B2)")
-    parser.add_argument("--timing-only", action="store_true", help="no data: same cycles, faster, no check")
-    parser.add_argument("--trace", type=writable_path, metavar="PATH",
-                        help="write a Chrome/Perfetto trace (open in https://ui.perfetto.dev)")
-    parser.add_argument("--json", action="store_true", help="print the report as JSON (text goes to stderr)")
-    parser.add_argument("--seed", type=int_in_range(0), default=0, help="seed of the random A and B")
+    add_run_arguments(parser, "A and B")
     parser.set_defaults(run=run)
     return parser
 
