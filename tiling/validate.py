@@ -343,15 +343,26 @@ def _check_instructions(f: dict, dtype_bytes: int, out: list[Problem]) -> None:
         _problem(out, f, "hi", f"Fixpipe dstStride = hi*wi = {f['hi'] * f['wi']} exceeds 32 bits")
 
 
-def check_key(f: dict, load_b2_condition: int, basic_block: bool, dtype_bytes: int) -> list[Problem]:
+KERNEL_SPLIT_RULE = ("the A2 Conv3DBackpropInputV2 entry (conv3d_backprop_input_v2.cpp) runs no driver when the "
+                     "tiling key sets enableKernelSplit (bit 8), only the init-output pass: the kernel-split Conv3dDx "
+                     "variant is instantiated by Conv3DTransposeV2 alone, so dx would be left unwritten. The real host "
+                     "sets it for two hard-wired shapes on 20- and 24-core chips; the dx operator runs those with "
+                     "enableKernelSplit=0 (the same tiling values on the general driver)")
+
+
+def check_key(f: dict, load_b2_condition: int, basic_block: bool, dtype_bytes: int,
+              kernel_split: bool = False) -> list[Problem]:
     """The tiling key's template flags against the fields: the key picks the kernel's code paths.
 
     loadB2Condition 2 (HKWK_EQ_ONE) indexes A and B by C0 blocks instead of kernel windows, which is right for a
     1x1 kernel only, and a 1x1 kernel is always given 2 (the fp32 B rules here are those of its ProGemm load).
     0 (BASEK_LT_HKWK) walks the kernel positions of one window per K step in the 16-bit B load, so baseK must
     not exceed a window there; 1's general walk also takes a baseK that divides a window.
+    enableKernelSplit selects nothing in the Conv3DBackpropInputV2 entry (KERNEL_SPLIT_RULE): always refused.
     """
     out: list[Problem] = []
+    if kernel_split:
+        out.append(Problem("enableKernelSplit", KERNEL_SPLIT_RULE, 1))
     hkwk = f["hk"] * f["wk"]
     window = hkwk * f["c0"]
     if (load_b2_condition == 2) != (hkwk == 1):
@@ -396,7 +407,7 @@ def validate(tiling, platform=None, *, raise_error: bool = False) -> ValidationR
     plat = get_platform(platform if platform is not None else tiling.platform)
     dtype_bytes = 4 if tiling.dtype == "float32" else 2
     fields = tiling.fields()
-    problems = check_key(fields, tiling.loadB2Condition, tiling.useBasicBlock, dtype_bytes)
+    problems = check_key(fields, tiling.loadB2Condition, tiling.useBasicBlock, dtype_bytes, tiling.enableKernelSplit)
     report = ValidationReport(plat.name, problems + check_fields(fields, dtype_bytes, plat, tiling.useBasicBlock))
     if raise_error:
         report.raise_if_invalid(tiling)

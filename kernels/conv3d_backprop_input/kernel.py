@@ -3,6 +3,8 @@
 Template flags come from the tiling key: loadB2Condition = key & 0xFF, enableKernelSplit = bit 8,
 useBasicBlock = bit 9. Order: optional init-output pass (initOutputFlag == 1: zero y, then SyncAll), then the
 general driver Conv3dDx (useBasicBlock 0) or the basic-block driver Conv3dDxBasicBlockSplitMN (1).
+enableKernelSplit = 1 raises ValueError before any instruction: the real entry then runs no driver and leaves dx
+unwritten (the kernel-split variant belongs to Conv3DTransposeV2), which the simulator does not do silently.
 """
 from __future__ import annotations
 
@@ -20,14 +22,18 @@ def conv3d_backprop_input_v2(input_size, filter, out_backprop, y, workspace, til
     """One core's work. `filter`, `out_backprop`, `y` are GmAddr (FRACTAL_Z_3D, NDC1HWC0, NDC1HWC0);
     `dtype` is DTYPE_FILTER = DTYPE_OUT_BACKPROP = DTYPE_Y (the kernel's compile-time types)."""
     loadB2Condition, enableKernelSplit, useBasicBlock = decode_tiling_key(tiling_key)
+    if enableKernelSplit:
+        # The real entry runs the init-output pass and then no driver: dx is left unwritten (the kernel-split
+        # Conv3dDx variant is instantiated only by Conv3DTransposeV2). Refused here, before any instruction,
+        # rather than returning silently; the operator clears the flag (docs/conv3d_backprop_input.md).
+        raise ValueError(f"tiling key {tiling_key} sets enableKernelSplit: the A2 Conv3DBackpropInputV2 entry runs "
+                         "no driver with it and would leave dx unwritten; launch the same tiling with "
+                         "enableKernelSplit=0 (tiling.with_overrides(enableKernelSplit=False))")
     if tilingData.conv3DDxTiling.initOutputFlag == L0_INIT:
         init = Conv3dDxInitOutput(dtype)
         init.Init(y, tilingData)
         init.Process()
         init.Destroy()
-    if enableKernelSplit:
-        # As in the real entry: the kernel-split path is never dispatched on A2 (reference §4.4).
-        return
     driver_cls = Conv3dDxBasicBlockSplitMN if useBasicBlock else Conv3dDx
     op = driver_cls(dtype, dtype, dtype, loadB2Condition)
     op.Init(filter, out_backprop, y, workspace, tilingData)

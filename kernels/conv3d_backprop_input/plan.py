@@ -1,9 +1,9 @@
 """Planning a dx run from the problem alone (shapes, attributes, dtype, platform; no data).
 
 plan_conv3d_dx does what the host does before any launch: check the arguments, choose the route (aclnn's matmul
-shortcuts or the conv kernel), rewrite the problem into the kernel's envelope, generate the tiling, apply the
-overrides and force initOutputFlag where the kernel would leave dx elements unwritten. The operator runs the
-plan on the data; `ascend-sim tiling` prints it.
+shortcuts or the conv kernel), rewrite the problem into the kernel's envelope, generate the tiling (clearing
+enableKernelSplit, which the kernel entry does not run), apply the overrides and force initOutputFlag where the
+kernel would leave dx elements unwritten. The operator runs the plan on the data; `ascend-sim tiling` prints it.
 """
 from __future__ import annotations
 
@@ -73,6 +73,15 @@ def plan_conv3d_dx(input_size, filter_shape, out_backprop_shape, dtype, *, strid
         raise ValueError(f"{err} (in the rewritten problem: {'; '.join(rewrite.describe())})") from None
     tiling = tiling_for_args(args)
     notes = rewrite.describe()
+    if tiling.enableKernelSplit:
+        # The real host marks two hard-wired shapes on 20/24-core chips for the kernel-split variant, which the
+        # A2 Conv3DBackpropInputV2 entry does not run (it would return with dx unwritten; validate() refuses the
+        # flag). The same tiling values are legal for the general driver, which computes dx.
+        key = tiling.tiling_key
+        tiling = tiling.with_overrides(enableKernelSplit=False)
+        notes.append(f"enableKernelSplit cleared (tiling key {key} -> {tiling.tiling_key}): the A2 "
+                     "Conv3DBackpropInputV2 entry runs no driver with it and would leave dx unwritten; the same "
+                     "tiling values run on the general driver (docs/conv3d_backprop_input.md)")
     if tiling_overrides:
         # validated on the problem's platform (unless validate_overrides=False): refused here, before any launch
         tiling = tiling.with_overrides(validate=validate_overrides, **tiling_overrides)
