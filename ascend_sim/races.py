@@ -91,6 +91,18 @@ def _race(entry, buf, lo, hi, is_write):
                     buffer=buf.name, addr_range=(lo, hi))
 
 
+_GRANULE = 2  # bytes per shadow entry: every GM element the instructions move is 2 or 4 bytes, 2-aligned
+
+
+def _in_granules(shape: tuple, strides: tuple, offset: int, span: int) -> tuple[tuple, tuple, int]:
+    """A byte box (shape, byte strides, offset) as a box of 2-byte granules; an odd box becomes its whole span."""
+    if (offset % _GRANULE == 0 and strides[-1] == 1 and shape[-1] % _GRANULE == 0
+            and all(s % _GRANULE == 0 for s in strides[:-1])):
+        return (*shape[:-1], shape[-1] // _GRANULE), (*(s // _GRANULE for s in strides[:-1]), 1), offset // _GRANULE
+    lo = offset // _GRANULE
+    return (-(-span // _GRANULE) - lo,), (1,), lo
+
+
 class GmRaceChecker:
     """Races between cores in GM: two accesses by different cores, at least one a write, that neither SyncAll
     nor a chain of cross-core flags orders.
@@ -99,8 +111,8 @@ class GmRaceChecker:
     the core's own entry; the CrossCoreWaitFlag it releases merges the copy. SyncAll splits the run into
     generations, and every access of one generation runs before any of the next, so accesses of different
     generations are ordered. Each GM allocation that some core writes gets two shadow arrays (last write and
-    last read of every byte), holding the index of that access in `accesses`: (core, generation, clock tick,
-    record). Accesses are checked on their exact bytes (`Record.footprint` for strided ones). Only the last
+    last read of every 2-byte granule: 4 bytes of memory per byte of the allocation), holding the index of that
+    access in `accesses`: (core, generation, clock tick, record). Accesses are checked on their exact bytes (`Record.footprint` for strided ones). Only the last
     reader of a byte is kept, so a write can miss a race with an earlier reader of another core.
     """
 
@@ -145,7 +157,10 @@ class GmRaceChecker:
         if shadow is None:
             if not is_write:
                 return  # never written in this launch: reads cannot race
-            shadow = self.shadows[buf.key] = {kind: np.full(buf.capacity, -1, np.int32) for kind in ("write", "read")}
+            granules = -(-buf.capacity // _GRANULE)
+            shadow = self.shadows[buf.key] = {kind: np.full(granules, -1, np.int32) for kind in ("write", "read")}
+        span = offset + sum((n - 1) * s for n, s in zip(shape, strides)) + 1
+        shape, strides, offset = _in_granules(shape, strides, offset, span)
         strides4 = tuple(s * 4 for s in strides)
         for kind in ("write", "read") if is_write else ("write",):
             seen = np.ndarray(shape, np.int32, shadow[kind], offset * 4, strides4)
@@ -156,10 +171,10 @@ class GmRaceChecker:
                     continue
                 d, generation, tick, other = self.accesses[index]
                 if d != c and tick > self.clock[c][d]:
-                    span = offset + sum((n - 1) * s for n, s in zip(shape, strides)) + 1
-                    raise CrossCoreRace(f"{'write' if is_write else 'read'} of {buf.name}[{offset}, {span}) is not ordered "
-                                    f"after the {kind} of some of its bytes by core {d}'s {other.describe()}: no "
-                                    "SyncAll or cross-core flag orders them", buffer=buf.name, addr_range=(offset, span))
+                    lo = offset * _GRANULE
+                    raise CrossCoreRace(f"{'write' if is_write else 'read'} of {buf.name}[{lo}, {span}) is not ordered "
+                                        f"after the {kind} of some of its bytes by core {d}'s {other.describe()}: no "
+                                        "SyncAll or cross-core flag orders them", buffer=buf.name, addr_range=(lo, span))
         np.ndarray(shape, np.int32, shadow["write" if is_write else "read"], offset * 4, strides4)[...] = \
             len(self.accesses)
         self.accesses.append((c, self.generation[c], self.clock[c][c], rec))
