@@ -116,23 +116,38 @@ class RunReport:
                           "bytes_by_path": c.bytes_by_path, "instructions": c.instructions} for c in self.cores],
         }
 
-    def retime(self, platform) -> "RunReport":
+    def retime(self, platform, engine: str = "exact") -> "RunReport":
         """The report of this run's recorded streams scheduled on another platform (other rates, overheads,
         clock, queue depth), without running the kernel again. Equal to a timing-only run on that platform
-        whenever the kernel would issue the same stream there (the same tiling)."""
-        from .platform import get_platform
-        from .schedule import retime
+        whenever the kernel would issue the same stream there (the same tiling).
 
+        engine="exact" (default) times the streams with the exact engine's scheduler (schedule.py), "fast" with
+        its numba-compiled transcription (fast_schedule.py): the same report, record for record (issue, start,
+        end, releases, busy, cycles, faults). "fast" pays off when warm and on long streams (1.5 to 2 times as
+        fast on the C3D conv3a dx layer, benchmarks/bench_retime.py); its first call in a process imports numba and
+        loads (or compiles) its functions, about a second (or ten)."""
+        from .platform import get_platform
+
+        if engine not in ("fast", "exact"):
+            raise ValueError(f"engine={engine!r} must be 'fast' or 'exact'")
         platform = get_platform(platform)
         if any(len(log) != c.instructions for log, c in zip(self.logs, self.cores)) or len(self.logs) != len(self.cores):
             raise ValueError("retime needs the recorded streams: run with Chip(record=True) (the default)")
-        schedules = retime(self.logs, [c.kind for c in self.cores], [c.group for c in self.cores], platform)
+        kinds, groups = [c.kind for c in self.cores], [c.group for c in self.cores]
+        if engine == "fast":
+            from .fast_schedule import retime
+            logs, cycles, busy_rows = retime(self.logs, kinds, groups, platform)
+        else:
+            from .schedule import retime
+            schedules = retime(self.logs, kinds, groups, platform)
+            logs, cycles, busy_rows = [s.records for s in schedules], [s.cycles for s in schedules], \
+                [s.busy for s in schedules]
         cores = []
-        for c, s in zip(self.cores, schedules):
-            busy = {pipe: s.busy[int(Pipe[pipe])] for pipe in c.busy}
-            cores.append(CoreReport(c.core, s.cycles, busy, dict(c.bytes_by_path), dict(c.counts), c.name, c.kind,
-                                    c.group))
-        return RunReport(platform, cores, [s.records for s in schedules])
+        for c, core_cycles, row in zip(self.cores, cycles, busy_rows):
+            busy = {pipe: row[int(Pipe[pipe])] for pipe in c.busy}
+            cores.append(CoreReport(c.core, core_cycles, busy, dict(c.bytes_by_path), dict(c.counts), c.name,
+                                    c.kind, c.group))
+        return RunReport(platform, cores, logs)
 
     def write_trace(self, path: str) -> None:
         from .trace import write_chrome_trace
