@@ -146,9 +146,11 @@ class Record:
 
     def unscheduled(self) -> "Record":
         """A copy with the same content and no schedule, to be timed again (`retime`)."""
-        copy = Record.__new__(Record)
-        for name in Record.__slots__:
-            setattr(copy, name, getattr(self, name))
+        copy = _new(Record)
+        copy.core, copy.seq, copy.spec, copy.name, copy.pipe = self.core, self.seq, self.spec, self.name, self.pipe
+        copy.params, copy.args, copy.reads, copy.writes = self.params, self.args, self.reads, self.writes
+        copy.registers, copy.src, copy.path, copy.nbytes = self.registers, self.src, self.path, self.nbytes
+        copy.event, copy.footprint = self.event, self.footprint
         copy.issue = copy.start = copy.end = copy.released_by = None
         return copy
 
@@ -160,4 +162,5 @@ class Record:
         return f"<{self.describe()}{when}>"
 
 
+_new = object.__new__
 Instruction = Record  # the name the hooks' and tests' documentation uses

@@ -318,3 +318,13 @@ def test_a_dx_run_retimes_like_a_fresh_timing_only_run_with_the_same_tiling():
     assert fresh.tiling.to_bytes() == run.tiling.to_bytes()  # the same tiling on both platforms
     again = run.retime(other)
     assert again.to_dict() == fresh.report.to_dict() and again.cycles != run.report.cycles
+
+
+def test_an_unscheduled_copy_keeps_every_content_field_and_drops_the_schedule():
+    from ascend_sim.record import Record
+    _, report = run_kernel(lambda: (SetFlag(HardEvent.MTE2_MTE1, 0), WaitFlag(HardEvent.MTE2_MTE1, 0)))
+    for rec in report.logs[0]:
+        copy = rec.unscheduled()
+        schedule = ("issue", "start", "end", "released_by")
+        assert all(getattr(copy, s) is getattr(rec, s) for s in Record.__slots__ if s not in schedule)
+        assert all(getattr(copy, s) is None for s in schedule) and rec.start is not None
