@@ -14,7 +14,7 @@ from .coretypes import CoreType
 from .faults import ParameterOutOfRange, SimFault, SyncFault
 from .memory import Buffer
 from .pipes import HardEvent, Pipe
-from .races import RaceChecker
+from .races import GM_ORDERING, RaceChecker
 from .record import _PKG_DIR, Record, define, format_source, snapshot
 from .schedule import CoreSchedule
 
@@ -119,7 +119,8 @@ class AICore:
         if self.races is not None:
             try:
                 self.races.observe(rec)
-                self.chip.gm_races.observe(self.index, rec)
+                if rec.footprint is not None or rec.name in GM_ORDERING:  # what the GM race checker looks at
+                    self.chip.gm_races.observe(self.index, rec)
             except SimFault as fault:
                 raise self.with_context(fault, rec) from None
         if self.execute and rec.args is not None:  # no args: a NOP (a zero count) that only takes its slot

@@ -91,6 +91,9 @@ def _race(entry, buf, lo, hi, is_write):
                     buffer=buf.name, addr_range=(lo, hi))
 
 
+# The records that order GM accesses between cores; the GM accesses themselves are the records' footprints
+# (every instruction that reads or writes GM gives its exact bytes as a footprint).
+GM_ORDERING = frozenset(("SyncAll", "CrossCoreSetFlag", "CrossCoreWaitFlag"))
 _GRANULE = 2  # bytes per shadow entry: every GM element the instructions move is 2 or 4 bytes, 2-aligned
 
 
@@ -112,8 +115,9 @@ class GmRaceChecker:
     generations, and every access of one generation runs before any of the next, so accesses of different
     generations are ordered. Each GM allocation that some core writes gets two shadow arrays (last write and
     last read of every 2-byte granule: 4 bytes of memory per byte of the allocation), holding the index of that
-    access in `accesses`: (core, generation, clock tick, record). Accesses are checked on their exact bytes (`Record.footprint` for strided ones). Only the last
-    reader of a byte is kept, so a write can miss a race with an earlier reader of another core.
+    access in `accesses`: (core, generation, clock tick, record). Accesses are checked on their exact bytes
+    (`Record.footprint`). Only the last reader of a byte is kept, so a write can miss a race with an earlier
+    reader of another core.
     """
 
     def __init__(self, n_cores: int):
@@ -141,16 +145,9 @@ class GmRaceChecker:
                 for i, tick in enumerate(self.snapshots[id(setter)]):
                     if tick > clock[i]:
                         clock[i] = tick
-        elif rec.footprint is not None:
+        else:
             for buf, offset, shape, strides, is_write in rec.footprint:
                 self._access(c, rec, buf, offset, shape, strides, is_write)
-        else:
-            for buf, lo, hi in rec.reads:
-                if buf.key.__class__ is str:  # a GM allocation
-                    self._access(c, rec, buf, lo, (hi - lo,), (1,), False)
-            for buf, lo, hi in rec.writes:
-                if buf.key.__class__ is str:
-                    self._access(c, rec, buf, lo, (hi - lo,), (1,), True)
 
     def _access(self, c: int, rec, buf, offset: int, shape: tuple, strides: tuple, is_write: bool) -> None:
         shadow = self.shadows.get(buf.key)

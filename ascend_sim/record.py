@@ -103,7 +103,7 @@ class Record:
     """One issued instruction. `reads`/`writes` are (Buffer, start, end) byte ranges; `args` is what its spec's
     cost and semantics read (the decoded operands; None for a NOP: a zero count that only takes its issue slot);
     `registers` the register values it depended on. The byte ranges are spans; `footprint` lists the exact
-    GM bytes of a strided access."""
+    GM bytes it touches."""
 
     __slots__ = ("core", "seq", "spec", "name", "pipe", "params", "args", "reads", "writes", "registers", "src",
                  "path", "nbytes", "event", "footprint", "issue", "start", "end", "released_by")
@@ -124,7 +124,8 @@ class Record:
         self.path = path
         self.nbytes = nbytes
         self.event = event  # (event name, id) for SetFlag / WaitFlag
-        # the exact GM bytes of a strided access: ((buffer, offset, shape, byte strides, is_write), ...)
+        # the exact GM bytes it reads or writes (every GM access has one; the race checker between cores
+        # reads it): ((buffer, offset, shape, byte strides, is_write), ...)
         self.footprint = footprint
         self.issue = self.start = self.end = None
         self.released_by = None  # WaitFlag: the SetFlag record that released it

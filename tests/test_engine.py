@@ -328,3 +328,22 @@ def test_an_unscheduled_copy_keeps_every_content_field_and_drops_the_schedule():
         schedule = ("issue", "start", "end", "released_by")
         assert all(getattr(copy, s) is getattr(rec, s) for s in Record.__slots__ if s not in schedule)
         assert all(getattr(copy, s) is None for s in schedule) and rec.start is not None
+
+
+def test_every_record_that_touches_gm_gives_its_exact_footprint():
+    from kernels import conv3d_backprop_input_v2_run
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((80, 48)).astype(np.float32), rng.standard_normal((48, 40)).astype(np.float32)
+    logs = run_matmul(a, b, block_dim=2)[1].logs
+    dy = rng.standard_normal((1, 8, 3, 5, 5)).astype(np.float16)
+    w = rng.standard_normal((8, 20, 2, 2, 2)).astype(np.float16)
+    logs += conv3d_backprop_input_v2_run((1, 20, 4, 6, 6), w, dy, strides=(1,) * 5, pads=(0, 0, 0, 0, 0, 0),
+                                         data_format="NCDHW", route="v2").report.logs
+    touching = [r for log in logs for r in log if any(buf.key.__class__ is str for buf, _, _ in r.reads + r.writes)]
+    assert {r.name for r in touching} >= {"DataCopy(Nd2Nz)", "Fixpipe", "DataCopy"}
+    for rec in touching:
+        assert rec.footprint, rec
+        for buf, offset, shape, strides, is_write in rec.footprint:  # inside the span the record declares
+            ranges = rec.writes if is_write else rec.reads
+            last = offset + sum((n - 1) * s for n, s in zip(shape, strides))
+            assert any(b is buf and lo <= offset and last < hi for b, lo, hi in ranges), rec
