@@ -21,6 +21,15 @@ def run_kernel(body, *arrays, platform="Ascend910B2", block_dim=1, out_bytes=0, 
     return chip, report
 
 
+def mte2_copy(src, nbytes=4096):
+    """Inside a kernel: one GM -> L1 DataCopy of `nbytes` from `src` (a core's MTE2 work, to time flags against)."""
+    from ascend_sim.ascendc import DataCopy, DataCopyParams, GlobalTensor, TBuf, TPipe, TPosition
+    pipe = TPipe()
+    l1 = TBuf(TPosition.A1)
+    pipe.InitBuffer(l1, nbytes)
+    DataCopy(l1.Get(np.float16), GlobalTensor(np.float16).SetGlobalBuffer(src), DataCopyParams(1, nbytes // 32, 0, 0))
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)

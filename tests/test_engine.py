@@ -8,7 +8,7 @@ from ascend_sim.ascendc import (DataCopy, DataCopyParams, GetBlockIdx, GetSubBlo
                                 LoadData, LoadData2DParams, SetFlag, SetFmatrix, SetHF32Mode, TBuf, TPipe, TPosition,
                                 WaitFlag, ASCEND_IS_AIV)
 from ascend_sim.platform import get_platform
-from conftest import run_kernel
+from conftest import mte2_copy, run_kernel
 from kernels.matmul import run_matmul
 
 
@@ -131,13 +131,6 @@ def test_the_aiv_has_its_own_legal_events():
         chip.launch(lambda: SetFlag(HardEvent.MTE1_M, 0), 1, kernel_type="AIV_ONLY")
 
 
-def _mte2_copy(src, nbytes=4096):
-    pipe = TPipe()
-    l1 = TBuf(TPosition.A1)
-    pipe.InitBuffer(l1, nbytes)
-    DataCopy(l1.Get(np.float16), GlobalTensor(np.float16).SetGlobalBuffer(src), DataCopyParams(1, nbytes // 32, 0, 0))
-
-
 def test_cross_core_flags_order_an_aic_and_its_two_aivs():
     from ascend_sim.ascendc import CrossCoreSetFlag, CrossCoreWaitFlag, PIPE_MTE2, PIPE_MTE3
     from ascend_sim.tensor import GmAddr
@@ -147,7 +140,7 @@ def test_cross_core_flags_order_an_aic_and_its_two_aivs():
             CrossCoreWaitFlag(3)  # the AIC's mode-2 set reaches both AIVs
             CrossCoreSetFlag(2, PIPE_MTE3, 4)
         else:
-            _mte2_copy(src)
+            mte2_copy(src)
             CrossCoreSetFlag(2, PIPE_MTE2, 3)  # after the copy has completed
             CrossCoreWaitFlag(4)  # needs the sets of both AIVs
     chip = Chip()
@@ -198,7 +191,7 @@ def test_mode_0_cross_core_flags_are_a_barrier_of_the_cube_cores():
 
     def body(src):
         if GetBlockIdx() == 1:
-            _mte2_copy(src, 64 * 1024)  # the slow core
+            mte2_copy(src, 64 * 1024)  # the slow core
         CrossCoreSetFlag(0, PIPE_MTE2, 11)
         CrossCoreWaitFlag(11)
     chip = Chip()
@@ -257,7 +250,7 @@ def test_a_cross_core_flag_orders_a_gm_write_before_another_cores_read():
             if flagged:
                 CrossCoreSetFlag(0, PIPE_FIX, 2)
                 CrossCoreWaitFlag(2)
-            _mte2_copy(ws, 1024)  # reads what core 0 wrote
+            mte2_copy(ws, 1024)  # reads what core 0 wrote
     for flagged in (True, False):
         chip = Chip()
         ws = GmAddr(chip.gm.alloc("ws", 4096))

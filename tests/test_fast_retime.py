@@ -20,7 +20,7 @@ from ascend_sim.platform import get_platform
 from ascend_sim.record import Record, Spec
 from ascend_sim.report import CoreReport, RunReport
 from ascend_sim.tensor import GmAddr
-from conftest import run_kernel
+from conftest import mte2_copy, run_kernel
 from kernels import conv3d_backprop_input_v2_run
 from kernels.matmul import run_matmul
 
@@ -159,13 +159,6 @@ def test_queue_full_stalls_and_deadlock():
     assert_same(report, [BASE.with_overrides(queue_depth=d, scalar_issue_cycles=s) for d, s in ((1, 1), (3, 2))])
 
 
-def _mte2_copy(src, nbytes=4096):
-    pipe = TPipe()
-    l1 = TBuf(TPosition.A1)
-    pipe.InitBuffer(l1, nbytes)
-    DataCopy(l1.Get(np.float16), GlobalTensor(np.float16).SetGlobalBuffer(src), DataCopyParams(1, nbytes // 32, 0, 0))
-
-
 def test_cross_core_flags_mix_aic_1_2():
     def body(src):
         if ASCEND_IS_AIV():
@@ -174,7 +167,7 @@ def test_cross_core_flags_mix_aic_1_2():
             CrossCoreWaitFlag(5)
             CrossCoreSetFlag(2, PIPE_MTE3, 4)
         else:
-            _mte2_copy(src, 4096 * (1 + GetBlockIdx()))
+            mte2_copy(src, 4096 * (1 + GetBlockIdx()))
             CrossCoreSetFlag(2, PIPE_MTE2, 3)  # after the copy has completed
             CrossCoreWaitFlag(4)  # needs the sets of both AIVs
             CrossCoreSetFlag(0, PIPE_MTE2, 6)  # every AIC
@@ -190,7 +183,7 @@ def test_cross_core_flags_mix_aic_1_2():
 def test_cross_core_flags_mix_aic_1_0():
     def body(src):
         if GetBlockIdx() == 1:
-            _mte2_copy(src, 64 * 1024)  # the slow core
+            mte2_copy(src, 64 * 1024)  # the slow core
         for _ in range(2):
             CrossCoreSetFlag(0, PIPE_MTE2, 11)
             CrossCoreWaitFlag(11)
