@@ -21,6 +21,16 @@ def run_kernel(body, *arrays, platform="Ascend910B2", block_dim=1, out_bytes=0, 
     return chip, report
 
 
+def l1_and_l0a():
+    """Inside a kernel: a 64 KiB fp16 tensor in L1 and a 16 KiB one in L0A."""
+    from ascend_sim.ascendc import TBuf, TPipe, TPosition
+    pipe = TPipe()
+    l1, l0a = TBuf(TPosition.A1), TBuf(TPosition.A2)
+    pipe.InitBuffer(l1, 64 * 1024)
+    pipe.InitBuffer(l0a, 16 * 1024)
+    return l1.Get(np.float16), l0a.Get(np.float16)
+
+
 def mte2_copy(src, nbytes=4096):
     """Inside a kernel: one GM -> L1 DataCopy of `nbytes` from `src` (a core's MTE2 work, to time flags against)."""
     from ascend_sim.ascendc import DataCopy, DataCopyParams, GlobalTensor, TBuf, TPipe, TPosition

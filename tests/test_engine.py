@@ -8,21 +8,13 @@ from ascend_sim.ascendc import (DataCopy, DataCopyParams, GetBlockIdx, GetSubBlo
                                 LoadData, LoadData2DParams, SetFlag, SetFmatrix, SetHF32Mode, TBuf, TPipe, TPosition,
                                 WaitFlag, ASCEND_IS_AIV)
 from ascend_sim.platform import get_platform
-from conftest import mte2_copy, run_kernel
+from conftest import l1_and_l0a, mte2_copy, run_kernel
 from kernels.matmul import run_matmul
-
-
-def _l1_l0a():
-    pipe = TPipe()
-    l1, l0a = TBuf(TPosition.A1), TBuf(TPosition.A2)
-    pipe.InitBuffer(l1, 64 * 1024)
-    pipe.InitBuffer(l0a, 16 * 1024)
-    return l1.Get(np.float16), l0a.Get(np.float16)
 
 
 def test_a_record_keeps_the_parameters_it_was_issued_with():
     def body(src):
-        l1, l0a = _l1_l0a()
+        l1, l0a = l1_and_l0a()
         DataCopy(l1, GlobalTensor(np.float16).SetGlobalBuffer(src), DataCopyParams(1, 64, 0, 0))
         SetFlag(HardEvent.MTE2_MTE1, 0)
         WaitFlag(HardEvent.MTE2_MTE1, 0)
@@ -49,7 +41,7 @@ def test_register_writes_are_records_and_loads_record_the_registers_they_read():
 def test_wait_flag_issued_before_its_set_flag_waits_for_it():
     # MTE1 waits for a flag that M sets later in program order, as hardware allows (pipes are separate queues)
     def body(src):
-        l1, l0a = _l1_l0a()
+        l1, l0a = l1_and_l0a()
         DataCopy(l1, GlobalTensor(np.float16).SetGlobalBuffer(src), DataCopyParams(1, 64, 0, 0))
         SetFlag(HardEvent.MTE2_MTE1, 0)
         WaitFlag(HardEvent.MTE2_MTE1, 0)

@@ -20,7 +20,7 @@ from ascend_sim.platform import get_platform
 from ascend_sim.record import Record, Spec
 from ascend_sim.report import CoreReport, RunReport
 from ascend_sim.tensor import GmAddr
-from conftest import mte2_copy, run_kernel
+from conftest import l1_and_l0a, mte2_copy, run_kernel
 from kernels import conv3d_backprop_input_v2_run
 from kernels.matmul import run_matmul
 
@@ -103,17 +103,9 @@ def test_conv3d_dx(name):
 
 
 # ------------------------------------------------------------------------------------------------ corner cases
-def _l1_l0a():
-    pipe = TPipe()
-    l1, l0a = TBuf(TPosition.A1), TBuf(TPosition.A2)
-    pipe.InitBuffer(l1, 64 * 1024)
-    pipe.InitBuffer(l0a, 16 * 1024)
-    return l1.Get(np.float16), l0a.Get(np.float16)
-
-
 def _wait_before_set(loads):
     def body(src):
-        l1, l0a = _l1_l0a()
+        l1, l0a = l1_and_l0a()
         DataCopy(l1, GlobalTensor(np.float16).SetGlobalBuffer(src), DataCopyParams(1, 64, 0, 0))
         SetFlag(HardEvent.MTE2_MTE1, 0)
         WaitFlag(HardEvent.MTE2_MTE1, 0)
@@ -149,7 +141,7 @@ def test_queue_full_stalls_and_deadlock():
         assert "cannot be scheduled: #3 MTE1 WaitFlag" in str(fast.value)
     # queue full without a deadlock: a long run of loads on one pipe
     def loads(src):
-        l1, l0a = _l1_l0a()
+        l1, l0a = l1_and_l0a()
         DataCopy(l1, GlobalTensor(np.float16).SetGlobalBuffer(src), DataCopyParams(1, 64, 0, 0))
         SetFlag(HardEvent.MTE2_MTE1, 0)
         WaitFlag(HardEvent.MTE2_MTE1, 0)
