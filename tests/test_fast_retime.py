@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from ascend_sim import Chip, SyncFault
 from ascend_sim.ascendc import (ASCEND_IS_AIV, PIPE_MTE2, PIPE_MTE3, CrossCoreSetFlag, CrossCoreWaitFlag, DataCopy,
                                 DataCopyParams, GetBlockIdx, GlobalTensor, HardEvent, LoadData, LoadData2DParams,
-                                SetFlag, TBuf, TPipe, TPosition, WaitFlag)
+                                SetFlag, WaitFlag)
 from ascend_sim.dtypes import DTYPES
 from ascend_sim.core import PIPE_BARRIER, SET_FLAG, SYNC_ALL, WAIT_FLAG
 from ascend_sim.coretypes import KernelType, launch_cores
