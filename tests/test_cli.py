@@ -92,6 +92,21 @@ def test_matmul_text_report_timing_only_and_trace(tmp_path, capsys):
     assert any(e.get("name") == "Mmad" for e in json.loads(trace.read_text())["traceEvents"])
 
 
+def test_no_race_check_reaches_the_simulator(monkeypatch, capsys):
+    import ascend_sim.chip
+    seen = []
+    real_init = ascend_sim.chip.Chip.__init__
+
+    def spy(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        seen.append(self.check_races)
+    monkeypatch.setattr(ascend_sim.chip.Chip, "__init__", spy)
+    assert main(["matmul", *SMALL_MATMUL, "--no-race-check"]) == 0
+    assert main(["conv3d-dx", *SMALL_CONV, "--no-race-check", "--route", "v2"]) == 0
+    assert main(["matmul", *SMALL_MATMUL]) == 0
+    assert seen == [False, False, True] and capsys.readouterr().out.count("PASSED") == 3
+
+
 def test_version(capsys):
     assert ascend_sim.__version__ == version("ascend-sim")
     assert main(["--version"]) == 0

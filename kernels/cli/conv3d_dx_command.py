@@ -49,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = conv3d_backprop_input_v2_run(
             problem.dx_shape, weight, dy, execute=not args.timing_only, trace=args.trace,
-            tiling_overrides=overrides or None, hooks=hooks, route=args.route, **problem.operator_arguments())
+            tiling_overrides=overrides or None, hooks=hooks, route=args.route, check_races=not args.no_race_check,
+            **problem.operator_arguments())
     except TilingValidationError as err:
         raise FlagError(f"argument --set: {err}") from err
     finally:

@@ -145,3 +145,5 @@ def add_run_arguments(parser, seeded: str) -> None:
                         help="write a Chrome/Perfetto trace (open in https://ui.perfetto.dev)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON (text goes to stderr)")
     parser.add_argument("--seed", type=int_in_range(0), default=0, help=f"seed of the random {seeded}")
+    parser.add_argument("--no-race-check", action="store_true",
+                        help="skip the race checks between pipes and between cores (faster; no shadow memory of GM)")

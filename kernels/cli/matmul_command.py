@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     wall = time.perf_counter()
     try:
         c, report = run_matmul(a, b, platform=args.platform, tiling=tiling, execute=not args.timing_only,
-                               hooks=hooks, poison_output=True)
+                               hooks=hooks, poison_output=True, check_races=not args.no_race_check)
     finally:
         Progress.done(hooks)
     wall = time.perf_counter() - wall
