@@ -2,8 +2,8 @@
 
 A launch runs the kernel's Python once per core, one core after the other, with no threads: each Ascend C call
 becomes a record that the core's scheduler runs as soon as its dependencies allow. A record that must wait for
-another core (SyncAll) stays pending until that core's kernel has issued what it waits for, so the order in
-which the cores' Python runs does not change any result, cycle or fault.
+another core (SyncAll, CrossCoreWaitFlag) stays pending until that core's kernel has issued what it waits for,
+so the order in which the cores' Python runs does not change any result, cycle or fault.
 """
 from __future__ import annotations
 
@@ -49,7 +49,9 @@ class Chip:
         self.record = record
         self.hooks = list(hooks or [])
         self.cores: list[AICore] = []
-        self.executed: list = []
+        self.executed: list = []  # every record of the last launch in the order it ran: replaying it redoes the run
+        self.kernel_type = KernelType.AIC_ONLY
+        self.gm_races = None
 
     def launch(self, kernel: Callable, block_dim: int, *args, kernel_type: KernelType | str = KernelType.AIC_ONLY,
                **kwargs) -> RunReport:
@@ -72,7 +74,7 @@ class Chip:
         models = {kind: CostModel(p, kinds.count(kind)) for kind in set(kinds)}
         launch = Launch()
         self.kernel_type = kernel_type
-        self.executed = []  # every record in the order it ran (across cores): replaying it redoes the run
+        self.executed = []
         self.cores = [AICore(i, block_dim, self, kind, models[kind], launch, block_idx, sub, group)
                       for i, (kind, block_idx, sub, group) in enumerate(layout)]
         launch.schedules = [core.schedule for core in self.cores]
