@@ -24,7 +24,7 @@ import numpy as np
 from .faults import SimFault
 from .formats import nz_to_nd, zn_to_nd, zz_to_nd
 
-__all__ = ["Debugger", "break_on", "Writer"]
+__all__ = ["Capture", "Debugger", "Writer", "break_on"]
 
 _INITIAL_REGISTERS = {"hf32": False, "hf32_trans_mode": 0}
 
@@ -397,6 +397,42 @@ class Debugger:
             np.copyto(self._state[key], array)
         self.seq = self._undo_base = j * self.checkpoint_every
         self._undo.clear()
+
+
+class Capture:
+    """A hook that keeps what a debugger needs from a launch it cannot start itself (an operator such as
+    conv3d_backprop_input_v2_run or run_matmul makes its own Chip but takes `hooks=`): the chip, and GM as it was
+    before the launch, copied when the first record has run (so that first record must not write GM: kernels
+    start by reading). Then `capture.debugger()`.
+
+        capture = Capture()
+        run = conv3d_backprop_input_v2_run(..., hooks=[capture])
+        dbg = capture.debugger()
+    """
+
+    def __init__(self):
+        self.chip = None
+        self.initial_gm = None
+        self.error = None
+
+    def __call__(self, core, rec) -> None:
+        chip = core.chip
+        if len(chip.executed) != 1:  # only the first record of each launch matters
+            return
+        self.chip, self.initial_gm, self.error = chip, None, None
+        if any(buf.name.startswith("GM:") for buf, _, _ in rec.writes):
+            self.error = (f"the launch's first record ({rec.describe()}) wrote GM, so GM before the launch is lost: "
+                          "use Debugger.launch")
+            return
+        self.initial_gm = {name: buf.data.copy() for name, buf in chip.gm.allocations.items()}
+
+    def debugger(self, **options) -> Debugger:
+        """A Debugger on the captured launch (options: fault=, checkpoint_every=, checkpoint_budget=)."""
+        if self.chip is None:
+            raise ValueError("no launch ran a record with this capture among its hooks")
+        if self.error is not None:
+            raise ValueError(self.error)
+        return Debugger(self.chip, self.initial_gm, **options)
 
 
 def _predicates(until) -> list:

@@ -263,3 +263,22 @@ def test_a_debugger_needs_the_initial_gm_and_a_recorded_executed_run():
         Debugger(Chip(record=False), initial_gm={})
     with pytest.raises(ValueError, match="timing-only"):
         Debugger(Chip(execute=False), initial_gm={})
+
+
+def test_capture_debugs_a_run_the_operator_launched():
+    from ascend_sim.debug import Capture
+    from kernels.matmul import run_matmul
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((40, 24)).astype(np.float16)
+    b = rng.standard_normal((24, 20)).astype(np.float16)
+    capture = Capture()
+    c, _ = run_matmul(a, b, hooks=[capture], poison_output=True)
+    dbg = capture.debugger()
+    assert np.isnan(dbg.gm("C", np.float16)).all()  # GM as the launch started: C poisoned
+    assert np.array_equal(dbg.gm("A", np.float16).reshape(a.shape), a)
+    dbg.goto(len(dbg))
+    assert np.array_equal(dbg.gm("C", np.float16).reshape(c.shape), c)
+    fix, *mmads = dbg.who_wrote("C", 2 * (39 * 20 + 19))
+    assert fix.name == "Fixpipe" and mmads and mmads[-1].record.params.cmatrixInitVal
+    with pytest.raises(ValueError, match="no launch"):
+        Capture().debugger()
