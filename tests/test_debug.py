@@ -282,3 +282,14 @@ def test_capture_debugs_a_run_the_operator_launched():
     assert fix.name == "Fixpipe" and mmads and mmads[-1].record.params.cmatrixInitVal
     with pytest.raises(ValueError, match="no launch"):
         Capture().debugger()
+
+
+def test_the_python_in_docs_debugging_runs(capsys):
+    import re
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[1] / "docs" / "debugging.md").read_text()
+    blocks = re.findall(r"^```python\n(.*?)^```$", text, flags=re.S | re.M)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, "docs/debugging.md", "exec"), {"__name__": "__doc__"})
+    assert "Fixpipe" in capsys.readouterr().out
