@@ -313,24 +313,40 @@ class Debugger:
             return found
         return []
 
+    def who_wrote_buffer(self, core: int, name: str, byte_offset: int) -> list:
+        """Who last wrote byte `byte_offset` of a core's buffer (L1, L0A, L0B, L0C, ...) among the records applied
+        so far: [the last record whose write span covers it] (spans, not exact footprints: a strided write is
+        taken to cover the gaps inside its span), followed, for L0C, by the earlier Mmads that accumulated into
+        it back to the initialising one. [] when no applied record wrote it."""
+        buf = self.chip.cores[core].buffers[name]
+        for i in range(self.seq - 1, -1, -1):
+            rec = self.records[i]
+            if rec.core == core and any(b is buf and lo <= byte_offset < hi for b, lo, hi in rec.writes):
+                found = [Writer(rec, i)]
+                if rec.name == "Mmad" and not rec.args[16]:
+                    found += [w for w in self._l0c_writers(rec.core, buf, byte_offset, i) if w.seq != i]
+                return found
+        return []
+
+    def _l0c_writers(self, core: int, cbuf, l0c_byte: int, before: int) -> list:
+        """The records of `core` before index `before` that wrote L0C byte l0c_byte, latest first, back to the
+        Mmad that initialised it (or the first record that was not an Mmad)."""
+        found = []
+        for i in range(before - 1, -1, -1):
+            rec = self.records[i]
+            if rec.core != core or not any(b is cbuf and lo <= l0c_byte < hi for b, lo, hi in rec.writes):
+                continue
+            found.append(Writer(rec, i))
+            if rec.name != "Mmad" or rec.args[16]:  # cmatrixInitVal: the accumulation started here
+                break
+        return found
+
     def _accumulators(self, fix, index: int, gm_buf, byte_offset: int) -> list:
         """The Mmads (latest first) that wrote the L0C bytes the Fixpipe `fix` turned into GM byte byte_offset."""
         l0c_byte = _fixpipe_source_byte(fix, gm_buf, byte_offset)
         if l0c_byte is None:
             return []
-        cbuf = fix.args[0]
-        found = []
-        for i in range(index - 1, -1, -1):
-            rec = self.records[i]
-            if rec.core != fix.core or not any(b is cbuf and lo <= l0c_byte < hi for b, lo, hi in rec.writes):
-                continue
-            if rec.name != "Mmad":
-                found.append(Writer(rec, i))  # something else wrote L0C (not expected): report it and stop
-                break
-            found.append(Writer(rec, i))
-            if rec.args[16]:  # cmatrixInitVal: the accumulation started here
-                break
-        return found
+        return self._l0c_writers(fix.core, fix.args[0], l0c_byte, index)
 
     # ------------------------------------------------------------------ machinery
     @staticmethod

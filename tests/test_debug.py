@@ -293,3 +293,27 @@ def test_the_python_in_docs_debugging_runs(capsys):
     for block in blocks:
         exec(compile(block, "docs/debugging.md", "exec"), {"__name__": "__doc__"})
     assert "Fixpipe" in capsys.readouterr().out
+
+
+def test_who_wrote_buffer_names_the_last_writer_of_a_local_byte():
+    last_change = {}  # (core, buffer, byte) -> index of the last record after which the byte changed (live)
+    watched = [(0, "L0C", 0), (1, "L0C", 4096 + 8), (0, "L1", 64), (1, "L0A", 32768 + 2), (0, "L0B", 100)]
+    previous = {key: bytes(4) for key in watched}  # local buffers start zeroed
+
+    def hook(core, rec):
+        for key in watched:
+            c, name, byte = key
+            value = core.chip.cores[c].buffers[name].data[byte:byte + 4].tobytes()
+            if previous[key] != value:
+                previous[key] = value
+                last_change[key] = len(core.chip.executed) - 1
+    dbg, _, _ = _matmul([hook])
+    dbg.goto(len(dbg))
+    for key in watched:
+        c, name, byte = key
+        writers = dbg.who_wrote_buffer(c, name, byte)
+        assert writers[0].seq == last_change[key], key
+        if name == "L0C":
+            assert [w.name for w in writers] == ["Mmad"] * 3 and writers[-1].record.params.cmatrixInitVal
+    dbg.goto(0)
+    assert dbg.who_wrote_buffer(0, "L0C", 0) == []
