@@ -317,3 +317,24 @@ def test_who_wrote_buffer_names_the_last_writer_of_a_local_byte():
             assert [w.name for w in writers] == ["Mmad"] * 3 and writers[-1].record.params.cmatrixInitVal
     dbg.goto(0)
     assert dbg.who_wrote_buffer(0, "L0C", 0) == []
+
+
+def test_capture_on_the_conv3d_dx_operator_replays_its_run():
+    from ascend_sim.debug import Capture
+    from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((32, 32, 3, 3, 3)).astype(np.float16)
+    dy = rng.standard_normal((1, 32, 4, 8, 8)).astype(np.float16)
+    capture = Capture()
+    conv3d_backprop_input_v2_run((1, 32, 4, 8, 8), w, dy, strides=(1, 1, 1, 1, 1), pads=(1, 1, 1, 1, 1, 1),
+                                 data_format="NCDHW", hooks=[capture], route="v2")
+    dbg = capture.debugger(checkpoint_every=64)
+    assert np.isnan(dbg.gm("y", np.float16)).all()  # the operator poisons dx before the launch
+    dbg.goto(len(dbg))
+    assert all(np.array_equal(dbg.gm(name), buf.data) for name, buf in dbg.chip.gm.allocations.items())  # bytes
+    middle = len(dbg) // 2
+    dbg.goto(middle)
+    l0c = dbg.buffer(0, "L0C").copy()
+    dbg.goto(len(dbg))
+    dbg.back(len(dbg) - middle)
+    assert np.array_equal(dbg.buffer(0, "L0C"), l0c)
