@@ -79,6 +79,10 @@ class Chip:
                       for i, (kind, block_idx, sub, group) in enumerate(layout)]
         launch.schedules = [core.schedule for core in self.cores]
         self.gm_races = GmRaceChecker(len(self.cores)) if self.check_races else None
+        for hook in self.hooks:  # a hook object may want the chip as it is before the launch (the debugger's GM)
+            before = getattr(hook, "before_launch", None)
+            if before is not None:
+                before(self)
         # The run allocates a few long-lived objects per instruction (the log); the cyclic garbage collector
         # would traverse the whole heap again and again for them (a third of the run time when torch is
         # loaded). Nothing the simulator keeps per instruction is cyclic, so it is paused for the run only.

@@ -418,8 +418,7 @@ class Debugger:
 class Capture:
     """A hook that keeps what a debugger needs from a launch it cannot start itself (an operator such as
     conv3d_backprop_input_v2_run or run_matmul makes its own Chip but takes `hooks=`): the chip, and GM as it was
-    before the launch, copied when the first record has run (so that first record must not write GM: kernels
-    start by reading). Then `capture.debugger()`.
+    before the launch (the chip calls `before_launch`). Then `capture.debugger()`.
 
         capture = Capture()
         run = conv3d_backprop_input_v2_run(..., hooks=[capture])
@@ -429,25 +428,18 @@ class Capture:
     def __init__(self):
         self.chip = None
         self.initial_gm = None
-        self.error = None
+
+    def before_launch(self, chip) -> None:
+        self.chip = chip
+        self.initial_gm = {name: buf.data.copy() for name, buf in chip.gm.allocations.items()}
 
     def __call__(self, core, rec) -> None:
-        chip = core.chip
-        if len(chip.executed) != 1:  # only the first record of each launch matters
-            return
-        self.chip, self.initial_gm, self.error = chip, None, None
-        if any(buf.name.startswith("GM:") for buf, _, _ in rec.writes):
-            self.error = (f"the launch's first record ({rec.describe()}) wrote GM, so GM before the launch is lost: "
-                          "use Debugger.launch")
-            return
-        self.initial_gm = {name: buf.data.copy() for name, buf in chip.gm.allocations.items()}
+        pass  # everything it needs was taken before the launch
 
     def debugger(self, **options) -> Debugger:
         """A Debugger on the captured launch (options: fault=, checkpoint_every=, checkpoint_budget=)."""
         if self.chip is None:
-            raise ValueError("no launch ran a record with this capture among its hooks")
-        if self.error is not None:
-            raise ValueError(self.error)
+            raise ValueError("no launch ran with this capture among its hooks")
         return Debugger(self.chip, self.initial_gm, **options)
 
 
