@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -11,9 +12,9 @@ from ascend_sim.dtypes import DTYPES
 from ascend_sim.platform import get_platform
 from tiling import TilingValidationError
 
-from ..conv3d_backprop_input.operator import ROUTES, conv3d_backprop_input_v2_run
+from ..conv3d_backprop_input.operator import ROUTES, Conv3dDxRun, conv3d_backprop_input_v2_run
 from ..reference import conv3d_dx_reference
-from .conv_problem import add_conv_problem_arguments, conv_problem
+from .conv_problem import ConvProblem, add_conv_problem_arguments, conv_problem
 from .flags import FlagError, add_run_arguments
 from .report import Progress, check_against, print_json, text_stream
 
@@ -32,33 +33,55 @@ def add_command(commands) -> argparse.ArgumentParser:
     return parser
 
 
-def run(args: argparse.Namespace) -> int:
+@dataclass
+class ConvDxRun:
+    """What `simulate` ran: the problem, the operands, the operator's run record and the wall time."""
+
+    problem: ConvProblem
+    dy: np.ndarray
+    weight: np.ndarray
+    result: Conv3dDxRun
+    wall: float
+
+    @property
+    def headline(self) -> str:
+        p = self.problem
+        return (f"Conv3DBackpropInputV2 {p.dtype}: dy {p.dy_shape} * w {p.filter_shape} -> dx {p.dx_shape} "
+                f"(NCDHW), stride {p.stride}, pad {p.pad}, dilation {p.dilation}, groups {p.groups}")
+
+
+def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDxRun:
+    """Build the problem the flags describe and run the operator on the simulated chip, with `hooks` added to the
+    progress display (`ascend-sim debug conv3d-dx` passes a Capture). Writes --trace."""
     problem = conv_problem(args)
     overrides = dict(args.set)
     plan = problem.plan(args.route)  # the operator's own checks and routing, before any data is made
     if overrides and plan.route == "matmul":
         raise FlagError(f"argument --set: this problem runs as a matmul on --route aclnn ({plan.matmul_mode}), "
                         f"which has no conv tiling to override; add --route v2 to run the conv kernel")
-    say = text_stream(args.json)
     dtype = DTYPES[args.dtype]
     rng = np.random.default_rng(args.seed)
     dy = rng.standard_normal(problem.dy_shape).astype(dtype)
     weight = rng.standard_normal(problem.filter_shape).astype(dtype)
-    hooks = Progress.hooks(get_platform(problem.platform).aic_cores)
+    progress = Progress.hooks(get_platform(problem.platform).aic_cores)
     wall = time.perf_counter()
     try:
         result = conv3d_backprop_input_v2_run(
             problem.dx_shape, weight, dy, execute=not args.timing_only, trace=args.trace,
-            tiling_overrides=overrides or None, hooks=hooks, route=args.route, check_races=not args.no_race_check,
-            **problem.operator_arguments())
+            tiling_overrides=overrides or None, hooks=(progress or []) + list(hooks or []) or None,
+            route=args.route, check_races=not args.no_race_check, **problem.operator_arguments())
     except TilingValidationError as err:
         raise FlagError(f"argument --set: {err}") from err
     finally:
-        Progress.done(hooks)
-    wall = time.perf_counter() - wall
-    print(f"Conv3DBackpropInputV2 {args.dtype}: dy {problem.dy_shape} * w {problem.filter_shape} -> dx "
-          f"{problem.dx_shape} (NCDHW), stride {problem.stride}, pad {problem.pad}, dilation {problem.dilation}, "
-          f"groups {problem.groups}", file=say)
+        Progress.done(progress)
+    return ConvDxRun(problem, dy, weight, result, time.perf_counter() - wall)
+
+
+def run(args: argparse.Namespace) -> int:
+    say = text_stream(args.json)
+    ran = simulate(args)
+    problem, dy, weight, result, wall = ran.problem, ran.dy, ran.weight, ran.result, ran.wall
+    print(ran.headline, file=say)
     print(_tiling_line(result), file=say)
     for note in result.notes:
         print(f"note: {note}", file=say)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -34,26 +34,53 @@ def add_command(commands) -> argparse.ArgumentParser:
     return parser
 
 
-def run(args: argparse.Namespace) -> int:
+@dataclass
+class MatmulRun:
+    """What `simulate` ran: the operands, the tiling, C, the report and the wall time."""
+
+    a: np.ndarray
+    b: np.ndarray
+    tiling: MatmulTiling
+    c: np.ndarray
+    report: object
+    wall: float
+
+    @property
+    def headline(self) -> str:
+        return (f"Matmul {self.tiling.dtype}{' (HF32)' if self.tiling.hf32 else ''}: A {self.a.shape} . "
+                f"B {self.b.shape} -> C {self.c.shape}")
+
+
+def simulate(args: argparse.Namespace, hooks: list | None = None) -> MatmulRun:
+    """Build the problem the flags describe and run it on the simulated chip, with `hooks` added to the progress
+    display (`ascend-sim debug matmul` passes a Capture). Writes --trace."""
     if args.hf32 and args.dtype != "float32":
         raise FlagError(f"argument --hf32: rounds float32 operands, and --dtype is {args.dtype}; "
                         f"use --dtype float32 or drop --hf32")
-    say = text_stream(args.json)
     dtype = DTYPES[args.dtype]
     rng = np.random.default_rng(args.seed)
     a = rng.standard_normal((args.batch, args.m, args.k)).astype(dtype)
     b = rng.standard_normal((args.batch, args.k, args.n)).astype(dtype)
     tiling = MatmulTiling.for_shape(args.m, args.n, args.k, args.dtype, batch=args.batch, hf32=args.hf32)
-    hooks = Progress.hooks(get_platform(args.platform).aic_cores)
+    progress = Progress.hooks(get_platform(args.platform).aic_cores)
     wall = time.perf_counter()
     try:
         c, report = run_matmul(a, b, platform=args.platform, tiling=tiling, execute=not args.timing_only,
-                               hooks=hooks, poison_output=True, check_races=not args.no_race_check)
+                               hooks=(progress or []) + list(hooks or []) or None, poison_output=True,
+                               check_races=not args.no_race_check)
     finally:
-        Progress.done(hooks)
+        Progress.done(progress)
     wall = time.perf_counter() - wall
-    print(f"Matmul {args.dtype}{' (HF32)' if args.hf32 else ''}: A {a.shape} . B {b.shape} -> C "
-          f"{(args.batch, args.m, args.n)}", file=say)
+    if args.trace:
+        report.write_trace(args.trace)
+    return MatmulRun(a, b, tiling, c, report, wall)
+
+
+def run(args: argparse.Namespace) -> int:
+    say = text_stream(args.json)
+    result = simulate(args)
+    a, b, tiling, c, report, wall = result.a, result.b, result.tiling, result.c, result.report, result.wall
+    print(result.headline, file=say)
     print(f"tiling: baseM/N/K {tiling.baseM}/{tiling.baseN}/{tiling.baseK}, stepK {tiling.stepK}, L1 buffers "
           f"{tiling.l1_buffers}", file=say)
     check = None
@@ -63,7 +90,6 @@ def run(args: argparse.Namespace) -> int:
     print(report.summary(), file=say)
     print(f"simulated in {wall:.2f} s ({report.instructions / wall:,.0f} instructions/s)", file=say)
     if args.trace:
-        report.write_trace(args.trace)
         print(f"trace written to {args.trace} (open in https://ui.perfetto.dev)", file=say)
     if args.json:
         print_json({"check_passed": check.passed if check else None, "check": check.to_dict() if check else None,
