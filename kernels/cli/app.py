@@ -12,10 +12,10 @@ import sys
 
 from ascend_sim import SimFault, __version__
 
-from . import conv3d_dx_command, matmul_command, tiling_command
+from . import conv3d_dx_command, debug_command, matmul_command, tiling_command
 from .flags import OneLineParser, one_line
 
-COMMANDS = (conv3d_dx_command, tiling_command, matmul_command)
+COMMANDS = (conv3d_dx_command, tiling_command, matmul_command, debug_command)
 DEBUG_HELP = "show the full traceback of an error or a simulated fault"
 
 
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args, extras = parser.parse_known_args(argv)
         if extras:
-            by_name[args.command].unrecognized(extras)
+            (getattr(args, "parser", None) or by_name[args.command]).unrecognized(extras)
     except SystemExit as stop:  # --help, --version, or a usage error already printed on one line
         return stop.code if isinstance(stop.code, int) else 2
     try:

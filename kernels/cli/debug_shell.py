@@ -1,0 +1,580 @@
+"""The `ascend-sim debug` prompt: a gdb-like line interface over ascend_sim.debug.Debugger.
+
+Every command is one method `do_<name>(self, rest)`; ALIASES maps gdb's short forms to them. A bad command or
+argument prints one line `error: ...` and the session goes on. Output goes to `out` (stdout), errors included, so
+that a transcript keeps its order. `help` lists the commands; docs/debugging.md describes them.
+"""
+from __future__ import annotations
+
+import linecache
+import os
+import re
+import sys
+from dataclasses import dataclass
+from typing import Callable, TextIO
+
+import numpy as np
+
+from ascend_sim.debug import Debugger, break_on
+from ascend_sim.pipes import Pipe
+
+from .flags import one_line
+
+PROMPT = "(ascend-sim) "
+ALIASES = {"b": "break", "d": "delete", "c": "continue", "s": "step", "rs": "reverse-step",
+           "rc": "reverse-continue", "l": "list", "p": "print", "q": "quit", "i": "info", "bt": "where",
+           "exit": "quit"}
+# what an empty line repeats (gdb repeats the moving and showing commands, not break/delete/goto)
+REPEATABLE = {"step", "reverse-step", "continue", "reverse-continue", "list", "where", "print", "info", "echo",
+              "who-wrote"}
+HELP = {
+    "break": "break [b] CRITERIA [if EXPR]: stop at records matching every criterion: name=Mmad, pipe=M, core=3, "
+             "file.py:123 (or file.py), seq=N, a bare instruction name; EXPR is Python over `rec`",
+    "delete": "delete [d] [N]: delete breakpoint N, or all of them",
+    "info": "info breakpoints | registers [core=C] | flags [core=C] | pipes [core=C|all]",
+    "continue": "continue [c]: apply records until a breakpoint matches (the record is applied) or the end",
+    "step": "step [s] [N]: apply the next N records (default 1)",
+    "reverse-step": "reverse-step [rs] [N]: undo the last N records (default 1)",
+    "reverse-continue": "reverse-continue [rc]: go back to the previous record a breakpoint matches, or the start",
+    "goto": "goto SEQ | start | end: make record #SEQ the current record (applied); start: none applied",
+    "where": "where: the current record: seq, core, pipe, name, cycles, source line, parameters",
+    "list": "list [l]: the kernel source around the current record's line",
+    "print": "print [p] L0A|L0B|L0C [core=C addr=A m=M k=K n=N dtype=D full] | gm NAME[SLICE] [dtype=D shape=S] "
+             "| EXPR (Python over rec, dbg, np); on an Mmad the L0 views default to its operands",
+    "who-wrote": "who-wrote GM_NAME BYTE | who-wrote BUFFER BYTE [core=C]: the record that wrote the byte "
+                 "(a Fixpipe: then the Mmads that accumulated it)",
+    "echo": "echo TEXT: print TEXT",
+    "help": "help [COMMAND]: this list, or one command's line",
+    "quit": "quit [q]: leave the debugger",
+}
+
+
+class CommandError(ValueError):
+    """A bad command or argument: printed as one line `error: ...`."""
+
+
+class ConditionFailed(Exception):
+    """A breakpoint's `if` expression raised on a record: the session stops there, as gdb does."""
+
+    def __init__(self, number: int, index: int, err: BaseException):
+        super().__init__(f"breakpoint {number}'s condition failed on #{index}: {type(err).__name__}: {err}")
+        self.index = index
+
+
+@dataclass
+class Breakpoint:
+    number: int
+    text: str
+    predicate: Callable
+
+
+class DebugShell:
+    """The interpreter: `execute(line)` runs one command line; `done` turns true after quit."""
+
+    def __init__(self, dbg: Debugger, dtype: str = "float16", out: TextIO | None = None):
+        self.dbg = dbg
+        self.dtype_name = dtype  # of the operator's operands: what L0A/L0B and gm print as by default
+        self.out = out or sys.stdout
+        self.breakpoints: dict[int, Breakpoint] = {}
+        self.next_number = 1
+        self.last: str | None = None
+        self.done = False
+        records = dbg.records
+        self.names = {r.name for r in records}
+        self.cores = sorted({r.core for r in records})
+        self.files = {os.path.basename(r.src[0].co_filename) for r in records if r.src[0] is not None}
+
+    # ------------------------------------------------------------------ driving
+    def say(self, text: str = "") -> None:
+        print(text, file=self.out)
+
+    def execute(self, line: str, repeat: bool = True) -> None:
+        """Run one command line; an empty one repeats the last repeatable command when `repeat`."""
+        line = line.strip()
+        if not line:
+            if repeat and self.last:
+                line = self.last
+            else:
+                return
+        if line.startswith("#"):
+            return
+        word, _, rest = line.partition(" ")
+        name = ALIASES.get(word, word)
+        method = getattr(self, "do_" + name.replace("-", "_"), None)
+        if method is None:
+            self.say(f"error: undefined command {word!r}; `help` lists the commands")
+            self.last = None
+            return
+        self.last = line if name in REPEATABLE else None
+        try:
+            method(rest.strip())
+        except ConditionFailed as stop:
+            self.dbg.goto(stop.index + 1)
+            self.say(f"error: {one_line(stop)}; stopped there")
+            self._where()
+        except Exception as err:  # noqa: BLE001 - every failure of a command is one line and the session goes on
+            self.say(f"error: {one_line(err) or type(err).__name__}")
+
+    def run_lines(self, lines, *, echo: bool, repeat: bool) -> None:
+        """Run command lines (a -x file: no repeat; piped stdin: repeat), each echoed after the prompt when `echo`."""
+        for line in lines:
+            line = line.rstrip("\n")
+            if echo:
+                self.say(PROMPT + line)
+            self.execute(line, repeat=repeat)
+            if self.done:
+                return
+
+    def interact(self, stdin: TextIO) -> None:
+        """Read commands until quit or end of input: with a prompt on a terminal, else echoed (a transcript)."""
+        if stdin.isatty():
+            while not self.done:
+                try:
+                    line = input(PROMPT)
+                except EOFError:
+                    self.say()
+                    return
+                except KeyboardInterrupt:
+                    self.say("^C")
+                    continue
+                self.execute(line)
+        else:
+            self.run_lines(stdin, echo=True, repeat=True)
+
+    # ------------------------------------------------------------------ breakpoints
+    def do_break(self, rest: str) -> None:
+        spec, condition = _split_condition(rest)
+        criteria: dict = {}
+        for token in spec.split():
+            key, sep, value = token.partition("=")
+            if not sep:
+                key, value = ("source", token) if (":" in token or token.endswith(".py")) else ("name", token)
+            if key == "file":
+                key = "source"
+            if key not in ("name", "pipe", "core", "seq", "source"):
+                raise CommandError(f"break: unknown criterion {key!r}; use name=, pipe=, core=, seq=, file.py:LINE")
+            if key in criteria:
+                raise CommandError(f"break: {key} given twice")
+            criteria[key] = self._criterion(key, value)
+        if not criteria and condition is None:
+            raise CommandError("break needs a criterion: name=Mmad, pipe=M, core=3, file.py:123, seq=N or if EXPR")
+        number = self.next_number
+        test = None
+        if condition is not None:
+            try:
+                code = compile(condition, f"<breakpoint {number}>", "eval")
+            except SyntaxError as err:
+                raise CommandError(f"break: the condition {condition!r} is not a Python expression: {err.msg}")
+
+            def test(rec, code=code):
+                return eval(code, {"np": np, "__builtins__": __builtins__}, {"rec": rec, "r": rec})
+        matcher = break_on(condition=test, **criteria)
+
+        def predicate(rec, index=None):
+            try:
+                return matcher(rec, index)
+            except Exception as err:  # noqa: BLE001
+                raise ConditionFailed(number, index, err) from err
+        predicate.takes_index = True
+        text = " ".join(f"{k}={v}" if k != "source" else str(v) for k, v in criteria.items())
+        if condition is not None:
+            text = f"{text} if {condition}".strip()
+        self.breakpoints[number] = Breakpoint(number, text, predicate)
+        self.next_number += 1
+        count = self._count_matches(predicate)
+        self.say(f"Breakpoint {number}: {text} ({count})")
+
+    def _count_matches(self, predicate) -> int:
+        count = 0
+        for i, rec in enumerate(self.dbg.records):
+            try:
+                count += bool(predicate(rec, i))
+            except ConditionFailed as err:
+                return f"its condition fails on #{err.index}: {one_line(err.__cause__)}"
+        return f"{count} matching record{'s' if count != 1 else ''} in this run"
+
+    def _criterion(self, key: str, value: str):
+        if key == "name":
+            if value not in self.names:
+                raise CommandError(f"break: no record of this run is named {value!r}; names: "
+                                   f"{', '.join(sorted(self.names))}")
+            return value
+        if key == "pipe":
+            if value.upper() not in Pipe.__members__ or value.upper() == "ALL":
+                raise CommandError(f"break: {value!r} is not a pipe; pipes: "
+                                   f"{', '.join(p.name for p in Pipe if p.name != 'ALL')}")
+            return value.upper()
+        if key == "core":
+            core = _integer(value, "core")
+            if core not in self.cores:
+                raise CommandError(f"break: core {core} ran no record; cores {self.cores[0]}-{self.cores[-1]}")
+            return core
+        if key == "seq":
+            seq = _integer(value, "seq")
+            if not 0 <= seq < len(self.dbg):
+                raise CommandError(f"break: seq {seq} outside the run's records [0, {len(self.dbg) - 1}]")
+            return seq
+        file, _, line = value.rpartition(":") if ":" in value else (value, "", "")
+        if os.path.basename(file) not in self.files:
+            raise CommandError(f"break: no record of this run comes from {os.path.basename(file)!r}; files: "
+                               f"{', '.join(sorted(self.files))}")
+        if line:
+            _integer(line, "line")
+        return value
+
+    def do_delete(self, rest: str) -> None:
+        if not rest:
+            self.breakpoints.clear()
+            self.say("Deleted all breakpoints.")
+            return
+        for token in rest.split():
+            number = _integer(token, "breakpoint number")
+            if number not in self.breakpoints:
+                raise CommandError(f"delete: no breakpoint number {number}")
+            del self.breakpoints[number]
+            self.say(f"Deleted breakpoint {number}.")
+
+    # ------------------------------------------------------------------ moving
+    def _predicates(self) -> list:
+        return [bp.predicate for bp in self.breakpoints.values()]
+
+    def do_continue(self, rest: str) -> None:
+        _no_arguments("continue", rest)
+        rec = self.dbg.continue_(self._predicates())
+        if rec is None:
+            self._at_end()
+            return
+        self._where(self._hits())
+
+    def do_reverse_continue(self, rest: str) -> None:
+        _no_arguments("reverse-continue", rest)
+        rec = self.dbg.reverse_continue(self._predicates())
+        if rec is None:
+            self.say("At the start of the run: no record applied.")
+            return
+        self._where(self._hits())
+
+    def _hits(self) -> str:
+        index = self.dbg.seq - 1
+        hits = [str(bp.number) for bp in self.breakpoints.values() if bp.predicate(self.dbg.record, index)]
+        return f"Breakpoint {', '.join(hits)}, "
+
+    def do_step(self, rest: str) -> None:
+        count = _count(rest, "step")
+        if self.dbg.seq == len(self.dbg):
+            self._at_end()
+            return
+        self.dbg.step(count)
+        self._where()
+
+    def do_reverse_step(self, rest: str) -> None:
+        count = _count(rest, "reverse-step")
+        self.dbg.back(count)
+        self._where()
+
+    def do_goto(self, rest: str) -> None:
+        if rest == "start":
+            self.dbg.goto(0)
+        elif rest == "end":
+            self.dbg.goto(len(self.dbg))
+        else:
+            if not rest:
+                raise CommandError("goto needs a record number, start or end")
+            seq = _integer(rest, "goto")
+            if not 0 <= seq < len(self.dbg):
+                raise CommandError(f"goto: record {seq} outside [0, {len(self.dbg) - 1}] (or start, end)")
+            self.dbg.goto(seq + 1)
+        self._where()
+
+    def _at_end(self) -> None:
+        self.say(f"The run ended: all {len(self.dbg)} records applied.")
+        if self.dbg.fault is not None:
+            self.say(f"It ended in a fault: {one_line(self.dbg.fault)}")
+
+    # ------------------------------------------------------------------ showing
+    def do_where(self, rest: str) -> None:
+        _no_arguments("where", rest)
+        self._where()
+
+    def _where(self, prefix: str = "") -> None:
+        dbg = self.dbg
+        rec = dbg.record
+        if rec is None:
+            following = dbg.records[0] if len(dbg) else None
+            nxt = f"; next: #0 core {following.core} {following.pipe.name} {following.name} at {following.source}" \
+                if following is not None else ""
+            self.say(f"At the start of the run: no record applied{nxt}")
+            return
+        self.say(f"{prefix}#{dbg.seq - 1} core {rec.core} pipe {rec.pipe.name} {rec.name}  cycles [{rec.start:.0f}, "
+                 f"{rec.end:.0f}) ({rec.end - rec.start:.0f} cycles)  at {rec.source}")
+        self.say(f"    {_params(rec.params)}")
+
+    def do_list(self, rest: str) -> None:
+        _no_arguments("list", rest)
+        rec = self.dbg.record if self.dbg.record is not None else (self.dbg.records[0] if len(self.dbg) else None)
+        if rec is None or rec.src[0] is None:
+            raise CommandError("list: the current record has no source line")
+        path, line = rec.src[0].co_filename, rec.src[1]
+        linecache.checkcache(path)
+        lines = linecache.getlines(path)
+        if not lines:
+            raise CommandError(f"list: cannot read {path}")
+        first, last = max(1, line - 5), min(len(lines), line + 5)
+        self.say(f"{path}:")
+        for number in range(first, last + 1):
+            mark = "=>" if number == line else "  "
+            self.say(f"{mark}{number:5d}  {lines[number - 1].rstrip()}")
+
+    def do_print(self, rest: str) -> None:
+        if not rest:
+            raise CommandError("print needs L0A, L0B, L0C, gm NAME or a Python expression")
+        word, _, tail = rest.partition(" ")
+        if word.upper() in ("L0A", "L0B", "L0C"):
+            self._print_l0(word.upper(), tail)
+        elif word == "gm":
+            self._print_gm(tail)
+        else:
+            try:
+                code = compile(rest, "<print>", "eval")
+            except SyntaxError as err:
+                raise CommandError(f"print: {rest!r} is neither a buffer (L0A, L0B, L0C, gm NAME) nor a Python "
+                                   f"expression ({err.msg})")
+            value = eval(code, {"np": np, "__builtins__": __builtins__},
+                         {"rec": self.dbg.record, "dbg": self.dbg})
+            self.say(_format(value) if isinstance(value, np.ndarray) else repr(value))
+
+    def _print_l0(self, which: str, tail: str) -> None:
+        options, words = _options(tail, {"core", "addr", "m", "k", "n", "dtype"})
+        full = "full" in words
+        if set(words) - {"full"}:
+            raise CommandError(f"print {which}: unexpected {' '.join(w for w in words if w != 'full')!r}; "
+                               "give core= addr= m= k= n= dtype= full")
+        rec = self.dbg.record
+        mmad = rec if rec is not None and rec.name == "Mmad" and rec.args is not None else None
+        dims = {"L0A": ("m", "k"), "L0B": ("k", "n"), "L0C": ("m", "n")}[which]
+        defaults = {}
+        if mmad is not None:
+            defaults = {"core": mmad.core, "addr": mmad.args[{"L0A": 1, "L0B": 4, "L0C": 7}[which]],
+                        "m": mmad.params.m, "n": mmad.params.n, "k": mmad.params.k, "dtype": mmad.args[9]}
+        values = {}
+        for key in ("core", "addr", *dims):
+            if key in options:
+                values[key] = _integer(options[key], key)
+            elif key in defaults:
+                values[key] = defaults[key]
+            else:
+                raise CommandError(f"print {which} needs core= addr= {'= '.join(dims)}= (or the current record "
+                                   "an Mmad, whose operands are the defaults)")
+        if values["core"] not in range(len(self.dbg.chip.cores)):
+            raise CommandError(f"print {which}: no core {values['core']}")
+        if which == "L0C":
+            matrix = self.dbg.l0c(values["core"], values["addr"], values["m"], values["n"])
+        else:
+            dtype = _dtype(options["dtype"]) if "dtype" in options else defaults.get("dtype", self._dtype())
+            view = self.dbg.l0a if which == "L0A" else self.dbg.l0b
+            matrix = view(values["core"], values["addr"], values[dims[0]], values[dims[1]], dtype)
+        self.say(f"{which} core {values['core']} addr {values['addr']}: {matrix.shape} {matrix.dtype}")
+        self.say(_format(matrix, full))
+
+    def _print_gm(self, tail: str) -> None:
+        match = re.fullmatch(r"\s*(\w+)\s*(\[[^\]]*\])?\s*(.*)", tail)
+        if not match or not match.group(1):
+            raise CommandError("print gm needs an allocation name: print gm NAME[SLICE] [dtype=D shape=S]")
+        name, index, more = match.groups()
+        allocations = self.dbg.chip.gm.allocations
+        if name not in allocations:
+            raise CommandError(f"print gm: no allocation {name!r}; GM holds {', '.join(allocations)}")
+        options, words = _options(more, {"dtype", "shape"})
+        if words and index is None and words[0].startswith("["):
+            index, words = words[0], words[1:]
+        if words:
+            raise CommandError(f"print gm: unexpected {' '.join(words)!r}")
+        dtype = _dtype(options["dtype"]) if "dtype" in options else self._dtype()
+        data = self.dbg.gm(name)
+        data = data[:data.size - data.size % dtype.itemsize].view(dtype)
+        if "shape" in options:
+            shape = tuple(_integer(s, "shape") for s in options["shape"].replace("x", ",").split(","))
+            if int(np.prod(shape)) != data.size:
+                raise CommandError(f"print gm: shape {shape} does not hold the {data.size} {dtype} elements of {name}")
+            data = data.reshape(shape)
+        if index is not None:
+            data = data[_index(index[1:-1])]
+        self.say(f"gm {name}{index or ''}: {np.shape(data)} {data.dtype}")
+        self.say(_format(np.asarray(data)))
+
+    def _dtype(self) -> np.dtype:
+        return _dtype(self.dtype_name)
+
+    def do_info(self, rest: str) -> None:
+        what, _, tail = rest.partition(" ")
+        if what in ("breakpoints", "break", "b"):
+            _no_arguments("info breakpoints", tail)
+            if not self.breakpoints:
+                self.say("No breakpoints.")
+            for bp in self.breakpoints.values():
+                self.say(f"{bp.number:<4d}{bp.text}")
+        elif what in ("registers", "flags"):
+            core = self._core(tail, what)
+            values = self.dbg.registers(core) if what == "registers" else self.dbg.flags(core)
+            self.say(f"core {core} {what}:" if values else f"core {core}: no flags set")
+            for key, value in values.items():
+                label = f"{key[0]} {key[1]}" if isinstance(key, tuple) else key
+                self.say(f"  {label} = {value}")
+        elif what == "pipes":
+            cores = None if tail.strip() == "all" else [self._core(tail, what)]
+            last = {}
+            for i, rec in enumerate(self.dbg.records[:self.dbg.seq]):
+                if cores is None or rec.core in cores:
+                    last[(rec.core, rec.pipe.name)] = (i, rec)
+            if not last:
+                self.say("no record applied on these pipes yet")
+            for (core, pipe), (i, rec) in sorted(last.items(), key=lambda item: (item[0][0], Pipe[item[0][1]])):
+                self.say(f"  core {core} {pipe:<5s} clock {rec.end:>10.0f}  last #{i} {rec.name} at {rec.source}")
+        else:
+            raise CommandError("info needs breakpoints, registers, flags or pipes")
+
+    def _core(self, tail: str, what: str) -> int:
+        options, words = _options(tail, {"core"})
+        if len(words) > 1 or (words and "core" in options):
+            raise CommandError(f"info {what}: give one core (core=C)")
+        if words:
+            options["core"] = words[0]
+        if "core" in options:
+            core = _integer(options["core"], "core")
+            if core not in range(len(self.dbg.chip.cores)):
+                raise CommandError(f"info {what}: no core {core}")
+            return core
+        rec = self.dbg.record
+        return rec.core if rec is not None else 0
+
+    def do_who_wrote(self, rest: str) -> None:
+        options, words = _options(rest, {"core"})
+        if len(words) != 2:
+            raise CommandError("who-wrote needs GM_NAME BYTE (or BUFFER BYTE core=C)")
+        name, byte = words[0], _integer(words[1], "byte")
+        chip = self.dbg.chip
+        if name in chip.gm.allocations:
+            size = chip.gm.allocations[name].capacity
+            if not 0 <= byte < size:
+                raise CommandError(f"who-wrote: byte {byte} outside {name}'s {size} bytes")
+            writers = self.dbg.who_wrote(name, byte)
+            where = f"byte {byte} of gm {name}"
+        else:
+            core = self._core(f"core={options['core']}" if "core" in options else "", "who-wrote")
+            if name not in chip.cores[core].buffers:
+                raise CommandError(f"who-wrote: {name!r} is neither a GM allocation ({', '.join(chip.gm.allocations)})"
+                                   f" nor a buffer of core {core} ({', '.join(chip.cores[core].buffers)})")
+            size = chip.cores[core].buffers[name].capacity
+            if not 0 <= byte < size:
+                raise CommandError(f"who-wrote: byte {byte} outside {name}'s {size} bytes")
+            writers = self.dbg.who_wrote_buffer(core, name, byte)
+            where = f"byte {byte} of core {core} {name}"
+        if not writers:
+            self.say(f"No applied record wrote {where}.")
+            return
+        self.say(f"{where} was written by:")
+        for i, w in enumerate(writers):
+            role = "wrote it" if i == 0 else "accumulated"
+            self.say(f"  #{w.seq} core {w.core} {w.pipe} {w.name} [{w.start:.0f}, {w.end:.0f}) at {w.source}  "
+                     f"({role})")
+
+    def do_echo(self, rest: str) -> None:
+        self.say(rest)
+
+    def do_help(self, rest: str) -> None:
+        if rest:
+            name = ALIASES.get(rest, rest)
+            if name not in HELP:
+                raise CommandError(f"help: no command {rest!r}")
+            self.say(HELP[name])
+            return
+        for text in HELP.values():
+            self.say(text)
+        self.say("An empty line repeats the last command (step, continue, list, ...).")
+
+    def do_quit(self, rest: str) -> None:
+        self.done = True
+
+
+# ---------------------------------------------------------------------------------------------- parsing helpers
+def _split_condition(text: str) -> tuple[str, str | None]:
+    match = re.match(r"^(.*?)(?:^|\s)if\s+(.*)$", text)
+    if not match:
+        if text.strip() == "if" or text.rstrip().endswith(" if"):
+            raise CommandError("break: `if` needs an expression over rec")
+        return text, None
+    return match.group(1), match.group(2).strip()
+
+
+def _integer(text: str, what: str) -> int:
+    try:
+        return int(text, 0)
+    except ValueError:
+        raise CommandError(f"{what}: {text!r} is not an integer") from None
+
+
+def _count(text: str, what: str) -> int:
+    if not text:
+        return 1
+    count = _integer(text, what)
+    if count < 1:
+        raise CommandError(f"{what}: the count must be at least 1, got {count}")
+    return count
+
+
+def _no_arguments(what: str, text: str) -> None:
+    if text.strip():
+        raise CommandError(f"{what} takes no arguments, got {text.strip()!r}")
+
+
+def _options(text: str, allowed: set) -> tuple[dict, list]:
+    """key=value tokens (keys from `allowed`) and the other words."""
+    options, words = {}, []
+    for token in text.split():
+        key, sep, value = token.partition("=")
+        if sep and not token.startswith("["):
+            if key not in allowed:
+                raise CommandError(f"unknown option {key!r}; options: {', '.join(sorted(allowed))}")
+            options[key] = value
+        else:
+            words.append(token)
+    return options, words
+
+
+def _dtype(name: str) -> np.dtype:
+    from ascend_sim.dtypes import DTYPES
+    if name in DTYPES:
+        return np.dtype(DTYPES[name])
+    try:
+        return np.dtype(name)
+    except TypeError:
+        raise CommandError(f"{name!r} is not a dtype; e.g. {', '.join(sorted(DTYPES))}") from None
+
+
+def _index(text: str):
+    """A numpy index from `a:b, c, ::2` (integers and slices only)."""
+    parts = []
+    for part in text.split(","):
+        part = part.strip()
+        if ":" in part:
+            bounds = [(_integer(b, "slice") if b.strip() else None) for b in part.split(":")]
+            if len(bounds) > 3:
+                raise CommandError(f"{part!r} is not a slice")
+            parts.append(slice(*bounds))
+        elif part:
+            parts.append(_integer(part, "index"))
+        else:
+            raise CommandError(f"[{text}] is not an index")
+    return tuple(parts)
+
+
+def _params(params) -> str:
+    if params is None:
+        return "(no parameters)"
+    return one_line(repr(params))
+
+
+def _format(array: np.ndarray, full: bool = False) -> str:
+    if full:
+        return np.array2string(array, threshold=sys.maxsize, max_line_width=120, floatmode="unique")
+    return np.array2string(array, threshold=256, edgeitems=3, max_line_width=120, precision=4)
