@@ -214,3 +214,42 @@ EOF"""
     assert r[2][0].startswith("L0C core 0 addr 0: (64, 48) float32")
     assert any(" M " in line and "Mmad" in line for line in r[3])
     assert any(line.startswith("=>") and "Mmad(" in line for line in r[4])
+
+
+def test_the_transcript_in_docs_debugging_is_what_the_command_prints(session):
+    text = (ROOT / "docs" / "debugging.md").read_text()
+    block = text.split("## The command line: `ascend-sim debug`", 1)[1].split("```\n", 2)[1]
+    lines = block.splitlines()
+    assert lines[0].startswith("$ ascend-sim debug ")
+    commands = [line[len(PROMPT):] for line in lines if line.startswith(PROMPT)]
+    code, out, _, _ = session(lines[0].split()[3:], "\n".join(commands) + "\nquit\n")
+    printed = out.splitlines()
+    for line in lines[1:]:
+        if "..." not in line:
+            assert line in printed, line
+
+
+def test_on_a_terminal_it_prompts_and_stops_at_end_of_input(session, monkeypatch, capsys):
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    typed = iter(["break Mmad core=3", "continue", "", "where"])
+    prompts = []
+
+    def fake_input(prompt):
+        prompts.append(prompt)
+        try:
+            return next(typed)
+        except StopIteration:
+            raise EOFError from None
+
+    monkeypatch.setattr("builtins.input", fake_input)
+    monkeypatch.setattr(sys, "stdin", Terminal(""))
+    code = main(["debug", *MATMUL])
+    assert code == 0 and prompts == [PROMPT] * 5
+    out = capsys.readouterr().out.splitlines()
+    # no echo on a terminal; `continue`, then an empty line repeats it (core 3 has one Mmad: to the end)
+    assert out[2].startswith("Breakpoint 1: name=Mmad core=3")
+    assert out[3].startswith("Breakpoint 1, #") and " core 3 pipe M Mmad " in out[3]
+    assert out[5].startswith("The run ended") and out[6].startswith("#127 ") and out[-1] == ""
