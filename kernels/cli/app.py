@@ -21,7 +21,7 @@ DEBUG_HELP = "show the full traceback of an error or a simulated fault"
 
 def build_parser() -> tuple[OneLineParser, dict[str, OneLineParser]]:
     """The top-level parser and each command's parser by name."""
-    parser = OneLineParser(prog="ascend-sim", description="A simulated Ascend AI Core (cube side).")
+    parser = OneLineParser(prog="ascend-sim", description="A simulated Ascend AI Core: run, time, check and debug Ascend C kernels.")
     parser.add_argument("--version", action="version", version=f"ascend-sim {__version__}")
     parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     commands = parser.add_subparsers(dest="command", required=True)
