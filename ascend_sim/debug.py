@@ -323,8 +323,8 @@ class Debugger:
             rec = self.records[i]
             if rec.core == core and any(b is buf and lo <= byte_offset < hi for b, lo, hi in rec.writes):
                 found = [Writer(rec, i)]
-                if rec.name == "Mmad" and not rec.args[16]:
-                    found += [w for w in self._l0c_writers(rec.core, buf, byte_offset, i) if w.seq != i]
+                if rec.name == "Mmad" and not rec.params.cmatrixInitVal:
+                    found += self._l0c_writers(rec.core, buf, byte_offset, i)
                 return found
         return []
 
@@ -337,7 +337,7 @@ class Debugger:
             if rec.core != core or not any(b is cbuf and lo <= l0c_byte < hi for b, lo, hi in rec.writes):
                 continue
             found.append(Writer(rec, i))
-            if rec.name != "Mmad" or rec.args[16]:  # cmatrixInitVal: the accumulation started here
+            if rec.name != "Mmad" or rec.params.cmatrixInitVal:  # the accumulation started here
                 break
         return found
 
@@ -458,27 +458,9 @@ def _footprint_covers(footprint, buf, byte_offset: int) -> bool:
         rel = byte_offset - offset
         if rel < 0:
             continue
-        if _in_strided(rel, shape, strides):
+        if _strided_index(rel, shape, strides) is not None:
             return True
     return False
-
-
-def _in_strided(rel: int, shape, strides) -> bool:
-    """Whether byte `rel` (from the start) is one of the bytes of a strided block (byte strides, shape)."""
-    dims = sorted(zip(strides, shape), reverse=True)
-
-    def search(rest: int, d: int) -> bool:
-        if d == len(dims):
-            return rest == 0
-        stride, size = dims[d]
-        if stride == 0:
-            return search(rest, d + 1)
-        top = min(rest // stride, size - 1)
-        for idx in range(top, max(-1, top - 2), -1):  # the greedy index and one below (overlapping strides)
-            if search(rest - idx * stride, d + 1):
-                return True
-        return False
-    return search(rel, 0)
 
 
 def _fixpipe_source_byte(fix, gm_buf, byte_offset: int):

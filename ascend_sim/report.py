@@ -131,7 +131,9 @@ class RunReport:
         if engine not in ("fast", "exact"):
             raise ValueError(f"engine={engine!r} must be 'fast' or 'exact'")
         platform = get_platform(platform)
-        if any(len(log) != c.instructions for log, c in zip(self.logs, self.cores)) or len(self.logs) != len(self.cores):
+        recorded = len(self.logs) == len(self.cores) and all(
+            len(log) == c.instructions for log, c in zip(self.logs, self.cores))
+        if not recorded:
             raise ValueError("retime needs the recorded streams: run with Chip(record=True) (the default)")
         kinds, groups = [c.kind for c in self.cores], [c.group for c in self.cores]
         if engine == "fast":

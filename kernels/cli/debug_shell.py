@@ -354,8 +354,10 @@ class DebugShell:
         dims = {"L0A": ("m", "k"), "L0B": ("k", "n"), "L0C": ("m", "n")}[which]
         defaults = {}
         if mmad is not None:
-            defaults = {"core": mmad.core, "addr": mmad.args[{"L0A": 1, "L0B": 4, "L0C": 7}[which]],
-                        "m": mmad.params.m, "n": mmad.params.n, "k": mmad.params.k, "dtype": mmad.args[9]}
+            # the Mmad's operands: reads are (L0A, L0B[, L0C]) and writes (L0C,), as (buffer, start, end)
+            operand = {"L0A": mmad.reads[0], "L0B": mmad.reads[1], "L0C": mmad.writes[0]}[which]
+            defaults = {"core": mmad.core, "addr": operand[1], "m": mmad.params.m, "n": mmad.params.n,
+                        "k": mmad.params.k, "dtype": mmad.args[9]}  # args[9]: the operand dtype (isa/cube.py)
         values = {}
         for key in ("core", "addr", *dims):
             if key in options:
