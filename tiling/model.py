@@ -6,8 +6,6 @@ so a 4-byte hole sits before the three trailing u64 fields.
 """
 from __future__ import annotations
 
-import difflib
-import numbers
 import struct
 from typing import ClassVar
 
@@ -15,9 +13,10 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field, create_model,
 
 from ascend_sim.platform import Platform
 
-U32_MAX = 2**32 - 1
-I32_MIN, I32_MAX = -(2**31), 2**31 - 1
-U64_MAX = 2**64 - 1
+from .cstruct import I32_MAX, I32_MIN, U32_MAX, U64_MAX  # noqa: F401  (re-exported: kernels/cli reads them here)
+from .cstruct import CStruct as _CStruct
+from .cstruct import check_field_value as _check_field_value
+from .cstruct import unknown_field_message as _unknown_field_message
 
 # (name, C type) in declaration order. The order *is* the blob layout.
 PARAMS_FIELDS: tuple[tuple[str, str], ...] = (
@@ -44,28 +43,6 @@ _PARAMS_FMT = "<6IQ"
 _TILING_FMT = "<" + "I" * len(_U32_TILING) + "iii" + "4x" + "QQQ"
 BLOB_SIZE = struct.calcsize(_PARAMS_FMT) + struct.calcsize(_TILING_FMT)
 assert BLOB_SIZE == 312, BLOB_SIZE
-
-_RANGES = {"u32": (0, U32_MAX), "i32": (I32_MIN, I32_MAX), "u64": (0, U64_MAX)}
-
-
-class _CStruct(BaseModel):
-    """A C struct of integers: every field range-checked against its C type."""
-
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
-    FIELDS: ClassVar[tuple[tuple[str, str], ...]] = ()
-
-    @model_validator(mode="after")
-    def _c_ranges(self):
-        for name, ctype in self.FIELDS:
-            low, high = _RANGES[ctype]
-            value = getattr(self, name)
-            if not low <= value <= high:
-                raise ValueError(f"{name}={value} does not fit its C type {ctype} [{low}, {high}]")
-        return self
-
-    def as_tuple(self) -> tuple[int, ...]:
-        return tuple(getattr(self, name) for name, _ in self.FIELDS)
-
 
 class Conv3DBackpropInputV2Params(_CStruct):
     """Multi-core split factors (kDim is always 1 on arch22) and blockDim."""
@@ -196,19 +173,3 @@ class Conv3DBackpropInputV2TilingData(BaseModel):
     def fields(self) -> dict[str, int]:
         """All kernel-visible fields, params first, in blob order."""
         return {**self.params.model_dump(), **self.conv3DDxTiling.model_dump()}
-
-
-def _check_field_value(name: str, value) -> None:
-    """Tiling fields are C integers: refuse a bool or a non-integer before pydantic would coerce it."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"tiling field {name}={value!r} must be an integer, got {type(value).__name__}")
-
-
-def _unknown_field_message(name: str, known: list[str]) -> str:
-    by_lower = {k.lower(): k for k in known}
-    if name.lower() in by_lower:  # only the case differs
-        return f"unknown tiling field {name!r}; did you mean {by_lower[name.lower()]!r}?"
-    close = [by_lower[m] for m in difflib.get_close_matches(name.lower(), list(by_lower), n=4, cutoff=0.6)]
-    if close:
-        return f"unknown tiling field {name!r}; did you mean {' or '.join(repr(c) for c in close)}?"
-    return f"unknown tiling field {name!r}; the fields are: {', '.join(known)}"

@@ -1,0 +1,84 @@
+"""C structs of integers for tiling data: range-checked pydantic fields and their exact little-endian layout.
+
+Shared by the dx and dw tiling models. A struct is described by `FIELDS`, (name, C type) pairs in declaration
+order; `c_format` turns that into a `struct` format with natural alignment, so the order *is* the blob layout.
+"""
+from __future__ import annotations
+
+import difflib
+import numbers
+import struct
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+U32_MAX = 2**32 - 1
+I32_MIN, I32_MAX = -(2**31), 2**31 - 1
+U64_MAX = 2**64 - 1
+
+C_RANGES = {"u32": (0, U32_MAX), "i32": (I32_MIN, I32_MAX), "u64": (0, U64_MAX)}
+_CODES = {"u32": ("I", 4), "i32": ("i", 4), "u64": ("Q", 8)}
+
+
+def c_format(fields: tuple[tuple[str, str], ...]) -> str:
+    """The little-endian `struct` format of a C struct with these members: holes before misaligned members
+    and a tail pad to the struct's own alignment, as a C compiler lays it out."""
+    parts, offset, align = [], 0, 1
+    for _, ctype in fields:
+        code, size = _CODES[ctype]
+        hole = -offset % size
+        if hole:
+            parts.append(f"{hole}x")
+        parts.append(code)
+        offset += hole + size
+        align = max(align, size)
+    if -offset % align:
+        parts.append(f"{-offset % align}x")
+    return "<" + "".join(parts)
+
+
+class CStruct(BaseModel):
+    """A C struct of integers: every field range-checked against its C type."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    FIELDS: ClassVar[tuple[tuple[str, str], ...]] = ()
+
+    @model_validator(mode="after")
+    def _c_ranges(self):
+        for name, ctype in self.FIELDS:
+            low, high = C_RANGES[ctype]
+            value = getattr(self, name)
+            if not low <= value <= high:
+                raise ValueError(f"{name}={value} does not fit its C type {ctype} [{low}, {high}]")
+        return self
+
+    def as_tuple(self) -> tuple[int, ...]:
+        return tuple(getattr(self, name) for name, _ in self.FIELDS)
+
+    @classmethod
+    def size(cls) -> int:
+        return struct.calcsize(c_format(cls.FIELDS))
+
+    def pack(self) -> bytes:
+        return struct.pack(c_format(self.FIELDS), *self.as_tuple())
+
+    @classmethod
+    def unpack(cls, blob: bytes):
+        values = struct.unpack(c_format(cls.FIELDS), blob)
+        return cls(**dict(zip((name for name, _ in cls.FIELDS), values)))
+
+
+def check_field_value(name: str, value) -> None:
+    """Tiling fields are C integers: refuse a bool or a non-integer before pydantic would coerce it."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"tiling field {name}={value!r} must be an integer, got {type(value).__name__}")
+
+
+def unknown_field_message(name: str, known: list[str]) -> str:
+    by_lower = {k.lower(): k for k in known}
+    if name.lower() in by_lower:  # only the case differs
+        return f"unknown tiling field {name!r}; did you mean {by_lower[name.lower()]!r}?"
+    close = [by_lower[m] for m in difflib.get_close_matches(name.lower(), list(by_lower), n=4, cutoff=0.6)]
+    if close:
+        return f"unknown tiling field {name!r}; did you mean {' or '.join(repr(c) for c in close)}?"
+    return f"unknown tiling field {name!r}; the fields are: {', '.join(known)}"
