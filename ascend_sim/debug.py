@@ -97,7 +97,7 @@ class Debugger:
     can be stepped through; the faulting record itself never ran, so it is not among them)."""
 
     def __init__(self, chip, initial_gm: dict | None = None, *, fault: SimFault | None = None,
-                 checkpoint_every: int = 2000, checkpoint_budget: int = 1 << 30):
+                 checkpoint_every: int = 2000, checkpoint_budget: int = 1 << 30, tensors: dict | None = None):
         if not chip.record:
             raise ValueError("the chip ran with record=False: there are no records to replay")
         if not chip.execute:
@@ -109,6 +109,8 @@ class Debugger:
                              "or pass initial_gm={name: bytes}")
         self.chip = chip
         self.records = chip.executed
+        self.tensors = dict(tensors or {})  # {argument name: gm_tensors.GmTensor}, from the operator
+        self._flow = None
         self.fault = fault if fault is not None else getattr(chip, "fault", None)
         # the machine state: key -> array; keys (core index, buffer name) and ("GM", allocation name)
         self._buffers = []  # (Buffer, key)
@@ -294,7 +296,41 @@ class Debugger:
         z = self._typed((core, "L0C"), address, n1 * m16 * 16, np.dtype(np.float32)).reshape(n1, m16, 16)
         return nz_to_nd(z, m, n).copy()
 
+    # ------------------------------------------------------------------ GM tensors by argument name
+    def tensor(self, name: str, index=(), device: bool = False) -> np.ndarray:
+        """An operator argument (`tensors`) at this position: the logical tensor, or with device=True its GM
+        allocation in the device format; `index` (integers and slices) selects part of it. A copy."""
+        t = self._tensor(name)
+        data = self._state[("GM", t.allocation)]
+        return np.array(t.device(data)[index] if device else t.logical(data, index))
+
+    def trace(self, name: str, index: tuple):
+        """The provenance (provenance.Provenance) of one logical element of an operator argument."""
+        t = self._tensor(name)
+        return self.provenance(t.allocation, t.byte_offset(tuple(index)))
+
+    def _tensor(self, name: str):
+        if name not in self.tensors:
+            known = ", ".join(self.tensors) or "none: the debugger was given no tensors"
+            raise KeyError(f"no tensor {name!r}; tensors: {known}")
+        return self.tensors[name]
+
     # ------------------------------------------------------------------ provenance
+    @property
+    def flow(self):
+        """The exact written bytes and move sources of the records (dataflow.DataFlow, cached per record)."""
+        if self._flow is None:
+            from .dataflow import DataFlow
+            self._flow = DataFlow(self)
+        return self._flow
+
+    def provenance(self, gm_name: str, byte_offset: int):
+        """Where byte `byte_offset` of a GM allocation came from among the applied records: the store, the Mmads
+        that accumulated its L0C cell and the loads that brought their operands, back to the GM bytes they read
+        (provenance.Provenance)."""
+        from .provenance import trace_element
+        return trace_element(self, gm_name, byte_offset)
+
     def who_wrote(self, gm_name: str, byte_offset: int) -> list:
         """Who wrote byte `byte_offset` of GM allocation `gm_name` among the records applied so far: [the last
         record whose exact GM footprint writes it] followed, when that is a Fixpipe, by the Mmads that
