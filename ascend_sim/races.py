@@ -159,7 +159,14 @@ class GmRaceChecker:
         span = offset + sum((n - 1) * s for n, s in zip(shape, strides)) + 1
         shape, strides, offset = _in_granules(shape, strides, offset, span)
         strides4 = tuple(s * 4 for s in strides)
-        for kind in ("write", "read") if is_write else ("write",):
+        # an atomic add (footprint kind "atomic", SetAtomicAdd) races with plain accesses, not with other adds
+        mine = "atomic" if is_write == "atomic" else ("write" if is_write else "read")
+        if mine == "atomic" and "atomic" not in shadow:
+            shadow["atomic"] = np.full(shadow["write"].size, -1, np.int32)
+        checks = ("write", "read") if is_write else ("write",)
+        if mine != "atomic" and "atomic" in shadow:
+            checks += ("atomic",)
+        for kind in checks:
             seen = np.ndarray(shape, np.int32, shadow[kind], offset * 4, strides4)
             if seen.max() < self.generation_start:
                 continue  # untouched, or touched in an earlier generation only
@@ -172,6 +179,6 @@ class GmRaceChecker:
                     raise CrossCoreRace(f"{'write' if is_write else 'read'} of {buf.name}[{lo}, {span}) is not ordered "
                                         f"after the {kind} of some of its bytes by core {d}'s {other.describe()}: no "
                                         "SyncAll or cross-core flag orders them", buffer=buf.name, addr_range=(lo, span))
-        np.ndarray(shape, np.int32, shadow["write" if is_write else "read"], offset * 4, strides4)[...] = \
+        np.ndarray(shape, np.int32, shadow[mine], offset * 4, strides4)[...] = \
             len(self.accesses)
         self.accesses.append((c, self.generation[c], self.clock[c][c], rec))

@@ -296,8 +296,11 @@ def ref_load3dv2(dst, src, dst_offset, src_offset, l1H, l1W, padList, channelSiz
     * target "L0A", enTranspose False: A = Blk in ZZ (16 x C0 fractals), K1 = kExtension/C0:
           dst[((mm//16 * K1 + kk//C0) * 16 + mm%16) * C0 + kk%C0] = Blk[mm][kk]
     * target "L0A", enTranspose True (b16/b32 only): A = Blk^T (kExtension x mExtension) in ZZ with
-      16-row x C0-column fractals; rows padded to 16, padding rows NOT written:
-          dst[((kk//16 * (mExtension/C0) + mm//C0) * 16 + kk%16) * C0 + mm%C0] = Blk[mm][kk]
+      16-row x C0-column fractals; rows padded to 16, padding rows NOT written; a fractal row holds the
+      columns padded to 16 (MF = ceil(mExtension/16)*16/C0 fractals: for b32 an odd number of 8-wide
+      fractals still takes an even slot count, the L0A row stride Mmad's kDirectionAlign reads), padding
+      columns NOT written:
+          dst[((kk//16 * MF + mm//C0) * 16 + kk%16) * C0 + mm%C0] = Blk[mm][kk]
     * target "L0B" ("always transposes"; enTranspose ignored; b16/b32 only): the K x N matrix B = Blk itself
       (K_mmad = img2col M = mExtension rows, N_mmad = img2col K = kExtension columns) in ZN, i.e. every
       C0-row x 16-column fractal is stored transposed ([n0][k0]) compared with L1/L0A; N1 = ceil(kExtension/16);
@@ -371,7 +374,7 @@ def ref_load3dv2(dst, src, dst_offset, src_offset, l1H, l1W, padList, channelSiz
                 d = ((mm // CUBE * k1 + kk // c0) * CUBE + mm % CUBE) * c0 + kk % c0
                 _write(out, dst_offset + d, value(mm, kk))
     elif target == "L0A":  # enTranspose: A = Blk^T in ZZ, fractal 16 (rows = kk) x C0 (cols = mm)
-        col_fracs = mExtension // c0
+        col_fracs = _ceil_div(mExtension, CUBE) * (CUBE // c0)
         for mm in range(mExtension):
             for kk in range(kExtension):
                 d = ((kk // CUBE * col_fracs + mm // c0) * CUBE + kk % CUBE) * c0 + mm % c0
@@ -528,7 +531,8 @@ def _convert_out(x: np.float32, quantPre: str, saturate: bool):
 
 
 def ref_fixpipe(dst, src, dst_offset, src_offset, nSize, mSize, srcStride, dstStride, quantPre, isChannelSplit,
-                nz2nd, dst_dtype, reluEn=False, ndNum=1, srcNdStride=0, dstNdStride=0, saturate=False):
+                nz2nd, dst_dtype, reluEn=False, ndNum=1, srcNdStride=0, dstNdStride=0, saturate=False,
+                atomic_add=False):
     """Fixpipe L0C -> GM with FixpipeParamsV220 (same fields as DataCopyCO12DstParams), fp32 L0C source.
 
     Source: 矩阵计算的搬出/L0C到GM数据搬运（Fixpipe）.md, L0C到GM数据搬运（DataCopy）.md, 关键特性说明/NZ2ND.md,
@@ -549,6 +553,8 @@ def ref_fixpipe(dst, src, dst_offset, src_offset, nSize, mSize, srcStride, dstSt
       dstStride = distance of adjacent 8-wide blocks in 32-byte units (= 8 fp32):
           dst[dst_offset + (j//8)*dstStride*8 + i*8 + j%8] = S(i, j);   nSize must be a multiple of 8.
     Rows i >= mSize and columns j >= nSize are never written.
+    atomic_add=True (SetAtomicAdd<T> set, 基础API/原子操作/SetAtomicAdd.md): every written element becomes
+    dst + converted value instead, rounded once to the dst dtype.
     """
     if quantPre not in _QUANT_OUT:
         raise ValueError(f"quantPre={quantPre!r}: modelled values are {sorted(_QUANT_OUT)}")
@@ -558,6 +564,17 @@ def ref_fixpipe(dst, src, dst_offset, src_offset, nSize, mSize, srcStride, dstSt
     out = _copy(dst)
     if out.dtype != dst_dt:
         raise ValueError(f"dst buffer dtype {out.dtype} differs from dst_dtype {dst_dt}")
+    if atomic_add:  # the plain result on zeros, and where it writes (a NaN marker pass), added to dst
+        values = ref_fixpipe(np.zeros(dst.size, dst_dt), src, dst_offset, src_offset, nSize, mSize, srcStride,
+                             dstStride, quantPre, isChannelSplit, nz2nd, dst_dt, reluEn, ndNum, srcNdStride,
+                             dstNdStride, saturate)
+        marks = ref_fixpipe(np.zeros(dst.size, dst_dt), np.full(src.size, np.nan, np.float32), dst_offset,
+                            src_offset, nSize, mSize, srcStride, dstStride, quantPre, isChannelSplit, nz2nd, dst_dt,
+                            False, ndNum, srcNdStride, dstNdStride, False)
+        for i in range(out.size):
+            if math.isnan(float(marks[i])):
+                out[i] = np.array([float(out[i]) + float(values[i])], np.float64).astype(dst_dt)[0]
+        return out
     _check_range("nSize", nSize, 0, 4095)
     _check_range("mSize", mSize, 0, 8192 if nz2nd else 65535)
     _check_range("srcStride", srcStride, 0, 65535)

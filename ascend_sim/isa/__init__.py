@@ -2,6 +2,8 @@
 overloaded Ascend C entry points: the parameter struct picks the instruction."""
 from __future__ import annotations
 
+from ..tensor import GlobalTensor
+from .atomic import SetAtomicAdd, SetAtomicNone
 from .cube import Mmad, MmadParams, SetHF32Mode, SetHF32TransMode
 from .fixpipe import (CFG_NZ, CFG_ROW_MAJOR, DataCopyCO12DstParams, Fixpipe, FixpipeConfig, FixpipeParamsV220,
                       QuantMode_t, copy_l0c_to_gm)
@@ -9,14 +11,23 @@ from .mte1 import (FMATRIX_LEFT, FMATRIX_RIGHT, LoadData2DParams, LoadData3DPara
                    load_data_2d, load_data_3d_v2)
 from .mte2 import (DataCopyParams, InitConstValue, InitConstValueParams, Nd2NzParams, copy_gm_to_l1,
                    copy_gm_to_l1_contiguous, copy_gm_to_l1_nd2nz)
+from .mte3 import copy_l1_to_gm
 from .sync import (ASCEND_IS_AIC, ASCEND_IS_AIV, CrossCoreSetFlag, CrossCoreWaitFlag, GetBlockIdx, GetBlockNum, GetSubBlockIdx, PipeBarrier, SetFlag,
                    SyncAll, WaitFlag)
+from .vector import *  # noqa: F401,F403 - the vector core's instructions
+from .vector.datacopy import data_copy_ub, is_ub
 
 
 def DataCopy(dst, src, params) -> None:
-    """GM -> L1 (count, DataCopyParams or Nd2NzParams) or L0C -> GM (DataCopyCO12DstParams)."""
+    """GM -> L1 (count, DataCopyParams or Nd2NzParams), L1 -> GM (DataCopyParams into a GlobalTensor) or
+    L0C -> GM (DataCopyCO12DstParams); GM <-> UB (count or DataCopyParams) on the vector core."""
+    if is_ub(dst) or is_ub(src):
+        return data_copy_ub(dst, src, params)
     if isinstance(params, DataCopyParams):
-        copy_gm_to_l1(dst, src, params)
+        if isinstance(dst, GlobalTensor):
+            copy_l1_to_gm(dst, src, params)
+        else:
+            copy_gm_to_l1(dst, src, params)
     elif isinstance(params, Nd2NzParams):
         copy_gm_to_l1_nd2nz(dst, src, params)
     elif isinstance(params, DataCopyCO12DstParams):

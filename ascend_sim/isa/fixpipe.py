@@ -10,6 +10,7 @@ from ..dtypes import bfloat16, float16, float32
 from ..faults import ParameterOutOfRange
 from ..pipes import Pipe
 from ..record import define
+from .atomic import ATOMIC_WRITE, atomic_register, store
 from .common import check_aligned, check_range, current_core, expect_position
 
 FIX = Pipe.FIX
@@ -73,7 +74,8 @@ def _fixpipe_cost(rec, model) -> float:
 
 def _fixpipe_execute(rec) -> None:
     """Each of ndNum L0C blocks: the mSize x nSize fp32 values (optionally ReLU), rounded to the output dtype
-    (nearest even), written as ND rows (NZ2ND), as NZ columns, or as 8-wide NZ columns (channel split)."""
+    (nearest even), written as ND rows (NZ2ND), as NZ columns, or as 8-wide NZ columns (channel split); added
+    to GM instead under SetAtomicAdd (the record's atomic register)."""
     (sbuf, s0, s_pitch, s_nd, dbuf, d0, d_nd, shape, strides, out, n1, m_size, n_size, nd_num, relu, nz2nd,
      split, _) = rec.args
     for t in range(nd_num):
@@ -83,12 +85,12 @@ def _fixpipe_execute(rec) -> None:
         converted = values.astype(out)
         d = dbuf.strided(d0 + t * d_nd * out.itemsize, shape, strides, out)
         if nz2nd:
-            d[...] = converted.transpose(1, 0, 2).reshape(m_size, n1 * 16)[:, :n_size]
+            store(rec, d, converted.transpose(1, 0, 2).reshape(m_size, n1 * 16)[:, :n_size])
         elif split:  # each 16-wide Z column becomes two 8-wide ones
             halves = converted.reshape(n1, m_size, 2, 8).transpose(0, 2, 1, 3).reshape(n1 * 2, m_size, 8)
-            d[...] = halves[:shape[0]]
+            store(rec, d, halves[:shape[0]])
         else:
-            d[...] = converted
+            store(rec, d, converted)
 
 
 FIXPIPE = define("Fixpipe", FIX, cost=_fixpipe_cost, execute=_fixpipe_execute, params=FixpipeParamsV220,
@@ -135,8 +137,9 @@ def _fixpipe(dst, src, n_size, m_size, src_stride, dst_stride, quant, relu, spli
     check_aligned(core, name, FIX, src, core.platform.alignments.L0C, "src")
     if not nz2nd:
         check_aligned(core, name, FIX, dst, 32, "dst (NZ)")
+    registers = atomic_register(core, name, FIX, out)
     if n_size == 0 or m_size == 0 or nd_num == 0:
-        core.issue(FIXPIPE, FIX, params)
+        core.issue(FIXPIPE, FIX, params, registers=registers)
         return
     if dst_stride == 0:
         raise core.fault(ParameterOutOfRange("dstStride=0 would write every row on top of the previous one"),
@@ -161,8 +164,10 @@ def _fixpipe(dst, src, n_size, m_size, src_stride, dst_stride, quant, relu, spli
     sbuf, dbuf, s0, d0 = src.buffer, dst.buffer, src.address, dst.address
 
     elems = nd_num * m_size * n_size
-    core.issue(FIXPIPE, FIX, params, ((sbuf, s0, s0 + s_span),), ((dbuf, d0, d0 + d_span),),
+    kind = True if registers[0][1] is None else ATOMIC_WRITE  # an atomic add also reads GM, as one access
+    reads = ((sbuf, s0, s0 + s_span),) if kind is True else ((sbuf, s0, s0 + s_span), (dbuf, d0, d0 + d_span))
+    core.issue(FIXPIPE, FIX, params, reads, ((dbuf, d0, d0 + d_span),),
                (sbuf, s0, s_pitch, s_nd, dbuf, d0, d_nd, shape, strides, out, n1, m_size, n_size, nd_num, relu, nz2nd,
-                split, elems), "L0C->GM", elems * osize,
-               footprint=tuple((dbuf, d0 + t * d_nd * osize, (*shape, osize), (*strides, 1), True)
+                split, elems), "L0C->GM", elems * osize, registers,
+               footprint=tuple((dbuf, d0 + t * d_nd * osize, (*shape, osize), (*strides, 1), kind)
                                for t in range(nd_num)))

@@ -175,17 +175,26 @@ def _channel_size_ok(channel_size: int, size: int) -> bool:
 
 
 @lru_cache(maxsize=512)
-def _img2col_map(l1H, l1W, pads, c1, kExt, mExt, kStart, mStart, sW, sH, fW, fH, dW, dH, c0, to_l0b):
+def _img2col_map(l1H, l1W, pads, c1, kExt, mExt, kStart, mStart, sW, sH, fW, fH, dW, dH, c0, target):
     """For every destination element, in destination order: the flat source index, then the pad positions,
-    the destination positions when some are left unwritten (else None), and Wout."""
+    the destination positions when some are left unwritten (else None), and Wout.
+
+    target "L0A" (ZZ of the block), "L0A_T" (ZZ of its transpose, enTranspose) or "L0B" (ZN)."""
     pl, pr, pt, _ = pads
     wout = (l1W + pl + pr - ((fW - 1) * dW + 1)) // sW + 1
-    if to_l0b:  # ZN: fractal (kk, nn) holds X[kk*c0 + k0, nn*16 + n0] at [n0][k0]
+    if target == "L0B":  # ZN: fractal (kk, nn) holds X[kk*c0 + k0, nn*16 + n0] at [n0][k0]
         kk = np.arange(mExt // c0).reshape(-1, 1, 1, 1)
         nn = np.arange(-(-kExt // 16)).reshape(1, -1, 1, 1)
         n0 = np.arange(16).reshape(1, 1, -1, 1)
         k0 = np.arange(c0).reshape(1, 1, 1, -1)
         m, k = kk * c0 + k0, nn * 16 + n0
+    elif target == "L0A_T":  # ZZ of Blk^T: fractal (a, b) holds X[b*c0 + e, a*16 + r] at [r][e]; the M axis
+        # (columns of A) is padded to 16 per fractal row, as Mmad's kDirectionAlign reads it for b32
+        a = np.arange(-(-kExt // 16)).reshape(-1, 1, 1, 1)
+        b = np.arange(-(-mExt // 16) * (16 // c0)).reshape(1, -1, 1, 1)
+        r = np.arange(16).reshape(1, 1, -1, 1)
+        e = np.arange(c0).reshape(1, 1, 1, -1)
+        m, k = b * c0 + e, a * 16 + r
     else:  # ZZ: fractal (a, b) holds X[a*16 + r, b*c0 + e] at [r][e]
         a = np.arange(mExt // 16).reshape(-1, 1, 1, 1)
         b = np.arange(kExt // c0).reshape(1, -1, 1, 1)
@@ -193,8 +202,8 @@ def _img2col_map(l1H, l1W, pads, c1, kExt, mExt, kStart, mStart, sW, sH, fW, fH,
         e = np.arange(c0).reshape(1, 1, 1, -1)
         m, k = a * 16 + r, b * c0 + e
     written = None
-    if k.max() >= kExt:  # a half-used last fractal column (b32 into L0B)
-        keep = np.broadcast_to(k < kExt, np.broadcast_shapes(m.shape, k.shape)).reshape(-1)
+    if k.max() >= kExt or m.max() >= mExt:  # half-used last fractals (b32): their unused part is not written
+        keep = np.broadcast_to((k < kExt) & (m < mExt), np.broadcast_shapes(m.shape, k.shape)).reshape(-1)
         written = np.flatnonzero(keep)
     m = m + mStart
     k = k + kStart
@@ -206,8 +215,10 @@ def _img2col_map(l1H, l1W, pads, c1, kExt, mExt, kStart, mStart, sW, sH, fW, fH,
     w = ow * sW - pl + kw * dW
     valid = (h >= 0) & (h < l1H) & (w >= 0) & (w < l1W) & (ch1 < c1)
     index = ((ch1 * l1H + h) * l1W + w) * c0 + ci
-    index = np.where(valid, index, 0).reshape(-1)
-    valid = valid.reshape(-1)
+    shape = np.broadcast_shapes(index.shape, valid.shape)
+    index = np.where(valid, index, 0)
+    index = np.broadcast_to(index, shape).reshape(-1)
+    valid = np.broadcast_to(valid, shape).reshape(-1)
     if written is not None:
         index, valid = index[written], valid[written]
     pad_positions = np.flatnonzero(~valid)
@@ -258,7 +269,13 @@ def load_data_3d_v2(dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool = T
     p = params
     registers = ()
     if isSetFMatrix:
+        if p.fMatrixCtrl:
+            # asc-devkit writes the struct into the LEFT register, then the load reads the RIGHT one
+            raise core.fault(ParameterOutOfRange(
+                "fMatrixCtrl=1 with isSetFMatrix=True: the load would set the LEFT fmatrix and read the RIGHT one; "
+                "call SetFmatrix(..., FMATRIX_RIGHT) and load with isSetFMatrix=False"), name, MTE1)
         l1H, l1W, pads = p.l1H, p.l1W, tuple(p.padList)
+        registers = ((FMATRIX_LEFT, Fmatrix(l1H, l1W, pads)),)  # set by the load itself, then read
     else:
         which = FMATRIX_RIGHT if p.fMatrixCtrl else FMATRIX_LEFT
         fm = core.registers.get(which)
@@ -280,8 +297,13 @@ def load_data_3d_v2(dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool = T
             check_range(core, name, MTE1, f"padList[{i}]", pad, 0, 255)
     dbuf = dst.buffer
     to_l0b = dbuf.name == "L0B"
-    if p.enTranspose and not to_l0b:
-        raise core.fault(ParameterOutOfRange("enTranspose=1 into L0A is not modelled yet"), name, MTE1)
+    transpose_a = bool(p.enTranspose) and not to_l0b  # into L0B enTranspose is ignored (L0B always transposes)
+    if transpose_a and size == 1:
+        raise core.fault(ParameterOutOfRange(f"enTranspose=1 into L0A needs 16- or 32-bit data, got {src.dtype}"),
+                         name, MTE1)
+    if to_l0b and size == 1:
+        raise core.fault(ParameterOutOfRange(f"LoadData 3Dv2 into L0B does not take {src.dtype} on A2/A3"),
+                         name, MTE1)
     channel_size, k_ext, m_ext, k_start = p.channelSize, p.kExtension, p.mExtension, p.kStartPt
     if not _channel_size_ok(channel_size, size):
         raise core.fault(ParameterOutOfRange(
@@ -292,8 +314,12 @@ def load_data_3d_v2(dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool = T
     if k_start % c0:
         raise core.fault(ParameterOutOfRange(f"kStartPt={k_start} must be a multiple of {c0}"), name, MTE1)
     # Into L0B the M axis is cut into C0-row fractals and K into 16-column ones; b32 may end on a half
-    # fractal column (kExtension = 8 mod 16), whose unused half is left unwritten.
-    m_unit, k_unit = (c0, c0 if size == 4 else 16) if to_l0b else (16, c0)
+    # fractal column (kExtension = 8 mod 16), whose unused half is left unwritten. Transposed into L0A, K
+    # becomes 16-row fractal rows and M C0-wide columns: b32 may end on half a fractal either way.
+    if to_l0b or transpose_a:
+        m_unit, k_unit = c0, (c0 if size == 4 else 16)
+    else:
+        m_unit, k_unit = 16, c0
     if m_ext % m_unit or k_ext % k_unit:
         raise core.fault(ParameterOutOfRange(
             f"mExtension={m_ext} must be a multiple of {m_unit} and kExtension={k_ext} of {k_unit} "
@@ -333,7 +359,7 @@ def load_data_3d_v2(dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool = T
     m_start, stride_w = p.mStartPt, p.strideW
     index, pad_positions, written, wout = _img2col_map(l1H, l1W, pads, c1, k_ext, m_ext, k_start, m_start,
                                                        stride_w, p.strideH, fW, fH, dW, p.dilationFilterH, c0,
-                                                       to_l0b)
+                                                       "L0B" if to_l0b else ("L0A_T" if transpose_a else "L0A"))
     span = c1 * l1H * l1W * c0
     count = m_ext * k_ext
     extent = count if written is None else int(written[-1]) + 1  # destination elements spanned
