@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["DataFlow", "MOVE_PIPES"]
+__all__ = ["MOVE_PIPES", "DataFlow"]
 
 MOVE_PIPES = ("MTE1", "MTE2", "MTE3")  # records on these pipes copy (and zero-pad) bytes without arithmetic
 _DIGIT_BITS = 14

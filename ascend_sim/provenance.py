@@ -13,7 +13,7 @@ import numpy as np
 
 from .dataflow import MOVE_PIPES
 
-__all__ = ["Step", "Provenance", "trace_element"]
+__all__ = ["Provenance", "Step", "trace_element"]
 
 FRACTAL = 512  # bytes of one L0A/L0B fractal
 
@@ -57,7 +57,10 @@ class Provenance:
 
 def trace_element(dbg, gm_name: str, byte_offset: int) -> Provenance:
     """The provenance of byte `byte_offset` of GM allocation `gm_name` among the records applied so far."""
-    from .debug import Writer, _fixpipe_source_byte  # the debugger's own store/accumulation search
+    from .debug import (  # the debugger's own store/accumulation search
+        Writer,
+        _fixpipe_source_byte,
+    )
 
     writers = dbg.who_wrote(gm_name, byte_offset)
     steps: dict[int, Step] = {}

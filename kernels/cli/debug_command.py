@@ -15,6 +15,7 @@ from ascend_sim.debug import Capture
 
 from . import conv3d_dx_command, matmul_command
 from .debug_shell import PROMPT, DebugShell
+from .debug_tensors import operator_tensors
 from .flags import FlagError
 
 OPERATORS = (conv3d_dx_command, matmul_command)
@@ -59,8 +60,9 @@ def run(args: argparse.Namespace) -> int:
         raise FlagError("argument --json: the debugger's output is text; drop --json")
     capture = Capture()
     ran = args.simulate(args, hooks=[capture])
-    dbg = capture.debugger()
-    shell = DebugShell(dbg, args.dtype, sys.stdout)
+    operator = operator_tensors(ran)
+    dbg = capture.debugger(tensors=operator.tensors)
+    shell = DebugShell(dbg, args.dtype, sys.stdout, operator)
     cores = len({rec.core for rec in dbg.records})
     print(ran.headline)
     print(f"{len(dbg)} records on {cores} core{'s' if cores != 1 else ''}; at the start (no record applied). "

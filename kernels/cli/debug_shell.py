@@ -10,14 +10,17 @@ import linecache
 import os
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, TextIO
+from typing import TextIO
 
 import numpy as np
 
 from ascend_sim.debug import Debugger, break_on
 from ascend_sim.pipes import Pipe
 
+from .debug_parsing import CommandError, format_array, integer, parse_index
+from .debug_tensor_commands import TensorCommands
 from .flags import one_line
 
 PROMPT = "(ascend-sim) "
@@ -26,7 +29,7 @@ ALIASES = {"b": "break", "d": "delete", "c": "continue", "s": "step", "rs": "rev
            "exit": "quit"}
 # what an empty line repeats (gdb repeats the moving and showing commands, not break/delete/goto)
 REPEATABLE = {"step", "reverse-step", "continue", "reverse-continue", "list", "where", "print", "info", "echo",
-              "who-wrote"}
+              "who-wrote", "x", "check"}
 HELP = {
     "break": "break [b] CRITERIA [if EXPR]: stop at records matching every criterion: name=Mmad, pipe=M, core=3, "
              "file.py:123 (or file.py), seq=N, a bare instruction name; EXPR is Python over `rec`",
@@ -39,18 +42,17 @@ HELP = {
     "goto": "goto SEQ | start | end: make record #SEQ the current record (applied); start: none applied",
     "where": "where: the current record: seq, core, pipe, name, cycles, source line, parameters",
     "list": "list [l]: the kernel source around the current record's line",
-    "print": "print [p] L0A|L0B|L0C [core=C addr=A m=M k=K n=N dtype=D full] | gm NAME[SLICE] [dtype=D shape=S] "
+    "print": "print [p] TENSOR[INDEX] (an operator argument, logical: print y[0, 3, :, 2, 2]) | L0A|L0B|L0C [core=C addr=A m=M k=K n=N dtype=D full] | gm NAME[SLICE] [dtype=D shape=S] "
              "| EXPR (Python over rec, dbg, np); on an Mmad the L0 views default to its operands",
-    "who-wrote": "who-wrote GM_NAME BYTE | who-wrote BUFFER BYTE [core=C]: the record that wrote the byte "
+    "x": "x TENSOR[INDEX]: an operator argument in its device format (NDC1HWC0, FRACTAL_Z_3D, ND, ...)",
+    "check": "check: the operator's output against its reference: the first wrong element and its provenance",
+    "who-wrote": "who-wrote TENSOR[INDEX] (one element: the store, the Mmads, the loads back to GM) | "
+                 "who-wrote GM_NAME BYTE | who-wrote BUFFER BYTE [core=C]: the record that wrote the byte "
                  "(a Fixpipe: then the Mmads that accumulated it)",
     "echo": "echo TEXT: print TEXT",
     "help": "help [COMMAND]: this list, or one command's line",
     "quit": "quit [q]: leave the debugger",
 }
-
-
-class CommandError(ValueError):
-    """A bad command or argument: printed as one line `error: ...`."""
 
 
 class ConditionFailed(Exception):
@@ -68,11 +70,14 @@ class Breakpoint:
     predicate: Callable
 
 
-class DebugShell:
-    """The interpreter: `execute(line)` runs one command line; `done` turns true after quit."""
+class DebugShell(TensorCommands):
+    """The interpreter: `execute(line)` runs one command line; `done` turns true after quit. operator: the run's
+    debug_tensors.OperatorTensors (its reference and output name, for `check`), or None."""
 
-    def __init__(self, dbg: Debugger, dtype: str = "float16", out: TextIO | None = None):
+    def __init__(self, dbg: Debugger, dtype: str = "float16", out: TextIO | None = None, operator=None):
         self.dbg = dbg
+        self.operator = operator
+        self._expected = None
         self.dtype_name = dtype  # of the operator's operands: what L0A/L0B and gm print as by default
         self.out = out or sys.stdout
         self.breakpoints: dict[int, Breakpoint] = {}
@@ -173,7 +178,7 @@ class DebugShell:
         def predicate(rec, index=None):
             try:
                 return matcher(rec, index)
-            except Exception as err:  # noqa: BLE001
+            except Exception as err:
                 raise ConditionFailed(number, index, err) from err
         predicate.takes_index = True
         text = " ".join(f"{k}={v}" if k != "source" else str(v) for k, v in criteria.items())
@@ -205,12 +210,12 @@ class DebugShell:
                                    f"{', '.join(p.name for p in Pipe if p.name != 'ALL')}")
             return value.upper()
         if key == "core":
-            core = _integer(value, "core")
+            core = integer(value, "core")
             if core not in self.cores:
                 raise CommandError(f"break: core {core} ran no record; cores {self.cores[0]}-{self.cores[-1]}")
             return core
         if key == "seq":
-            seq = _integer(value, "seq")
+            seq = integer(value, "seq")
             if not 0 <= seq < len(self.dbg):
                 raise CommandError(f"break: seq {seq} outside the run's records [0, {len(self.dbg) - 1}]")
             return seq
@@ -219,7 +224,7 @@ class DebugShell:
             raise CommandError(f"break: no record of this run comes from {os.path.basename(file)!r}; files: "
                                f"{', '.join(sorted(self.files))}")
         if line:
-            _integer(line, "line")
+            integer(line, "line")
         return value
 
     def do_delete(self, rest: str) -> None:
@@ -228,7 +233,7 @@ class DebugShell:
             self.say("Deleted all breakpoints.")
             return
         for token in rest.split():
-            number = _integer(token, "breakpoint number")
+            number = integer(token, "breakpoint number")
             if number not in self.breakpoints:
                 raise CommandError(f"delete: no breakpoint number {number}")
             del self.breakpoints[number]
@@ -280,7 +285,7 @@ class DebugShell:
         else:
             if not rest:
                 raise CommandError("goto needs a record number, start or end")
-            seq = _integer(rest, "goto")
+            seq = integer(rest, "goto")
             if not 0 <= seq < len(self.dbg):
                 raise CommandError(f"goto: record {seq} outside [0, {len(self.dbg) - 1}] (or start, end)")
             self.dbg.goto(seq + 1)
@@ -329,7 +334,10 @@ class DebugShell:
         if not rest:
             raise CommandError("print needs L0A, L0B, L0C, gm NAME or a Python expression")
         word, _, tail = rest.partition(" ")
-        if word.upper() in ("L0A", "L0B", "L0C"):
+        tensor = self.parse_tensor(rest, "print")
+        if tensor is not None:
+            self.print_tensor(tensor, device=False)
+        elif word.upper() in ("L0A", "L0B", "L0C"):
             self._print_l0(word.upper(), tail)
         elif word == "gm":
             self._print_gm(tail)
@@ -341,7 +349,7 @@ class DebugShell:
                                    f"expression ({err.msg})")
             value = eval(code, {"np": np, "__builtins__": __builtins__},
                          {"rec": self.dbg.record, "dbg": self.dbg})
-            self.say(_format(value) if isinstance(value, np.ndarray) else repr(value))
+            self.say(format_array(value) if isinstance(value, np.ndarray) else repr(value))
 
     def _print_l0(self, which: str, tail: str) -> None:
         options, words = _options(tail, {"core", "addr", "m", "k", "n", "dtype"})
@@ -361,7 +369,7 @@ class DebugShell:
         values = {}
         for key in ("core", "addr", *dims):
             if key in options:
-                values[key] = _integer(options[key], key)
+                values[key] = integer(options[key], key)
             elif key in defaults:
                 values[key] = defaults[key]
             else:
@@ -376,7 +384,7 @@ class DebugShell:
             view = self.dbg.l0a if which == "L0A" else self.dbg.l0b
             matrix = view(values["core"], values["addr"], values[dims[0]], values[dims[1]], dtype)
         self.say(f"{which} core {values['core']} addr {values['addr']}: {matrix.shape} {matrix.dtype}")
-        self.say(_format(matrix, full))
+        self.say(format_array(matrix, full))
 
     def _print_gm(self, tail: str) -> None:
         match = re.fullmatch(r"\s*(\w+)\s*(\[[^\]]*\])?\s*(.*)", tail)
@@ -395,14 +403,14 @@ class DebugShell:
         data = self.dbg.gm(name)
         data = data[:data.size - data.size % dtype.itemsize].view(dtype)
         if "shape" in options:
-            shape = tuple(_integer(s, "shape") for s in options["shape"].replace("x", ",").split(","))
+            shape = tuple(integer(s, "shape") for s in options["shape"].replace("x", ",").split(","))
             if int(np.prod(shape)) != data.size:
                 raise CommandError(f"print gm: shape {shape} does not hold the {data.size} {dtype} elements of {name}")
             data = data.reshape(shape)
         if index is not None:
-            data = data[_index(index[1:-1])]
+            data = data[parse_index(index[1:-1])]
         self.say(f"gm {name}{index or ''}: {np.shape(data)} {data.dtype}")
-        self.say(_format(np.asarray(data)))
+        self.say(format_array(np.asarray(data)))
 
     def _dtype(self) -> np.dtype:
         return _dtype(self.dtype_name)
@@ -442,7 +450,7 @@ class DebugShell:
         if words:
             options["core"] = words[0]
         if "core" in options:
-            core = _integer(options["core"], "core")
+            core = integer(options["core"], "core")
             if core not in range(len(self.dbg.chip.cores)):
                 raise CommandError(f"info {what}: no core {core}")
             return core
@@ -450,10 +458,14 @@ class DebugShell:
         return rec.core if rec is not None else 0
 
     def do_who_wrote(self, rest: str) -> None:
+        tensor = self.parse_tensor(rest, "who-wrote")
+        if tensor is not None:
+            self.who_wrote_element(tensor)
+            return
         options, words = _options(rest, {"core"})
         if len(words) != 2:
             raise CommandError("who-wrote needs GM_NAME BYTE (or BUFFER BYTE core=C)")
-        name, byte = words[0], _integer(words[1], "byte")
+        name, byte = words[0], integer(words[1], "byte")
         chip = self.dbg.chip
         if name in chip.gm.allocations:
             size = chip.gm.allocations[name].capacity
@@ -508,17 +520,10 @@ def _split_condition(text: str) -> tuple[str, str | None]:
     return match.group(1), match.group(2).strip()
 
 
-def _integer(text: str, what: str) -> int:
-    try:
-        return int(text, 0)
-    except ValueError:
-        raise CommandError(f"{what}: {text!r} is not an integer") from None
-
-
 def _count(text: str, what: str) -> int:
     if not text:
         return 1
-    count = _integer(text, what)
+    count = integer(text, what)
     if count < 1:
         raise CommandError(f"{what}: the count must be at least 1, got {count}")
     return count
@@ -553,30 +558,7 @@ def _dtype(name: str) -> np.dtype:
         raise CommandError(f"{name!r} is not a dtype; e.g. {', '.join(sorted(DTYPES))}") from None
 
 
-def _index(text: str):
-    """A numpy index from `a:b, c, ::2` (integers and slices only)."""
-    parts = []
-    for part in text.split(","):
-        part = part.strip()
-        if ":" in part:
-            bounds = [(_integer(b, "slice") if b.strip() else None) for b in part.split(":")]
-            if len(bounds) > 3:
-                raise CommandError(f"{part!r} is not a slice")
-            parts.append(slice(*bounds))
-        elif part:
-            parts.append(_integer(part, "index"))
-        else:
-            raise CommandError(f"[{text}] is not an index")
-    return tuple(parts)
-
-
 def _params(params) -> str:
     if params is None:
         return "(no parameters)"
     return one_line(repr(params))
-
-
-def _format(array: np.ndarray, full: bool = False) -> str:
-    if full:
-        return np.array2string(array, threshold=sys.maxsize, max_line_width=120, floatmode="unique")
-    return np.array2string(array, threshold=256, edgeitems=3, max_line_width=120, precision=4)

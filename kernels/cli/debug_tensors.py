@@ -11,10 +11,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from ascend_sim.dtypes import DTYPES
-from ascend_sim.formats import filter_to_fractal_z_3d, ncdhw_to_ndc1hwc0, ndc1hwc0_to_ncdhw
+from ascend_sim.formats import (
+    filter_to_fractal_z_3d,
+    ncdhw_to_ndc1hwc0,
+    ndc1hwc0_to_ncdhw,
+)
 from ascend_sim.gm_tensors import GmTensor, from_device, to_device
 
-from ..conv3d_backprop_input.matmul_route import FM_EQ_KERNEL, STRIDE_EQ_KERNEL, W1B1_1X1X1
+from ..conv3d_backprop_input.matmul_route import (
+    FM_EQ_KERNEL,
+    STRIDE_EQ_KERNEL,
+    W1B1_1X1X1,
+)
 from ..reference import conv3d_dx_reference
 from .report import TOLERANCE
 
@@ -37,7 +45,7 @@ def matmul_tensors(ran) -> OperatorTensors:
     for name, allocation, array, dtype in (("a", "A", ran.a, t.dtype), ("b", "B", ran.b, t.dtype),
                                            ("c", "C", ran.c, t.out)):
         tensors[name] = to_device(name, allocation, DTYPES[dtype], "ND", array.shape, "ND", lambda x: x)
-    expected = lambda: np.matmul(ran.a.astype(np.float64), ran.b.astype(np.float64))  # noqa: E731
+    expected = lambda: np.matmul(ran.a.astype(np.float64), ran.b.astype(np.float64))
     return OperatorTensors(tensors, "c", expected, _tolerance(t.dtype, t.hf32))
 
 
