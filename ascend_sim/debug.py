@@ -236,6 +236,26 @@ class Debugger:
         self.goto(0)
         return None
 
+    def watch(self, key: tuple, lo: int, hi: int) -> Callable:
+        """A watchpoint: a breakpoint that holds on the records that write any byte of [lo, hi) of `key`, a core's
+        buffer (core, "L0C") or a GM allocation ("GM", "y"). Exact: a strided write whose span covers the bytes
+        without writing them does not hold (dataflow.DataFlow.written)."""
+        if key not in self._state:
+            raise KeyError(f"no buffer {key!r}; e.g. (0, 'L0C') or ('GM', {next(iter(self.chip.gm.allocations), 'y')!r})")
+        size = self._state[key].size
+        if not 0 <= lo < hi <= size:
+            raise ValueError(f"watch: bytes [{lo}, {hi}) outside {key[1]} of {size} bytes")
+        keys, offsets = self._key, np.arange(lo, hi)
+
+        def predicate(rec, index: int | None = None) -> bool:
+            if not any(keys[id(b)] == key and l < hi and h > lo for b, l, h in rec.writes):
+                return False
+            if index is None:
+                index = self.records.index(rec)
+            return bool(self.flow.written_of(index, key, offsets).any())
+        predicate.takes_index = True
+        return predicate
+
     # ------------------------------------------------------------------ state
     def buffer(self, core: int, name: str) -> np.ndarray:
         """The raw bytes of a core's buffer at this position (a read-only view)."""

@@ -21,6 +21,7 @@ from ascend_sim.pipes import Pipe
 
 from .debug_parsing import CommandError, format_array, integer, parse_index
 from .debug_tensor_commands import TensorCommands
+from .debug_watch import WatchCommands
 from .flags import one_line
 
 PROMPT = "(ascend-sim) "
@@ -34,7 +35,9 @@ HELP = {
     "break": "break [b] CRITERIA [if EXPR]: stop at records matching every criterion: name=Mmad, pipe=M, core=3, "
              "file.py:123 (or file.py), seq=N, a bare instruction name; EXPR is Python over `rec`",
     "delete": "delete [d] [N]: delete breakpoint N, or all of them",
-    "info": "info breakpoints | registers [core=C] | flags [core=C] | pipes [core=C|all]",
+    "watch": "watch TENSOR[INDEX] | BUFFER [core=C] LO HI | gm NAME LO HI: stop where a record writes it "
+             "(continue, reverse-continue), with the old and new value",
+    "info": "info breakpoints | watchpoints | registers [core=C] | flags [core=C] | pipes [core=C|all]",
     "continue": "continue [c]: apply records until a breakpoint matches (the record is applied) or the end",
     "step": "step [s] [N]: apply the next N records (default 1)",
     "reverse-step": "reverse-step [rs] [N]: undo the last N records (default 1)",
@@ -68,14 +71,17 @@ class Breakpoint:
     number: int
     text: str
     predicate: Callable
+    kind: str = "breakpoint"  # or "watchpoint"
+    show: Callable | None = None  # a watchpoint's value now, as text
 
 
-class DebugShell(TensorCommands):
+class DebugShell(TensorCommands, WatchCommands):
     """The interpreter: `execute(line)` runs one command line; `done` turns true after quit. operator: the run's
     debug_tensors.OperatorTensors (its reference and output name, for `check`), or None."""
 
     def __init__(self, dbg: Debugger, dtype: str = "float16", out: TextIO | None = None, operator=None):
         self.dbg = dbg
+        self.Breakpoint = Breakpoint
         self.operator = operator
         self._expected = None
         self.dtype_name = dtype  # of the operator's operands: what L0A/L0B and gm print as by default
@@ -230,7 +236,7 @@ class DebugShell(TensorCommands):
     def do_delete(self, rest: str) -> None:
         if not rest:
             self.breakpoints.clear()
-            self.say("Deleted all breakpoints.")
+            self.say("Deleted all breakpoints and watchpoints.")
             return
         for token in rest.split():
             number = integer(token, "breakpoint number")
@@ -250,6 +256,7 @@ class DebugShell(TensorCommands):
             self._at_end()
             return
         self._where(self._hits())
+        self.report_watch_hits()
 
     def do_reverse_continue(self, rest: str) -> None:
         _no_arguments("reverse-continue", rest)
@@ -258,11 +265,14 @@ class DebugShell(TensorCommands):
             self.say("At the start of the run: no record applied.")
             return
         self._where(self._hits())
+        self.report_watch_hits()
 
     def _hits(self) -> str:
         index = self.dbg.seq - 1
-        hits = [str(bp.number) for bp in self.breakpoints.values() if bp.predicate(self.dbg.record, index)]
-        return f"Breakpoint {', '.join(hits)}, "
+        hits = [bp for bp in self.breakpoints.values() if bp.predicate(self.dbg.record, index)]
+        kinds = {bp.kind for bp in hits}
+        return f"{'Breakpoint' if kinds == {'breakpoint'} else 'Watchpoint' if kinds == {'watchpoint'} else 'Stop'} " \
+               f"{', '.join(str(bp.number) for bp in hits)}, "
 
     def do_step(self, rest: str) -> None:
         count = _count(rest, "step")
@@ -417,12 +427,14 @@ class DebugShell(TensorCommands):
 
     def do_info(self, rest: str) -> None:
         what, _, tail = rest.partition(" ")
-        if what in ("breakpoints", "break", "b"):
-            _no_arguments("info breakpoints", tail)
-            if not self.breakpoints:
-                self.say("No breakpoints.")
-            for bp in self.breakpoints.values():
-                self.say(f"{bp.number:<4d}{bp.text}")
+        if what in ("breakpoints", "break", "b", "watchpoints", "watch"):
+            _no_arguments(f"info {what}", tail)
+            kinds = ("watchpoint",) if what.startswith("watch") else ("breakpoint", "watchpoint")
+            shown = [bp for bp in self.breakpoints.values() if bp.kind in kinds]
+            if not shown:
+                self.say("No watchpoints." if kinds == ("watchpoint",) else "No breakpoints or watchpoints.")
+            for bp in shown:
+                self.say(f"{bp.number:<4d}{bp.kind:<12s}{bp.text}")
         elif what in ("registers", "flags"):
             core = self._core(tail, what)
             values = self.dbg.registers(core) if what == "registers" else self.dbg.flags(core)
@@ -441,7 +453,7 @@ class DebugShell(TensorCommands):
             for (core, pipe), (i, rec) in sorted(last.items(), key=lambda item: (item[0][0], Pipe[item[0][1]])):
                 self.say(f"  core {core} {pipe:<5s} clock {rec.end:>10.0f}  last #{i} {rec.name} at {rec.source}")
         else:
-            raise CommandError("info needs breakpoints, registers, flags or pipes")
+            raise CommandError("info needs breakpoints, watchpoints, registers, flags or pipes")
 
     def _core(self, tail: str, what: str) -> int:
         options, words = _options(tail, {"core"})
