@@ -124,6 +124,7 @@ def _platform(platform) -> Platform:
 # Shared with the host operator (kernels/conv3d_backprop_input/arguments.py): one implementation of each check.
 check_int, check_ints, check_in_range, check_platform, check_hf32, check_dtype, PAD_NAMES = (
     _int, _ints, _in_range, _platform, _hf32, _dtype, _PAD_NAMES)
+check_dhw = _dhw  # also the dw checks (tiling/conv3d_backprop_filter/checks.py)
 
 
 def _fmap_rows_min_load(hk_dilated: int, wi: int) -> int:

@@ -1,0 +1,129 @@
+"""This project's own stand-in for the closed TBE cache tiling (`GetTbeTiling`) of Conv3DBackpropFilterV2.
+
+Both real dw templates call the closed library. The basic-block template keeps six of its answers in the blob
+(params batchDim/groupDim/mDim/kDim/nDim and singleCoreBatch, through InitTilingValue) although its own kernels
+split work by basicBlockTiling; the base template takes the whole core split and its L0/L1 blocks from it. The
+library is not public, so this module proposes answers of the same shape, which base.py converts exactly as the
+real code converts a TBE answer (InitTilingValue, InitCalTilingValue). docs/conv3d_backprop_filter_tiling.md
+explains the rule; every tiling that uses it says so in its notes.
+
+Core split: grow one axis at a time (batch and dout by their divisors, then group, M = cout blocks, N = cin
+blocks x kernel depth, K = dy rows), taking the step that cuts the per-core work most per core added (ties in
+that order), while the product stays within the cores.
+Blocks: first the real base template's own open block rule (UpdateBaseBlock + UpdateBaseStep) on that split;
+then a ladder from the largest M x N block within L0C down, with K from L0 and the K steps from L1. The caller
+keeps the first proposal the validator accepts.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterator
+
+from ascend_sim.platform import Platform
+
+from .base import BaseTemplate, TbeTiling, TilingValue
+from .run_info import BLOCK_CUBE, RunInfo, ceil_div
+
+
+@dataclass(frozen=True)
+class TbeDims:
+    batch_dim: int = 1
+    d_dim: int = 1
+    group_dim: int = 1
+    m_dim: int = 1
+    n_dim: int = 1
+    k_dim: int = 1
+
+
+def _next_split(extent: int, current: int, divisors_only: bool) -> int | None:
+    """The next core count along an axis that lowers the per-core share (a divisor of extent if asked)."""
+    if divisors_only:
+        return next((d for d in range(current + 1, extent + 1) if extent % d == 0), None)
+    share = ceil_div(extent, current)
+    return None if share <= 1 else ceil_div(extent, share - 1)
+
+
+def own_core_dims(run: RunInfo, cores: int) -> TbeDims:
+    m_units = ceil_div(run.cout1_g * run.k0, BLOCK_CUBE)  # singleCoreCout is aligned to 16
+    n_units = run.cin1_g if run.split_dk else run.cin1_g * run.kd
+    axes = {"batch": (run.batch, True), "depth": (run.dout, True), "group": (run.real_g, False),
+            "m": (m_units, False), "n": (n_units, False), "k": (run.ho, False)}
+    dims = dict.fromkeys(axes, 1)
+
+    def work(d: dict) -> int:
+        return math.prod(ceil_div(axes[a][0], d[a]) for a in axes)
+
+    used = 1
+    while True:
+        best = None
+        for axis, (extent, divisors_only) in axes.items():  # dict order breaks ties
+            nxt = _next_split(extent, dims[axis], divisors_only)
+            if nxt is None or used // dims[axis] * nxt > cores:
+                continue
+            gain = math.log(work(dims) / work({**dims, axis: nxt})) / math.log(nxt / dims[axis])
+            if best is None or gain > best[0] + 1e-12:
+                best = (gain, axis, nxt)
+        if best is None:
+            break
+        _, axis, nxt = best
+        used = used // dims[axis] * nxt
+        dims[axis] = nxt
+    m_dim = ceil_div(m_units, ceil_div(m_units, dims["m"]))
+    return TbeDims(batch_dim=dims["batch"], d_dim=dims["depth"], group_dim=dims["group"], m_dim=m_dim,
+                   n_dim=dims["n"], k_dim=dims["k"])
+
+
+def _tbe(dims: TbeDims, run: RunInfo, t: TilingValue, db: tuple[int, int, int]) -> TbeTiling:
+    """A TBE answer whose conversion (InitCalTilingValue) gives back the blocks and steps of t."""
+    k_l0 = t.baseK // run.k0
+    return TbeTiling(batch_dim=dims.batch_dim, d_dim=dims.d_dim, group_dim=dims.group_dim, m_dim=dims.m_dim,
+                     n_dim=dims.n_dim, k_dim=dims.k_dim, m_l0=t.baseM // BLOCK_CUBE, k_l0=k_l0,
+                     n_l0=t.baseN // BLOCK_CUBE, m_al1=1, n_bl1=1, k_al1=t.stepKa * k_l0, k_bl1=t.stepKb * k_l0,
+                     db_l0c=db[0], db_al1=db[1], db_bl1=db[2])
+
+
+def own_block_candidates(run: RunInfo, platform: Platform, dims: TbeDims) -> Iterator[TbeTiling]:
+    """Block proposals for a core split, most preferred first."""
+    placeholder = TbeTiling(dims.batch_dim, dims.d_dim, dims.group_dim, dims.m_dim, dims.n_dim, dims.k_dim,
+                            1, 1, 1, 1, 1, 1, 1, 1, 1, 1)
+    base = BaseTemplate(run, platform, placeholder)
+    split = base.split_from_tbe(TilingValue())  # the single-core shape of this split
+    # 1. the real base template's open block rule, on this split
+    t = TilingValue(**{**split.__dict__})
+    t.al1Pbuffer = t.bl1Pbuffer = 2
+    t.stepM = t.stepN = 1
+    t.baseM, t.baseK, t.baseN = base.update_base_block(t)
+    t.baseN = ceil_div(t.baseN, BLOCK_CUBE) * BLOCK_CUBE
+    t.baseK = ceil_div(t.baseK, BLOCK_CUBE) * BLOCK_CUBE
+    t.stepKa, t.stepKb = base.update_base_step(t)
+    yield _tbe(dims, run, t, (1, 2, 2))
+    # 2. a ladder: the largest block within L0C (M kept larger), K from L0, the K steps from L1
+    m_cap = min(ceil_div(split.singleCoreCout, BLOCK_CUBE), 16)
+    n_cap = min(ceil_div(split.singleCoreCin * run.kh * run.kw, BLOCK_CUBE), 16)
+    k_cap = ceil_div(split.singleCoreHo * run.wo, BLOCK_CUBE)
+    l0c_fractals = max(platform.L0C // (BLOCK_CUBE * BLOCK_CUBE * 4), 1)
+    m, n = m_cap, n_cap
+    while m * n > l0c_fractals:
+        if n >= m and n > 1:
+            n -= 1
+        else:
+            m -= 1
+    while True:
+        db_l0c = 2 if 2 * m * n <= l0c_fractals else 1
+        # L0A/L0B always ping-pong (the conversion sets al0Pbuffer = bl0Pbuffer = 2): half of each per block
+        k_frac = min(platform.L0A // 2 // (m * BLOCK_CUBE * BLOCK_CUBE * run.dtype_bytes),
+                     platform.L0B // 2 // (n * BLOCK_CUBE * BLOCK_CUBE * run.dtype_bytes), k_cap)
+        for k in dict.fromkeys((k_frac, max(1, k_frac // 2), 1)) if k_frac >= 1 else ():
+            for db_a1, db_b1 in ((2, 2), (1, 2), (2, 1), (1, 1)):
+                for steps in ((4, 4), (2, 2), (1, 1)):
+                    t = TilingValue(**{**split.__dict__})
+                    t.baseM, t.baseN, t.baseK = m * BLOCK_CUBE, n * BLOCK_CUBE, k * BLOCK_CUBE
+                    t.stepKa, t.stepKb = steps
+                    yield _tbe(dims, run, t, (db_l0c, db_a1, db_b1))
+        if m == 1 and n == 1:
+            return
+        if n > m or m == 1:
+            n -= 1
+        else:
+            m -= 1
