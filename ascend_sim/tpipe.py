@@ -1,7 +1,9 @@
 """TPipe, TQue and TBuf: buffer allocation and the queue protocol, implemented as the flags they are.
 
 EnQue = SetFlag(producer -> consumer), DeQue = WaitFlag of it; FreeTensor = SetFlag(consumer -> producer),
-the next AllocTensor of that buffer = WaitFlag of it (reference §3.5).
+the next AllocTensor of that buffer = WaitFlag of it (reference §3.5). As in asc-devkit's TQueBind on 2201
+(impl/basic_api/kernel_tquebind_impl.h), the event ID is taken from the TPipe at each EnQue / FreeTensor
+(AllocEventID) and given back at the DeQue / AllocTensor that waits on it (ReleaseEventID).
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ _QUEUE_PIPES = {
     TPosition.A1: (Pipe.MTE2, Pipe.MTE1), TPosition.B1: (Pipe.MTE2, Pipe.MTE1), TPosition.C1: (Pipe.MTE2, Pipe.MTE1),
     TPosition.A2: (Pipe.MTE1, Pipe.M), TPosition.B2: (Pipe.MTE1, Pipe.M), TPosition.CO1: (Pipe.M, Pipe.FIX),
     TPosition.VECIN: (Pipe.MTE2, Pipe.V), TPosition.VECOUT: (Pipe.V, Pipe.MTE3),
+    TPosition.VECCALC: (Pipe.V, Pipe.V),  # V_V: a PipeBarrier<PIPE_V> (kernel_event.h), no flag
 }
 
 
@@ -75,7 +78,7 @@ class TPipe:
         """Wait for the queues' outstanding FreeTensor flags, then release all memory and event IDs."""
         for que in self.queues:
             for slot in sorted(que.freed_pending):
-                self.core.wait_flag(que.back, que.ids[slot][1], "TPipe.Destroy")
+                self.core.wait_flag(que.back, que.free_ids.pop(slot), "TPipe.Destroy")
             que.freed_pending.clear()
         self.queues.clear()
         self.used.clear()
@@ -117,7 +120,8 @@ class TQue:
         pipe.queues.append(self)
         fwd, back = _event(self.producer, self.consumer), _event(self.consumer, self.producer)
         self.fwd, self.back = fwd, back
-        self.ids = [(pipe.AllocEventID(fwd), pipe.AllocEventID(back)) for _ in addresses]
+        self.enque_ids: dict[int, int] = {}  # slot -> event ID of its EnQue flag, until DeQue waits on it
+        self.free_ids: dict[int, int] = {}  # slot -> event ID of its FreeTensor flag, until AllocTensor waits
         self.free_slots = deque(range(len(addresses)))
         self.freed_pending: set[int] = set()  # slots whose FreeTensor flag is not yet waited
         self.queued: deque = deque()
@@ -138,13 +142,16 @@ class TQue:
         slot = self.free_slots.popleft()
         if slot in self.freed_pending:  # wait until the consumer has released this buffer
             self.freed_pending.discard(slot)
-            core.wait_flag(self.back, self.ids[slot][1], "TQue.AllocTensor")
+            event_id = self.free_ids.pop(slot)
+            core.wait_flag(self.back, event_id, "TQue.AllocTensor")
+            self.pipe.ReleaseEventID(self.back, event_id)
         size = self.length // np.dtype(dtype).itemsize
         return LocalTensor(self.buffer, self.addresses[slot], dtype, size, self.position.name)
 
     def EnQue(self, tensor: LocalTensor) -> None:
         slot = self._slot_of(tensor)
-        self.pipe.core.set_flag(self.fwd, self.ids[slot][0], "TQue.EnQue")
+        event_id = self.enque_ids[slot] = self.pipe.AllocEventID(self.fwd)
+        self.pipe.core.set_flag(self.fwd, event_id, "TQue.EnQue")
         self.queued.append(tensor)
 
     def DeQue(self, dtype=None) -> LocalTensor:
@@ -152,7 +159,9 @@ class TQue:
             raise self.pipe.core.fault(SyncFault(f"DeQue on an empty {self.position.name} queue"), "DeQue",
                                        self.consumer)
         tensor = self.queued.popleft()
-        self.pipe.core.wait_flag(self.fwd, self.ids[self._slot_of(tensor)][0], "TQue.DeQue")
+        event_id = self.enque_ids.pop(self._slot_of(tensor))
+        self.pipe.core.wait_flag(self.fwd, event_id, "TQue.DeQue")
+        self.pipe.ReleaseEventID(self.fwd, event_id)
         return tensor if dtype is None else tensor.ReinterpretCast(dtype)
 
     def FreeTensor(self, tensor: LocalTensor) -> None:
@@ -160,6 +169,7 @@ class TQue:
         if slot in self.free_slots:
             raise self.pipe.core.fault(SyncFault("FreeTensor of a buffer that is not allocated (double free)"),
                                        "FreeTensor", self.consumer)
-        self.pipe.core.set_flag(self.back, self.ids[slot][1], "TQue.FreeTensor")
+        event_id = self.free_ids[slot] = self.pipe.AllocEventID(self.back)
+        self.pipe.core.set_flag(self.back, event_id, "TQue.FreeTensor")
         self.freed_pending.add(slot)
         self.free_slots.append(slot)

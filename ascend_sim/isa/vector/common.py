@@ -1,0 +1,237 @@
+"""What every vector (PIPE_V) instruction shares: UB operand checks, the repeat geometry (8 DataBlocks of 32 B
+per repeat, block stride and repeat stride in blocks), the mask (Normal mode: per-repeat bits or a leading
+count; Counter mode: a total element count), and one executor that applies an element function to the selected
+elements of every repeat.
+
+Sources: asc-devkit docs/zh/api/SIMD-API/基础API/Memory矢量计算/SIMD计算说明/ (高维切分.md: repeats, strides;
+掩码.md: mask modes and ranges; 连续计算.md: the count form) and impl/basic_api/dav_c220/
+kernel_operator_vec_binary_impl.h (the count form is one instruction in Counter mode with default strides).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from ...faults import ParameterOutOfRange
+from ...pipes import Pipe
+from ...tensor import LocalTensor
+from ..common import BLOCK, check_aligned, check_range, current_core
+
+V = Pipe.V
+REPEAT_BYTES = 256  # one repeat reads 8 DataBlocks of 32 B
+BLOCKS_PER_REPEAT = 8
+FULL_MASK = (1 << 64) - 1
+MASK_PLACEHOLDER = 0  # the mask argument when isSetMask=False: the mask register decides
+NORM, COUNT = "NORM", "COUNT"  # mask modes (SetMaskNorm / SetMaskCount)
+
+
+# ------------------------------------------------------------------------------------------ operands
+def check_ub(core, name: str, pipe: Pipe, tensor, role: str) -> None:
+    """A vector operand is a LocalTensor in UB (VECIN/VECOUT/VECCALC), 32 B aligned."""
+    if tensor.__class__ is not LocalTensor or tensor.buffer.name != "UB":
+        where = tensor.buffer.name if isinstance(tensor, LocalTensor) else type(tensor).__name__
+        raise core.fault(ParameterOutOfRange(f"{role} is in {where}; {name} takes {role} in UB "
+                                             "(VECIN/VECOUT/VECCALC)"), name, pipe)
+    if tensor.address % BLOCK:
+        check_aligned(core, name, pipe, tensor, BLOCK, role)
+
+
+def check_dtype(core, name: str, tensor, allowed: tuple, role: str = "dst") -> None:
+    if tensor.dtype not in allowed:
+        names = "/".join(str(np.dtype(d)) for d in allowed)
+        raise core.fault(ParameterOutOfRange(f"{name} on A2/A3 takes {role} dtype {names}, got {tensor.dtype}"),
+                         name, V)
+
+
+def check_same_dtype(core, name: str, dst, *srcs) -> None:
+    for i, src in enumerate(srcs):
+        if src.dtype != dst.dtype:
+            raise core.fault(ParameterOutOfRange(f"{name}: src{i if len(srcs) > 1 else ''} dtype {src.dtype} differs "
+                                                 f"from dst dtype {dst.dtype}"), name, V)
+
+
+def check_count(core, name: str, count) -> int:
+    if not isinstance(count, (int, np.integer)) or count < 0:
+        raise core.fault(ParameterOutOfRange(f"count={count!r} must be an integer >= 0"), name, V)
+    return int(count)
+
+
+# ------------------------------------------------------------------------------------------ the mask
+def elements_per_repeat(*dtypes) -> int:
+    """256 B of the widest operand: 128 for 16-bit types, 64 for 32-bit types."""
+    return REPEAT_BYTES // max(np.dtype(d).itemsize for d in dtypes)
+
+
+def mask_register(core) -> tuple[str, int, int]:
+    """(mode, high, low) of the AIV's mask registers (reset state: Normal mode, every bit set)."""
+    regs = core.registers
+    hi, lo = regs.get("vector_mask", (FULL_MASK, FULL_MASK))
+    return regs.get("mask_mode", NORM), hi, lo
+
+
+def set_mask(core, name: str, mask, per_repeat: int) -> None:
+    """What `SetMask<T>(mask)` / `SetMask<T>(mask[1], mask[0])` writes before the instruction (isSetMask=true).
+
+    A count m in Normal mode sets the low m bits (above the repeat's size it means a full repeat; asc-devkit
+    kernel_utils_base.h SetMask(len)); in Counter mode the low word is the element count. A list is
+    [low, high] (uint64_t mask[2])."""
+    mode = core.registers.get("mask_mode", NORM)
+    if isinstance(mask, (list, tuple, np.ndarray)):
+        if len(mask) < 1 or len(mask) > 2:
+            raise core.fault(ParameterOutOfRange(f"mask[] has {len(mask)} words; it is uint64_t mask[2]"), name, V)
+        lo = int(mask[0])
+        hi = int(mask[1]) if len(mask) > 1 else 0
+        for word, value in (("mask[0]", lo), ("mask[1]", hi)):
+            check_range(core, name, V, word, value, 0, FULL_MASK)
+        core.registers["vector_mask"] = (hi, lo)
+        return
+    check_range(core, name, V, "mask", int(mask) if isinstance(mask, np.integer) else mask, 0, FULL_MASK)
+    if mode == COUNT:
+        core.registers["vector_mask"] = (0, mask)
+        return
+    m = min(mask, per_repeat)
+    low_bits = min(m, 64)
+    core.registers["vector_mask"] = (((1 << (m - 64)) - 1) if m > 64 else 0, (1 << low_bits) - 1)
+
+
+@lru_cache(maxsize=1024)
+def _normal_bits(hi: int, lo: int, per_repeat: int) -> np.ndarray:
+    """Element k of a repeat takes part when bit k of (high:low) is set; 32-bit types use the low word only."""
+    bits = np.array([(lo >> k) & 1 for k in range(64)] + [(hi >> k) & 1 for k in range(64)], dtype=bool)
+    bits = bits[:per_repeat]
+    bits.setflags(write=False)
+    return bits
+
+
+def selection(core, repeat_time: int, per_repeat: int) -> tuple[int, tuple]:
+    """(repeats, selection key) the mask registers give: ("bits", hi, lo) in Normal mode, ("count", n) in
+    Counter mode, where repeatTime is ignored and the repeats follow from the count."""
+    mode, hi, lo = mask_register(core)
+    if mode == COUNT:
+        return -(-lo // per_repeat), ("count", lo)
+    return repeat_time, ("bits", hi, lo)
+
+
+def selected(key: tuple, repeats: int, per_repeat: int) -> np.ndarray:
+    """The (repeats, per_repeat) boolean array of the elements an instruction computes."""
+    if key[0] == "count":
+        return (np.arange(repeats * per_repeat) < key[1]).reshape(repeats, per_repeat)
+    return np.broadcast_to(_normal_bits(key[1], key[2], per_repeat), (repeats, per_repeat))
+
+
+# ------------------------------------------------------------------------------------------ geometry
+def repeat_offsets(repeats: int, per_repeat: int, itemsize: int, blk_stride: int, rep_stride: int) -> np.ndarray:
+    """Element offsets (repeats, per_repeat) of one operand: element k of repeat r is in DataBlock
+    r * repStride + (k // C0) * blkStride, at k % C0 in it (C0 = 32 B / element size)."""
+    c0 = BLOCK // itemsize
+    k = np.arange(per_repeat)
+    r = np.arange(repeats).reshape(-1, 1)
+    return (r * rep_stride + (k // c0) * blk_stride) * c0 + k % c0
+
+
+class Plan:
+    """Where an instruction's selected elements are, per operand (flat element indices in repeat order), and
+    whether its repeats must run one after another (a later repeat reads or rewrites what an earlier one wrote).
+    `rows` are the bounds of each repeat's elements in the flat arrays; `spans` the element count each operand's
+    view needs; `slices` the operands whose elements are one contiguous run (a plain slice)."""
+
+    __slots__ = ("flats", "rows", "spans", "sequential", "slices", "count", "byte_ranges")
+
+    def __init__(self, flats, rows, spans, sequential, slices, count, byte_ranges):
+        self.flats, self.rows, self.spans, self.sequential = flats, rows, spans, sequential
+        self.slices, self.count, self.byte_ranges = slices, count, byte_ranges
+
+
+@lru_cache(maxsize=4096)
+def make_plan(repeats: int, per_repeat: int, key: tuple, operands: tuple) -> Plan | None:
+    """operands: ((address, itemsize, blk_stride, rep_stride), ...) with the destination first. None when no
+    element is selected."""
+    sel = selected(key, repeats, per_repeat)
+    count = int(sel.sum())
+    if count == 0:
+        return None
+    flats, spans, slices, byte_ranges, blocks = [], [], [], [], []
+    for address, itemsize, blk, rep in operands:
+        offs = repeat_offsets(repeats, per_repeat, itemsize, blk, rep)
+        flat = offs[sel]
+        lo, hi = int(flat.min()), int(flat.max()) + 1
+        flats.append(flat)
+        spans.append(hi)
+        contiguous = hi - lo == count and flat[0] == lo and bool(np.all(np.diff(flat) == 1))
+        slices.append((lo, hi) if contiguous else None)
+        byte_ranges.append((address + lo * itemsize, address + hi * itemsize))
+        blocks.append(address // BLOCK + offs // (BLOCK // itemsize))  # (repeats, per_repeat) block ids
+    rows = np.concatenate(([0], np.cumsum(sel.sum(axis=1))))
+    sequential = repeats > 1 and _repeats_interfere(blocks, byte_ranges)
+    return Plan(tuple(flats), rows, tuple(spans), sequential, tuple(slices), count, tuple(byte_ranges))
+
+
+def _repeats_interfere(blocks: list, byte_ranges: list) -> bool:
+    """True when a block the destination writes in repeat r is read or written again in a later repeat (the
+    accumulate pattern dst = src0 + dst with dstRepStride 0): then the repeats run in order. Checked per 32 B
+    block, so it may say True when elements do not actually meet; running in order is then merely slower."""
+    d_lo, d_hi = byte_ranges[0]
+    if not any(lo < d_hi and d_lo < hi for lo, hi in byte_ranges[1:]) and len(np.unique(blocks[0])) == blocks[0].size:
+        return False  # no source meets the destination and no destination block is written twice
+    dst = blocks[0]
+    repeats = dst.shape[0]
+    base = int(min(b.min() for b in blocks))
+    size = int(max(b.max() for b in blocks)) - base + 1
+    first_write = np.full(size, repeats, dtype=np.int64)
+    rep_ids = np.broadcast_to(np.arange(repeats).reshape(-1, 1), dst.shape)
+    np.minimum.at(first_write, (dst - base).ravel(), rep_ids.ravel())
+    for b in blocks:
+        ids = np.broadcast_to(np.arange(repeats).reshape(-1, 1), b.shape)
+        if np.any(first_write[(b - base).ravel()] < ids.ravel()):
+            return True
+    return False
+
+
+def operand_views(plan: Plan, operands: tuple) -> list:
+    """Each operand's elements as a numpy view from its address (buffer, address, dtype) over the plan's span."""
+    return [buf.view(dtype, address, span) for (buf, address, dtype), span in zip(operands, plan.spans)]
+
+
+def gather(plan: Plan, views: list, i: int, rows: slice | None = None):
+    """The selected elements of operand i (all repeats, or the flat range `rows`)."""
+    if rows is None:
+        s = plan.slices[i]
+        return views[i][s[0]:s[1]] if s is not None else views[i][plan.flats[i]]
+    return views[i][plan.flats[i][rows]]
+
+
+def scatter(plan: Plan, views: list, values, rows: slice | None = None) -> None:
+    if rows is None:
+        s = plan.slices[0]
+        if s is not None:
+            views[0][s[0]:s[1]] = values
+        else:
+            views[0][plan.flats[0]] = values
+        return
+    views[0][plan.flats[0][rows]] = values
+
+
+def run_elementwise(plan: Plan, operands: tuple, fn) -> None:
+    """dst[selected] = fn(src0[selected], ...): all repeats at once, or repeat by repeat when they interfere
+    (each repeat reads its sources, then writes)."""
+    views = operand_views(plan, operands)
+    n_src = len(operands) - 1
+    if not plan.sequential:
+        scatter(plan, views, fn(*(gather(plan, views, i + 1) for i in range(n_src))))
+        return
+    rows = plan.rows
+    for r in range(len(rows) - 1):
+        if rows[r + 1] > rows[r]:
+            part = slice(rows[r], rows[r + 1])
+            scatter(plan, views, fn(*(gather(plan, views, i + 1, part) for i in range(n_src))), part)
+
+
+def vector_cost(rec, model) -> float:
+    """The cycles computed at issue (A2/A3 figures in timing.py; not platform dependent yet)."""
+    return 0.0 if rec.args is None else rec.args[-1]
+
+
+__all__ = ["V", "REPEAT_BYTES", "FULL_MASK", "MASK_PLACEHOLDER", "NORM", "COUNT", "check_ub", "check_dtype",
+           "check_same_dtype", "check_count", "elements_per_repeat", "mask_register", "set_mask", "selection",
+           "selected", "repeat_offsets", "Plan", "make_plan", "run_elementwise", "vector_cost", "current_core"]

@@ -1,0 +1,220 @@
+"""UB data movement of the vector core: GM -> UB on MTE2, UB -> GM on MTE3.
+
+* DataCopy with DataCopyParams (blockCount blocks of blockLen 32 B DataBlocks, end-to-start gaps srcStride /
+  dstStride in DataBlocks on both sides) and its count form (the byte length rounded down to 32 B);
+  docs/zh/api/SIMD-API/基础API/Memory矢量计算/数据搬运/DataCopy（GM与UB高维切分数据搬运）.md and （连续数据搬运）.md.
+* DataCopyPad with DataCopyExtParams (blockLen in bytes; GM -> UB: srcStride in bytes, dstStride in
+  DataBlocks; UB -> GM: srcStride in DataBlocks, dstStride in bytes) and, GM -> UB, DataCopyPadExtParams
+  (isPad, leftPadding / rightPadding in elements, paddingValue): each UB row is leftPadding elements, the
+  blockLen bytes, rightPadding elements, then dummy bytes up to the next 32 B;
+  DataCopyPad（GMToUB非对齐数据搬运）.md and DataCopyPad（UBToGM非对齐数据搬运）.md.
+  Fill: paddingValue when isPad; with no padding the dummy repeats the block's first element; with padding
+  and isPad=false the pads are undefined on hardware and left unchanged here (SetPadValue is not modelled).
+
+Costs: a fixed overhead (rates.mte2_overhead, a modelling choice) plus the bytes at this core's share of the GM
+read rate (GM -> UB) or at min(64 B/cycle, GM write share) (UB -> GM; 64 is the INI ub_to_ddr rate of 2201).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...faults import ParameterOutOfRange
+from ...pipes import Pipe
+from ...record import define, snapshot
+from ...tensor import GlobalTensor, LocalTensor
+from ..common import BLOCK, check_aligned, current_core, expect_position, fields_checker
+from ..mte2 import DataCopyParams
+
+MTE2, MTE3 = Pipe.MTE2, Pipe.MTE3
+UB_TO_GM_RATE = 64.0  # bytes/cycle, ub_to_ddr in the 2201 SoC INI (reference §4.2)
+
+
+@dataclass(slots=True)
+class DataCopyExtParams:
+    """blockCount blocks of blockLen BYTES; the strides' units depend on the side (see the module doc)."""
+
+    blockCount: int = 1
+    blockLen: int = 0
+    srcStride: int = 0
+    dstStride: int = 0
+    rsv: int = 0
+
+
+@dataclass(slots=True)
+class DataCopyPadExtParams:
+    """GM -> UB padding: leftPadding / rightPadding elements (at most 32 B each) of paddingValue."""
+
+    isPad: bool = False
+    leftPadding: int = 0
+    rightPadding: int = 0
+    paddingValue: float = 0
+
+
+_DATACOPY_RANGES = {"blockCount": (0, 4095), "blockLen": (0, 65535), "srcStride": (0, 65535),
+                    "dstStride": (0, 65535)}
+_EXT_RANGES = {"blockCount": (0, 4095), "blockLen": (0, 2097151), "srcStride": (0, 2**32 - 1),
+               "dstStride": (0, 2**32 - 1)}
+_check_datacopy = fields_checker(_DATACOPY_RANGES)
+_check_ext = fields_checker(_EXT_RANGES)
+_UB, _GM = ("UB",), ("GM",)
+
+
+def _read_cost(rec, model) -> float:
+    return 0.0 if rec.args is None else model.rates.mte2_overhead + rec.nbytes / model.gm_read_rate
+
+
+def _write_cost(rec, model) -> float:
+    return 0.0 if rec.args is None else model.rates.mte2_overhead + rec.nbytes / min(UB_TO_GM_RATE,
+                                                                                     model.gm_write_rate)
+
+
+def _copy_rows(rec) -> None:
+    """count rows of blen bytes, from the source pitch to the destination pitch."""
+    sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen = rec.args
+    dbuf.strided(d0, (count, blen), (d_pitch, 1))[...] = sbuf.strided(s0, (count, blen), (s_pitch, 1))
+
+
+GM_TO_UB = define("DataCopy(GM->UB)", MTE2, cost=_read_cost, execute=_copy_rows, params=DataCopyParams,
+                  doc="GM -> UB: blockCount blocks of blockLen DataBlocks with gaps.")
+UB_TO_GM = define("DataCopy(UB->GM)", MTE3, cost=_write_cost, execute=_copy_rows, params=DataCopyParams,
+                  doc="UB -> GM: blockCount blocks of blockLen DataBlocks with gaps.")
+
+
+def _sides(core, name, pipe, dst, src):
+    if pipe == MTE2:
+        if src.__class__ is not GlobalTensor:
+            expect_position(core, name, pipe, src, _GM, "src")
+        ub = dst
+    else:
+        if dst.__class__ is not GlobalTensor:
+            expect_position(core, name, pipe, dst, _GM, "dst")
+        ub = src
+    if ub.__class__ is not LocalTensor or ub.buffer.name != "UB":
+        expect_position(core, name, pipe, ub, _UB, "dst" if pipe == MTE2 else "src")
+    if ub.address % BLOCK:
+        check_aligned(core, name, pipe, ub, BLOCK, "dst" if pipe == MTE2 else "src")
+
+
+def _issue_rows(core, spec, pipe, params, src, dst, count, blen, s_pitch, d_pitch, path):
+    s0, d0 = src.address, dst.address
+    s1, d1 = s0 + (count - 1) * s_pitch + blen, d0 + (count - 1) * d_pitch + blen
+    sbuf, dbuf = src.buffer, dst.buffer
+    gm, gm0, gm_pitch, is_write = (sbuf, s0, s_pitch, False) if pipe == MTE2 else (dbuf, d0, d_pitch, True)
+    return core.issue(spec, pipe, params, ((sbuf, s0, s1),), ((dbuf, d0, d1),),
+                      (sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen), path, count * blen,
+                      footprint=((gm, gm0, (count, blen), (gm_pitch, 1), is_write),))
+
+
+def copy_ub(dst, src, params: DataCopyParams) -> None:
+    """DataCopy between GM and UB with DataCopyParams (the direction follows the operands)."""
+    core = current_core()
+    to_ub = isinstance(dst, LocalTensor)
+    pipe, spec = (MTE2, GM_TO_UB) if to_ub else (MTE3, UB_TO_GM)
+    name = spec.name
+    _sides(core, name, pipe, dst, src)
+    _check_datacopy(core, name, pipe, params)
+    count, blen = params.blockCount, params.blockLen * BLOCK
+    if count * blen == 0:  # a NOP that still takes an issue slot
+        core.issue(spec, pipe, params)
+        return
+    _issue_rows(core, spec, pipe, params, src, dst, count, blen, blen + params.srcStride * BLOCK,
+                blen + params.dstStride * BLOCK, "GM->UB" if to_ub else "UB->GM")
+
+
+def copy_ub_contiguous(dst, src, count: int) -> None:
+    """DataCopy(dst, src, count): count elements, the byte length rounded DOWN to 32 B like the hardware."""
+    copy_ub(dst, src, DataCopyParams(1, (int(count) * dst.dtype.itemsize) // BLOCK, 0, 0))
+
+
+# ------------------------------------------------------------------------------------------ DataCopyPad
+def _pad_execute(rec) -> None:
+    (sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen, dtype, left, right, fill, row_bytes) = rec.args
+    size = dtype.itemsize
+    rows = dbuf.strided(d0, (count, row_bytes), (d_pitch, 1))
+    rows[:, left * size:left * size + blen] = sbuf.strided(s0, (count, blen), (s_pitch, 1))
+    typed = dbuf.strided(d0, (count, row_bytes // size), (d_pitch, size), dtype)
+    end = left + blen // size
+    if fill == "first":  # no padding: the dummy repeats the block's first element
+        typed[:, end:] = typed[:, :1]
+    elif fill is not None:
+        typed[:, :left] = fill
+        typed[:, end:] = fill
+
+
+def _unpad_execute(rec) -> None:
+    sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen = rec.args[:8]
+    dbuf.strided(d0, (count, blen), (d_pitch, 1))[...] = sbuf.strided(s0, (count, blen), (s_pitch, 1))
+
+
+GM_TO_UB_PAD = define("DataCopyPad(GM->UB)", MTE2, cost=_read_cost, execute=_pad_execute,
+                      params=DataCopyExtParams, doc="GM -> UB: byte-granular blocks, each padded to 32 B in UB.")
+UB_TO_GM_PAD = define("DataCopyPad(UB->GM)", MTE3, cost=_write_cost, execute=_unpad_execute,
+                      params=DataCopyExtParams, doc="UB -> GM: byte-granular blocks from 32 B aligned UB rows.")
+
+
+def DataCopyPad(dst, src, dataCopyParams: DataCopyExtParams, padParams: DataCopyPadExtParams | None = None) -> None:
+    """GM -> UB (with padParams) or UB -> GM, blockLen in bytes."""
+    core = current_core()
+    to_ub = isinstance(dst, LocalTensor)
+    pipe, spec = (MTE2, GM_TO_UB_PAD) if to_ub else (MTE3, UB_TO_GM_PAD)
+    name = spec.name
+    if not isinstance(dataCopyParams, DataCopyExtParams):
+        raise TypeError(f"DataCopyPad: dataCopyParams must be a DataCopyExtParams, got {type(dataCopyParams).__name__}")
+    _sides(core, name, pipe, dst, src)
+    _check_ext(core, name, pipe, dataCopyParams)
+    p = dataCopyParams
+    dtype = (dst if to_ub else src).dtype
+    size = dtype.itemsize
+    if p.blockLen % size:
+        raise core.fault(ParameterOutOfRange(f"blockLen={p.blockLen} is not a multiple of sizeof(T)={size}"),
+                         name, pipe)
+    pad = padParams if padParams is not None else DataCopyPadExtParams()
+    if to_ub:
+        for field in ("leftPadding", "rightPadding"):
+            value = getattr(pad, field)
+            if not isinstance(value, (int, np.integer)) or value < 0 or value * size > BLOCK:
+                raise core.fault(ParameterOutOfRange(
+                    f"{field}={value} elements of {size} B outside [0, {BLOCK // size}] (at most 32 bytes)"),
+                    name, pipe)
+    count, blen = p.blockCount, p.blockLen
+    if count * blen == 0:
+        core.issue(spec, pipe, (snapshot(p), snapshot(pad)) if to_ub else p)
+        return
+    row_bytes = -(-blen // BLOCK) * BLOCK
+    if not to_ub:
+        _issue_rows(core, spec, pipe, p, src, dst, count, blen, row_bytes + p.srcStride * BLOCK,
+                    blen + p.dstStride, "UB->GM")
+        return
+    left, right = int(pad.leftPadding), int(pad.rightPadding)
+    row_bytes = -(-(blen + (left + right) * size) // BLOCK) * BLOCK
+    d_pitch, s_pitch = row_bytes + p.dstStride * BLOCK, blen + p.srcStride
+    if left == 0 and right == 0:
+        fill = "first" if row_bytes > blen else None
+    else:
+        fill = np.asarray(pad.paddingValue).astype(dtype) if pad.isPad else None
+    s0, d0 = src.address, dst.address
+    sbuf, dbuf = src.buffer, dst.buffer
+    core.issue(spec, pipe, (snapshot(p), snapshot(pad)), ((sbuf, s0, s0 + (count - 1) * s_pitch + blen),),
+               ((dbuf, d0, d0 + (count - 1) * d_pitch + row_bytes),),
+               (sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen, dtype, left, right, fill, row_bytes),
+               "GM->UB", count * blen, footprint=((sbuf, s0, (count, blen), (s_pitch, 1), False),))
+
+
+__all__ = ["DataCopyExtParams", "DataCopyPadExtParams", "DataCopyPad", "copy_ub", "copy_ub_contiguous", "is_ub",
+           "data_copy_ub"]
+
+
+def is_ub(tensor) -> bool:
+    return tensor.__class__ is LocalTensor and tensor.buffer.name == "UB"
+
+
+def data_copy_ub(dst, src, params) -> None:
+    """DataCopy with a UB operand: DataCopyParams or a count, GM -> UB or UB -> GM."""
+    if isinstance(params, DataCopyParams):
+        copy_ub(dst, src, params)
+    elif isinstance(params, (int, np.integer)):
+        copy_ub_contiguous(dst, src, params)
+    else:
+        raise TypeError(f"DataCopy between GM and UB takes DataCopyParams or a count, not {type(params).__name__}")

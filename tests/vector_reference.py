@@ -1,0 +1,203 @@
+"""Plain-loop references of the vector core's instructions, written from the asc-devkit API pages (not from
+ascend_sim): one Python loop per repeat, DataBlock and element, on a copy of UB as bytes. Slow on purpose;
+the tests keep their parameters small. Also the harness that runs one instruction on a simulated AIV.
+
+Sources (asc-devkit docs/zh/api/SIMD-API/基础API/Memory矢量计算/): SIMD计算说明/高维切分.md (a repeat is 8
+DataBlocks of 32 B; element k of repeat r is in block r*repStride + (k // C0)*blkStride), 掩码.md (Normal mode:
+bit k of mask[1]:mask[0], or the first m elements; Counter mode: the first n elements over all repeats),
+数据搬运/DataCopy*.md and DataCopyPad*.md (block counts, lengths and gaps).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+BLOCK = 32
+REPEAT = 256
+
+
+# ------------------------------------------------------------------------------------------ element selection
+def per_repeat(*dtypes) -> int:
+    return REPEAT // max(np.dtype(d).itemsize for d in dtypes)
+
+
+def is_selected(mode: str, mask, r: int, k: int, n_per_repeat: int) -> bool:
+    """mode "bits": mask = [low, high] (32-bit types read the low word only); "count": the first mask
+    elements of each repeat; "counter": the first mask elements over all repeats."""
+    if mode == "bits":
+        word = mask[0] if k < 64 else (mask[1] if n_per_repeat > 64 else 0)
+        return (int(word) >> (k % 64)) & 1 == 1
+    if mode == "count":
+        return k < min(mask, n_per_repeat)
+    return r * n_per_repeat + k < mask
+
+
+def element_address(base: int, itemsize: int, r: int, k: int, blk: int, rep: int) -> int:
+    c0 = BLOCK // itemsize
+    block = r * rep + (k // c0) * blk
+    return base + block * BLOCK + (k % c0) * itemsize
+
+
+def read(ub: np.ndarray, address: int, dtype):
+    dt = np.dtype(dtype)
+    return ub[address:address + dt.itemsize].view(dt)[0]
+
+
+def write(ub: np.ndarray, address: int, dtype, value) -> None:
+    dt = np.dtype(dtype)
+    ub[address:address + dt.itemsize] = np.array([value], dtype=dt).view(np.uint8)
+
+
+def repeat_op(ub: np.ndarray, fn, dst: tuple, srcs: list, repeats: int, mode: str, mask) -> np.ndarray:
+    """dst/src operands: (address, dtype, blkStride, repStride). Each repeat reads all its selected source
+    elements, then writes its results. In "counter" mode repeatTime is ignored (repeats = ceil(n / P))."""
+    ub = ub.copy()
+    n = per_repeat(dst[1], *(s[1] for s in srcs))
+    if mode == "counter":
+        repeats = math.ceil(mask / n)
+    for r in range(repeats):
+        results = []
+        for k in range(n):
+            if not is_selected(mode, mask, r, k, n):
+                continue
+            args = [read(ub, element_address(a, np.dtype(t).itemsize, r, k, b, p), t) for a, t, b, p in srcs]
+            results.append((k, fn(*args)))
+        for k, value in results:
+            a, t, b, p = dst
+            write(ub, element_address(a, np.dtype(t).itemsize, r, k, b, p), t, value)
+    return ub
+
+
+# ------------------------------------------------------------------------------------------ element functions
+def f16(x):
+    return np.float16(x)
+
+
+def scalar_fn(name, dtype):
+    """The documented formula of each instruction, evaluated on one element in the operands' type."""
+    dt = np.dtype(dtype)
+
+    def cast(v):  # float64 holds every exact sum / product / quotient closely enough to round once into dt
+        with np.errstate(all="ignore"):
+            return np.array([v], dtype=np.float64 if dt.kind == "f" else np.int64).astype(dt)[0]
+
+    if dt.kind == "f":  # exact results of one IEEE operation, rounded once into dt
+        exact = {"Add": lambda a, b: float(a) + float(b), "Sub": lambda a, b: float(a) - float(b),
+                 "Mul": lambda a, b: float(a) * float(b),
+                 "Div": _divide,
+                 "Max": lambda a, b: max(float(a), float(b)), "Min": lambda a, b: min(float(a), float(b)),
+                 "Exp": lambda a: math.exp(float(a)) if float(a) < 700 else math.inf,
+                 "Ln": lambda a: math.log(float(a)) if float(a) > 0 else (-math.inf if float(a) == 0 else math.nan),
+                 "Abs": lambda a: abs(float(a)), "Relu": lambda a: max(float(a), 0.0)}
+    else:  # integers: two's complement wrap-around
+        bits = dt.itemsize * 8
+
+        def wrap(v):
+            v = int(v) & ((1 << bits) - 1)
+            return v - (1 << bits) if v >= 1 << (bits - 1) else v
+        exact = {"Add": lambda a, b: wrap(int(a) + int(b)), "Sub": lambda a, b: wrap(int(a) - int(b)),
+                 "Mul": lambda a, b: wrap(int(a) * int(b)), "Max": lambda a, b: max(int(a), int(b)),
+                 "Min": lambda a, b: min(int(a), int(b)), "Relu": lambda a: max(int(a), 0)}
+    base = exact[name]
+    return lambda *args: cast(base(*args))
+
+
+def _divide(a, b) -> float:
+    a, b = float(a), float(b)
+    if b != 0:
+        return a / b
+    if a == 0 or math.isnan(a):
+        return math.nan
+    return math.copysign(math.inf, a) * math.copysign(1.0, b)
+
+
+# ------------------------------------------------------------------------------------------ data movement
+def data_copy(src: np.ndarray, s0: int, dst: np.ndarray, d0: int, block_count: int, block_len_bytes: int,
+              src_gap_bytes: int, dst_gap_bytes: int) -> np.ndarray:
+    """blockCount blocks of blockLen bytes, each gap bytes after the end of the previous one."""
+    dst = dst.copy()
+    for i in range(block_count):
+        s = s0 + i * (block_len_bytes + src_gap_bytes)
+        d = d0 + i * (block_len_bytes + dst_gap_bytes)
+        for j in range(block_len_bytes):
+            dst[d + j] = src[s + j]
+    return dst
+
+
+def data_copy_pad_gm_to_ub(gm: np.ndarray, s0: int, ub: np.ndarray, d0: int, dtype, block_count, block_len,
+                           src_stride, dst_stride, is_pad, left, right, value) -> np.ndarray:
+    """Each UB row: left pads, the block, right pads, dummy to 32 B; rows dst_stride blocks apart. Pads and
+    dummy are paddingValue when isPad; with no pads the dummy is the block's first element; otherwise the
+    hardware leaves them undefined (the reference then leaves them unchanged, as the simulator does)."""
+    ub = ub.copy()
+    size = np.dtype(dtype).itemsize
+    row = math.ceil((block_len + (left + right) * size) / BLOCK) * BLOCK
+    for i in range(block_count):
+        s = s0 + i * (block_len + src_stride)
+        d = d0 + i * (row + dst_stride * BLOCK)
+        for j in range(block_len):
+            ub[d + left * size + j] = gm[s + j]
+        pad_positions = list(range(left)) + list(range(left + block_len // size, row // size))
+        for e in pad_positions:
+            if left == 0 and right == 0:
+                ub[d + e * size:d + (e + 1) * size] = gm[s:s + size]
+            elif is_pad:
+                write(ub, d + e * size, dtype, value)
+    return ub
+
+
+def data_copy_pad_ub_to_gm(ub: np.ndarray, s0: int, gm: np.ndarray, d0: int, block_count, block_len, src_stride,
+                           dst_stride) -> np.ndarray:
+    gm = gm.copy()
+    row = math.ceil(block_len / BLOCK) * BLOCK
+    for i in range(block_count):
+        s = s0 + i * (row + src_stride * BLOCK)
+        d = d0 + i * (block_len + dst_stride)
+        for j in range(block_len):
+            gm[d + j] = ub[s + j]
+    return gm
+
+
+# ------------------------------------------------------------------------------------------ harness
+def run_on_ub(instructions, ub_init: np.ndarray, platform="Ascend910B2", **chip_options):
+    """Copy `ub_init` (bytes) into UB, run `instructions(ub)` (ub: the whole region as a uint8 LocalTensor),
+    copy UB back; returns (UB bytes after, report). The flags order MTE2 -> V -> MTE3."""
+    from ascend_sim import Chip
+    from ascend_sim.ascendc import (DataCopy, DataCopyParams, GlobalTensor, HardEvent, SetFlag, TBuf, TPipe,
+                                    TPosition, WaitFlag)
+    from ascend_sim.tensor import GmAddr
+
+    nbytes = ub_init.size
+    assert nbytes % BLOCK == 0
+
+    def kernel(src, dst):
+        pipe = TPipe()
+        buf = TBuf(TPosition.VECCALC)
+        pipe.InitBuffer(buf, nbytes)
+        ub = buf.Get(np.uint8)
+        DataCopy(ub, GlobalTensor(np.uint8).SetGlobalBuffer(src), DataCopyParams(1, nbytes // BLOCK, 0, 0))
+        SetFlag(HardEvent.MTE2_V, 0)
+        WaitFlag(HardEvent.MTE2_V, 0)
+        instructions(ub)
+        SetFlag(HardEvent.V_MTE3, 0)
+        WaitFlag(HardEvent.V_MTE3, 0)
+        DataCopy(GlobalTensor(np.uint8).SetGlobalBuffer(dst), ub, DataCopyParams(1, nbytes // BLOCK, 0, 0))
+
+    chip = Chip(platform, **chip_options)
+    src = GmAddr(chip.gm.upload("ub_in", ub_init))
+    dst = GmAddr(chip.gm.alloc("ub_out", nbytes))
+    report = chip.launch(kernel, 1, src, dst, kernel_type="AIV_ONLY")
+    return chip.gm["ub_out"].data.copy(), report
+
+
+def run_aiv(kernel, *arrays, out_bytes=0, block_dim=1, platform="Ascend910B2", **chip_options):
+    """Upload arrays as in0, in1, ... (+ an output `out`), launch `kernel` AIV_ONLY; returns (chip, report)."""
+    from ascend_sim import Chip
+    from ascend_sim.tensor import GmAddr
+
+    chip = Chip(platform, **chip_options)
+    addrs = [GmAddr(chip.gm.upload(f"in{i}", np.ascontiguousarray(a))) for i, a in enumerate(arrays)]
+    if out_bytes:
+        addrs.append(GmAddr(chip.gm.alloc("out", out_bytes)))
+    return chip, chip.launch(kernel, block_dim, *addrs, kernel_type="AIV_ONLY")
