@@ -300,7 +300,7 @@ class BaseTemplate:
 
     # --- InitTilingValue ---------------------------------------------------------------------------------------
     def init_tiling_value(self) -> TilingValue:
-        run, tbe = self.run, self.tbe
+        run = self.run
         t = TilingValue()
         enable_tbe_block = True
         if run.dtype == "bfloat16" and run.core_num == CORE_NUM_910B3 and run.real_g == 1 and run.dilation_d == 1:

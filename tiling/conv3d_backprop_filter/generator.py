@@ -39,11 +39,13 @@ def _assemble(run: RunInfo, args: DwArgs, value: TilingValue, *, key: int, templ
         tiling_key=key, dtype=args.dtype, platform=args.platform, template=template, notes=notes)
 
 
-def _basic_block(run: RunInfo, args: DwArgs, dims: TbeDims) -> Conv3DBackpropFilterV2TilingData:
-    base = BaseTemplate(run, args.platform, _dims_only(dims))
+def _basic_block(run: RunInfo, args: DwArgs, dims: TbeDims, tbe: TbeTiling | None) -> Conv3DBackpropFilterV2TilingData:
+    base = BaseTemplate(run, args.platform, tbe or _dims_only(dims))
     value = base.init_tiling_value()  # GetShapeAttrsInfo runs it before the template's own tiling
     notes = []
-    if base.used_tbe:
+    if base.used_tbe and tbe is not None:
+        notes.append("TBE answer given by the caller")
+    elif base.used_tbe:
         kept = BASIC_BLOCK_TBE_FIELDS + (SEPARATE_DK_TBE_FIELDS if run.real_g > 1 or run.dilation_d > 1 else ())
         notes.append(f"own TBE rule (tbe_rule.py) for {', '.join(kept)}: the real basic-block template keeps these "
                      "from the closed TBE tiling; the basic-block kernels split work by basicBlockTiling")
@@ -55,12 +57,14 @@ def _basic_block(run: RunInfo, args: DwArgs, dims: TbeDims) -> Conv3DBackpropFil
                      dw_overrides=dwt, basic_block=bb)
 
 
-def _base(run: RunInfo, args: DwArgs, dims: TbeDims) -> Conv3DBackpropFilterV2TilingData:
+def _base(run: RunInfo, args: DwArgs, dims: TbeDims, tbe: TbeTiling | None) -> Conv3DBackpropFilterV2TilingData:
     rejected = None
-    for proposal in own_block_candidates(run, args.platform, dims):
+    proposals = [tbe] if tbe is not None else own_block_candidates(run, args.platform, dims)
+    for proposal in proposals:
         base = BaseTemplate(run, args.platform, proposal)
         value = base.set_dw_tiling_from_tbe_tiling()
-        notes = [f"own TBE rule (tbe_rule.py) for the core split and blocks: {proposal}"] if base.used_tbe else \
+        origin = "given TBE answer" if tbe is not None else "own TBE rule (tbe_rule.py)"
+        notes = [f"{origin} for the core split and blocks: {proposal}"] if base.used_tbe else \
             [f"values from the real open code ({base.source})"]
         result = _assemble(run, args, value, key=TPL_SPLIT_DFL, template="base", notes=notes)
         report = validate(result)
@@ -74,18 +78,24 @@ def _base(run: RunInfo, args: DwArgs, dims: TbeDims) -> Conv3DBackpropFilterV2Ti
                            f"proposal was refused:\n{rejected}")
 
 
-def tiling_for_args(args: DwArgs) -> Conv3DBackpropFilterV2TilingData:
-    """The tiling of an already checked problem (see `check_conv3d_dw_args`)."""
+def tiling_for_args(args: DwArgs, tbe: TbeTiling | None = None) -> Conv3DBackpropFilterV2TilingData:
+    """The tiling of an already checked problem (see `check_conv3d_dw_args`).
+
+    `tbe` replaces this project's TBE rule with a given answer of the closed TBE tiling (for example one read back
+    from a real tiling), which both templates then convert as the real code does.
+    """
     run = build_run_info(args)
     dims = own_core_dims(run, args.platform.aic_cores)
+    if tbe is not None:
+        dims = TbeDims(tbe.batch_dim, tbe.d_dim, tbe.group_dim, tbe.m_dim, tbe.n_dim, tbe.k_dim)
     if is_capable(run):
-        result = _basic_block(run, args, dims)
+        result = _basic_block(run, args, dims, tbe)
         report = validate(result)
         if not report.ok:
             raise TilingInfeasible(f"the real basic-block template's answer does not fit {args.platform.name}:\n"
                                    f"{report}")
         return result
-    return _base(run, args, dims)
+    return _base(run, args, dims, tbe)
 
 
 def conv3d_backprop_filter_tiling(x_shape, filter_shape, dy_shape, strides=(1, 1, 1), pads=(0, 0, 0, 0, 0, 0),

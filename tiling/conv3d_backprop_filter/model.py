@@ -13,9 +13,10 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ascend_sim.platform import Platform
 
-from ..cstruct import CStruct
+from ..cstruct import CStruct, check_field_value, unknown_field_message
 
-# The tiling key is GET_TPL_TILING_KEY(conv3DDWTemplateId): the template id itself (conv3d_backprop_filter_v2_tiling_key.h).
+# The tiling key is GET_TPL_TILING_KEY(conv3DDWTemplateId): the template id itself
+# (conv3d_backprop_filter_v2_tiling_key.h).
 TPL_SPLIT_DFL = 0          # base template (values from the closed TBE tiling)
 TPL_SPLIT_M_K = 1          # basic block, M and K bound to cores
 TPL_SPLIT_K_N = 2          # basic block, N and K bound to cores
@@ -130,3 +131,38 @@ class Conv3DBackpropFilterV2TilingData(BaseModel):
     def fields(self) -> dict[str, int]:
         """All kernel-visible fields, in blob order."""
         return {**self.params.model_dump(), **self.dwTiling.model_dump(), **self.basicBlockTiling.model_dump()}
+
+    # --- experimenting -----------------------------------------------------------------------------------
+    def with_overrides(self, *, validate: bool = True, **changes) -> Conv3DBackpropFilterV2TilingData:
+        """A copy with some fields changed, by real name (baseM=64, usedCoreNum=8, tiling_key=3, ...).
+
+        Nothing is re-derived. The copy is checked by `validate` on the tiling's platform: a tiling the kernel
+        cannot run raises TilingValidationError (a ValueError) naming each broken rule as field=value; the refused
+        copy is on the error (`err.tiling`, `err.report`). validate=False skips that check, for building illegal
+        tilings on purpose. An unknown name raises ValueError listing the close matches.
+        """
+        parts = {name: getattr(self, name).model_dump() for name, _ in _STRUCTS}
+        top = self.model_dump(exclude=set(parts))
+        for key, value in changes.items():
+            part = next((p for p in parts.values() if key in p), None)
+            if part is not None:
+                check_field_value(key, value)
+                part[key] = value
+            elif key in top:
+                top[key] = value
+            else:
+                raise ValueError(unknown_field_message(key, [*self.fields(), *top]))
+        top["notes"] = [*top["notes"], f"overridden: {sorted(changes)}"]
+        result = type(self)(**{name: model(**parts[name]) for name, model in _STRUCTS}, **top)
+        if validate:
+            if result.platform is None:
+                raise ValueError("with_overrides checks the result against the tiling's platform, and this tiling "
+                                 "records none: pass platform=<Platform> among the overrides, or validate=False")
+            from .validate import validate as validate_tiling
+            validate_tiling(result).raise_if_invalid(result, changes)
+        return result
+
+    def check(self, platform=None, *, raise_error: bool = False):
+        """`validate(self, platform)`: does this tiling fit (default: the platform it was made for)?"""
+        from .validate import validate
+        return validate(self, platform, raise_error=raise_error)
