@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["GmTensor", "from_device", "to_device", "trace_layout"]
+__all__ = ["Comparison", "GmTensor", "compare", "from_device", "to_device", "trace_layout"]
 
 _DIGIT_BITS = 14  # per pass: tags 1 .. 2**14 are finite positive values in float16, bfloat16 and float32 halves
 
@@ -126,3 +126,37 @@ def from_device(name: str, allocation: str, dtype, device_format: str, device_sh
     if (where < 0).any():
         raise ValueError(f"{name}: the conversion from {device_format} pads the logical tensor")
     return GmTensor(name, allocation, np.dtype(dtype), device_format, tuple(device_shape), logical_format, where)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A tensor against its reference: how many elements are wrong, the first (C order) with its value and the
+    expected one, and the largest error |got - ref| / (|ref| + rms(ref))."""
+
+    wrong: int
+    total: int
+    first: tuple | None
+    got: float | None
+    expected: float | None
+    max_error: float
+    tolerance: float
+
+    @property
+    def passed(self) -> bool:
+        return self.wrong == 0
+
+
+def compare(got: np.ndarray, expected: np.ndarray, tolerance: float) -> Comparison:
+    """Element by element: wrong where |got - ref| / (|ref| + rms(ref)) exceeds `tolerance` or got is not finite."""
+    got64, expected = np.asarray(got, np.float64), np.asarray(expected, np.float64)
+    if got64.shape != expected.shape:
+        raise ValueError(f"the reference has shape {expected.shape}, the tensor {got64.shape}")
+    rms = float(np.sqrt(np.mean(expected ** 2))) or 1.0
+    with np.errstate(invalid="ignore"):
+        error = np.abs(got64 - expected) / (np.abs(expected) + rms)
+    wrong = ~(error <= tolerance)  # NaN and infinities count as wrong
+    worst = float(np.nanmax(error)) if np.isfinite(error).any() else float("inf")
+    if not wrong.any():
+        return Comparison(0, wrong.size, None, None, None, worst, tolerance)
+    first = tuple(int(i) for i in np.argwhere(wrong)[0])
+    return Comparison(int(wrong.sum()), wrong.size, first, got[first], float(expected[first]), worst, tolerance)

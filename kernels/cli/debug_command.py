@@ -11,6 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ascend_sim import SimFault
 from ascend_sim.debug import Capture
 
 from . import conv3d_dx_command, matmul_command
@@ -59,14 +60,23 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         raise FlagError("argument --json: the debugger's output is text; drop --json")
     capture = Capture()
-    ran = args.simulate(args, hooks=[capture])
-    operator = operator_tensors(ran)
-    dbg = capture.debugger(tensors=operator.tensors)
-    shell = DebugShell(dbg, args.dtype, sys.stdout, operator)
-    cores = len({rec.core for rec in dbg.records})
-    print(ran.headline)
-    print(f"{len(dbg)} records on {cores} core{'s' if cores != 1 else ''}; at the start (no record applied). "
-          f"`help` lists the commands.")
+    try:
+        ran = args.simulate(args, hooks=[capture])
+    except SimFault as fault:
+        if capture.chip is None:  # it faulted before the launch: nothing to replay
+            raise
+        # post-mortem: the records that ran, applied, are the state just before the faulting instruction
+        dbg = capture.debugger(fault=fault)
+        shell = DebugShell(dbg, args.dtype, sys.stdout)
+        shell.open_post_mortem()
+    else:
+        operator = operator_tensors(ran)
+        dbg = capture.debugger(tensors=operator.tensors)
+        shell = DebugShell(dbg, args.dtype, sys.stdout, operator)
+        cores = len({rec.core for rec in dbg.records})
+        print(ran.headline)
+        print(f"{len(dbg)} records on {cores} core{'s' if cores != 1 else ''}; at the start (no record applied). "
+              f"`help` lists the commands.")
     if args.command_file is not None:
         _, text = args.command_file
         shell.run_lines(text.splitlines(), echo=True, repeat=False)

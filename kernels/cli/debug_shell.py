@@ -301,6 +301,22 @@ class DebugShell(TensorCommands, WatchCommands):
             self.dbg.goto(seq + 1)
         self._where()
 
+    def open_post_mortem(self) -> None:
+        """Start at the end of a faulting run: every record that ran applied, the state just before the fault."""
+        dbg = self.dbg
+        dbg.goto(len(dbg))
+        self.say(f"The run stopped in a simulated kernel fault: {one_line(dbg.fault)}")
+        self.say(f"Post-mortem: all {len(dbg)} records that ran are applied; the state is the one just before the "
+                 "faulting instruction.")
+        bad = dbg.fault_record
+        if bad is not None:
+            self.say(f"The faulting record (not applied): core {bad.core} pipe {bad.pipe.name} {bad.name}  at "
+                     f"{bad.source}")
+            self.say(f"    {_params(bad.params)}")
+        else:
+            self.say("The fault was found when the kernel made the call: no record was made for it.")
+        self.say("`help` lists the commands; operator tensors by name are not available after a fault (use gm).")
+
     def _at_end(self) -> None:
         self.say(f"The run ended: all {len(self.dbg)} records applied.")
         if self.dbg.fault is not None:

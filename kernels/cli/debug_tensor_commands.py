@@ -9,6 +9,8 @@ import re
 
 import numpy as np
 
+from ascend_sim.gm_tensors import compare
+
 from .debug_parsing import CommandError, format_array, parse_index
 
 _TENSOR = re.compile(r"\s*(\w+)\s*(\[[^\]]*\])?\s*(full)?\s*")
@@ -105,23 +107,18 @@ class TensorCommands:
             raise CommandError("check needs the operator's reference: run the debugger through an operator command")
         if self._expected is None:
             self._expected = np.asarray(op.expected(), np.float64)
-        expect = self._expected
-        got = self.dbg.tensor(op.output)
-        rms = float(np.sqrt(np.mean(expect ** 2))) or 1.0
-        with np.errstate(invalid="ignore"):
-            error = np.abs(got.astype(np.float64) - expect) / (np.abs(expect) + rms)
-        wrong = ~(error <= op.tolerance)  # NaN counts as wrong
+        result = compare(self.dbg.tensor(op.output), self._expected, op.tolerance)
         position = ("at the end of the run" if self.dbg.at_end else f"at record #{self.dbg.seq - 1}" if self.dbg.seq
                     else "at the start of the run")
-        if not wrong.any():
+        if result.passed:
             self.say(f"check {op.output} {position}: PASSED (max |got - ref| / (|ref| + rms) = "
-                     f"{float(error.max()):.2e}, tolerance {op.tolerance:.0e})")
+                     f"{result.max_error:.2e}, tolerance {op.tolerance:.0e})")
             return
-        first = tuple(int(i) for i in np.argwhere(wrong)[0])
+        first = result.first
         label = f"{op.output}[{', '.join(map(str, first))}]"
-        self.say(f"check {op.output} {position}: FAILED: {int(wrong.sum())} of {wrong.size} elements wrong "
-                 f"(tolerance {op.tolerance:.0e}); the first: {label} = {got[first]}, expected "
-                 f"{expect[first]:.6g}")
+        self.say(f"check {op.output} {position}: FAILED: {result.wrong} of {result.total} elements wrong "
+                 f"(tolerance {op.tolerance:.0e}); the first: {label} = {result.got}, expected "
+                 f"{result.expected:.6g}")
         self.show_provenance(self.dbg.tensors[op.output], first)
 
 
