@@ -222,7 +222,9 @@ def _img2col_map(l1H, l1W, pads, c1, kExt, mExt, kStart, mStart, sW, sH, fW, fH,
     if written is not None:
         index, valid = index[written], valid[written]
     pad_positions = np.flatnonzero(~valid)
-    return index, pad_positions, written, wout
+    # the source elements actually read (the record's read range), relative to the fmap start
+    read = (int(index[valid].min()), int(index[valid].max()) + 1) if pad_positions.size < index.size else (0, 0)
+    return index, pad_positions, written, wout, read
 
 
 _LOAD3D_RANGES = {"channelSize": (0, 65535), "kExtension": (0, 65535), "mExtension": (0, 65535),
@@ -357,7 +359,7 @@ def load_data_3d_v2(dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool = T
             buffer=src.buffer.name, addr_range=(src.address, src.address + c1 * l1H * l1W * c0 * size)),
             name, MTE1)
     m_start, stride_w = p.mStartPt, p.strideW
-    index, pad_positions, written, wout = _img2col_map(l1H, l1W, pads, c1, k_ext, m_ext, k_start, m_start,
+    index, pad_positions, written, wout, read = _img2col_map(l1H, l1W, pads, c1, k_ext, m_ext, k_start, m_start,
                                                        stride_w, p.strideH, fW, fH, dW, p.dilationFilterH, c0,
                                                        "L0B" if to_l0b else ("L0A_T" if transpose_a else "L0A"))
     span = c1 * l1H * l1W * c0
@@ -366,7 +368,8 @@ def load_data_3d_v2(dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool = T
     sbuf, s0, d0 = src.buffer, src.address, dst.address
 
     rows = -(-((m_start % wout) + m_ext) // wout)  # feature-map rows the window touches (sets the rate)
-    core.issue(LOAD_DATA_3DV2, MTE1, params, ((sbuf, s0, s0 + span * size),), ((dbuf, d0, d0 + extent * size),),
+    reads = ((sbuf, s0 + read[0] * size, s0 + read[1] * size),) if read[1] else ()
+    core.issue(LOAD_DATA_3DV2, MTE1, params, reads, ((dbuf, d0, d0 + extent * size),),
                (sbuf, s0, span, dbuf, d0, count, extent, dtype, index, pad_positions, written, p.padValue, stride_w,
                 rows), _PATH[dbuf.name], count * size, registers)
 

@@ -1,0 +1,205 @@
+"""The host operator: Conv3DBackpropFilterV2 (dw) on the simulated A2 chip.
+
+conv3d_backprop_filter_v2(x, filter_size, out_backprop, strides=..., pads=...) checks the arguments (errors name
+the parameter, its value and what is allowed), asks the host tiling (tiling.conv3d_backprop_filter_tiling) for
+the tiling, converts x and dy to the device formats, launches the kernel on tiling.block_dim cube cores and
+converts dw back to filter_format.
+
+Host-side layouts (numpy, documented in docs/conv3d_backprop_filter.md):
+- x and dy become NDC1HWC0 ([N][D][C1][H][W][C0], C0 = 32 B / element). With groups, group g of the tiling
+  (the real host may enlarge groups: E user groups per tiling group) owns channels [g*cinG, (g+1)*cinG) with
+  cinG = cin1G*C0, user group j of it starting at j*(Cin/groups) inside; channels past the real ones are zero.
+- dw comes back as the kernel writes it: fp32 [group][dk][cin1G][hk][wk][cout1G*C0][C0] (FRACTAL_Z_3D, the
+  couts of a row padded to cout1G*C0), read out to (Cout, Cin/groups, kD, kH, kW) and then filter_format.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ascend_sim import Chip
+from ascend_sim.dtypes import DTYPES
+from ascend_sim.formats import filter_from_ncdhw
+from ascend_sim.report import RunReport
+from ascend_sim.tensor import GmAddr
+from tiling import conv3d_backprop_filter_tiling
+from tiling.checks import check_ints
+
+from .kernel import conv3d_backprop_filter_v2 as _kernel_entry
+
+DATA_FORMATS = ("NDHWC", "NCDHW")
+FILTER_FORMATS = ("NCDHW", "NDHWC", "DHWCN")
+
+
+@dataclass
+class Conv3dDwRun:
+    """One run: dw (float32, filter_format; None in timing-only mode), the tiling, the report, the trace path."""
+
+    result: np.ndarray | None
+    tiling: object
+    report: RunReport
+    trace: str | None = None
+
+
+def _format(name: str, value, allowed: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"{name}={value!r} is not supported; allowed: {allowed}")
+    return value
+
+
+def _array(name: str, value) -> np.ndarray:
+    if not isinstance(value, np.ndarray):
+        raise TypeError(f"{name} must be a numpy.ndarray, got {type(value).__name__}")
+    if value.dtype not in DTYPES.values():
+        raise TypeError(f"{name}.dtype={value.dtype} is not supported; allowed: {sorted(DTYPES)} "
+                        "(bfloat16 from ml_dtypes)")
+    if value.ndim != 5:
+        raise ValueError(f"{name} must have 5 dimensions, got shape {value.shape}")
+    return value
+
+
+def _to_ncdhw_shape(shape, data_format: str) -> tuple:
+    n, *rest = shape
+    return (n, rest[3], *rest[:3]) if data_format == "NDHWC" else tuple(shape)
+
+
+def _filter_shape_ncdhw(filter_size, filter_format: str) -> tuple:
+    fs = check_ints("filter_size", filter_size, 5, tuple(filter_format))
+    if filter_format == "NCDHW":
+        return fs
+    if filter_format == "NDHWC":
+        return fs[0], fs[4], fs[1], fs[2], fs[3]
+    return fs[4], fs[3], fs[0], fs[1], fs[2]  # DHWCN
+
+
+def _dhw(name: str, values, data_format: str) -> tuple:
+    v = check_ints(name, values, 5, tuple(data_format))
+    n_c = (v[0], v[4]) if data_format == "NDHWC" else v[:2]
+    if n_c != (1, 1):
+        raise ValueError(f"{name}={tuple(values)!r}: the N and C entries ({data_format} order) must be 1")
+    return v[1:4] if data_format == "NDHWC" else v[2:5]
+
+
+def _to_device(a_ncdhw: np.ndarray, dtype, per_tiling_group: int, c_per_group: int, cg_aligned: int,
+               total: int) -> np.ndarray:
+    """NCDHW -> NDC1HWC0 with the tiling's group layout: user group j of tiling group g at g*cg_aligned +
+    (j % E)*c_per_group; `total` channels (a multiple of C0) in all."""
+    n, c, d, h, w = a_ncdhw.shape
+    c0 = 32 // np.dtype(dtype).itemsize
+    padded = np.zeros((n, total, d, h, w), dtype)
+    for j in range(c // c_per_group):
+        g, local = divmod(j, per_tiling_group)
+        start = g * cg_aligned + local * c_per_group
+        padded[:, start:start + c_per_group] = a_ncdhw[:, j * c_per_group:(j + 1) * c_per_group]
+    return np.ascontiguousarray(padded.reshape(n, total // c0, c0, d, h, w).transpose(0, 3, 1, 4, 5, 2))
+
+
+def _from_device(dw_flat: np.ndarray, t, groups: int, weight_shape: tuple) -> np.ndarray:
+    """The kernel's fp32 FRACTAL_Z_3D dw -> (Cout, Cin/groups, kD, kH, kW)."""
+    cout, cin_g, kd, kh, kw = weight_shape
+    c0 = t.k0
+    cin_rows, cout_cols = t.cin1G * c0, t.cout1G * c0
+    blocks = dw_flat.reshape(t.group, t.dk, t.cin1G, t.hk, t.wk, cout_cols, c0)
+    # -> [group][cout_cols][cin1G*c0][dk][hk][wk]
+    dense = blocks.transpose(0, 5, 2, 6, 1, 3, 4).reshape(t.group, cout_cols, cin_rows, t.dk, t.hk, t.wk)
+    per = groups // t.group
+    cout_g = cout // groups
+    w = np.empty((cout, cin_g, kd, kh, kw), np.float32)
+    for j in range(groups):
+        g, local = divmod(j, per)
+        w[j * cout_g:(j + 1) * cout_g] = dense[g, local * cout_g:(local + 1) * cout_g,
+                                               local * cin_g:(local + 1) * cin_g]
+    return w
+
+
+def _launch(x_ncdhw, dy_ncdhw, tiling_data, groups: int, weight_shape: tuple, *, platform, execute: bool,
+            check_races: bool, hooks):
+    t = tiling_data.dwTiling
+    dtype = x_ncdhw.dtype
+    c0 = t.k0
+    if c0 != 32 // dtype.itemsize:
+        raise ValueError(f"the tiling's k0={c0} does not match {dtype} data (C0={32 // dtype.itemsize})")
+    per = groups // t.group
+    cin_g, cout_g = x_ncdhw.shape[1] // groups, dy_ncdhw.shape[1] // groups
+    cinG, coutG = t.cin1G * c0, t.cout1G * c0
+    # the channel count the kernel's offsets assume: (group - 1) whole groups plus the tail group
+    cin_total, cout_total = -(-t.cin // c0) * c0, -(-t.cout // c0) * c0
+    for name, c_g, cg_aligned, total in (("Cin", cin_g, cinG, cin_total), ("Cout", cout_g, coutG, cout_total)):
+        last = groups - 1
+        if (last // per) * cg_aligned + (last % per + 1) * c_g > total or per * c_g > cg_aligned:
+            raise ValueError(f"the tiling's group layout (group={t.group}, {name} per group {cg_aligned}) does not "
+                             f"hold {groups} groups of {c_g} {name} channels")
+    x_5hd = _to_device(x_ncdhw, dtype, per, cin_g, cinG, cin_total)
+    dy_5hd = _to_device(dy_ncdhw, dtype, per, cout_g, coutG, cout_total)
+    chip = Chip(platform, execute=execute, check_races=check_races, hooks=hooks)
+    x_gm = chip.gm.upload("x", x_5hd)
+    dy_gm = chip.gm.upload("out_backprop", dy_5hd)
+    y_elems = t.group * t.dk * t.cin1G * t.hk * t.wk * coutG * c0
+    y_gm = chip.gm.alloc("y", y_elems * 4)
+    if execute:
+        y_gm.data.view(np.float32)[:] = np.nan  # the init pass must zero every element the kernel adds into
+    report = chip.launch(_kernel_entry, tiling_data.block_dim, GmAddr(x_gm), None, GmAddr(dy_gm), GmAddr(y_gm),
+                         None, tiling_data, tiling_key=tiling_data.tiling_key, dtype=dtype)
+    dw = _from_device(y_gm.data.view(np.float32), t, groups, weight_shape) if execute else None
+    return dw, report
+
+
+def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads, dilations=(1, 1, 1, 1, 1),
+                                  groups=1, data_format="NDHWC", filter_format="NCDHW", platform="Ascend910B2",
+                                  enable_hf32=False, execute=True, trace=None, tiling=None, tiling_overrides=None,
+                                  check_races=True, hooks=None) -> Conv3dDwRun:
+    """Run Conv3DBackpropFilterV2 on the simulator and return the whole record (see conv3d_backprop_filter_v2).
+
+    execute=False is the timing-only mode (result None). trace: a path for the Chrome/Perfetto trace.
+    tiling: a Conv3DBackpropFilterV2TilingData to launch instead of the generator's (it must describe this
+    problem); tiling_overrides: {field: value} applied to the generated tiling by real field name.
+    hooks: callables hook(core, instruction) run after every instruction.
+    """
+    data_format = _format("data_format", data_format, DATA_FORMATS)
+    filter_format = _format("filter_format", filter_format, FILTER_FORMATS)
+    x = _array("x", x)
+    dy = _array("out_backprop", out_backprop)
+    if x.dtype != dy.dtype:
+        raise TypeError(f"x.dtype={x.dtype} and out_backprop.dtype={dy.dtype} differ; both must be the same one of "
+                        f"{sorted(DTYPES)}")
+    weight_shape = _filter_shape_ncdhw(filter_size, filter_format)
+    st = _dhw("strides", strides, data_format)
+    dl = _dhw("dilations", dilations, data_format)
+    x_shape = _to_ncdhw_shape(x.shape, data_format)
+    dy_shape = _to_ncdhw_shape(dy.shape, data_format)
+    if tiling is None:
+        tiling = conv3d_backprop_filter_tiling(x_shape, weight_shape, dy_shape, st, pads, dl, groups,
+                                               dtype=x.dtype.name, platform=platform, enable_hf32=enable_hf32,
+                                               tiling_overrides=tiling_overrides)
+    else:  # still refuse a bad problem before launch
+        from tiling import check_conv3d_dw_args
+        check_conv3d_dw_args(x_shape, weight_shape, dy_shape, st, pads, dl, groups, x.dtype.name, platform,
+                             enable_hf32)
+    groups = x_shape[1] // weight_shape[1]
+    x_ncdhw = np.ascontiguousarray(x.transpose(0, 4, 1, 2, 3)) if data_format == "NDHWC" else x
+    dy_ncdhw = np.ascontiguousarray(dy.transpose(0, 4, 1, 2, 3)) if data_format == "NDHWC" else dy
+    dw, report = _launch(x_ncdhw, dy_ncdhw, tiling, groups, weight_shape, platform=platform, execute=execute,
+                         check_races=check_races, hooks=hooks)
+    result = filter_from_ncdhw(dw, filter_format) if dw is not None else None
+    path = None
+    if trace is not None:
+        report.write_trace(str(trace))
+        path = str(trace)
+    return Conv3dDwRun(result, tiling, report, path)
+
+
+def conv3d_backprop_filter_v2(x, filter_size, out_backprop, *, strides, pads, dilations=(1, 1, 1, 1, 1), groups=1,
+                              data_format="NDHWC", filter_format="NCDHW", platform="Ascend910B2",
+                              enable_hf32=False) -> np.ndarray:
+    """dw of a 3D convolution, computed by the simulated A2 Conv3DBackpropFilterV2 kernel.
+
+    x: the feature map and out_backprop: dy, both in data_format (NDHWC or NCDHW), one dtype of float16,
+    bfloat16 (ml_dtypes) or float32. filter_size: the 5 filter dims in filter_format (NCDHW = (Cout, Cin/groups,
+    kD, kH, kW), NDHWC or DHWCN). strides and dilations: 5 ints in data_format order (N and C must be 1); pads:
+    (front, back, top, bottom, left, right). fp32 uses HF32 only if enable_hf32. Returns dw as float32 in
+    filter_format.
+    """
+    return conv3d_backprop_filter_v2_run(
+        x, filter_size, out_backprop, strides=strides, pads=pads, dilations=dilations, groups=groups,
+        data_format=data_format, filter_format=filter_format, platform=platform, enable_hf32=enable_hf32).result
