@@ -201,3 +201,119 @@ def run_aiv(kernel, *arrays, out_bytes=0, block_dim=1, platform="Ascend910B2", *
     if out_bytes:
         addrs.append(GmAddr(chip.gm.alloc("out", out_bytes)))
     return chip, chip.launch(kernel, block_dim, *addrs, kernel_type="AIV_ONLY")
+
+
+# ------------------------------------------------------------------------------------------ Cast
+def _float_table(dtype):
+    """Every finite value of a 16-bit float type with its bit pattern, sorted; +-inf at the ends with the
+    value IEEE rounding compares them at (the largest finite value plus one ulp)."""
+    import ml_dtypes  # noqa: F401 - registers bfloat16
+    bits = np.arange(65536, dtype=np.uint16)
+    with np.errstate(invalid="ignore"):
+        values = bits.view(np.dtype(dtype)).astype(np.float64)
+    keep = np.isfinite(values) & ~((values == 0) & (bits >= 0x8000))  # one zero
+    pairs = sorted(zip(values[keep].tolist(), bits[keep].tolist()))
+    top = pairs[-1][0]
+    ulp = top - pairs[-2][0]
+    inf_bits = int(np.array(np.inf, dtype=np.dtype(dtype)).view(np.uint16))
+    return [(-np.inf, inf_bits | 0x8000, -(top + ulp))] + [(v, b, v) for v, b in pairs] + [(np.inf, inf_bits, top + ulp)]
+
+
+_TABLES: dict = {}
+
+
+def _neighbours_16(x: float, dtype):
+    """(value, bits, position) of the representable values at or just below and at or just above x."""
+    import bisect
+    key = np.dtype(dtype).name
+    if key not in _TABLES:
+        table = _float_table(dtype)
+        _TABLES[key] = table, [t[2] for t in table[1:-1]]
+    table, positions = _TABLES[key]
+    finite = table[1:-1]
+    i = bisect.bisect_right(positions, x) - 1  # finite[i] <= x < finite[i + 1]
+    lo = table[0] if i < 0 else finite[i]
+    hi = lo if lo[2] == x and i >= 0 else (table[-1] if i + 1 >= len(finite) else finite[i + 1])
+    return lo, hi
+
+
+def _neighbours_f32(x: float):
+    import struct
+    near = struct.unpack("<f", struct.pack("<f", x))[0]
+    bits = struct.unpack("<I", struct.pack("<f", near))[0]
+    other_bits = bits + 1 if (near < x) == (near >= 0) else bits - 1
+    other = struct.unpack("<f", struct.pack("<I", other_bits & 0xFFFFFFFF))[0]
+    a, b = (near, bits, near), (other, other_bits, other)
+    if near == x:
+        return a, a
+    return (a, b) if near < x else (b, a)
+
+
+def round_float(x: float, dtype, mode: str):
+    """x (exact in float64) rounded into a float type by the RoundMode's rule; a zero keeps x's sign."""
+    import math
+    if math.isnan(x) or math.isinf(x):
+        return x
+    r = _round_float(x, dtype, mode)
+    return math.copysign(0.0, x) if r == 0 else r
+
+
+def _round_float(x: float, dtype, mode: str):
+    import math
+    lo, hi = _neighbours_f32(x) if np.dtype(dtype).itemsize == 4 else _neighbours_16(x, dtype)
+    if lo[2] == x and math.isfinite(lo[0]):
+        return lo[0]
+    if mode == "CAST_FLOOR":
+        return lo[0]
+    if mode == "CAST_CEIL":
+        return hi[0]
+    if mode == "CAST_TRUNC":
+        return lo[0] if x > 0 else hi[0]
+    if mode == "CAST_ODD":
+        return lo[0] if lo[1] & 1 else hi[0]
+    d_lo, d_hi = x - lo[2], hi[2] - x
+    if d_lo != d_hi:
+        return lo[0] if d_lo < d_hi else hi[0]
+    if mode == "CAST_ROUND":
+        return hi[0] if x > 0 else lo[0]
+    return lo[0] if lo[1] % 2 == 0 else hi[0]  # CAST_RINT / CAST_NONE: ties to the even pattern
+
+
+def round_integral(x: float, mode: str) -> float:
+    """x rounded to an integer value (exactly, with fractions)."""
+    import math
+    from fractions import Fraction
+    if math.isnan(x) or math.isinf(x):
+        return x
+    f = Fraction(x)
+    if mode == "CAST_FLOOR":
+        r = math.floor(f)
+    elif mode == "CAST_CEIL":
+        r = math.ceil(f)
+    elif mode == "CAST_TRUNC":
+        r = math.trunc(f)
+    elif mode == "CAST_ROUND":
+        r = math.floor(abs(f) + Fraction(1, 2)) * (1 if f >= 0 else -1)
+    else:
+        r = round(f)  # Fraction.__round__: ties to even
+    return math.copysign(float(r), x) if r == 0 else float(r)
+
+
+def cast_element(value, src_dtype, dst_dtype, mode: str):
+    """One Cast element: the A2 rules (saturating integers, NaN -> 0 for integer targets)."""
+    import math
+    dst = np.dtype(dst_dtype)
+    x = float(value) if np.dtype(src_dtype).kind == "f" or np.dtype(src_dtype).name == "bfloat16" else int(value)
+    if dst.kind == "i":
+        info = np.iinfo(dst)
+        if isinstance(x, float):
+            if math.isnan(x):
+                return 0
+            x = round_integral(x, mode)
+            if math.isinf(x):
+                return info.max if x > 0 else info.min
+            x = int(x)
+        return min(max(x, info.min), info.max)
+    if np.dtype(src_dtype) == dst:
+        return round_integral(x, mode)
+    return round_float(float(x), dst, mode)

@@ -1,13 +1,14 @@
 """The vector core (AIV) instruction set: UB data movement (MTE2 / MTE3) and the PIPE_V instructions."""
 from __future__ import annotations
 
+from .cast import Cast, RoundMode
 from .common import MASK_PLACEHOLDER
 from .datacopy import DataCopyExtParams, DataCopyPad, DataCopyPadExtParams, copy_ub, copy_ub_contiguous
 from .elementwise import (Abs, Add, Adds, BinaryRepeatParams, Div, Duplicate, Exp, Ln, Max, Maxs, Min, Mins, Mul,
                           Muls, Relu, Sub, UnaryRepeatParams)
 from .mask import ResetMask, SetMaskCount, SetMaskNorm, SetVectorMask
 
-__all__ = ["MASK_PLACEHOLDER", "DataCopyExtParams", "DataCopyPad", "DataCopyPadExtParams", "copy_ub",
+__all__ = ["Cast", "RoundMode", "MASK_PLACEHOLDER", "DataCopyExtParams", "DataCopyPad", "DataCopyPadExtParams", "copy_ub",
            "copy_ub_contiguous", "Abs", "Add", "Adds", "BinaryRepeatParams", "Div", "Duplicate", "Exp", "Ln", "Max",
            "Maxs", "Min", "Mins", "Mul", "Muls", "Relu", "Sub", "UnaryRepeatParams", "ResetMask", "SetMaskCount",
            "SetMaskNorm", "SetVectorMask"]

@@ -60,13 +60,14 @@ class UnaryRepeatParams:
     strideSizeMode: bool = False  # reserved
 
 
-_BINARY_RANGES = {f: (0, 255) for f in ("dstBlkStride", "src0BlkStride", "src1BlkStride", "dstRepStride",
+BINARY_RANGES = {f: (0, 255) for f in ("dstBlkStride", "src0BlkStride", "src1BlkStride", "dstRepStride",
                                          "src0RepStride", "src1RepStride")}
-_UNARY_RANGES = {"dstBlkStride": (0, 65535), "srcBlkStride": (0, 65535), "dstRepStride": (0, 255),
+UNARY_RANGES = {"dstBlkStride": (0, 65535), "srcBlkStride": (0, 65535), "dstRepStride": (0, 255),
                  "srcRepStride": (0, 255)}
 
 
-def _execute(rec) -> None:
+def run_on_plan(rec) -> None:
+    """The semantics of every instruction built by issue_vector: fn over the plan's selected elements."""
     fn, plan, operands, _ = rec.args
     run_elementwise(plan, operands, fn)
 
@@ -128,11 +129,11 @@ _DOCS = {"Add": "dst = src0 + src1", "Sub": "dst = src0 - src1", "Mul": "dst = s
          "Adds": "dst = src + scalar", "Muls": "dst = src * scalar", "Maxs": "dst = max(src, scalar)",
          "Mins": "dst = min(src, scalar)", "Exp": "dst = e^src", "Ln": "dst = ln(src)", "Abs": "dst = |src|",
          "Relu": "dst = max(src, 0)", "Duplicate": "dst = scalar"}
-SPECS = {name: define(name, V, cost=vector_cost, execute=_execute,
+SPECS = {name: define(name, V, cost=vector_cost, execute=run_on_plan,
                       params=UnaryRepeatParams if name in _SCALAR or name in _UNARY else BinaryRepeatParams,
                       doc=_DOCS[name])
          for name in (*_BINARY, *_SCALAR, *_UNARY)}
-SPECS["Duplicate"] = define("Duplicate", V, cost=vector_cost, execute=_execute, doc=_DOCS["Duplicate"])
+SPECS["Duplicate"] = define("Duplicate", V, cost=vector_cost, execute=run_on_plan, doc=_DOCS["Duplicate"])
 
 
 def _binary(name):
@@ -150,7 +151,7 @@ def _binary(name):
             return issue_vector(core, SPECS[name], name, {"count": count}, (dst, src0, src1), None, fn, None,
                                 None, False, dst.dtype, count=count)
         mask, repeat_time, p = _level0_args(name, args)
-        check_params(core, name, p, BinaryRepeatParams, _BINARY_RANGES)
+        check_params(core, name, p, BinaryRepeatParams, BINARY_RANGES)
         strides = ((p.dstBlkStride, p.dstRepStride), (p.src0BlkStride, p.src0RepStride),
                    (p.src1BlkStride, p.src1RepStride))
         return issue_vector(core, SPECS[name], name, p, (dst, src0, src1), strides, fn, repeat_time, mask,
@@ -176,7 +177,7 @@ def _scalar(name):
             return issue_vector(core, SPECS[name], name, {"count": count, "scalarValue": scalar.item()},
                                 (dst, src), None, fn, None, None, False, dst.dtype, count=count)
         mask, repeat_time, p = _level0_args(name, args)
-        check_params(core, name, p, UnaryRepeatParams, _UNARY_RANGES)
+        check_params(core, name, p, UnaryRepeatParams, UNARY_RANGES)
         return issue_vector(core, SPECS[name], name, p, (dst, src),
                             ((p.dstBlkStride, p.dstRepStride), (p.srcBlkStride, p.srcRepStride)), fn, repeat_time,
                             mask, isSetMask, dst.dtype)
@@ -200,7 +201,7 @@ def _unary(name):
             return issue_vector(core, SPECS[name], name, {"count": count}, (dst, src), None, fn, None, None, False,
                                 dst.dtype, count=count)
         mask, repeat_time, p = _level0_args(name, args)
-        check_params(core, name, p, UnaryRepeatParams, _UNARY_RANGES)
+        check_params(core, name, p, UnaryRepeatParams, UNARY_RANGES)
         return issue_vector(core, SPECS[name], name, p, (dst, src),
                             ((p.dstBlkStride, p.dstRepStride), (p.srcBlkStride, p.srcRepStride)), fn, repeat_time,
                             mask, isSetMask, dst.dtype)
@@ -258,4 +259,5 @@ def Duplicate(dst, scalarValue, *args, isSetMask: bool = True):
 
 
 __all__ = ["BinaryRepeatParams", "UnaryRepeatParams", "Add", "Sub", "Mul", "Div", "Max", "Min", "Adds", "Muls",
-           "Maxs", "Mins", "Exp", "Ln", "Abs", "Relu", "Duplicate", "issue_vector", "check_params"]
+           "Maxs", "Mins", "Exp", "Ln", "Abs", "Relu", "Duplicate", "issue_vector", "check_params", "run_on_plan",
+           "BINARY_RANGES", "UNARY_RANGES"]
