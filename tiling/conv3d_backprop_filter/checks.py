@@ -7,6 +7,7 @@ host leaves unchecked. Every error names the parameter, its value and what is al
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ascend_sim.platform import Platform
@@ -120,4 +121,40 @@ def check_conv3d_dw_args(x_shape, filter_shape, dy_shape, strides=(1, 1, 1), pad
                 f"dy_shape[{2 + i}] ({axis.upper()})={size_dy} does not fit the convolution: expected "
                 f"floor((x {axis.upper()}={size_x} + pads {before}+{after} - dilation_{axis}*(k{axis.upper()}-1) - 1)"
                 f" / stride_{axis}={st[i]}) + 1 = {expect}")
+    # L1 must hold at least one B1 load next to the smallest A1 block (16 couts x 16 dy pixels). The host sizes a
+    # B1 load with CalcHo (a part-row load is taken to straddle two rows) over full-width x rows of one C0 block
+    # (the kernel never splits W): the fewest rows it can ask for decide whether any tiling fits.
+    dtype_bytes = 4 if dtype == "float32" else 2
+    rows = min((fewest_host_dy_rows(dy[4]) - 1) * st[1] + (kernel[1] - 1) * dil[1] + 1, x[3])
+    b1 = rows * x[4] * fewest_host_channels(kernel[1] * kernel[2], 32 // dtype_bytes) * dtype_bytes
+    a1 = 16 * 16 * dtype_bytes
+    if a1 + b1 > plat.L1:
+        raise ValueError(f"x_shape[4] (W)={x[4]} is too wide for L1: the smallest B1 load holds {rows} x rows of W "
+                         f"x the fewest channels ({b1} bytes; kH={kernel[1]}, dilation_h={dil[1]}, stride_h={st[1]}, "
+                         f"dy W={dy[4]}) and the smallest A1 block {a1}, more than the {plat.L1} bytes of L1 on "
+                         f"{plat.name} (the kernel never splits W)")
     return DwArgs(x, wt, dy, st, pd, dil, groups, dtype, enable_hf32, deterministic, plat)
+
+
+def fewest_host_dy_rows(wo: int) -> int:
+    """The fewest dy rows the host's CalcHo assigns a B1 load of k dy pixels, over k = 16, 32, ...: one when some
+    such k divides wo, otherwise the best of a part-row load (two rows) and whole rows (lcm(wo, 16) / wo)."""
+    if wo % 16 == 0:
+        return 1
+    whole_rows = 16 // math.gcd(wo, 16)
+    if wo > 16:
+        return min(2, whole_rows)
+    part = 16 // wo if 16 % wo == 0 else -(-16 // wo) + 1
+    return min(part, whole_rows)
+
+
+def fewest_host_channels(kernel_hw: int, c0: int) -> int:
+    """The host's CalCin for the smallest N block (16 columns): x channels one B1 load holds, with the extra
+    C0 row a tail that does not fill a kernel window can straddle."""
+    blocks = 16 // c0
+    rows = -(-blocks // kernel_hw)
+    if kernel_hw > blocks:
+        rows += 1 if kernel_hw % blocks else 0
+    elif blocks % kernel_hw:
+        rows += 1 if 2 * blocks % kernel_hw == 0 else 2
+    return rows * c0

@@ -91,10 +91,16 @@ def tiling_for_args(args: DwArgs, tbe: TbeTiling | None = None) -> Conv3DBackpro
     if is_capable(run):
         result = _basic_block(run, args, dims, tbe)
         report = validate(result)
-        if not report.ok:
+        if report.ok:
+            return result
+        if run.deterministic:  # the base template has no deterministic mode to fall back on
             raise TilingInfeasible(f"the real basic-block template's answer does not fit {args.platform.name}:\n"
                                    f"{report}")
-        return result
+        fallback = _base(run, args, dims, tbe)
+        fallback.notes.insert(0, "the real basic-block template's answer does not fit the kernel ("
+                                 + "; ".join(str(p) for p in report.problems) + "): this project falls back to the "
+                                 "base template (tiling key 0), which the real registry would not")
+        return fallback
     return _base(run, args, dims, tbe)
 
 

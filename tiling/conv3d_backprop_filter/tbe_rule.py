@@ -122,8 +122,26 @@ def own_block_candidates(run: RunInfo, platform: Platform, dims: TbeDims) -> Ite
                     t.stepKa, t.stepKb = steps
                     yield _tbe(dims, run, t, (db_l0c, db_a1, db_b1))
         if m == 1 and n == 1:
-            return
+            break
         if n > m or m == 1:
             n -= 1
         else:
             m -= 1
+    yield from _thin_candidates(run, platform)
+
+
+def _thin_candidates(run: RunInfo, platform: Platform) -> Iterator[TbeTiling]:
+    """Last resort for wide feature maps: split dy rows across the cores and load a core's whole K into B1 at
+    once, so that a B1 load holds whole x rows (a load of part of a row can straddle two, which with a stride
+    costs stride more rows); the smallest M and N blocks, single buffers."""
+    dims = TbeDims(k_dim=min(run.ho, platform.aic_cores))
+    split = BaseTemplate(run, platform, _tbe(dims, run, TilingValue(baseK=run.k0, baseM=16, baseN=16, stepKa=1,
+                                                                    stepKb=1), (1, 1, 1))).split_from_tbe(
+        TilingValue())
+    k_total = split.singleCoreHo * run.wo
+    k_max = platform.L0A // 2 // (BLOCK_CUBE * run.dtype_bytes) // BLOCK_CUBE * BLOCK_CUBE
+    whole = min(ceil_div(k_total, BLOCK_CUBE) * BLOCK_CUBE, k_max)
+    # whole rows of this core's K in one load; then the smallest load (16 pixels, at most two rows for the host)
+    for base_k, step_kb in dict.fromkeys(((whole, ceil_div(k_total, whole)), (BLOCK_CUBE, 1))):
+        t = TilingValue(baseM=BLOCK_CUBE, baseN=BLOCK_CUBE, baseK=base_k, stepKa=1, stepKb=step_kb)
+        yield _tbe(dims, run, t, (1, 1, 1))
