@@ -317,3 +317,65 @@ def cast_element(value, src_dtype, dst_dtype, mode: str):
     if np.dtype(src_dtype) == dst:
         return round_integral(x, mode)
     return round_float(float(x), dst, mode)
+
+
+# ------------------------------------------------------------------------------------------ reductions
+def pair_tree_sum(values: list, dtype):
+    """Adjacent pairs added level by level, each sum rounded to dtype (ReduceDataBlock.md 关键特性说明)."""
+    t = np.dtype(dtype).type
+    values = [t(v) for v in values]
+    with np.errstate(all="ignore"):
+        while len(values) > 1:
+            values = [t(values[i] + values[i + 1]) for i in range(0, len(values), 2)]
+    return values[0]
+
+
+def first_extreme(values: list, largest: bool):
+    best = 0
+    for i, v in enumerate(values):
+        if (v > values[best]) if largest else (v < values[best]):
+            best = i
+    return values[best], best
+
+
+def reduce_repeats(ub, dst, src, dtype, kind, repeats, mode, mask, dst_rep, src_blk, src_rep, order="ONLY_VALUE",
+                   block_level=False):
+    """WholeReduce* (one result per repeat) or BlockReduce* (one per DataBlock); kind "sum" / "max" / "min"."""
+    ub = ub.copy()
+    dt = np.dtype(dtype)
+    n = REPEAT // dt.itemsize
+    c0 = BLOCK // dt.itemsize
+    identity = {"sum": 0.0, "max": -np.inf, "min": np.inf}[kind]
+    pair = kind != "sum" and not block_level and order in ("VALUE_INDEX", "INDEX_VALUE")
+    unit = 2 if pair else 1
+    groups = 8 if block_level else 1
+    size = n // groups
+    for r in range(repeats):
+        values = [read(ub, element_address(src, dt.itemsize, r, k, src_blk, src_rep), dt)
+                  if is_selected(mode, mask, r, k, n) else dt.type(identity) for k in range(n)]
+        for g in range(groups):
+            part = values[g * size:(g + 1) * size]
+            at = dst + (r * dst_rep * unit * groups + g * unit) * dt.itemsize
+            if kind == "sum":
+                write(ub, at, dt, pair_tree_sum(part, dt))
+                continue
+            value, index = first_extreme(part, kind == "max")
+            index_bits = np.array([index], dtype=np.uint16 if dt.itemsize == 2 else np.uint32).view(dt)[0]
+            first, second = {"VALUE_INDEX": (value, index_bits), "INDEX_VALUE": (index_bits, value),
+                             "ONLY_VALUE": (value, None), "ONLY_INDEX": (index_bits, None)}[order]
+            write(ub, at, dt, first)
+            if second is not None:
+                write(ub, at + dt.itemsize, dt, second)
+    return ub
+
+
+def reduce_sum_count(values: np.ndarray):
+    """ReduceSum's count form: per-repeat tree sums added to a running total in order (the model's choice)."""
+    dt = values.dtype
+    n = REPEAT // dt.itemsize
+    total = dt.type(0)
+    for start in range(0, values.size, n):
+        chunk = list(values[start:start + n]) + [dt.type(0)] * (n - len(values[start:start + n]))
+        with np.errstate(all="ignore"):
+            total = dt.type(total + pair_tree_sum(chunk, dt))
+    return total

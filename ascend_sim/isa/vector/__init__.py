@@ -7,8 +7,11 @@ from .datacopy import DataCopyExtParams, DataCopyPad, DataCopyPadExtParams, copy
 from .elementwise import (Abs, Add, Adds, BinaryRepeatParams, Div, Duplicate, Exp, Ln, Max, Maxs, Min, Mins, Mul,
                           Muls, Relu, Sub, UnaryRepeatParams)
 from .mask import ResetMask, SetMaskCount, SetMaskNorm, SetVectorMask
+from .reduce import (BlockReduceMax, BlockReduceMin, BlockReduceSum, ReduceMax, ReduceOrder, ReduceSum, ReduceType,
+                     WholeReduceMax, WholeReduceMin, WholeReduceSum)
 
 __all__ = ["Cast", "RoundMode", "MASK_PLACEHOLDER", "DataCopyExtParams", "DataCopyPad", "DataCopyPadExtParams", "copy_ub",
            "copy_ub_contiguous", "Abs", "Add", "Adds", "BinaryRepeatParams", "Div", "Duplicate", "Exp", "Ln", "Max",
            "Maxs", "Min", "Mins", "Mul", "Muls", "Relu", "Sub", "UnaryRepeatParams", "ResetMask", "SetMaskCount",
-           "SetMaskNorm", "SetVectorMask"]
+           "SetMaskNorm", "SetVectorMask", "BlockReduceMax", "BlockReduceMin", "BlockReduceSum", "ReduceMax",
+           "ReduceOrder", "ReduceSum", "ReduceType", "WholeReduceMax", "WholeReduceMin", "WholeReduceSum"]

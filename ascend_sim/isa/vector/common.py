@@ -27,12 +27,17 @@ NORM, COUNT = "NORM", "COUNT"  # mask modes (SetMaskNorm / SetMaskCount)
 
 
 # ------------------------------------------------------------------------------------------ operands
-def check_ub(core, name: str, pipe: Pipe, tensor, role: str) -> None:
-    """A vector operand is a LocalTensor in UB (VECIN/VECOUT/VECCALC), 32 B aligned."""
+def check_in_ub(core, name: str, pipe: Pipe, tensor, role: str) -> None:
+    """A vector operand is a LocalTensor in UB (VECIN/VECOUT/VECCALC)."""
     if tensor.__class__ is not LocalTensor or tensor.buffer.name != "UB":
         where = tensor.buffer.name if isinstance(tensor, LocalTensor) else type(tensor).__name__
         raise core.fault(ParameterOutOfRange(f"{role} is in {where}; {name} takes {role} in UB "
                                              "(VECIN/VECOUT/VECCALC)"), name, pipe)
+
+
+def check_ub(core, name: str, pipe: Pipe, tensor, role: str) -> None:
+    """A vector operand is a LocalTensor in UB, 32 B aligned (通用说明和约束.md)."""
+    check_in_ub(core, name, pipe, tensor, role)
     if tensor.address % BLOCK:
         check_aligned(core, name, pipe, tensor, BLOCK, role)
 
@@ -232,6 +237,6 @@ def vector_cost(rec, model) -> float:
     return 0.0 if rec.args is None else rec.args[-1]
 
 
-__all__ = ["V", "REPEAT_BYTES", "FULL_MASK", "MASK_PLACEHOLDER", "NORM", "COUNT", "check_ub", "check_dtype",
+__all__ = ["V", "REPEAT_BYTES", "FULL_MASK", "MASK_PLACEHOLDER", "NORM", "COUNT", "check_in_ub", "check_ub", "check_dtype",
            "check_same_dtype", "check_count", "elements_per_repeat", "mask_register", "set_mask", "selection",
            "selected", "repeat_offsets", "Plan", "make_plan", "run_elementwise", "vector_cost", "current_core"]
