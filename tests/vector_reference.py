@@ -342,9 +342,10 @@ def reduce_repeats(ub, dst, src, dtype, kind, repeats, mode, mask, dst_rep, src_
                    block_level=False):
     """WholeReduce* (one result per repeat) or BlockReduce* (one per DataBlock); kind "sum" / "max" / "min"."""
     ub = ub.copy()
+    if (mode == "count" and mask == 0) or (mode == "bits" and not any(mask)):
+        return ub  # ReduceRepeat.md: mask 0 is a NOP
     dt = np.dtype(dtype)
     n = REPEAT // dt.itemsize
-    c0 = BLOCK // dt.itemsize
     identity = {"sum": 0.0, "max": -np.inf, "min": np.inf}[kind]
     pair = kind != "sum" and not block_level and order in ("VALUE_INDEX", "INDEX_VALUE")
     unit = 2 if pair else 1
