@@ -83,6 +83,7 @@ class AICore:
         self.registers: dict[str, object] = {"hf32": False, "hf32_trans_mode": 0}
         self.flag_balance: dict[tuple, int] = {}  # (event, id) -> SetFlags minus WaitFlags issued so far
         self.tpipes: list = []
+        self.api: tuple = ()  # the high-level API calls running (api_call.py), stored on each record issued
         self._seq = 0
 
     # ------------------------------------------------------------------ front end
@@ -90,7 +91,7 @@ class AICore:
               path: str | None = None, nbytes: int = 0, registers: tuple = (), event=None, footprint=None) -> Record:
         """Record one instruction, bounds-check it and submit it to the scheduler."""
         rec = Record(self.index, self._seq, spec, pipe, snapshot(params), args, reads, writes, caller_source(),
-                     path, nbytes, event, registers, footprint)
+                     path, nbytes, event, registers, footprint, self.api)
         self._seq += 1
         for buf, lo, hi in reads:
             if lo < 0 or hi > buf.capacity or lo > hi:

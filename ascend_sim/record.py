@@ -106,10 +106,10 @@ class Record:
     GM bytes it touches."""
 
     __slots__ = ("core", "seq", "spec", "name", "pipe", "params", "args", "reads", "writes", "registers", "src",
-                 "path", "nbytes", "event", "footprint", "issue", "start", "end", "released_by")
+                 "path", "nbytes", "event", "footprint", "issue", "start", "end", "released_by", "api")
 
     def __init__(self, core, seq, spec, pipe, params, args, reads, writes, source, path=None, nbytes=0,
-                 event=None, registers=(), footprint=None):
+                 event=None, registers=(), footprint=None, api=()):
         self.core = core
         self.seq = seq
         self.spec = spec
@@ -127,6 +127,7 @@ class Record:
         # the exact GM bytes it reads or writes (every GM access has one; the race checker between cores
         # reads it): ((buffer, offset, shape, byte strides, is_write), ...)
         self.footprint = footprint
+        self.api = api  # the high-level API calls it was issued in, outermost first: ((name, call id), ...)
         self.issue = self.start = self.end = None
         self.released_by = None  # WaitFlag: the SetFlag record that released it
 
@@ -151,7 +152,7 @@ class Record:
         copy.core, copy.seq, copy.spec, copy.name, copy.pipe = self.core, self.seq, self.spec, self.name, self.pipe
         copy.params, copy.args, copy.reads, copy.writes = self.params, self.args, self.reads, self.writes
         copy.registers, copy.src, copy.path, copy.nbytes = self.registers, self.src, self.path, self.nbytes
-        copy.event, copy.footprint = self.event, self.footprint
+        copy.event, copy.footprint, copy.api = self.event, self.footprint, self.api
         copy.issue = copy.start = copy.end = copy.released_by = None
         return copy
 

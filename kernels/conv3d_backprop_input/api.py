@@ -27,6 +27,7 @@ import numpy as np
 
 from ascend_sim.ascendc import (PIPE_M, GlobalTensor, HardEvent, MmadParams, PipeBarrier, SetFlag, SetHF32Mode,
                                 TBuf, TPipe, TPosition, TQue, WaitFlag, Mmad)
+from ascend_sim.api_call import api_call
 from ascend_sim.dtypes import float32
 
 from .load_a import (CalcHDstDataSkipLine, InitLoadToA2Params, LoadToA1, LoadToA2, UpdateCurHoSize,
@@ -54,6 +55,7 @@ class Conv3DBackpropInput:
         self.tiling = None
 
     # --------------------------------------------------------------------------------------- Init
+    @api_call
     def Init(self, tiling) -> None:
         self.tiling = tiling
         SetHF32Mode(bool(tiling.hf32Flag))
@@ -148,14 +150,17 @@ class Conv3DBackpropInput:
         SetFlag(HardEvent.M_MTE1, 1)
 
     # --------------------------------------------------------------------------------------- setters
+    @api_call
     def SetWeight(self, weight: GlobalTensor) -> None:
         self.weightGlobal = weight
 
+    @api_call
     def SetGradOutput(self, outBackprop: GlobalTensor) -> None:
         self.outBackPropGlobal = outBackprop
 
     SetOutBackprop = SetGradOutput  # the OPSNN name
 
+    @api_call
     def SetSingleShape(self, singleShapeM: int, singleShapeK: int, singleShapeN: int, singleShapeD: int = 1) -> None:
         t = self.tiling
         self.singleShapeDin = singleShapeD
@@ -184,6 +189,7 @@ class Conv3DBackpropInput:
         self.stepKaTail = self.kIter - self.kIterStepKaTail
         self.stepKbTail = self.kIter - self.kIterStepKbTail
 
+    @api_call
     def SetStartPosition(self, curDinStartIdx: int, curHoStartIdx: int) -> None:
         """First output depth, and the first window row in dilated-dy coordinates (negative inside the pad)."""
         self.curDinStartIdx = curDinStartIdx
@@ -200,6 +206,7 @@ class Conv3DBackpropInput:
         self.curStepM = t.stepM if self.mIter - self.curML0Idx > t.stepM else self.mIter - self.curML1Idx
         self.curStepN = t.stepN if self.nIter - self.curNL0Idx > t.stepN else self.nIter - self.curNL1Idx
 
+    @api_call
     def Iterate(self, enPartialSum: bool = False) -> bool:
         """Compute the next baseM x baseN tile of dx (one output depth) into L0C; False when all are done.
 
@@ -409,15 +416,18 @@ class Conv3DBackpropInput:
         self.l0aPingPongFlag = l0aPingPongFlag
 
     # --------------------------------------------------------------------------------------- output
+    @api_call
     def GetTensorC(self, output: GlobalTensor, enAtomic: int = 0, enSequentialWrite: bool = False) -> None:
         """Fixpipe the current L0C tile into the NDC1HWC0 output (nothing if the tile was skipped)."""
         LoadL0c2Gm(self, output, enAtomic, enSequentialWrite)
 
+    @api_call
     def IterateAll(self, output: GlobalTensor, enAtomic: int = 0) -> None:
         while self.Iterate():
             self.GetTensorC(output, enAtomic)
         self.isFirstIter = True
 
+    @api_call
     def End(self) -> None:
         """Release the events (the M -> MTE1 flags set in Init are consumed here) and clear HF32."""
         WaitFlag(HardEvent.M_MTE1, 0)
