@@ -380,3 +380,19 @@ def reduce_sum_count(values: np.ndarray):
         with np.errstate(all="ignore"):
             total = dt.type(total + pair_tree_sum(chunk, dt))
     return total
+
+
+# ------------------------------------------------------------------------------------------ TransDataTo5HD
+def trans_data_to_5hd(ub, dst_list, src_list, dtype, repeat_times, dst_rep, src_rep):
+    """Per repeat: dst block j, element i = src block i, element j (16-bit); with repeatTimes 1 the only repeat
+    is offset by one RepStride (TransDataTo5HD.md)."""
+    ub = ub.copy()
+    dt = np.dtype(dtype)
+    for r in range(repeat_times):
+        k = r + 1 if repeat_times == 1 else r
+        rows = [[read(ub, src_list[i] + k * src_rep * BLOCK + j * dt.itemsize, dt) for j in range(16)]
+                for i in range(16)]
+        for j in range(16):
+            for i in range(16):
+                write(ub, dst_list[j] + k * dst_rep * BLOCK + i * dt.itemsize, dt, rows[i][j])
+    return ub

@@ -7,6 +7,7 @@ from .datacopy import DataCopyExtParams, DataCopyPad, DataCopyPadExtParams, copy
 from .elementwise import (Abs, Add, Adds, BinaryRepeatParams, Div, Duplicate, Exp, Ln, Max, Maxs, Min, Mins, Mul,
                           Muls, Relu, Sub, UnaryRepeatParams)
 from .mask import ResetMask, SetMaskCount, SetMaskNorm, SetVectorMask
+from .transdata import TransDataTo5HD, TransDataTo5HDParams
 from .reduce import (BlockReduceMax, BlockReduceMin, BlockReduceSum, ReduceMax, ReduceOrder, ReduceSum, ReduceType,
                      WholeReduceMax, WholeReduceMin, WholeReduceSum)
 
@@ -14,4 +15,5 @@ __all__ = ["Cast", "RoundMode", "MASK_PLACEHOLDER", "DataCopyExtParams", "DataCo
            "copy_ub_contiguous", "Abs", "Add", "Adds", "BinaryRepeatParams", "Div", "Duplicate", "Exp", "Ln", "Max",
            "Maxs", "Min", "Mins", "Mul", "Muls", "Relu", "Sub", "UnaryRepeatParams", "ResetMask", "SetMaskCount",
            "SetMaskNorm", "SetVectorMask", "BlockReduceMax", "BlockReduceMin", "BlockReduceSum", "ReduceMax",
-           "ReduceOrder", "ReduceSum", "ReduceType", "WholeReduceMax", "WholeReduceMin", "WholeReduceSum"]
+           "ReduceOrder", "ReduceSum", "ReduceType", "WholeReduceMax", "WholeReduceMin", "WholeReduceSum",
+           "TransDataTo5HD", "TransDataTo5HDParams"]
