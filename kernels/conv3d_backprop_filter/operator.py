@@ -81,6 +81,31 @@ def _dhw(name: str, values, data_format: str) -> tuple:
     return v[1:4] if data_format == "NDHWC" else v[2:5]
 
 
+def _check_relations(x_shape, weight_shape, dy_shape, strides, pads, dilations, data_format: str) -> None:
+    """The convolution's shape relations, worded with the user's argument names and data_format axes."""
+    def axis(letter):
+        return f"axis {data_format.index(letter)} in data_format={data_format!r}"
+    if dy_shape[0] != x_shape[0]:
+        raise ValueError(f"out_backprop batch N={dy_shape[0]} (axis 0) must equal x batch N={x_shape[0]}")
+    if dy_shape[1] != weight_shape[0]:
+        raise ValueError(f"out_backprop channels={dy_shape[1]} ({axis('C')}) must equal filter_size Cout="
+                         f"{weight_shape[0]}")
+    if x_shape[1] % weight_shape[1]:
+        raise ValueError(f"filter_size Cin/groups={weight_shape[1]} must divide x channels={x_shape[1]} ({axis('C')})")
+    for i, letter in enumerate("DHW"):
+        k, s, d = weight_shape[2 + i], strides[i], dilations[i] if weight_shape[2 + i] > 1 else 1
+        before, after = pads[2 * i], pads[2 * i + 1]
+        span = (k - 1) * d + 1
+        if span > x_shape[2 + i] + before + after:
+            raise ValueError(f"filter_size kernel {letter}={k} with dilation {d} spans {span}, more than x {letter}="
+                             f"{x_shape[2 + i]} ({axis(letter)}) plus pads {before}+{after}")
+        expect = (x_shape[2 + i] + before + after - span) // s + 1
+        if dy_shape[2 + i] != expect:
+            raise ValueError(f"out_backprop {letter}={dy_shape[2 + i]} ({axis(letter)}) does not fit the convolution: "
+                             f"expected (x {letter}={x_shape[2 + i]} + pads {before}+{after} - dilation {d}*(kernel "
+                             f"{k}-1) - 1) // stride {s} + 1 = {expect}")
+
+
 def _to_device(a_ncdhw: np.ndarray, dtype, per_tiling_group: int, c_per_group: int, cg_aligned: int,
                total: int) -> np.ndarray:
     """NCDHW -> NDC1HWC0 with the tiling's group layout: user group j of tiling group g at g*cg_aligned +
@@ -168,6 +193,8 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
     dl = _dhw("dilations", dilations, data_format)
     x_shape = _to_ncdhw_shape(x.shape, data_format)
     dy_shape = _to_ncdhw_shape(dy.shape, data_format)
+    pd = check_ints("pads", pads, 6, ("front", "back", "top", "bottom", "left", "right"))
+    _check_relations(x_shape, weight_shape, dy_shape, st, pd, dl, data_format)
     if tiling is None:
         tiling = conv3d_backprop_filter_tiling(x_shape, weight_shape, dy_shape, st, pads, dl, groups,
                                                dtype=x.dtype.name, platform=platform, enable_hf32=enable_hf32,
