@@ -24,7 +24,7 @@ import numpy as np
 from .faults import SimFault
 from .formats import nz_to_nd, zn_to_nd, zz_to_nd
 
-__all__ = ["Capture", "Debugger", "Writer", "break_on"]
+__all__ = ["ApiCall", "Capture", "Debugger", "Writer", "break_on"]
 
 _INITIAL_REGISTERS = {"hf32": False, "hf32_trans_mode": 0}
 
@@ -88,6 +88,19 @@ class Writer:
         return f"<#{self.seq} core {r.core} {r.pipe.name} {r.name} [{r.start:.0f}, {r.end:.0f}) at {r.source}>"
 
 
+class ApiCall:
+    """One call of a high-level API method: its name, core, nesting depth, and the indices of its first and last
+    record in the executed order."""
+
+    __slots__ = ("name", "core", "depth", "first", "last")
+
+    def __init__(self, name: str, core: int, depth: int, first: int, last: int):
+        self.name, self.core, self.depth, self.first, self.last = name, core, depth, first, last
+
+    def __repr__(self) -> str:
+        return f"<{self.name} on core {self.core}: records #{self.first} .. #{self.last}>"
+
+
 class Debugger:
     """Steps through `chip.executed` of the chip's last launch. `seq` is the index of the next record to apply;
     `record` the last applied one (None at the start).
@@ -111,6 +124,7 @@ class Debugger:
         self.records = chip.executed
         self.tensors = dict(tensors or {})  # {argument name: gm_tensors.GmTensor}, from the operator
         self._flow = None
+        self._api_calls = None
         self.fault = fault if fault is not None else getattr(chip, "fault", None)
         # the machine state: key -> array; keys (core index, buffer name) and ("GM", allocation name)
         self._buffers = []  # (Buffer, key)
@@ -255,6 +269,67 @@ class Debugger:
             return bool(self.flow.written_of(index, key, offsets).any())
         predicate.takes_index = True
         return predicate
+
+    # ------------------------------------------------------------------ API calls (Record.api, api_call.py)
+    @property
+    def api_calls(self) -> dict:
+        """{call id: ApiCall(name, core, depth, first, last)}: each high-level API call (Iterate, GetTensorC, ...)
+        with the indices of its first and last record in `records` (executed order)."""
+        if self._api_calls is None:
+            calls: dict = {}
+            for i, rec in enumerate(self.records):
+                for depth, (name, call) in enumerate(rec.api):
+                    found = calls.get(call)
+                    if found is None:
+                        calls[call] = ApiCall(name, rec.core, depth, i, i)
+                    else:
+                        found.last = i
+            self._api_calls = calls
+        return self._api_calls
+
+    def break_on_api(self, name: str) -> Callable:
+        """A breakpoint on the entry of every call of API method `name`: the first record each call issued (in the
+        order the records ran)."""
+        calls = self.api_calls
+        if not any(c.name == name for c in calls.values()):
+            known = sorted({c.name for c in calls.values()}) or ["none: no record carries an API call"]
+            raise ValueError(f"no API call {name!r} in this run; calls: {', '.join(known)}")
+
+        def predicate(rec, index: int | None = None) -> bool:
+            return any(n == name and calls[call].first == index for n, call in rec.api)
+        predicate.takes_index = True
+        return predicate
+
+    def finish(self):
+        """Run to the end of the innermost API call the current record belongs to (its last record applied).
+        Returns that record, or None when the current record is in no API call (nothing to finish)."""
+        rec = self.record
+        if rec is None or not rec.api:
+            return None
+        return self.goto(self.api_calls[rec.api[-1][1]].last + 1)
+
+    def next(self):
+        """Step over one unit of the current core: its next record, or, when that record is in an API call the
+        current record is not in, the whole of that call (to its last record), as gdb's `next` steps over a call.
+        Returns the last applied record."""
+        rec = self.record
+        core = rec.core if rec is not None else (self.records[0].core if self.records else 0)
+        here = rec.api if rec is not None else ()
+        for i in range(self.seq, len(self.records)):
+            following = self.records[i]
+            if following.core != core:
+                continue
+            common = 0
+            while common < min(len(here), len(following.api)) and here[common] == following.api[common]:
+                common += 1
+            if len(following.api) > common:  # it enters a call: step over the whole call
+                return self.goto(max(i, self.api_calls[following.api[common][1]].last) + 1)
+            return self.goto(i + 1)
+        return self.goto(len(self.records))
+
+    def until(self, name: str):
+        """Continue to the entry of the next call of API method `name` (its first record applied), or the end."""
+        return self.continue_(self.break_on_api(name))
 
     # ------------------------------------------------------------------ state
     def buffer(self, core: int, name: str) -> np.ndarray:

@@ -25,21 +25,24 @@ from .debug_watch import WatchCommands
 from .flags import one_line
 
 PROMPT = "(ascend-sim) "
-ALIASES = {"b": "break", "d": "delete", "c": "continue", "s": "step", "rs": "reverse-step",
+ALIASES = {"n": "next", "u": "until", "fin": "finish", "b": "break", "d": "delete", "c": "continue", "s": "step", "rs": "reverse-step",
            "rc": "reverse-continue", "l": "list", "p": "print", "q": "quit", "i": "info", "bt": "where",
            "exit": "quit"}
 # what an empty line repeats (gdb repeats the moving and showing commands, not break/delete/goto)
-REPEATABLE = {"step", "reverse-step", "continue", "reverse-continue", "list", "where", "print", "info", "echo",
+REPEATABLE = {"next", "finish", "step", "reverse-step", "continue", "reverse-continue", "list", "where", "print", "info", "echo",
               "who-wrote", "x", "check"}
 HELP = {
     "break": "break [b] CRITERIA [if EXPR]: stop at records matching every criterion: name=Mmad, pipe=M, core=3, "
-             "file.py:123 (or file.py), seq=N, a bare instruction name; EXPR is Python over `rec`",
+             "file.py:123 (or file.py), seq=N, api=Iterate (the entry of each call), a bare instruction or API name; EXPR is Python over `rec`",
     "delete": "delete [d] [N]: delete breakpoint N, or all of them",
     "watch": "watch TENSOR[INDEX] | BUFFER [core=C] LO HI | gm NAME LO HI: stop where a record writes it "
              "(continue, reverse-continue), with the old and new value",
     "info": "info breakpoints | watchpoints | registers [core=C] | flags [core=C] | pipes [core=C|all]",
     "continue": "continue [c]: apply records until a breakpoint matches (the record is applied) or the end",
     "step": "step [s] [N]: apply the next N records (default 1)",
+    "next": "next [n] [N]: step over one record of this core, or over a whole deeper API call (Iterate, ...)",
+    "finish": "finish: run to the end of the API call the current record is in",
+    "until": "until [u] NAME: continue to the entry of the next call of API method NAME (GetTensorC, ...)",
     "reverse-step": "reverse-step [rs] [N]: undo the last N records (default 1)",
     "reverse-continue": "reverse-continue [rc]: go back to the previous record a breakpoint matches, or the start",
     "goto": "goto SEQ | start | end: make record #SEQ the current record (applied); start: none applied",
@@ -93,6 +96,7 @@ class DebugShell(TensorCommands, WatchCommands):
         records = dbg.records
         self.names = {r.name for r in records}
         self.cores = sorted({r.core for r in records})
+        self.api_names = {call.name for call in dbg.api_calls.values()}
         self.files = {os.path.basename(r.src[0].co_filename) for r in records if r.src[0] is not None}
 
     # ------------------------------------------------------------------ driving
@@ -159,16 +163,19 @@ class DebugShell(TensorCommands, WatchCommands):
         for token in spec.split():
             key, sep, value = token.partition("=")
             if not sep:
-                key, value = ("source", token) if (":" in token or token.endswith(".py")) else ("name", token)
+                key, value = ("source", token) if (":" in token or token.endswith(".py")) else (
+                    "api" if token in self.api_names and token not in self.names else "name", token)
             if key == "file":
                 key = "source"
-            if key not in ("name", "pipe", "core", "seq", "source"):
-                raise CommandError(f"break: unknown criterion {key!r}; use name=, pipe=, core=, seq=, file.py:LINE")
+            if key not in ("name", "pipe", "core", "seq", "source", "api"):
+                raise CommandError(f"break: unknown criterion {key!r}; use name=, pipe=, core=, seq=, api=, "
+                                   "file.py:LINE")
             if key in criteria:
                 raise CommandError(f"break: {key} given twice")
             criteria[key] = self._criterion(key, value)
         if not criteria and condition is None:
-            raise CommandError("break needs a criterion: name=Mmad, pipe=M, core=3, file.py:123, seq=N or if EXPR")
+            raise CommandError("break needs a criterion: name=Mmad, pipe=M, core=3, file.py:123, seq=N, api=Iterate "
+                               "or if EXPR")
         number = self.next_number
         test = None
         if condition is not None:
@@ -179,11 +186,12 @@ class DebugShell(TensorCommands, WatchCommands):
 
             def test(rec, code=code):
                 return eval(code, {"np": np, "__builtins__": __builtins__}, {"rec": rec, "r": rec})
-        matcher = break_on(condition=test, **criteria)
+        api = self.dbg.break_on_api(criteria["api"]) if "api" in criteria else None
+        matcher = break_on(condition=test, **{k: v for k, v in criteria.items() if k != "api"})
 
         def predicate(rec, index=None):
             try:
-                return matcher(rec, index)
+                return (api is None or api(rec, index)) and matcher(rec, index)
             except Exception as err:
                 raise ConditionFailed(number, index, err) from err
         predicate.takes_index = True
@@ -207,14 +215,20 @@ class DebugShell(TensorCommands, WatchCommands):
     def _criterion(self, key: str, value: str):
         if key == "name":
             if value not in self.names:
+                apis = f"; API calls: {', '.join(sorted(self.api_names))}" if self.api_names else ""
                 raise CommandError(f"break: no record of this run is named {value!r}; names: "
-                                   f"{', '.join(sorted(self.names))}")
+                                   f"{', '.join(sorted(self.names))}{apis}")
             return value
         if key == "pipe":
             if value.upper() not in Pipe.__members__ or value.upper() == "ALL":
                 raise CommandError(f"break: {value!r} is not a pipe; pipes: "
                                    f"{', '.join(p.name for p in Pipe if p.name != 'ALL')}")
             return value.upper()
+        if key == "api":
+            if value not in self.api_names:
+                raise CommandError(f"break: no API call {value!r} in this run; calls: "
+                                   f"{', '.join(sorted(self.api_names)) or 'none (no record carries an API call)'}")
+            return value
         if key == "core":
             core = integer(value, "core")
             if core not in self.cores:
@@ -287,6 +301,37 @@ class DebugShell(TensorCommands, WatchCommands):
         self.dbg.back(count)
         self._where()
 
+    def do_next(self, rest: str) -> None:
+        count = _count(rest, "next")
+        if self.dbg.at_end:
+            self._at_end()
+            return
+        for _ in range(count):
+            self.dbg.next()
+        self._where()
+
+    def do_finish(self, rest: str) -> None:
+        _no_arguments("finish", rest)
+        rec = self.dbg.record
+        if rec is None or not rec.api:
+            raise CommandError("finish: the current record was issued in no API call (where shows the calls)")
+        name = rec.api[-1][0]
+        self.dbg.finish()
+        self.say(f"Run till exit from {name}")
+        self._where()
+
+    def do_until(self, rest: str) -> None:
+        name = rest.strip()
+        if not name:
+            raise CommandError("until needs an API call name: until GetTensorC")
+        if name not in self.api_names:
+            raise CommandError(f"until: no API call {name!r} in this run; calls: "
+                               f"{', '.join(sorted(self.api_names)) or 'none (no record carries an API call)'}")
+        if self.dbg.until(name) is None:
+            self._at_end()
+            return
+        self._where()
+
     def do_goto(self, rest: str) -> None:
         if rest == "start":
             self.dbg.goto(0)
@@ -339,6 +384,8 @@ class DebugShell(TensorCommands, WatchCommands):
         self.say(f"{prefix}#{dbg.seq - 1} core {rec.core} pipe {rec.pipe.name} {rec.name}  cycles [{rec.start:.0f}, "
                  f"{rec.end:.0f}) ({rec.end - rec.start:.0f} cycles)  at {rec.source}")
         self.say(f"    {_params(rec.params)}")
+        if rec.api:
+            self.say(f"    in {' > '.join(name for name, _ in rec.api)}")
 
     def do_list(self, rest: str) -> None:
         _no_arguments("list", rest)
