@@ -155,3 +155,14 @@ def test_bad_input_is_refused_naming_the_parameter(bad, exc, match):
     args.update(bad)
     with pytest.raises(exc, match=match):
         conv3d_backprop_filter_v2_run(args.pop("x"), args.pop("filter_size"), args.pop("out_backprop"), **args)
+
+
+@pytest.mark.parametrize("dtype,n,cin,cout,dhw,key", [(BF16, 2, 32, 48, (4, 16, 16), 2), (F16, 1, 128, 64, (2, 16, 16), 1),
+                                                      (F16, 4, 16, 16, (4, 32, 32), 1)])
+def test_generated_basic_block_tilings(dtype, n, cin, cout, dhw, key):
+    """1x1x1 kernels the generator gives to the basic-block templates (SPLIT_M_K = 1, SPLIT_K_N = 2)."""
+    x, dy, w_shape = _problem(dtype, n, cin, cout, dhw, (1, 1, 1), seed=key)
+    run, got = _run(x, dy, w_shape, (1, 1, 1), (0,) * 6, (1, 1, 1), 1)
+    assert run.tiling.tiling_key == key
+    np.testing.assert_array_equal(got, dw_reference(x.astype(np.float32), w_shape, dy.astype(np.float32),
+                                                    (1, 1, 1), (0,) * 6, (1, 1, 1)).astype(np.float32))
