@@ -21,6 +21,7 @@ from ascend_sim.pipes import Pipe
 
 from .debug_parsing import CommandError, format_array, integer, parse_index
 from .debug_tensor_commands import TensorCommands
+from .debug_views import ViewCommands
 from .debug_watch import WatchCommands
 from .flags import one_line
 
@@ -30,14 +31,16 @@ ALIASES = {"n": "next", "u": "until", "fin": "finish", "b": "break", "d": "delet
            "exit": "quit"}
 # what an empty line repeats (gdb repeats the moving and showing commands, not break/delete/goto)
 REPEATABLE = {"next", "finish", "step", "reverse-step", "continue", "reverse-continue", "list", "where", "print", "info", "echo",
-              "who-wrote", "x", "check"}
+              "who-wrote", "x", "check", "timeline"}
 HELP = {
     "break": "break [b] CRITERIA [if EXPR]: stop at records matching every criterion: name=Mmad, pipe=M, core=3, "
              "file.py:123 (or file.py), seq=N, api=Iterate (the entry of each call), a bare instruction or API name; EXPR is Python over `rec`",
     "delete": "delete [d] [N]: delete breakpoint N, or all of them",
     "watch": "watch TENSOR[INDEX] | BUFFER [core=C] LO HI | gm NAME LO HI: stop where a record writes it "
              "(continue, reverse-continue), with the old and new value",
-    "info": "info breakpoints | watchpoints | registers [core=C] | flags [core=C] | pipes [core=C|all]",
+    "info": "info breakpoints | watchpoints | registers [core=C] | flags [core=C] | pipes [core=C|all] | "
+            "queues [core=C] (TQue tensors enqueued or freed and not yet taken)",
+    "timeline": "timeline [core=C] [cycles=N]: the core's pipes as text around the current record",
     "continue": "continue [c]: apply records until a breakpoint matches (the record is applied) or the end",
     "step": "step [s] [N]: apply the next N records (default 1)",
     "next": "next [n] [N]: step over one record of this core, or over a whole deeper API call (Iterate, ...)",
@@ -78,7 +81,7 @@ class Breakpoint:
     show: Callable | None = None  # a watchpoint's value now, as text
 
 
-class DebugShell(TensorCommands, WatchCommands):
+class DebugShell(TensorCommands, WatchCommands, ViewCommands):
     """The interpreter: `execute(line)` runs one command line; `done` turns true after quit. operator: the run's
     debug_tensors.OperatorTensors (its reference and output name, for `check`), or None."""
 
@@ -505,6 +508,8 @@ class DebugShell(TensorCommands, WatchCommands):
             for key, value in values.items():
                 label = f"{key[0]} {key[1]}" if isinstance(key, tuple) else key
                 self.say(f"  {label} = {value}")
+        elif what == "queues":
+            self.info_queues(tail)
         elif what == "pipes":
             cores = None if tail.strip() == "all" else [self._core(tail, what)]
             last = {}
@@ -516,7 +521,7 @@ class DebugShell(TensorCommands, WatchCommands):
             for (core, pipe), (i, rec) in sorted(last.items(), key=lambda item: (item[0][0], Pipe[item[0][1]])):
                 self.say(f"  core {core} {pipe:<5s} clock {rec.end:>10.0f}  last #{i} {rec.name} at {rec.source}")
         else:
-            raise CommandError("info needs breakpoints, watchpoints, registers, flags or pipes")
+            raise CommandError("info needs breakpoints, watchpoints, registers, flags, pipes or queues")
 
     def _core(self, tail: str, what: str) -> int:
         options, words = _options(tail, {"core"})

@@ -1,0 +1,65 @@
+"""`info queues` and `timeline` at the `ascend-sim debug` prompt, on a matmul run: the TQue tensor in flight
+between an EnQue and its DeQue, and the pipes drawn where the records ran."""
+import io
+import re
+import sys
+
+import pytest
+
+from kernels.cli import debug_command, main
+
+PROMPT = "(ascend-sim) "
+MATMUL = ["matmul", "--m", "256", "--n", "256", "--k", "256"]
+
+
+@pytest.fixture
+def session(monkeypatch, capsys):
+    shells = []
+
+    class Keep(debug_command.DebugShell):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            shells.append(self)
+    monkeypatch.setattr(debug_command, "DebugShell", Keep)
+
+    def run(script):
+        monkeypatch.setattr(sys, "stdin", io.StringIO(script))
+        assert main(["debug", *MATMUL]) == 0
+        out = capsys.readouterr().out
+        return [chunk.splitlines()[1:] for chunk in out.split(PROMPT)[1:]], shells[-1].dbg
+    return run
+
+
+def test_info_queues_shows_a_tensor_between_enqueue_and_dequeue(session):
+    _, dbg = session("")
+    enq = next(i for i, r in enumerate(dbg.records) if r.core == 0 and r.name == "SetFlag"
+               and r.params.get("api") == "TQue.EnQue")
+    deq = next(i for i, r in enumerate(dbg.records) if i > enq and r.core == 0 and r.name == "WaitFlag"
+               and r.event == dbg.records[enq].event)
+    rec = dbg.records[enq]
+    src, dst = rec.params["event"].split("_")
+    out, _ = session(f"goto {enq}\ninfo queues core=0\ngoto {deq}\ninfo queues core=0\ninfo queues core=9\n")
+    assert out[1][0].startswith("core 0 TQue calls applied: EnQue 1, DeQue 0")
+    assert out[1][1:3] == ["  enqueued, not yet dequeued: 1",
+                           f"    {src} -> {dst} id {rec.params['id']}: EnQue #{enq} at {rec.source}, waiting for its "
+                           f"DeQue on {dst}"]
+    assert not any(f"EnQue #{enq} " in line for line in out[3])  # its DeQue took it
+    assert out[4] == ["error: info queues: no core 9"]
+
+
+def test_timeline_draws_the_current_mmad_where_it_ran(session):
+    out, dbg = session("break Mmad core=1\nc\ntimeline\ntimeline cycles=50\ntimeline core=1 width=3\n")
+    index = int(re.search(r"#(\d+) core", out[1][0]).group(1))
+    rec = dbg.records[index]
+    header, *rows = out[2]
+    lo, hi, scale = (float(x) for x in re.search(r"cycles \[(\d+), (\d+)\), ([\d.]+) cycles per", header).groups())
+    m_row = next(r for r in rows if r.startswith("  M    |"))[len("  M    |"):-1]
+    first, last = int((rec.start - lo) / scale), int(-(-(rec.end - lo) // scale))
+    assert set(m_row[first:min(last, len(m_row))]) <= {"M"} and m_row[first] == "M"
+    assert rows[-1].strip().startswith(f"^ #{index} M Mmad [{rec.start:.0f}, {rec.end:.0f})")
+    assert rows[-1].index("^") - len("  M    |") == first
+    order = [r.split("|")[0].strip() for r in rows[:-1]]
+    assert order == [p for p in ("MTE2", "MTE1", "M", "FIX") if p in order]
+    assert "lowercase: not yet" in header and any(c.islower() for r in rows[:-1] for c in r.split("|")[1])
+    assert out[3] == ["error: timeline: cycles=50 below 96 (one column per cycle at least)"]
+    assert out[4] == ["error: timeline: unexpected 'width=3'; give core=C cycles=N"]
