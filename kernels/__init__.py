@@ -1,4 +1,6 @@
 """Device kernels written against ascend_sim's Ascend C API, plus their host operators."""
+from .conv3d_backprop_filter import conv3d_backprop_filter_v2, conv3d_backprop_filter_v2_run
 from .conv3d_backprop_input import conv3d_backprop_input_v2, conv3d_backprop_input_v2_run
 
-__all__ = ["conv3d_backprop_input_v2", "conv3d_backprop_input_v2_run"]
+__all__ = ["conv3d_backprop_filter_v2", "conv3d_backprop_filter_v2_run", "conv3d_backprop_input_v2",
+           "conv3d_backprop_input_v2_run"]
