@@ -65,6 +65,7 @@ class ViewCommands:
         now = rec.start if rec is not None else (self._last_start(core) if dbg.seq else 0.0)
         end = max(r.end for _, r in mine)
         span = span or max(TIMELINE_COLUMNS, min(end, 2000))
+        span = -(-span // TIMELINE_COLUMNS) * TIMELINE_COLUMNS  # whole cycles per column
         lo = max(0.0, min(now - span / 2, end - span))
         scale = span / TIMELINE_COLUMNS
         rows = {}
@@ -77,7 +78,7 @@ class ViewCommands:
             mark = r.name[0].upper() if i < dbg.seq else r.name[0].lower()
             for col in range(first, min(last, TIMELINE_COLUMNS)):
                 row[col] = mark
-        self.say(f"timeline core {core}: cycles [{lo:.0f}, {lo + span:.0f}), {scale:g} cycles per column; "
+        self.say(f"timeline core {core}: cycles [{lo:.0f}, {lo + span:.0f}), {scale:.0f} cycles per column; "
                  f"uppercase: applied, lowercase: not yet; ^ the current record")
         for pipe in sorted(rows, key=PIPE_ORDER.index):
             self.say(f"  {pipe.name:<5s}|{''.join(rows[pipe])}|")
