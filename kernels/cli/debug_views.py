@@ -66,7 +66,7 @@ class ViewCommands:
         end = max(r.end for _, r in mine)
         span = span or max(TIMELINE_COLUMNS, min(end, 2000))
         span = -(-span // TIMELINE_COLUMNS) * TIMELINE_COLUMNS  # whole cycles per column
-        lo = max(0.0, min(now - span / 2, end - span))
+        lo = float(int(max(0.0, min(now - span / 2, end - span))))  # whole cycles, as printed
         scale = span / TIMELINE_COLUMNS
         rows = {}
         for i, r in mine:
