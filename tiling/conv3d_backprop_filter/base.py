@@ -293,8 +293,9 @@ class BaseTemplate:
         t.stepM = t.stepN = 1
         t.baseM, t.baseK, t.baseN = self.update_base_block(t)
         t.stepKa, t.stepKb = self.update_base_step(t)
-        t.bl1Bound = self.cal_bl1_bound(t)
-        l1_used = (t.bl1Bound * t.bl1Pbuffer * self.dtype_byte
+        bl1_bound = self.cal_bl1_bound(t)
+        t.bl1Bound = bl1_bound & U32  # the uint32 field keeps the low bits; the L1 check uses all of them
+        l1_used = (bl1_bound * t.bl1Pbuffer * self.dtype_byte
                    + t.stepM * t.baseM * t.baseK * t.stepKa * t.al1Pbuffer * self.dtype_byte)
         return self.check_l0_size(t.baseM, t.baseN, t.baseK) and l1_used < self.l1_size
 
@@ -360,7 +361,7 @@ class BaseTemplate:
         if t.stepN > 1 and ceil_div(k_iter, t.stepKb) > t.bl1Pbuffer:
             t.stepN = 1
         t.iterateOrder = 1
-        t.bl1Bound = self.cal_bl1_bound(t)
+        t.bl1Bound = self.cal_bl1_bound(t) & U32
 
     # --- the base template's DoLibApiTiling --------------------------------------------------------------------
     def set_dw_tiling_from_tbe_tiling(self) -> TilingValue:

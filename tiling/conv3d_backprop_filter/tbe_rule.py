@@ -36,10 +36,10 @@ class TbeDims:
     k_dim: int = 1
 
 
-def _next_split(extent: int, current: int, divisors_only: bool) -> int | None:
+def _next_split(extent: int, current: int, divisors_only: bool, cores: int) -> int | None:
     """The next core count along an axis that lowers the per-core share (a divisor of extent if asked)."""
-    if divisors_only:
-        return next((d for d in range(current + 1, extent + 1) if extent % d == 0), None)
+    if divisors_only:  # no axis can take more than all the cores
+        return next((d for d in range(current + 1, min(extent, cores) + 1) if extent % d == 0), None)
     share = ceil_div(extent, current)
     return None if share <= 1 else ceil_div(extent, share - 1)
 
@@ -58,7 +58,7 @@ def own_core_dims(run: RunInfo, cores: int) -> TbeDims:
     while True:
         best = None
         for axis, (extent, divisors_only) in axes.items():  # dict order breaks ties
-            nxt = _next_split(extent, dims[axis], divisors_only)
+            nxt = _next_split(extent, dims[axis], divisors_only, cores)
             if nxt is None or used // dims[axis] * nxt > cores:
                 continue
             gain = math.log(work(dims) / work({**dims, axis: nxt})) / math.log(nxt / dims[axis])
