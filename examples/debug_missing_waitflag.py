@@ -11,9 +11,11 @@ Mmad, and the replay debugger opens on the state just before it:
 
     python examples/debug_missing_waitflag.py           # the planted bug
     python examples/debug_missing_waitflag.py --fixed   # with WaitFlag(HardEvent.MTE1_M, 0): checks against numpy
+    python examples/debug_missing_waitflag.py --prompt  # the `ascend-sim debug` prompt, post-mortem on the fault
 The same post-mortem at the prompt: docs/debugging.md, "Finding a missing WaitFlag".
 """
 import argparse
+import sys
 
 import numpy as np
 
@@ -22,6 +24,7 @@ from ascend_sim.ascendc import (CFG_ROW_MAJOR, Fixpipe, FixpipeParamsV220, Globa
                                 QuantMode_t, SetFlag, TBuf, TPipe, TPosition, WaitFlag)
 from ascend_sim.debug import Debugger
 from ascend_sim.tensor import GmAddr
+from kernels.cli.debug_shell import DebugShell
 from kernels.matmul import MatmulTiling, copy_nd_to_nz, load_a_zz, load_b_zn
 
 FIXED = False  # the planted bug: main(["--fixed"]) sets it
@@ -58,7 +61,9 @@ def main(argv=None) -> int:
     global FIXED
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fixed", action="store_true", help="run the kernel with its WaitFlag")
-    FIXED = parser.parse_args(argv).fixed
+    parser.add_argument("--prompt", action="store_true", help="open the debugger prompt on the run (stdin)")
+    options = parser.parse_args(argv)
+    FIXED = options.fixed
     m, n, k = 32, 32, 64
     rng = np.random.default_rng(0)
     a = rng.standard_normal((m, k)).astype(np.float16)
@@ -67,6 +72,12 @@ def main(argv=None) -> int:
     args = (GmAddr(chip.gm.upload("A", a)), GmAddr(chip.gm.upload("B", b)), GmAddr(chip.gm.alloc("C", m * n * 2)),
             MatmulTiling(m, n, k, baseM=m, baseN=n, baseK=k))
     dbg = Debugger.launch(chip, one_tile_matmul, 1, *args)
+    if options.prompt:
+        shell = DebugShell(dbg, "float16", sys.stdout)
+        if dbg.fault is not None:
+            shell.open_post_mortem()
+        shell.interact(sys.stdin)
+        return 0
     if dbg.fault is None:
         c = dbg.chip.gm["C"].data.view(np.float16).reshape(m, n)
         ok = np.allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=2e-3, atol=2e-2)

@@ -11,9 +11,11 @@ the others are not, and nothing faults. The debugger finds it in three steps:
 
     python examples/debug_wrong_offset.py           # the planted bug
     python examples/debug_wrong_offset.py --fixed   # A read from m0 * K: checks against numpy
+    python examples/debug_wrong_offset.py --prompt  # the `ascend-sim debug` prompt on the run (check, who-wrote)
 The same search at the prompt: docs/debugging.md, "Finding a wrong GM offset".
 """
 import argparse
+import sys
 
 import numpy as np
 
@@ -24,6 +26,8 @@ from ascend_sim.ascendc import (CFG_ROW_MAJOR, DataCopy, Fixpipe, FixpipeParamsV
 from ascend_sim.debug import Debugger
 from ascend_sim.gm_tensors import compare, to_device
 from ascend_sim.tensor import GmAddr
+from kernels.cli.debug_shell import DebugShell
+from kernels.cli.debug_tensors import OperatorTensors
 from kernels.matmul import MatmulTiling, copy_nd_to_nz, load_a_zz, load_b_zn
 
 FIXED = False  # the planted bug: main(["--fixed"]) sets it
@@ -79,8 +83,17 @@ def run(fixed: bool = False):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fixed", action="store_true", help="read A from m0 * K")
-    dbg, a, b = run(parser.parse_args(argv).fixed)
-    result = compare(dbg.tensor("c"), a.astype(np.float64) @ b.astype(np.float64), 1e-3)
+    parser.add_argument("--prompt", action="store_true", help="open the debugger prompt on the run (stdin)")
+    options = parser.parse_args(argv)
+    dbg, a, b = run(options.fixed)
+    expected = a.astype(np.float64) @ b.astype(np.float64)
+    if options.prompt:
+        dbg.goto(0)
+        print(f"{len(dbg)} records on 2 cores; at the start (no record applied). `help` lists the commands.")
+        DebugShell(dbg, "float16", sys.stdout, OperatorTensors(dbg.tensors, "c", lambda: expected, 1e-3)).interact(
+            sys.stdin)
+        return 0
+    result = compare(dbg.tensor("c"), expected, 1e-3)
     if result.passed:
         print(f"C against numpy: PASSED (max error {result.max_error:.1e})")
         return 0

@@ -111,3 +111,17 @@ def test_a_fault_before_any_launch_is_still_one_line(monkeypatch, capsys):
     assert main(["debug", "matmul", "--m", "32", "--timing-only"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "error: argument --timing-only" in err
+
+
+@pytest.mark.parametrize("section, example", [("## Finding a missing WaitFlag", "debug_missing_waitflag"),
+                                              ("## Finding a wrong GM offset", "debug_wrong_offset")])
+def test_the_walkthroughs_in_docs_debugging_are_what_the_prompt_prints(section, example, monkeypatch, capsys):
+    text = (EXAMPLES.parent / "docs" / "debugging.md").read_text()
+    lines = text.split(section, 1)[1].split("```\n", 2)[1].splitlines()
+    assert lines[0] == f"$ python examples/{example}.py --prompt"
+    commands = [line[len(PROMPT):] for line in lines if line.startswith(PROMPT)]
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(commands) + "\n"))
+    assert load(example).main(["--prompt"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    for line in lines[1:]:
+        assert line in printed, line

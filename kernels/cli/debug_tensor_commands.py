@@ -117,7 +117,7 @@ class TensorCommands:
         first = result.first
         label = f"{op.output}[{', '.join(map(str, first))}]"
         self.say(f"check {op.output} {position}: FAILED: {result.wrong} of {result.total} elements wrong "
-                 f"(tolerance {op.tolerance:.0e}); the first: {label} = {result.got}, expected "
+                 f"(tolerance {op.tolerance:.0e}); the first: {label} = {str(result.got)}, expected "
                  f"{result.expected:.6g}")
         self.show_provenance(self.dbg.tensors[op.output], first)
 

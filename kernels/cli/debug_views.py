@@ -78,8 +78,15 @@ class ViewCommands:
             mark = r.name[0].upper() if i < dbg.seq else r.name[0].lower()
             for col in range(first, min(last, TIMELINE_COLUMNS)):
                 row[col] = mark
+        bad = dbg.fault_record
+        if bad is not None and bad.core == core and bad.start is not None and bad.end is not None:
+            row = rows.setdefault(bad.pipe, [" "] * TIMELINE_COLUMNS)
+            first = int((min(max(bad.start, lo), lo + span - 1) - lo) / scale)
+            for col in range(first, max(first + 1, min(TIMELINE_COLUMNS, int(-(-(bad.end - lo) // scale))))):
+                row[col] = "!"  # the faulting record, where it would have run
         self.say(f"timeline core {core}: cycles [{lo:.0f}, {lo + span:.0f}), {scale:.0f} cycles per column; "
-                 f"uppercase: applied, lowercase: not yet; ^ the current record")
+                 f"uppercase: applied, lowercase: not yet; ^ the current record"
+                 + ("; ! the faulting record" if bad is not None and bad.core == core else ""))
         for pipe in sorted(rows, key=PIPE_ORDER.index):
             self.say(f"  {pipe.name:<5s}|{''.join(rows[pipe])}|")
         if rec is not None:
