@@ -177,3 +177,17 @@ def test_docs_snippet_runs():
     namespace = {}
     exec(compile(code, "conv3d_backprop_filter.md", "exec"), namespace)  # noqa: S102 - the repository's own docs
     assert namespace["dw"].shape == (32, 16, 1, 3, 3) and namespace["dw"].dtype == np.float32
+
+
+def test_a_broken_tiling_becomes_a_simulated_fault_naming_the_kernel_line():
+    """baseN = 24 is not a whole number of bf16 C0 columns: the img2col load into L0B refuses the kExtension it
+    gets, naming the core, the pipe, the instruction and the kernel line, before anything runs on the data."""
+    from ascend_sim.faults import ParameterOutOfRange
+    x, dy, w_shape = _problem(BF16, 1, 16, 16, (2, 6, 6), (1, 3, 3))
+    kwargs = dict(strides=(1,) * 5, pads=(0,) * 6, data_format="NCDHW")
+    good = conv3d_backprop_filter_v2_run(x, w_shape, dy, **kwargs).tiling
+    bad = good.with_overrides(validate=False, baseN=24)
+    with pytest.raises(ParameterOutOfRange) as err:
+        conv3d_backprop_filter_v2_run(x, w_shape, dy, tiling=bad, **kwargs)
+    text = str(err.value)
+    assert "MTE1 LoadData3Dv2" in text and "load_b.py" in text and "kExtension=" in text and "core " in text
