@@ -44,7 +44,7 @@ def test_wrong_offset_example(capsys):
     example = load("debug_wrong_offset")
     assert example.main([]) == 1
     out = capsys.readouterr().out
-    m, n, k = 64, 32, 48
+    n, k = 32, 48
     assert "the first: c[32, 0] = " in out
     # the bug as arithmetic: the tile of rows 32.. reads A's flat elements from 32 * N
     flat = 32 * n + np.arange(k)
