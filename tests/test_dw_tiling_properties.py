@@ -70,3 +70,35 @@ def test_generated_tiling_validates_and_describes_the_problem(problem):
         assert result.tiling_key == 4  # deterministic runs bind M and N with stream-K
     again = Conv3DBackpropFilterV2TilingData.from_bytes(result.to_bytes(), tiling_key=result.tiling_key)
     assert again.fields() == f
+
+
+@st.composite
+def wide_problems(draw):
+    """Large channels, kernels, strides and feature maps up to 6000 wide; not deterministic."""
+    dtype = draw(st.sampled_from(["float16", "bfloat16", "float32"]))
+    groups = draw(st.sampled_from([1, 2, 3, 4, 8]))
+    cin_g, cout_g = draw(st.integers(1, 1000)), draw(st.integers(1, 1400))
+    kernel = (draw(st.integers(1, 20)), draw(st.integers(1, 30)), draw(st.integers(1, 60)))
+    strides = (draw(st.integers(1, 3)), draw(st.integers(1, 63)), draw(st.integers(1, 63)))
+    dilations = tuple(draw(st.integers(1, 3)) for _ in range(3))
+    pads = tuple(draw(st.integers(0, 3)) for _ in range(6))
+    spatial = (draw(st.integers(1, 30)), draw(st.integers(1, 600)), draw(st.integers(1, 6000)))
+    out = tuple(_out(spatial[i], kernel[i], dilations[i], strides[i], pads[2 * i], pads[2 * i + 1])
+                for i in range(3))
+    if min(out) < 1:
+        reject()
+    n = draw(st.integers(1, 3))
+    return dict(x_shape=(n, cin_g * groups, *spatial), filter_shape=(cout_g * groups, cin_g, *kernel),
+                dy_shape=(n, cout_g * groups, *out), strides=strides, pads=pads, dilations=dilations, groups=groups,
+                dtype=dtype, platform=draw(st.sampled_from(A2)))
+
+
+@PROPERTY
+@given(wide_problems())
+def test_wide_problems_tile_or_are_refused_for_their_width(problem):
+    try:
+        result = tiling.conv3d_backprop_filter_tiling(**problem)
+    except ValueError as err:
+        assert "x_shape[4] (W)" in str(err) and "too wide for L1" in str(err), str(err)
+        return
+    assert tiling.validate_dw(result).ok, str(tiling.validate_dw(result))
