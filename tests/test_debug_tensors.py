@@ -103,12 +103,12 @@ def test_provenance_of_a_matmul_element_reads_its_row_and_column(matmul_run):
     mmads = pv.by_role("accumulated")
     assert len(mmads) == -(-t.K // t.baseK)  # one Mmad per baseK slice of K
     assert mmads[-1].writer.record.params.cmatrixInitVal
-    size = 2
+    size = np.dtype(ran.a.dtype).itemsize
     row_a = (b_i * t.M * t.K + i * t.K + np.arange(t.K)) * size
     col_b = (b_i * t.K * t.N + np.arange(t.K) * t.N + j) * size
     inputs = pv.inputs()
-    assert np.array_equal(inputs["A"], np.sort(np.concatenate([row_a, row_a + 1])))
-    assert np.array_equal(inputs["B"], np.sort(np.concatenate([col_b, col_b + 1])))
+    assert np.array_equal(inputs["A"], np.sort((row_a[:, None] + np.arange(size)).reshape(-1)))
+    assert np.array_equal(inputs["B"], np.sort((col_b[:, None] + np.arange(size)).reshape(-1)))
     # every load feeds a record on the path, and the stages are the kernel's
     assert {s.writer.pipe for s in pv.loads_into("L1")} == {"MTE2"}
     assert {s.writer.pipe for s in pv.loads_into("L0A") + pv.loads_into("L0B")} == {"MTE1"}
@@ -158,3 +158,10 @@ def test_tracing_leaves_the_debugger_state_as_it_was(matmul_run):
     dbg.trace("c", (0, 5, 7))
     assert all(np.array_equal(before[key], array) for key, array in dbg._state.items())
     dbg.goto(len(dbg))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_provenance_in_other_dtypes(dtype):
+    """The tags that trace a move ride in 2-byte granules: 4-byte (float32) elements move as two of them."""
+    test_provenance_of_a_matmul_element_reads_its_row_and_column(simulate(MATMUL + ["--dtype", dtype]))
+    test_provenance_of_a_conv_dx_element_reads_the_dy_it_needs(simulate(CONV + ["--dtype", dtype]))
