@@ -50,10 +50,10 @@ def test_every_pair_and_mode_of_the_a2_table(pair, rng):
         ub0 = np.zeros(UB_BYTES, np.uint8)
         ub0[SRC:SRC + values.nbytes] = values.view(np.uint8)
         n = values.size
-        got, _ = run_on_ub(lambda ub: Cast(ub[DST].ReinterpretCast(dst), ub[SRC].ReinterpretCast(src),
-                                           RoundMode[mode], n), ub0)
-        want = repeat_op(ub0, lambda v: cast_element(v, src, dst, mode), (DST, dst, 1, 8), [(SRC, src, 1, 8)], 0,
-                         "counter", n)
+        got, _ = run_on_ub(lambda ub, mode=mode, n=n: Cast(ub[DST].ReinterpretCast(dst), ub[SRC].ReinterpretCast(src),
+                                                           RoundMode[mode], n), ub0)
+        want = repeat_op(ub0, lambda v, mode=mode: cast_element(v, src, dst, mode), (DST, dst, 1, 8),
+                         [(SRC, src, 1, 8)], 0, "counter", n)
         _check(got, want, dst)
 
 
@@ -90,7 +90,7 @@ def test_fp32_to_fp16_contiguous_repeats_use_dst_repeat_stride_4(rng):
     (np.int32, np.float16, "CAST_NONE", "not modelled"), (np.float16, np.float32, "CAST_RINT", "takes roundMode"),
     (np.int16, np.int32, "CAST_NONE", "not an A2/A3 pair")])
 def test_pairs_and_modes_outside_the_table_fault(src, dst, mode, match):
-    body = lambda ub: Cast(ub[DST].ReinterpretCast(dst), ub[SRC].ReinterpretCast(src), RoundMode[mode], 64)  # noqa
+    body = lambda ub: Cast(ub[DST].ReinterpretCast(dst), ub[SRC].ReinterpretCast(src), RoundMode[mode], 64)
     if match is None:
         run_on_ub(body, np.zeros(UB_BYTES, np.uint8))
         return

@@ -82,8 +82,9 @@ def test_bit_mask_edges(mask, dtype, rng):
 def test_zero_mask_and_zero_repeat_write_nothing(rng):
     for mask, repeat in ((0, 4), (128, 0), ([0, 0], 3)):
         ub0 = ub_values(np.float16, rng)
-        got, report = run_on_ub(lambda ub: Add(tensor(ub, DST, np.float16), tensor(ub, SRC0, np.float16),
-                                               tensor(ub, SRC1, np.float16), mask, repeat, BinaryRepeatParams()), ub0)
+        got, report = run_on_ub(lambda ub, mask=mask, repeat=repeat: Add(
+            tensor(ub, DST, np.float16), tensor(ub, SRC0, np.float16), tensor(ub, SRC1, np.float16), mask, repeat,
+            BinaryRepeatParams()), ub0)
         np.testing.assert_array_equal(got, ub0)
         assert [r.name for r in report.logs[0]].count("Add") == 1  # still an instruction (a NOP)
 
@@ -105,7 +106,7 @@ def test_strides_skip_repeat_and_overlap(params, rng):
 def test_accumulate_into_dst_with_zero_repeat_stride(rng):
     # dst = src0[r] + dst over the repeats: the pattern 通用说明和约束.md allows (dst and src1 overlap, RepStride 0)
     report = run_binary("Add", np.float32, 64, 6, BinaryRepeatParams(1, 1, 1, 0, 8, 0), rng, src1=DST)
-    add = [r for r in report.logs[0] if r.name == "Add"][0]
+    add = next(r for r in report.logs[0] if r.name == "Add")
     assert add.args[1].sequential
 
 
@@ -148,8 +149,8 @@ def test_relu_on_int32(rng):
 @pytest.mark.parametrize("count", [0, 1, 127, 128, 129, 1000, 4096])
 def test_count_form_is_counter_mode_over_contiguous_elements(count, rng):
     ub0 = ub_values(np.float16, rng)
-    got, report = run_on_ub(lambda ub: Add(tensor(ub, DST, np.float16), tensor(ub, SRC0, np.float16),
-                                           tensor(ub, SRC1, np.float16), count), ub0)
+    got, _ = run_on_ub(lambda ub: Add(tensor(ub, DST, np.float16), tensor(ub, SRC0, np.float16),
+                                      tensor(ub, SRC1, np.float16), count), ub0)
     want = repeat_op(ub0, scalar_fn("Add", np.float16), (DST, np.float16, 1, 8),
                      [(SRC0, np.float16, 1, 8), (SRC1, np.float16, 1, 8)], 0, "counter", count)
     assert_ub_equal(got, want, np.float16)

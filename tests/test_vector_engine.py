@@ -4,12 +4,11 @@ the cost model's constants."""
 import numpy as np
 import pytest
 
-from ascend_sim import Chip, CrossCoreRace, RaceFault
+from ascend_sim import CrossCoreRace, RaceFault
 from ascend_sim.ascendc import (Add, DataCopy, DataCopyExtParams, DataCopyPad, Exp, GetBlockIdx, GlobalTensor,
                                 HardEvent, SetFlag, SyncAll, TBuf, TPipe, TPosition, WaitFlag)
 from ascend_sim.isa.vector.timing import vector_cycles
 from ascend_sim.platform import get_platform
-from ascend_sim.tensor import GmAddr
 from vector_reference import run_aiv
 
 
@@ -126,6 +125,6 @@ def test_ub_to_gm_rate_is_capped_at_the_ini_64_bytes_per_cycle():
         ub = _ub(65536)
         DataCopy(GlobalTensor(np.float32).SetGlobalBuffer(out), ub, 16384)
     _, report = run_aiv(kernel, out_bytes=65536)
-    rec = [r for r in report.logs[0] if r.name == "DataCopy(UB->GM)"][0]
+    rec = next(r for r in report.logs[0] if r.name == "DataCopy(UB->GM)")
     p = get_platform("Ascend910B2")
     assert rec.end - rec.start == pytest.approx(p.rates.mte2_overhead + 65536 / 64)

@@ -58,15 +58,15 @@ def test_repeat_time_255_and_zero(rng):
     got, _ = run_on_ub(lambda ub: WholeReduceSum(t(ub, DST, np.float32), t(ub, SRC, np.float32), 64, 255, 1, 1, 0),
                        ub0)  # srcRepStride 0: the same 8 blocks 255 times
     np.testing.assert_array_equal(got, reduce_repeats(ub0, DST, SRC, np.float32, "sum", 255, "count", 64, 1, 1, 0))
-    got, report = run_on_ub(lambda ub: WholeReduceSum(t(ub, DST, np.float32), t(ub, SRC, np.float32), 64, 0, 1, 1,
-                                                      8), ub0)
+    got, _ = run_on_ub(lambda ub: WholeReduceSum(t(ub, DST, np.float32), t(ub, SRC, np.float32), 64, 0, 1, 1, 8),
+                       ub0)
     np.testing.assert_array_equal(got, ub0)
 
 
 def test_in_place_reduction_reads_each_repeat_before_writing(rng):
     ub0 = ub_values(np.float16, rng)
-    got, report = run_on_ub(lambda ub: WholeReduceSum(t(ub, SRC, np.float16), t(ub, SRC, np.float16), 128, 6, 1, 1,
-                                                      8), ub0)
+    got, _ = run_on_ub(lambda ub: WholeReduceSum(t(ub, SRC, np.float16), t(ub, SRC, np.float16), 128, 6, 1, 1, 8),
+                       ub0)
     want = reduce_repeats(ub0, SRC, SRC, np.float16, "sum", 6, "count", 128, 1, 1, 8)
     np.testing.assert_array_equal(got, want)
 
@@ -100,12 +100,12 @@ def test_reduce_property(dtype, kind, block_level, repeats, dst_rep, src_blk, sr
     api = {("sum", False): WholeReduceSum, ("max", False): WholeReduceMax, ("sum", True): BlockReduceSum,
            ("max", True): BlockReduceMax}[kind, block_level]
     if block_level:
-        body = lambda ub: api(t(ub, DST, dtype), t(ub, SRC, dtype), repeats, mask, dst_rep, src_blk, src_rep)  # noqa
+        body = lambda ub: api(t(ub, DST, dtype), t(ub, SRC, dtype), repeats, mask, dst_rep, src_blk, src_rep)
     elif kind == "max":
-        body = lambda ub: api(t(ub, DST, dtype), t(ub, SRC, dtype), mask, repeats, dst_rep, src_blk, src_rep,  # noqa
+        body = lambda ub: api(t(ub, DST, dtype), t(ub, SRC, dtype), mask, repeats, dst_rep, src_blk, src_rep,
                               ReduceOrder.ORDER_ONLY_VALUE)
     else:
-        body = lambda ub: api(t(ub, DST, dtype), t(ub, SRC, dtype), mask, repeats, dst_rep, src_blk, src_rep)  # noqa
+        body = lambda ub: api(t(ub, DST, dtype), t(ub, SRC, dtype), mask, repeats, dst_rep, src_blk, src_rep)
     got, _ = run_on_ub(body, ub0)
     want = reduce_repeats(ub0, DST, SRC, dtype, kind, repeats, "count", mask, dst_rep, src_blk, src_rep,
                           block_level=block_level)

@@ -136,10 +136,10 @@ def repeat_offsets(repeats: int, per_repeat: int, itemsize: int, blk_stride: int
 
 
 class Plan:
-    """Where an instruction's selected elements are, per operand (flat element indices in repeat order), and
-    whether its repeats must run one after another (a later repeat reads or rewrites what an earlier one wrote).
-    `rows` are the bounds of each repeat's elements in the flat arrays; `spans` the element count each operand's
-    view needs; `slices` the operands whose elements are one contiguous run (a plain slice)."""
+    """Where an instruction's selected elements are, per operand, in repeat order: a slice (lo, hi) when they are
+    one contiguous run, else flat element indices (`flats`); whether its repeats must run one after another (a
+    later repeat reads or rewrites what an earlier one wrote); `rows`, the bounds of each repeat's elements in
+    that order; `spans`, the element count each operand's view needs."""
 
     __slots__ = ("flats", "rows", "spans", "sequential", "slices", "count", "byte_ranges")
 
@@ -147,8 +147,15 @@ class Plan:
         self.flats, self.rows, self.spans, self.sequential = flats, rows, spans, sequential
         self.slices, self.count, self.byte_ranges = slices, count, byte_ranges
 
+    def index(self, i: int, part: slice | None = None):
+        """The selected elements of operand i (all repeats, or the range `part` of them) as a slice or indices."""
+        s = self.slices[i]
+        if s is not None:
+            return slice(s[0], s[1]) if part is None else slice(s[0] + part.start, s[0] + part.stop)
+        return self.flats[i] if part is None else self.flats[i][part]
 
-@lru_cache(maxsize=4096)
+
+@lru_cache(maxsize=512)
 def make_plan(repeats: int, per_repeat: int, key: tuple, operands: tuple) -> Plan | None:
     """operands: ((address, itemsize, blk_stride, rep_stride), ...) with the destination first. None when no
     element is selected."""
@@ -161,10 +168,10 @@ def make_plan(repeats: int, per_repeat: int, key: tuple, operands: tuple) -> Pla
         offs = repeat_offsets(repeats, per_repeat, itemsize, blk, rep)
         flat = offs[sel]
         lo, hi = int(flat.min()), int(flat.max()) + 1
-        flats.append(flat)
-        spans.append(hi)
         contiguous = hi - lo == count and flat[0] == lo and bool(np.all(np.diff(flat) == 1))
+        flats.append(None if contiguous else flat.astype(np.int32))  # cached: keep only what is needed
         slices.append((lo, hi) if contiguous else None)
+        spans.append(hi)
         byte_ranges.append((address + lo * itemsize, address + hi * itemsize))
         blocks.append(address // BLOCK + offs // (BLOCK // itemsize))  # (repeats, per_repeat) block ids
     rows = np.concatenate(([0], np.cumsum(sel.sum(axis=1))))
@@ -193,43 +200,19 @@ def _repeats_interfere(blocks: list, byte_ranges: list) -> bool:
     return False
 
 
-def operand_views(plan: Plan, operands: tuple) -> list:
-    """Each operand's elements as a numpy view from its address (buffer, address, dtype) over the plan's span."""
-    return [buf.view(dtype, address, span) for (buf, address, dtype), span in zip(operands, plan.spans)]
-
-
-def gather(plan: Plan, views: list, i: int, rows: slice | None = None):
-    """The selected elements of operand i (all repeats, or the flat range `rows`)."""
-    if rows is None:
-        s = plan.slices[i]
-        return views[i][s[0]:s[1]] if s is not None else views[i][plan.flats[i]]
-    return views[i][plan.flats[i][rows]]
-
-
-def scatter(plan: Plan, views: list, values, rows: slice | None = None) -> None:
-    if rows is None:
-        s = plan.slices[0]
-        if s is not None:
-            views[0][s[0]:s[1]] = values
-        else:
-            views[0][plan.flats[0]] = values
-        return
-    views[0][plan.flats[0][rows]] = values
-
-
 def run_elementwise(plan: Plan, operands: tuple, fn) -> None:
     """dst[selected] = fn(src0[selected], ...): all repeats at once, or repeat by repeat when they interfere
     (each repeat reads its sources, then writes)."""
-    views = operand_views(plan, operands)
-    n_src = len(operands) - 1
+    views = [buf.view(dtype, address, span) for (buf, address, dtype), span in zip(operands, plan.spans)]
+    n = len(operands)
     if not plan.sequential:
-        scatter(plan, views, fn(*(gather(plan, views, i + 1) for i in range(n_src))))
+        views[0][plan.index(0)] = fn(*(views[i][plan.index(i)] for i in range(1, n)))
         return
     rows = plan.rows
     for r in range(len(rows) - 1):
         if rows[r + 1] > rows[r]:
-            part = slice(rows[r], rows[r + 1])
-            scatter(plan, views, fn(*(gather(plan, views, i + 1, part) for i in range(n_src))), part)
+            part = slice(int(rows[r]), int(rows[r + 1]))
+            views[0][plan.index(0, part)] = fn(*(views[i][plan.index(i, part)] for i in range(1, n)))
 
 
 def vector_cost(rec, model) -> float:

@@ -130,7 +130,7 @@ def copy_ub_contiguous(dst, src, count: int) -> None:
 
 # ------------------------------------------------------------------------------------------ DataCopyPad
 def _pad_execute(rec) -> None:
-    (sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen, dtype, left, right, fill, row_bytes) = rec.args
+    (sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen, dtype, left, _, fill, row_bytes) = rec.args
     size = dtype.itemsize
     rows = dbuf.strided(d0, (count, row_bytes), (d_pitch, 1))
     rows[:, left * size:left * size + blen] = sbuf.strided(s0, (count, blen), (s_pitch, 1))

@@ -77,14 +77,14 @@ def check_params(core, name, params, kind, ranges) -> None:
         raise TypeError(f"{name}: repeatParams must be a {kind.__name__}, got {type(params).__name__}")
     for field, (lo, hi) in ranges.items():
         check_range(core, name, V, field, getattr(params, field), lo, hi)
-    if params.dstBlkStride == 0:  # 高维切分.md: "dstBlkStride 不支持设置为0 ... 可能产生未定义行为"
-        check_range(core, name, V, "dstBlkStride", 0, 1, ranges["dstBlkStride"][1])
+    # 高维切分.md: "dstBlkStride 不支持设置为0 ... 可能产生未定义行为"
+    check_range(core, name, V, "dstBlkStride", params.dstBlkStride, 1, ranges["dstBlkStride"][1])
 
 
-def issue_vector(core, spec, name, params, tensors, strides, fn, repeat_time, mask, is_set_mask, dtype,
-                 per_repeat=None, count=None):
-    """Issue one vector instruction over `tensors` (dst first) with (blk, rep) `strides` per tensor."""
-    per_repeat = per_repeat or elements_per_repeat(*(t.dtype for t in tensors))
+def issue_vector(core, spec, name, params, tensors, strides, fn, repeat_time, mask, is_set_mask, dtype, count=None):
+    """Issue one vector instruction over `tensors` (dst first) with (blk, rep) `strides` per tensor: the count
+    form when `count` is given, else the repeat form with its mask."""
+    per_repeat = elements_per_repeat(*(t.dtype for t in tensors))
     if count is not None:  # the count form: Counter mode, default strides, mask registers restored after
         repeats, key = -(-count // per_repeat), ("count", count)
         strides = tuple((1, 8) for _ in tensors)
@@ -242,7 +242,8 @@ def Duplicate(dst, scalarValue, *args, isSetMask: bool = True):
     check_ub(core, name, V, dst, "dst")
     check_dtype(core, name, dst, DUPLICATE_DTYPES)
     scalar = _as_scalar(core, name, scalarValue, dst.dtype)
-    fn = lambda: scalar  # noqa: E731 - broadcast into the selected elements
+    def fn():  # broadcast into the selected elements
+        return scalar
     if len(args) == 1:
         count = check_count(core, name, args[0])
         return issue_vector(core, SPECS[name], name, {"count": count, "scalarValue": scalar.item()}, (dst,), None,

@@ -18,6 +18,7 @@ Sources: docs/zh/api/SIMD-API/基础API/Memory矢量计算/归约计算/, impl/b
 from __future__ import annotations
 
 from enum import Enum
+from functools import lru_cache
 
 import numpy as np
 
@@ -65,8 +66,16 @@ def _reduce_rows(rows: np.ndarray, kind: ReduceType):
     return np.take_along_axis(rows, index[..., None], axis=-1)[..., 0], index
 
 
+@lru_cache(maxsize=256)
+def _geometry(repeats, per_repeat, itemsize, blk, rep, key):
+    """(element offsets, selection), both (repeats, per_repeat): computed again at execution rather than kept
+    in every record."""
+    return repeat_offsets(repeats, per_repeat, itemsize, blk, rep), selected(key, repeats, per_repeat)
+
+
 def _execute(rec) -> None:
-    (sbuf, s0, dbuf, d0, dtype, offs, sel, kind, group, order, d_unit, d_stride, sequential, _) = rec.args
+    (sbuf, s0, dbuf, d0, dtype, geometry, kind, group, order, d_unit, d_stride, sequential, _) = rec.args
+    offs, sel = _geometry(*geometry)
     src = sbuf.view(dtype, s0, int(offs.max()) + 1)
     rows = np.where(sel, src[offs], np.array(_identity(kind, dtype), dtype))
     repeats, per_repeat = rows.shape
@@ -139,8 +148,8 @@ def _issue(name, dst, src, kind, block_level, mask, repeat_time, dst_rep_stride,
     if repeats == 0 or (key[0] == "bits" and key[1] == key[2] == 0) or (key[0] == "count" and key[1] == 0):
         core.issue(spec, V, params, registers=registers)
         return None
-    offs = repeat_offsets(repeats, per_repeat, dtype.itemsize, src_blk_stride, src_rep_stride)
-    sel = selected(key, repeats, per_repeat)
+    geometry = (repeats, per_repeat, dtype.itemsize, src_blk_stride, src_rep_stride, key)
+    offs, _ = _geometry(*geometry)
     group = 32 // dtype.itemsize if block_level else per_repeat
     d_unit = d_align // dtype.itemsize  # elements one result takes
     d_stride = dst_rep_stride * d_unit * (per_repeat // group)
@@ -152,17 +161,18 @@ def _issue(name, dst, src, kind, block_level, mask, repeat_time, dst_rep_stride,
     sequential = d_lo < s_hi and s_lo < d_hi and repeats > 1
     cost = vector_cycles(_LATENCY_NAME[name[-3:]] if not block_level else "BlockReduceSum", dtype, repeats,
                          per_repeat)
-    args = (src.buffer, src.address, dst.buffer, dst.address, dtype, offs, sel, kind, group, order, d_unit,
+    args = (src.buffer, src.address, dst.buffer, dst.address, dtype, geometry, kind, group, order, d_unit,
             d_stride, sequential, cost)
     if count is not None:
-        args = (src.buffer, src.address, dst.buffer, dst.address, dtype, offs, sel, kind, order, cost)
+        args = (src.buffer, src.address, dst.buffer, dst.address, dtype, geometry, kind, order, cost)
     return core.issue(spec, V, params, ((src.buffer, s_lo, s_hi),), ((dst.buffer, d_lo, d_hi),), args,
                       registers=registers)
 
 
 def _total_execute(rec) -> None:
     """The count forms: ReduceSum's running total of per-repeat tree sums; ReduceMax's first maximum."""
-    sbuf, s0, dbuf, d0, dtype, offs, sel, kind, order, _ = rec.args
+    sbuf, s0, dbuf, d0, dtype, geometry, kind, order, _ = rec.args
+    offs, sel = _geometry(*geometry)
     src = sbuf.view(dtype, s0, int(offs.max()) + 1)
     rows = np.where(sel, src[offs], np.array(_identity(kind, dtype), dtype))
     dst = dbuf.view(dtype, d0, 2)
