@@ -10,6 +10,7 @@ elements are their own indices, so nothing about a format is written twice.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -61,8 +62,15 @@ class GmTensor:
 
     def logical_index(self, flat: int):
         """The logical index whose element sits at flat element `flat` of the allocation, or None (padding)."""
-        hits = np.flatnonzero(self.where.reshape(-1) == flat)
-        return tuple(int(i) for i in np.unravel_index(int(hits[0]), self.logical_shape)) if hits.size else None
+        found = int(self._logical_of[flat]) if 0 <= flat < self._logical_of.size else -1
+        return tuple(int(i) for i in np.unravel_index(found, self.logical_shape)) if found >= 0 else None
+
+    @functools.cached_property
+    def _logical_of(self) -> np.ndarray:
+        """For each element of the allocation, the flat logical index stored there, or -1."""
+        inverse = np.full(int(self.where.max()) + 1, -1, np.int64)
+        inverse[self.where.reshape(-1)] = np.arange(self.where.size)
+        return inverse
 
 
 def check_index(name: str, index: tuple, shape: tuple, fmt: str) -> None:
