@@ -126,3 +126,27 @@ def test_data_copy_faults_name_the_parameter(body, fault, match):
     with pytest.raises(fault, match=match) as info:
         _kernel_fault(body)
     assert info.value.pipe in ("MTE2", "MTE3") and "test_vector_datacopy.py" in info.value.source
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.sampled_from([np.int8, np.int16, np.float32]), st.integers(0, 5), st.integers(0, 90), st.integers(0, 40),
+       st.integers(0, 3), st.booleans(), st.integers(0, 32), st.integers(0, 32), st.integers(0, 2**31))
+def test_data_copy_pad_property(dtype, count, elems, src_gap, dst_gap, is_pad, left_bytes, right_bytes, seed):
+    size = np.dtype(dtype).itemsize
+    block_len, left, right = elems * size, left_bytes // size, right_bytes // size
+    rng = np.random.default_rng(seed)
+    gm = rng.integers(0, 256, 8192).astype(np.uint8)
+    ub0 = rng.integers(0, 256, UB_BYTES).astype(np.uint8)
+
+    def kernel(x, init, out):
+        ub = _ub()
+        DataCopy(ub, GlobalTensor(np.uint8).SetGlobalBuffer(init), UB_BYTES)
+        _flag(HardEvent.MTE2_MTE3)
+        DataCopyPad(ub.ReinterpretCast(dtype), GlobalTensor(dtype).SetGlobalBuffer(x),
+                    DataCopyExtParams(count, block_len, src_gap, dst_gap), DataCopyPadExtParams(is_pad, left, right, 5))
+        _flag(HardEvent.MTE2_MTE3)
+        DataCopyPad(GlobalTensor(np.uint8).SetGlobalBuffer(out), ub, DataCopyExtParams(2, UB_BYTES // 2 - 64, 1, 0))
+    chip, _ = run_aiv(kernel, gm, ub0, out_bytes=UB_BYTES)
+    ub = data_copy_pad_gm_to_ub(gm, 0, ub0, 0, dtype, count, block_len, src_gap, dst_gap, is_pad, left, right, 5)
+    want = data_copy_pad_ub_to_gm(ub, 0, np.zeros(UB_BYTES, np.uint8), 0, 2, UB_BYTES // 2 - 64, 1, 0)
+    np.testing.assert_array_equal(chip.gm["out"].data, want)

@@ -4,11 +4,12 @@ the cost model's constants."""
 import numpy as np
 import pytest
 
-from ascend_sim import CrossCoreRace, RaceFault
+from ascend_sim import Chip, CrossCoreRace, RaceFault
 from ascend_sim.ascendc import (Add, DataCopy, DataCopyExtParams, DataCopyPad, Exp, GetBlockIdx, GlobalTensor,
                                 HardEvent, SetFlag, SyncAll, TBuf, TPipe, TPosition, WaitFlag)
 from ascend_sim.isa.vector.timing import vector_cycles
 from ascend_sim.platform import get_platform
+from ascend_sim.tensor import GmAddr
 from vector_reference import run_aiv
 
 
@@ -128,3 +129,32 @@ def test_ub_to_gm_rate_is_capped_at_the_ini_64_bytes_per_cycle():
     rec = next(r for r in report.logs[0] if r.name == "DataCopy(UB->GM)")
     p = get_platform("Ascend910B2")
     assert rec.end - rec.start == pytest.approx(p.rates.mte2_overhead + 65536 / 64)
+
+
+def test_mix_kernel_aivs_compute_on_what_the_aic_published():
+    """MIX_AIC_1_2: each AIV waits for its AIC's cross-core flag (mode 2), then copies its half of x into UB,
+    scales it with Muls and writes it out; the AIC only signals (its data would come from Fixpipe)."""
+    from ascend_sim.ascendc import (ASCEND_IS_AIV, PIPE_MTE3, CrossCoreSetFlag, CrossCoreWaitFlag, GetSubBlockIdx,
+                                    Muls)
+
+    def kernel(x, out):
+        if not ASCEND_IS_AIV():
+            CrossCoreSetFlag(2, PIPE_MTE3, 5)
+            return
+        CrossCoreWaitFlag(5)
+        half = 512 * GetSubBlockIdx()
+        ub = _ub()
+        DataCopy(ub, GlobalTensor(np.float32).SetGlobalBuffer(x)[half], 512)
+        SetFlag(HardEvent.MTE2_V, 0)
+        WaitFlag(HardEvent.MTE2_V, 0)
+        Muls(ub[512], ub, np.float32(3.0), 512)
+        SetFlag(HardEvent.V_MTE3, 0)
+        WaitFlag(HardEvent.V_MTE3, 0)
+        DataCopy(GlobalTensor(np.float32).SetGlobalBuffer(out)[half], ub[512], 512)
+
+    x = np.arange(1024, dtype=np.float32)
+    chip = Chip("Ascend910B2")
+    gx, out = GmAddr(chip.gm.upload("x", x)), GmAddr(chip.gm.alloc("out", 4096))
+    report = chip.launch(kernel, 1, gx, out, kernel_type="MIX_AIC_1_2")
+    np.testing.assert_array_equal(chip.gm["out"].data.view(np.float32), x * 3)
+    assert [c.kind for c in report.cores] == ["AIC", "AIV", "AIV"]
