@@ -50,8 +50,8 @@ _BLOCKED, _ISSUED, _DONE = 0, 1, 2
 _OVERFLOW = 1  # status: a cross-core flag counted past 15
 _CAP = 16  # cross-core counts held per (core, flag): the 16th faults
 # counters (one int64 array): rounds made, members written, woken queue head and length, SyncAll arrivals,
-# status, and the core and flag of a fault
-_NROUNDS, _NMEMBERS, _WHEAD, _WLEN, _NARRIVED, _STATUS, _ERR_CORE, _ERR_FLAG = range(8)
+# status, the core and flag of a fault, and records run so far (the length of `order`)
+_NROUNDS, _NMEMBERS, _WHEAD, _WLEN, _NARRIVED, _STATUS, _ERR_CORE, _ERR_FLAG, _NRUN = range(9)
 
 # Column layouts of the state arrays (few arrays, so that the compiled functions stay cheap to compile and call).
 # R (int64, per record, static): core, pipe, kind, key. T (float64, per record): cost, issue, start, end.
@@ -108,9 +108,10 @@ def _ready(i, R, KQ):
 
 @njit(cache=True, inline="always")
 def _start(i, R, T, rel, done, CI, CF, KQ, key_buf, D, d_rcv, RK, rk_buf, round_off, round_mem, CT, CR, CH,
-           woken, cnt, params):
+           woken, cnt, params, order):
     """CoreSchedule._start: the record starts when its pipe is free (and its SetFlag has landed); a SetFlag joins
-    its key's queue. (Inlined into the pump: a call would copy every array's descriptor.)"""
+    its key's queue; then it is run (on_start: its place in `order`). (Inlined into the pump: a call would copy
+    every array's descriptor.)"""
     c = R[i, _CORE]
     p = R[i, _PIPE]
     kind = R[i, _KIND]
@@ -139,6 +140,10 @@ def _start(i, R, T, rel, done, CI, CF, KQ, key_buf, D, d_rcv, RK, rk_buf, round_
         KQ[k, 1] += 1
     elif kind == CROSS_SET:
         _cross_set(i, R, T, CI, D, d_rcv, RK, rk_buf, round_off, round_mem, CT, CR, CH, woken, cnt)
+        if cnt[_STATUS]:  # the exact scheduler raises before running the set
+            return
+    order[cnt[_NRUN]] = i
+    cnt[_NRUN] += 1
 
 
 @njit(cache=True)
@@ -183,7 +188,7 @@ def _cross_set(i, R, T, CI, D, d_rcv, RK, rk_buf, round_off, round_mem, CT, CR, 
 
 @njit(cache=True)
 def _run(R, T, prev, core_off, pl_off, plist, rel, done, CI, CF, KQ, key_buf, D, d_rcv, RK, rk_buf, round_off,
-         round_mem, CT, CR, CH, woken, cnt, params):
+         round_mem, CT, CR, CH, woken, cnt, params, order):
     """retime's loop: submit every core's records in program order; after each, pump that core, then the cores
     it woke, in order (CoreSchedule.submit then Launch.drain; the inline path of submit is the same step as
     appending to the backlog and pumping). The pump is CoreSchedule.pump with _issue written in."""
@@ -205,7 +210,7 @@ def _run(R, T, prev, core_off, pl_off, plist, rel, done, CI, CF, KQ, key_buf, D,
                             if not _ready(h, R, KQ):
                                 break
                             _start(h, R, T, rel, done, CI, CF, KQ, key_buf, D, d_rcv, RK, rk_buf, round_off,
-                                   round_mem, CT, CR, CH, woken, cnt, params)
+                                   round_mem, CT, CR, CH, woken, cnt, params, order)
                             CI[c, _PEND] -= 1
                             progress = True
                             if cnt[_STATUS]:
@@ -300,12 +305,14 @@ def _run(R, T, prev, core_off, pl_off, plist, rel, done, CI, CF, KQ, key_buf, D,
                         CI[c, _NXT] = i + 1
                         if state == _DONE:
                             CI[c, _PEND] -= 1
+                            order[cnt[_NRUN]] = i
+                            cnt[_NRUN] += 1
                         else:
                             p = R[i, _PIPE]
                             if CI[c, _NST + p] == CI[c, _NISS + p] - 1 and _ready(i, R, KQ):
                                 CI[c, _PEND] -= 1
                                 _start(i, R, T, rel, done, CI, CF, KQ, key_buf, D, d_rcv, RK, rk_buf, round_off,
-                                       round_mem, CT, CR, CH, woken, cnt, params)
+                                       round_mem, CT, CR, CH, woken, cnt, params, order)
                                 if cnt[_STATUS]:
                                     return
                         progress = True
@@ -443,8 +450,69 @@ def _make_copier():
 copy_all = _make_copier()
 
 
-def retime(streams: list[list], kinds: list[str], groups: list[int], platform):
-    """schedule.retime on the compiled pass: (per core the timed copies of its records, cycles, busy per pipe)."""
+class Schedule:
+    """What the compiled pass computed for the streams: per record (in stream order, cores one after another)
+    its issue, start and end (`T`) and what released it (`rel`: a WaitFlag's SetFlag, a CrossCoreWaitFlag's
+    round), the records in the order the exact scheduler runs them (`order`), and each core's final state."""
+
+    def __init__(self, streams, core_off, R, T, rel, order, n_run, CI, CF, KQ, CH, RK, round_off, round_mem, cnt,
+                 flags, plist, pl_off):
+        self.streams, self.core_off, self.R, self.T, self.rel = streams, core_off, R, T, rel
+        self.order = order[:n_run]
+        self.CI, self.CF, self.KQ, self.CH, self.RK = CI, CF, KQ, CH, RK
+        self.round_off, self.round_mem, self.cnt, self.flags = round_off, round_mem, cnt, flags
+        self.plist, self.pl_off = plist, pl_off
+
+    @property
+    def overflow(self) -> bool:
+        return self.cnt[_STATUS] == _OVERFLOW
+
+    def overflow_fault(self) -> SyncFault:
+        core, flag = int(self.cnt[_ERR_CORE]), self.flags[int(self.cnt[_ERR_FLAG])]
+        return SyncFault(f"cross-core flag {flag} of core {core} counted past 15 pending sets (the hardware traps): "
+                         "a CrossCoreWaitFlag is missing", core=core, instruction="CrossCoreSetFlag")
+
+    @property
+    def clean(self) -> bool:
+        """Every record ran and nothing is left over: no SetFlag or cross-core count unwaited, no core at a
+        SyncAll, no cross-core round half set. (Otherwise a run reports a fault.)"""
+        return (not self.overflow and not self.CI[:, _PEND].any() and not (self.KQ[:, 1] - self.KQ[:, 0]).any()
+                and not self.CH[:, :, 1].any() and not self.cnt[_NARRIVED] and not self.RK[:, 1].any())
+
+    def cycles(self) -> list[float]:
+        return [max(max(row[_FREE:_FREE + _N]), 0.0) for row in self.CF.tolist()]
+
+    def busy(self) -> list[list[float]]:
+        return [row[_BUSY:_BUSY + _N] for row in self.CF.tolist()]
+
+    def pipe_free(self) -> list[list[float]]:
+        return [row[_FREE:_FREE + _N] for row in self.CF.tolist()]
+
+    def releases(self, records: list):
+        """(record index, what released it) per wait: a WaitFlag's SetFlag, a CrossCoreWaitFlag's round (a
+        tuple of the sets that made it), taken from `records` (the streams' records, or copies of them)."""
+        waits = np.flatnonzero(self.rel >= 0)
+        if not waits.size:
+            return
+        cross_wait = (self.R[waits, _KIND] == CROSS_WAIT).tolist()
+        offs, members = self.round_off.tolist(), self.round_mem.tolist()
+        for i, by, is_cross in zip(waits.tolist(), self.rel[waits].tolist(), cross_wait):
+            if is_cross:
+                yield i, tuple(records[m] for m in members[offs[by]:offs[by + 1]])
+            else:
+                yield i, records[by]
+
+    def stuck_head(self, c: int) -> int:
+        """The first blocked record of core c (CoreSchedule.stuck()[0]), as an index into the streams."""
+        CI = self.CI
+        heads = [self.plist[self.pl_off[c * _N + p] + CI[c, _NST + p]] for p in range(_N)
+                 if CI[c, _NST + p] < CI[c, _NISS + p]]
+        return int(min(heads) if heads else CI[c, _NXT])
+
+
+def schedule(streams: list[list], kinds: list[str], groups: list[int], platform) -> Schedule:
+    """Time the streams (one list of records per core, with its core type name and AI core) on `platform` with
+    the compiled pass. It stops where the exact scheduler would raise (a cross-core flag counted past 15)."""
     if platform.queue_depth < 1:
         raise ValueError(f"queue_depth={platform.queue_depth} must be at least 1")
     e = encode(streams, kinds, groups, platform)
@@ -488,21 +556,26 @@ def retime(streams: list[list], kinds: list[str], groups: list[int], platform):
     rel = np.full(n, -1, np.int64)
     round_off = np.zeros(n_cross + 1, np.int64)
     round_mem = np.zeros(max(n_cross, 1), np.int64)
-    cnt = np.zeros(8, np.int64)
+    cnt = np.zeros(9, np.int64)
+    order = np.zeros(n, np.int64)
+    CH = np.zeros((n_cores, n_flags, 2), np.int64)
     _run(R, T, prev, core_off, pl_off, plist, rel, np.zeros(n, np.uint8), CI, CF, KQ, key_buf, D, d_rcv, RK,
          rk_buf, round_off, round_mem, np.zeros((n_cores, n_flags, _CAP), np.float64),
-         np.zeros((n_cores, n_flags, _CAP), np.int64), np.zeros((n_cores, n_flags, 2), np.int64),
-         np.zeros(n_cores, np.int64), cnt, params)
-    if cnt[_STATUS] == _OVERFLOW:
-        core, flag = int(cnt[_ERR_CORE]), flags[int(cnt[_ERR_FLAG])]
-        raise SyncFault(f"cross-core flag {flag} of core {core} counted past 15 pending sets (the hardware traps): "
-                        "a CrossCoreWaitFlag is missing", core=core, instruction="CrossCoreSetFlag")
+         np.zeros((n_cores, n_flags, _CAP), np.int64), CH, np.zeros(n_cores, np.int64), cnt, params, order)
+    return Schedule(streams, core_off, R, T, rel, order, int(cnt[_NRUN]), CI, CF, KQ, CH, RK, round_off, round_mem,
+                    cnt, flags, plist, pl_off)
+
+
+def retime(streams: list[list], kinds: list[str], groups: list[int], platform):
+    """schedule.retime on the compiled pass: (per core the timed copies of its records, cycles, busy per pipe)."""
+    s = schedule(streams, kinds, groups, platform)
+    if s.overflow:
+        raise s.overflow_fault()
+    core_off, T = s.core_off, s.T
+    n_cores = len(streams)
     for c in range(n_cores):  # a deadlock: CoreSchedule.stuck()[0] of the first core left with records
-        if CI[c, _PEND]:
-            heads = [plist[pl_off[c * _N + p] + CI[c, _NST + p]] for p in range(_N)
-                     if CI[c, _NST + p] < CI[c, _NISS + p]]
-            first = min(heads) if heads else CI[c, _NXT]
-            rec = streams[c][int(first - core_off[c])]
+        if s.CI[c, _PEND]:
+            rec = streams[c][s.stuck_head(c) - int(core_off[c])]
             raise SyncFault(f"the recorded stream cannot be scheduled: {rec.describe()} never runs",
                             core=c, instruction=rec.name, pipe=rec.pipe.name, source=rec.source)
     # the timed copies, and what released each wait (its SetFlag; the cross-core sets of its round)
@@ -514,15 +587,7 @@ def retime(streams: list[list], kinds: list[str], groups: list[int], platform):
     finally:
         if gc_was_enabled:
             gc.enable()
-    waits = np.flatnonzero(rel >= 0)
-    if waits.size:
-        cross_wait = (R[waits, _KIND] == CROSS_WAIT).tolist()
-        offs, members = round_off.tolist(), round_mem.tolist()
-        for i, by, is_cross in zip(waits.tolist(), rel[waits].tolist(), cross_wait):
-            if is_cross:
-                copies[i].released_by = tuple(copies[m] for m in members[offs[by]:offs[by + 1]])
-            else:
-                copies[i].released_by = copies[by]
+    for i, by in s.releases(copies):
+        copies[i].released_by = by
     logs = [copies[core_off[c]:core_off[c + 1]] for c in range(n_cores)]
-    cycles = [max(max(row[_FREE:_FREE + _N]), 0.0) for row in CF.tolist()]
-    return logs, cycles, [row[_BUSY:_BUSY + _N] for row in CF.tolist()]
+    return logs, s.cycles(), s.busy()
