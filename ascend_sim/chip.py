@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 from typing import Callable
 
+from . import fast_engine
 from .blas import blas_threads
 from .core import AICore
 from .coretypes import KernelType, launch_cores
@@ -30,8 +31,18 @@ def current_core() -> AICore:
     return core
 
 
+ENGINES = ("auto", "exact", "fast")
+AUTO_COMPILED_FROM = 100_000  # records: numba's first import and load take about 1.5 s, it saves ~5 us a record
+
+
 class Chip:
     """A simulated SoC. `execute=False` is the timing-only mode (same schedule, no data moved).
+
+    `engine`: "exact" schedules and runs each record as it is issued, with hooks (the stepping point);
+    "fast" schedules the whole stream once the kernel's Python has run, with the compiled scheduler
+    (fast_engine.py), and runs no hooks; both give the same results, cycles, records and faults. "auto" (the
+    default) is "exact" when hooks are attached; otherwise it schedules after the kernel's Python too, with the
+    compiled scheduler from AUTO_COMPILED_FROM records on (below that, importing numba costs more than it saves).
 
     `blas_threads` (default 1) limits numpy's OpenBLAS during each launch: one thread makes full runs several
     times faster and the fp32 sums of every Mmad independent of the machine's core count (ascend_sim/blas.py);
@@ -40,8 +51,13 @@ class Chip:
 
     def __init__(self, platform: str | Platform = "Ascend910B2", *, execute: bool = True,
                  check_races: bool = True, record: bool = True, hooks: list[Callable] | None = None,
-                 blas_threads: int | None = 1):
+                 blas_threads: int | None = 1, engine: str = "auto"):
+        if engine not in ENGINES:
+            raise ValueError(f"engine={engine!r} is not one of {ENGINES}")
+        if engine == "fast" and hooks:
+            raise ValueError("engine='fast' runs no hooks: use engine='exact' (or 'auto') with hooks")
         self.platform = get_platform(platform)
+        self.engine = engine
         self.blas_threads = blas_threads
         self.gm = GlobalMemory()
         self.execute = execute
@@ -52,6 +68,11 @@ class Chip:
         self.executed: list = []  # every record of the last launch in the order it ran: replaying it redoes the run
         self.kernel_type = KernelType.AIC_ONLY
         self.gm_races = None
+
+    @property
+    def deferred(self) -> bool:
+        """Whether launches schedule the stream after the kernel's Python (not "exact", no hooks)."""
+        return self.engine == "fast" or (self.engine == "auto" and not self.hooks)
 
     def launch(self, kernel: Callable, block_dim: int, *args, kernel_type: KernelType | str = KernelType.AIC_ONLY,
                **kwargs) -> RunReport:
@@ -88,13 +109,30 @@ class Chip:
         # loaded). Nothing the simulator keeps per instruction is cyclic, so it is paused for the run only.
         gc_was_enabled = gc.isenabled()
         gc.disable()
+        deferred = self.deferred
         try:
             with blas_threads(self.blas_threads if self.execute else None):
-                for core in self.cores:
-                    _running[0] = core
-                    kernel(*args, **kwargs)
-                    for pipe in core.tpipes:
-                        pipe.Destroy()
+                try:
+                    for core in self.cores:
+                        _running[0] = core
+                        kernel(*args, **kwargs)
+                        for pipe in core.tpipes:
+                            pipe.Destroy()
+                except BaseException:
+                    if deferred:  # a fault the exact engine would have raised first, while this kernel ran
+                        _running[0] = None
+                        try:
+                            fast_engine.submit_all(self.cores)
+                        except SimFault as fault:
+                            raise fault from None
+                    raise
+                _running[0] = None
+                if deferred:
+                    records = sum(len(core.stream) for core in self.cores)
+                    compiled = self.engine == "fast" or records >= AUTO_COMPILED_FROM
+                    # submit_all: a short stream, or a faulty end (found and reported as the exact engine does)
+                    if not (compiled and fast_engine.run_passes(self, self.cores)):
+                        fast_engine.submit_all(self.cores)
         finally:
             _running[0] = None
             if gc_was_enabled:

@@ -75,6 +75,10 @@ class AICore:
         self.schedule = CoreSchedule(index, p, model, self._run, launch, core_type.name, group)
         self.races = RaceChecker() if chip.check_races else None
         self.log: list[Record] = []
+        # exact engine: each record goes to the scheduler at once; fast engine: to the stream, scheduled after
+        # the kernel's Python (fast_engine.py)
+        self.stream: list[Record] = []
+        self.submit = self.stream.append if chip.deferred else self.schedule.submit
         self.record = chip.record
         self.hooks = list(chip.hooks)
         self.bytes_by_path: dict[str, int] = {}
@@ -107,7 +111,7 @@ class AICore:
         counts[name] = counts.get(name, 0) + 1
         if self.record:
             self.log.append(rec)
-        self.schedule.submit(rec)
+        self.submit(rec)
         return rec
 
     def write_register(self, spec, name: str, value) -> Record:
