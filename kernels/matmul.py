@@ -208,7 +208,8 @@ def load_b_zn_b32(b2: LocalTensor, b1: LocalTensor, use_kl1: int, use_n: int, us
 
 def run_matmul(a: np.ndarray, b: np.ndarray, *, platform="Ascend910B2", block_dim: int | None = None,
                tiling: MatmulTiling | None = None, execute: bool = True, check_races: bool = True,
-               out_dtype=None, hf32: bool = False, hooks=None, poison_output: bool = False):
+               out_dtype=None, hf32: bool = False, hooks=None, poison_output: bool = False,
+               engine: str = "auto"):
     """Run the kernel on a simulated chip. Returns (C, RunReport).
 
     a: (M, K) or (batch, M, K); b: (K, N), (1, K, N) or (batch, K, N): a 2-D or batch-1 B is shared by every
@@ -235,7 +236,7 @@ def run_matmul(a: np.ndarray, b: np.ndarray, *, platform="Ascend910B2", block_di
     if (t.M, t.N, t.K, t.batch) != (m, n, k, batch):
         raise ValueError(f"the tiling is for batch {t.batch} of M={t.M} N={t.N} K={t.K}, the operands for batch "
                          f"{batch} of M={m} N={n} K={k}")
-    chip = Chip(platform, execute=execute, check_races=check_races, hooks=hooks)
+    chip = Chip(platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine)
     t.check(chip.platform.L1)
     tiles = t.batch * -(-m // t.baseM) * -(-n // t.baseN)
     block_dim = block_dim or min(tiles, chip.platform.aic_cores)

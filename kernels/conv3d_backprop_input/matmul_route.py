@@ -96,7 +96,7 @@ class MatmulDx:
 
 
 def dx_by_matmul(p, weight: np.ndarray, dy: np.ndarray, mode: str, *, execute: bool = True, check_races: bool = True,
-                 poison_output: bool = True, hooks=None) -> MatmulDx:
+                 poison_output: bool = True, hooks=None, engine: str = "auto") -> MatmulDx:
     """dx of the checked problem p by the matmul aclnn uses for `mode`, on p.platform's simulated chip; weight and
     dy are p's operands as NCDHW arrays."""
     n, cin, di, hi, wi = p.dx_shape
@@ -121,7 +121,8 @@ def dx_by_matmul(p, weight: np.ndarray, dy: np.ndarray, mode: str, *, execute: b
     m, k = left.shape[-2:]
     tiling = MatmulTiling.for_shape(m, right.shape[1], k, p.dtype, batch=batch, shared_b=batch > 1, hf32=hf32)
     out, report = run_matmul(left, right, platform=p.platform, tiling=tiling, execute=execute,
-                             check_races=check_races, hooks=hooks, poison_output=poison_output)
+                             check_races=check_races, hooks=hooks, poison_output=poison_output,
+                             engine=engine)
     result = None
     if execute:
         if mode == STRIDE_EQ_KERNEL:

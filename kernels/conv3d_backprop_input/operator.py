@@ -66,12 +66,12 @@ class Conv3dDxRun:
 
 
 def _launch(problem: Problem, weight: np.ndarray, dy: np.ndarray, tiling_data, *, execute: bool, check_races: bool,
-            poison_output: bool, hooks):
+            poison_output: bool, hooks, engine: str):
     dtype = DTYPES[problem.dtype]
     n, cin, di, hi, wi = problem.dx_shape
     c0 = 32 // dtype.itemsize
     cin1 = -(-cin // c0)
-    chip = Chip(problem.platform, execute=execute, check_races=check_races, hooks=hooks)
+    chip = Chip(problem.platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine)
     dy_5hd = ncdhw_to_ndc1hwc0(dy.astype(dtype, copy=False))
     w_fz = filter_to_fractal_z_3d(weight.astype(dtype, copy=False), problem.groups, "NCDHW")
     dy_gm = chip.gm.upload("out_backprop", dy_5hd)
@@ -89,7 +89,8 @@ def _launch(problem: Problem, weight: np.ndarray, dy: np.ndarray, tiling_data, *
 def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, pads, dilations=(1, 1, 1, 1, 1),
                                  groups=1, data_format="NDHWC", filter_format="NCDHW", platform="Ascend910B2",
                                  enable_hf32=False, execute=True, trace=None, tiling_overrides=None,
-                                 check_races=True, poison_output=True, hooks=None, route="aclnn") -> Conv3dDxRun:
+                                 check_races=True, poison_output=True, hooks=None, route="aclnn",
+                                 engine="auto") -> Conv3dDxRun:
     """Run Conv3DBackpropInputV2 on the simulator and return the whole record (see conv3d_backprop_input_v2).
 
     route="aclnn" (default): like aclnnConvolutionBackward on the platform, the cases it computes with a
@@ -102,6 +103,8 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
     (a ValueError) naming each broken rule as field=value, an unknown field ValueError with the close matches.
     poison_output fills y with NaN before the launch so that an element the kernel never writes is visible.
     hooks: callables `hook(core, instruction)` run after every instruction (progress, stepping, inspection).
+    engine: "auto" | "exact" | "fast" (ascend_sim.Chip): the same results, cycles and faults; "auto" is fast
+    unless hooks are given.
     """
     check_operands(filter, out_backprop)
     plan = plan_conv3d_dx(input_size, filter.shape, out_backprop.shape, filter.dtype, strides=strides, pads=pads,
@@ -110,12 +113,12 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
     weight, dy = operands_to_ncdhw(filter, out_backprop, data_format, filter_format)
     if plan.route == "matmul":
         mm = dx_by_matmul(plan.problem, weight, dy, plan.matmul_mode, execute=execute, check_races=check_races,
-                          poison_output=poison_output, hooks=hooks)
+                          poison_output=poison_output, hooks=hooks, engine=engine)
         # mm.result is NCDHW, which is data_format: every matmul mode needs NCDHW data
         return Conv3dDxRun(mm.result, mm.tiling, mm.report, plan.rewrite, mm.notes, _write_trace(mm.report, trace),
                            "matmul", plan.matmul_mode)
     y5, report = _launch(plan.kernel_problem, plan.rewrite.filter(weight), dy, plan.tiling, execute=execute,
-                         check_races=check_races, poison_output=poison_output, hooks=hooks)
+                         check_races=check_races, poison_output=poison_output, hooks=hooks, engine=engine)
     result = None
     if y5 is not None:
         y5 = plan.rewrite.crop(y5, plan.problem.dx_shape)
