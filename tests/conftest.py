@@ -40,6 +40,24 @@ def mte2_copy(src, nbytes=4096):
     DataCopy(l1.Get(np.float16), GlobalTensor(np.float16).SetGlobalBuffer(src), DataCopyParams(1, nbytes // 32, 0, 0))
 
 
+# Modules whose every test runs on both engines (tests/test_engines.py compares them record by record).
+BOTH_ENGINES = {"test_faults", "test_engine"}
+
+
+def pytest_generate_tests(metafunc):
+    if metafunc.module.__name__ in BOTH_ENGINES:
+        metafunc.parametrize("chip_engine", ["exact", "fast"], indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def chip_engine(request, monkeypatch):
+    """The engine a Chip built without one uses: the parameter on BOTH_ENGINES modules, else the default."""
+    engine = getattr(request, "param", None)
+    if engine is not None:
+        monkeypatch.setitem(Chip.__init__.__kwdefaults__, "engine", engine)
+    return engine
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
