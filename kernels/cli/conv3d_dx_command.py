@@ -63,13 +63,13 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDxRun:
     rng = np.random.default_rng(args.seed)
     dy = rng.standard_normal(problem.dy_shape).astype(dtype)
     weight = rng.standard_normal(problem.filter_shape).astype(dtype)
-    progress = Progress.hooks(get_platform(problem.platform).aic_cores)
+    progress = Progress.hooks(get_platform(problem.platform).aic_cores) if args.engine != "fast" else None
     wall = time.perf_counter()
     try:
         result = conv3d_backprop_input_v2_run(
             problem.dx_shape, weight, dy, execute=not args.timing_only, trace=args.trace,
             tiling_overrides=overrides or None, hooks=(progress or []) + list(hooks or []) or None,
-            route=args.route, check_races=not args.no_race_check, **problem.operator_arguments())
+            route=args.route, check_races=not args.no_race_check, engine=args.engine, **problem.operator_arguments())
     except TilingValidationError as err:
         raise FlagError(f"argument --set: {err}") from err
     finally:

@@ -147,3 +147,6 @@ def add_run_arguments(parser, seeded: str) -> None:
     parser.add_argument("--seed", type=int_in_range(0), default=0, help=f"seed of the random {seeded}")
     parser.add_argument("--no-race-check", action="store_true",
                         help="skip the race checks between pipes and between cores (faster; no shadow memory of GM)")
+    parser.add_argument("--engine", choices=("auto", "exact", "fast"), default="auto",
+                        help="exact: each instruction scheduled as it is issued (shows progress); fast: the stream "
+                             "scheduled afterwards, compiled; the same results and cycles (default auto)")

@@ -62,12 +62,12 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> MatmulRun:
     a = rng.standard_normal((args.batch, args.m, args.k)).astype(dtype)
     b = rng.standard_normal((args.batch, args.k, args.n)).astype(dtype)
     tiling = MatmulTiling.for_shape(args.m, args.n, args.k, args.dtype, batch=args.batch, hf32=args.hf32)
-    progress = Progress.hooks(get_platform(args.platform).aic_cores)
+    progress = Progress.hooks(get_platform(args.platform).aic_cores) if args.engine != "fast" else None
     wall = time.perf_counter()
     try:
         c, report = run_matmul(a, b, platform=args.platform, tiling=tiling, execute=not args.timing_only,
                                hooks=(progress or []) + list(hooks or []) or None, poison_output=True,
-                               check_races=not args.no_race_check)
+                               check_races=not args.no_race_check, engine=args.engine)
     finally:
         Progress.done(progress)
     wall = time.perf_counter() - wall
