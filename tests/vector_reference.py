@@ -131,6 +131,8 @@ def data_copy_pad_gm_to_ub(gm: np.ndarray, s0: int, ub: np.ndarray, d0: int, dty
     dummy are paddingValue when isPad; with no pads the dummy is the block's first element; otherwise the
     hardware leaves them undefined (the reference then leaves them unchanged, as the simulator does)."""
     ub = ub.copy()
+    if block_count == 0 or block_len == 0:
+        return ub  # a NOP (DataCopyPad（GMToUB非对齐数据搬运）.md 约束说明)
     size = np.dtype(dtype).itemsize
     row = math.ceil((block_len + (left + right) * size) / BLOCK) * BLOCK
     for i in range(block_count):
