@@ -191,3 +191,13 @@ def test_a_broken_tiling_becomes_a_simulated_fault_naming_the_kernel_line():
         conv3d_backprop_filter_v2_run(x, w_shape, dy, tiling=bad, **kwargs)
     text = str(err.value)
     assert "MTE1 LoadData3Dv2" in text and "load_b.py" in text and "kExtension=" in text and "core " in text
+
+
+@pytest.mark.parametrize("pads", [(0, 0, 1, 2, 0, 0), (0, 0, 3, 0, 1, 1), (1, 1, 0, 3, 2, 2)])
+def test_pads_reaching_past_the_kernel_in_h(pads):
+    """Output rows that read only padding (pad >= kernel height): the operator writes the H pads into x, since
+    the kernel's B1 load would count zero or fewer rows for them (found by a random sweep: blockLen=-36)."""
+    x, dy, w_shape = _problem(F32, 1, 12, 20, (4, 1, 9), (2, 1, 3), (1, 1, 2), pads, seed=sum(pads))
+    run, got = _run(x, dy, w_shape, (1, 1, 2), pads, (1, 1, 1), 1)
+    assert run.tiling.dwTiling.padUp == run.tiling.dwTiling.padDown == 0
+    np.testing.assert_array_equal(got, dw_reference(x, w_shape, dy, (1, 1, 2), pads, (1, 1, 1)).astype(np.float32))

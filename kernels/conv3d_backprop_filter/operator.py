@@ -23,7 +23,7 @@ from ascend_sim.dtypes import DTYPES
 from ascend_sim.formats import filter_from_ncdhw
 from ascend_sim.report import RunReport
 from ascend_sim.tensor import GmAddr
-from tiling import conv3d_backprop_filter_tiling
+from tiling import check_conv3d_dw_args, conv3d_backprop_filter_tiling
 from tiling.checks import check_ints
 
 from .kernel import conv3d_backprop_filter_v2 as _kernel_entry
@@ -104,6 +104,21 @@ def _check_relations(x_shape, weight_shape, dy_shape, strides, pads, dilations, 
             raise ValueError(f"out_backprop {letter}={dy_shape[2 + i]} ({axis(letter)}) does not fit the convolution: "
                              f"expected (x {letter}={x_shape[2 + i]} + pads {before}+{after} - dilation {d}*(kernel "
                              f"{k}-1) - 1) // stride {s} + 1 = {expect}")
+
+
+def _pad_rows_beyond_reach(x_ncdhw: np.ndarray, pads: tuple, kh: int, dilation_h: int) -> tuple:
+    """x with its top / bottom padding written out as zero rows when a pad reaches past the kernel.
+
+    With padUp or padDown >= the dilated kernel height some output rows read padding only; the kernel's B1 load
+    then computes a row count of zero or less for them (hiCopyLen, unsigned on the device) and loads no row or
+    a row outside the map, so those rows would add garbage to dw. Such rows contribute nothing to dw, and with
+    the pads written into x (pads 0) every output row reads real rows: the same dw."""
+    span = (kh - 1) * dilation_h + 1
+    top, bottom = pads[2], pads[3]
+    if top < span and bottom < span:
+        return x_ncdhw, pads
+    padded = np.pad(x_ncdhw, ((0, 0), (0, 0), (0, 0), (top, bottom), (0, 0)))
+    return padded, (pads[0], pads[1], 0, 0, pads[4], pads[5])
 
 
 def _to_device(a_ncdhw: np.ndarray, dtype, per_tiling_group: int, c_per_group: int, cg_aligned: int,
@@ -195,17 +210,18 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
     dy_shape = _to_ncdhw_shape(dy.shape, data_format)
     pd = check_ints("pads", pads, 6, ("front", "back", "top", "bottom", "left", "right"))
     _check_relations(x_shape, weight_shape, dy_shape, st, pd, dl, data_format)
+    x_ncdhw = np.ascontiguousarray(x.transpose(0, 4, 1, 2, 3)) if data_format == "NDHWC" else x
+    dy_ncdhw = np.ascontiguousarray(dy.transpose(0, 4, 1, 2, 3)) if data_format == "NDHWC" else dy
+    x_ncdhw, pd = _pad_rows_beyond_reach(x_ncdhw, pd, weight_shape[3], dl[1] if weight_shape[3] > 1 else 1)
+    x_shape = x_ncdhw.shape
     if tiling is None:
-        tiling = conv3d_backprop_filter_tiling(x_shape, weight_shape, dy_shape, st, pads, dl, groups,
+        tiling = conv3d_backprop_filter_tiling(x_shape, weight_shape, dy_shape, st, pd, dl, groups,
                                                dtype=x.dtype.name, platform=platform, enable_hf32=enable_hf32,
                                                tiling_overrides=tiling_overrides)
     else:  # still refuse a bad problem before launch
-        from tiling import check_conv3d_dw_args
-        check_conv3d_dw_args(x_shape, weight_shape, dy_shape, st, pads, dl, groups, x.dtype.name, platform,
+        check_conv3d_dw_args(x_shape, weight_shape, dy_shape, st, pd, dl, groups, x.dtype.name, platform,
                              enable_hf32)
     groups = x_shape[1] // weight_shape[1]
-    x_ncdhw = np.ascontiguousarray(x.transpose(0, 4, 1, 2, 3)) if data_format == "NDHWC" else x
-    dy_ncdhw = np.ascontiguousarray(dy.transpose(0, 4, 1, 2, 3)) if data_format == "NDHWC" else dy
     dw, report = _launch(x_ncdhw, dy_ncdhw, tiling, groups, weight_shape, platform=platform, execute=execute,
                          check_races=check_races, hooks=hooks)
     result = filter_from_ncdhw(dw, filter_format) if dw is not None else None
