@@ -69,7 +69,7 @@ def buggy_matmul(monkeypatch):
 
 
 def test_the_prompt_opens_post_mortem_on_a_fault(buggy_matmul, monkeypatch, capsys):
-    script = "where\ninfo flags\nprint y[0]\nreverse-step\nstep\nstep\n"
+    script = "where\ninfo flags\nprint c[0, 0, 0]\nreverse-step\nstep\nstep\n"
     monkeypatch.setattr(sys, "stdin", io.StringIO(script))
     shells = []
     from kernels.cli import debug_command
@@ -94,6 +94,7 @@ def test_the_prompt_opens_post_mortem_on_a_fault(buggy_matmul, monkeypatch, caps
     replies = [chunk.splitlines()[1:] for chunk in chunks]
     assert replies[0][0].startswith(f"#{len(dbg) - 1} core 0 pipe MTE1 SetFlag")
     assert replies[1] == ["core 0 flags:", "  MTE1_M 0 = 1"]
+    assert replies[2][0].startswith("c[0, 0, 0] = nan  (GM C")  # the tensors by name after a fault too
     assert replies[4][0].startswith(f"#{len(dbg) - 1} core 0")  # reverse-step then step: back at the end
     assert replies[5] == [f"The run ended: all {len(dbg)} records applied.",
                           f"It ended in a fault: {' '.join(str(dbg.fault).split())}"]

@@ -17,7 +17,7 @@ def simulate(argv):
     capture = Capture()
     command = matmul_command if argv[0] == "matmul" else conv3d_dx_command
     ran = command.simulate(args, hooks=[capture])
-    tensors = operator_tensors(ran)
+    tensors = operator_tensors(args, capture.initial_gm)
     dbg = capture.debugger(tensors=tensors.tensors)
     dbg.goto(len(dbg))
     return dbg, ran, tensors

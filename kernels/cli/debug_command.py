@@ -60,19 +60,19 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         raise FlagError("argument --json: the debugger's output is text; drop --json")
     capture = Capture()
+    fault = None
     try:
         ran = args.simulate(args, hooks=[capture])
-    except SimFault as fault:
+    except SimFault as err:
         if capture.chip is None:  # it faulted before the launch: nothing to replay
             raise
-        # post-mortem: the records that ran, applied, are the state just before the faulting instruction
-        dbg = capture.debugger(fault=fault)
-        shell = DebugShell(dbg, args.dtype, sys.stdout)
+        ran, fault = None, err  # post-mortem: the records that ran, applied, are the state just before the fault
+    operator = operator_tensors(args, capture.initial_gm)
+    dbg = capture.debugger(tensors=operator.tensors, fault=fault)
+    shell = DebugShell(dbg, args.dtype, sys.stdout, operator)
+    if fault is not None:
         shell.open_post_mortem()
     else:
-        operator = operator_tensors(ran)
-        dbg = capture.debugger(tensors=operator.tensors)
-        shell = DebugShell(dbg, args.dtype, sys.stdout, operator)
         cores = len({rec.core for rec in dbg.records})
         print(ran.headline)
         print(f"{len(dbg)} records on {cores} core{'s' if cores != 1 else ''}; at the start (no record applied). "

@@ -363,7 +363,7 @@ class DebugShell(TensorCommands, WatchCommands, ViewCommands):
             self.say(f"    {_params(bad.params)}")
         else:
             self.say("The fault was found when the kernel made the call: no record was made for it.")
-        self.say("`help` lists the commands; operator tensors by name are not available after a fault (use gm).")
+        self.say("`help` lists the commands.")
 
     def _at_end(self) -> None:
         self.say(f"The run ended: all {len(self.dbg)} records applied.")

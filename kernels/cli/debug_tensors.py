@@ -1,8 +1,9 @@
 """What `ascend-sim debug` knows about an operator run: its GM tensors by argument name (device format, logical
 format, the element mapping) and its reference result, for `print y[...]`, `who-wrote y[...]` and `check`.
 
-Each mapping is traced from the conversion the operator itself applies (ascend_sim.gm_tensors), so the formats'
-index arithmetic lives only in ascend_sim/formats.py.
+Both come from the command's flags and GM as the launch found it (the Capture's copy), not from the run's result,
+so that a run that faulted has them too. Each mapping is traced from the conversion the operator itself applies
+(ascend_sim.gm_tensors), so the formats' index arithmetic lives only in ascend_sim/formats.py.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from ..conv3d_backprop_input.matmul_route import (
     W1B1_1X1X1,
 )
 from ..reference import conv3d_dx_reference
+from .conv_problem import conv_problem
 from .report import TOLERANCE
 
 
@@ -38,25 +40,29 @@ class OperatorTensors:
     tolerance: float
 
 
-def matmul_tensors(ran) -> OperatorTensors:
+def matmul_tensors(args, initial_gm: dict) -> OperatorTensors:
     """`ascend-sim matmul`: a (batch, M, K), b (batch, K, N) and c (batch, M, N), all ND in GM."""
-    t = ran.tiling
+    dtype = DTYPES[args.dtype]
     tensors = {}
-    for name, allocation, array, dtype in (("a", "A", ran.a, t.dtype), ("b", "B", ran.b, t.dtype),
-                                           ("c", "C", ran.c, t.out)):
-        tensors[name] = to_device(name, allocation, DTYPES[dtype], "ND", array.shape, "ND", lambda x: x)
-    expected = lambda: np.matmul(ran.a.astype(np.float64), ran.b.astype(np.float64))
-    return OperatorTensors(tensors, "c", expected, _tolerance(t.dtype, t.hf32))
+    for name, allocation, shape in (("a", "A", (args.batch, args.m, args.k)), ("b", "B", (args.batch, args.k, args.n)),
+                                    ("c", "C", (args.batch, args.m, args.n))):
+        tensors[name] = to_device(name, allocation, dtype, "ND", shape, "ND", lambda x: x)
+
+    def expected():
+        a, b = (tensors[name].logical(initial_gm[tensors[name].allocation]) for name in ("a", "b"))
+        return np.matmul(a.astype(np.float64), b.astype(np.float64))
+    return OperatorTensors(tensors, "c", expected, _tolerance(args.dtype, args.hf32))
 
 
-def conv3d_dx_tensors(ran) -> OperatorTensors:
+def conv3d_dx_tensors(args, initial_gm: dict) -> OperatorTensors:
     """`ascend-sim conv3d-dx` (NCDHW data and filter): out_backprop (dy), filter and y (dx)."""
-    p, run = ran.problem, ran.result
+    p = conv_problem(args)
+    plan = p.plan(args.route, dict(args.set) or None)  # the operator's routing and rewrite, as the run made them
     dtype = DTYPES[p.dtype]
-    if run.route == "matmul":
-        tensors = _matmul_route_tensors(p, run.matmul_mode, dtype)
+    if plan.route == "matmul":
+        tensors = _matmul_route_tensors(p, plan.matmul_mode, dtype)
     else:
-        rewrite = run.rewrite
+        rewrite = plan.rewrite
         kernel_dhw = tuple(s + b + a for s, b, a in zip(p.dhw, rewrite.extra_before, rewrite.extra_after))
         c0 = 32 // dtype.itemsize
         y_device = (p.batch, kernel_dhw[0], -(-p.cin // c0), kernel_dhw[1], kernel_dhw[2], c0)
@@ -70,8 +76,9 @@ def conv3d_dx_tensors(ran) -> OperatorTensors:
         }
 
     def expected():
-        return conv3d_dx_reference(ran.dy.astype(np.float64), ran.weight.astype(np.float64), p.dx_shape, p.stride,
-                                   p.pad, p.dilation, p.groups)
+        dy, weight = (tensors[name].logical(initial_gm[tensors[name].allocation]).astype(np.float64)
+                      for name in ("out_backprop", "filter"))
+        return conv3d_dx_reference(dy, weight, p.dx_shape, p.stride, p.pad, p.dilation, p.groups)
     return OperatorTensors(tensors, "y", expected, _tolerance(p.dtype, p.hf32))
 
 
@@ -108,9 +115,10 @@ def _tolerance(dtype: str, hf32: bool) -> float:
     return TOLERANCE["hf32" if hf32 and dtype == "float32" else dtype]
 
 
-def operator_tensors(ran) -> OperatorTensors:
-    """The tensors of a run `simulate` returned (a conv3d-dx or a matmul run)."""
-    return conv3d_dx_tensors(ran) if hasattr(ran, "problem") else matmul_tensors(ran)
+def operator_tensors(args, initial_gm: dict) -> OperatorTensors:
+    """The tensors of the run the flags of `ascend-sim conv3d-dx` or `ascend-sim matmul` describe; initial_gm: GM
+    before the launch ({allocation: bytes})."""
+    return matmul_tensors(args, initial_gm) if hasattr(args, "m") else conv3d_dx_tensors(args, initial_gm)
 
 
 __all__ = ["GmTensor", "OperatorTensors", "conv3d_dx_tensors", "matmul_tensors", "operator_tensors"]
