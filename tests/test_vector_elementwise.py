@@ -257,6 +257,18 @@ def test_parameters_out_of_range_fault(params, repeat, match):
     assert info.value.instruction == "Add" and "test_vector_elementwise.py" in info.value.source
 
 
+def test_counts_beyond_ub_fault_before_any_work():
+    with pytest.raises(ParameterOutOfRange, match=r"count=100000 elements outside \[0, 98304\]"):
+        _fault(lambda ub: Exp(tensor(ub, 0, np.float16), tensor(ub, 0, np.float16), 100000))
+
+    def counter_mode_with_a_full_mask(ub):
+        SetMaskCount()  # the mask register still holds all ones: a count of 2^64 - 1
+        Exp(tensor(ub, 0, np.float32), tensor(ub, 0, np.float32), MASK_PLACEHOLDER, 1, UnaryRepeatParams(),
+            isSetMask=False)
+    with pytest.raises(ParameterOutOfRange, match=r"Counter-mode mask count=18446744073709551615 elements outside"):
+        _fault(counter_mode_with_a_full_mask)
+
+
 def test_misaligned_and_out_of_bounds_operands_fault():
     with pytest.raises(Misaligned, match="src0 address 2 in UB is not a multiple of 32"):
         _fault(lambda ub: Add(tensor(ub, 0, np.float16), tensor(ub, 2, np.float16), tensor(ub, 512, np.float16), 128))

@@ -109,11 +109,20 @@ def _normal_bits(hi: int, lo: int, per_repeat: int) -> np.ndarray:
     return bits
 
 
-def selection(core, repeat_time: int, per_repeat: int) -> tuple[int, tuple]:
+def check_element_count(core, name: str, count: int, per_repeat: int, what: str = "count") -> None:
+    """A count (count form or Counter mode) cannot cover more elements than UB holds of the operands' type."""
+    limit = core.platform.UB * per_repeat // REPEAT_BYTES
+    if count > limit:
+        raise core.fault(ParameterOutOfRange(
+            f"{what}={count} elements outside [0, {limit}] (UB is {core.platform.UB} bytes)"), name, V)
+
+
+def selection(core, name: str, repeat_time: int, per_repeat: int) -> tuple[int, tuple]:
     """(repeats, selection key) the mask registers give: ("bits", hi, lo) in Normal mode, ("count", n) in
     Counter mode, where repeatTime is ignored and the repeats follow from the count."""
     mode, hi, lo = mask_register(core)
     if mode == COUNT:
+        check_element_count(core, name, lo, per_repeat, "Counter-mode mask count")
         return -(-lo // per_repeat), ("count", lo)
     return repeat_time, ("bits", hi, lo)
 
@@ -221,5 +230,5 @@ def vector_cost(rec, model) -> float:
 
 
 __all__ = ["V", "REPEAT_BYTES", "FULL_MASK", "MASK_PLACEHOLDER", "NORM", "COUNT", "check_in_ub", "check_ub", "check_dtype",
-           "check_same_dtype", "check_count", "elements_per_repeat", "mask_register", "set_mask", "selection",
+           "check_same_dtype", "check_count", "elements_per_repeat", "mask_register", "set_mask", "check_element_count", "selection",
            "selected", "repeat_offsets", "Plan", "make_plan", "run_elementwise", "vector_cost", "current_core"]

@@ -19,8 +19,8 @@ import numpy as np
 
 from ...dtypes import bfloat16
 from ...record import define
-from .common import (V, check_count, check_dtype, check_same_dtype, check_ub, current_core, elements_per_repeat,
-                     make_plan, run_elementwise, selection, set_mask, vector_cost)
+from .common import (V, check_count, check_dtype, check_element_count, check_same_dtype, check_ub, current_core,
+                     elements_per_repeat, make_plan, run_elementwise, selection, set_mask, vector_cost)
 from .timing import vector_cycles
 from ..common import check_range
 
@@ -86,6 +86,7 @@ def issue_vector(core, spec, name, params, tensors, strides, fn, repeat_time, ma
     form when `count` is given, else the repeat form with its mask."""
     per_repeat = elements_per_repeat(*(t.dtype for t in tensors))
     if count is not None:  # the count form: Counter mode, default strides, mask registers restored after
+        check_element_count(core, name, count, per_repeat)
         repeats, key = -(-count // per_repeat), ("count", count)
         strides = tuple((1, 8) for _ in tensors)
         registers = (("mask_mode", "COUNT"), ("vector_mask", (0, count)))
@@ -93,7 +94,7 @@ def issue_vector(core, spec, name, params, tensors, strides, fn, repeat_time, ma
         check_range(core, name, V, "repeatTime", repeat_time, 0, 255)
         if is_set_mask:
             set_mask(core, name, mask, per_repeat)
-        repeats, key = selection(core, repeat_time, per_repeat)
+        repeats, key = selection(core, name, repeat_time, per_repeat)
         registers = (("mask_mode", core.registers.get("mask_mode", "NORM")),
                      ("vector_mask", core.registers.get("vector_mask")))
     plan = make_plan(repeats, per_repeat, key, tuple((t.address, t.dtype.itemsize, blk, rep)

@@ -139,7 +139,7 @@ def _issue(name, dst, src, kind, block_level, mask, repeat_time, dst_rep_stride,
             check_range(core, name, V, field, value, 0, 65535)
         if is_set_mask:
             set_mask(core, name, mask, per_repeat)
-        repeats, key = selection(core, repeat_time, per_repeat)
+        repeats, key = selection(core, name, repeat_time, per_repeat)
         registers = (("mask_mode", core.registers.get("mask_mode", "NORM")),
                      ("vector_mask", core.registers.get("vector_mask")))
     params = {"repeatTime": repeat_time, "dstRepStride": dst_rep_stride, "srcBlkStride": src_blk_stride,
