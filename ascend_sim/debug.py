@@ -426,13 +426,13 @@ class Debugger:
         from .provenance import trace_element
         return trace_element(self, gm_name, byte_offset)
 
-    def who_wrote(self, gm_name: str, byte_offset: int) -> list:
-        """Who wrote byte `byte_offset` of GM allocation `gm_name` among the records applied so far: [the last
-        record whose exact GM footprint writes it] followed, when that is a Fixpipe, by the Mmads that
-        accumulated the L0C bytes it read, back to the last one that initialised them (cmatrixInitVal). Each a
-        Writer (record, seq, core, pipe, start, end, source). [] when no applied record wrote it."""
+    def who_wrote(self, gm_name: str, byte_offset: int, before: int | None = None) -> list:
+        """Who wrote byte `byte_offset` of GM allocation `gm_name` among the records applied so far (or before
+        index `before`): [the last record whose exact GM footprint writes it] followed, when that is a Fixpipe, by
+        the Mmads that accumulated the L0C bytes it read, back to the last one that initialised them
+        (cmatrixInitVal). Each a Writer (record, seq, core, pipe, start, end, source). [] when none wrote it."""
         buf = self.chip.gm[gm_name]
-        for i in range(self.seq - 1, -1, -1):
+        for i in range(min(self.seq, len(self.records) if before is None else before) - 1, -1, -1):
             rec = self.records[i]
             if rec.footprint is None or not any(b is buf and w for b, *_, w in rec.footprint):
                 continue

@@ -1,5 +1,6 @@
 """Provenance of one GM output element: the record that stored it, the Mmads that accumulated its L0C cell, and the
-loads that brought their operands (MTE1 into L0A/L0B, MTE2 into L1), back to the GM bytes they read.
+loads that brought their operands (MTE1 into L0A/L0B, MTE2 into L1), back to the GM bytes they read. A store that
+is an atomic add (SetAtomicAdd) is followed by the earlier store of the value it added to, and so on.
 
 The store and its Mmads come from Debugger.who_wrote. An Mmad's operands for one cell (row r, column c) are row r
 of A in L0A (ZZ fractals) and column c of B in L0B (ZN fractals); their exact last writers and the source bytes of
@@ -57,18 +58,11 @@ class Provenance:
 
 def trace_element(dbg, gm_name: str, byte_offset: int) -> Provenance:
     """The provenance of byte `byte_offset` of GM allocation `gm_name` among the records applied so far."""
-    from .debug import (  # the debugger's own store/accumulation search
-        Writer,
-        _fixpipe_source_byte,
-    )
+    from .debug import Writer, _fixpipe_source_byte  # the debugger's own store/accumulation search
 
-    writers = dbg.who_wrote(gm_name, byte_offset)
     steps: dict[int, Step] = {}
-    if not writers:
-        return Provenance([])
     flow = dbg.flow
-    first = writers[0]
-    store = steps[first.seq] = Step(first, "stored", f"gm {gm_name}", nbytes=1)
+    gm_buf = dbg.chip.gm[gm_name]
 
     def chase(core: int, key, offsets, before: int, fed: int) -> None:
         for seq, wrote in flow.last_writers(key, offsets, before, core).items():
@@ -87,25 +81,38 @@ def trace_element(dbg, gm_name: str, byte_offset: int) -> Provenance:
                 else:
                     chase(core, src_key, src, seq, seq)
 
-    rec = first.record
-    if rec.name == "Fixpipe":
-        l0c_byte = _fixpipe_source_byte(rec, dbg.chip.gm[gm_name], byte_offset)
-        for w in writers[1:]:
-            if w.name != "Mmad":
-                steps[w.seq] = Step(w, "wrote", "L0C", {first.seq}, 4)
-                continue
-            a_offsets, b_offsets, (row, col) = mmad_operands(w.record, l0c_byte)
-            p = w.record.params
-            steps[w.seq] = Step(w, "accumulated", "L0C", {first.seq}, 4,
-                                detail=f"row {row}, column {col} of its {p.m} x {p.n} x {p.k} product")
-            chase(w.core, (w.core, "L0A"), a_offsets, w.seq, w.seq)
-            chase(w.core, (w.core, "L0B"), b_offsets, w.seq, w.seq)
-    elif rec.pipe.name in MOVE_PIPES:
-        for src_key, src in flow.sources(first.seq, ("GM", gm_name), [byte_offset]).items():
-            if src_key[0] == "GM":
-                store.inputs[src_key[1]] = src
-            else:
-                chase(rec.core, src_key, src, first.seq, first.seq)
+    before = None
+    while True:
+        writers = dbg.who_wrote(gm_name, byte_offset, before)
+        if not writers:
+            break
+        first = writers[0]
+        rec = first.record
+        store = steps[first.seq] = Step(first, "stored", f"gm {gm_name}", nbytes=1)
+        if rec.name == "Fixpipe":
+            l0c_byte = _fixpipe_source_byte(rec, gm_buf, byte_offset)
+            for w in writers[1:]:
+                if w.name != "Mmad":
+                    steps[w.seq] = Step(w, "wrote", "L0C", {first.seq}, 4)
+                    continue
+                a_offsets, b_offsets, (row, col) = mmad_operands(w.record, l0c_byte)
+                p = w.record.params
+                steps[w.seq] = Step(w, "accumulated", "L0C", {first.seq}, 4,
+                                    detail=f"row {row}, column {col} of its {p.m} x {p.n} x {p.k} product")
+                chase(w.core, (w.core, "L0A"), a_offsets, w.seq, w.seq)
+                chase(w.core, (w.core, "L0B"), b_offsets, w.seq, w.seq)
+        elif rec.pipe.name in MOVE_PIPES:
+            for src_key, src in flow.sources(first.seq, ("GM", gm_name), [byte_offset]).items():
+                if src_key[0] == "GM":
+                    store.inputs[src_key[1]] = src
+                else:
+                    chase(rec.core, src_key, src, first.seq, first.seq)
+        if not any(name == "atomic" and value is not None for name, value in rec.registers):
+            break
+        store.detail = "an atomic add: the value it added to follows"  # SetAtomicAdd: go on to the earlier store
+        before = first.seq
+    if not steps:
+        return Provenance([])
     order = {"stored": 0, "accumulated": 1, "wrote": 1, "loaded": 2}
     stage = {"L0C": 0, "L0A": 1, "L0B": 1, "L1": 2}
     ordered = sorted(steps.values(), key=lambda s: (order[s.role], stage.get(s.into, 3), -s.writer.seq))

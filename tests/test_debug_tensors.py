@@ -165,3 +165,62 @@ def test_provenance_in_other_dtypes(dtype):
     """The tags that trace a move ride in 2-byte granules: 4-byte (float32) elements move as two of them."""
     test_provenance_of_a_matmul_element_reads_its_row_and_column(simulate(MATMUL + ["--dtype", dtype]))
     test_provenance_of_a_conv_dx_element_reads_the_dy_it_needs(simulate(CONV + ["--dtype", dtype]))
+
+
+def split_k_kernel(a_gm, b_gm, c_gm, m, n, k):
+    """Core i multiplies the K half i of A (m x k) and B (k x n) and atomically adds its product into C (fp32)."""
+    from ascend_sim.ascendc import (CFG_ROW_MAJOR, Fixpipe, FixpipeParamsV220, GetBlockIdx, GlobalTensor, HardEvent,
+                                    Mmad, MmadParams, QuantMode_t, SetAtomicAdd, SetAtomicNone, SetFlag, TBuf,
+                                    TPipe, TPosition, WaitFlag)
+    from kernels.matmul import copy_nd_to_nz, load_a_zz, load_b_zn
+    half = k // 2
+    k0 = GetBlockIdx() * half
+    a = GlobalTensor(np.float16).SetGlobalBuffer(a_gm, m * k)
+    b = GlobalTensor(np.float16).SetGlobalBuffer(b_gm, k * n)
+    c = GlobalTensor(np.float32).SetGlobalBuffer(c_gm, m * n)
+    pipe = TPipe()
+    bufs = [TBuf(p) for p in (TPosition.A1, TPosition.B1, TPosition.A2, TPosition.B2, TPosition.CO1)]
+    for buf, size in zip(bufs, (m * half * 2, half * n * 2, m * half * 2, half * n * 2, m * n * 4)):
+        pipe.InitBuffer(buf, size)
+    a1, b1, a2, b2, co1 = (buf.Get(np.float32 if i == 4 else np.float16) for i, buf in enumerate(bufs))
+    copy_nd_to_nz(a1, a[k0], m, half, k)
+    copy_nd_to_nz(b1, b[k0 * n], half, n, n)
+    SetFlag(HardEvent.MTE2_MTE1, 0)
+    WaitFlag(HardEvent.MTE2_MTE1, 0)
+    load_a_zz(a2, a1, m, half, 0)
+    load_b_zn(b2, b1, half, n, half, 0)
+    SetFlag(HardEvent.MTE1_M, 0)
+    WaitFlag(HardEvent.MTE1_M, 0)
+    Mmad(co1, a2, b2, MmadParams(m, n, half, cmatrixInitVal=True))
+    SetFlag(HardEvent.M_FIX, 0)
+    WaitFlag(HardEvent.M_FIX, 0)
+    SetAtomicAdd(np.float32)
+    Fixpipe(c, co1, FixpipeParamsV220(nSize=n, mSize=m, srcStride=m, dstStride=n, quantPre=QuantMode_t.NoQuant),
+            CFG_ROW_MAJOR)
+    SetAtomicNone()
+
+
+def test_provenance_follows_atomic_adds_to_every_store():
+    from ascend_sim import Chip
+    from ascend_sim.debug import Debugger
+    from ascend_sim.tensor import GmAddr
+    m, n, k = 32, 32, 64
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((m, k)).astype(np.float16), rng.standard_normal((k, n)).astype(np.float16)
+    chip = Chip()
+    c = chip.gm.alloc("C", m * n * 4)
+    dbg = Debugger.launch(chip, split_k_kernel, 2, GmAddr(chip.gm.upload("A", a)), GmAddr(chip.gm.upload("B", b)),
+                          GmAddr(c), m, n, k)
+    assert dbg.fault is None
+    dbg.goto(len(dbg))
+    got = dbg.gm("C", np.float32).reshape(m, n)
+    assert np.allclose(got, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-4, atol=1e-3)
+    i, j = 5, 27
+    pv = dbg.provenance("C", (i * n + j) * 4)
+    stores = pv.by_role("stored")
+    assert sorted(s.writer.core for s in stores) == [0, 1] and all(s.writer.name == "Fixpipe" for s in stores)
+    assert sorted(s.writer.core for s in pv.by_role("accumulated")) == [0, 1]
+    inputs = pv.inputs()
+    row_a, col_b = (i * k + np.arange(k)) * 2, (np.arange(k) * n + j) * 2
+    assert np.array_equal(inputs["A"], np.sort(np.concatenate([row_a, row_a + 1])))
+    assert np.array_equal(inputs["B"], np.sort(np.concatenate([col_b, col_b + 1])))
