@@ -201,3 +201,13 @@ def test_pads_reaching_past_the_kernel_in_h(pads):
     run, got = _run(x, dy, w_shape, (1, 1, 2), pads, (1, 1, 1), 1)
     assert run.tiling.dwTiling.padUp == run.tiling.dwTiling.padDown == 0
     np.testing.assert_array_equal(got, dw_reference(x, w_shape, dy, (1, 1, 2), pads, (1, 1, 1)).astype(np.float32))
+
+
+@pytest.mark.parametrize("case", GRID[2::3], ids=lambda c: f"{c[0].name}-g{c[9]}")
+def test_numpy_reference_of_the_cli_matches_torch(case):
+    """kernels/conv3d_backprop_filter/reference.py (the CLI's check, no torch) against torch."""
+    from kernels.conv3d_backprop_filter.reference import conv3d_dw_reference
+    dtype, n, cin, cout, dhw, k, strides, pads, dil, groups, _ = case
+    x, dy, w_shape = _problem(F32, n, cin, cout, dhw, k, strides, pads, dil, groups, seed=3, ints=False)
+    np.testing.assert_allclose(conv3d_dw_reference(x, dy, w_shape, strides, pads, dil, groups),
+                               dw_reference(x, w_shape, dy, strides, pads, dil, groups), rtol=1e-12, atol=1e-12)
