@@ -1,14 +1,25 @@
-"""What the `ascend-sim debug` command modules share: the one-line command error and the parsing of integers, numpy
-indices and arrays to print."""
+"""What the `ascend-sim debug` command modules share: the one-line command error, a breakpoint or watchpoint, and the
+parsing of integers, numpy indices and arrays to print."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 
 class CommandError(ValueError):
     """A bad command or argument: printed as one line `error: ...`."""
+
+
+@dataclass
+class Breakpoint:
+    number: int
+    text: str
+    predicate: Callable
+    kind: str = "breakpoint"  # or "watchpoint"
+    show: Callable | None = None  # a watchpoint's value now, as text
 
 
 def integer(text: str, what: str) -> int:

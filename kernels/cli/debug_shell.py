@@ -10,8 +10,6 @@ import linecache
 import os
 import re
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TextIO
 
 import numpy as np
@@ -19,7 +17,7 @@ import numpy as np
 from ascend_sim.debug import Debugger, break_on
 from ascend_sim.pipes import Pipe
 
-from .debug_parsing import CommandError, format_array, integer, parse_index
+from .debug_parsing import Breakpoint, CommandError, format_array, integer, parse_index
 from .debug_tensor_commands import TensorCommands
 from .debug_views import ViewCommands
 from .debug_watch import WatchCommands
@@ -72,22 +70,12 @@ class ConditionFailed(Exception):
         self.index = index
 
 
-@dataclass
-class Breakpoint:
-    number: int
-    text: str
-    predicate: Callable
-    kind: str = "breakpoint"  # or "watchpoint"
-    show: Callable | None = None  # a watchpoint's value now, as text
-
-
 class DebugShell(TensorCommands, WatchCommands, ViewCommands):
     """The interpreter: `execute(line)` runs one command line; `done` turns true after quit. operator: the run's
     debug_tensors.OperatorTensors (its reference and output name, for `check`), or None."""
 
     def __init__(self, dbg: Debugger, dtype: str = "float16", out: TextIO | None = None, operator=None):
         self.dbg = dbg
-        self.Breakpoint = Breakpoint
         self.operator = operator
         self._expected = None
         self.dtype_name = dtype  # of the operator's operands: what L0A/L0B and gm print as by default
@@ -288,8 +276,8 @@ class DebugShell(TensorCommands, WatchCommands, ViewCommands):
         index = self.dbg.seq - 1
         hits = [bp for bp in self.breakpoints.values() if bp.predicate(self.dbg.record, index)]
         kinds = {bp.kind for bp in hits}
-        return f"{'Breakpoint' if kinds == {'breakpoint'} else 'Watchpoint' if kinds == {'watchpoint'} else 'Stop'} " \
-               f"{', '.join(str(bp.number) for bp in hits)}, "
+        kind = "Breakpoint" if kinds == {"breakpoint"} else "Watchpoint" if kinds == {"watchpoint"} else "Stop"
+        return f"{kind} {', '.join(str(bp.number) for bp in hits)}, "
 
     def do_step(self, rest: str) -> None:
         count = _count(rest, "step")
@@ -410,7 +398,7 @@ class DebugShell(TensorCommands, WatchCommands, ViewCommands):
         if not rest:
             raise CommandError("print needs L0A, L0B, L0C, gm NAME or a Python expression")
         word, _, tail = rest.partition(" ")
-        tensor = self.parse_tensor(rest, "print")
+        tensor = self.parse_tensor(rest)
         if tensor is not None:
             self.print_tensor(tensor, device=False)
         elif word.upper() in ("L0A", "L0B", "L0C"):
@@ -538,7 +526,7 @@ class DebugShell(TensorCommands, WatchCommands, ViewCommands):
         return rec.core if rec is not None else 0
 
     def do_who_wrote(self, rest: str) -> None:
-        tensor = self.parse_tensor(rest, "who-wrote")
+        tensor = self.parse_tensor(rest)
         if tensor is not None:
             self.who_wrote_element(tensor)
             return

@@ -20,7 +20,7 @@ class TensorCommands:
     def tensor_names(self) -> list:
         return list(self.dbg.tensors)
 
-    def parse_tensor(self, text: str, what: str):
+    def parse_tensor(self, text: str):
         """NAME[INDEX] [full] -> (GmTensor, index tuple or (), the index text, full) or None when NAME is no tensor."""
         match = _TENSOR.fullmatch(text)
         if not match or match.group(1) not in self.dbg.tensors:
@@ -46,7 +46,7 @@ class TensorCommands:
         self.say(format_array(value, full))
 
     def do_x(self, rest: str) -> None:
-        parsed = self.parse_tensor(rest, "x")
+        parsed = self.parse_tensor(rest)
         if parsed is None:
             raise CommandError(f"x needs a tensor NAME[INDEX] in its device format; tensors: "
                                f"{', '.join(self.tensor_names()) or 'none'}")
@@ -117,7 +117,7 @@ class TensorCommands:
         first = result.first
         label = f"{op.output}[{', '.join(map(str, first))}]"
         self.say(f"check {op.output} {position}: FAILED: {result.wrong} of {result.total} elements wrong "
-                 f"(tolerance {op.tolerance:.0e}); the first: {label} = {str(result.got)}, expected "
+                 f"(tolerance {op.tolerance:.0e}); the first: {label} = {result.got!s}, expected "
                  f"{result.expected:.6g}")
         self.show_provenance(self.dbg.tensors[op.output], first)
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .debug_parsing import CommandError, integer
+from .debug_parsing import Breakpoint, CommandError, integer
 
 
 class WatchCommands:
     def do_watch(self, rest: str) -> None:
-        parsed = self.parse_tensor(rest, "watch")
+        parsed = self.parse_tensor(rest)
         if parsed is not None:
             t, index, text, _ = parsed
             if len(index) != len(t.logical_shape) or any(isinstance(i, slice) for i in index):
@@ -27,7 +27,7 @@ class WatchCommands:
         predicate = self.dbg.watch(key, lo, hi)
         number = self.next_number
         self.next_number += 1
-        self.breakpoints[number] = self.Breakpoint(number, label, predicate, "watchpoint", show)
+        self.breakpoints[number] = Breakpoint(number, label, predicate, "watchpoint", show)
         self.say(f"Watchpoint {number}: {label} (bytes [{lo}, {hi}) of {_where(key)}); value now {show()}")
 
     def _watched_bytes(self, rest: str):
