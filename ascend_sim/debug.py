@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from .blas import blas_threads
 from .faults import SimFault
 from .formats import nz_to_nd, zn_to_nd, zz_to_nd
 
@@ -495,12 +496,15 @@ class Debugger:
 
     @contextlib.contextmanager
     def _installed(self):
-        """Point every Buffer of the chip at the debugger's arrays while records execute, then back."""
+        """Point every Buffer of the chip at the debugger's arrays while records execute, then back. numpy's
+        OpenBLAS runs with the threads the launch used (Chip.blas_threads): the Mmads' fp32 sums are then the
+        run's to the last bit, and a small product is not slowed by spinning worker threads."""
         saved = [(buf, buf.data) for buf, _ in self._buffers]
         try:
             for buf, key in self._buffers:
                 buf.data = self._state[key]
-            yield
+            with blas_threads(getattr(self.chip, "blas_threads", None)):
+                yield
         finally:
             for buf, data in saved:
                 buf.data = data

@@ -33,7 +33,7 @@ REPEATABLE = {"next", "finish", "step", "reverse-step", "continue", "reverse-con
 HELP = {
     "break": "break [b] CRITERIA [if EXPR]: stop at records matching every criterion: name=Mmad, pipe=M, core=3, "
              "file.py:123 (or file.py), seq=N, api=Iterate (the entry of each call), a bare instruction or API name; EXPR is Python over `rec`",
-    "delete": "delete [d] [N]: delete breakpoint N, or all of them",
+    "delete": "delete [d] [N]: delete breakpoint or watchpoint N, or all of them",
     "watch": "watch TENSOR[INDEX] | BUFFER [core=C] LO HI | gm NAME LO HI: stop where a record writes it "
              "(continue, reverse-continue), with the old and new value",
     "info": "info breakpoints | watchpoints | registers [core=C] | flags [core=C] | pipes [core=C|all] | "
