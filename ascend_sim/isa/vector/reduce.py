@@ -158,7 +158,8 @@ def _issue(name, dst, src, kind, block_level, mask, repeat_time, dst_rep_stride,
     if count is not None:  # one running total
         n_results, d_stride = d_unit, 0
     d_lo, d_hi = dst.address, dst.address + n_results * dtype.itemsize
-    sequential = d_lo < s_hi and s_lo < d_hi and repeats > 1
+    # in order when a result lands where a later repeat reads, or several repeats write one place (last wins)
+    sequential = repeats > 1 and ((d_lo < s_hi and s_lo < d_hi) or d_stride == 0)
     cost = vector_cycles(_LATENCY_NAME[name[-3:]] if not block_level else "BlockReduceSum", dtype, repeats,
                          per_repeat)
     args = (src.buffer, src.address, dst.buffer, dst.address, dtype, geometry, kind, group, order, d_unit,
