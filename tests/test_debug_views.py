@@ -63,3 +63,19 @@ def test_timeline_draws_the_current_mmad_where_it_ran(session):
     assert "lowercase: not yet" in header and any(c.islower() for r in rows[:-1] for c in r.split("|")[1])
     assert out[3] == ["error: timeline: cycles=50 below 96 (one column per cycle at least)"]
     assert out[4] == ["error: timeline: unexpected 'width=3'; give core=C cycles=N"]
+
+
+def test_info_pipes_gives_clock_busy_cycles_last_and_next(session):
+    out, dbg = session("goto 50\ninfo pipes\n")
+    core = dbg.records[50].core
+    for line in out[1]:
+        match = re.match(r"  core (\d+) (\w+) +clock +(\d+)  busy +(\d+)  last #(\d+) \w+ at [^;\s]+(?:; next #(\d+) )?",
+                         line)
+        assert match, line
+        c, pipe, clock, busy, last, following = match.groups()
+        mine = [(i, r) for i, r in enumerate(dbg.records) if r.core == core and r.pipe.name == pipe]
+        applied = [(i, r) for i, r in mine if i <= 50]
+        assert int(c) == core and int(last) == applied[-1][0] and int(clock) == round(applied[-1][1].end)
+        assert int(busy) == round(sum(r.end - r.start for _, r in applied))
+        later = [i for i, _ in mine if i > 50]
+        assert (int(following) if following else None) == (later[0] if later else None)

@@ -36,7 +36,8 @@ HELP = {
     "delete": "delete [d] [N]: delete breakpoint or watchpoint N, or all of them",
     "watch": "watch TENSOR[INDEX] | BUFFER [core=C] LO HI | gm NAME LO HI: stop where a record writes it "
              "(continue, reverse-continue), with the old and new value",
-    "info": "info breakpoints | watchpoints | registers [core=C] | flags [core=C] | pipes [core=C|all] | "
+    "info": "info breakpoints | watchpoints | registers [core=C] | flags [core=C] | pipes [core=C|all] (clock, busy "
+            "cycles, last and next record) | "
             "queues [core=C] (TQue tensors enqueued or freed and not yet taken)",
     "timeline": "timeline [core=C] [cycles=N]: the core's pipes as text around the current record",
     "continue": "continue [c]: apply records until a breakpoint matches (the record is applied) or the end",
@@ -500,14 +501,23 @@ class DebugShell(TensorCommands, WatchCommands, ViewCommands):
             self.info_queues(tail)
         elif what == "pipes":
             cores = None if tail.strip() == "all" else [self._core(tail, what)]
-            last = {}
-            for i, rec in enumerate(self.dbg.records[:self.dbg.seq]):
-                if cores is None or rec.core in cores:
-                    last[(rec.core, rec.pipe.name)] = (i, rec)
+            last, busy, following = {}, {}, {}
+            for i, rec in enumerate(self.dbg.records):
+                if cores is not None and rec.core not in cores:
+                    continue
+                key = (rec.core, rec.pipe.name)
+                if i < self.dbg.seq:
+                    last[key] = (i, rec)
+                    busy[key] = busy.get(key, 0.0) + rec.end - rec.start
+                elif key not in following:
+                    following[key] = (i, rec)
             if not last:
                 self.say("no record applied on these pipes yet")
-            for (core, pipe), (i, rec) in sorted(last.items(), key=lambda item: (item[0][0], Pipe[item[0][1]])):
-                self.say(f"  core {core} {pipe:<5s} clock {rec.end:>10.0f}  last #{i} {rec.name} at {rec.source}")
+            for key, (i, rec) in sorted(last.items(), key=lambda item: (item[0][0], Pipe[item[0][1]])):
+                core, pipe = key
+                nxt = f"; next #{following[key][0]} {following[key][1].name}" if key in following else ""
+                self.say(f"  core {core} {pipe:<5s} clock {rec.end:>10.0f}  busy {busy[key]:>10.0f}  last #{i} "
+                         f"{rec.name} at {rec.source}{nxt}")
         else:
             raise CommandError("info needs breakpoints, watchpoints, registers, flags, pipes or queues")
 
