@@ -1,4 +1,4 @@
-"""ascend_sim: a simulated Ascend AI Core (cube side) running kernels written in the Ascend C style."""
+"""ascend_sim: a simulated Ascend AI Core (cube and vector cores) running kernels written in the Ascend C style."""
 import re
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
