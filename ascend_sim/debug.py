@@ -411,6 +411,23 @@ class Debugger:
             raise KeyError(f"no tensor {name!r}; tensors: {known}")
         return self.tensors[name]
 
+    def l1_nz(self, core: int, address: int, rows: int, cols: int, dtype) -> np.ndarray:
+        """The (rows, cols) matrix stored in L1 at `address` as NZ [ceil(cols/C0)][align16(rows)][C0], the layout
+        DataCopy with Nd2NzParams writes (a matmul's A or B slice)."""
+        dtype = np.dtype(dtype)
+        c0 = 32 // dtype.itemsize
+        cols1, rows16 = -(-cols // c0), -(-rows // 16) * 16
+        z = self._typed((core, "L1"), address, cols1 * rows16 * c0, dtype).reshape(cols1, rows16, c0)
+        return nz_to_nd(z, rows, cols).copy()
+
+    def l1_fmap(self, core: int, address: int, c1: int, h: int, w: int, dtype) -> np.ndarray:
+        """A feature map stored in L1 at `address` as [C1][H][W][C0] (NC1HWC0 of one batch), as (C1*C0, H, W):
+        the rows of dy a conv kernel loads for img2col."""
+        dtype = np.dtype(dtype)
+        c0 = 32 // dtype.itemsize
+        z = self._typed((core, "L1"), address, c1 * h * w * c0, dtype).reshape(c1, h, w, c0)
+        return np.ascontiguousarray(z.transpose(0, 3, 1, 2).reshape(c1 * c0, h, w))
+
     # ------------------------------------------------------------------ provenance
     @property
     def flow(self):

@@ -4,6 +4,7 @@ import io
 import re
 import sys
 
+import numpy as np
 import pytest
 
 from kernels.cli import debug_command, main
@@ -79,3 +80,38 @@ def test_info_pipes_gives_clock_busy_cycles_last_and_next(session):
         assert int(busy) == round(sum(r.end - r.start for _, r in applied))
         later = [i for i, _ in mine if i > 50]
         assert (int(following) if following else None) == (later[0] if later else None)
+
+
+def test_print_l1_as_the_nz_matrix_a_load_put_there(session):
+    out, dbg = session("break DataCopy(Nd2Nz) core=0\nc\nprint L1 addr=0 rows=128 cols=64 full\n"
+                       "print L1 addr=0 fmap=2,3\nprint L1 rows=4 cols=4\n")
+    rec = dbg.records[int(re.search(r"#(\d+) core", out[1][0]).group(1))]
+    assert rec.writes[0][1] == 0  # the first A slice lands at L1 address 0
+    a = np.random.default_rng(0).standard_normal((1, 256, 256)).astype(np.float16)  # the command's A (--seed 0)
+    assert out[2][0] == "L1 core 0 addr 0: NZ matrix (rows, cols) (128, 64) float16"
+    printed = np.array([float(x) for x in re.findall(r"-?\d+\.\d*(?:e-?\d+)?", " ".join(out[2][1:]))], np.float16)
+    assert np.array_equal(printed.reshape(128, 64), a[0, :128, :64])
+    assert out[3] == ["error: print L1: fmap=2,3 must be C1,H,W, three positive integers"]
+    assert out[4] == ["error: print L1 needs addr= (the byte address of the tensor in L1)"]
+
+
+def test_l1_fmap_view():
+    from ascend_sim import Chip
+    from ascend_sim.ascendc import DataCopy, DataCopyParams, GlobalTensor, TBuf, TPipe, TPosition
+    from ascend_sim.debug import Debugger
+    from ascend_sim.tensor import GmAddr
+    c1, h, w, c0 = 2, 3, 4, 16
+    x = np.random.default_rng(1).standard_normal((c1, h, w, c0)).astype(np.float16)
+
+    def kernel(src):
+        pipe = TPipe()
+        l1 = TBuf(TPosition.A1)
+        pipe.InitBuffer(l1, 4096)
+        DataCopy(l1.Get(np.float16)[256], GlobalTensor(np.float16).SetGlobalBuffer(src),
+                 DataCopyParams(1, c1 * h * w, 0, 0))
+    chip = Chip()
+    dbg = Debugger.launch(chip, kernel, 1, GmAddr(chip.gm.upload("x", x)))
+    dbg.goto(len(dbg))
+    view = dbg.l1_fmap(0, 512, c1, h, w, np.float16)
+    for c in range(c1 * c0):
+        assert np.array_equal(view[c], x[c // c0, :, :, c % c0])

@@ -51,7 +51,8 @@ HELP = {
     "where": "where: the current record: seq, core, pipe, name, cycles, source line, parameters",
     "list": "list [l]: the kernel source around the current record's line",
     "print": "print [p] TENSOR[INDEX] (an operator argument, logical: print y[0, 3, :, 2, 2]) | L0A|L0B|L0C [core=C addr=A m=M k=K n=N dtype=D full] | gm NAME[SLICE] [dtype=D shape=S] "
-             "| EXPR (Python over rec, dbg, np); on an Mmad the L0 views default to its operands",
+             "| L1 [core=C] addr=A rows=R cols=K | L1 addr=A fmap=C1,H,W | EXPR (Python over rec, dbg, np); on an Mmad the "
+             "L0 views default to its operands",
     "x": "x TENSOR[INDEX]: an operator argument in its device format (NDC1HWC0, FRACTAL_Z_3D, ND, ...)",
     "check": "check: the operator's output against its reference: the first wrong element and its provenance",
     "who-wrote": "who-wrote TENSOR[INDEX] (one element: the store, the Mmads, the loads back to GM) | "
@@ -402,6 +403,8 @@ class DebugShell(TensorCommands, WatchCommands, ViewCommands):
         tensor = self.parse_tensor(rest)
         if tensor is not None:
             self.print_tensor(tensor, device=False)
+        elif word.upper() == "L1":
+            self._print_l1(tail)
         elif word.upper() in ("L0A", "L0B", "L0C"):
             self._print_l0(word.upper(), tail)
         elif word == "gm":
@@ -415,6 +418,31 @@ class DebugShell(TensorCommands, WatchCommands, ViewCommands):
             value = eval(code, {"np": np, "__builtins__": __builtins__},
                          {"rec": self.dbg.record, "dbg": self.dbg})
             self.say(format_array(value) if isinstance(value, np.ndarray) else repr(value))
+
+    def _print_l1(self, tail: str) -> None:
+        options, words = _options(tail, {"core", "addr", "rows", "cols", "fmap", "dtype"})
+        if set(words) - {"full"}:
+            raise CommandError(f"print L1: unexpected {' '.join(w for w in words if w != 'full')!r}; give core= "
+                               "addr= and rows= cols= (an NZ matrix) or fmap=C1,H,W (a feature map), dtype=")
+        core = self._core(f"core={options['core']}" if "core" in options else "", "L1")
+        if "addr" not in options:
+            raise CommandError("print L1 needs addr= (the byte address of the tensor in L1)")
+        address = integer(options["addr"], "addr")
+        dtype = _dtype(options["dtype"]) if "dtype" in options else self._dtype()
+        if "fmap" in options:
+            dims = [integer(d, "fmap") for d in options["fmap"].split(",")]
+            if len(dims) != 3 or min(dims) < 1:
+                raise CommandError(f"print L1: fmap={options['fmap']} must be C1,H,W, three positive integers")
+            value, what = self.dbg.l1_fmap(core, address, *dims, dtype), "feature map (C, H, W)"
+        elif "rows" in options and "cols" in options:
+            rows, cols = integer(options["rows"], "rows"), integer(options["cols"], "cols")
+            if rows < 1 or cols < 1:
+                raise CommandError(f"print L1: rows={rows} cols={cols} must be positive")
+            value, what = self.dbg.l1_nz(core, address, rows, cols, dtype), "NZ matrix (rows, cols)"
+        else:
+            raise CommandError("print L1 needs rows= cols= (an NZ matrix) or fmap=C1,H,W (a feature map)")
+        self.say(f"L1 core {core} addr {address}: {what} {value.shape} {value.dtype}")
+        self.say(format_array(value, "full" in words))
 
     def _print_l0(self, which: str, tail: str) -> None:
         options, words = _options(tail, {"core", "addr", "m", "k", "n", "dtype"})
