@@ -150,3 +150,27 @@ def test_data_copy_pad_property(dtype, count, elems, src_gap, dst_gap, is_pad, l
     ub = data_copy_pad_gm_to_ub(gm, 0, ub0, 0, dtype, count, block_len, src_gap, dst_gap, is_pad, left, right, 5)
     want = data_copy_pad_ub_to_gm(ub, 0, np.zeros(UB_BYTES, np.uint8), 0, 2, UB_BYTES // 2 - 64, 1, 0)
     np.testing.assert_array_equal(chip.gm["out"].data, want)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 5), st.integers(0, 6), st.integers(0, 3), st.integers(0, 3), st.integers(0, 2**31))
+def test_ub_to_ub_copy_on_the_vector_pipe(count, blen, s_gap, d_gap, seed):
+    from vector_reference import run_on_ub
+    ub0 = np.random.default_rng(seed).integers(0, 256, 16384).astype(np.uint8)
+    got, report = run_on_ub(lambda ub: DataCopy(ub[8192], ub[512], DataCopyParams(count, blen, s_gap, d_gap)), ub0)
+    np.testing.assert_array_equal(got, data_copy(ub0, 512, ub0, 8192, count, blen * 32, s_gap * 32, d_gap * 32))
+    copy = next(r for r in report.logs[0] if r.name == "DataCopy(UB->UB)")
+    assert copy.pipe.name == "V"
+    # 256 B per cycle per block (Vector指令理论性能汇总.md table 3) + 12 cycles of UB data path (pypto)
+    assert copy.end - copy.start == (count * -(-blen * 32 // 256) + 12 if count * blen else 0)
+
+
+def test_ub_to_ub_count_form_and_alignment():
+    from vector_reference import run_on_ub
+    ub0 = np.arange(4096, dtype=np.uint16).view(np.uint8)
+    got, _ = run_on_ub(lambda ub: DataCopy(ub[4096].ReinterpretCast(np.uint16), ub.ReinterpretCast(np.uint16), 100),
+                       ub0)
+    np.testing.assert_array_equal(got[4096:4096 + 192], ub0[:192])  # 200 B rounded down to 192
+    np.testing.assert_array_equal(got[4096 + 192:], ub0[4096 + 192:])
+    with pytest.raises(Misaligned, match="src address 16 in UB"):
+        run_on_ub(lambda ub: DataCopy(ub[4096], ub[16], DataCopyParams(1, 1, 0, 0)), ub0)

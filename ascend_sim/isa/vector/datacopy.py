@@ -1,4 +1,4 @@
-"""UB data movement of the vector core: GM -> UB on MTE2, UB -> GM on MTE3.
+"""UB data movement of the vector core: GM -> UB on MTE2, UB -> GM on MTE3, UB -> UB on PIPE_V.
 
 * DataCopy with DataCopyParams (blockCount blocks of blockLen 32 B DataBlocks, end-to-start gaps srcStride /
   dstStride in DataBlocks on both sides) and its count form (the byte length rounded down to 32 B);
@@ -76,10 +76,21 @@ def _copy_rows(rec) -> None:
     dbuf.strided(d0, (count, blen), (d_pitch, 1))[...] = sbuf.strided(s0, (count, blen), (s_pitch, 1))
 
 
+def _ub_to_ub_cost(rec, model) -> float:
+    """256 B per cycle (Vector指令理论性能汇总.md table 3) per block, plus the 12-cycle UB data path latency of
+    pypto's CalcMovUbUb (def.h / pipe.cpp)."""
+    if rec.args is None:
+        return 0.0
+    count, blen = rec.args[6], rec.args[7]
+    return float(count * -(-blen // 256) + 12)
+
+
 GM_TO_UB = define("DataCopy(GM->UB)", MTE2, cost=_read_cost, execute=_copy_rows, params=DataCopyParams,
                   doc="GM -> UB: blockCount blocks of blockLen DataBlocks with gaps.")
 UB_TO_GM = define("DataCopy(UB->GM)", MTE3, cost=_write_cost, execute=_copy_rows, params=DataCopyParams,
                   doc="UB -> GM: blockCount blocks of blockLen DataBlocks with gaps.")
+UB_TO_UB = define("DataCopy(UB->UB)", Pipe.V, cost=_ub_to_ub_cost, execute=_copy_rows, params=DataCopyParams,
+                  doc="UB -> UB on PIPE_V: blockCount blocks of blockLen DataBlocks with gaps.")
 
 
 def _sides(core, name, pipe, dst, src):
@@ -107,8 +118,29 @@ def _issue_rows(core, spec, pipe, params, src, dst, count, blen, s_pitch, d_pitc
                       footprint=((gm, gm0, (count, blen), (gm_pitch, 1), is_write),))
 
 
+def copy_ub_to_ub(dst, src, params: DataCopyParams) -> None:
+    """DataCopy(UB -> UB) on PIPE_V (DataCopy（UBToUB高维切分数据搬运）.md): both sides 32 B aligned, gaps in blocks."""
+    core = current_core()
+    name = UB_TO_UB.name
+    for tensor, role in ((dst, "dst"), (src, "src")):
+        if tensor.address % BLOCK:
+            check_aligned(core, name, Pipe.V, tensor, BLOCK, role)
+    _check_datacopy(core, name, Pipe.V, params)
+    count, blen = params.blockCount, params.blockLen * BLOCK
+    if count * blen == 0:
+        core.issue(UB_TO_UB, Pipe.V, params)
+        return
+    s_pitch, d_pitch = blen + params.srcStride * BLOCK, blen + params.dstStride * BLOCK
+    s0, d0 = src.address, dst.address
+    core.issue(UB_TO_UB, Pipe.V, params, ((src.buffer, s0, s0 + (count - 1) * s_pitch + blen),),
+               ((dst.buffer, d0, d0 + (count - 1) * d_pitch + blen),),
+               (src.buffer, s0, s_pitch, dst.buffer, d0, d_pitch, count, blen))
+
+
 def copy_ub(dst, src, params: DataCopyParams) -> None:
     """DataCopy between GM and UB with DataCopyParams (the direction follows the operands)."""
+    if is_ub(dst) and is_ub(src):
+        return copy_ub_to_ub(dst, src, params)
     core = current_core()
     to_ub = isinstance(dst, LocalTensor)
     pipe, spec = (MTE2, GM_TO_UB) if to_ub else (MTE3, UB_TO_GM)
@@ -211,7 +243,7 @@ def is_ub(tensor) -> bool:
 
 
 def data_copy_ub(dst, src, params) -> None:
-    """DataCopy with a UB operand: DataCopyParams or a count, GM -> UB or UB -> GM."""
+    """DataCopy with a UB operand: DataCopyParams or a count, GM -> UB, UB -> GM or UB -> UB."""
     if isinstance(params, DataCopyParams):
         copy_ub(dst, src, params)
     elif isinstance(params, (int, np.integer)):
