@@ -52,9 +52,16 @@ def test_every_pair_and_mode_of_the_a2_table(pair, rng):
         n = values.size
         got, _ = run_on_ub(lambda ub, mode=mode, n=n: Cast(ub[DST].ReinterpretCast(dst), ub[SRC].ReinterpretCast(src),
                                                            RoundMode[mode], n), ub0)
-        want = repeat_op(ub0, lambda v, mode=mode: cast_element(v, src, dst, mode), (DST, dst, 1, 8),
-                         [(SRC, src, 1, 8)], 0, "counter", n)
+        # the count form converts n contiguous elements: a repeat is 256 B of the wider type, so the narrower
+        # side's repeats are 4 blocks apart (CastImpl's count form, dav_c220 kernel_operator_vec_vconv_impl.h)
+        dst_rep = 4 if np.dtype(dst).itemsize < np.dtype(src).itemsize else 8
+        src_rep = 4 if np.dtype(src).itemsize < np.dtype(dst).itemsize else 8
+        want = repeat_op(ub0, lambda v, mode=mode: cast_element(v, src, dst, mode), (DST, dst, 1, dst_rep),
+                         [(SRC, src, 1, src_rep)], 0, "counter", n)
         _check(got, want, dst)
+        # said plainly: element i of dst is element i of src, converted
+        plain = np.array([cast_element(v, src, dst, mode) for v in values]).astype(dst)
+        _check(got[DST:DST + plain.nbytes], plain.view(np.uint8), dst)
 
 
 @settings(max_examples=10, deadline=None)

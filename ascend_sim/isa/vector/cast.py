@@ -130,8 +130,14 @@ def Cast(dst, src, roundMode: RoundMode, *args, isSetMask: bool = True):
         return convert(values, target, mode)
     if len(args) == 1:
         count = check_count(core, name, args[0])
-        return issue_vector(core, CAST, name, {"count": count, "roundMode": mode}, (dst, src), None, fn, None, None,
-                            False, src.dtype if src.dtype.itemsize >= dst.dtype.itemsize else dst.dtype, count=count)
+        # a repeat is 256 B of the wider type: the narrower side's repeats are 4 blocks apart (CastImpl's
+        # count form in impl/basic_api/dav_c220/kernel_operator_vec_vconv_impl.h; int4 is not modelled)
+        narrow_dst = dst.dtype.itemsize < src.dtype.itemsize
+        wide_dst = dst.dtype.itemsize > src.dtype.itemsize
+        strides = ((1, 4 if narrow_dst else 8), (1, 4 if wide_dst else 8))
+        return issue_vector(core, CAST, name, {"count": count, "roundMode": mode}, (dst, src), strides, fn, None,
+                            None, False, src.dtype if src.dtype.itemsize >= dst.dtype.itemsize else dst.dtype,
+                            count=count)
     if len(args) != 3:
         raise TypeError("Cast takes (dst, src, roundMode, count) or (dst, src, roundMode, mask, repeatTime, "
                         "repeatParams)")

@@ -85,10 +85,10 @@ def issue_vector(core, spec, name, params, tensors, strides, fn, repeat_time, ma
     """Issue one vector instruction over `tensors` (dst first) with (blk, rep) `strides` per tensor: the count
     form when `count` is given, else the repeat form with its mask."""
     per_repeat = elements_per_repeat(*(t.dtype for t in tensors))
-    if count is not None:  # the count form: Counter mode, default strides, mask registers restored after
+    if count is not None:  # the count form: Counter mode, default strides unless given, mask restored after
         check_element_count(core, name, count, per_repeat)
         repeats, key = -(-count // per_repeat), ("count", count)
-        strides = tuple((1, 8) for _ in tensors)
+        strides = strides or tuple((1, 8) for _ in tensors)
         registers = (("mask_mode", "COUNT"), ("vector_mask", (0, count)))
     else:
         check_range(core, name, V, "repeatTime", repeat_time, 0, 255)
