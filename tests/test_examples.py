@@ -25,3 +25,32 @@ def test_conv3d_dx_api_example(dtype, capsys):
     assert _load("02_conv3d_dx_api").main(["--dtype", dtype]) == 0
     out = capsys.readouterr().out
     assert "PASSED" in out and " Mmad " in out and "is in L0C" in out
+
+
+def test_mix_example_hands_tiles_from_the_aic_to_its_aiv(capsys):
+    mix = _load("mix_matmul_bias_relu")
+    assert mix.main(["--m", "256", "--n", "128", "--k", "128", "--cores", "2"]) == 0
+    assert "PASSED" in capsys.readouterr().out
+    import numpy as np
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((256, 64)).astype(np.float16), rng.standard_normal((64, 128)).astype(np.float16)
+    _, report = mix.run(a, b, rng.standard_normal(128).astype(np.float32), cores=2)
+    assert [c.name for c in report.cores] == ["AIC 0", "AIV 0", "AIC 1", "AIV 1"]
+    for aic, aiv in ((report.logs[0], report.logs[1]), (report.logs[2], report.logs[3])):
+        fixpipes = [r for r in aic if r.name == "Fixpipe"]
+        adds = [r for r in aiv if r.name == "Add"]
+        assert len(fixpipes) == len(adds) == 2  # two tiles per AI core
+        for fixpipe, add in zip(fixpipes, adds):
+            assert add.start >= fixpipe.end  # the flag orders the AIV's work after the AIC's store
+
+
+def test_mix_example_without_the_slot_free_wait_is_a_race_between_the_aic_and_its_aiv(monkeypatch):
+    from ascend_sim import CrossCoreRace
+    mix = _load("mix_matmul_bias_relu")
+    real_wait = mix.CrossCoreWaitFlag
+    monkeypatch.setattr(mix, "CrossCoreWaitFlag", lambda flag: None if flag == mix.SLOT_FREE else real_wait(flag))
+    import numpy as np
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((256, 64)).astype(np.float16), rng.standard_normal((64, 64)).astype(np.float16)
+    with pytest.raises(CrossCoreRace, match=r"Fixpipe.*GM:workspace|GM:workspace.*Fixpipe"):
+        mix.run(a, b, np.zeros(64, np.float32), cores=1)
