@@ -42,16 +42,16 @@ def check_ub(core, name: str, pipe: Pipe, tensor, role: str) -> None:
         check_aligned(core, name, pipe, tensor, BLOCK, role)
 
 
-def check_dtype(core, name: str, tensor, allowed: tuple, role: str = "dst") -> None:
+def check_dtype(core, name: str, tensor, allowed: frozenset, role: str = "dst") -> None:
     if tensor.dtype not in allowed:
-        names = "/".join(str(np.dtype(d)) for d in allowed)
+        names = "/".join(sorted(str(np.dtype(d)) for d in allowed))
         raise core.fault(ParameterOutOfRange(f"{name} on A2/A3 takes {role} dtype {names}, got {tensor.dtype}"),
                          name, V)
 
 
 def check_same_dtype(core, name: str, dst, *srcs) -> None:
     for i, src in enumerate(srcs):
-        if src.dtype != dst.dtype:
+        if src.dtype is not dst.dtype and src.dtype != dst.dtype:
             raise core.fault(ParameterOutOfRange(f"{name}: src{i if len(srcs) > 1 else ''} dtype {src.dtype} differs "
                                                  f"from dst dtype {dst.dtype}"), name, V)
 
@@ -64,8 +64,8 @@ def check_count(core, name: str, count) -> int:
 
 # ------------------------------------------------------------------------------------------ the mask
 def elements_per_repeat(*dtypes) -> int:
-    """256 B of the widest operand: 128 for 16-bit types, 64 for 32-bit types."""
-    return REPEAT_BYTES // max(np.dtype(d).itemsize for d in dtypes)
+    """256 B of the widest operand: 128 for 16-bit types, 64 for 32-bit types (dtypes: numpy dtypes)."""
+    return REPEAT_BYTES // max(d.itemsize for d in dtypes)
 
 
 def mask_register(core) -> tuple[str, int, int]:

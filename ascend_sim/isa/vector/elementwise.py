@@ -26,8 +26,8 @@ from ..common import check_range
 
 F16, F32, I16, I32 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.int16), np.dtype(np.int32)
 U16, U32 = np.dtype(np.uint16), np.dtype(np.uint32)
-ARITH = (F16, F32, I16, I32)  # Add/Sub/Mul/Max/Min and the scalar forms on A2/A3
-FLOAT = (F16, F32)
+ARITH = frozenset((F16, F32, I16, I32))  # Add/Sub/Mul/Max/Min and the scalar forms on A2/A3
+FLOAT = frozenset((F16, F32))
 
 
 @dataclass(slots=True)
@@ -124,7 +124,7 @@ _BINARY = {"Add": (np.add, ARITH), "Sub": (np.subtract, ARITH), "Mul": (np.multi
 _SCALAR = {"Adds": (np.add, ARITH), "Muls": (np.multiply, ARITH), "Maxs": (np.maximum, ARITH),
            "Mins": (np.minimum, ARITH)}
 _UNARY = {"Exp": (np.exp, FLOAT), "Ln": (np.log, FLOAT), "Abs": (np.abs, FLOAT),
-          "Relu": (lambda x: np.maximum(x, np.zeros((), x.dtype)), (F16, F32, I32))}
+          "Relu": (lambda x: np.maximum(x, np.zeros((), x.dtype)), frozenset((F16, F32, I32)))}
 _DOCS = {"Add": "dst = src0 + src1", "Sub": "dst = src0 - src1", "Mul": "dst = src0 * src1",
          "Div": "dst = src0 / src1", "Max": "dst = max(src0, src1)", "Min": "dst = min(src0, src1)",
          "Adds": "dst = src + scalar", "Muls": "dst = src * scalar", "Maxs": "dst = max(src, scalar)",
@@ -232,7 +232,7 @@ Add, Sub, Mul, Div, Max, Min = (_binary(n) for n in ("Add", "Sub", "Mul", "Div",
 Adds, Muls, Maxs, Mins = (_scalar(n) for n in ("Adds", "Muls", "Maxs", "Mins"))
 Exp, Ln, Abs, Relu = (_unary(n) for n in ("Exp", "Ln", "Abs", "Relu"))
 
-DUPLICATE_DTYPES = (F16, bfloat16, I16, U16, F32, I32, U32)  # Duplicate.md, A2/A3
+DUPLICATE_DTYPES = frozenset((F16, bfloat16, I16, U16, F32, I32, U32))  # Duplicate.md, A2/A3
 
 
 def Duplicate(dst, scalarValue, *args, isSetMask: bool = True):

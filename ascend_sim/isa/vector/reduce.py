@@ -29,7 +29,7 @@ from .common import (V, check_count, check_dtype, check_in_ub, check_ub, current
                      set_mask, vector_cost)
 from .timing import vector_cycles
 
-FLOAT = (np.dtype(np.float16), np.dtype(np.float32))
+FLOAT = frozenset((np.dtype(np.float16), np.dtype(np.float32)))
 
 
 class ReduceOrder(Enum):

@@ -14,6 +14,8 @@ parallelism, plus the instruction's pipeline latency.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 _16 = ("float16", "int16", "bfloat16", "uint16")
@@ -35,6 +37,7 @@ _INT_LATENCY = {"Add": 4, "Sub": 4, "Mul": 5, "Adds": 4, "Muls": 5}  # def.h: in
 _FLOAT32_LATENCY = {"WholeReduceSum": 20, "BlockReduceSum": 12, "WholeReduceMax": 8}
 
 
+@lru_cache(maxsize=4096)
 def vector_cycles(name: str, dtype, repeats: int, per_repeat: int) -> float:
     """repeats * ceil(per_repeat / parallelism) + latency; 0 repeats cost nothing here (a NOP issue slot)."""
     if repeats <= 0:
