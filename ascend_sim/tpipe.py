@@ -12,7 +12,7 @@ from collections import deque
 import numpy as np
 
 from .chip import current_core
-from .faults import CapacityExceeded, SyncFault
+from .faults import CapacityExceeded, ParameterOutOfRange, SyncFault
 from .pipes import HardEvent, Pipe
 from .tensor import LocalTensor, TPosition
 
@@ -47,7 +47,12 @@ class TPipe:
             num, length = 1, int(num_or_len)
         length = -(-length // 32) * 32  # lengths are rounded up to 32 B
         buf_name = target.position.buffer_name
-        buffer = self.core.buffers[buf_name]
+        buffer = self.core.buffers.get(buf_name)
+        if buffer is None:  # e.g. a VECIN queue on the cube core, an A1 buffer on a vector core
+            raise self.core.fault(ParameterOutOfRange(
+                f"{target.position.name} is in {buf_name}, which the {self.core.core_type.title} "
+                f"({self.core.core_type.name}) does not have; it has {', '.join(self.core.buffers)}"),
+                "InitBuffer", Pipe.S)
         align = buffer.alignment
         start = -(-self.used.get(buf_name, 0) // align) * align
         stride = -(-length // align) * align

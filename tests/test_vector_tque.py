@@ -162,3 +162,20 @@ def test_veccalc_queue_orders_the_vector_pipe_with_barriers():
         q.FreeTensor(q.DeQue(np.float32))
     _, report = run_aiv(kernel)
     assert [r.name for r in report.logs[0]] == ["PipeBarrier", "PipeBarrier"]
+
+
+def test_a_ub_queue_on_the_cube_core_and_an_l1_buffer_on_the_vector_core_fault():
+    from ascend_sim import ParameterOutOfRange
+    from ascend_sim.ascendc import TBuf
+    from conftest import run_kernel
+
+    def cube():
+        TPipe().InitBuffer(TQue(TPosition.VECIN, 1), 1, 256)
+    with pytest.raises(ParameterOutOfRange, match="VECIN is in UB, which the cube core \\(AIC\\) does not have"):
+        run_kernel(cube)
+
+    def vector():
+        TPipe().InitBuffer(TBuf(TPosition.A1), 256)
+    with pytest.raises(ParameterOutOfRange, match="A1 is in L1, which the vector core \\(AIV\\) does not have; "
+                                                  "it has UB"):
+        run_aiv(vector)
