@@ -269,12 +269,30 @@ def test_counts_beyond_ub_fault_before_any_work():
         _fault(counter_mode_with_a_full_mask)
 
 
+def test_overlaps_the_docs_do_not_support_fault():
+    # within a repeat, dst and a source overlap in part: dst is src shifted by 64 elements (4 blocks)
+    with pytest.raises(ParameterOutOfRange, match="repeat 0: dst overlaps src only in part") as info:
+        _fault(lambda ub: Adds(tensor(ub, 128, np.float16), tensor(ub, 0, np.float16), np.float16(1), 256))
+    assert info.value.buffer == "UB" and info.value.addr_range == (128, 640)
+    # across repeats: repeat r + 1 reads src0 where repeat r wrote dst (dst = src0 shifted by one repeat)
+    with pytest.raises(ParameterOutOfRange, match="a later repeat reads src0 where an earlier repeat wrote dst"):
+        _fault(lambda ub: Add(tensor(ub, 256, np.float32), tensor(ub, 0, np.float32), tensor(ub, 4096, np.float32),
+                              64, 3, BinaryRepeatParams()))
+    # the accumulate exception needs src1 (not src0) with a zero repeat stride
+    with pytest.raises(ParameterOutOfRange, match="a later repeat reads src0"):
+        _fault(lambda ub: Add(tensor(ub, 0, np.float32), tensor(ub, 0, np.float32), tensor(ub, 4096, np.float32),
+                              64, 3, BinaryRepeatParams(1, 1, 1, 0, 0, 8)))
+    with pytest.raises(ParameterOutOfRange, match="a later repeat reads src"):  # not for Exp
+        _fault(lambda ub: Exp(tensor(ub, 0, np.float32), tensor(ub, 0, np.float32), 64, 3,
+                              UnaryRepeatParams(1, 1, 0, 0)))
+
+
 def test_misaligned_and_out_of_bounds_operands_fault():
     with pytest.raises(Misaligned, match="src0 address 2 in UB is not a multiple of 32"):
         _fault(lambda ub: Add(tensor(ub, 0, np.float16), tensor(ub, 2, np.float16), tensor(ub, 512, np.float16), 128))
     with pytest.raises(OutOfBounds, match="UB"):  # 255 repeats 255 blocks apart run far past the 192 KB UB
-        _fault(lambda ub: Add(tensor(ub, 0, np.float16), tensor(ub, 0, np.float16), tensor(ub, 512, np.float16),
-                              128, 255, BinaryRepeatParams(1, 1, 1, 255, 8, 8)))
+        _fault(lambda ub: Add(tensor(ub, 0, np.float16), tensor(ub, 512, np.float16), tensor(ub, 512, np.float16),
+                              128, 255, BinaryRepeatParams(1, 1, 1, 255, 0, 0)))
 
 
 def test_operand_outside_ub_faults():

@@ -150,11 +150,14 @@ class Plan:
     later repeat reads or rewrites what an earlier one wrote); `rows`, the bounds of each repeat's elements in
     that order; `spans`, the element count each operand's view needs."""
 
-    __slots__ = ("flats", "rows", "spans", "sequential", "slices", "count", "byte_ranges")
+    __slots__ = ("flats", "rows", "spans", "sequential", "slices", "count", "byte_ranges", "partial_overlap",
+                 "later_reads")
 
-    def __init__(self, flats, rows, spans, sequential, slices, count, byte_ranges):
+    def __init__(self, flats, rows, spans, sequential, slices, count, byte_ranges, partial_overlap, later_reads):
         self.flats, self.rows, self.spans, self.sequential = flats, rows, spans, sequential
         self.slices, self.count, self.byte_ranges = slices, count, byte_ranges
+        self.partial_overlap = partial_overlap  # (repeat, source) where dst meets a source only in part, or None
+        self.later_reads = later_reads  # sources a later repeat reads where an earlier repeat's dst wrote
 
     def index(self, i: int, part: slice | None = None):
         """The selected elements of operand i (all repeats, or the range `part` of them) as a slice or indices."""
@@ -172,9 +175,10 @@ def make_plan(repeats: int, per_repeat: int, key: tuple, operands: tuple) -> Pla
     count = int(sel.sum())
     if count == 0:
         return None
-    flats, spans, slices, byte_ranges, blocks = [], [], [], [], []
+    flats, spans, slices, byte_ranges, blocks, addresses = [], [], [], [], [], []
     for address, itemsize, blk, rep in operands:
         offs = repeat_offsets(repeats, per_repeat, itemsize, blk, rep)
+        addresses.append(address + offs * itemsize)
         flat = offs[sel]
         lo, hi = int(flat.min()), int(flat.max()) + 1
         contiguous = hi - lo == count and flat[0] == lo and bool(np.all(np.diff(flat) == 1))
@@ -184,29 +188,51 @@ def make_plan(repeats: int, per_repeat: int, key: tuple, operands: tuple) -> Pla
         byte_ranges.append((address + lo * itemsize, address + hi * itemsize))
         blocks.append(address // BLOCK + offs // (BLOCK // itemsize))  # (repeats, per_repeat) block ids
     rows = np.concatenate(([0], np.cumsum(sel.sum(axis=1))))
-    sequential = repeats > 1 and _repeats_interfere(blocks, byte_ranges)
-    return Plan(tuple(flats), rows, tuple(spans), sequential, tuple(slices), count, tuple(byte_ranges))
+    sequential, later_reads = _repeat_order(blocks, byte_ranges) if repeats > 1 else (False, ())
+    partial = _partial_overlap(blocks, addresses, byte_ranges, [op[1] for op in operands])
+    return Plan(tuple(flats), rows, tuple(spans), sequential, tuple(slices), count, tuple(byte_ranges), partial,
+                later_reads)
 
 
-def _repeats_interfere(blocks: list, byte_ranges: list) -> bool:
-    """True when a block the destination writes in repeat r is read or written again in a later repeat (the
-    accumulate pattern dst = src0 + dst with dstRepStride 0): then the repeats run in order. Checked per 32 B
-    block, so it may say True when elements do not actually meet; running in order is then merely slower."""
+def _partial_overlap(blocks: list, addresses: list, byte_ranges: list, itemsizes: list):
+    """(repeat, source index) of the first repeat whose destination shares a DataBlock with a source without
+    being that source element for element (通用说明和约束.md: within a repeat, dst and src overlap 100% or not
+    at all), or None. Operands of other element sizes (Cast) are not compared."""
+    d_lo, d_hi = byte_ranges[0]
+    dst_blocks = blocks[0][:, ::BLOCK // itemsizes[0]]  # the 8 (or fewer) blocks of each repeat
+    for i in range(1, len(blocks)):
+        lo, hi = byte_ranges[i]
+        if itemsizes[i] != itemsizes[0] or not (lo < d_hi and d_lo < hi):
+            continue
+        src_blocks = blocks[i][:, ::BLOCK // itemsizes[i]]
+        meets = (dst_blocks[:, :, None] == src_blocks[:, None, :]).any(axis=(1, 2))
+        same = (addresses[0] == addresses[i]).all(axis=1)
+        bad = np.flatnonzero(meets & ~same)
+        if bad.size:
+            return int(bad[0]), i - 1
+    return None
+
+
+def _repeat_order(blocks: list, byte_ranges: list) -> tuple[bool, tuple]:
+    """(sequential, later_reads): whether the repeats must run in order because a block the destination
+    writes in repeat r is read or written again in a later repeat, and which sources (0 = src0) read such a
+    block later. Checked per 32 B block, so it may see a meeting where elements do not actually meet."""
     d_lo, d_hi = byte_ranges[0]
     if not any(lo < d_hi and d_lo < hi for lo, hi in byte_ranges[1:]) and len(np.unique(blocks[0])) == blocks[0].size:
-        return False  # no source meets the destination and no destination block is written twice
+        return False, ()  # no source meets the destination and no destination block is written twice
     dst = blocks[0]
     repeats = dst.shape[0]
     base = int(min(b.min() for b in blocks))
     size = int(max(b.max() for b in blocks)) - base + 1
     first_write = np.full(size, repeats, dtype=np.int64)
-    rep_ids = np.broadcast_to(np.arange(repeats).reshape(-1, 1), dst.shape)
-    np.minimum.at(first_write, (dst - base).ravel(), rep_ids.ravel())
-    for b in blocks:
-        ids = np.broadcast_to(np.arange(repeats).reshape(-1, 1), b.shape)
-        if np.any(first_write[(b - base).ravel()] < ids.ravel()):
-            return True
-    return False
+    ids = np.broadcast_to(np.arange(repeats).reshape(-1, 1), dst.shape).ravel()
+    np.minimum.at(first_write, (dst - base).ravel(), ids)
+
+    def later(b):
+        return bool(np.any(first_write[(b - base).ravel()] < np.broadcast_to(
+            np.arange(repeats).reshape(-1, 1), b.shape).ravel()))
+    readers = tuple(i - 1 for i in range(1, len(blocks)) if later(blocks[i]))
+    return bool(readers) or later(dst), readers
 
 
 def run_elementwise(plan: Plan, operands: tuple, fn) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...dtypes import bfloat16
+from ...faults import ParameterOutOfRange
 from ...record import define
 from .common import (V, check_count, check_dtype, check_element_count, check_same_dtype, check_ub, current_core,
                      elements_per_repeat, make_plan, run_elementwise, selection, set_mask, vector_cost)
@@ -103,12 +104,38 @@ def issue_vector(core, spec, name, params, tensors, strides, fn, repeat_time, ma
     if plan is None:  # count 0, repeatTime 0 or an empty mask: a NOP that takes its issue slot
         core.issue(spec, V, params, registers=registers)
         return None
+    _check_overlaps(core, name, plan, tensors, params, dtype)
     bufs = [t.buffer for t in tensors]
     reads = tuple((b, lo, hi) for b, (lo, hi) in zip(bufs[1:], plan.byte_ranges[1:]))
     writes = ((bufs[0], *plan.byte_ranges[0]),)
     operands = tuple((t.buffer, t.address, t.dtype) for t in tensors)
     cycles = vector_cycles(name, dtype, repeats, per_repeat)
     return core.issue(spec, V, params, reads, writes, (fn, plan, operands, cycles), registers=registers)
+
+
+# 通用说明和约束.md (通用地址重叠约束): across repeats, only these may read in a later repeat what an earlier one
+# wrote, and only through src1 with src1RepStride or dstRepStride 0 (the accumulate pattern)
+_ACCUMULATE = frozenset(("Add", "Sub", "Mul", "Max", "Min"))
+_ACCUMULATE_DTYPES = frozenset((F16, F32, I32))
+
+
+def _check_overlaps(core, name, plan, tensors, params, dtype) -> None:
+    """Fault on the overlaps 通用说明和约束.md does not support: dst meeting a source in part within a repeat, or
+    a later repeat reading what an earlier repeat's dst wrote (outside the accumulate exception)."""
+    roles = ["src"] if len(tensors) == 2 else [f"src{i}" for i in range(len(tensors) - 1)]
+    if plan.partial_overlap is not None:
+        r, i = plan.partial_overlap
+        raise core.fault(ParameterOutOfRange(
+            f"repeat {r}: dst overlaps {roles[i]} only in part (within a repeat dst and a source must overlap "
+            "100% or not at all)", buffer=tensors[0].buffer.name, addr_range=plan.byte_ranges[0]), name, V)
+    if plan.later_reads:
+        allowed = (name in _ACCUMULATE and dtype in _ACCUMULATE_DTYPES and plan.later_reads == (1,)
+                   and (getattr(params, "src1RepStride", None) == 0 or getattr(params, "dstRepStride", None) == 0))
+        if not allowed:
+            raise core.fault(ParameterOutOfRange(
+                f"a later repeat reads {roles[plan.later_reads[0]]} where an earlier repeat wrote dst (unsupported "
+                "except Add/Sub/Mul/Max/Min of half/float/int32 through src1 with src1RepStride or dstRepStride 0)",
+                buffer=tensors[0].buffer.name, addr_range=plan.byte_ranges[0]), name, V)
 
 
 # ------------------------------------------------------------------------------------------ the instructions
@@ -224,7 +251,6 @@ def _as_scalar(core, name, value, dtype):
         with np.errstate(all="ignore"):
             return np.asarray(value).astype(dtype)
     except (TypeError, ValueError):
-        from ...faults import ParameterOutOfRange
         raise core.fault(ParameterOutOfRange(f"scalarValue={value!r} is not a {dtype} value"), name, V) from None
 
 
