@@ -54,3 +54,12 @@ def test_mix_example_without_the_slot_free_wait_is_a_race_between_the_aic_and_it
     a, b = rng.standard_normal((256, 64)).astype(np.float16), rng.standard_normal((64, 64)).astype(np.float16)
     with pytest.raises(CrossCoreRace, match=r"Fixpipe.*GM:workspace|GM:workspace.*Fixpipe"):
         mix.run(a, b, np.zeros(64, np.float32), cores=1)
+
+
+def test_dx_operator_example_runs_a_tiling_experiment(capsys):
+    example = _load("conv3d_dx_operator")
+    assert example.main(["--set", "stepKa=3"]) == 0
+    out = capsys.readouterr().out
+    assert "PASSED" in out and "the same with {'stepKa': 3}" in out
+    assert example.main(["--set", "stepKa=1"]) == 0  # refused by the validator before launch, naming the field
+    assert "refused before launch" in capsys.readouterr().out
