@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ascend_sim.ascendc import (PIPE_M, GlobalTensor, HardEvent, Mmad, MmadParams, PipeBarrier, SetFlag,
+from ascend_sim.ascendc import (ASCEND_IS_AIV, PIPE_M, GlobalTensor, HardEvent, Mmad, MmadParams, PipeBarrier, SetFlag,
                                 SetHF32Mode, TBuf, TPipe, TPosition, TQue, WaitFlag)
 from ascend_sim.dtypes import float32
 
@@ -66,6 +66,8 @@ class Conv3DBackpropFilter:
         self.tiling = tiling
         self._check_tiling()
         self._init_params()
+        if ASCEND_IS_AIV():  # the vector cores of a MIX launch use the API's state, not its cube buffers
+            return
         self._init_tque()
         SetHF32Mode(bool(tiling.hf32Flag))
 
@@ -382,8 +384,19 @@ class Conv3DBackpropFilter:
             self.GetTensorC(output, enAtomic)
         self.isFirstIter = True
 
+    def IterateAllDeterministic(self, output: GlobalTensor, enAtomic: int = 0) -> None:
+        """IterateAll into a per-core workspace of this block's tiles (isDeterministic: the tile rows are the
+        block's couts, not the whole cout1G*C0), for the vector cores to reduce in a fixed order."""
+        self.isDeterministic = True
+        while self.Iterate():
+            self.GetTensorC(output, enAtomic)
+        self.isFirstIter = True
+        self.isDeterministic = False
+
     def End(self) -> None:
         """Release the events (the M -> MTE1 flags set in Init are consumed here) and clear HF32."""
+        if ASCEND_IS_AIV():
+            return
         WaitFlag(HardEvent.M_MTE1, 0)
         WaitFlag(HardEvent.M_MTE1, 1)
         if self.tiling.hf32Flag:

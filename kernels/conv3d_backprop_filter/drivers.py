@@ -25,22 +25,31 @@ from __future__ import annotations
 
 import numpy as np
 
-from ascend_sim.ascendc import GetBlockIdx, GetBlockNum, GlobalTensor
+from ascend_sim.ascendc import (ASCEND_IS_AIC, ASCEND_IS_AIV, PIPE_ALL, PIPE_FIX, PIPE_MTE3, Add, CrossCoreSetFlag,
+                                CrossCoreWaitFlag, DataCopy, Duplicate, GetBlockIdx, GetBlockNum, GetSubBlockIdx,
+                                GlobalTensor, HardEvent, PipeBarrier, SetFlag, TBuf, TPipe, TPosition, WaitFlag)
 
 from .api import Conv3DBackpropFilter
 from .util import DivCeil
 
 ROW_FIRST, COL_FIRST = 1, 2
+VEC_CUBE_RATIO = 2
+UB_SIZE = 196608
+MIN_DATA_SIZE = 256
+SYNC_MODE0, SYNC_MODE2 = 0, 2
+SYNC_AIC_ONLY_ALL_FLAG, SYNC_AIV_AIC_FLAG, SYNC_AIC_AIV_FLAG = 4, 6, 8
 NO_STREAMK_CALC, STREAMK_BATCHDOUT, STREAMK_HWOUT = 0, 1, 2
 
 
 class Conv3dDw:
-    def __init__(self, x_dtype, dedy_dtype=None, y_dtype=np.float32):
+    def __init__(self, x_dtype, dedy_dtype=None, y_dtype=np.float32, deterministic: bool = False):
         self.xType = np.dtype(x_dtype)
         self.dedyType = np.dtype(dedy_dtype if dedy_dtype is not None else x_dtype)
         self.yType = np.dtype(y_dtype)
+        self.deterministic = deterministic  # DETERMINISTIC_MODE == 1
         self.dw = Conv3DBackpropFilter(self.xType)
-        self.blockIdx = GetBlockIdx()
+        # block_idx: the AI core's index, the same on its cube core and its two vector cores
+        self.blockIdx = GetBlockIdx() // VEC_CUBE_RATIO if ASCEND_IS_AIV() else GetBlockIdx()
 
     # ------------------------------------------------------------------------------------------------ setup
     def Init(self, x, dedy, y, workSpace, tilingData) -> None:
@@ -67,7 +76,8 @@ class Conv3dDw:
         self.hoStartIdx = 0
         self.group, self.singleCoreGroup, self.singleCoreDk = t.group, t.singleCoreGroup, t.singleCoreDk
         self.dilationD, self.dilationH = t.dilationD, t.dilationH
-        self.seperateDk = self.group > 1 or self.dilationD > 1
+        self.seperateDk = self.group > 1 or self.dilationD > 1 or self.deterministic
+        self.dataSize = UB_SIZE // 2 // self.yType.itemsize  # deterministic: UB halves for the reduction
         if self.seperateDk:
             self.m = self.coutG
             self.n = self.cinG * t.hk * t.wk
@@ -202,6 +212,8 @@ class Conv3dDw:
         self.dw.IterateAll(self.yGm[self.offsetC], 1)  # 1: atomic add
 
     def Process(self) -> None:
+        if ASCEND_IS_AIV():
+            return
         if self.blockIdx >= GetBlockNum():
             self.dw.End()
             return
@@ -238,6 +250,8 @@ class Conv3dDwBasicBlock(Conv3dDw):
     def Process(self) -> None:
         if self.blockIdx >= self.usedCoreNum:
             self.dw.End()  # the real code just returns; End consumes the M->MTE1 events our Init sets
+            return
+        if ASCEND_IS_AIV():  # NDC1HWC0 x: no TransData work for the vector cores
             return
         self.CalBasicBlock()
         self.dw.End()
@@ -365,95 +379,242 @@ class Conv3dDwBasicBlockSplitMN(Conv3dDwBasicBlock):
 
 
 class Conv3dDwBasicBlockSplitMNStreamK(Conv3dDwBasicBlockSplitMN):
+    def Init(self, x, dedy, y, workSpace, tilingData) -> None:
+        super().Init(x, dedy, y, workSpace, tilingData)
+        if workSpace is not None:
+            self.workspaceGm = GlobalTensor(self.yType).SetGlobalBuffer(workSpace)
+
     def InitSplitTilingData(self, tilingData) -> None:
         bb = tilingData.basicBlockTiling
         self.streamKType, self.coreStreamK = bb.streamKType, bb.coreStreamK
+        self.streamkWorkspaceSize = bb.singleCoreM * bb.singleCoreN
+        self.channelSize = tilingData.dwTiling.channelSize
         super().InitSplitTilingData(tilingData)
+
+    def Process(self) -> None:
+        if self.blockIdx >= self.usedCoreNum:
+            self.dw.End()  # the real code just returns; End consumes the M->MTE1 events our Init sets
+            return
+        if ASCEND_IS_AIV() and not (self.deterministic and self.streamKType != NO_STREAMK_CALC):
+            return
+        if self.deterministic and self.streamKType != NO_STREAMK_CALC and ASCEND_IS_AIV():
+            self.InitMixCoreBuffer()
+        self.CalBasicBlock()
+        self.dw.End()
+
+    def InitMixCoreBuffer(self) -> None:
+        """The vector core's UB, two halves for the reduction."""
+        self.vecPipe = TPipe()
+        self.tmpBuf = TBuf(TPosition.VECCALC)
+        self.vecPipe.InitBuffer(self.tmpBuf, UB_SIZE)
 
     def CalBasicBlock(self) -> None:
         mCnt, nCnt, mCoreTail, nCoreTail = self._mn_counts()
         batchDout = self.batch * self.dout
         groupCnt = self.group if self.seperateDk else 1
         dkCnt = self.dk if self.seperateDk else 1
-        batchDoutMnCnt = batchDout * mCnt * nCnt
-        totalCnt = batchDoutMnCnt * groupCnt * dkCnt
+        # deterministic: a block is (group, dk, m, n) over every batch*dout, so one core owns each dw tile
+        blockCnt = mCnt * nCnt if self.deterministic else batchDout * mCnt * nCnt
+        totalCnt = blockCnt * groupCnt * dkCnt
         calRound, tailCnt = divmod(totalCnt, self.usedCoreNum)
         if self.streamKType == NO_STREAMK_CALC:
             basicBlockIdx, calRound = self._core_range(totalCnt)
         else:
             basicBlockIdx = self.blockIdx * calRound  # stream-K: whole rounds here, the tail round below
         self.kCoreIndx = 0
-        for _ in range(calRound):
+        for _ in range(calRound if ASCEND_IS_AIC() else 0):
             if basicBlockIdx >= totalCnt:
                 break
-            groupDkIdx = basicBlockIdx // batchDoutMnCnt if self.seperateDk else 0
-            localIdx = basicBlockIdx - groupDkIdx * batchDoutMnCnt
+            groupDkIdx = basicBlockIdx // blockCnt if self.seperateDk else 0
+            localIdx = basicBlockIdx - groupDkIdx * blockCnt
             groupIdx, dkIdx = groupDkIdx % groupCnt, groupDkIdx // groupCnt
+            basicBlockIdx += 1
+            if self.deterministic:
+                if self.coreBindOrder == ROW_FIRST:
+                    self.mCoreIndx, self.nCoreIndx = divmod(localIdx, nCnt)
+                else:
+                    nIndex, self.mCoreIndx = divmod(localIdx, mCnt)
+                    self.nCoreIndx = nIndex % nCnt
+                for batchDoutIndex in range(batchDout):
+                    batchIdx, doutIdx = divmod(batchDoutIndex, self.dout)
+                    self._mn_block(batchIdx, doutIdx, groupIdx, dkIdx, mCnt, nCnt, mCoreTail, nCoreTail,
+                                   self.singleShapeK)
+                continue
             if self.coreBindOrder == ROW_FIRST:
                 self.mCoreIndx, self.nCoreIndx, batchDoutIndex = self._bind(localIdx, batchDout, mCnt, nCnt)
             else:
                 self.nCoreIndx, self.mCoreIndx, batchDoutIndex = self._bind(localIdx, batchDout, nCnt, mCnt)
             batchIdx, doutIdx = divmod(batchDoutIndex, self.dout)
-            basicBlockIdx += 1
             self._mn_block(batchIdx, doutIdx, groupIdx, dkIdx, mCnt, nCnt, mCoreTail, nCoreTail, self.singleShapeK)
         if self.streamKType != NO_STREAMK_CALC:
             self.CalStreamK(totalCnt, calRound, tailCnt, batchDout, mCnt, nCnt, mCoreTail, nCoreTail)
 
     def CalStreamK(self, totalCnt, calRound, tailCnt, batchDout, mCnt, nCnt, mCoreTail, nCoreTail) -> None:
         """The tail round: tailCnt (m, n[, group, dk]) blocks, each split over coreStreamK cores along
-        batch*dout (STREAMK_BATCHDOUT) or along whole output rows (STREAMK_HWOUT); every part is added."""
+        batch*dout (STREAMK_BATCHDOUT) or along whole output rows (STREAMK_HWOUT). Each part is added into dw,
+        or, deterministic, into the core's workspace, which the vector cores then sum in core order into dw."""
         if tailCnt == 0 or self.coreStreamK == 0 or self.streamKType not in (STREAMK_BATCHDOUT, STREAMK_HWOUT):
             return
         groupCnt = self.group if self.seperateDk else 1
         mnCnt = mCnt * nCnt
         tailBlockIdx, splitIdx = divmod(self.blockIdx, self.coreStreamK)
         basicBlockIdx = calRound * self.usedCoreNum + tailBlockIdx
-        if self.blockIdx >= tailCnt * self.coreStreamK or basicBlockIdx >= totalCnt:
-            return
+        isParticipant = self.blockIdx < tailCnt * self.coreStreamK and basicBlockIdx < totalCnt
         groupDkIdx, localIdx = divmod(basicBlockIdx, mnCnt)
         groupIdx, dkIdx = groupDkIdx % groupCnt, groupDkIdx // groupCnt
-        if self.coreBindOrder == ROW_FIRST:
-            self.mCoreIndx, self.nCoreIndx = divmod(localIdx, nCnt)
-        else:
-            nIndex, self.mCoreIndx = divmod(localIdx, mCnt)
-            self.nCoreIndx = nIndex % nCnt
+        mCoreUse = nCoreUse = kCoreUse = 0
+        batchDouts = ()
+        if isParticipant:
+            if self.coreBindOrder == ROW_FIRST:
+                self.mCoreIndx, self.nCoreIndx = divmod(localIdx, nCnt)
+            else:
+                nIndex, self.mCoreIndx = divmod(localIdx, mCnt)
+                self.nCoreIndx = nIndex % nCnt
+            mCoreUse = mCoreTail if self.mCoreIndx == mCnt - 1 else self.singleShapeM
+            nCoreUse = nCoreTail if self.nCoreIndx == nCnt - 1 else self.singleShapeN
+            isParticipant, kCoreUse, batchDouts = self._stream_k_split(splitIdx, batchDout)
+        if isParticipant and self.deterministic:
+            if ASCEND_IS_AIV():
+                self.CalcOffset(0, 0, groupIdx, dkIdx, True)
+                self.InitStreamKWorkspace(self.streamkWorkspaceSize, self.blockIdx)
+                CrossCoreSetFlag(SYNC_MODE2, PIPE_MTE3, SYNC_AIV_AIC_FLAG)
+            else:
+                CrossCoreWaitFlag(SYNC_AIV_AIC_FLAG, SYNC_MODE2)
+        if isParticipant and ASCEND_IS_AIC():
+            enAtomic = 0
+            for batchDoutIndex in batchDouts:
+                batchIdx, doutIdx = divmod(batchDoutIndex, self.dout)
+                self.CalcOffset(batchIdx, doutIdx, groupIdx, dkIdx, True)
+                self.ReCalDkCinSingleCoreShape(batchIdx, doutIdx, groupIdx, dkIdx)
+                if self.singleShapeNInCurrentHo == 0 or self.singleShapeMInCurrentHo == 0:
+                    continue
+                self.dw.SetOutBackprop(self.dedyGm[self.offsetA])
+                self.dw.SetSingleShape(mCoreUse, min(nCoreUse, self.singleShapeNInCurrentHo), kCoreUse,
+                                       self.hoStartIdx)
+                self.dw.SetFmap(self.xGm[self.offsetB])
+                if self.deterministic:  # the first part written, the others added, in the core's own order
+                    self.dw.IterateAllDeterministic(
+                        self.workspaceGm[self.blockIdx * self.streamkWorkspaceSize], enAtomic)
+                    enAtomic = 1
+                else:
+                    self.dw.IterateAll(self.yGm[self.offsetC], 1)
+        if not self.deterministic:
+            return
+        if ASCEND_IS_AIC():  # every cube core's part is in its workspace
+            CrossCoreSetFlag(SYNC_MODE0, PIPE_FIX, SYNC_AIC_ONLY_ALL_FLAG)
+            CrossCoreWaitFlag(SYNC_AIC_ONLY_ALL_FLAG)
+        if isParticipant:
+            if ASCEND_IS_AIC():
+                CrossCoreSetFlag(SYNC_MODE2, PIPE_FIX, SYNC_AIC_AIV_FLAG)
+            else:
+                self.ReduceStreamKToY(mCoreUse, nCoreUse, tailBlockIdx, isSplitM=mCnt != 1)
+
+    def _stream_k_split(self, splitIdx: int, batchDout: int) -> tuple[bool, int, range]:
+        """(takes part, its K, its batch*dout indices) of split splitIdx of a tail block; sets the K position."""
         if self.streamKType == STREAMK_BATCHDOUT:
             perSplit = DivCeil(batchDout, self.coreStreamK)
             splitCnt = DivCeil(batchDout, perSplit)
             if splitIdx >= splitCnt:
-                return
+                return False, 0, range(0)
             coreUse = batchDout - (splitCnt - 1) * perSplit if splitIdx == splitCnt - 1 else perSplit
             if coreUse == 0:
-                return
-            kCoreUse = self.singleShapeK
+                return False, 0, range(0)
             self.singleCoreHo = self.singleShapeK // self.wo
             self.kCoreIndx = 0
-            hoStartIdx = 0
-            batchDouts = [splitIdx * perSplit + i for i in range(coreUse)]
-        else:
-            streamSingleShapeK = DivCeil(DivCeil(self.singleShapeK, self.coreStreamK), self.wo) * self.wo
-            if streamSingleShapeK == 0:
-                return
-            splitCnt = DivCeil(self.singleShapeK, streamSingleShapeK)
-            if splitIdx >= splitCnt:
-                return
-            kCoreUse = (self.singleShapeK - (splitCnt - 1) * streamSingleShapeK if splitIdx == splitCnt - 1
-                        else streamSingleShapeK)
-            if kCoreUse == 0:
-                return
-            kCoreUse = max(kCoreUse, self.wo)
-            self.singleCoreHo = streamSingleShapeK // self.wo
-            self.singleShapeK = streamSingleShapeK
-            self.kCoreIndx = splitIdx
-            hoStartIdx = splitIdx * streamSingleShapeK // self.wo
-            batchDouts = range(batchDout)
-        mCoreUse = mCoreTail if self.mCoreIndx == mCnt - 1 else self.singleShapeM
-        nCoreUse = nCoreTail if self.nCoreIndx == nCnt - 1 else self.singleShapeN
-        for batchDoutIndex in batchDouts:
-            batchIdx, doutIdx = divmod(batchDoutIndex, self.dout)
-            self.CalcOffset(batchIdx, doutIdx, groupIdx, dkIdx, True)
-            self.ReCalDkCinSingleCoreShape(batchIdx, doutIdx, groupIdx, dkIdx)
-            if self.singleShapeNInCurrentHo == 0 or self.singleShapeMInCurrentHo == 0:
-                continue
-            self.hoStartIdx = hoStartIdx
-            self._iterate_block(mCoreUse, min(nCoreUse, self.singleShapeNInCurrentHo), kCoreUse)
+            self.hoStartIdx = 0
+            return True, self.singleShapeK, range(splitIdx * perSplit, splitIdx * perSplit + coreUse)
+        streamSingleShapeK = DivCeil(DivCeil(self.singleShapeK, self.coreStreamK), self.wo) * self.wo
+        if streamSingleShapeK == 0:
+            return False, 0, range(0)
+        splitCnt = DivCeil(self.singleShapeK, streamSingleShapeK)
+        if splitIdx >= splitCnt:
+            return False, 0, range(0)
+        kCoreUse = (self.singleShapeK - (splitCnt - 1) * streamSingleShapeK if splitIdx == splitCnt - 1
+                    else streamSingleShapeK)
+        if kCoreUse == 0:
+            return False, 0, range(0)
+        self.singleCoreHo = streamSingleShapeK // self.wo
+        self.singleShapeK = streamSingleShapeK
+        self.kCoreIndx = splitIdx
+        self.hoStartIdx = splitIdx * streamSingleShapeK // self.wo
+        return True, max(kCoreUse, self.wo), range(batchDout)
+
+    # ------------------------------------------------------------------------------ the vector cores' part
+    def InitStreamKWorkspace(self, blockSize: int, coreIdx: int) -> None:
+        """Zero this cube core's workspace, half by each of its two vector cores (small blocks: the first)."""
+        sub = GetSubBlockIdx()
+        isSingleCore = blockSize <= MIN_DATA_SIZE
+        if sub != 0 and isSingleCore:
+            return
+        taskDataSize = blockSize if isSingleCore else blockSize >> 1
+        baseOffset = coreIdx * blockSize + sub * taskDataSize
+        taskDataSize += sub * (blockSize & 1)
+        ubSrc = self.tmpBuf.Get(self.yType)
+        perDataSize = min(taskDataSize, self.dataSize)
+        eventIdVToMte3 = self.vecPipe.FetchEventID(HardEvent.V_MTE3)
+        Duplicate(ubSrc, 0.0, perDataSize)
+        SetFlag(HardEvent.V_MTE3, eventIdVToMte3)
+        WaitFlag(HardEvent.V_MTE3, eventIdVToMte3)
+        processed = 0
+        while processed < taskDataSize:
+            curSize = min(taskDataSize - processed, perDataSize)
+            DataCopy(self.workspaceGm[baseOffset + processed], ubSrc, curSize)
+            processed += curSize
+
+    def ReduceStreamKToY(self, mCoreUse: int, nCoreUse: int, tailBlockIdx: int, isSplitM: bool) -> None:
+        """Sum the coreStreamK workspaces of a tail block in core order and write the sum into dw; the block's
+        C0-wide column blocks are shared out over the 2*coreStreamK vector cores."""
+        # [DEVIATION] the real code returns before its CrossCoreWaitFlag on the vector cores that get no column
+        # block (and on an empty block), leaving the cube core's flag set; the simulator refuses flags left set
+        # at the end of a kernel, so those cores wait it first and then return.
+        CrossCoreWaitFlag(SYNC_AIC_AIV_FLAG, SYNC_MODE2)
+        # The cube core set this flag after waiting for this core's workspace zeros (V -> MTE3 -> flag), so the
+        # stall orders the UB reuse below behind them; the simulator's race checker learns a core's own
+        # ordering from barriers only, hence the barrier (no effect on the order the hardware already has).
+        PipeBarrier(PIPE_ALL)
+        if mCoreUse == 0 or nCoreUse == 0:
+            return
+        reducerCore = tailBlockIdx * self.coreStreamK
+        maxVecCore = self.coreStreamK * VEC_CUBE_RATIO
+        localVecIdx = (self.blockIdx - reducerCore) * VEC_CUBE_RATIO + GetSubBlockIdx()
+        alignedM = self.cout1G * self.channelSize
+        totalBlockNum = DivCeil(nCoreUse, self.channelSize)
+        useVecCore = min(totalBlockNum, maxVecCore)
+        if localVecIdx >= useVecCore:
+            return
+        totalSize = totalBlockNum // useVecCore
+        offsetBlock = totalSize * localVecIdx
+        tailVecNum = totalBlockNum % useVecCore
+        if tailVecNum:
+            offsetBlock += min(localVecIdx, tailVecNum)
+            totalSize += 1 if localVecIdx < tailVecNum else 0
+        totalSize *= DivCeil(mCoreUse, 16) * 16 * self.channelSize
+        curOffsetC = self.offsetC + offsetBlock * alignedM * self.channelSize
+        vecOffsetC = offsetBlock * mCoreUse * self.channelSize
+        ubSrc1 = self.tmpBuf.Get(self.yType)
+        ubSrc2 = ubSrc1[self.dataSize]
+        baseCore = tailBlockIdx * self.coreStreamK
+        perDataSize = DivCeil(mCoreUse, 16) * 16 * self.channelSize if isSplitM else self.dataSize
+        pipe = self.vecPipe
+        eventIdMte2ToV, eventIdVToMte2 = pipe.FetchEventID(HardEvent.MTE2_V), pipe.FetchEventID(HardEvent.V_MTE2)
+        eventIdMte3ToMte2 = pipe.FetchEventID(HardEvent.MTE3_MTE2)
+        eventIdVToMte3 = pipe.FetchEventID(HardEvent.V_MTE3)
+        processed = 0
+        while processed < totalSize:
+            curSize = min(totalSize - processed, perDataSize)
+            DataCopy(ubSrc1, self.workspaceGm[baseCore * self.streamkWorkspaceSize + vecOffsetC + processed], curSize)
+            for coreIdx in range(1, self.coreStreamK):
+                srcOffset = (baseCore + coreIdx) * self.streamkWorkspaceSize + vecOffsetC + processed
+                DataCopy(ubSrc2, self.workspaceGm[srcOffset], curSize)
+                SetFlag(HardEvent.MTE2_V, eventIdMte2ToV)
+                WaitFlag(HardEvent.MTE2_V, eventIdMte2ToV)
+                Add(ubSrc1, ubSrc1, ubSrc2, curSize)
+                SetFlag(HardEvent.V_MTE2, eventIdVToMte2)
+                WaitFlag(HardEvent.V_MTE2, eventIdVToMte2)
+            SetFlag(HardEvent.V_MTE3, eventIdVToMte3)
+            WaitFlag(HardEvent.V_MTE3, eventIdVToMte3)
+            DataCopy(self.yGm[curOffsetC], ubSrc1, curSize)
+            processed += curSize
+            curOffsetC += alignedM * self.channelSize if isSplitM else curSize
+            SetFlag(HardEvent.MTE3_MTE2, eventIdMte3ToMte2)
+            WaitFlag(HardEvent.MTE3_MTE2, eventIdMte3ToMte2)

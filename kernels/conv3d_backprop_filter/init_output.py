@@ -1,25 +1,25 @@
-"""The init-output pass: every core zeroes its slice of dw, then all cores meet; the main pass adds into it.
+"""The init-output pass: every cube core zeroes its slice of dw, then they meet; the main pass adds into it.
 
 dw is written with atomic adds only (cores splitting K, batch or depth each add their part), so it starts at
 zero: InitConstValue zeroes L1 (the whole L1, totalL1Size), then each core copies those zeros over its
 ceil(size/cores) (256-element aligned) slice with DataCopy L1 -> GM (MTE3) in chunks of L1.
 
-Ports conv3d_backprop_filter_v2_init_output.h (Conv3dDwInitOutput). [DEVIATION] The real pass ends with
-CrossCoreSetFlag<0, PIPE_MTE3> + CrossCoreWaitFlag, a barrier of the cube cores; here it is SyncAll (a barrier
-of every core, and a PIPE_ALL barrier inside the core), as in the dx port: the simulator's race checker orders a
-core's own pipes only through flags and barriers (docs/simulator.md).
+Ports conv3d_backprop_filter_v2_init_output.h (Conv3dDwInitOutput): the pass ends with the cube cores' barrier
+CrossCoreSetFlag<0, PIPE_MTE3> + CrossCoreWaitFlag (so the launch is a MIX kernel, KERNEL_TYPE_MIX_AIC_1_0 as on
+the device), plus a PipeBarrier(PIPE_ALL) that tells the simulator's race checker what the wait's stall implies.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ascend_sim.ascendc import (ASCEND_IS_AIV, DataCopy, DataCopyParams, GetBlockIdx, GetBlockNum, GlobalTensor,
-                                HardEvent, InitConstValue, InitConstValueParams, SetFlag, SyncAll, TBuf, TPipe,
-                                TPosition, WaitFlag)
+from ascend_sim.ascendc import (ASCEND_IS_AIV, PIPE_ALL, PIPE_MTE3, CrossCoreSetFlag, CrossCoreWaitFlag, DataCopy,
+                                DataCopyParams, GetBlockIdx, GetBlockNum, GlobalTensor, HardEvent, InitConstValue,
+                                InitConstValueParams, PipeBarrier, SetFlag, TBuf, TPipe, TPosition, WaitFlag)
 
 from .util import BLOCK_CUBE, ONE_BLK_SIZE, Ceil
 
 MAX_BLOCK_NUM = (1 << 15) - 1
+SYNC_AIC_FLAG = 11  # asc-devkit kernel_operator_sync_impl.h: the cross-core flag of the cube cores' barrier
 
 
 class Conv3dDwInitOutput:
@@ -30,6 +30,8 @@ class Conv3dDwInitOutput:
         self.InitTilingData(tilingData)
         self.yGm = GlobalTensor(self.yType).SetGlobalBuffer(y)
         self.pipe = TPipe()
+        if ASCEND_IS_AIV():  # no L1 on a vector core; Process returns there at once
+            return
         self.localBuffer = TBuf(TPosition.A1)  # TPosition::TSCM: L1 on A2
         self.pipe.InitBuffer(self.localBuffer, self.totalL1Size)
 
@@ -73,7 +75,12 @@ class Conv3dDwInitOutput:
         self.SyncAllCores()
 
     def SyncAllCores(self) -> None:
-        SyncAll()  # CrossCoreSetFlag<0, PIPE_MTE3>(SYNC_AIC_FLAG); CrossCoreWaitFlag(SYNC_AIC_FLAG) on hardware
+        """Every cube core waits until all of them have stored their zeros (the vector cores do not take part)."""
+        CrossCoreSetFlag(0, PIPE_MTE3, SYNC_AIC_FLAG)
+        CrossCoreWaitFlag(SYNC_AIC_FLAG)
+        # The wait stalls the scalar unit until every earlier MTE3 store is done, so all later work of this core
+        # comes after them; the simulator's race checker learns a core's own ordering from barriers only.
+        PipeBarrier(PIPE_ALL)
 
     def Destroy(self) -> None:
         self.pipe.Destroy()

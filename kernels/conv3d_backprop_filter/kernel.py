@@ -2,9 +2,10 @@
 every core.
 
 The tiling key is the template id (conv3DDWTemplateId): 0 the base template Conv3dDw, 1 SPLIT_M_K, 2 SPLIT_K_N,
-3 SPLIT_M_N, 4 SPLIT_M_N_STREAMK. Every template first runs the init-output pass (zero dw, then all cores meet),
-since the main pass adds into dw. The deterministic variant (DETERMINISTIC_MODE: ProcessWithDeterministic, a UB
-reduction on the vector cores) is not ported.
+3 SPLIT_M_N, 4 SPLIT_M_N_STREAMK. Every template first runs the init-output pass (zero dw, then the cube cores
+meet), since the main pass adds into dw. The deterministic build (DETERMINISTIC_MODE) is ported for stream-K
+(its tail blocks summed by the vector cores in a fixed order); its base template (ProcessWithDeterministic) is
+not.
 """
 from __future__ import annotations
 
@@ -18,17 +19,20 @@ DRIVERS = {TPL_SPLIT_DFL: Conv3dDw, TPL_SPLIT_M_K: Conv3dDwBasicBlockSplitMK, TP
 
 
 def conv3d_backprop_filter_v2(x, filter_size, out_backprop, y, workSpace, tilingData, *, tiling_key: int,
-                              dtype) -> None:
+                              dtype, deterministic: bool = False) -> None:
     """One core's work. `x`, `out_backprop` are GmAddr of NDC1HWC0 data of `dtype` (DTYPE_X = DTYPE_OUT_BACKPROP),
-    `y` a GmAddr of the fp32 FRACTAL_Z_3D dw; filter_size and workSpace are not read (NDC1HWC0 x needs no
-    workspace)."""
+    `y` a GmAddr of the fp32 FRACTAL_Z_3D dw; filter_size is not read; workSpace holds the stream-K partial sums
+    of the deterministic build (DETERMINISTIC_MODE = 1: `deterministic`, a MIX_AIC_1_2 launch)."""
     driver_cls = DRIVERS.get(tiling_key)
     if driver_cls is None:
         raise ValueError(f"tiling_key={tiling_key} is not a Conv3DBackpropFilterV2 template id (0..4)")
+    if deterministic and tiling_key == TPL_SPLIT_DFL:
+        raise ValueError("the deterministic base template (Conv3dDw::ProcessWithDeterministic) is not ported; the "
+                         "A2 host gives deterministic problems the stream-K template (tiling key 4)")
     init = Conv3dDwInitOutput()
     init.Init(y, tilingData)
     init.Process()
     init.Destroy()
-    op = driver_cls(dtype, dtype)
+    op = driver_cls(dtype, dtype, deterministic=deterministic)
     op.Init(x, out_backprop, y, workSpace, tilingData)
     op.Process()

@@ -14,6 +14,7 @@ Host-side layouts (numpy, documented in docs/conv3d_backprop_filter.md):
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -135,6 +136,19 @@ def _to_device(a_ncdhw: np.ndarray, dtype, per_tiling_group: int, c_per_group: i
     return np.ascontiguousarray(padded.reshape(n, total // c0, c0, d, h, w).transpose(0, 3, 1, 4, 5, 2))
 
 
+def groups_per_tiling_group(groups: int, cin: int, cout: int, t) -> int:
+    """How many user groups one group of the tiling holds: the host's group enlargement (CalculateMagFactor:
+    merged groups fill whole C0 blocks of cin and 16-blocks of cout), checked against the tiling's group."""
+    if t.group == groups:
+        return 1
+    cin_g, cout_g = cin // groups, cout // groups
+    mag = min(math.lcm(math.lcm(cin_g, t.k0) // cin_g, math.lcm(cout_g, 16) // cout_g), groups)
+    if -(-groups // mag) != t.group:
+        raise ValueError(f"the tiling's group={t.group} is neither groups={groups} nor the enlarged count "
+                         f"ceil(groups / {mag})")
+    return mag
+
+
 def _from_device(dw_flat: np.ndarray, t, groups: int, weight_shape: tuple) -> np.ndarray:
     """The kernel's fp32 FRACTAL_Z_3D dw -> (Cout, Cin/groups, kD, kH, kW)."""
     cout, cin_g, kd, kh, kw = weight_shape
@@ -143,7 +157,7 @@ def _from_device(dw_flat: np.ndarray, t, groups: int, weight_shape: tuple) -> np
     blocks = dw_flat.reshape(t.group, t.dk, t.cin1G, t.hk, t.wk, cout_cols, c0)
     # -> [group][cout_cols][cin1G*c0][dk][hk][wk]
     dense = blocks.transpose(0, 5, 2, 6, 1, 3, 4).reshape(t.group, cout_cols, cin_rows, t.dk, t.hk, t.wk)
-    per = groups // t.group
+    per = groups_per_tiling_group(groups, cin_g * groups, cout, t)
     cout_g = cout // groups
     w = np.empty((cout, cin_g, kd, kh, kw), np.float32)
     for j in range(groups):
@@ -154,13 +168,13 @@ def _from_device(dw_flat: np.ndarray, t, groups: int, weight_shape: tuple) -> np
 
 
 def _launch(x_ncdhw, dy_ncdhw, tiling_data, groups: int, weight_shape: tuple, *, platform, execute: bool,
-            check_races: bool, hooks):
+            check_races: bool, hooks, deterministic: bool = False):
     t = tiling_data.dwTiling
     dtype = x_ncdhw.dtype
     c0 = t.k0
     if c0 != 32 // dtype.itemsize:
         raise ValueError(f"the tiling's k0={c0} does not match {dtype} data (C0={32 // dtype.itemsize})")
-    per = groups // t.group
+    per = groups_per_tiling_group(groups, x_ncdhw.shape[1], dy_ncdhw.shape[1], t)
     cin_g, cout_g = x_ncdhw.shape[1] // groups, dy_ncdhw.shape[1] // groups
     cinG, coutG = t.cin1G * c0, t.cout1G * c0
     # the channel count the kernel's offsets assume: (group - 1) whole groups plus the tail group
@@ -173,25 +187,37 @@ def _launch(x_ncdhw, dy_ncdhw, tiling_data, groups: int, weight_shape: tuple, *,
     x_5hd = _to_device(x_ncdhw, dtype, per, cin_g, cinG, cin_total)
     dy_5hd = _to_device(dy_ncdhw, dtype, per, cout_g, coutG, cout_total)
     chip = Chip(platform, execute=execute, check_races=check_races, hooks=hooks)
+    workspace = None
+    if deterministic:  # the stream-K partial sums: singleCoreM x singleCoreN fp32 per core
+        bb = tiling_data.basicBlockTiling
+        workspace = GmAddr(chip.gm.alloc("workspace", max(1, tiling_data.block_dim * bb.singleCoreM * bb.singleCoreN * 4)))
     x_gm = chip.gm.upload("x", x_5hd)
-    dy_gm = chip.gm.upload("out_backprop", dy_5hd)
+    # Zero slack after dy: the basic-block drivers with separate (group, kd) GEMMs read M blocks of
+    # cout1G*C0 couts even where dy holds fewer (fp32: cout1G*8 can pass ceil(Cout/8)*8); on the device that
+    # reads past the tensor, here it reads zeros, and the rows land in dw rows past Cout, which are dropped.
+    slack = coutG * dy_5hd.shape[3] * dy_5hd.shape[4]  # cout1G planes of one (batch, depth)
+    dy_gm = chip.gm.upload("out_backprop", np.concatenate([dy_5hd.reshape(-1), np.zeros(slack, dy_5hd.dtype)]))
     y_elems = t.group * t.dk * t.cin1G * t.hk * t.wk * coutG * c0
     y_gm = chip.gm.alloc("y", y_elems * 4)
     if execute:
         y_gm.data.view(np.float32)[:] = np.nan  # the init pass must zero every element the kernel adds into
+    # KERNEL_TYPE_MIX_AIC_1_0 (cube cores with cross-core flags); the deterministic build adds the vector cores
     report = chip.launch(_kernel_entry, tiling_data.block_dim, GmAddr(x_gm), None, GmAddr(dy_gm), GmAddr(y_gm),
-                         None, tiling_data, tiling_key=tiling_data.tiling_key, dtype=dtype)
+                         workspace, tiling_data, tiling_key=tiling_data.tiling_key, dtype=dtype,
+                         deterministic=deterministic,
+                         kernel_type="MIX_AIC_1_2" if deterministic else "MIX_AIC_1_0")
     dw = _from_device(y_gm.data.view(np.float32), t, groups, weight_shape) if execute else None
     return dw, report
 
 
 def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads, dilations=(1, 1, 1, 1, 1),
                                   groups=1, data_format="NDHWC", filter_format="NCDHW", platform="Ascend910B2",
-                                  enable_hf32=False, execute=True, trace=None, tiling=None, tiling_overrides=None,
-                                  check_races=True, hooks=None) -> Conv3dDwRun:
+                                  enable_hf32=False, deterministic=False, execute=True, trace=None, tiling=None,
+                                  tiling_overrides=None, check_races=True, hooks=None) -> Conv3dDwRun:
     """Run Conv3DBackpropFilterV2 on the simulator and return the whole record (see conv3d_backprop_filter_v2).
 
-    execute=False is the timing-only mode (result None). trace: a path for the Chrome/Perfetto trace.
+    deterministic=True: the deterministic build (the host tiles for it; stream-K tail blocks are summed by the
+    vector cores in a fixed order instead of atomic adds). execute=False is the timing-only mode (result None). trace: a path for the Chrome/Perfetto trace.
     tiling: a Conv3DBackpropFilterV2TilingData to launch instead of the generator's (it must describe this
     problem); tiling_overrides: {field: value} applied to the generated tiling by real field name.
     hooks: callables hook(core, instruction) run after every instruction.
@@ -217,13 +243,13 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
     if tiling is None:
         tiling = conv3d_backprop_filter_tiling(x_shape, weight_shape, dy_shape, st, pd, dl, groups,
                                                dtype=x.dtype.name, platform=platform, enable_hf32=enable_hf32,
-                                               tiling_overrides=tiling_overrides)
+                                               deterministic=deterministic, tiling_overrides=tiling_overrides)
     else:  # still refuse a bad problem before launch
         check_conv3d_dw_args(x_shape, weight_shape, dy_shape, st, pd, dl, groups, x.dtype.name, platform,
-                             enable_hf32)
+                             enable_hf32, deterministic)
     groups = x_shape[1] // weight_shape[1]
     dw, report = _launch(x_ncdhw, dy_ncdhw, tiling, groups, weight_shape, platform=platform, execute=execute,
-                         check_races=check_races, hooks=hooks)
+                         check_races=check_races, hooks=hooks, deterministic=deterministic)
     result = filter_from_ncdhw(dw, filter_format) if dw is not None else None
     path = None
     if trace is not None:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ascend_sim.ascendc import CFG_NZ, Fixpipe, FixpipeParamsV220, SetAtomicAdd, SetAtomicNone
 
-from .util import ONE_BLK_SIZE, ShiftCeilM0
+from .util import ONE_BLK_SIZE, Ceil, ShiftCeilM0
 
 
 def LoadL0c2Gm(api, output, enAtomic: int = 0, enSequentialWrite: bool = False) -> None:
@@ -25,7 +25,10 @@ def LoadL0c2Gm(api, output, enAtomic: int = 0, enSequentialWrite: bool = False) 
         SetAtomicAdd(np.float32)
     srcStride = ShiftCeilM0(api.baseUseM, t.m0) * t.m0
     if not enSequentialWrite:
-        alignCoutG = t.cout1G * t.channelSize
+        if api.isDeterministic:  # a workspace of this block's couts
+            alignCoutG = Ceil(api.singleShapeCout, t.channelSize) * t.channelSize
+        else:
+            alignCoutG = t.cout1G * t.channelSize
         dstOffset = api.curNL0Idx * t.baseN * alignCoutG + api.curML0Idx * t.baseM * t.channelSize
         dstStrideIn = alignCoutG * t.channelSize * 4 // ONE_BLK_SIZE
         target = output[dstOffset]
