@@ -15,6 +15,13 @@ def test_conv3d_dw_runs_checks_and_writes_a_trace(tmp_path, capsys):
     assert json.loads(trace.read_text())
 
 
+def test_conv3d_dw_deterministic(capsys):
+    assert main(["conv3d-dw", "--cin", "16", "--cout", "16", "--dhw", "4,6,6", "--kernel", "3,3,3", "--pad",
+                 "0,0,0,0,0,0", "--deterministic"]) == 0
+    out = capsys.readouterr().out
+    assert "tiling key 4" in out and "PASSED" in out
+
+
 def test_conv3d_dw_json_timing_only_and_overrides(capsys):
     assert main(["conv3d-dw", *SMALL, "--timing-only", "--json", "--set", "baseN=64"]) == 0
     doc = json.loads(capsys.readouterr().out)

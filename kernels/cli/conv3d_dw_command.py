@@ -54,6 +54,8 @@ def add_command(commands) -> argparse.ArgumentParser:
     add_conv_problem_arguments(parser)
     parser.add_argument("--set", type=dw_tiling_override, action="append", default=[], metavar="FIELD=VALUE",
                         help="override a field of the dw tiling, repeatable (e.g. --set baseN=64)")
+    parser.add_argument("--deterministic", action="store_true",
+                        help="the deterministic build (stream-K tails summed by the vector cores in a fixed order)")
     add_run_arguments(parser, "x and dy")
     parser.set_defaults(run=run)
     return parser
@@ -72,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
         result = conv3d_backprop_filter_v2_run(
             x, problem.filter_shape, dy, execute=not args.timing_only, trace=args.trace,
             tiling_overrides=dict(args.set) or None, hooks=progress, check_races=not args.no_race_check,
+            deterministic=args.deterministic,
             **problem.operator_arguments())
     except TilingValidationError as err:
         raise FlagError(f"argument --set: {err}") from err
