@@ -16,8 +16,8 @@ U32_MAX = 2**32 - 1
 I32_MIN, I32_MAX = -(2**31), 2**31 - 1
 U64_MAX = 2**64 - 1
 
-C_RANGES = {"u32": (0, U32_MAX), "i32": (I32_MIN, I32_MAX), "u64": (0, U64_MAX)}
-_CODES = {"u32": ("I", 4), "i32": ("i", 4), "u64": ("Q", 8)}
+C_RANGES = {"u32": (0, U32_MAX), "i32": (I32_MIN, I32_MAX), "u64": (0, U64_MAX), "u8": (0, 255), "i8": (-128, 127)}
+_CODES = {"u32": ("I", 4), "i32": ("i", 4), "u64": ("Q", 8), "u8": ("B", 1), "i8": ("b", 1)}
 
 
 def c_format(fields: tuple[tuple[str, str], ...]) -> str:
