@@ -8,6 +8,7 @@ may vary, with its allowed range), `default_space()` (the knobs swept when no --
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +24,8 @@ from .estimate import estimate_conv3d_dx
 
 _C_RANGES = {"u32": (0, U32_MAX), "i32": (I32_MIN, I32_MAX), "u64": (0, U64_MAX)}
 FIELDS = {name: _C_RANGES[ctype] for name, ctype in (*PARAMS_FIELDS, *TILING_FIELDS)}
+# The template flags of the tiling key: the basic-block driver or the general one, and the L0B load variant.
+FIELDS.update(useBasicBlock=(0, 1), loadB2Condition=(0, 2))
 # The generator's knobs (docs/tiling.md): blocks, K steps, buffers, order, core split.
 KNOBS = ("baseM", "baseN", "baseK", "stepM", "stepN", "stepKa", "stepKb", "al0Pbuffer", "bl0Pbuffer", "cl0Pbuffer",
          "al1Pbuffer", "bl1Pbuffer", "iterateOrder", "coreNum", "singleCoreM", "singleCoreCin1", "singleCoreDin")
@@ -69,20 +72,33 @@ class Conv3dDxTarget:
         c0 = f["c0"]
 
         def around(value: int, unit: int) -> tuple[int, ...]:
-            return tuple(sorted({v for v in (value // 4, value // 2, value, value * 2, value * 4)
-                                 if v >= unit and v % unit == 0 and v <= 4095}))
+            scaled = {unit * max(1, round(value * factor / unit)) for factor in (0.25, 0.5, 1, 2, 4)}
+            return tuple(sorted(v for v in scaled | {value} if v <= 4095))
 
+        # K steps in whole kernel windows of the generator's baseK (the validator refuses the others)
+        window = f["hk"] * f["wk"] * c0
+        unit = window // math.gcd(f["baseK"], window)
+        steps = {unit * i for i in (1, 2, 3, 4, 6, 8)}
         cores = self.platform.aic_cores
         return {"baseM": around(f["baseM"], 16), "baseN": around(f["baseN"], 16), "baseK": around(f["baseK"], c0),
-                "stepKa": tuple(sorted({1, 2, 3, 4, 6, 8, 12, 16, f["stepKa"]})),
-                "stepKb": tuple(sorted({1, 2, 3, 4, 6, 8, 12, 16, f["stepKb"]})),
+                "stepKa": tuple(sorted(steps | {f["stepKa"]})), "stepKb": tuple(sorted(steps | {f["stepKb"]})),
                 "al1Pbuffer": (1, 2), "bl1Pbuffer": (1, 2), "cl0Pbuffer": (1, 2), "iterateOrder": (0, 1),
                 **({"coreNum": tuple(sorted({max(1, cores // 4), cores // 2, cores, f["coreNum"]}))}
                    if self.tiling.useBasicBlock else {})}
 
     def candidate(self, point: dict[str, int]):
         """The tiling of a point: the generator's, with the point's fields overridden (not validated)."""
-        return self.problem.plan("v2", point, validate_overrides=False).tiling if point else self.tiling
+        overrides = self.overrides(point)
+        return self.problem.plan("v2", overrides, validate_overrides=False).tiling if overrides else self.tiling
+
+    def overrides(self, point: dict[str, int]) -> dict[str, int]:
+        """The point as tiling overrides, with the L0B load variant re-derived from a varied baseK as the
+        generator derives it (1 when a K step spans a whole kernel window), unless the point sets it."""
+        point = dict(point)
+        if "baseK" in point and "loadB2Condition" not in point and self.tiling.loadB2Condition != 2:
+            f = self.tiling.fields()
+            point["loadB2Condition"] = int(point["baseK"] // f["c0"] >= f["hk"] * f["wk"])
+        return point
 
     def prepare(self, point: dict[str, int]) -> Prepared:
         tiling = self.candidate(point)
@@ -106,7 +122,7 @@ class Conv3dDxTarget:
             self._operands = (np.zeros(p.filter_shape, dtype), np.zeros(p.dy_shape, dtype))
         weight, dy = self._operands
         run = conv3d_backprop_input_v2_run(p.dx_shape, weight, dy, execute=False, check_races=False, engine="fast",
-                                           route="v2", tiling_overrides=point or None, **p.operator_arguments())
+                                           route="v2", tiling_overrides=self.overrides(point) or None, **p.operator_arguments())
         report = run.report
         return {"cycles": report.cycles, "microseconds": report.microseconds, "bound": report.bound,
                 **{f"util_{pipe}": u for pipe, u in report.utilisation.items() if pipe in ("MTE2", "MTE1", "M", "FIX")},
