@@ -88,8 +88,7 @@ def _api_case(name: str, body: str) -> dict:
         elif line == "SetSingleOutputShapeInTest(testTiling);":
             case["output_order"] = "M"
         elif line == "SetSingleOutputShapeHwModeInTest(testTiling);":
-            case["output_order"] = "HW"
-            case["single_weight"] = None  # the helper sets the whole kernel
+            case["output_order"] = "HW"  # the helper also sets the single weight to the whole kernel
         elif m := re.fullmatch(r"testTiling\.hasBias = (\w+);", line):
             case["has_bias"] = {"0": False, "1": True, "true": True, "false": False}[m[1]]
         elif line == "SetType(testTiling);":
@@ -116,6 +115,9 @@ def _api_case(name: str, body: str) -> dict:
     for key in ("fmap_CiDiHiWi", "weight_CoKdKhKw", "pads", "strides_DHW", "dilations_DHW", "dtype", "expect"):
         if key not in case:
             raise ValueError(f"no {key}")
+    if case["output_order"] == "HW":
+        case["single_weight"] = case["weight_CoKdKhKw"][1:]
+    # single_weight: the (kD, kH, kW) of SetSingleWeightShape(orgCi, ...); null when the test never calls it.
     return case
 
 

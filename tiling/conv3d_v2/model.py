@@ -52,7 +52,7 @@ RUN_INFO_FIELDS: tuple[tuple[str, str], ...] = (
 L0_PINGPONG_ALL_CLOSE, L0_PINGPONG_L0A_OPEN, L0_PINGPONG_L0B_OPEN, L0_PINGPONG_ALL_OPEN = 0, 1, 2, 3
 NOGROUP_CONV, GROUPCONV_WEIGHT_GFZ = 0, 1
 M_MODE, HW_MODE = 0, 1
-PBUFFERFLAG_L0A_MASK, PBUFFERFLAG_L0B_MASK = 0x01, 0x02   # pBufferFlag bits (conv3d_api_tiling_utils.h)
+PBUFFERFLAG_L0A_MASK, PBUFFERFLAG_L0B_MASK = 0x01, 0x02   # pBufferFlag bits (conv3d_tiling_utils.h)
 _KEY_BITS = (2, 1, 1, 1)                                   # ASCENDC_TPL_2_BW, then three 1-bit arguments
 
 
