@@ -103,3 +103,39 @@ def test_uncovered_cases_are_the_unported_paths():
         else:
             pytest.fail(f"{v['test']} ran an unported path")
     assert reached_unported == sum(v["expect"]["ret"] == 0 for v in HW_MODE + POINTWISE)
+
+
+INNER = [v for v in DATA["vectors"] if v["kind"] in ("l0_range", "l0_decision", "l0_tiling")]
+
+
+@pytest.mark.parametrize("v", INNER, ids=[v["test"] for v in INNER])
+def test_inner_l0_case(v):
+    """The tests that drive Conv3dTilingAlgorithm's L0 steps directly, with the values they assert."""
+    from tiling.conv3d_v2.api_algorithm import Conv3dTilingAlgorithm
+    t = Conv3dTiling(PLATFORM)
+    t.SetWeightType("NCDHW", v["dtype"])
+    t.SetFmapType(v["fmap_format"], v["dtype"])
+    t.SetBiasType("ND", v["dtype"])  # these tests give the bias the fmap's dtype
+    t.GetCubeInfo()
+    algo = Conv3dTilingAlgorithm(t)
+    for key, value in v["inputs"].items():
+        group, name = key.split(".")
+        setattr(getattr(t, group), name, value)
+    algo.InitPingPong()
+    if "pbAL1" in v:
+        assert algo.doubleBufferValue.pbAL1 == v["pbAL1"]
+    if v["kind"] == "l0_tiling":
+        algo.GetL0Tiling()  # the real one returns 0 (VALID_VALUE) unconditionally; it must not raise
+        return
+    algo.GetL0TilingRange()
+    if v["kind"] == "l0_range":
+        assert algo.l0TilingRange.mL0Range == v["mL0Range"]
+        assert algo.l0TilingRange.nL0Range == v["nL0Range"]
+    else:
+        algo.L0TilingDecision()
+        assert algo.l0TilingParams.mL0 in v["mL0_in"]
+        assert algo.l0TilingParams.nL0 in v["nL0_in"]
+
+
+def test_inner_case_count():
+    assert sorted(v["kind"] for v in INNER) == ["l0_decision"] * 3 + ["l0_range"] * 2 + ["l0_tiling"]
