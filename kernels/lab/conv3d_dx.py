@@ -124,9 +124,11 @@ class Conv3dDxTarget:
         run = conv3d_backprop_input_v2_run(p.dx_shape, weight, dy, execute=False, check_races=False, engine="fast",
                                            route="v2", tiling_overrides=self.overrides(point) or None, **p.operator_arguments())
         report = run.report
+        slowest = max(report.cores, key=lambda core: core.cycles)
         return {"cycles": report.cycles, "microseconds": report.microseconds, "bound": report.bound,
                 **{f"util_{pipe}": u for pipe, u in report.utilisation.items() if pipe in ("MTE2", "MTE1", "M", "FIX")},
                 **{f"bytes_{path}": n for path, n in report.bytes_by_path.items()},
+                **{f"slowest_core_busy_{pipe}": slowest.busy.get(pipe, 0.0) for pipe in ("MTE2", "MTE1", "M", "FIX")},
                 "instructions": report.instructions}
 
 
