@@ -45,11 +45,14 @@ def main(argv=None) -> None:
         rng = np.random.default_rng(0)
         x = rng.standard_normal(v["fmap_shape"]["ori"]).astype(dtype)
         dy = rng.standard_normal(v["dy_shape"]["ori"]).astype(dtype)
-        kwargs = dict(strides=(1, 1, *v["strides_DHW"]), pads=v["pads"], dilations=(1, 1, *v["dilations_DHW"]),
-                      data_format="NCDHW", tiling=t, platform=t.platform)
+        kwargs = {"strides": (1, 1, *v["strides_DHW"]), "pads": v["pads"], "dilations": (1, 1, *v["dilations_DHW"]),
+                      "data_format": "NCDHW", "tiling": t, "platform": t.platform}
         shape = tuple(v["filter_shape"]["ori"])
-        full, run = best_of(args.repeat, lambda: conv3d_backprop_filter_v2_run(x, shape, dy, **kwargs))
-        timing, _ = best_of(args.repeat, lambda: conv3d_backprop_filter_v2_run(x, shape, dy, execute=False, **kwargs))
+        def once(execute, x=x, shape=shape, dy=dy, kwargs=kwargs):
+            return conv3d_backprop_filter_v2_run(x, shape, dy, execute=execute, **kwargs)
+
+        full, run = best_of(args.repeat, lambda: once(True))
+        timing, _ = best_of(args.repeat, lambda: once(False))
         report = run.report
         print(f"{name:38s} {t.tiling_key:>3} {t.block_dim:>5} {report.instructions:>7} {full:>7.2f} {timing:>8.2f} "
               f"{report.instructions / full:>12,.0f} {report.cycles:>8.0f} {report.microseconds:>7.2f} {report.bound}")

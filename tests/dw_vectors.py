@@ -30,7 +30,7 @@ def shrunk_case(v, batch: int, dout: int, ho: int, wo: int):
     """(x_shape, dy_shape, tiling) of vector v with at most `batch`, `dout`, `ho`, `wo` (NCDHW shapes)."""
     n, cin, *_ = v["fmap_shape"]["ori"]
     _, cout, do_r, ho_r, wo_r = v["dy_shape"]["ori"]
-    cout_f, cin_g, kd, kh, kw = v["filter_shape"]["ori"]
+    _cout_f, _cin_g, kd, kh, kw = v["filter_shape"]["ori"]
     sd, sh, sw = v["strides_DHW"]
     dd, dh, dw = v["dilations_DHW"]
     pf, pb, pt, pbm, pl, pr = v["pads"]
@@ -45,7 +45,7 @@ def shrunk_case(v, batch: int, dout: int, ho: int, wo: int):
     wi = _input_size(wo_s, kw, sw, dw, pl, pr)
     t = real_tiling(v)
     d, p, bb = t.dwTiling, t.params, t.basicBlockTiling
-    changes = dict(batch=n_s, dout=do_s, ho=ho_s, wo=wo_s, di=di, hi=hi, wi=wi)
+    changes = {"batch": n_s, "dout": do_s, "ho": ho_s, "wo": wo_s, "di": di, "hi": hi, "wi": wi}
     if t.tiling_key == 0:  # base template: the batch*dout and K core splits follow the smaller sizes
         batch_dim = min(p.batchDim, n_s * do_s)
         single_batch = -(-n_s * do_s // batch_dim)

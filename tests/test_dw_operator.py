@@ -91,7 +91,7 @@ def test_hypothesis_small_problems(dtype, n, cin, cout, k, s, pads, seed):
 
 def test_plain_function_returns_the_run_result_and_timing_only_agrees_on_cycles():
     x, dy, w_shape = _problem(F16, 1, 16, 32, (2, 6, 6), (1, 3, 3), ints=True)
-    kwargs = dict(strides=(1, 1, 1, 1, 1), pads=(0,) * 6, data_format="NCDHW")
+    kwargs = {"strides": (1, 1, 1, 1, 1), "pads": (0,) * 6, "data_format": "NCDHW"}
     full = conv3d_backprop_filter_v2_run(x, w_shape, dy, **kwargs)
     np.testing.assert_array_equal(conv3d_backprop_filter_v2(x, w_shape, dy, **kwargs), full.result)
     timing = conv3d_backprop_filter_v2_run(x, w_shape, dy, execute=False, **kwargs)
@@ -126,24 +126,24 @@ def test_record_stream_shows_the_dw_instruction_features():
 
 
 BAD = [
-    (dict(data_format="NHWC"), ValueError, "data_format='NHWC'"),
-    (dict(filter_format="OIDHW"), ValueError, "filter_format='OIDHW'"),
-    (dict(strides=(2, 1, 1, 1, 1)), ValueError, "strides=.*N and C entries"),
-    (dict(strides=(1, 1, 1, 1)), ValueError, "strides"),
-    (dict(pads=(0, 0, 0, 0)), ValueError, "pads"),
-    (dict(filter_size=(16, 16, 1, 3)), ValueError, "filter_size"),
-    (dict(filter_size=(8, 16, 1, 3, 3)), ValueError, "out_backprop channels=16 .* filter_size Cout=8"),
-    (dict(filter_size=(16, 16, 1, 5, 3)), ValueError, "out_backprop H=4 .*expected"),
-    (dict(x="float16 list"), TypeError, "x must be a numpy.ndarray"),
-    (dict(dy_dtype=F32), TypeError, "x.dtype=float16 and out_backprop.dtype=float32 differ"),
-    (dict(x_dtype=np.float64), TypeError, "x.dtype=float64 is not supported"),
+    ({"data_format": "NHWC"}, ValueError, "data_format='NHWC'"),
+    ({"filter_format": "OIDHW"}, ValueError, "filter_format='OIDHW'"),
+    ({"strides": (2, 1, 1, 1, 1)}, ValueError, "strides=.*N and C entries"),
+    ({"strides": (1, 1, 1, 1)}, ValueError, "strides"),
+    ({"pads": (0, 0, 0, 0)}, ValueError, "pads"),
+    ({"filter_size": (16, 16, 1, 3)}, ValueError, "filter_size"),
+    ({"filter_size": (8, 16, 1, 3, 3)}, ValueError, "out_backprop channels=16 .* filter_size Cout=8"),
+    ({"filter_size": (16, 16, 1, 5, 3)}, ValueError, "out_backprop H=4 .*expected"),
+    ({"x": "float16 list"}, TypeError, "x must be a numpy.ndarray"),
+    ({"dy_dtype": F32}, TypeError, "x.dtype=float16 and out_backprop.dtype=float32 differ"),
+    ({"x_dtype": np.float64}, TypeError, "x.dtype=float64 is not supported"),
 ]
 
 
-@pytest.mark.parametrize("bad,exc,match", BAD, ids=[str(list(b[0])[0]) + str(i) for i, b in enumerate(BAD)])
+@pytest.mark.parametrize("bad,exc,match", BAD, ids=[str(next(iter(b[0]))) + str(i) for i, b in enumerate(BAD)])
 def test_bad_input_is_refused_naming_the_parameter(bad, exc, match):
     x, dy, w_shape = _problem(F16, 1, 16, 16, (2, 6, 6), (1, 3, 3))
-    args = dict(x=x, filter_size=w_shape, out_backprop=dy, strides=(1,) * 5, pads=(0,) * 6, data_format="NCDHW")
+    args = {"x": x, "filter_size": w_shape, "out_backprop": dy, "strides": (1,) * 5, "pads": (0,) * 6, "data_format": "NCDHW"}
     bad = dict(bad)
     if "dy_dtype" in bad:
         args["out_backprop"] = dy.astype(bad.pop("dy_dtype"))
@@ -173,7 +173,7 @@ def test_docs_snippet_runs():
     import pathlib
     import re
     text = (pathlib.Path(__file__).parent.parent / "docs" / "conv3d_backprop_filter.md").read_text()
-    code = re.search(r"```python\n(.*?)```", text, re.S).group(1).replace("print(", "str(")
+    code = re.search(r"```python\n(.*?)```", text, re.DOTALL).group(1).replace("print(", "str(")
     namespace = {}
     exec(compile(code, "conv3d_backprop_filter.md", "exec"), namespace)  # noqa: S102 - the repository's own docs
     assert namespace["dw"].shape == (32, 16, 1, 3, 3) and namespace["dw"].dtype == np.float32
@@ -184,7 +184,7 @@ def test_a_broken_tiling_becomes_a_simulated_fault_naming_the_kernel_line():
     gets, naming the core, the pipe, the instruction and the kernel line, before anything runs on the data."""
     from ascend_sim.faults import ParameterOutOfRange
     x, dy, w_shape = _problem(BF16, 1, 16, 16, (2, 6, 6), (1, 3, 3))
-    kwargs = dict(strides=(1,) * 5, pads=(0,) * 6, data_format="NCDHW")
+    kwargs = {"strides": (1,) * 5, "pads": (0,) * 6, "data_format": "NCDHW"}
     good = conv3d_backprop_filter_v2_run(x, w_shape, dy, **kwargs).tiling
     bad = good.with_overrides(validate=False, baseN=24)
     with pytest.raises(ParameterOutOfRange) as err:
@@ -207,7 +207,7 @@ def test_pads_reaching_past_the_kernel_in_h(pads):
 def test_numpy_reference_of_the_cli_matches_torch(case):
     """kernels/conv3d_backprop_filter/reference.py (the CLI's check, no torch) against torch."""
     from kernels.conv3d_backprop_filter.reference import conv3d_dw_reference
-    dtype, n, cin, cout, dhw, k, strides, pads, dil, groups, _ = case
+    _dtype, n, cin, cout, dhw, k, strides, pads, dil, groups, _ = case
     x, dy, w_shape = _problem(F32, n, cin, cout, dhw, k, strides, pads, dil, groups, seed=3, ints=False)
     np.testing.assert_allclose(conv3d_dw_reference(x, dy, w_shape, strides, pads, dil, groups),
                                dw_reference(x, w_shape, dy, strides, pads, dil, groups), rtol=1e-12, atol=1e-12)

@@ -199,8 +199,8 @@ class Conv3DBackpropFilter:
         if self.isFirstIter:
             self.curML0Idx = self.curNL0Idx = self.curML1Idx = self.curNL1Idx = 0
             self.isFirstIter = False
-            self.curStepM = t.stepM if self.mIter > t.stepM else self.mIter
-            self.curStepN = t.stepN if self.nIter > t.stepN else self.nIter
+            self.curStepM = min(self.mIter, t.stepM)
+            self.curStepN = min(self.nIter, t.stepN)
             isLastNLoop, isLastMLoop = self.nIter == 1, self.mIter == 1
             isNLastStep = isLastNLoop or t.stepN == 1
             isMLastStep = isLastMLoop or t.stepM == 1
