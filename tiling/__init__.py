@@ -6,12 +6,16 @@ Conv3DBackpropInputV2 on Atlas A2 (arch22): `conv3d_backprop_input_tiling(...)` 
 
 Conv3DBackpropFilterV2 (dw): `conv3d_backprop_filter_tiling(...)` returns a `Conv3DBackpropFilterV2TilingData`
 (280-byte blob); `validate_dw(tiling)` checks it. See docs/conv3d_backprop_filter_tiling.md.
+
+Conv3DV2 (forward convolution): `conv3d_v2_tiling(...)` returns a `Conv3DV2TilingData` (608-byte blob).
+See docs/conv3d_v2_tiling.md.
 """
 from .base import TilingInfeasible
 from .conv3d_backprop_filter import (Conv3DBackpropFilterV2Params, Conv3DBackpropFilterV2TilingData,
                                      TConv3DDwBasicBlockTiling, TConv3DDwTiling, check_conv3d_dw_args,
                                      conv3d_backprop_filter_tiling, validate_dw)
 from .checks import ConvArgs, check_conv3d_dx_args
+from .conv3d_v2 import Conv3DV2TilingData, conv3d_v2_tiling
 from .generator import conv3d_backprop_input_tiling, tiling_for_args
 from .model import (BLOB_SIZE, Conv3DBackpropInputV2Params, Conv3DBackpropInputV2TilingData,
                     TConv3DInputV2Tiling)
@@ -19,9 +23,9 @@ from .validate import Problem, TilingValidationError, ValidationReport, validate
 
 __all__ = [
     "BLOB_SIZE", "ConvArgs", "Conv3DBackpropFilterV2Params", "Conv3DBackpropFilterV2TilingData",
-    "Conv3DBackpropInputV2Params", "Conv3DBackpropInputV2TilingData", "Problem",
+    "Conv3DBackpropInputV2Params", "Conv3DBackpropInputV2TilingData", "Conv3DV2TilingData", "Problem",
     "TConv3DDwBasicBlockTiling", "TConv3DDwTiling", "TConv3DInputV2Tiling", "TilingInfeasible",
     "TilingValidationError", "ValidationReport",
     "check_conv3d_dw_args", "check_conv3d_dx_args", "conv3d_backprop_filter_tiling", "conv3d_backprop_input_tiling",
-    "tiling_for_args", "validate", "validate_dw",
+    "conv3d_v2_tiling", "tiling_for_args", "validate", "validate_dw",
 ]

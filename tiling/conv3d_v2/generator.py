@@ -1,0 +1,51 @@
+"""conv3d_v2_tiling: shapes + platform -> the A2 Conv3DV2TilingData, as the real host's fast-tiling path makes it
+(Conv3dBaseTiling::DoOpTiling path 2: the engine, then SetTilingKey).
+
+Not here: the AOE knowledge-repository path (path 1, a closed tuning database), quantised convolutions (int8 with a
+scale), and the HW-mode and pointwise API algorithms (NotPorted is raised where the real host would run them).
+"""
+from __future__ import annotations
+
+from .api_base import ApiTilingError, NotPorted
+from .checks import check_conv3d_v2_args
+from .engine import Conv3dTilingEngine
+from .model import Conv3DV2TilingData
+
+# Own rule: the engine reads the L2 bandwidth with GetCoreMemBw(L2) from the closed platform files. This port uses
+# the platform's GM->L1 rate, 110 bytes/cycle on the A2 presets, the value the real unit tests set (l2Rate = 110).
+L2_RATE_NOTE = "own rule: l2Rate (GetCoreMemBw(L2), closed) = platform.rates.gm_to_l1"
+
+
+def conv3d_v2_tiling(x_shape, filter_shape, strides=(1, 1, 1), pads=(0, 0, 0, 0, 0, 0), dilations=(1, 1, 1),
+                     groups=1, dtype="bfloat16", platform="Ascend910B2", bias=False, enable_hf32=False,
+                     pointwise=False) -> Conv3DV2TilingData:
+    """The Conv3DV2 tiling of one problem (NCDHW shapes, (D, H, W) strides/dilations, 6 pads); see
+    check_conv3d_v2_args. Raises ValueError/TypeError for bad arguments, ApiTilingError (a ValueError) where the
+    real host fails, and NotPorted for the paths not ported yet."""
+    args = check_conv3d_v2_args(x_shape, filter_shape, strides, pads, dilations, groups, dtype, platform, bias,
+                                enable_hf32, pointwise)
+    plat = args.platform
+    engine = Conv3dTilingEngine({"aicoreNum": plat.aic_cores, "l1Size": plat.L1, "l0aSize": plat.L0A,
+                                 "l0bSize": plat.L0B, "l0cSize": plat.L0C, "ubSize": plat.UB, "btSize": plat.BT,
+                                 "l2Rate": max(1, int(plat.rates.gm_to_l1))})
+    s, a, d = engine.shapeInfo_, engine.attrInfo_, engine.descInfo_
+    (s.batch, s.cIn, s.di, s.hi, s.wi), (s.cOut, _, s.kd, s.kh, s.kw) = args.x_shape, args.filter_shape
+    engine.outputBatch_, engine.outputCOut_, s.dOut, s.ho, s.wo = args.y_shape
+    a.strideD, a.strideH, a.strideW = args.strides
+    a.dilationD, a.dilationH, a.dilationW = args.dilations
+    a.padHead, a.padTail, a.padTop, a.padBottom, a.padLeft, a.padRight = args.pads
+    a.groups, a.hf32Enable = args.groups, int(args.enable_hf32)
+    d.fMapDtype = d.weightDtype = d.outDtype = args.dtype
+    d.biasDtype = "float32" if args.dtype != "float16" else "float16"  # the aclnn bias types (SUPPORTED_TYPES_*)
+    if args.pointwise:
+        d.fMapFormat = d.weightFormat = d.outFormat = "NCDHW"
+        d.biasDtype = "float32"
+    engine.flagInfo_.hasBias = args.bias
+    api, run_info = engine.GetConv3DV2TilingData()
+    result = Conv3DV2TilingData(convApiTiling=api, convRunInfo=run_info, dtype=args.dtype, platform=plat,
+                                notes=[L2_RATE_NOTE])
+    result.tiling_key = result.key_from_fields()
+    return result
+
+
+__all__ = ["ApiTilingError", "NotPorted", "conv3d_v2_tiling"]
