@@ -205,28 +205,60 @@ def test_duplicate_count_and_repeat_forms(dtype, rng):
     assert_ub_equal(got, want, dt)
 
 
-@settings(max_examples=12, deadline=None)
-@given(st.sampled_from(["Add", "Min", "Mul"]), st.sampled_from([np.float16, np.float32, np.int16]),
+@settings(max_examples=16, deadline=None)
+@given(st.sampled_from(list(BINARY)), st.sampled_from([np.float16, np.float32, np.int16, np.int32]),
        st.integers(0, 5), st.tuples(*[st.integers(1, 3)] * 3), st.tuples(*[st.integers(0, 12)] * 3),
        st.one_of(st.integers(0, 140), st.lists(st.integers(0, 2**64 - 1), min_size=2, max_size=2)),
        st.integers(0, 2**31))
 def test_binary_property(name, dtype, repeat, blk, rep, mask, seed):
+    if name == "Div" and np.dtype(dtype).kind == "i":
+        dtype = np.float32  # Div takes half/float only
     run_binary(name, dtype, mask, repeat, BinaryRepeatParams(*blk, *rep), np.random.default_rng(seed))
 
 
-@settings(max_examples=8, deadline=None)
-@given(st.sampled_from(["Exp", "Abs"]), st.sampled_from([np.float16, np.float32]), st.integers(0, 4),
+@settings(max_examples=12, deadline=None)
+@given(st.sampled_from(list(UNARY)), st.sampled_from([np.float16, np.float32]), st.integers(0, 4),
        st.integers(1, 4), st.integers(1, 4), st.integers(0, 16), st.integers(0, 16), st.integers(0, 130),
        st.integers(0, 2**31))
 def test_unary_property(name, dtype, repeat, dblk, sblk, drep, srep, mask, seed):
     rng = np.random.default_rng(seed)
-    ub0 = ub_values(dtype, rng)
+    ub0 = ub_values(dtype, rng, positive=name == "Ln")
     params = UnaryRepeatParams(dblk, sblk, drep, srep)
     got, _ = run_on_ub(lambda ub: UNARY[name](tensor(ub, DST, dtype), tensor(ub, SRC0, dtype), mask, repeat,
                                               params), ub0)
     want = repeat_op(ub0, scalar_fn(name, dtype), (DST, dtype, dblk, drep), [(SRC0, dtype, sblk, srep)], repeat,
                      "count", mask)
-    assert_ub_equal(got, want, dtype, transcendental=name == "Exp")
+    assert_ub_equal(got, want, dtype, transcendental=name in ("Exp", "Ln"))
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.sampled_from(list(SCALAR)), st.sampled_from([np.float16, np.float32, np.int16, np.int32]),
+       st.integers(0, 4), st.integers(1, 4), st.integers(0, 4), st.integers(0, 16), st.integers(0, 16),
+       st.lists(st.integers(0, 2**64 - 1), min_size=2, max_size=2), st.integers(-50, 50), st.integers(0, 2**31))
+def test_scalar_property(name, dtype, repeat, dblk, sblk, drep, srep, mask, value, seed):
+    base, api = SCALAR[name]
+    ub0 = ub_values(dtype, np.random.default_rng(seed))
+    scalar = np.array([value / 4 if np.dtype(dtype).kind == "f" else value]).astype(dtype)[0]
+    params = UnaryRepeatParams(dblk, sblk, drep, srep)
+    got, _ = run_on_ub(lambda ub: api(tensor(ub, DST, dtype), tensor(ub, SRC0, dtype), scalar, mask, repeat, params),
+                       ub0)
+    fn = scalar_fn(base, dtype)
+    want = repeat_op(ub0, lambda a: fn(a, scalar), (DST, dtype, dblk, drep), [(SRC0, dtype, sblk, srep)], repeat,
+                     "bits", mask)
+    assert_ub_equal(got, want, dtype)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.sampled_from([np.float16, np.float32, np.int16, np.uint32]), st.integers(0, 5), st.integers(1, 4),
+       st.integers(0, 16), st.one_of(st.integers(0, 140), st.lists(st.integers(0, 2**64 - 1), min_size=2,
+                                                                     max_size=2)), st.integers(0, 2**31))
+def test_duplicate_property(dtype, repeat, blk, rep, mask, seed):
+    ub0 = np.random.default_rng(seed).integers(0, 255, UB_BYTES).astype(np.uint8)
+    value = np.array([5]).astype(dtype)[0]
+    got, _ = run_on_ub(lambda ub: Duplicate(tensor(ub, DST, dtype), value, mask, repeat, blk, rep), ub0)
+    want = repeat_op(ub0, lambda: value, (DST, dtype, blk, rep), [], repeat,
+                     "bits" if isinstance(mask, list) else "count", mask)
+    assert_ub_equal(got, want, dtype)
 
 
 # ------------------------------------------------------------------------------------------ faults
