@@ -13,6 +13,7 @@ import argparse
 import math
 
 from bench_conv3d_dx import LAYERS
+
 from kernels.cli.conv_problem import ConvProblem
 from kernels.lab import Conv3dDxTarget, sweep
 

@@ -9,7 +9,14 @@ import pytest
 
 from kernels.cli import main
 from kernels.cli.conv_problem import ConvProblem
-from kernels.lab import Conv3dDxTarget, SpaceError, estimate_conv3d_dx, parse_range, parse_vary, sweep
+from kernels.lab import (
+    Conv3dDxTarget,
+    SpaceError,
+    estimate_conv3d_dx,
+    parse_range,
+    parse_vary,
+    sweep,
+)
 from kernels.lab.plots import pareto_front
 
 pytest.importorskip("matplotlib")
@@ -62,8 +69,9 @@ def test_grid_sweep_rows_pruning_and_default(target, tmp_path):
     assert all(r["cycles"] > 0 and r["bound"] in ("MTE1", "MTE2", "M", "FIX") for r in simulated)
     assert all(0 < r["l1_bytes"] <= 512 * 1024 and 0 <= r["util_MTE1"] <= 1 for r in simulated)
     # the default row is the generator's own run: the same cycles as the operator without overrides
-    from kernels import conv3d_backprop_input_v2_run
     import numpy as np
+
+    from kernels import conv3d_backprop_input_v2_run
     p = tiny()
     run = conv3d_backprop_input_v2_run(p.dx_shape, np.zeros(p.filter_shape, np.float16),
                                        np.zeros(p.dy_shape, np.float16), execute=False, route="v2",
@@ -76,7 +84,8 @@ def test_grid_sweep_rows_pruning_and_default(target, tmp_path):
     for name in ("results.json", "results.csv", "cycles.png", "pareto_l1.png", "utilisation.png"):
         assert (tmp_path / name).stat().st_size > 0, name
     assert (tmp_path / "cycles.png").read_bytes()[:4] == b"\x89PNG"
-    table = list(csv.DictReader(open(tmp_path / "results.csv")))
+    with open(tmp_path / "results.csv") as handle:
+        table = list(csv.DictReader(handle))
     assert len(table) == 6 and table[0]["default"] == "True"
     document = json.loads((tmp_path / "results.json").read_text())
     assert document["default_rank"] == result.default_rank() and len(document["rows"]) == 6

@@ -18,5 +18,15 @@ from .results import SweepResult
 from .space import SpaceError, parse_range, parse_vary
 from .sweep import SEARCHES, sweep
 
-__all__ = ["Conv3dDxTarget", "Estimate", "SEARCHES", "SpaceError", "SweepResult", "buffer_usage",
-           "estimate_conv3d_dx", "parse_range", "parse_vary", "sweep"]
+__all__ = [
+           "SEARCHES",
+           "Conv3dDxTarget",
+           "Estimate",
+           "SpaceError",
+           "SweepResult",
+           "buffer_usage",
+           "estimate_conv3d_dx",
+           "parse_range",
+           "parse_vary",
+           "sweep",
+]

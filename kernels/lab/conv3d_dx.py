@@ -16,11 +16,18 @@ import numpy as np
 from ascend_sim.dtypes import DTYPES
 from ascend_sim.platform import get_platform
 from tiling import validate
-from tiling.model import PARAMS_FIELDS, TILING_FIELDS, I32_MAX, I32_MIN, U32_MAX, U64_MAX
+from tiling.model import (
+    I32_MAX,
+    I32_MIN,
+    PARAMS_FIELDS,
+    TILING_FIELDS,
+    U32_MAX,
+    U64_MAX,
+)
 from tiling.validate import l1_bytes
 
 from ..conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
-from .estimate import estimate_conv3d_dx
+from .estimate import PIPES, estimate_conv3d_dx
 
 _C_RANGES = {"u32": (0, U32_MAX), "i32": (I32_MIN, I32_MAX), "u64": (0, U64_MAX)}
 FIELDS = {name: _C_RANGES[ctype] for name, ctype in (*PARAMS_FIELDS, *TILING_FIELDS)}
@@ -122,13 +129,14 @@ class Conv3dDxTarget:
             self._operands = (np.zeros(p.filter_shape, dtype), np.zeros(p.dy_shape, dtype))
         weight, dy = self._operands
         run = conv3d_backprop_input_v2_run(p.dx_shape, weight, dy, execute=False, check_races=False, engine="fast",
-                                           route="v2", tiling_overrides=self.overrides(point) or None, **p.operator_arguments())
+                                           route="v2", tiling_overrides=self.overrides(point) or None,
+                                           **p.operator_arguments())
         report = run.report
         slowest = max(report.cores, key=lambda core: core.cycles)
         return {"cycles": report.cycles, "microseconds": report.microseconds, "bound": report.bound,
-                **{f"util_{pipe}": u for pipe, u in report.utilisation.items() if pipe in ("MTE2", "MTE1", "M", "FIX")},
+                **{f"util_{pipe}": u for pipe, u in report.utilisation.items() if pipe in PIPES},
                 **{f"bytes_{path}": n for path, n in report.bytes_by_path.items()},
-                **{f"slowest_core_busy_{pipe}": slowest.busy.get(pipe, 0.0) for pipe in ("MTE2", "MTE1", "M", "FIX")},
+                **{f"slowest_core_busy_{pipe}": slowest.busy.get(pipe, 0.0) for pipe in PIPES},
                 "instructions": report.instructions}
 
 

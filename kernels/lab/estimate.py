@@ -114,7 +114,7 @@ class _Walker:
         t = self.t
         c0, db = t.c0, self.db
         mte2 = init = mte1 = m = 0.0
-        a_mte2 = b_mte2 = 0.0  # the A1 and B1 loads' share of MTE2
+        a_mte2 = 0.0  # the A1 loads' share of MTE2
         gm_l1 = l0a = l0b = fractals = 0
         # A1 / B1 loads: every stepKa / stepKb K steps, the last one short
         for step, is_a in ((t.stepKa, True), (t.stepKb, False)):
@@ -139,7 +139,6 @@ class _Walker:
                     else:
                         nb = cin1 * self.hkwk * max(cout1, 0) * c0 * c0 * db
                     mte2 += self._mte2(nb)
-                    b_mte2 += self._mte2(nb)
                     gm_l1 += nb
         # per K step: A to L0A, B to L0B, one Mmad
         for k, count in ((t.baseK, k_iter - 1), (tail_k, 1)):
@@ -160,7 +159,7 @@ class _Walker:
             f = _ceil(m_use, BLOCK) * _ceil(n_use, BLOCK) * _ceil(k, c0)
             m += count * (self.rates.mmad_overhead + f * c0 / self.cube_k)
             fractals += count * f
-        return mte2 + init, mte1, m, gm_l1, l0a, l0b, fractals, a_mte2, b_mte2
+        return mte2 + init, mte1, m, gm_l1, l0a, l0b, fractals, a_mte2
 
 
 def estimate_conv3d_dx(tiling, platform=None, *, out_dtype_bytes: int | None = None) -> Estimate:
@@ -221,7 +220,7 @@ def estimate_conv3d_dx(tiling, platform=None, *, out_dtype_bytes: int | None = N
                             cost = tuple(a + (planes - 1) * b for a, b in zip(cost, rest))
                         else:
                             cost = tuple(planes * c for c in cost)
-                        mte2, mte1, mm, gm_l1, l0a, l0b, f, a_mte2, b_mte2 = cost
+                        mte2, mte1, mm, gm_l1, l0a, l0b, f, a_mte2 = cost
                         # a single A1 buffer: MTE1 (in order, A's load first in each K step) idles while it reloads
                         serial += mte1 + (a_mte2 if t.al1Pbuffer == 1 else 0)
                         busy["MTE2"] += mte2

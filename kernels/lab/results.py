@@ -58,8 +58,8 @@ class SweepResult:
 
     def summary(self, top: int = 5) -> str:
         lines = [self.description,
-                 f"{len(self.rows)} candidates ({self.search}, space of {self.space_size:,}, seed {self.seed}) on "
-                 f"{self.workers} worker(s) in {self.seconds:.1f} s = {self.candidates_per_second:.2f} candidates/s"]
+                 (f"{len(self.rows)} candidates ({self.search}, space of {self.space_size:,}, seed {self.seed}) on "
+                  f"{self.workers} worker(s) in {self.seconds:.1f} s = {self.candidates_per_second:.2f} candidates/s")]
         pruned = [r for r in self.rows if not r["valid"]]
         faulted = [r for r in self.rows if r["valid"] and r.get("cycles") is None]
         lines.append(f"simulated {len(self.simulated)}, pruned by the validator {len(pruned)}, faulted {len(faulted)}")
@@ -102,7 +102,9 @@ class SweepResult:
             writer.writerows(self.rows)
         self.files = [str(out / "results.json"), str(out / "results.csv")]
         if plots:
-            from .plots import write_plots  # lazily: matplotlib only when plots are asked for
+            from .plots import (
+                write_plots,  # lazily: matplotlib only when plots are asked for
+            )
             self.files += write_plots(self, out)
         return self.files
 
