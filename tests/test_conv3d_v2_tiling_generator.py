@@ -56,9 +56,14 @@ def test_a_whole_tiling():
     assert t.notes and "l2Rate" in t.notes[0]
 
 
+def test_pointwise_path():
+    t = conv3d_v2_tiling((1, 240, 32, 4, 32), (240, 240, 1, 1, 1), pointwise=True, bias=True)
+    api = t.convApiTiling
+    assert api.kernelD == api.kernelH == api.kernelW == 1 and api.bl1BypassFlag == 0
+    assert api.kL0 % 16 == 0 and api.mL0 % 16 == 0 and api.nL0 % 16 == 0
+
+
 def test_unported_paths_say_so():
-    with pytest.raises(NotPorted, match="PointWise"):
-        conv3d_v2_tiling((1, 240, 32, 4, 32), (240, 240, 1, 1, 1), pointwise=True)
     # HW mode (InitOutputOrder): M mode's smallest fmap load, 15 input rows of 448 (a 14-row kernel), does not fit
     # a 128 KiB L1; one output row's (14 rows x 29 columns) does.
     small = get_platform("Ascend910B2").with_overrides(L1=131072)

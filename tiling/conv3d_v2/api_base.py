@@ -204,7 +204,9 @@ class Conv3dTiling:
         self.ShapeInitCalc()
         self.CheckParamsOverflow()
         if is_point_wise:
-            raise NotPorted("Conv3dTilingAlgorithmPointWise (conv3d_api_tiling_algorithm_pointwise.cpp)")
+            from .api_algorithm_pointwise import Conv3dTilingAlgorithmPointWise
+            Conv3dTilingAlgorithmPointWise(self).Process()
+            return
         if self.outputOrder_ != M_MODE:
             raise NotPorted("Conv3dTilingAlgorithmHwMode (conv3d_api_tiling_algorithm_hw_mode.cpp)")
         Conv3dTilingAlgorithm(self).Process()
