@@ -196,3 +196,18 @@ def test_auto_uses_the_exact_engine_with_hooks_and_fast_refuses_them():
         Chip(engine="fast", hooks=[print])
     with pytest.raises(ValueError, match="engine='quick' is not one of"):
         Chip(engine="quick")
+
+
+@pytest.mark.parametrize("deterministic", [False, True], ids=["atomic", "deterministic"])
+def test_dw_operator_runs_agree(deterministic):
+    from kernels import conv3d_backprop_filter_v2_run
+
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 5, 9, 9, 20)).astype(np.float16)  # NDHWC
+    dy = rng.standard_normal((2, 3, 4, 5, 24)).astype(np.float16)
+    runs = [conv3d_backprop_filter_v2_run(x, (24, 20, 3, 3, 3), dy, strides=(1, 2, 2, 2, 1), pads=(1, 1, 0, 0, 1, 1),
+                                          deterministic=deterministic, engine=engine) for engine in ("exact", "fast")]
+    exact, fast = runs
+    assert _records(fast.report) == _records(exact.report)
+    assert fast.report.to_dict() == exact.report.to_dict()
+    assert fast.result.tobytes() == exact.result.tobytes()

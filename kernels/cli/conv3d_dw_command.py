@@ -68,12 +68,13 @@ def run(args: argparse.Namespace) -> int:
     rng = np.random.default_rng(args.seed)
     x = rng.standard_normal(problem.dx_shape).astype(dtype)
     dy = rng.standard_normal(problem.dy_shape).astype(dtype)
-    progress = Progress.hooks(get_platform(problem.platform).aic_cores)
+    progress = Progress.hooks(get_platform(problem.platform).aic_cores) if args.engine != "fast" else None
     wall = time.perf_counter()
     try:
         result = conv3d_backprop_filter_v2_run(
             x, problem.filter_shape, dy, execute=not args.timing_only, trace=args.trace,
             tiling_overrides=dict(args.set) or None, hooks=progress, check_races=not args.no_race_check,
+            engine=args.engine,
             deterministic=args.deterministic,
             **problem.operator_arguments())
     except TilingValidationError as err:

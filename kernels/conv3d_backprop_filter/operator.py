@@ -168,7 +168,7 @@ def _from_device(dw_flat: np.ndarray, t, groups: int, weight_shape: tuple) -> np
 
 
 def _launch(x_ncdhw, dy_ncdhw, tiling_data, groups: int, weight_shape: tuple, *, platform, execute: bool,
-            check_races: bool, hooks, deterministic: bool = False):
+            check_races: bool, hooks, deterministic: bool = False, engine: str = "auto"):
     t = tiling_data.dwTiling
     dtype = x_ncdhw.dtype
     c0 = t.k0
@@ -186,7 +186,7 @@ def _launch(x_ncdhw, dy_ncdhw, tiling_data, groups: int, weight_shape: tuple, *,
                              f"hold {groups} groups of {c_g} {name} channels")
     x_5hd = _to_device(x_ncdhw, dtype, per, cin_g, cinG, cin_total)
     dy_5hd = _to_device(dy_ncdhw, dtype, per, cout_g, coutG, cout_total)
-    chip = Chip(platform, execute=execute, check_races=check_races, hooks=hooks)
+    chip = Chip(platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine)
     workspace = None
     if deterministic:  # the stream-K partial sums: singleCoreM x singleCoreN fp32 per core
         bb = tiling_data.basicBlockTiling
@@ -213,14 +213,16 @@ def _launch(x_ncdhw, dy_ncdhw, tiling_data, groups: int, weight_shape: tuple, *,
 def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads, dilations=(1, 1, 1, 1, 1),
                                   groups=1, data_format="NDHWC", filter_format="NCDHW", platform="Ascend910B2",
                                   enable_hf32=False, deterministic=False, execute=True, trace=None, tiling=None,
-                                  tiling_overrides=None, check_races=True, hooks=None) -> Conv3dDwRun:
+                                  tiling_overrides=None, check_races=True, hooks=None, engine="auto") -> Conv3dDwRun:
     """Run Conv3DBackpropFilterV2 on the simulator and return the whole record (see conv3d_backprop_filter_v2).
 
     deterministic=True: the deterministic build (the host tiles for it; stream-K tail blocks are summed by the
-    vector cores in a fixed order instead of atomic adds). execute=False is the timing-only mode (result None). trace: a path for the Chrome/Perfetto trace.
+    vector cores in a fixed order instead of atomic adds). execute=False is the timing-only mode (result None).
+    trace: a path for the Chrome/Perfetto trace.
     tiling: a Conv3DBackpropFilterV2TilingData to launch instead of the generator's (it must describe this
     problem); tiling_overrides: {field: value} applied to the generated tiling by real field name.
-    hooks: callables hook(core, instruction) run after every instruction.
+    hooks: callables hook(core, instruction) run after every instruction. engine: "auto" | "exact" | "fast"
+    (ascend_sim.Chip): the same results, cycles and faults; "auto" is fast unless hooks are given.
     """
     data_format = _format("data_format", data_format, DATA_FORMATS)
     filter_format = _format("filter_format", filter_format, FILTER_FORMATS)
@@ -249,7 +251,7 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
                              enable_hf32, deterministic)
     groups = x_shape[1] // weight_shape[1]
     dw, report = _launch(x_ncdhw, dy_ncdhw, tiling, groups, weight_shape, platform=platform, execute=execute,
-                         check_races=check_races, hooks=hooks, deterministic=deterministic)
+                         check_races=check_races, hooks=hooks, deterministic=deterministic, engine=engine)
     result = filter_from_ncdhw(dw, filter_format) if dw is not None else None
     path = None
     if trace is not None:
