@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from ascend_sim.platform import get_platform
-from tiling.conv3d_v2 import ApiTilingError, Conv3DV2TilingData, NotPorted, conv3d_v2_tiling
+from tiling.conv3d_v2 import Conv3DV2TilingData, conv3d_v2_tiling
 
 DATA = json.loads((Path(__file__).parent / "data" / "conv3d_v2_tiling_vectors_a2.json").read_text())
 
@@ -63,12 +63,15 @@ def test_pointwise_path():
     assert api.kL0 % 16 == 0 and api.mL0 % 16 == 0 and api.nL0 % 16 == 0
 
 
-def test_unported_paths_say_so():
-    # HW mode (InitOutputOrder): M mode's smallest fmap load, 15 input rows of 448 (a 14-row kernel), does not fit
-    # a 128 KiB L1; one output row's (14 rows x 29 columns) does.
+def test_hw_mode_is_chosen_when_m_mode_does_not_fit():
+    # InitOutputOrder: M mode's smallest fmap load, 15 input rows of 448 (a 14-row kernel), does not fit a 128 KiB
+    # L1; one output row's (14 rows x 29 columns) does. The tiling key carries OutputOrder in bit 4.
     small = get_platform("Ascend910B2").with_overrides(L1=131072)
-    with pytest.raises(NotPorted, match="HwMode"):
-        conv3d_v2_tiling((1, 3, 1, 448, 448), (1664, 3, 1, 14, 14), platform=small)
+    t = conv3d_v2_tiling((1, 3, 1, 448, 448), (1664, 3, 1, 14, 14), platform=small)
+    assert t.convApiTiling.outputOrder == 1 and t.tiling_key >> 4 == 1
+    assert t.convApiTiling.singleCoreM == -(-435 // t.convRunInfo.mDim)  # HW mode: singleCoreM holds the rows
+    big = conv3d_v2_tiling((1, 3, 1, 448, 448), (1664, 3, 1, 14, 14))
+    assert big.convApiTiling.outputOrder == 0
 
 
 M_OK = [v for v in DATA["vectors"] if v["kind"] == "api_single_core" and v["output_order"] == "M"
@@ -80,18 +83,12 @@ def test_ut_shapes_through_the_engine():
     ComputeNumBlocks): every one must tile, on 24 cores, with the per-core API tiling's TestTilingResult
     properties. The real tests do not run these through the engine, so this is a consistency check of the port."""
     assert len(M_OK) == 193
-    hw_mode = []
     for v in M_OK:
         ci, di, hi, wi = v["fmap_CiDiHiWi"]
         co, kd, kh, kw = v["weight_CoKdKhKw"]
-        d, h, w = v["strides_DHW"]
-        try:
-            t = conv3d_v2_tiling((1, ci, di, hi, wi), (co, ci, kd, kh, kw), strides=v["strides_DHW"],
-                                 pads=v["pads"], dilations=v["dilations_DHW"], bias=v["has_bias"])
-        except NotPorted:
-            hw_mode.append(v["test"])  # the engine chose HW mode (M mode's smallest load does not fit L1)
-            continue
+        t = conv3d_v2_tiling((1, ci, di, hi, wi), (co, ci, kd, kh, kw), strides=v["strides_DHW"],
+                             pads=v["pads"], dilations=v["dilations_DHW"], bias=v["has_bias"])
         api = t.convApiTiling
         assert api.kAL1 and api.mAL1 and api.mL0 % 16 == 0 and api.kL0 % 16 == 0 and api.nL0 % 16 == 0, v["test"]
         assert t.block_dim <= 24, v["test"]
-    assert hw_mode == []  # every M-mode UT shape stays in M mode at batch 1
+        assert api.outputOrder == 0, v["test"]  # each stays in M mode at batch 1 on 512 KiB of L1

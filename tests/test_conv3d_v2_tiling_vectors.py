@@ -5,16 +5,15 @@ SetSingleOutputShapeInTest, SetType) and must end as the test asserts: ret -1 (A
 TestTilingResult's properties. Those tests assert no field values, so neither does this file; the fields are checked
 against the kernel's rules elsewhere.
 
-Covered: the M-mode cases (NDC1HWC0, outputOrder M) and the pointwise cases (NCDHW fmap). Not yet ported, and so
-listed here rather than skipped: the HW-mode algorithm (outputOrder HW, 9 vectors);
-`test_uncovered_cases_are_the_unported_paths` proves they fail only for that reason.
+Covered: all 262 GetTiling cases, M mode (NDC1HWC0, outputOrder M), HW mode (outputOrder HW) and pointwise (NCDHW
+fmap); nothing is left out.
 """
 import json
 from pathlib import Path
 
 import pytest
 
-from tiling.conv3d_v2.api_base import ApiTilingError, Conv3dTiling, NotPorted
+from tiling.conv3d_v2.api_base import ApiTilingError, Conv3dTiling
 
 DATA = json.loads((Path(__file__).parent / "data" / "conv3d_v2_tiling_vectors_a2.json").read_text())
 PLATFORM = DATA["api_platform"]
@@ -82,28 +81,13 @@ def test_vector_counts():
     assert all(v["expect"]["ret"] == 0 for v in HW_MODE)
 
 
-@pytest.mark.parametrize("v", M_MODE + POINTWISE, ids=[v["test"] for v in M_MODE + POINTWISE])
-def test_m_mode_and_pointwise_case(v):
+@pytest.mark.parametrize("v", API, ids=[v["test"] for v in API])
+def test_api_case(v):
     if v["expect"]["ret"] == -1:
         with pytest.raises(ApiTilingError):
             run_api_case(v)
     else:
         check_test_tiling_result(run_api_case(v))
-
-
-def test_uncovered_cases_are_the_unported_paths():
-    """The HW-mode vectors: each one reaches the algorithm that is not ported yet (none is refused earlier)."""
-    reached_unported = 0
-    for v in HW_MODE:
-        try:
-            run_api_case(v)
-        except NotPorted:
-            reached_unported += 1
-        except ApiTilingError:
-            assert v["expect"]["ret"] == -1, v["test"]
-        else:
-            pytest.fail(f"{v['test']} ran an unported path")
-    assert reached_unported == len(HW_MODE) == 9
 
 
 INNER = [v for v in DATA["vectors"] if v["kind"] in ("l0_range", "l0_decision", "l0_tiling")]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from math import gcd
 from types import SimpleNamespace
 
-from .api_base import (DOUBLE_BUFFER_NUM, DTYPE_SIZE, KL0_LIMIT, POSTK_LIMIT, ApiTilingError, align_up,
+from .api_base import (DOUBLE_BUFFER_NUM, DTYPE_SIZE, KL0_LIMIT, POSTK_LIMIT, ApiTilingError, NotPorted, align_up,
                        calc_comm_factor, calc_comm_factor_with_power_of_two, ceil_div, infer_hi_l1)
 
 # L1TilingMode and IterateMNOrder.
@@ -180,16 +180,19 @@ class Conv3dTilingAlgorithm:
                                              for f in calc_comm_factor(multi_m_max, multi_m_max)]
 
     def InitL1TiLing(self):
+        starts = self.InitL1TiLingMap()
         self.InitABL1TilingMode()
-        r, idx = self.l1TilingRange, self.l1TilingIdx
-        last = lambda xs: len(xs) - 1  # noqa: E731 - size() - 1 (an empty range would wrap in the source)
-        starts = {NONE_FULL_LOAD: (0, 0, 0, 0),
-                  FULL_LOAD_AL1: (last(r.kAL1Range), 0, last(r.mAL1ValueRange), 0),
-                  FULL_LOAD_BL1: (0, last(r.kBL1Range), 0, last(r.nBL1ValueRange)),
-                  ALL_FULL_LOAD: (last(r.kAL1Range), last(r.kBL1Range), last(r.mAL1ValueRange),
-                                  last(r.nBL1ValueRange))}
-        idx.kAL1Idx, idx.kBL1Idx, idx.mAL1Idx, idx.nBL1Idx = starts[self.l1TilingFlag.abL1Mode]
-        idx.hoAL1Idx = idx.woAL1Idx = 0
+        idx = self.l1TilingIdx
+        (idx.kAL1Idx, idx.kBL1Idx, idx.mAL1Idx, idx.hoAL1Idx, idx.woAL1Idx,
+         idx.nBL1Idx) = starts[self.l1TilingFlag.abL1Mode]
+
+    def InitL1TiLingMap(self) -> dict:
+        """Where each L1 mode starts its search: (kAL1, kBL1, mAL1, hoAL1, woAL1, nBL1) indices; a fully loaded
+        side starts at its largest value. (An empty range would wrap to a huge index in the source.)"""
+        r = self.l1TilingRange
+        k_a, k_b, m_a, n_b = (len(x) - 1 for x in (r.kAL1Range, r.kBL1Range, r.mAL1ValueRange, r.nBL1ValueRange))
+        return {NONE_FULL_LOAD: (0, 0, 0, 0, 0, 0), FULL_LOAD_AL1: (k_a, 0, m_a, 0, 0, 0),
+                FULL_LOAD_BL1: (0, k_b, 0, 0, 0, n_b), ALL_FULL_LOAD: (k_a, k_b, m_a, 0, 0, n_b)}
 
     def InitABL1TilingMode(self):
         calc, l1, db, flag = self.l1TilingCalc, self.t.platformInfo.l1Size, self.doubleBufferValue, self.l1TilingFlag
@@ -572,4 +575,4 @@ class Conv3dTilingAlgorithm:
     def GetVecTiling(self):
         """UB tiling is for quantised (int8 in, fp16/bf16 out) convolutions only; this port covers no quant."""
         if self.t.quantType != 0:
-            raise ApiTilingError("quantised Conv3D (GetVecTiling) is not ported")
+            raise NotPorted("quantised Conv3D (GetVecTiling, int8 with a scale) is not ported")

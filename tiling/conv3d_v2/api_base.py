@@ -208,7 +208,9 @@ class Conv3dTiling:
             Conv3dTilingAlgorithmPointWise(self).Process()
             return
         if self.outputOrder_ != M_MODE:
-            raise NotPorted("Conv3dTilingAlgorithmHwMode (conv3d_api_tiling_algorithm_hw_mode.cpp)")
+            from .api_algorithm_hw_mode import Conv3dTilingAlgorithmHwMode
+            Conv3dTilingAlgorithmHwMode(self).Process()
+            return
         Conv3dTilingAlgorithm(self).Process()
 
     # --- checks ----------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from .api_base import (CUBE_MKN, DTYPE_SIZE, HW_MODE, LOAD3D_MAX_DILATION_H_W, LOAD3D_MAX_FILTER_H_W, LOAD3D_MAX_PAD,
-                       LOAD3D_MAX_STRIDE_H_W, M_MODE, ApiTilingError, Conv3dTiling, NotPorted, align_up,
+                       LOAD3D_MAX_STRIDE_H_W, M_MODE, ApiTilingError, Conv3dTiling, align_up,
                        calc_comm_factor, ceil_div, infer_hi_l1, mul_overflows_u64)
 from .model import Conv3DRunInfo, TConv3DTiling
 
@@ -74,7 +74,7 @@ class Conv3dTilingEngine:
 
     # --- CheckAllParams --------------------------------------------------------------------------------
     def CheckAllParams(self):
-        s, a, d = self.shapeInfo_, self.attrInfo_, self.descInfo_
+        s, a = self.shapeInfo_, self.attrInfo_
         if min(a.strideH, a.strideW, a.strideD) <= 0:
             raise ApiTilingError("CheckAllParams failed: invalid stride configuration")
         if min(a.dilationH, a.dilationW, a.dilationD) <= 0:
@@ -384,4 +384,4 @@ class Conv3dTilingEngine:
             self.conv3dApiTiling_.SetSingleOutputShape(single_co, single_do, ceil_div(s.ho, res["mDim"]), s.wo)
 
 
-__all__ = ["Conv3dTilingEngine", "NotPorted"]
+__all__ = ["Conv3dTilingEngine"]

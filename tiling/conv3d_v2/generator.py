@@ -1,8 +1,9 @@
 """conv3d_v2_tiling: shapes + platform -> the A2 Conv3DV2TilingData, as the real host's fast-tiling path makes it
 (Conv3dBaseTiling::DoOpTiling path 2: the engine, then SetTilingKey).
 
-Not here: the AOE knowledge-repository path (path 1, a closed tuning database), quantised convolutions (int8 with a
-scale), and the HW-mode and pointwise API algorithms (NotPorted is raised where the real host would run them).
+All three API algorithms are ported: M mode, HW mode (chosen when M mode's smallest L1 load does not fit) and
+pointwise (pointwise=True: NCDHW, 1x1x1 kernel). Not here: the AOE knowledge-repository path (path 1, a closed tuning
+database) and quantised convolutions (int8 with a scale; the argument checks refuse int8).
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def conv3d_v2_tiling(x_shape, filter_shape, strides=(1, 1, 1), pads=(0, 0, 0, 0,
                      pointwise=False) -> Conv3DV2TilingData:
     """The Conv3DV2 tiling of one problem (NCDHW shapes, (D, H, W) strides/dilations, 6 pads); see
     check_conv3d_v2_args. Raises ValueError/TypeError for bad arguments, ApiTilingError (a ValueError) where the
-    real host fails, and NotPorted for the paths not ported yet."""
+    real host fails."""
     args = check_conv3d_v2_args(x_shape, filter_shape, strides, pads, dilations, groups, dtype, platform, bias,
                                 enable_hf32, pointwise)
     plat = args.platform
