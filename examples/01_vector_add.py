@@ -9,7 +9,7 @@ What it teaches (put it beside Ascend C's add_custom sample):
 * double buffering: with two buffers per queue the next tile's copies overlap this tile's compute. Run with
   --buffers 1 and compare the cycles and the pipe utilisation.
 
-    python examples/vector_add.py --n 65536 --cores 8 --tile 2048 --buffers 2 --trace add.trace.json
+    python examples/01_vector_add.py --n 65536 --cores 8 --tile 2048 --buffers 2 --trace add.trace.json
 """
 import argparse
 

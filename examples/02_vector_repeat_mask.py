@@ -13,7 +13,7 @@ The matrix here is 16 rows x 256 fp16 in UB (512 B = 16 blocks per row):
   4. Counter mode: Adds over 300 elements, repeatTime ignored (what the count form Adds(dst, src, s, 300) does);
   5. Add with strides: dst reads every other block of src0 (blkStride 2).
 
-    python examples/vector_repeat_mask.py
+    python examples/02_vector_repeat_mask.py
 """
 import numpy as np
 

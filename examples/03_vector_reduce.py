@@ -10,7 +10,7 @@ What it teaches:
 * the hardware adds in a binary tree of adjacent pairs, so results differ from numpy's float64 sums by float
   rounding only: the checks use a tolerance.
 
-    python examples/vector_reduce.py
+    python examples/03_vector_reduce.py
 """
 import numpy as np
 

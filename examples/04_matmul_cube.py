@@ -1,10 +1,10 @@
-"""Example 1: a multi-core tiled fp16 matmul on the simulated cube, checked against numpy.
+"""Example 4: a multi-core tiled fp16 matmul on the simulated cube, checked against numpy.
 
 The kernel is kernels/matmul.py: read it beside this script. It shows the whole cube data path:
 GM -> L1 (DataCopy with Nd2Nz), L1 -> L0A/L0B (LoadData 2D, transposing B), Mmad accumulating over K in L0C,
 Fixpipe L0C -> GM (F322F16, NZ2ND), with double-buffered L1 queues and ping-pong L0 halves.
 
-    python examples/01_matmul_cube.py --m 512 --n 512 --k 256 --trace matmul.trace.json
+    python examples/04_matmul_cube.py --m 512 --n 512 --k 256 --trace matmul.trace.json
 Open the trace in https://ui.perfetto.dev (one process per core, one thread per pipe).
 """
 import argparse

@@ -12,7 +12,7 @@ What it teaches:
   repeat stride is 0 (every repeat re-reads the same 64 bias values); then Relu, Cast fp32 -> fp16 (CAST_RINT)
   and a strided DataCopy UB -> GM into C's rows.
 
-    python examples/mix_matmul_bias_relu.py --m 256 --n 256 --k 128 --cores 4 --trace mix.trace.json
+    python examples/05_mix_matmul_bias_relu.py --m 256 --n 256 --k 128 --cores 4 --trace mix.trace.json
 The trace shows each AIC and AIV as a process, with arrows for the cross-core flags.
 """
 import argparse

@@ -1,11 +1,11 @@
-"""Example 2: drive the Conv3DBackpropInput high-level API by hand on one core, and watch it instruction by instruction.
+"""Example 6: drive the Conv3DBackpropInput high-level API by hand on one core, and watch it instruction by instruction.
 
 The same calls a kernel developer writes in Ascend C (Init, SetSingleShape, SetStartPosition, SetGradOutput,
 SetWeight, Iterate, GetTensorC, End), here on one simulated core for a small dx problem. A hook prints every
 instruction of the first tile (pipe, start/end cycle, kernel source line) and shows L0C after the tile's last
 Mmad; the result is checked against the numpy reference.
 
-    python examples/02_conv3d_dx_api.py [--dtype float16|bfloat16|float32] [--quiet]
+    python examples/06_conv3d_dx_api.py [--dtype float16|bfloat16|float32] [--quiet]
 """
 import argparse
 

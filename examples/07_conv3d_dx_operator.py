@@ -9,7 +9,7 @@ What it teaches:
 * reading a run: cycles, the pipe that bounds the run, per-pipe utilisation and bytes moved;
 * a tiling experiment: the same problem with one tiling field changed, checked before launch by the validator.
 
-    python examples/conv3d_dx_operator.py [--dtype float16|bfloat16|float32] [--set stepKa=3] [--set baseN=16]
+    python examples/07_conv3d_dx_operator.py [--dtype float16|bfloat16|float32] [--set stepKa=3] [--set baseN=16]
 """
 import argparse
 

@@ -15,20 +15,20 @@ def _load(name):
 
 
 def test_matmul_example(capsys, tmp_path):
-    assert _load("01_matmul_cube").main(["--m", "256", "--n", "128", "--k", "96", "--trace",
+    assert _load("04_matmul_cube").main(["--m", "256", "--n", "128", "--k", "96", "--trace",
                                          str(tmp_path / "t.json")]) == 0
     assert "PASSED" in capsys.readouterr().out and (tmp_path / "t.json").exists()
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
 def test_conv3d_dx_api_example(dtype, capsys):
-    assert _load("02_conv3d_dx_api").main(["--dtype", dtype]) == 0
+    assert _load("06_conv3d_dx_api").main(["--dtype", dtype]) == 0
     out = capsys.readouterr().out
     assert "PASSED" in out and " Mmad " in out and "is in L0C" in out
 
 
 def test_mix_example_hands_tiles_from_the_aic_to_its_aiv(capsys):
-    mix = _load("mix_matmul_bias_relu")
+    mix = _load("05_mix_matmul_bias_relu")
     assert mix.main(["--m", "256", "--n", "128", "--k", "128", "--cores", "2"]) == 0
     assert "PASSED" in capsys.readouterr().out
     import numpy as np
@@ -46,7 +46,7 @@ def test_mix_example_hands_tiles_from_the_aic_to_its_aiv(capsys):
 
 def test_mix_example_without_the_slot_free_wait_is_a_race_between_the_aic_and_its_aiv(monkeypatch):
     from ascend_sim import CrossCoreRace
-    mix = _load("mix_matmul_bias_relu")
+    mix = _load("05_mix_matmul_bias_relu")
     real_wait = mix.CrossCoreWaitFlag
     monkeypatch.setattr(mix, "CrossCoreWaitFlag", lambda flag: None if flag == mix.SLOT_FREE else real_wait(flag))
     import numpy as np
@@ -57,9 +57,20 @@ def test_mix_example_without_the_slot_free_wait_is_a_race_between_the_aic_and_it
 
 
 def test_dx_operator_example_runs_a_tiling_experiment(capsys):
-    example = _load("conv3d_dx_operator")
+    example = _load("07_conv3d_dx_operator")
     assert example.main(["--set", "stepKa=3"]) == 0
     out = capsys.readouterr().out
     assert "PASSED" in out and "the same with {'stepKa': 3}" in out
     assert example.main(["--set", "stepKa=1"]) == 0  # refused by the validator before launch, naming the field
     assert "refused before launch" in capsys.readouterr().out
+
+
+def test_the_tutorial_walks_through_every_numbered_example_in_order():
+    import re
+    tutorial = (EXAMPLES.parent / "docs" / "tutorial.md").read_text()
+    listed = re.findall(r"^\| (\d) \| `(\d\d_\w+\.py)` \|", tutorial, re.M)
+    on_disk = sorted(p.name for p in EXAMPLES.glob("[0-9][0-9]_*.py"))
+    assert [name for _, name in listed] == on_disk
+    assert [int(n) for n, _ in listed] == [int(name[:2]) for name in on_disk] == list(range(1, len(on_disk) + 1))
+    for _, name in listed:  # and each has its own section
+        assert f"## {int(name[:2])}. `{name}`" in tutorial
