@@ -19,7 +19,6 @@ from kernels.lab import (
 )
 from kernels.lab.plots import pareto_front
 
-pytest.importorskip("matplotlib")
 
 
 def tiny(cin=32, cout=32, dhw=(4, 16, 16), kernel=(3, 3, 3), stride=(1, 1, 1), pad=(1,) * 6, groups=1,
@@ -104,7 +103,6 @@ def test_random_sweep_is_reproducible_and_distinct(target):
 
 
 def test_optuna_search_tiny_budget(target):
-    pytest.importorskip("optuna")
     result = sweep(target, {"stepKa": (3, 6, 9), "baseN": (16, 32)}, search="optuna", budget=4, workers=1,
                    seed=0, progress=False)
     assert 1 <= len(result.rows) <= 4 and result.rows[0]["default"]
@@ -192,3 +190,32 @@ def test_estimate_on_c3d_conv3a_within_tolerance():
     sim = target.simulate({})
     assert estimate.bound == sim["bound"] == "MTE1"
     assert 0.90 * sim["cycles"] <= estimate.cycles <= sim["cycles"]
+
+
+def test_estimate_over_a_sweep(target):
+    """Over a sweep of a tiny problem (blocks, K steps, double buffers, order, core count): every candidate's
+    estimated busy cycles per pipe are the simulator's slowest core's, and the roofline stays under the cycles."""
+    space = {"baseM": (64, 128, 256), "stepKa": (3, 6), "stepKb": (3, 6), "al1Pbuffer": (1, 2),
+             "bl1Pbuffer": (1, 2), "iterateOrder": (0, 1), "coreNum": (4, 24)}
+    result = sweep(target, space, search="random", budget=10, workers=1, seed=5, progress=False)
+    rows = result.simulated
+    assert len(rows) >= 5
+    for row in rows:
+        for pipe in ("MTE2", "MTE1", "M", "FIX"):
+            assert row[f"est_busy_{pipe}"] == pytest.approx(row[f"slowest_core_busy_{pipe}"], rel=1e-6), (row, pipe)
+        assert max(row[f"est_busy_{pipe}"] for pipe in ("MTE2", "MTE1", "M", "FIX")) <= row["cycles"]
+        assert row["est_cycles"] <= 1.05 * row["cycles"]
+
+
+def test_dask_backend_on_a_local_cluster(target):
+    """--backend dask on a LocalCluster of one worker process gives the local backend's rows."""
+    space = {"stepKa": (3, 6, 9)}
+    on_dask = sweep(target, space, budget=3, workers=1, backend="dask", progress=False)
+    local = sweep(target, space, budget=3, workers=1, progress=False)
+    assert [r["cycles"] for r in on_dask.rows] == [r["cycles"] for r in local.rows]
+    assert all(r["cycles"] > 0 for r in on_dask.rows)
+
+
+def test_cli_scheduler_needs_dask(capsys):
+    assert main(["sweep", "conv3d-dx", *TINY_FLAGS, "--scheduler", "tcp://127.0.0.1:8786"]) == 2
+    assert "argument --scheduler: names a dask scheduler; add --backend dask" in capsys.readouterr().err

@@ -1,7 +1,8 @@
 """`ascend-sim sweep <operator>`: the tiling lab on the command line (a thin layer over kernels.lab.sweep).
 
     ascend-sim sweep conv3d-dx [problem flags] --budget 200 --out lab/ [--search grid|random|optuna]
-        [--vary stepKa=1..12 --vary baseN=16,32,64] [--seed 0] [--workers N] [--no-plots]
+        [--vary stepKa=1..12 --vary baseN=16,32,64] [--seed 0] [--workers N] [--backend local|dask]
+        [--scheduler ADDRESS] [--no-plots]
 
 Each operator is a sub-command with its own problem flags (conv3d-dx: those of `ascend-sim conv3d-dx`); the
 sweep flags are the same for all. Exit 0 when the sweep ran (pruned or faulted candidates are results, not
@@ -13,7 +14,7 @@ import argparse
 import os
 from pathlib import Path
 
-from ..lab import SEARCHES, Conv3dDxTarget, SpaceError, parse_vary, sweep
+from ..lab import BACKENDS, SEARCHES, Conv3dDxTarget, SpaceError, parse_vary, sweep
 from .conv_problem import add_conv_problem_arguments, conv_problem
 from .flags import FlagError, int_in_range
 from .report import print_json
@@ -51,6 +52,11 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
     lab.add_argument("--seed", type=int_in_range(0), default=0, help="seed of the random and optuna searches")
     lab.add_argument("--workers", type=int_in_range(1, 1024), default=os.cpu_count() or 1,
                      help=f"local worker processes (default: the CPU count, {os.cpu_count()})")
+    lab.add_argument("--backend", choices=BACKENDS, default="local",
+                     help="local: worker processes on this machine (default); dask: a dask.distributed cluster")
+    lab.add_argument("--scheduler", metavar="ADDRESS",
+                     help="with --backend dask: the scheduler's address (default: a LocalCluster of --workers "
+                          "processes)")
     lab.add_argument("--no-plots", action="store_true", help="write no PNG plots")
     lab.add_argument("--json", action="store_true", help="print the result table as JSON")
 
@@ -81,7 +87,10 @@ def run_sweep(target, args: argparse.Namespace) -> int:
         space = parse_vary(args.vary, target.fields) if args.vary else None
     except SpaceError as err:
         raise FlagError(f"argument --vary: {err}") from None
-    result = sweep(target, space, search=args.search, budget=args.budget, workers=args.workers, seed=args.seed)
+    if args.scheduler and args.backend != "dask":
+        raise FlagError("argument --scheduler: names a dask scheduler; add --backend dask")
+    result = sweep(target, space, search=args.search, budget=args.budget, workers=args.workers, seed=args.seed,
+                   backend=args.backend, scheduler=args.scheduler)
     if args.out:
         result.write(args.out, plots=not args.no_plots)
     if args.json:

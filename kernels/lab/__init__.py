@@ -3,7 +3,7 @@
 - space.py      the search space (--vary FIELD=RANGE), grid and random points
 - conv3d_dx.py  the conv3d-dx operator as a sweep target (default tiling, knobs, validation, a timing-only run)
 - estimate.py   the analytical estimate of a dx tiling: per-pipe cycles and bytes, the bound, the roofline
-- runner.py     local worker processes
+- runner.py     local worker processes, or a dask.distributed cluster
 - sweep.py      sweep(): grid / random / optuna search into a result table
 - results.py    ranking, summary, results.json / results.csv
 - plots.py      the PNG plots (matplotlib)
@@ -16,17 +16,7 @@ from .conv3d_dx import Conv3dDxTarget, buffer_usage
 from .estimate import Estimate, estimate_conv3d_dx
 from .results import SweepResult
 from .space import SpaceError, parse_range, parse_vary
-from .sweep import SEARCHES, sweep
+from .sweep import BACKENDS, SEARCHES, sweep
 
-__all__ = [
-           "SEARCHES",
-           "Conv3dDxTarget",
-           "Estimate",
-           "SpaceError",
-           "SweepResult",
-           "buffer_usage",
-           "estimate_conv3d_dx",
-           "parse_range",
-           "parse_vary",
-           "sweep",
-]
+__all__ = ["BACKENDS", "SEARCHES", "Conv3dDxTarget", "Estimate", "SpaceError", "SweepResult", "buffer_usage",
+           "estimate_conv3d_dx", "parse_range", "parse_vary", "sweep"]

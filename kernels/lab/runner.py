@@ -63,3 +63,35 @@ class LocalRunner:
 
     def __exit__(self, *exc):
         self.close()
+
+
+class DaskRunner:
+    """Simulates points on a dask.distributed cluster: the one at `address`, or a LocalCluster of `workers`
+    single-threaded processes. The target is scattered to the workers once; each task carries one point."""
+
+    def __init__(self, target, workers: int, address: str | None = None):
+        from dask.distributed import Client, LocalCluster  # lazily: only this backend needs dask
+
+        self.cluster = None if address else LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                                         dashboard_address=":0")
+        self.client = Client(address or self.cluster)
+        self.target = self.client.scatter(target, broadcast=True)
+
+    def run(self, keyed_points: Iterable[tuple[int, dict]]) -> Iterator[tuple[int, dict]]:
+        from dask.distributed import as_completed
+
+        futures = {self.client.submit(simulate_one, self.target, point, pure=False): key
+                   for key, point in keyed_points}
+        for future in as_completed(futures):
+            yield futures[future], future.result()
+
+    def close(self) -> None:
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

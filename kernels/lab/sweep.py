@@ -12,20 +12,26 @@ import sys
 import time
 
 from .results import SweepResult
-from .runner import LocalRunner
+from .runner import DaskRunner, LocalRunner
 from .space import SpaceError, grid, sample, space_size
 
 SEARCHES = ("grid", "random", "optuna")
+BACKENDS = ("local", "dask")
 
 
 def sweep(target, space: dict[str, tuple[int, ...]] | None = None, *, search: str = "grid", budget: int = 100,
-          workers: int | None = None, seed: int = 0, progress: bool | None = None) -> SweepResult:
+          workers: int | None = None, seed: int = 0, progress: bool | None = None, backend: str = "local",
+          scheduler: str | None = None) -> SweepResult:
     """Sweep `budget` candidates (the default included) of `space` (field -> values; default: the target's
     knobs) by `search` ("grid": the grid's first points in order, "random": distinct points drawn with `seed`,
     "optuna": TPE with `seed`, asking `workers` points at a time). workers: local processes (default the CPU
-    count; 1 runs in this process). progress: a tqdm bar on stderr (default: when stderr is a terminal)."""
+    count; 1 runs in this process). progress: a tqdm bar on stderr (default: when stderr is a terminal).
+    backend="dask" runs on a dask.distributed cluster: the scheduler at `scheduler`, or a LocalCluster of
+    `workers` processes."""
     if search not in SEARCHES:
         raise SpaceError(f"search={search!r} is not one of {', '.join(SEARCHES)}")
+    if backend not in BACKENDS:
+        raise SpaceError(f"backend={backend!r} is not one of {', '.join(BACKENDS)}")
     if not isinstance(budget, int) or budget < 1:
         raise SpaceError(f"budget={budget!r} must be an integer of at least 1")
     workers = workers or os.cpu_count() or 1
@@ -40,7 +46,8 @@ def sweep(target, space: dict[str, tuple[int, ...]] | None = None, *, search: st
     start = time.perf_counter()
     bar = _progress_bar(budget, progress)
     table = _Table(target, list(space), bar)
-    with LocalRunner(target, workers) as runner:
+    runner = DaskRunner(target, workers, scheduler) if backend == "dask" else LocalRunner(target, workers)
+    with runner:
         if search == "optuna":
             _optuna(table, runner, space, budget, workers, seed)
         else:
