@@ -32,6 +32,9 @@ def add_command(commands) -> argparse.ArgumentParser:
     conv = operators.add_parser("conv3d-dx", help="Conv3DBackpropInputV2 (route v2: the conv kernel)",
                                 description="Sweep the Conv3DBackpropInputV2 tiling of one problem.")
     add_conv_problem_arguments(conv)
+    for action in conv._actions:  # --set fixes fields of one run; a sweep refuses it (run_conv3d_dx says why)
+        if action.dest == "set":
+            action.help = argparse.SUPPRESS
     add_sweep_arguments(conv)
     conv.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
     conv.set_defaults(run=run_conv3d_dx, prog=conv.prog, parser=conv)
