@@ -1,6 +1,7 @@
 """conv3d_v2_tiling, the operator-level port: argument refusals, the assembled tiling (run info, per-core API tiling,
 tiling key, blob), and the UT's single-core shapes run through the whole engine."""
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,42 @@ def test_ut_shapes_through_the_engine():
         assert api.kAL1 and api.mAL1 and api.mL0 % 16 == 0 and api.kL0 % 16 == 0 and api.nL0 % 16 == 0, v["test"]
         assert t.block_dim <= 24, v["test"]
         assert api.outputOrder == 0, v["test"]  # each stays in M mode at batch 1 on 512 KiB of L1
+
+
+def _random_problems(count: int, seed: int):
+    rng = random.Random(seed)
+    for _ in range(count):
+        ci, co = rng.choice([1, 3, 16, 17, 64, 96, 256, 512]), rng.choice([1, 8, 16, 33, 128, 640, 1024])
+        groups = rng.choice([1, 1, 2, 4])
+        if ci % groups or co % groups:
+            groups = 1
+        kd, kh, kw = rng.choice([1, 2, 3]), rng.choice([1, 3, 5, 7]), rng.choice([1, 3, 5, 11])
+        yield {"x_shape": (rng.choice([1, 2, 16]), ci, rng.randint(kd, 24), rng.randint(kh, 300), rng.randint(kw, 300)),
+               "filter_shape": (co, ci // groups, kd, kh, kw), "groups": groups,
+               "strides": (rng.choice([1, 2]), rng.choice([1, 2, 4]), rng.choice([1, 2, 4])),
+               "pads": tuple(rng.choice([0, 1]) for _ in range(6)), "dilations": (1, rng.choice([1, 2]), 1),
+               "dtype": rng.choice(["float16", "bfloat16", "float32"]), "bias": rng.random() < 0.5,
+               "platform": rng.choice(["Ascend910B2", "Ascend910B3"])}
+
+
+def test_random_problems_fit_their_buffers():
+    """300 random problems: each tiles, uses at most the chip's cores, and its L0 blocks with the double buffers
+    pBufferFlag declares (bits AL0, BL0, CL0) fit L0A, L0B and L0C (the kernel allocates exactly these)."""
+    for problem in _random_problems(300, seed=7):
+        t = conv3d_v2_tiling(**problem)
+        api, plat, size = t.convApiTiling, t.platform, {"float16": 2, "bfloat16": 2, "float32": 4}[t.dtype]
+        db = [1 + (api.pBufferFlag >> bit & 1) for bit in range(3)]
+        assert t.block_dim <= plat.aic_cores, problem
+        assert api.mL0 * api.kL0 * db[0] * size <= plat.L0A, problem
+        assert api.nL0 * api.kL0 * db[1] * size <= plat.L0B, problem
+        assert api.mL0 * api.nL0 * db[2] * 4 <= plat.L0C, problem
+
+
+def test_the_docs_example():
+    """The numbers docs/conv3d_v2_tiling.md quotes."""
+    t = conv3d_v2_tiling(x_shape=(2, 64, 16, 56, 56), filter_shape=(128, 64, 3, 3, 3), strides=(1, 1, 1),
+                         pads=(1, 1, 1, 1, 1, 1), dilations=(1, 1, 1), groups=1, dtype="bfloat16",
+                         platform="Ascend910B2", bias=True)
+    assert (t.convRunInfo.batchDim, t.convRunInfo.doDim) == (2, 12)
+    assert (t.convApiTiling.mL0, t.convApiTiling.kL0, t.convApiTiling.nL0) == (256, 48, 128)
+    assert t.tiling_key == 3 and len(t.to_bytes()) == 608
