@@ -22,7 +22,7 @@ import numpy as np
 from ascend_sim import Chip
 from ascend_sim.ascendc import (ASCEND_IS_AIC, CFG_ROW_MAJOR, Add, BinaryRepeatParams, Cast, CrossCoreSetFlag,
                                 CrossCoreWaitFlag, DataCopy, DataCopyParams, Fixpipe, FixpipeParamsV220,
-                                GetBlockIdx, GetBlockNum, GlobalTensor, HardEvent, LoadData2DParams, Mmad,
+                                GetBlockIdx, GetBlockNum, GlobalTensor, HardEvent, Mmad,
                                 MmadParams, PIPE_FIX, PIPE_MTE2, QuantMode_t, Relu, RoundMode, SetFlag, TBuf, TPipe,
                                 TPosition, TQue, WaitFlag)
 from ascend_sim.tensor import GmAddr

@@ -59,5 +59,19 @@ def chip_engine(request, monkeypatch):
 
 
 @pytest.fixture
+def debug_shells(monkeypatch):
+    """The DebugShell instances `ascend-sim debug` makes during the test, in order (for their debugger state)."""
+    from kernels.cli import debug_command
+    shells = []
+
+    class Keep(debug_command.DebugShell):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            shells.append(self)
+    monkeypatch.setattr(debug_command, "DebugShell", Keep)
+    return shells
+
+
+@pytest.fixture
 def rng():
     return np.random.default_rng(1234)

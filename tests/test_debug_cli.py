@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ascend_sim.debug import break_on
-from kernels.cli import debug_command, main
+from kernels.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 MATMUL = ["matmul", "--m", "256", "--n", "256", "--k", "64"]  # 4 cores, 128 records
@@ -19,16 +19,9 @@ PROMPT = "(ascend-sim) "
 
 
 @pytest.fixture
-def session(monkeypatch, capsys):
+def session(monkeypatch, capsys, debug_shells):
     """session(argv, script) -> (exit code, stdout, stderr, the shell): `ascend-sim debug <argv>` reading script."""
-    shells = []
-
-    class Keep(debug_command.DebugShell):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            shells.append(self)
-
-    monkeypatch.setattr(debug_command, "DebugShell", Keep)
+    shells = debug_shells
 
     def run(argv, script):
         monkeypatch.setattr(sys, "stdin", io.StringIO(script))

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from kernels.cli import debug_command, main
+from kernels.cli import main
 
 PROMPT = "(ascend-sim) "
 MATMUL = ["matmul", "--m", "40", "--n", "24", "--k", "150", "--batch", "2"]
@@ -16,15 +16,8 @@ CONV = ["conv3d-dx", "--cin", "20", "--cout", "24", "--dhw", "2,8,8", "--route",
 
 
 @pytest.fixture
-def session(monkeypatch, capsys):
-    shells = []
-
-    class Keep(debug_command.DebugShell):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            shells.append(self)
-
-    monkeypatch.setattr(debug_command, "DebugShell", Keep)
+def session(monkeypatch, capsys, debug_shells):
+    shells = debug_shells
 
     def run(argv, script):
         monkeypatch.setattr(sys, "stdin", io.StringIO(script))

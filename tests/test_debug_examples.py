@@ -68,17 +68,10 @@ def buggy_matmul(monkeypatch):
     return example
 
 
-def test_the_prompt_opens_post_mortem_on_a_fault(buggy_matmul, monkeypatch, capsys):
+def test_the_prompt_opens_post_mortem_on_a_fault(buggy_matmul, monkeypatch, capsys, debug_shells):
     script = "where\ninfo flags\nprint c[0, 0, 0]\nreverse-step\nstep\nstep\n"
     monkeypatch.setattr(sys, "stdin", io.StringIO(script))
-    shells = []
-    from kernels.cli import debug_command
-
-    class Keep(debug_command.DebugShell):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            shells.append(self)
-    monkeypatch.setattr(debug_command, "DebugShell", Keep)
+    shells = debug_shells
     assert main(["debug", "matmul", "--m", "32", "--n", "32", "--k", "64"]) == 0
     captured = capsys.readouterr()
     assert "Traceback" not in captured.err + captured.out

@@ -7,21 +7,15 @@ import sys
 import numpy as np
 import pytest
 
-from kernels.cli import debug_command, main
+from kernels.cli import main
 
 PROMPT = "(ascend-sim) "
 MATMUL = ["matmul", "--m", "256", "--n", "256", "--k", "256"]
 
 
 @pytest.fixture
-def session(monkeypatch, capsys):
-    shells = []
-
-    class Keep(debug_command.DebugShell):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            shells.append(self)
-    monkeypatch.setattr(debug_command, "DebugShell", Keep)
+def session(monkeypatch, capsys, debug_shells):
+    shells = debug_shells
 
     def run(script):
         monkeypatch.setattr(sys, "stdin", io.StringIO(script))
