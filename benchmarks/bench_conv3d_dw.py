@@ -1,61 +1,69 @@
-"""Benchmark: the dw kernel (Conv3DBackpropFilterV2) on real tiling vectors at their real shape.
+"""Benchmark: Conv3DBackpropFilterV2 (dw) on the simulated Ascend910B2 against PyTorch CPU dw, on the layers of
+bench_conv3d_dx.py (3D CNN layers).
 
-    python benchmarks/bench_conv3d_dw.py [--vectors 26_b16 conv3d_dw_v2_dilation ...] [--repeat 1]
-Each vector's 280-byte blob from tests/data/conv3d_dw_tiling_vectors_a2.json is decoded and launched unchanged
-(on its SoC with the vector's core count), full data run and timing-only run, random data. Prints the
-instructions simulated, the wall times (best of --repeat), instructions per second, the simulated cycles and
-microseconds and the bounding pipe.
+    python benchmarks/bench_conv3d_dw.py [--repeat 2] [--dtype float16] [--only NAME ...]
+
+For each layer: the wall time of the full instruction-level simulation (data moved, races checked), of the
+timing-only mode, and of `torch.nn.grad.conv3d_weight` in float32 on the CPU (the same shape), measured in the
+same process, best of --repeat; the ratio sim / torch and the geometric mean of the ratios. The simulated chip
+time and the bounding pipe are printed too.
 """
+from __future__ import annotations
+
 import argparse
-import json
-import struct
-from pathlib import Path
+import math
 
-import ml_dtypes
 import numpy as np
+import torch
 
-from ascend_sim.platform import get_platform
-from kernels.conv3d_backprop_filter import conv3d_backprop_filter_v2_run
-from tiling.conv3d_backprop_filter import Conv3DBackpropFilterV2TilingData
+from ascend_sim.dtypes import DTYPES
+from bench_conv3d_dx import LAYERS, dy_shape
+from kernels import conv3d_backprop_filter_v2_run
 from timing import best_of
 
-VECTORS = Path(__file__).resolve().parent.parent / "tests" / "data" / "conv3d_dw_tiling_vectors_a2.json"
-DEFAULT = ["26_b16", "conv3d_dw_v2_dilation", "stdit_01_bf16_deterministic_streamk", "stdit_01_fp32"]
 
-
-def _tiling(v) -> Conv3DBackpropFilterV2TilingData:
-    blob = struct.pack(f"<{len(v['tiling_words_int32'])}i", *v["tiling_words_int32"])
-    platform = get_platform(v["soc"]).with_overrides(aic_cores=v["core_num"], aiv_cores=2 * v["core_num"])
-    return Conv3DBackpropFilterV2TilingData.from_bytes(blob, tiling_key=v["tiling_key"], dtype=v["dtype"],
-                                                       platform=platform)
+def torch_dw(layer, x: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
+    """dw by conv3d_weight; asymmetric pads are applied to x first."""
+    pf, pb, pt, pbm, pl, pr = layer.pads
+    padded = torch.nn.functional.pad(x, (pl, pr, pt, pbm, pf, pb))
+    w_shape = (layer.cout, layer.x[1] // layer.groups, *layer.kernel)
+    return torch.nn.grad.conv3d_weight(padded, w_shape, dy, stride=layer.stride, groups=layer.groups)
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--vectors", nargs="+", default=DEFAULT)
-    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--dtype", default="float16", choices=sorted(DTYPES))
+    parser.add_argument("--only", nargs="*", help="run only layers whose name contains one of these words")
     args = parser.parse_args(argv)
-    by_name = {v["name"]: v for v in json.loads(VECTORS.read_text())["vectors"]}
-    print(f"{'vector':38s} {'key':>3} {'cores':>5} {'instr':>7} {'full s':>7} {'timing s':>8} {'instr/s full':>12} "
-          f"{'cycles':>8} {'us':>7} bound")
-    for name in args.vectors:
-        v = by_name[name]
-        t = _tiling(v)
-        dtype = np.dtype(ml_dtypes.bfloat16) if v["dtype"] == "bfloat16" else np.dtype(v["dtype"])
+    dtype = DTYPES[args.dtype]
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; simulator dtype {args.dtype}, "
+          f"torch float32; best of {args.repeat}")
+    print(f"{'layer':<24} {'sim full s':>10} {'sim timing s':>12} {'torch s':>9} {'ratio':>7} {'instr':>9} "
+          f"{'chip us':>9} {'bound':>5}")
+    ratios = []
+    for layer in LAYERS:
+        if args.only and not any(word.lower() in layer.name.lower() for word in args.only):
+            continue
         rng = np.random.default_rng(0)
-        x = rng.standard_normal(v["fmap_shape"]["ori"]).astype(dtype)
-        dy = rng.standard_normal(v["dy_shape"]["ori"]).astype(dtype)
-        kwargs = {"strides": (1, 1, *v["strides_DHW"]), "pads": v["pads"], "dilations": (1, 1, *v["dilations_DHW"]),
-                      "data_format": "NCDHW", "tiling": t, "platform": t.platform}
-        shape = tuple(v["filter_shape"]["ori"])
-        def once(execute, x=x, shape=shape, dy=dy, kwargs=kwargs):
-            return conv3d_backprop_filter_v2_run(x, shape, dy, execute=execute, **kwargs)
-
-        full, run = best_of(args.repeat, lambda: once(True))
-        timing, _ = best_of(args.repeat, lambda: once(False))
+        x = rng.standard_normal(layer.x).astype(dtype)
+        dy = rng.standard_normal(dy_shape(layer)).astype(dtype)
+        w_shape = (layer.cout, layer.x[1] // layer.groups, *layer.kernel)
+        common = dict(strides=(1, 1, *layer.stride), pads=layer.pads, groups=layer.groups, data_format="NCDHW")
+        sim, run = best_of(args.repeat, lambda: conv3d_backprop_filter_v2_run(x, w_shape, dy, **common))
+        timing, _ = best_of(args.repeat, lambda: conv3d_backprop_filter_v2_run(
+            x, w_shape, dy, execute=False, check_races=False, **common))
+        xt, dyt = torch.from_numpy(x.astype(np.float32)), torch.from_numpy(dy.astype(np.float32))
+        ref_time, ref = best_of(args.repeat, lambda: torch_dw(layer, xt, dyt))
+        err = np.abs(run.result - ref.numpy()).max() / (np.abs(ref.numpy()).max() or 1.0)
+        assert err < 2e-2, f"{layer.name}: simulator result differs from torch (max rel err {err:.2e})"
+        ratio = sim / ref_time
+        ratios.append(ratio)
         report = run.report
-        print(f"{name:38s} {t.tiling_key:>3} {t.block_dim:>5} {report.instructions:>7} {full:>7.2f} {timing:>8.2f} "
-              f"{report.instructions / full:>12,.0f} {report.cycles:>8.0f} {report.microseconds:>7.2f} {report.bound}")
+        print(f"{layer.name:<24} {sim:>10.3f} {timing:>12.3f} {ref_time:>9.4f} {ratio:>6.1f}x "
+              f"{report.instructions:>9,} {report.microseconds:>9.1f} {report.bound:>5}")
+    if ratios:
+        print(f"geometric mean of sim / torch: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}x")
 
 
 if __name__ == "__main__":
