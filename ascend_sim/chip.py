@@ -96,10 +96,10 @@ class Chip:
         launch = Launch()
         self.kernel_type = kernel_type
         self.executed = []
+        self.gm_races = GmRaceChecker(len(layout)) if self.check_races else None
         self.cores = [AICore(i, block_dim, self, kind, models[kind], launch, block_idx, sub, group)
                       for i, (kind, block_idx, sub, group) in enumerate(layout)]
         launch.schedules = [core.schedule for core in self.cores]
-        self.gm_races = GmRaceChecker(len(self.cores)) if self.check_races else None
         for hook in self.hooks:  # a hook object may want the chip as it is before the launch (the debugger's GM)
             before = getattr(hook, "before_launch", None)
             if before is not None:

@@ -73,7 +73,7 @@ class AICore:
         self.event_ids = p.event_ids
         self.group = group  # the AI core (an AIC and its AIVs) this core belongs to
         self.schedule = CoreSchedule(index, p, model, self._run, launch, core_type.name, group)
-        self.races = RaceChecker() if chip.check_races else None
+        self.races = RaceChecker(index, chip.gm_races) if chip.check_races else None
         self.log: list[Record] = []
         # exact engine: each record goes to the scheduler at once; fast engine: to the stream, scheduled after
         # the kernel's Python (fast_engine.py)

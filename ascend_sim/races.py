@@ -4,6 +4,15 @@ ordering them (no SetFlag/WaitFlag chain, no barrier) are a race.
 Happens-before is tracked with one vector clock per pipe: every scheduled record ticks its pipe's own entry, a
 SetFlag keeps a copy of its pipe's clock, the WaitFlag it releases merges that copy into the waiting pipe's
 clock, and PipeBarrier(PIPE_ALL) merges every pipe's clock. Records are observed in schedule order.
+
+A cross-core round trip orders a core's own work too: this core's CrossCoreSetFlag #k (on pipe p, after p's
+earlier work), another core's wait and set, then this core's CrossCoreWaitFlag. The GM race checker's vector
+clocks over the cores say which of this core's own sets the releasing sets knew of; the wait then gives every
+pipe the clocks those sets had, from the first record issued after the wait on that pipe on (the wait blocks
+issue, not the pipes: what was issued before it may still run after it, unordered). Like the GM checker's
+snapshots, a set carries what its core knew when it ran, and a core's own sets are counted in the order they
+ran: a set issued before a wait that runs after it is credited with more than the hardware guarantees
+(docs/simulator.md, known limits).
 """
 from __future__ import annotations
 
@@ -23,10 +32,14 @@ _STAMP = itemgetter(2)  # the clock stamp of a logged access
 class RaceChecker:
     """Per core: the pipes' vector clocks and, per (buffer, pipe), its recent accesses."""
 
-    def __init__(self):
+    def __init__(self, core: int = 0, gm=None):
         self.clock = [[0] * _N for _ in range(_N)]
         self.access_log: dict = {}
         self.set_clocks: dict[int, list] = {}  # SetFlag seq -> its pipe's clock when it ran
+        self.core, self.gm = core, gm  # gm: the launch's GmRaceChecker (its clocks over the cores)
+        self.cross_set_clocks: list[list] = []  # this core's k-th CrossCoreSetFlag -> its pipe's clock then
+        self.learned: list[tuple] = []  # (CrossCoreWaitFlag seq, the clock it gives the pipes after it)
+        self.applied = [0] * _N  # per pipe: how many of `learned` it has taken in
 
     def observe(self, rec) -> None:
         """Advance the clocks past `rec` and check its accesses (raises RaceFault)."""
@@ -36,6 +49,8 @@ class RaceChecker:
             self.clock = [list(merged) for _ in range(_N)]
             return
         clock = self.clock[p]
+        if self.applied[p] < len(self.learned):
+            self._take_learned(p, rec.seq)
         clock[p] += 1
         name = rec.name
         if name == "SetFlag":
@@ -47,6 +62,22 @@ class RaceChecker:
                     clock[i] = seen[i]
         elif rec.reads or rec.writes:
             self._check(rec, p, clock)
+        elif name == "CrossCoreSetFlag":
+            self.cross_set_clocks.append(clock[:])
+        elif name == "CrossCoreWaitFlag" and self.gm is not None:
+            known = self.gm.own_sets_known(self.core, rec)  # how many of this core's own sets the trip carried
+            if known:
+                seen = [max(c[i] for c in self.cross_set_clocks[:known]) for i in range(_N)]
+                self.learned.append((rec.seq, seen))
+
+    def _take_learned(self, p: int, seq: int) -> None:
+        """Pipe p's first records issued after a CrossCoreWaitFlag take in what that wait learned."""
+        clock, learned = self.clock[p], self.learned
+        while self.applied[p] < len(learned) and learned[self.applied[p]][0] < seq:
+            for i, tick in enumerate(learned[self.applied[p]][1]):
+                if tick > clock[i]:
+                    clock[i] = tick
+            self.applied[p] += 1
 
     def _check(self, rec, p: int, known: list) -> None:
         stamp = known[p]
@@ -148,6 +179,11 @@ class GmRaceChecker:
         else:
             for buf, offset, shape, strides, is_write in rec.footprint:
                 self._access(c, rec, buf, offset, shape, strides, is_write)
+
+    def own_sets_known(self, c: int, wait) -> int:
+        """How many of core c's own CrossCoreSetFlags the sets releasing its CrossCoreWaitFlag `wait` knew of
+        (a set's snapshot holds the number of its core's sets so far, counting itself, in its own entry)."""
+        return max((self.snapshots[id(setter)][c] for setter in wait.released_by), default=0)
 
     def _access(self, c: int, rec, buf, offset: int, shape: tuple, strides: tuple, is_write: bool) -> None:
         shadow = self.shadows.get(buf.key)

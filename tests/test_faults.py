@@ -276,3 +276,45 @@ def test_faults_carry_the_core_index():
     with pytest.raises(SyncFault) as info:
         run_kernel(body, block_dim=4)
     assert info.value.core == 2 and str(info.value).startswith("[core 2, M WaitFlag")
+
+
+def _round_trip_kernel(set_pipe, read_before_wait=False):
+    """An AIV copies GM -> UB (MTE2), raises a cross-core flag on `set_pipe`; its AIC waits for it and answers;
+    the AIV waits for the answer and then reads the UB tile on PIPE_V (or reads it before its wait)."""
+    from ascend_sim.ascendc import (ASCEND_IS_AIV, Adds, CrossCoreSetFlag, CrossCoreWaitFlag, PIPE_MTE2, PIPE_MTE3,
+                                    PIPE_S)
+
+    def body(src):
+        if not ASCEND_IS_AIV():
+            CrossCoreWaitFlag(5)
+            CrossCoreSetFlag(2, PIPE_MTE2, 6)
+            return
+        pipe = TPipe()
+        buf = TBuf(TPosition.VECCALC)
+        pipe.InitBuffer(buf, 8192)
+        ub = buf.Get(np.float16)
+        DataCopy(ub, GlobalTensor(np.float16).SetGlobalBuffer(src), 1024)
+        CrossCoreSetFlag(2, {"MTE2": PIPE_MTE2, "MTE3": PIPE_MTE3, "S": PIPE_S}[set_pipe], 5)
+        if read_before_wait:
+            Adds(ub[2048], ub, 1.0, 1024)
+        CrossCoreWaitFlag(6)
+        if not read_before_wait:
+            Adds(ub[2048], ub, 1.0, 1024)
+    return body
+
+
+def test_a_cross_core_round_trip_orders_a_cores_own_pipes():
+    from ascend_sim import Chip
+    from ascend_sim.tensor import GmAddr
+
+    def launch(body):
+        chip = Chip()
+        return chip.launch(body, 1, GmAddr(chip.gm.upload("x", np.ones(1024, np.float16))),
+                           kernel_type="MIX_AIC_1_1")
+    # the set on MTE2 comes after the copy; the answer comes after the set: the V read is ordered after the copy
+    launch(_round_trip_kernel("MTE2"))
+    # a set on another pipe does not wait for the copy, and a read issued before the wait learns nothing from it
+    with pytest.raises(RaceFault, match=r"Adds.*not ordered after the write.*DataCopy"):
+        launch(_round_trip_kernel("MTE3"))
+    with pytest.raises(RaceFault, match=r"Adds.*not ordered after the write.*DataCopy"):
+        launch(_round_trip_kernel("MTE2", read_before_wait=True))
