@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ascend_sim.ascendc import (ASCEND_IS_AIC, ASCEND_IS_AIV, PIPE_ALL, PIPE_FIX, PIPE_MTE3, Add, CrossCoreSetFlag,
+from ascend_sim.ascendc import (ASCEND_IS_AIC, ASCEND_IS_AIV, PIPE_FIX, PIPE_MTE3, Add, CrossCoreSetFlag,
                                 CrossCoreWaitFlag, DataCopy, Duplicate, GetBlockIdx, GetBlockNum, GetSubBlockIdx,
-                                GlobalTensor, HardEvent, PipeBarrier, SetFlag, TBuf, TPipe, TPosition, WaitFlag)
+                                GlobalTensor, HardEvent, SetFlag, TBuf, TPipe, TPosition, WaitFlag)
 
 from .api import Conv3DBackpropFilter
 from .util import DivCeil
@@ -568,10 +568,8 @@ class Conv3dDwBasicBlockSplitMNStreamK(Conv3dDwBasicBlockSplitMN):
         # block (and on an empty block), leaving the cube core's flag set; the simulator refuses flags left set
         # at the end of a kernel, so those cores wait it first and then return.
         CrossCoreWaitFlag(SYNC_AIC_AIV_FLAG, SYNC_MODE2)
-        # The cube core set this flag after waiting for this core's workspace zeros (V -> MTE3 -> flag), so the
-        # stall orders the UB reuse below behind them; the simulator's race checker learns a core's own
-        # ordering from barriers only, hence the barrier (no effect on the order the hardware already has).
-        PipeBarrier(PIPE_ALL)
+        # The cube core set this flag after waiting for this core's workspace zeros (V -> MTE3 -> flag): the
+        # round trip orders the UB reuse below behind them.
         if mCoreUse == 0 or nCoreUse == 0:
             return
         reducerCore = tailBlockIdx * self.coreStreamK

@@ -6,15 +6,15 @@ ceil(size/cores) (256-element aligned) slice with DataCopy L1 -> GM (MTE3) in ch
 
 Ports conv3d_backprop_filter_v2_init_output.h (Conv3dDwInitOutput): the pass ends with the cube cores' barrier
 CrossCoreSetFlag<0, PIPE_MTE3> + CrossCoreWaitFlag (so the launch is a MIX kernel, KERNEL_TYPE_MIX_AIC_1_0 as on
-the device), plus a PipeBarrier(PIPE_ALL) that tells the simulator's race checker what the wait's stall implies.
+the device).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ascend_sim.ascendc import (ASCEND_IS_AIV, PIPE_ALL, PIPE_MTE3, CrossCoreSetFlag, CrossCoreWaitFlag, DataCopy,
+from ascend_sim.ascendc import (ASCEND_IS_AIV, PIPE_MTE3, CrossCoreSetFlag, CrossCoreWaitFlag, DataCopy,
                                 DataCopyParams, GetBlockIdx, GetBlockNum, GlobalTensor, HardEvent, InitConstValue,
-                                InitConstValueParams, PipeBarrier, SetFlag, TBuf, TPipe, TPosition, WaitFlag)
+                                InitConstValueParams, SetFlag, TBuf, TPipe, TPosition, WaitFlag)
 
 from .util import BLOCK_CUBE, ONE_BLK_SIZE, Ceil
 
@@ -77,10 +77,7 @@ class Conv3dDwInitOutput:
     def SyncAllCores(self) -> None:
         """Every cube core waits until all of them have stored their zeros (the vector cores do not take part)."""
         CrossCoreSetFlag(0, PIPE_MTE3, SYNC_AIC_FLAG)
-        CrossCoreWaitFlag(SYNC_AIC_FLAG)
-        # The wait stalls the scalar unit until every earlier MTE3 store is done, so all later work of this core
-        # comes after them; the simulator's race checker learns a core's own ordering from barriers only.
-        PipeBarrier(PIPE_ALL)
+        CrossCoreWaitFlag(SYNC_AIC_FLAG)  # released once every cube core's MTE3 stores are done, its own too
 
     def Destroy(self) -> None:
         self.pipe.Destroy()
