@@ -28,8 +28,7 @@ def run_passes(chip, cores) -> bool:
         return False
     records = [rec for stream in streams for rec in stream]
     if chip.record:  # the records carry their schedule as on the exact engine
-        T = s.T
-        for rec, issue, start, end in zip(records, T[:, 1].tolist(), T[:, 2].tolist(), T[:, 3].tolist()):
+        for rec, issue, start, end in zip(records, *s.times()):
             rec.issue = issue
             rec.start = start
             rec.end = end

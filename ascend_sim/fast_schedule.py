@@ -479,6 +479,10 @@ class Schedule:
         return (not self.overflow and not self.CI[:, _PEND].any() and not (self.KQ[:, 1] - self.KQ[:, 0]).any()
                 and not self.CH[:, :, 1].any() and not self.cnt[_NARRIVED] and not self.RK[:, 1].any())
 
+    def times(self) -> tuple[list, list, list]:
+        """Per record, in stream order: issue, start and end cycles."""
+        return self.T[:, _ISSUE].tolist(), self.T[:, _START].tolist(), self.T[:, _END].tolist()
+
     def cycles(self) -> list[float]:
         return [max(max(row[_FREE:_FREE + _N]), 0.0) for row in self.CF.tolist()]
 
@@ -571,7 +575,7 @@ def retime(streams: list[list], kinds: list[str], groups: list[int], platform):
     s = schedule(streams, kinds, groups, platform)
     if s.overflow:
         raise s.overflow_fault()
-    core_off, T = s.core_off, s.T
+    core_off = s.core_off
     n_cores = len(streams)
     for c in range(n_cores):  # a deadlock: CoreSchedule.stuck()[0] of the first core left with records
         if s.CI[c, _PEND]:
@@ -582,8 +586,7 @@ def retime(streams: list[list], kinds: list[str], groups: list[int], platform):
     gc_was_enabled = gc.isenabled()
     gc.disable()  # one new object per record: the cyclic collector would walk the heap again and again
     try:
-        copies = copy_all([rec for log in streams for rec in log], T[:, _ISSUE].tolist(), T[:, _START].tolist(),
-                          T[:, _END].tolist())
+        copies = copy_all([rec for log in streams for rec in log], *s.times())
     finally:
         if gc_was_enabled:
             gc.enable()

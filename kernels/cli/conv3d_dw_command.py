@@ -6,7 +6,6 @@ tiling (params, dwTiling, basicBlockTiling, tiling_key) by their real names.
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import time
 
@@ -19,8 +18,8 @@ from tiling.conv3d_backprop_filter.model import BASIC_BLOCK_FIELDS, PARAMS_FIELD
 
 from ..conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run
 from ..conv3d_backprop_filter.reference import conv3d_dw_reference
-from .conv_problem import add_conv_problem_arguments, conv_problem
-from .flags import FlagError, add_run_arguments, read_integer
+from .conv_problem import add_conv_problem_arguments, conv_problem, field_override
+from .flags import FlagError, add_run_arguments
 from .report import Progress, check_against, print_json, text_stream
 
 _C_RANGES = {"u32": (0, 2**32 - 1), "u64": (0, 2**64 - 1)}
@@ -28,21 +27,7 @@ DW_FIELD_RANGES = {name: _C_RANGES[ctype] for name, ctype in (*PARAMS_FIELDS, *T
 DW_FIELD_RANGES["tiling_key"] = (0, 4)
 
 
-def dw_tiling_override(text: str) -> tuple[str, int]:
-    """type= for --set FIELD=VALUE: a field of the dw tiling and an integer its C type can hold."""
-    name, sep, value = text.partition("=")
-    name = name.strip()
-    if not sep or not name:
-        raise argparse.ArgumentTypeError(f"{text!r} must look like FIELD=VALUE, e.g. baseM=128")
-    if name not in DW_FIELD_RANGES:
-        close = difflib.get_close_matches(name, list(DW_FIELD_RANGES), n=3)
-        hint = f"did you mean {' or '.join(close)}?" if close else "see docs/conv3d_backprop_filter_tiling.md"
-        raise argparse.ArgumentTypeError(f"{text!r}: {name} is not a dw tiling field; {hint}")
-    number = read_integer(value, text, name)
-    low, high = DW_FIELD_RANGES[name]
-    if not low <= number <= high:
-        raise argparse.ArgumentTypeError(f"{name}={number} in {text!r} is outside its range [{low}, {high}]")
-    return name, number
+dw_tiling_override = field_override(DW_FIELD_RANGES, "dw tiling field", "docs/conv3d_backprop_filter_tiling.md")
 
 
 def add_command(commands) -> argparse.ArgumentParser:

@@ -105,21 +105,28 @@ def add_conv_problem_arguments(parser: argparse.ArgumentParser) -> None:
                        help="override a field of the conv kernel's tiling, repeatable (e.g. --set baseM=128)")
 
 
-def tiling_override(text: str) -> tuple[str, int]:
-    """type= for --set FIELD=VALUE: a kernel-visible tiling field and an integer its C type can hold."""
-    name, sep, value = text.partition("=")
-    name = name.strip()
-    if not sep or not name:
-        raise argparse.ArgumentTypeError(f"{text!r} must look like FIELD=VALUE, e.g. baseM=128")
-    if name not in TILING_FIELD_RANGES:
-        close = difflib.get_close_matches(name, list(TILING_FIELD_RANGES), n=3)
-        hint = f"did you mean {' or '.join(close)}?" if close else "see docs/tiling.md for the fields"
-        raise argparse.ArgumentTypeError(f"{text!r}: {name} is not a tiling field; {hint}")
-    number = read_integer(value, text, name)
-    low, high = TILING_FIELD_RANGES[name]
-    if not low <= number <= high:
-        raise argparse.ArgumentTypeError(f"{name}={number} in {text!r} is outside its C type's range [{low}, {high}]")
-    return name, number
+def field_override(ranges: dict, what: str, docs: str):
+    """type= for --set FIELD=VALUE: a field of `ranges` (name -> (low, high), its C type's range) and an integer
+    in that range; `what` names the kind of field and `docs` where the fields are listed, in the errors."""
+    def parse(text: str) -> tuple[str, int]:
+        name, sep, value = text.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise argparse.ArgumentTypeError(f"{text!r} must look like FIELD=VALUE, e.g. baseM=128")
+        if name not in ranges:
+            close = difflib.get_close_matches(name, list(ranges), n=3)
+            hint = f"did you mean {' or '.join(close)}?" if close else f"see {docs} for the fields"
+            raise argparse.ArgumentTypeError(f"{text!r}: {name} is not a {what}; {hint}")
+        number = read_integer(value, text, name)
+        low, high = ranges[name]
+        if not low <= number <= high:
+            raise argparse.ArgumentTypeError(f"{name}={number} in {text!r} is outside its C type's range "
+                                             f"[{low}, {high}]")
+        return name, number
+    return parse
+
+
+tiling_override = field_override(TILING_FIELD_RANGES, "tiling field", "docs/tiling.md")  # kernel-visible fields
 
 
 def conv_problem(args: argparse.Namespace) -> ConvProblem:
