@@ -734,3 +734,34 @@ def img2col_matrix(src, src_offset, l1H, l1W, padList, channelSize, strideW, str
             out[mm, kk] = ref_img2col_value(src, src_offset, mm, kk, l1H, l1W, padList, c0, strideW, strideH,
                                             filterW, filterH, dilationFilterW, dilationFilterH, padValue, w_out)
     return out
+
+
+# --------------------------------------------------------------------------------------------------------
+# L1 -> BT: DataCopy into the bias table
+# --------------------------------------------------------------------------------------------------------
+def ref_copy_l1_to_bt(dst, src, dst_offset, src_offset, blockCount, blockLen, srcStride, dstStride):
+    """DataCopy(L1ToBiasTable) with DataCopyParams on A2 (DataCopy L1ToBiasTable page).
+
+    ``src`` is L1 content (half, int32 or float), ``dst`` BT content (int32 or float); offsets in elements.
+    blockCount in [0, 4095], blockLen in [0, 65535] in 64-byte units, srcStride in 32-byte DataBlocks, dstStride
+    in 64-byte units. Own rule of the simulator (the page leaves it open): blockLen counts source bytes, a half ->
+    float copy writes twice as many bytes::
+
+        for i in range(blockCount):
+            for e in range(blockLen * 64 // src_bytes):
+                dst[dst_offset + i * (blockLen * 64 * ratio + dstStride * 64) // dst_bytes + e] =
+                    float(src[src_offset + i * (blockLen * 64 + srcStride * 32) // src_bytes + e])
+    """
+    _check_range("blockCount", blockCount, 0, 4095)
+    _check_range("blockLen", blockLen, 0, 65535)
+    _check_range("srcStride", srcStride, 0, 65535)
+    _check_range("dstStride", dstStride, 0, 65535)
+    out = _copy(dst)
+    sb, db = np.asarray(src).dtype.itemsize, out.dtype.itemsize
+    n = blockLen * 64 // sb
+    for i in range(blockCount):
+        s = src_offset + i * (blockLen * 64 + srcStride * 32) // sb
+        d = dst_offset + i * (blockLen * 64 * (db // sb) + dstStride * 64) // db
+        for e in range(n):
+            _write(out, d + e, out.dtype.type(float(_read(src, s + e))))
+    return out

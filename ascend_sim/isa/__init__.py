@@ -2,11 +2,13 @@
 overloaded Ascend C entry points: the parameter struct picks the instruction."""
 from __future__ import annotations
 
-from ..tensor import GlobalTensor
+from ..tensor import GlobalTensor, LocalTensor
 from .atomic import SetAtomicAdd, SetAtomicNone
+from .bias_table import copy_l1_to_bt
 from .cube import Mmad, MmadParams, SetHF32Mode, SetHF32TransMode
 from .fixpipe import (CFG_NZ, CFG_ROW_MAJOR, DataCopyCO12DstParams, Fixpipe, FixpipeConfig, FixpipeParamsV220,
                       QuantMode_t, copy_l0c_to_gm)
+from .load2d_gm import load_data_2d_gm
 from .mte1 import (FMATRIX_LEFT, FMATRIX_RIGHT, LoadData2DParams, LoadData3DParamsV2, LoadDataRepeatParams, SetFmatrix, SetLoadDataRepeat,
                    load_data_2d, load_data_3d_v2)
 from .mte2 import (DataCopyParams, InitConstValue, InitConstValueParams, Nd2NzParams, copy_gm_to_l1,
@@ -19,12 +21,14 @@ from .vector.datacopy import data_copy_ub, is_ub
 
 
 def DataCopy(dst, src, params) -> None:
-    """GM -> L1 (count, DataCopyParams or Nd2NzParams), L1 -> GM (DataCopyParams into a GlobalTensor) or
-    L0C -> GM (DataCopyCO12DstParams); GM <-> UB (count or DataCopyParams) on the vector core."""
+    """GM -> L1 (count, DataCopyParams or Nd2NzParams), L1 -> BT (DataCopyParams into a C2 tensor), L1 -> GM
+    (DataCopyParams into a GlobalTensor) or L0C -> GM (DataCopyCO12DstParams); GM <-> UB (count or DataCopyParams) on the vector core."""
     if is_ub(dst) or is_ub(src):
         return data_copy_ub(dst, src, params)
     if isinstance(params, DataCopyParams):
-        if isinstance(dst, GlobalTensor):
+        if isinstance(dst, LocalTensor) and dst.buffer.name == "BT":
+            copy_l1_to_bt(dst, src, params)
+        elif isinstance(dst, GlobalTensor):
             copy_l1_to_gm(dst, src, params)
         else:
             copy_gm_to_l1(dst, src, params)
@@ -40,9 +44,13 @@ def DataCopy(dst, src, params) -> None:
 
 
 def LoadData(dst, src, params, isSetFMatrix: bool = True) -> None:
-    """L1 -> L0A/L0B: LoadData2DParams (fractal copy) or LoadData3DParamsV2 (img2col)."""
+    """L1 -> L0A/L0B: LoadData2DParams (fractal copy; from GM into L1/L0A/L0B on MTE2) or LoadData3DParamsV2
+    (img2col)."""
     if isinstance(params, LoadData2DParams):
-        load_data_2d(dst, src, params)
+        if isinstance(src, GlobalTensor):
+            load_data_2d_gm(dst, src, params)
+        else:
+            load_data_2d(dst, src, params)
     elif isinstance(params, LoadData3DParamsV2):
         load_data_3d_v2(dst, src, params, isSetFMatrix)
     else:

@@ -77,7 +77,7 @@ def _mmad_cost(rec, model) -> float:
 def _mmad_execute(rec) -> None:
     """C (m x n, fp32, NZ in L0C) = A (m x k, ZZ in L0A) . B (k x n, ZN in L0B), or C += A . B."""
     (abuf, a0, a_bytes, bbuf, b0, b_bytes, cbuf, c_0, c_bytes, dtype, m, k, m1, n1, k1, c0, init, gemv, _,
-     hf32_rounding) = rec.args
+     hf32_rounding, bias_bt) = rec.args
     # ZZ [m1][k1][16][c0] -> (m1*16, k1*c0); ZN [k1][n1][16 n][c0 k] -> (k1*c0, n1*16)
     if gemv:  # L0A holds A as a plain vector and only row 0 of each C fractal is written
         a = abuf.view(dtype, a0, k).astype(np.float32).reshape(1, k)
@@ -96,7 +96,9 @@ def _mmad_execute(rec) -> None:
     c = cbuf.data[c_0:c_0 + c_bytes].view(np.float32).reshape(n1, m1 * 16, 16)
     rows = c[:, :1] if gemv else c
     prod_nz = prod.reshape(prod.shape[0], n1, 16).transpose(1, 0, 2)
-    if init:
+    if bias_bt is not None:  # C = bias row (BT, fp32) broadcast over the m rows, plus A . B
+        rows[...] = prod_nz + bias_bt.view(np.float32, 0, n1 * 16).reshape(n1, 1, 16)
+    elif init:
         rows[...] = prod_nz
     else:
         rows += prod_nz
@@ -107,7 +109,7 @@ MMAD = define("Mmad", M, cost=_mmad_cost, execute=_mmad_execute, params=MmadPara
 
 
 def Mmad(dst, fm, filter, params: MmadParams) -> None:
-    """C (m x n, fp32 in L0C) = or += A (m x k in L0A) . B (k x n in L0B)."""
+    """C (m x n, fp32 in L0C) = or += A (m x k in L0A) . B (k x n in L0B); or = bias (BT) + A . B."""
     core = current_core()
     name = "Mmad"
     if dst.__class__ is not LocalTensor or dst.buffer.name != "L0C":
@@ -128,9 +130,11 @@ def Mmad(dst, fm, filter, params: MmadParams) -> None:
         raise core.fault(ParameterOutOfRange(f"fm is {fm.dtype} but filter is {filter.dtype}"), name, M)
     if dst.dtype is not _FLOAT32 and dst.dtype != _FLOAT32:
         raise core.fault(ParameterOutOfRange(f"dst in L0C must be float32 for {fm.dtype} operands"), name, M)
-    init = params.cmatrixInitVal
-    if not init and params.cmatrixSource:
-        raise core.fault(ParameterOutOfRange("cmatrixSource=1 (bias from BT) is not modelled"), name, M)
+    init = params.cmatrixInitVal and not params.isBias  # as the A2 MmadCal passes it to the hardware
+    # cmatrixSource=1 without init: C starts from the bias table (one fp32 row of n values, broadcast over m).
+    # Own rule: the four-operand Mmad names no BT address; the bias row is read from BT address 0, where the
+    # APIs that use this form (Conv3D) keep their only C2 buffer.
+    bias_bt = core.buffers["BT"] if (not init and params.cmatrixSource) else None
     m, n, k = params.m, params.n, params.k
     if m == 0 or n == 0 or k == 0:
         core.issue(MMAD, M, params)
@@ -152,8 +156,10 @@ def Mmad(dst, fm, filter, params: MmadParams) -> None:
     gemv = m == 1  # GEMV: L0A holds A as a plain vector and only row 0 of each C fractal is written
 
     reads = ((abuf, a0, a0 + a_bytes), (bbuf, b0, b0 + b_bytes))
-    if not init:  # accumulating reads C as well
+    if bias_bt is not None:
+        reads += ((bias_bt, 0, n1 * 16 * 4),)
+    elif not init:  # accumulating reads C as well
         reads += ((cbuf, c_0, c_0 + c_bytes),)
     core.issue(MMAD, M, params, reads, ((cbuf, c_0, c_0 + c_bytes),),
                (abuf, a0, a_bytes, bbuf, b0, b_bytes, cbuf, c_0, c_bytes, dtype, m, k, m1, n1, k1, c0, init, gemv,
-                operand, hf32_rounding), registers=(("hf32", hf32), ("hf32_trans_mode", registers["hf32_trans_mode"])))
+                operand, hf32_rounding, bias_bt), registers=(("hf32", hf32), ("hf32_trans_mode", registers["hf32_trans_mode"])))
