@@ -1,0 +1,15 @@
+"""aclnnConvolutionBackward on A2: dx, dw and db of 1D / 2D / 3D convolutions, transposed or not, on the simulator.
+
+Modules, one job each:
+- arguments.py  every argument check (the A2 ranges of the API page, shapes, lengths) before anything runs
+- cube_math.py  cubeMathType's A2 meaning: the dtype the cube computes in, HF32
+- routing.py    which kernel computes each gradient, following aclnn's routing on A2; the 3D view of 1D / 2D
+- bias_grad.py  grad_bias: our AIV reduction kernel (the ReduceSum aclnn calls)
+- operator.py   the host operator: plan, launch each kernel, views and casts back
+"""
+from .arguments import ConvBackwardArgs, check_arguments
+from .bias_grad import BiasGradTiling, bias_grad_kernel, run_bias_grad
+from .operator import ConvBackwardRun, KernelLaunch, convolution_backward, convolution_backward_run
+
+__all__ = ["BiasGradTiling", "ConvBackwardArgs", "ConvBackwardRun", "KernelLaunch", "bias_grad_kernel",
+           "check_arguments", "convolution_backward", "convolution_backward_run", "run_bias_grad"]

@@ -1,0 +1,183 @@
+"""The host operator: convolution_backward(grad_output, input, weight, ...) on the simulated A2 chip.
+
+Steps, as aclnnConvolutionBackward on A2 (routing.py says which function each follows):
+1. check every argument (arguments.py), route the problem (routing.py) and plan each asked-for cube kernel (its
+   argument checks and tiling), all before the first launch;
+2. grad_bias: the AIV reduction kernel (bias_grad.py) on gradOutput in its own dtype;
+3. grad_input: Conv3DBackpropInputV2 or its matmul shortcut (the dx operator, kernels/conv3d_backprop_input), or
+   for a transposed convolution the forward Conv3DV2 of gradOutput with the weight;
+4. grad_weight: Conv3DBackpropFilterV2 (kernels/conv3d_backprop_filter; input and gradOutput swapped when
+   transposed) or the kernel == feature map MatMul;
+5. the results viewed back to NCL / NCHW and cast to their dtypes (grad_input: input's, grad_weight: weight's).
+The Cast / TransData / view kernels aclnn launches around the cube kernels are done on the host, in numpy.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ascend_sim.dtypes import DTYPES
+from ascend_sim.report import RunReport
+from tiling import check_conv3d_dw_args
+
+from ..conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run
+from ..conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
+from ..conv3d_backprop_input.plan import plan_conv3d_dx
+from ..matmul import MatmulTiling, run_matmul
+from .arguments import ConvBackwardArgs, check_arguments
+from .bias_grad import run_bias_grad
+from .routing import FM_EQ_KERNEL, Route, route
+
+BIAS_NOTE = ("grad_bias: ReduceSum over N and the spatial axes (CalculateBiasGrad) by our own AIV kernel; the real "
+             "ReduceSum kernel and tiling are not modelled")
+
+
+@dataclass
+class KernelLaunch:
+    """One kernel the call launched: which gradient, which kernel, its tiling and the simulator's report."""
+
+    gradient: str
+    kernel: str
+    tiling: Any
+    report: RunReport
+    notes: list[str] = field(default_factory=list)
+    trace_path: str | None = None
+
+
+@dataclass
+class ConvBackwardRun:
+    grad_input: np.ndarray | None
+    grad_weight: np.ndarray | None
+    grad_bias: np.ndarray | None
+    args: ConvBackwardArgs
+    route: Route
+    launches: list[KernelLaunch]
+
+    @property
+    def cycles(self) -> float:
+        """The launches run one after another on one stream."""
+        return sum(launch.report.cycles for launch in self.launches)
+
+    @property
+    def microseconds(self) -> float:
+        return sum(launch.report.microseconds for launch in self.launches)
+
+    @property
+    def notes(self) -> list[str]:
+        return [*self.route.notes, *(note for launch in self.launches for note in launch.notes)]
+
+
+def _forward_conv_run():
+    """kernels.conv3d_v2_run, once the forward Conv3DV2 operator is exported; None before."""
+    import kernels
+    return getattr(kernels, "conv3d_v2_run", None)
+
+
+def _plan(a: ConvBackwardArgs, r: Route) -> None:
+    """The cube kernels' own argument checks and tilings, before any launch (their errors name their limits)."""
+    v, m = r.view, r.math
+    if a.output_mask[0] and a.transposed and _forward_conv_run() is None:
+        raise NotImplementedError("transposed=True with output_mask[0] (grad_input) needs the forward Conv3DV2 "
+                                  "operator (kernels.conv3d_v2), which is not available yet; grad_weight and "
+                                  "grad_bias of a transposed convolution work")
+    if a.output_mask[0] and not a.transposed:
+        plan_conv3d_dx(v.input_shape, v.weight_shape, v.grad_output_shape, m.dtype, strides=(1, 1, *v.strides),
+                       pads=v.pads, dilations=(1, 1, *v.dilations), groups=a.groups, data_format="NCDHW",
+                       filter_format="NCDHW", platform=a.platform, enable_hf32=m.hf32, route=r.dx_route)
+    if a.output_mask[1] and r.dw_matmul is None:
+        fmap, dy = (v.grad_output_shape, v.input_shape) if a.transposed else (v.input_shape, v.grad_output_shape)
+        check_conv3d_dw_args(fmap, v.weight_shape, dy, v.strides, v.pads, v.dilations, a.groups, m.dtype, a.platform,
+                             m.hf32, False)
+
+
+def _grad_input(a, r, go, x, w, kw) -> tuple[np.ndarray | None, KernelLaunch]:
+    v, m = r.view, r.math
+    common = dict(strides=(1, 1, *v.strides), pads=v.pads, dilations=(1, 1, *v.dilations), groups=a.groups,
+                  data_format="NCDHW", filter_format="NCDHW", platform=a.platform, enable_hf32=m.hf32)
+    if a.transposed:
+        run = _forward_conv_run()(go, w, **common, **kw)
+        return run.result, KernelLaunch("grad_input", "Conv3DV2", run.tiling, run.report,
+                                        ["grad_input: the forward Conv3DV2 of gradOutput with the weight "
+                                         "(CalcConv3DBackTransposeInputGrad)"])
+    run = conv3d_backprop_input_v2_run(v.input_shape, w, go, **common, route=r.dx_route, **kw)
+    kernel = "Conv3DBackpropInputV2" if run.route == "v2" else f"MatMul ({run.matmul_mode})"
+    return run.result, KernelLaunch("grad_input", kernel, run.tiling, run.report, list(run.notes))
+
+
+def _grad_weight(a, r, go, x, kw) -> tuple[np.ndarray | None, KernelLaunch]:
+    v, m = r.view, r.math
+    if r.dw_matmul == FM_EQ_KERNEL:  # CalculateConv3DBackwardDwByMmMode: dy^T (Cout x N) . x (N x Cin*D*H*W)
+        n, cout = v.grad_output_shape[:2]
+        left = np.ascontiguousarray(go.reshape(n, cout).T)  # isLeftTranspose, done on the host
+        right = x.reshape(n, -1)
+        tiling = MatmulTiling.for_shape(cout, right.shape[1], n, m.dtype, hf32=m.hf32)
+        out, report = run_matmul(left, right, platform=a.platform, tiling=tiling, hf32=m.hf32,
+                                 execute=kw["execute"], check_races=kw["check_races"], engine=kw["engine"])
+        result = out.reshape(v.weight_shape) if kw["execute"] else None
+        note = ("grad_weight: kernel == feature map, computed by a MatMul of gradOutput^T and input "
+                "(CONV3D_BP_MM_FEATURE_MAP_EQ_KERNEL, CalculateConv3DBackwardDwByMmMode)")
+        return result, KernelLaunch("grad_weight", f"MatMul ({FM_EQ_KERNEL})", tiling, report, [note])
+    fmap, dy = (go, x) if a.transposed else (x, go)
+    run = conv3d_backprop_filter_v2_run(fmap, v.weight_shape, dy, strides=(1, 1, *v.strides), pads=v.pads,
+                                        dilations=(1, 1, *v.dilations), groups=a.groups, data_format="NCDHW",
+                                        filter_format="NCDHW", platform=a.platform, enable_hf32=m.hf32, **kw)
+    notes = ["grad_weight: Conv3DBackpropFilterV2 with input and gradOutput swapped (transposed)"] if a.transposed \
+        else []
+    return run.result, KernelLaunch("grad_weight", "Conv3DBackpropFilterV2", run.tiling, run.report, notes)
+
+
+def convolution_backward_run(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                             output_padding, groups, output_mask, cube_math_type=0, *, platform="Ascend910B2",
+                             execute=True, trace=None, check_races=True, engine="auto") -> ConvBackwardRun:
+    """Run convolution_backward on the simulator and return the whole record (see convolution_backward).
+
+    execute=False is the timing-only mode (results None). trace: a path; each launch writes its Chrome/Perfetto
+    trace beside it, named <stem>.<gradient><suffix>. engine: "auto" | "exact" | "fast" (ascend_sim.Chip)."""
+    a = check_arguments(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                        output_padding, groups, output_mask, cube_math_type, platform)
+    r = route(a)
+    _plan(a, r)
+    v, cube = r.view, DTYPES[r.math.dtype]
+    go = np.ascontiguousarray(grad_output).reshape(v.grad_output_shape).astype(cube, copy=False)
+    x = np.ascontiguousarray(input).reshape(v.input_shape).astype(cube, copy=False)
+    w = np.ascontiguousarray(weight).reshape(v.weight_shape).astype(cube, copy=False)
+    kw = dict(execute=execute, check_races=check_races, engine=engine)
+    launches, grads = [], [None, None, None]
+    if a.output_mask[2]:  # CalculateBiasGrad runs first
+        bias = run_bias_grad(grad_output, platform=a.platform, **kw)
+        grads[2] = bias.result
+        launches.append(KernelLaunch("grad_bias", "ReduceSum (AIV)", bias.tiling, bias.report, [BIAS_NOTE]))
+    if a.output_mask[0]:
+        result, launch = _grad_input(a, r, go, x, w, kw)
+        grads[0] = None if result is None else result.reshape(a.input_shape).astype(input.dtype)
+        launches.append(launch)
+    if a.output_mask[1]:
+        result, launch = _grad_weight(a, r, go, x, kw)
+        grads[1] = None if result is None else result.reshape(a.weight_shape).astype(weight.dtype)
+        launches.append(launch)
+    if trace is not None:
+        path = Path(trace)
+        for launch in launches:
+            launch.trace_path = str(path.with_name(f"{path.stem}.{launch.gradient}{path.suffix}"))
+            launch.report.write_trace(launch.trace_path)
+    return ConvBackwardRun(*grads, a, r, launches)
+
+
+def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                         output_padding, groups, output_mask, cube_math_type=0, *, platform="Ascend910B2"):
+    """The gradients of a 1D / 2D / 3D convolution, as torch.ops.aten.convolution_backward, on the simulated A2.
+
+    grad_output, input, weight: numpy arrays, NCL / NCHW / NCDHW, one dtype of float16, bfloat16 (ml_dtypes) or
+    float32. bias_sizes: [Cout] (None when grad_bias is not asked for). stride, dilation, output_padding: one
+    value per spatial axis; padding: one per spatial axis (2D also [up, down, left, right]). transposed: a
+    transposed convolution. groups: int. output_mask: 3 bools (grad_input, grad_weight, grad_bias).
+    cube_math_type: 0 KEEP_DTYPE, 1 ALLOW_FP32_DOWN_PRECISION, 2 USE_FP16, 3 USE_HF32 (A2 meaning: cube_math.py).
+    Returns (grad_input, grad_weight, grad_bias), None where output_mask is False; grad_input has input's dtype,
+    grad_weight weight's and grad_bias grad_output's.
+    """
+    run = convolution_backward_run(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                                   output_padding, groups, output_mask, cube_math_type, platform=platform)
+    return run.grad_input, run.grad_weight, run.grad_bias
