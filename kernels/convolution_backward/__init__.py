@@ -9,7 +9,9 @@ Modules, one job each:
 """
 from .arguments import ConvBackwardArgs, check_arguments
 from .bias_grad import BiasGradTiling, bias_grad_kernel, run_bias_grad
-from .operator import ConvBackwardRun, KernelLaunch, convolution_backward, convolution_backward_run
+from .operator import (ConvBackwardPlan, ConvBackwardRun, KernelLaunch, convolution_backward, convolution_backward_run,
+                       plan_convolution_backward, run_plan)
 
-__all__ = ["BiasGradTiling", "ConvBackwardArgs", "ConvBackwardRun", "KernelLaunch", "bias_grad_kernel",
-           "check_arguments", "convolution_backward", "convolution_backward_run", "run_bias_grad"]
+__all__ = ["BiasGradTiling", "ConvBackwardArgs", "ConvBackwardPlan", "ConvBackwardRun", "KernelLaunch",
+           "bias_grad_kernel", "check_arguments", "convolution_backward", "convolution_backward_run",
+           "plan_convolution_backward", "run_bias_grad", "run_plan"]

@@ -129,17 +129,30 @@ def _grad_weight(a, r, go, x, kw) -> tuple[np.ndarray | None, KernelLaunch]:
     return run.result, KernelLaunch("grad_weight", "Conv3DBackpropFilterV2", run.tiling, run.report, notes)
 
 
-def convolution_backward_run(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
-                             output_padding, groups, output_mask, cube_math_type=0, *, platform="Ascend910B2",
-                             execute=True, trace=None, check_races=True, engine="auto") -> ConvBackwardRun:
-    """Run convolution_backward on the simulator and return the whole record (see convolution_backward).
+@dataclass(frozen=True)
+class ConvBackwardPlan:
+    """A checked and routed problem whose cube kernels have passed their own checks: nothing can be refused
+    after this, short of a simulated kernel fault."""
 
-    execute=False is the timing-only mode (results None). trace: a path; each launch writes its Chrome/Perfetto
-    trace beside it, named <stem>.<gradient><suffix>. engine: "auto" | "exact" | "fast" (ascend_sim.Chip)."""
+    args: ConvBackwardArgs
+    route: Route
+
+
+def plan_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                              output_padding, groups, output_mask, cube_math_type=0, *,
+                              platform="Ascend910B2") -> ConvBackwardPlan:
+    """Every check of convolution_backward, with nothing launched (ValueError / TypeError / NotImplementedError)."""
     a = check_arguments(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
                         output_padding, groups, output_mask, cube_math_type, platform)
     r = route(a)
     _plan(a, r)
+    return ConvBackwardPlan(a, r)
+
+
+def run_plan(plan: ConvBackwardPlan, grad_output, input, weight, *, execute=True, trace=None, check_races=True,
+             engine="auto") -> ConvBackwardRun:
+    """Launch the kernels of a plan on arrays of the planned shapes and dtype."""
+    a, r = plan.args, plan.route
     v, cube = r.view, DTYPES[r.math.dtype]
     go = np.ascontiguousarray(grad_output).reshape(v.grad_output_shape).astype(cube, copy=False)
     x = np.ascontiguousarray(input).reshape(v.input_shape).astype(cube, copy=False)
@@ -164,6 +177,19 @@ def convolution_backward_run(grad_output, input, weight, bias_sizes, stride, pad
             launch.trace_path = str(path.with_name(f"{path.stem}.{launch.gradient}{path.suffix}"))
             launch.report.write_trace(launch.trace_path)
     return ConvBackwardRun(*grads, a, r, launches)
+
+
+def convolution_backward_run(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                             output_padding, groups, output_mask, cube_math_type=0, *, platform="Ascend910B2",
+                             execute=True, trace=None, check_races=True, engine="auto") -> ConvBackwardRun:
+    """Run convolution_backward on the simulator and return the whole record (see convolution_backward).
+
+    execute=False is the timing-only mode (results None). trace: a path; each launch writes its Chrome/Perfetto
+    trace beside it, named <stem>.<gradient><suffix>. engine: "auto" | "exact" | "fast" (ascend_sim.Chip)."""
+    plan = plan_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                                     output_padding, groups, output_mask, cube_math_type, platform=platform)
+    return run_plan(plan, grad_output, input, weight, execute=execute, trace=trace, check_races=check_races,
+                    engine=engine)
 
 
 def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
