@@ -20,6 +20,7 @@ from .tensor import LocalTensor, TPosition
 _QUEUE_PIPES = {
     TPosition.A1: (Pipe.MTE2, Pipe.MTE1), TPosition.B1: (Pipe.MTE2, Pipe.MTE1), TPosition.C1: (Pipe.MTE2, Pipe.MTE1),
     TPosition.A2: (Pipe.MTE1, Pipe.M), TPosition.B2: (Pipe.MTE1, Pipe.M), TPosition.CO1: (Pipe.M, Pipe.FIX),
+    TPosition.C2: (Pipe.MTE1, Pipe.M),  # the bias table: filled by MTE1 (L1 -> BT), read by Mmad
     TPosition.VECIN: (Pipe.MTE2, Pipe.V), TPosition.VECOUT: (Pipe.V, Pipe.MTE3),
     TPosition.VECCALC: (Pipe.V, Pipe.V),  # V_V: a PipeBarrier<PIPE_V> (kernel_event.h), no flag
 }
