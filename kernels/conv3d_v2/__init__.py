@@ -1,0 +1,19 @@
+"""Conv3DV2 (the forward 3D convolution) for Atlas A2, written against the simulated Ascend C API.
+
+Modules, one job each:
+- api.py        the high-level API class Conv3D (Init, SetInput/SetWeight/SetBias, SetSingleOutputShape,
+                SetInputStartPosition, Iterate, IterateAll, GetTensorC, End) with its loops and event protocols
+- load_a.py     x GM -> L1 window (pads, depth planes) -> L0A by LoadData 3Dv2 (img2col)
+- load_b.py     weight (FRACTAL_Z_3D) GM -> L0B by LoadData 2D (BL1 bypass), or GM -> L1 -> L0B
+- bias.py       bias GM -> L1 -> BT
+- mmad.py       one Mmad per K step (bias from BT on the first)
+- store_c.py    L0C -> GM Fixpipe into NDC1HWC0
+- kernel.py     the entry conv3dv2 (tiling-key dispatch) and KernelConv3DV2 (per-core split and GM offsets)
+- arguments.py  the host operator's argument checks
+- operator.py   the host operator conv3d_v2 and conv3d_v2_run
+"""
+from .api import Conv3D
+from .kernel import KernelConv3DV2, conv3dv2
+from .operator import Conv3dV2Run, conv3d_v2, conv3d_v2_run
+
+__all__ = ["Conv3D", "Conv3dV2Run", "KernelConv3DV2", "conv3d_v2", "conv3d_v2_run", "conv3dv2"]

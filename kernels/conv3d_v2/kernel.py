@@ -1,0 +1,151 @@
+"""The kernel entry `conv3dv2` (ops-nn conv/conv3d_v2/op_kernel/conv3d_v2.cpp, arch22) and the base kernel
+KernelConv3DV2 (conv3dv2.h), run on every core.
+
+Dispatch (conv3d_v2_kernel_dispatch.h): the tiling key is GET_TPL_TILING_KEY(ConvL0PingPong, ConvBL1ByPass,
+GroupConvType, OutputOrder). NDC1HWC0 data with GroupConv_Weight_Gfz runs KernelConv3DV2WithGroups, OutputOrder
+HW_Mode runs KernelConv3DV2HwMode, everything else KernelConv3DV2 (M mode); NCDHW data runs the pointwise kernel.
+Only KernelConv3DV2 is ported: the other three are refused before any instruction, naming what is missing.
+
+Per core (KernelConv3DV2::InitSingleCoreData): the block index splits into (m, n, do, batch) with m fastest; each
+dimension's share is ceil(whole / dim) and the last core of a dimension takes the tail (CountIdxTail); a core
+past the last real share of any dimension does nothing. The GM tensors handed to the API are offset to the core's
+first batch, first input plane and row (clamped at 0: the API handles the pads), first cout.
+
+The real entry is a MIX 1:2 launch (KERNEL_TYPE_MIX_AIC_1_2) whose vector cores serve only the quantised output
+(PER_CHANNEL_NO_OFFSET); for float data the cube cores do all the work, and the simulator launches those only.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ascend_sim.ascendc import GetBlockIdx, GlobalTensor
+
+from .api import Conv3D
+from .util import GROUPCONV_WEIGHT_GFZ, HW_MODE, CeilDIV
+
+N0 = 16
+SINGLE_BLOCK_SIZE = 32
+
+
+def decode_tiling_key(key: int) -> tuple[int, int, int, int]:
+    """(ConvL0PingPong, ConvBL1ByPass, GroupConvType, OutputOrder), packed low bits first (2, 1, 1, 1 bits)."""
+    return key & 3, (key >> 2) & 1, (key >> 3) & 1, (key >> 4) & 1
+
+
+def not_ported_variant(key: int) -> str | None:
+    """Why the kernel variant this key selects is not available here, or None for the ported base kernel."""
+    _, _, group_type, output_order = decode_tiling_key(key)
+    if group_type == GROUPCONV_WEIGHT_GFZ:
+        return (f"tiling key {key} selects KernelConv3DV2WithGroups (GroupConvType GroupConv_Weight_Gfz, groups > 1), "
+                "which is not ported: only the M-mode base kernel KernelConv3DV2 is")
+    if output_order == HW_MODE:
+        return (f"tiling key {key} selects KernelConv3DV2HwMode (OutputOrder HW_Mode), which is not ported: only the "
+                "M-mode base kernel KernelConv3DV2 is")
+    return None
+
+
+class KernelConv3DV2:
+    def __init__(self, x_dtype, bias_dtype, l0pingpong: int, bl1bypass: int):
+        self.A_T = self.B_T = self.C_T = np.dtype(x_dtype)
+        self.BIAS_T = np.dtype(bias_dtype)
+        self.conv = Conv3D(self.A_T, self.B_T, self.C_T, self.BIAS_T, l0pingpong, bl1bypass)
+        self.blockIdx = GetBlockIdx()
+        self.c0In = self.c0K = self.c0Out = SINGLE_BLOCK_SIZE // self.A_T.itemsize
+
+    def Init(self, x, filter, bias, y, workspace, allTilingData) -> None:
+        self.InitTilingData(allTilingData)
+        self.InitC1N1()
+        self.normalInit = self.InitSingleCoreData()
+        self.InitBuffer(x, filter, bias, y)
+
+    def Process(self) -> None:
+        if not self.normalInit or self.blockIdx >= self.numBlocks:
+            return
+        self.Conv3DV2KernelImpl()
+
+    def InitTilingData(self, allTilingData) -> None:
+        self.conv3dRunInfo, self.conv3dApiTiling = allTilingData.convRunInfo, allTilingData.convApiTiling
+        r = self.conv3dRunInfo
+        self.numBlocks = r.mDim * r.nDim * r.groupDim * r.doDim * r.batchDim
+
+    def InitC1N1(self) -> None:
+        r = self.conv3dRunInfo
+        self.c1In, self.c1Out = CeilDIV(r.cin, self.c0In), CeilDIV(r.cout, self.c0Out)
+        self.n1 = CeilDIV(r.cout, N0)
+
+    def CountIdxTail(self, dataPerDim: int, dim: int, wholeDim: int, realWholeDim: int):
+        """(singleCoreDim, dimIdxStart, isDimTail) of this core along one dimension, or None past the last share."""
+        dimIdx = (self.blockIdx // dataPerDim) % dim
+        maxDimPerCore = CeilDIV(wholeDim, dim)
+        realDim = CeilDIV(wholeDim, maxDimPerCore)
+        if dimIdx >= realDim:
+            return None
+        isDimTail = dimIdx == realDim - 1
+        single = realWholeDim - (realDim - 1) * maxDimPerCore if isDimTail else maxDimPerCore
+        return single, dimIdx * maxDimPerCore, isDimTail
+
+    def InitSingleCoreData(self) -> bool:
+        r = self.conv3dRunInfo
+        shares = (self.CountIdxTail(r.mDim * r.nDim * r.doDim, r.batchDim, r.batch, r.batch),
+                  self.CountIdxTail(r.nDim * r.mDim, r.doDim, r.dout, r.dout),
+                  self.CountIdxTail(r.mDim, r.nDim, self.n1 * N0, r.cout),
+                  self.CountIdxTail(1, r.mDim, r.wout * r.hout, r.wout * r.hout))
+        if any(share is None for share in shares):
+            return False
+        ((self.singleCoreBatch, self.batchIdxStart, self.isBatchDimTail),
+         (self.singleCoreDout, self.doIdxStart, self.isDoDimTail),
+         (self.singleCoreN, self.nIdxStart, self.isNDimTail),
+         (self.singleCoreM, self.mIdxStart, self.isMDimTail)) = shares
+        return True
+
+    def InitBuffer(self, x, filter, bias, y) -> None:
+        r = self.conv3dRunInfo
+        self.fmapOneBatchSize = r.din * self.c1In * r.hin * r.win * self.c0In
+        self.outputOneBatchSize = r.dout * self.c1Out * r.hout * r.wout * self.c0Out
+        self.fmapGm, self.filterGm = GlobalTensor(self.A_T), GlobalTensor(self.B_T)
+        self.outputGm, self.biasGm = GlobalTensor(self.C_T), GlobalTensor(self.BIAS_T)
+        if not self.normalInit:
+            return
+        diIdxStart = self.doIdxStart * r.strideD - r.padHead
+        hiIdxStart = (self.mIdxStart // r.wout) * r.strideH - r.padTop
+        fmStartAddr = (self.batchIdxStart * self.fmapOneBatchSize
+                       + max(diIdxStart, 0) * self.c1In * r.hin * r.win * self.c0In
+                       + max(hiIdxStart, 0) * r.win * self.c0In)
+        weightStartAddr = self.nIdxStart * self.c0K
+        outputStartAddr = (self.batchIdxStart * self.outputOneBatchSize
+                           + self.doIdxStart * self.c1Out * r.hout * r.wout * self.c0Out
+                           + self.nIdxStart * r.hout * r.wout + self.mIdxStart * self.c0Out)
+        self.fmapGm.SetGlobalBuffer(x)
+        self.filterGm.SetGlobalBuffer(filter)
+        self.outputGm.SetGlobalBuffer(y)
+        self.fmapGm, self.filterGm = self.fmapGm[fmStartAddr], self.filterGm[weightStartAddr]
+        self.outputGm = self.outputGm[outputStartAddr]
+        if r.hasBias:
+            self.biasGm = GlobalTensor(self.BIAS_T).SetGlobalBuffer(bias)[self.nIdxStart]
+
+    def Conv3DV2KernelImpl(self) -> None:
+        r, conv = self.conv3dRunInfo, self.conv
+        conv.Init(self.conv3dApiTiling)
+        if self.isDoDimTail or self.isNDimTail or self.isMDimTail:
+            conv.SetSingleOutputShape(self.singleCoreN, self.singleCoreDout, self.singleCoreM, 0)
+        diIdxStart = self.doIdxStart * r.strideD
+        conv.SetInputStartPosition(max(diIdxStart, 0), self.mIdxStart, 0)
+        conv.SetWeight(self.filterGm)
+        if r.hasBias:
+            conv.SetBias(self.biasGm)
+        for batchIter in range(self.singleCoreBatch):
+            conv.SetInput(self.fmapGm[batchIter * self.fmapOneBatchSize])
+            conv.IterateAll(self.outputGm[batchIter * self.outputOneBatchSize])
+            conv.End()
+
+
+def conv3dv2(x, filter, bias, y, workspace, tilingData, *, tiling_key: int, dtype, bias_dtype) -> None:
+    """One core's work. x, filter, y: GmAddr of NDC1HWC0, FRACTAL_Z_3D, NDC1HWC0 data of `dtype` (DTYPE_X =
+    DTYPE_FILTER = DTYPE_Y); bias: GmAddr of `bias_dtype` values (DTYPE_BIAS) or None."""
+    reason = not_ported_variant(tiling_key)
+    if reason is not None:
+        raise ValueError(reason)
+    l0pingpong, bl1bypass, _, _ = decode_tiling_key(tiling_key)
+    op = KernelConv3DV2(dtype, bias_dtype, l0pingpong, bl1bypass)
+    op.Init(x, filter, bias, y, workspace, tilingData)
+    op.Process()

@@ -1,0 +1,128 @@
+"""The host operator: conv3d_v2(x, filter, bias, ...) on the simulated chip, and its `_run` sibling.
+
+Steps (what aclnnConvolution + the Conv3DV2 op do on A2; the layout conversions the real stack runs as separate
+TransData kernels are done here on the host in numpy, and the run's notes say so):
+1. check every argument against the real ranges (arguments.py, tiling.conv3d_v2.check_conv3d_v2_args);
+2. the tiling (tiling.conv3d_v2_tiling), optional overrides by real field name, the validator
+   (tiling/conv3d_v2/validate.py), and a refusal of the kernel variants that are not ported;
+3. x -> NDC1HWC0, filter -> FRACTAL_Z_3D, bias -> the kernel's bias dtype (float32 for bf16: lossless);
+4. launch the entry on batchDim*doDim*mDim*nDim*groupDim cube cores; y starts as NaN so that an element the kernel
+   never writes shows up;
+5. NDC1HWC0 -> data_format.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ascend_sim import Chip
+from ascend_sim.dtypes import DTYPES
+from ascend_sim.formats import filter_to_fractal_z_3d, ncdhw_to_ndc1hwc0, ndc1hwc0_to_ncdhw, ndc1hwc0_to_ndhwc
+from ascend_sim.report import RunReport
+from ascend_sim.tensor import GmAddr
+from tiling.conv3d_v2 import conv3d_v2_tiling
+from tiling.conv3d_v2.validate import validate
+
+from .arguments import check_conv3d_v2_operands, operands_to_ncdhw
+from .kernel import conv3dv2, not_ported_variant
+
+HOST_LAYOUT_NOTE = ("host: x -> NDC1HWC0, filter -> FRACTAL_Z_3D and y NDC1HWC0 -> data_format converted in numpy "
+                    "(TransData kernels on the real stack)")
+
+
+@dataclass
+class Conv3dV2Run:
+    """What one operator call did: the result (None in timing-only mode), the tiling, the report, notes."""
+
+    result: np.ndarray | None
+    tiling: Any
+    report: RunReport
+    notes: list[str] = field(default_factory=list)
+    trace_path: str | None = None
+
+    @property
+    def cycles(self) -> float:
+        return self.report.cycles
+
+    @property
+    def microseconds(self) -> float:
+        return self.report.microseconds
+
+
+def plan_conv3d_v2_tiling(args, tiling_overrides=None):
+    """The generated tiling with the overrides applied, validated, and checked to select a ported kernel."""
+    t = conv3d_v2_tiling(args.x_shape, args.filter_shape, args.strides, args.pads, args.dilations, args.groups,
+                         args.dtype, args.platform, args.bias, args.enable_hf32)
+    if tiling_overrides:
+        t = t.with_overrides(**tiling_overrides)
+        t.tiling_key = t.key_from_fields()
+    validate(t, raise_error=True, overrides=tiling_overrides)
+    reason = not_ported_variant(t.tiling_key)
+    if reason is not None:
+        raise ValueError(f"{reason} (groups={args.groups}); see docs/conv3d_v2.md")
+    return t
+
+
+def _launch(args, x, weight, bias, t, *, execute, check_races, poison_output, hooks, engine):
+    dtype = DTYPES[args.dtype]
+    bias_dtype = np.dtype(np.float16) if args.dtype == "float16" else np.dtype(np.float32)
+    n, cout, do, ho, wo = args.y_shape
+    c0 = 32 // dtype.itemsize
+    chip = Chip(args.platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine)
+    x_gm = chip.gm.upload("x", ncdhw_to_ndc1hwc0(x.astype(dtype, copy=False)))
+    w_gm = chip.gm.upload("filter", filter_to_fractal_z_3d(weight.astype(dtype, copy=False), args.groups, "NCDHW"))
+    b_gm = chip.gm.upload("bias", bias.astype(bias_dtype)) if bias is not None else None
+    cout1 = -(-cout // c0)
+    y_gm = chip.gm.alloc("y", n * do * cout1 * ho * wo * c0 * dtype.itemsize)
+    if poison_output and execute:
+        y_gm.data.view(dtype)[:] = np.nan
+    report = chip.launch(conv3dv2, t.block_dim, GmAddr(x_gm), GmAddr(w_gm),
+                         GmAddr(b_gm) if b_gm is not None else None, GmAddr(y_gm), None, t,
+                         tiling_key=t.tiling_key, dtype=dtype, bias_dtype=bias_dtype)
+    y5 = y_gm.data.view(dtype).reshape(n, do, cout1, ho, wo, c0).copy() if execute else None
+    return y5, report
+
+
+def conv3d_v2_run(x, filter, bias=None, *, strides, pads, dilations=(1, 1, 1, 1, 1), groups=1, data_format="NCDHW",
+                  filter_format="NCDHW", platform="Ascend910B2", enable_hf32=False, execute=True, trace=None,
+                  tiling_overrides=None, check_races=True, poison_output=True, hooks=None,
+                  engine="auto") -> Conv3dV2Run:
+    """Run Conv3DV2 on the simulator and return the whole record (see conv3d_v2).
+
+    execute=False runs the timing-only mode (no data moved, result None). trace: a path for the Chrome/Perfetto
+    trace. tiling_overrides: {field: value} applied to the generated tiling by real field name, then validated
+    (TilingValidationError, a ValueError, lists each broken rule). hooks: callables hook(core, instruction) after
+    every instruction. engine: "auto" | "exact" | "fast" (the same results, cycles and faults).
+    """
+    args = check_conv3d_v2_operands(x, filter, bias, strides, pads, dilations, groups, data_format, filter_format,
+                                    platform, enable_hf32)
+    t = plan_conv3d_v2_tiling(args, tiling_overrides)
+    x_ncdhw, weight = operands_to_ncdhw(x, filter, data_format, filter_format)
+    y5, report = _launch(args, x_ncdhw, weight, bias, t, execute=execute, check_races=check_races,
+                         poison_output=poison_output, hooks=hooks, engine=engine)
+    result = None
+    if y5 is not None:
+        cout = args.y_shape[1]
+        result = ndc1hwc0_to_ndhwc(y5, cout) if data_format == "NDHWC" else ndc1hwc0_to_ncdhw(y5, cout)
+    trace_path = None
+    if trace is not None:
+        report.write_trace(str(trace))
+        trace_path = str(trace)
+    return Conv3dV2Run(result, t, report, [*t.notes, HOST_LAYOUT_NOTE], trace_path)
+
+
+def conv3d_v2(x, filter, bias=None, *, strides, pads, dilations=(1, 1, 1, 1, 1), groups=1, data_format="NCDHW",
+              filter_format="NCDHW", platform="Ascend910B2", enable_hf32=False) -> np.ndarray:
+    """The forward 3D convolution y = conv3d(x, filter) + bias, computed by the simulated A2 Conv3DV2 kernel.
+
+    x: (N, Cin, D, H, W) in data_format ("NCDHW" or "NDHWC"); filter: (Cout, Cin/groups, kD, kH, kW) in
+    filter_format (NCDHW, NDHWC = (Cout, kD, kH, kW, Cin/groups) or DHWCN); bias: (Cout,) or None, with x's dtype.
+    strides and dilations: 5 ints in data_format order (N and C entries 1); pads: (front, back, top, bottom, left,
+    right). dtype float16, bfloat16 (ml_dtypes) or float32 (HF32 only with enable_hf32). Returns y with x's dtype
+    in data_format.
+    """
+    return conv3d_v2_run(x, filter, bias, strides=strides, pads=pads, dilations=dilations, groups=groups,
+                         data_format=data_format, filter_format=filter_format, platform=platform,
+                         enable_hf32=enable_hf32).result

@@ -1,0 +1,118 @@
+"""Does a Conv3DV2 tiling fit its platform and the arch22 kernel? Every broken rule as field=value: rule.
+
+The rules come from what the Conv3D API does with the tiling (asc-devkit conv3d_common_init_func.h: InitBuffer's
+L1 / L0C / BT sizes, the L0A / L0B ping-pong halves, the K / M / N step arithmetic of Init*DirectionBaseValue and
+LoadBL0) and from the instruction ranges in docs/isa.md. Use it on generated tilings and on hand-edited ones
+(`tiling.with_overrides(mL0=...)`); the operator runs it before every launch.
+"""
+from __future__ import annotations
+
+from ascend_sim.platform import Platform, get_platform
+
+from ..validate import Problem, TilingValidationError, ValidationReport  # noqa: F401 (re-exported)
+
+C0_BYTES = 32
+CUBE = 16
+MMAD_MAX = 4095
+LOAD2D_REPEAT_MAX = 255
+PB_L0A, PB_L0B, PB_CL0, PB_AL1, PB_BL1 = 0x01, 0x02, 0x04, 0x08, 0x10  # pBufferFlag bits
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _align(a: int, b: int) -> int:
+    return _ceil_div(a, b) * b
+
+
+def buffer_bytes(api, run, dtype_bytes: int, bias_bytes: int) -> dict[str, int]:
+    """Bytes the kernel asks for in each buffer (the API's InitBuffer, TPipe's 32-byte rounding)."""
+    k0 = C0_BYTES // dtype_bytes
+    db = lambda bit: 2 if api.pBufferFlag & bit else 1  # noqa: E731
+    dil_kh = 1 + (api.kernelH - 1) * api.dilationH
+    ho_max = min(api.mAL1, api.singleCoreM) // max(api.orgWo, 1) + 2
+    hi_max = min((ho_max - 1) * api.strideH + dil_kh, api.orgHi)
+    al1 = _align(api.cin1InAL1 * k0 * hi_max * api.orgWi * dtype_bytes, C0_BYTES)
+    bl1 = 0 if api.bl1BypassFlag else _align(api.nBL1 * api.kBL1 * dtype_bytes, C0_BYTES)
+    bias_l1 = (_align(api.singleCoreCo * bias_bytes, CUBE * bias_bytes) if api.biasFullLoadFlag
+               else api.nL0 * bias_bytes)
+    bias_l1 = _align(bias_l1, C0_BYTES) if run.hasBias else 0
+    return {"L1": al1 * db(PB_AL1) + bl1 * db(PB_BL1) + bias_l1,
+            "L0A": api.mL0 * api.kL0 * dtype_bytes * db(PB_L0A),
+            "L0B": api.nL0 * api.kL0 * dtype_bytes * db(PB_L0B),
+            "L0C": api.mL0 * api.nL0 * 4 * db(PB_CL0),
+            "BT": _align(api.nL0 * 4, 64) if run.hasBias else 0}
+
+
+def check_fields(api, run, dtype_bytes: int, bias_bytes: int, platform: Platform) -> list[Problem]:
+    out: list[Problem] = []
+
+    def bad(name: str, value, rule: str) -> None:
+        out.append(Problem(name, rule, value))
+
+    k0 = C0_BYTES // dtype_bytes
+    khkw = api.kernelH * api.kernelW
+    weight_l1 = () if api.bl1BypassFlag else ("kBL1", "nBL1")  # bypassed: the weight never goes to L1
+    for name in ("mL0", "kL0", "nL0", "mAL1", "kAL1", *weight_l1, "singleCoreM", "singleCoreCo", "singleCoreDo",
+                 "cin1InAL1"):
+        if getattr(api, name) <= 0:
+            bad(name, getattr(api, name), "must be positive")
+    for name in ("batchDim", "doDim", "mDim", "nDim", "groupDim"):
+        if getattr(run, name) <= 0:
+            bad(name, getattr(run, name), "must be positive")
+    if out:
+        return out
+    for name, unit in (("mL0", CUBE), ("nL0", CUBE), ("kL0", k0), *((("nBL1", CUBE),) if weight_l1 else ())):
+        if getattr(api, name) % unit:
+            bad(name, getattr(api, name), f"must be a multiple of {unit} (the cube fractal)")
+    for name, value in (("mL0", api.mL0), ("nL0", api.nL0), ("kL0", api.kL0)):
+        if value > MMAD_MAX:
+            bad(name, value, f"Mmad takes m, n, k up to {MMAD_MAX}")
+    if api.kAL1 % (khkw * k0):
+        bad("kAL1", api.kAL1, f"must be whole kernel planes of C0 channels (a multiple of kH*kW*k0 = {khkw * k0})")
+    if api.kAL1 % api.kL0:
+        bad("kAL1", api.kAL1, f"must be a multiple of kL0={api.kL0} (the L0 K steps tile the L1 block)")
+    if not api.bl1BypassFlag and api.kBL1 % api.kL0:
+        bad("kBL1", api.kBL1, f"must be a multiple of kL0={api.kL0}")
+    if api.cin1InAL1 * khkw * k0 != api.kAL1:
+        bad("cin1InAL1", api.cin1InAL1, f"must equal kAL1 / (kH*kW*k0) = {api.kAL1 // (khkw * k0)}")
+    if api.mAL1DivmL0 != _ceil_div(api.mAL1, api.mL0):
+        bad("mAL1DivmL0", api.mAL1DivmL0, f"must be ceil(mAL1 / mL0) = {_ceil_div(api.mAL1, api.mL0)}")
+    if not api.bl1BypassFlag and api.nBL1DivnL0 != _ceil_div(api.nBL1, api.nL0):
+        bad("nBL1DivnL0", api.nBL1DivnL0, f"must be ceil(nBL1 / nL0) = {_ceil_div(api.nBL1, api.nL0)}")
+    if api.nL0xk0 != api.nL0 * k0:
+        bad("nL0xk0", api.nL0xk0, f"must be nL0 * k0 = {api.nL0 * k0}")
+    if api.bl1BypassFlag and api.nL0 >= api.coutOpt and (api.nL0 // CUBE) * (api.kL0 // k0) > LOAD2D_REPEAT_MAX:
+        bad("kL0", api.kL0, f"one LoadData 2D of the whole weight block needs nL0/16 * kL0/k0 <= {LOAD2D_REPEAT_MAX} "
+            "repeats")
+    for name, lo in (("L0A", PB_L0A), ("L0B", PB_L0B)):
+        half = platform.capacity(name) // 2
+        size = (api.mL0 if name == "L0A" else api.nL0) * api.kL0 * dtype_bytes
+        if size > half:
+            bad("kL0", api.kL0, f"a {name} block of {size} bytes is more than the API's half of {name} ({half} "
+                "bytes: the ping and pong halves are fixed)")
+    used = buffer_bytes(api, run, dtype_bytes, bias_bytes)
+    for name in ("L1", "L0C", "BT"):
+        if used[name] > platform.capacity(name):
+            field = {"L1": "kAL1", "L0C": "mL0", "BT": "nL0"}[name]
+            bad(field, getattr(api, field), f"the kernel needs {used[name]} bytes of {name}, which has "
+                f"{platform.capacity(name)}")
+    cores = run.batchDim * run.doDim * run.mDim * run.nDim * run.groupDim
+    if cores > platform.aic_cores:
+        bad("batchDim*doDim*mDim*nDim*groupDim", cores, f"more than the {platform.aic_cores} cube cores")
+    return out
+
+
+def validate(tiling, platform=None, *, raise_error: bool = False, overrides: dict | None = None) -> ValidationReport:
+    """Check a Conv3DV2TilingData against a platform (default: the one it was made for)."""
+    if platform is None and tiling.platform is None:
+        raise ValueError("the tiling records no platform: pass platform=")
+    plat = get_platform(platform if platform is not None else tiling.platform)
+    dtype_bytes = 4 if tiling.dtype == "float32" else 2
+    bias_bytes = 2 if tiling.dtype == "float16" else 4
+    report = ValidationReport(plat.name, check_fields(tiling.convApiTiling, tiling.convRunInfo, dtype_bytes,
+                                                      bias_bytes, plat))
+    if raise_error:
+        report.raise_if_invalid(tiling, overrides)
+    return report
