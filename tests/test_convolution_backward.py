@@ -199,7 +199,8 @@ def test_transposed(case):
     assert run.launches[-1].kernel == "Conv3DBackpropFilterV2"
 
 
-@settings(max_examples=int(os.environ.get("CONV_BACKWARD_EXAMPLES", 8)), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=int(os.environ.get("CONV_BACKWARD_EXAMPLES", 8)), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_random_problems_in_the_envelope(data):
     spatial = data.draw(st.sampled_from((1, 2, 3)), "spatial")

@@ -41,7 +41,8 @@ class Check:
         return {"passed": self.passed, "max_error": self.error, "tolerance": self.tolerance}
 
 
-def check_against(got: np.ndarray, expect: np.ndarray, dtype: str, hf32: bool, tolerance: float | None = None) -> Check:
+def check_against(got: np.ndarray, expect: np.ndarray, dtype: str, hf32: bool,
+                  tolerance: float | None = None) -> Check:
     """tolerance: instead of the dtype's (a run that rounds its operands further, e.g. to float16)."""
     got = got.astype(np.float64)
     rms = float(np.sqrt(np.mean(expect ** 2))) or 1.0
