@@ -211,3 +211,20 @@ def test_dw_operator_runs_agree(deterministic):
     assert _records(fast.report) == _records(exact.report)
     assert fast.report.to_dict() == exact.report.to_dict()
     assert fast.result.tobytes() == exact.result.tobytes()
+
+
+@pytest.mark.parametrize("execute", [True, False], ids=["full", "timing"])
+def test_conv3d_v2_operator_runs_agree(execute):
+    from kernels import conv3d_v2_run
+
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((2, 20, 5, 9, 10)).astype(np.float16)
+    w = rng.standard_normal((33, 20, 3, 3, 2)).astype(np.float16)
+    b = rng.standard_normal(33).astype(np.float16)
+    runs = [conv3d_v2_run(x, w, b, strides=(1, 1, 2, 2, 3), pads=(1, 1, 2, 0, 1, 1), dilations=(1, 1, 1, 2, 1),
+                          execute=execute, engine=engine) for engine in ("exact", "fast")]
+    exact, fast = runs
+    assert _records(fast.report) == _records(exact.report)
+    assert fast.report.to_dict() == exact.report.to_dict()
+    if execute:
+        assert fast.result.tobytes() == exact.result.tobytes()
