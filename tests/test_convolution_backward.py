@@ -181,22 +181,25 @@ def test_bfloat16_with_use_fp16_is_computed_in_float16():
     assert "float16" in run.route.notes[0]
 
 
-@pytest.mark.parametrize("case", [((1, 4, 5, 5), (4, 6, 3, 3), (2, 2), (1, 1), (1, 1), 1, (1, 0)),
-                                  ((2, 4, 6), (4, 3, 3), (2,), (0,), (1,), 2, (1,)),
-                                  ((1, 4, 3, 4, 4), (4, 2, 2, 3, 3), (1, 2, 2), (0, 1, 1), (1, 1, 1), 2, (0, 1, 1))])
+TRANSPOSED = [  # x shape, weight shape (Cin, Cout/groups, k...), stride, padding, dilation, groups, output_padding
+    ((1, 4, 5, 5), (4, 6, 3, 3), (2, 2), (1, 1), (1, 1), 1, (1, 0)),
+    ((2, 4, 6), (4, 3, 3), (2,), (0,), (2,), 1, (1,)),
+    ((1, 4, 3, 4, 4), (4, 2, 2, 3, 3), (1, 2, 2), (0, 1, 1), (1, 1, 1), 1, (0, 1, 1)),
+]
+
+
+@pytest.mark.parametrize("case", TRANSPOSED)
 def test_transposed(case):
     x_shape, w_shape, stride, padding, dilation, groups, output_padding = case
-    if getattr(kernels, "conv3d_v2_run", None) is None:
-        # without the forward Conv3DV2 operator grad_input of a transposed convolution is refused before launch
-        with pytest.raises(NotImplementedError, match="Conv3DV2"):
-            check(x_shape, w_shape, stride, padding, dilation, groups, transposed=True,
-                  output_padding=output_padding)
-        mask = (False, True, True)
-    else:
-        mask = (True, True, True)
-    run = check(x_shape, w_shape, stride, padding, dilation, groups, transposed=True, output_padding=output_padding,
-                mask=mask)
-    assert run.launches[-1].kernel == "Conv3DBackpropFilterV2"
+    run = check(x_shape, w_shape, stride, padding, dilation, groups, transposed=True, output_padding=output_padding)
+    assert [launch.kernel for launch in run.launches] == ["ReduceSum (AIV)", "Conv3DV2", "Conv3DBackpropFilterV2"]
+
+
+@pytest.mark.parametrize("dtype", [BF16, np.float32])
+def test_transposed_grouped_weight_and_bias(dtype):
+    # grad_input of a grouped transposed convolution needs Conv3DV2's group kernel (not ported by Conv3DV2 yet)
+    check((1, 4, 3, 4, 4), (4, 2, 2, 3, 3), (1, 2, 2), (0, 1, 1), (1, 1, 1), 2, dtype=dtype, transposed=True,
+          output_padding=(0, 1, 1), mask=(False, True, True))
 
 
 @settings(max_examples=int(os.environ.get("CONV_BACKWARD_EXAMPLES", 8)), deadline=None,

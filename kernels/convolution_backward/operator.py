@@ -22,10 +22,12 @@ import numpy as np
 from ascend_sim.dtypes import DTYPES
 from ascend_sim.report import RunReport
 from tiling import check_conv3d_dw_args
+from tiling.conv3d_v2 import check_conv3d_v2_args
 
 from ..conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run
 from ..conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
 from ..conv3d_backprop_input.plan import plan_conv3d_dx
+from ..conv3d_v2.operator import conv3d_v2_run, plan_conv3d_v2_tiling
 from ..matmul import MatmulTiling, run_matmul
 from .arguments import ConvBackwardArgs, check_arguments
 from .bias_grad import run_bias_grad
@@ -70,19 +72,12 @@ class ConvBackwardRun:
         return [*self.route.notes, *(note for launch in self.launches for note in launch.notes)]
 
 
-def _forward_conv_run():
-    """kernels.conv3d_v2_run, once the forward Conv3DV2 operator is exported; None before."""
-    import kernels
-    return getattr(kernels, "conv3d_v2_run", None)
-
-
 def _plan(a: ConvBackwardArgs, r: Route) -> None:
     """The cube kernels' own argument checks and tilings, before any launch (their errors name their limits)."""
     v, m = r.view, r.math
-    if a.output_mask[0] and a.transposed and _forward_conv_run() is None:
-        raise NotImplementedError("transposed=True with output_mask[0] (grad_input) needs the forward Conv3DV2 "
-                                  "operator (kernels.conv3d_v2), which is not available yet; grad_weight and "
-                                  "grad_bias of a transposed convolution work")
+    if a.output_mask[0] and a.transposed:
+        plan_conv3d_v2_tiling(check_conv3d_v2_args(v.grad_output_shape, v.weight_shape, v.strides, v.pads,
+                                                   v.dilations, a.groups, m.dtype, a.platform, False, m.hf32))
     if a.output_mask[0] and not a.transposed:
         plan_conv3d_dx(v.input_shape, v.weight_shape, v.grad_output_shape, m.dtype, strides=(1, 1, *v.strides),
                        pads=v.pads, dilations=(1, 1, *v.dilations), groups=a.groups, data_format="NCDHW",
@@ -98,10 +93,10 @@ def _grad_input(a, r, go, x, w, kw) -> tuple[np.ndarray | None, KernelLaunch]:
     common = dict(strides=(1, 1, *v.strides), pads=v.pads, dilations=(1, 1, *v.dilations), groups=a.groups,
                   data_format="NCDHW", filter_format="NCDHW", platform=a.platform, enable_hf32=m.hf32)
     if a.transposed:
-        run = _forward_conv_run()(go, w, **common, **kw)
+        run = conv3d_v2_run(go, w, **common, **kw)
         return run.result, KernelLaunch("grad_input", "Conv3DV2", run.tiling, run.report,
                                         ["grad_input: the forward Conv3DV2 of gradOutput with the weight "
-                                         "(CalcConv3DBackTransposeInputGrad)"])
+                                         "(CalcConv3DBackTransposeInputGrad)", *run.notes])
     run = conv3d_backprop_input_v2_run(v.input_shape, w, go, **common, route=r.dx_route, **kw)
     kernel = "Conv3DBackpropInputV2" if run.route == "v2" else f"MatMul ({run.matmul_mode})"
     return run.result, KernelLaunch("grad_input", kernel, run.tiling, run.report, list(run.notes))
@@ -141,7 +136,7 @@ class ConvBackwardPlan:
 def plan_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
                               output_padding, groups, output_mask, cube_math_type=0, *,
                               platform="Ascend910B2") -> ConvBackwardPlan:
-    """Every check of convolution_backward, with nothing launched (ValueError / TypeError / NotImplementedError)."""
+    """Every check of convolution_backward, with nothing launched (ValueError / TypeError)."""
     a = check_arguments(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
                         output_padding, groups, output_mask, cube_math_type, platform)
     r = route(a)
