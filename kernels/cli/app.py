@@ -12,12 +12,12 @@ import sys
 
 from ascend_sim import SimFault, __version__
 
-from . import (conv3d_dw_command, conv3d_dx_command, conv_backward_command, debug_command, matmul_command,
-               sweep_command, tiling_command)
+from . import (conv3d_command, conv3d_dw_command, conv3d_dx_command, conv_backward_command, debug_command,
+               matmul_command, sweep_command, tiling_command)
 from .flags import OneLineParser, one_line
 
 COMMANDS = (conv3d_dx_command, tiling_command, matmul_command, debug_command, conv3d_dw_command, sweep_command,
-            conv_backward_command)
+            conv_backward_command, conv3d_command)
 DEBUG_HELP = "show the full traceback of an error or a simulated fault"
 
 
