@@ -237,7 +237,7 @@ def _load3d_cost(rec, model) -> float:
     if rec.args is None:
         return 0.0
     stride_w, rows = rec.args[-2:]
-    return model.rates.mte1_overhead + rec.nbytes / _load3d_rate(model.rates, rec.writes[0][0].name, stride_w, rows)
+    return model.rates.mte1_overhead + rec.nbytes / load3d_rate(model.rates, rec.writes[0][0].name, stride_w, rows)
 
 
 def _load3d_execute(rec) -> None:
@@ -374,7 +374,7 @@ def load_data_3d_v2(dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool = T
                 rows), _PATH[dbuf.name], count * size, registers)
 
 
-def _load3d_rate(rates, dst_name: str, stride_w: int, rows: int) -> float:
+def load3d_rate(rates, dst_name: str, stride_w: int, rows: int) -> float:
     """Bytes per cycle of LoadData 3D from the Ascend C performance appendix (reference §4.1)."""
     to_a = dst_name == "L0A"
     if stride_w == 1 and rows <= 1:
