@@ -1,8 +1,10 @@
 """Platform model: one SoC's AI Core sizes, alignments, cube rates and transfer rates.
 
-Every number comes from the CANN platform INI files (`<soc>.ini` in the CANN toolkit) and the Ascend C
-performance appendix (mirror-cann/asc-devkit `docs/`). Values the sources do not publish (per-instruction overheads, the chip-wide HBM cap) are
-marked as modelling choices and can be overridden like every other field.
+Sizes come from the CANN platform INI files (`<soc>.ini` in the CANN toolkit) and the Ascend C performance appendix
+(mirror-cann/asc-devkit `docs/`). Every timing constant names its source next to it: a measured figure (the
+profiling values of hw-native-sys/pto-isa's cost-model tests), a published one, Huawei's A2/A3 cost model
+(hicann/pypto), or "modelling choice"; docs/timing.md has the table and the reference points. Every field can be
+overridden.
 """
 from __future__ import annotations
 
@@ -32,7 +34,8 @@ class Alignments(BaseModel):
 
 
 class CubeRates(BaseModel):
-    """cube_k per operand dtype: MACs per cycle = 16 * 16 * cube_k (reference §2.1)."""
+    """cube_k per operand dtype: MACs per cycle = 16 * 16 * cube_k (reference §2.1, asc-devkit). pto-isa's
+    A2/A3 mad cost (2 cycles per 16x8x16 fp32 fractal, 1 per 16x16x16 fp16) agrees for float16 and float32."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     float16: int = 16
@@ -44,29 +47,36 @@ class CubeRates(BaseModel):
         return getattr(self, operand)
 
 
+# Sources cited below (docs/timing.md has the reference points and the errors):
+#   pto-isa  = hw-native-sys/pto-isa 3186c381, tests/costmodel/st/testcase/<case>/main.cpp, the `profiling` cycles
+#   pypto    = hicann/pypto f771e1f9a, framework/src/cost_model/simulation_ca/A2A3/model/pipe.h
 class TransferRates(BaseModel):
     """Bytes per cycle per core for each data path, plus per-instruction fixed overheads in cycles.
 
-    GM reads: the INI gives ddr_rate 32 B/cycle and l2 read 110 B/cycle per core; all cores also share the chip's
-    HBM bandwidth (chip_gm_bytes_per_cycle). The model uses min(per-core rate, chip cap / active cores).
-    L1->L0: the Ascend C table (256 A / 128 B) is the default; the INI says 512 / 256 [CONFLICT]: set
-    l1_to_l0a/l1_to_l0b to 512/256 to use the INI reading.
+    An overhead is the instruction's whole fixed cost: a GM copy's read or write latency is folded into it, since
+    consecutive copies on one pipe do not overlap their latency (pto-isa tload: 8 and 32 copies cost 8 and 32
+    single copies; docs/timing.md, "latency").
+    GM reads: min(per-core rate, chip cap / active cores). [CONFLICT] gm_to_l1 is measured at 128 (pto-isa tload,
+    GM -> UB); the INI's l2 read rate is 110 and pto-isa's tloadconv GM -> L1 points fit about 20 + bytes/134:
+    set gm_to_l1=110 for the INI, or gm_to_l1=134 and mte2_overhead=20 for tloadconv.
+    L1->L0: the Ascend C table (256 A / 128 B, pypto agrees) is the default; the INI says 512 / 256 [CONFLICT]:
+    set l1_to_l0a/l1_to_l0b to 512/256 to use the INI reading.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    gm_to_l1: float = 110.0  # per-core L2 read rate (INI l2 read); ddr_rate would be 32
-    l0c_to_gm: float = 86.0  # per-core L2 write rate (INI l2 write); Fixpipe also caps at fixpipe_elems per cycle
+    gm_to_l1: float = 128.0  # per-core GM read: pto-isa tload c01-c09 fit (measured); INI l2 read 110, pypto 87
+    l0c_to_gm: float = 86.0  # per-core GM write: INI l2 write; pypto 87; Fixpipe also caps at fixpipe_elems
     chip_gm_bytes_per_cycle: float = 833.0  # ~1.5 TB/s HBM at 1.8 GHz (pto-kernels roofline note); modelling choice
-    l1_to_l0a: float = 256.0
-    l1_to_l0b: float = 128.0
-    fixpipe_elems: float = 64.0  # L0C elements per cycle through Fixpipe (fp32 -> fp16/bf16 and fp32 no-quant)
-    l1_init_bytes: float = 64.0  # InitConstValue fill rate, modelling choice
-    # Fixed overheads per instruction (cycles): not published; first guesses from the UnitFlag calibration (§2.1).
-    mte2_overhead: int = 40
-    mte1_overhead: int = 10
-    mmad_overhead: int = 8
-    fixpipe_overhead: int = 30
-    sync_latency: int = 2  # a SetFlag reaching its waiting pipe
+    l1_to_l0a: float = 256.0  # asc-devkit performance table; pypto l0aWrBandWidth_ 256
+    l1_to_l0b: float = 128.0  # asc-devkit performance table; pypto l0bWrBandWidth_ 128
+    fixpipe_elems: float = 64.0  # L0C elements per cycle through Fixpipe: modelling choice (pypto: 128 B/cycle)
+    l1_init_bytes: float = 64.0  # InitConstValue fill rate: modelling choice
+    mte2_overhead: int = 264  # GM -> L1/UB copy: pto-isa tload c01-c09 fit (measured); pypto 347 + 4 latency
+    mte3_overhead: int = 207  # UB/L1 -> GM copy: pypto ddrWrLatency_ 203 + 4 (a model, not measured)
+    mte1_overhead: int = 10  # LoadData: modelling choice (pypto's 9 + 16 / 27 + 16 latency overlaps the next load)
+    mmad_overhead: int = 6  # pto-isa tmatmul (profiling = fractals + 6 on all fp16/fp32 cases); pypto 20
+    fixpipe_overhead: int = 207  # L0C -> GM: pypto ddrWrLatency_ 203 + 4 (a model, not measured)
+    sync_latency: int = 2  # a SetFlag reaching its waiting pipe: modelling choice
 
 
 class Platform(BaseModel):
@@ -95,8 +105,8 @@ class Platform(BaseModel):
     hf32_mantissa_bits: Literal[10, 11] = 11
     l0a_layout: Literal["ZZ", "NZ"] = "ZZ"
     event_ids: int = 8
-    queue_depth: int = 32  # MTE1 and M instruction queues
-    scalar_issue_cycles: int = 1  # cycles the scalar unit needs to dispatch one instruction (modelling choice)
+    queue_depth: int = 32  # instructions a pipe's queue holds: pypto isqMaxOtsd_ 32
+    scalar_issue_cycles: int = 1  # cycles the scalar unit needs to dispatch one instruction: modelling choice
 
     @field_validator("L1", "L0A", "L0B", "L0C", "UB", "BT", "FB")
     @classmethod

@@ -167,7 +167,7 @@ def test_estimate_against_the_simulator(name):
     """Where the model should hold it is exact: it prices the instructions the kernel issues at the simulator's
     rates, so the slowest core's busy cycles per pipe and the bytes on every path are the simulator's (fp32: the
     L1->L0B loads are approximated, see docs/tiling_lab.md). The roofline is a lower bound of the simulated
-    cycles (the scheduler only adds waits) and, on these small problems, at least 40% of them."""
+    cycles (the scheduler only adds waits) and, on these small problems, at least 35% of them."""
     target = Conv3dDxTarget(ESTIMATE_CASES[name])
     estimate = estimate_conv3d_dx(target.tiling)
     sim = target.simulate({})
@@ -179,7 +179,7 @@ def test_estimate_against_the_simulator(name):
         if pipe not in approximate:
             assert busy == pytest.approx(sim[f"slowest_core_busy_{pipe}"], rel=1e-6), pipe
     assert estimate.bound == sim["bound"]
-    assert 0.4 * sim["cycles"] <= estimate.roofline <= estimate.cycles <= sim["cycles"]
+    assert 0.35 * sim["cycles"] <= estimate.roofline <= estimate.cycles <= sim["cycles"]
 
 
 def test_estimate_on_c3d_conv3a_within_tolerance():

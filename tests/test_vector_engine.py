@@ -89,7 +89,7 @@ def test_timing_only_run_has_the_same_cycles():
 
 def test_retime_exact_and_fast_agree_with_a_timing_run_on_another_platform():
     _, report = _add_run()
-    slow = get_platform("Ascend910B2").with_overrides(rates={"gm_to_l1": 20.0, "mte2_overhead": 90},
+    slow = get_platform("Ascend910B2").with_overrides(rates={"gm_to_l1": 20.0, "mte2_overhead": 400},
                                                       clock_mhz=1000)
     _, direct = _add_run(False, platform=slow)
     exact, fast = report.retime(slow, engine="exact"), report.retime(slow, engine="fast")
@@ -128,7 +128,7 @@ def test_ub_to_gm_rate_is_capped_at_the_ini_64_bytes_per_cycle():
     _, report = run_aiv(kernel, out_bytes=65536)
     rec = next(r for r in report.logs[0] if r.name == "DataCopy(UB->GM)")
     p = get_platform("Ascend910B2")
-    assert rec.end - rec.start == pytest.approx(p.rates.mte2_overhead + 65536 / 64)
+    assert rec.end - rec.start == pytest.approx(p.rates.mte3_overhead + 65536 / 64)
 
 
 def test_mix_kernel_aivs_compute_on_what_the_aic_published():

@@ -18,8 +18,8 @@ _check_datacopy = fields_checker({"blockCount": (0, 4095), "blockLen": (0, 65535
 
 
 def _mte3_cost(rec, model) -> float:
-    """A GM write: the MTE2 fixed overhead (no separate figure), then the bytes at this core's GM write rate."""
-    return 0.0 if rec.args is None else model.rates.mte2_overhead + rec.nbytes / model.gm_write_rate
+    """A GM write: the write's fixed overhead, then the bytes at this core's GM write rate."""
+    return 0.0 if rec.args is None else model.rates.mte3_overhead + rec.nbytes / model.gm_write_rate
 
 
 def _l1_to_gm_execute(rec) -> None:

@@ -11,8 +11,9 @@
   Fill: paddingValue when isPad; with no padding the dummy repeats the block's first element; with padding
   and isPad=false the pads are undefined on hardware and left unchanged here (SetPadValue is not modelled).
 
-Costs: a fixed overhead (rates.mte2_overhead, a modelling choice) plus the bytes at this core's share of the GM
-read rate (GM -> UB) or at min(64 B/cycle, GM write share) (UB -> GM; 64 is the INI ub_to_ddr rate of 2201).
+Costs: a fixed overhead (rates.mte2_overhead for GM -> UB, rates.mte3_overhead for UB -> GM; their sources are in
+platform.py) plus the bytes at this core's share of the GM read rate (GM -> UB) or at min(64 B/cycle, GM write
+share) (UB -> GM; 64 is the INI ub_to_ddr rate of 2201).
 """
 from __future__ import annotations
 
@@ -66,7 +67,7 @@ def _read_cost(rec, model) -> float:
 
 
 def _write_cost(rec, model) -> float:
-    return 0.0 if rec.args is None else model.rates.mte2_overhead + rec.nbytes / min(UB_TO_GM_RATE,
+    return 0.0 if rec.args is None else model.rates.mte3_overhead + rec.nbytes / min(UB_TO_GM_RATE,
                                                                                      model.gm_write_rate)
 
 
