@@ -11,6 +11,7 @@ Modules, one job each:
 - kernel.py     the entry conv3dv2 (tiling-key dispatch) and KernelConv3DV2 (per-core split and GM offsets)
 - arguments.py  the host operator's argument checks
 - operator.py   the host operator conv3d_v2 and conv3d_v2_run
+- reference.py  a plain numpy forward convolution (the CLI's check)
 """
 from .api import Conv3D
 from .kernel import KernelConv3DV2, conv3dv2
