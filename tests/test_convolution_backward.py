@@ -224,3 +224,49 @@ def test_random_problems_in_the_envelope(data):
     n = data.draw(st.integers(1, 2), "n")
     check((n, cin_g * groups, *size), (cout_g * groups, cin_g, *kernel), stride, padding, dilation, groups, dtype,
           mask)
+
+
+def _route(x_shape, w_shape, stride, padding, groups=1, dtype=np.float16, transposed=False, mask=(True,) * 3):
+    from kernels.convolution_backward import plan_convolution_backward
+    spatial = len(x_shape) - 2
+    go, x, w, op = make_problem(x_shape, w_shape, stride, padding, (1,) * spatial, groups, dtype, transposed)
+    bias = [w.shape[1] * groups if transposed else w.shape[0]]
+    return plan_convolution_backward(go, x, w, bias, stride, padding, (1,) * spatial, transposed, op, groups,
+                                     mask).route
+
+
+def test_1d_views_follow_preconv1d_backward_to_2d():
+    assert _route((1, 4, 9), (4, 4, 3), (2,), (1,)).view.input_shape == (1, 4, 1, 1, 9)  # NC1L
+    grouped = _route((1, 4, 9), (4, 2, 3), (2,), (1,), groups=2).view
+    assert grouped.input_shape == (1, 4, 1, 9, 1) and grouped.strides == (1, 2, 1)  # NCL1: L on H
+    assert grouped.pads == (0, 0, 1, 1, 0, 0)
+    assert _route((1, 4, 9), (4, 2, 3), (2,), (1,), groups=2, transposed=True).view.input_shape == (1, 4, 1, 1, 9)
+
+
+@pytest.mark.parametrize("x_shape,w_shape,stride,padding,groups,dtype,dx_tbe,dw_tbe", [
+    # H*W = 6400 >= 5500, D 4 <= 85, stride/pad/kernel small, fmapH 4 * Wo 80 * strideW 1 <= 4096: V2;
+    # Cout 16: the dw basic block needs Cout >= 128 -> TBE
+    ((1, 16, 4, 80, 80), (16, 16, 3, 3, 3), (1, 1, 1), (1, 1, 1), 1, np.float16, None, "CheckV2BasicBlockSupport"),
+    ((1, 16, 4, 8, 8), (128, 16, 3, 3, 3), (1, 1, 1), (1, 1, 1), 1, np.float16, "CheckV2Perf", None),  # H*W 64
+    ((1, 16, 4, 8, 8), (16, 16, 1, 3, 3), (2, 1, 1), (0, 1, 1), 1, BF16, "stride_d > kernel_d", "Basic"),
+    ((1, 16, 4, 8, 8), (16, 16, 3, 3, 3), (1, 1, 1), (1, 1, 1), 1, np.float32, None, None),  # float32: V2
+    ((1, 16, 4, 8, 8), (16, 8, 3, 3, 3), (1, 1, 1), (1, 1, 1), 2, np.float16, None, None),  # groups > 1: V2
+    ((1, 16, 4, 8, 8), (16, 16, 1, 1, 1), (1, 1, 1), (0, 0, 0), 1, np.float16, "CheckV2Perf", None),  # 1x1 dw: V2
+    # 2D viewed as 3D: aclnn holds 6 padding values, CheckV2Functionality's D/H/W loop runs past the kernel dims
+    ((1, 16, 8, 8), (16, 16, 3, 3), (1, 1), (0, 0), 1, np.float16, "2D padding array", "CheckV2BasicBlockSupport"),
+])
+def test_where_real_a2_runs_the_tbe_kernels(x_shape, w_shape, stride, padding, groups, dtype, dx_tbe, dw_tbe):
+    from kernels.convolution_backward.v2_or_tbe import conv3d_dw_tbe_reason, conv3d_dx_tbe_reason
+    r = _route(x_shape, w_shape, stride, padding, groups, dtype)
+    cube = np.dtype(dtype).name
+    for reason, expect in ((conv3d_dx_tbe_reason(r.view, groups, cube, 3 if len(stride) == 3 else 6), dx_tbe),
+                           (conv3d_dw_tbe_reason(r.view, groups, cube, 32 // np.dtype(dtype).itemsize), dw_tbe)):
+        assert (expect in reason) if expect else reason is None, reason
+
+
+def test_the_notes_name_the_tbe_kernels():
+    go, x, w, op = make_problem((1, 16, 4, 8, 8), (16, 16, 3, 3, 3), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1)
+    run = convolution_backward_run(go, x, w, [16], (1, 1, 1), (1, 1, 1), (1, 1, 1), False, op, 1,
+                                   (True, True, False), execute=False)
+    assert any(n.startswith("grad_input: real A2 runs the TBE Conv3DBackpropInput") for n in run.notes)
+    assert any(n.startswith("grad_weight: real A2 runs the TBE Conv3DBackpropFilter") for n in run.notes)

@@ -32,6 +32,7 @@ from ..matmul import MatmulTiling, run_matmul
 from .arguments import ConvBackwardArgs, check_arguments
 from .bias_grad import run_bias_grad
 from .routing import FM_EQ_KERNEL, Route, route
+from .v2_or_tbe import conv3d_dw_tbe_reason, conv3d_dx_tbe_reason
 
 BIAS_NOTE = ("grad_bias: ReduceSum over N and the spatial axes (CalculateBiasGrad) by our own AIV kernel; the real "
              "ReduceSum kernel and tiling are not modelled")
@@ -99,7 +100,12 @@ def _grad_input(a, r, go, x, w, kw) -> tuple[np.ndarray | None, KernelLaunch]:
                                          "(CalcConv3DBackTransposeInputGrad)", *run.notes])
     run = conv3d_backprop_input_v2_run(v.input_shape, w, go, **common, route=r.dx_route, **kw)
     kernel = "Conv3DBackpropInputV2" if run.route == "v2" else f"MatMul ({run.matmul_mode})"
-    return run.result, KernelLaunch("grad_input", kernel, run.tiling, run.report, list(run.notes))
+    notes = list(run.notes)
+    tbe = conv3d_dx_tbe_reason(v, a.groups, m.dtype, 3 if a.spatial == 3 else 6) if r.as_3d_in_aclnn else None
+    if run.route == "v2" and tbe:
+        notes.append(f"grad_input: real A2 runs the TBE Conv3DBackpropInput here ({tbe}; white lists not "
+                     "consulted); simulated with Conv3DBackpropInputV2")
+    return run.result, KernelLaunch("grad_input", kernel, run.tiling, run.report, notes)
 
 
 def _grad_weight(a, r, go, x, kw) -> tuple[np.ndarray | None, KernelLaunch]:
@@ -121,6 +127,11 @@ def _grad_weight(a, r, go, x, kw) -> tuple[np.ndarray | None, KernelLaunch]:
                                         filter_format="NCDHW", platform=a.platform, enable_hf32=m.hf32, **kw)
     notes = ["grad_weight: Conv3DBackpropFilterV2 with input and gradOutput swapped (transposed)"] if a.transposed \
         else []
+    tbe = (conv3d_dw_tbe_reason(v, a.groups, m.dtype, 32 // DTYPES[m.dtype].itemsize)
+           if r.as_3d_in_aclnn and not a.transposed else None)
+    if tbe:
+        notes.append(f"grad_weight: real A2 runs the TBE Conv3DBackpropFilter here ({tbe}; white lists not "
+                     "consulted); simulated with Conv3DBackpropFilterV2")
     return run.result, KernelLaunch("grad_weight", "Conv3DBackpropFilterV2", run.tiling, run.report, notes)
 
 
