@@ -1,9 +1,11 @@
-"""The Conv3DV2 forward operator against torch.nn.functional.conv3d in float64 (the oracle), its refusals before
-launch, its tiling validator, and its timing-only mode.
+"""The Conv3DV2 forward operator against torch.nn.functional.conv3d in float64 (the oracle), grouped and depthwise
+convolutions, its refusals before launch, its tiling validator, and its timing-only mode.
 
 The oracle sees the same rounded inputs; the tolerance is the output dtype's rounding of the exact value plus the
 fp32 accumulation's bound over the K terms (and HF32's operand rounding where enabled), relative to the sum of
 |x * w| that formed each output."""
+import math
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -65,6 +67,25 @@ CASES = {  # x shape, filter shape, strides, pads, dilations, dtype, bias
 }
 
 
+GROUP_CASES = {  # x shape, filter shape, groups, pads, dtype; (what the tiling makes of it)
+    "2 groups in one fold": ((1, 8, 3, 5, 5), (8, 4, 2, 2, 2), 2, (0,) * 6, np.float16),
+    "depthwise, 6 folds over 6 cores": ((1, 96, 4, 8, 8), (96, 1, 3, 3, 3), 96, (1,) * 6, np.float16),
+    "depthwise fp32": ((1, 48, 3, 6, 6), (48, 1, 3, 3, 3), 48, (1,) * 6, np.float32),
+    "fp32, unaligned fold": ((1, 12, 3, 6, 6), (18, 4, 3, 3, 3), 3, (1,) * 6, np.float32),
+    "last fold partly empty (specialGroupDimTail)": ((1, 36, 3, 6, 6), (54, 4, 1, 3, 3), 9, (0,) * 6, np.float16),
+    "weight through L1, batch 2": ((2, 36, 4, 6, 6), (54, 4, 3, 3, 3), 9, (1,) * 6, BF16),
+}
+
+
+@pytest.mark.parametrize("case", list(GROUP_CASES))
+def test_groups_match_torch(case):
+    x_shape, w_shape, groups, pads, dtype = GROUP_CASES[case]
+    x, w, b = _operands(x_shape, w_shape, dtype)
+    run = conv3d_v2_run(x, w, b, strides=(1,) * 5, pads=pads, groups=groups)
+    assert run.tiling.tiling_key & 0b1000  # GroupConvType GroupConv_Weight_Gfz: KernelConv3DV2WithGroups ran
+    _check(run.result, x, w, b, (1, 1, 1), pads, groups=groups)
+
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_matches_torch(case):
     x_shape, w_shape, strides, pads, dilations, dtype, bias = CASES[case]
@@ -110,19 +131,20 @@ def test_timing_only_mode_has_the_same_cycles():
     assert any("TransData" in note for note in full.notes)
 
 
-@settings(max_examples=6, deadline=None)
+@settings(max_examples=8, deadline=None)
 @given(n=st.integers(1, 2), cin=st.integers(1, 20), cout=st.integers(1, 20), d=st.integers(1, 4),
        h=st.integers(1, 7), w=st.integers(1, 7), k=st.tuples(*[st.integers(1, 3)] * 3),
        s=st.tuples(*[st.integers(1, 3)] * 3), dil=st.tuples(*[st.integers(1, 2)] * 3),
-       p=st.tuples(*[st.integers(0, 2)] * 6), bias=st.booleans(),
+       p=st.tuples(*[st.integers(0, 2)] * 6), bias=st.booleans(), groups_on=st.booleans(),
        dtype=st.sampled_from([np.dtype(np.float16), BF16, np.dtype(np.float32)]))
-def test_random_problems_match_torch(n, cin, cout, d, h, w, k, s, dil, p, bias, dtype):
+def test_random_problems_match_torch(n, cin, cout, d, h, w, k, s, dil, p, bias, groups_on, dtype):
     for size, kk, dd, before, after in zip((d, h, w), k, dil, p[0::2], p[1::2]):
         if (kk - 1) * dd + 1 > size + before + after:
             return  # no output
-    x, wt, b = _operands((n, cin, d, h, w), (cout, cin, *k), dtype, bias, seed=cin * 31 + cout)
-    y = conv3d_v2(x, wt, b, strides=(1, 1, *s), pads=p, dilations=(1, 1, *dil))
-    _check(y, x, wt, b, s, p, dil)
+    groups = math.gcd(cin, cout) if groups_on else 1
+    x, wt, b = _operands((n, cin, d, h, w), (cout, cin // groups, *k), dtype, bias, seed=cin * 31 + cout)
+    y = conv3d_v2(x, wt, b, strides=(1, 1, *s), pads=p, dilations=(1, 1, *dil), groups=groups)
+    _check(y, x, wt, b, s, p, dil, groups)
 
 
 # ------------------------------------------------------------------------------------------------ refusals
@@ -151,12 +173,6 @@ def _call(**changes):
 def test_bad_arguments_are_refused_with_their_name(changes, match):
     with pytest.raises((ValueError, TypeError), match=match):
         _call(**changes)
-
-
-def test_groups_are_refused_as_not_ported():
-    x, w, b = _operands((1, 8, 3, 5, 5), (8, 4, 2, 2, 2), np.float16)
-    with pytest.raises(ValueError, match="KernelConv3DV2WithGroups.*not ported"):
-        conv3d_v2(x, w, b, strides=(1,) * 5, pads=(0,) * 6, groups=2)
 
 
 def test_hw_mode_is_refused_as_not_ported():

@@ -21,8 +21,9 @@ protocol, as in conv3d_iterate_base_impl.h.
 Ports conv3d_common_init_func.h (Init, InitParams, InitBuffer, Init*DirectionBaseValue), conv3d_common_set_func.h,
 conv3d_iterate_impl.h / conv3d_iterate_base_impl.h (Iterate, IterateMFirst/NFirst, ReduceK, the ReduceK* variants),
 conv3d_common_func.h (IterateAll, GetTensorC) and conv_forward_common_func.h (SetInput, SetWeight, SetBias, End).
-Not ported: the groups path (IterateAllWithGroups), the pointwise (NCDHW) tools and the AL1/BL1 preload variants
-(ReduceKPreloadDb*: Init forces their flags off in the real code, so they never run).
+With groupConvType (groups > 1, the weight in group-opt blocks) IterateAll runs IterateAllWithGroups and the
+weight goes through the group-opt tools (load_b_groups.py). Not ported: the pointwise (NCDHW) tools and the AL1/BL1
+preload variants (ReduceKPreloadDb*: Init forces their flags off in the real code, so they never run).
 """
 from __future__ import annotations
 
@@ -36,21 +37,28 @@ from ascend_sim.dtypes import float32
 from .bias import LoadBiasBtTools, LoadChannelWiseL1Tools
 from .load_a import LoadAL0Tools, LoadAL1Tools
 from .load_b import LoadBL0Tools, LoadBL1Tools
+from .load_b_groups import LoadBL0WithGroupOptTools, LoadBL1WithGroupOptTools
 from .mmad import MMadTools
 from .store_c import CopyOutTools
-from .util import (ALL_CLOSE, ALL_OPEN, BLOCK_L0_M, BLOCK_L0_N, BT_SIZE, C0_SIZE, L0A_OPEN, L0A_SIZE, L0B_OPEN,
-                   L0B_SIZE, ORDER_MTERFIRST, ORDER_NTERFIRST, AlignB, CeilDIV)
+from .util import (ALL_CLOSE, BLOCK_L0_M, BLOCK_L0_N, BT_SIZE, C0_SIZE, L0A_OPEN, L0A_SIZE, L0B_OPEN, L0B_SIZE,
+                   NOGROUP_CONV, ORDER_MTERFIRST, ORDER_NTERFIRST, AlignB, CeilDIV, GetCurrentKD)
 
 
 class Conv3D:
-    """Conv3D<fmap, weight, output, bias, Conv3DV2Param{l0pingpong, bl1bypass, groupConvType=NoGroup, M mode}>."""
+    """Conv3D<fmap, weight, output, bias, Conv3DV2Param{l0pingpong, bl1bypass, groupConvType, M mode}>."""
 
-    def __init__(self, input_dtype, weight_dtype, output_dtype, bias_dtype, l0pingpong: int, bl1bypass: int):
+    def __init__(self, input_dtype, weight_dtype, output_dtype, bias_dtype, l0pingpong: int, bl1bypass: int,
+                 groupConvType: int = NOGROUP_CONV):
         self.InputT, self.WeightT = np.dtype(input_dtype), np.dtype(weight_dtype)
         self.OutputT, self.BiasT, self.L0cT = np.dtype(output_dtype), np.dtype(bias_dtype), float32
         self.l0pingpong, self.bl1bypass = int(l0pingpong), bool(bl1bypass)
-        self.loadAl1Ins, self.loadBL1Ins, self.madIns = LoadAL1Tools(), LoadBL1Tools(), MMadTools()
-        self.loadBL0Ins, self.loadAL0Ins, self.copyOutIns = LoadBL0Tools(), LoadAL0Tools(), CopyOutTools()
+        self.groupConvType = bool(groupConvType)
+        self.loadAl1Ins, self.madIns, self.loadAL0Ins = LoadAL1Tools(), MMadTools(), LoadAL0Tools()
+        self.copyOutIns = CopyOutTools()
+        if self.groupConvType:  # LoadBL1WithGroupOptTools / LoadBL0WithGroupOptTools
+            self.loadBL1Ins, self.loadBL0Ins = LoadBL1WithGroupOptTools(), LoadBL0WithGroupOptTools()
+        else:
+            self.loadBL1Ins, self.loadBL0Ins = LoadBL1Tools(), LoadBL0Tools()
         self.loadBiasL1Ins, self.loadBiasBTIns = LoadChannelWiseL1Tools(), LoadBiasBtTools()
         self.enableBias = False
         self.isFirstIterate = True
@@ -61,6 +69,9 @@ class Conv3D:
         self.mAL1Iter = self.mAL0Iter = self.nBL1Iter = self.nBL0Iter = self.dOutIter = 0
         self.mStartPos = self.diStartPos = 0
         self.multiKAL1 = self.multiKBL1 = 1
+        self.groupOptIter = 0
+        self.singleCoreCinTail = self.singleCoreCoutTail = 0
+        self.isGroupOptDimTail = False
 
     # ------------------------------------------------------------------------------------------------- Init
     @api_call
@@ -72,6 +83,8 @@ class Conv3D:
         self.InitMDirectionBaseValue()
         self.InitCoutDirectionBaseValue()
         self.ddr2l1LoopD = self.singleCoreDo
+        self.singleCoreGroupOpt = tiling.singleCoreGroupOpt
+        self.maxGroupOptIter = self.singleCoreGroupOpt
         SetHF32Mode(bool(tiling.hf32Enable))
         SetHF32TransMode(False)
 
@@ -134,24 +147,31 @@ class Conv3D:
         if not self.bl1bypass:
             self.pipe.InitBuffer(self.queueBL1, 2 if bl1db else 1, AlignB(bl1Spacesize * self.sizeOfWeight, C0_SIZE))
 
-    def InitKDirectionBaseValue(self) -> None:
+    def InitKDirectionBaseValue(self, updateKAL1: int = 0, updateKBL1: int = 0, updateKL0: int = 0) -> None:
+        """K steps of the core's Cin (updated K blocks for the groups' tail, where Cin shrinks)."""
         t = self.conv3dTiling
+        currentKAL1, currentKBL1 = updateKAL1 or t.kAL1, updateKBL1 or t.kBL1
         self.cin1 = CeilDIV(self.singleCoreCin, self.cin0)
-        self.singleCoreKL0 = t.kL0
+        self.singleCoreKL0 = (updateKL0 or t.kL0) if (not self.bl1bypass and self.groupConvType) else t.kL0
         alignCinKhKwKd = AlignB(self.singleCoreCin, self.cin0) * self.kernelHxkernelWxkernelD
-        self.maxKAL1Iter = CeilDIV(alignCinKhKwKd, t.kAL1) - 1
+        self.maxKAL1Iter = CeilDIV(alignCinKhKwKd, currentKAL1) - 1
         self.ddr2l0LoopK = CeilDIV(alignCinKhKwKd, self.singleCoreKL0)
         self.maxKL0Iter = self.ddr2l0LoopK - 1
         if not self.bl1bypass:
-            self.maxKBL1Iter = CeilDIV(alignCinKhKwKd, t.kBL1) - 1
-            self.multiKBL1 = CeilDIV(t.kBL1, self.singleCoreKL0)
-            self.kBL1fullload = alignCinKhKwKd == t.kBL1
+            self.maxKBL1Iter = CeilDIV(alignCinKhKwKd, currentKBL1) - 1
+            self.multiKBL1 = CeilDIV(currentKBL1, self.singleCoreKL0)
+            self.kBL1fullload = alignCinKhKwKd == currentKBL1
+            if self.groupConvType:
+                self.groupKBL1Tail = alignCinKhKwKd % currentKBL1 or currentKBL1
         else:
             self.maxKBL1Iter, self.kBL1fullload = 0, False
             self.multiKBL1 = self.ddr2l0LoopK
         self.kL0Tail = alignCinKhKwKd % self.singleCoreKL0 or self.singleCoreKL0
-        self.multiKAL1 = CeilDIV(t.kAL1, self.singleCoreKL0)
-        self.kAL1fullload = alignCinKhKwKd == t.kAL1
+        self.multiKAL1 = CeilDIV(currentKAL1, self.singleCoreKL0)
+        self.kAL1fullload = alignCinKhKwKd == currentKAL1
+        if self.groupConvType:
+            self.groupKAL1Tail = alignCinKhKwKd % currentKAL1 or currentKAL1
+            self.groupKAL1, self.groupKBL1 = currentKAL1, currentKBL1
 
     def InitMDirectionBaseValue(self) -> None:
         t = self.conv3dTiling
@@ -199,9 +219,17 @@ class Conv3D:
     def SetSingleOutputShape(self, singleCo: int, singleDo: int, singleCoreM: int, singleGroupOpt: int = 0) -> None:
         """This core's share when it is smaller than the tiling's (a tail core): Cout, output depths, M."""
         self.singleCoreCo, self.singleCoreDo, self.singleCoreM = singleCo, singleDo, singleCoreM
+        self.singleCoreGroupOpt = singleGroupOpt
         self.InitMDirectionBaseValue()
         self.InitCoutDirectionBaseValue()
         self.ddr2l1LoopD = self.singleCoreDo
+        self.maxGroupOptIter = self.singleCoreGroupOpt
+
+    @api_call
+    def SetGroupOptInfo(self, singleCoreCinTail: int, singleCoreCoutTail: int, isGroupOptDimTail: bool = False):
+        """The last group-opt block of a core with fewer real channels (groups not a multiple of the fold)."""
+        self.singleCoreCinTail, self.singleCoreCoutTail = singleCoreCinTail, singleCoreCoutTail
+        self.isGroupOptDimTail = bool(isGroupOptDimTail)
 
     @api_call
     def SetInputStartPosition(self, diStartPos: int, mStartPos: int, ciStartPos: int = 0) -> None:
@@ -565,6 +593,13 @@ class Conv3D:
                      self.copyOutIns, self.loadBiasBTIns):
             tool.SetParams(self)
         self.loadAL0Ins.SetParams(self, self.loadAl1Ins)
+        if self.groupConvType:
+            self.IterateAllWithGroups(output, enPartialSum)
+        else:
+            self.IterateAllBase(output, enPartialSum)
+        return False
+
+    def IterateAllBase(self, output: GlobalTensor, enPartialSum: bool = False) -> None:
         fullBias = self.biasFullLoadFlag and self.enableBias
         if fullBias:  # the whole core's bias once into L1
             self.biasL1 = self.queueBiasL1.AllocTensor(self.BiasT)
@@ -579,7 +614,66 @@ class Conv3D:
             self.queueBiasL1.FreeTensor(self.biasL1)
         self.isFirstIterate = True
         self.nBL0Iter = self.nBL1Iter = 0
-        return False
+
+    # ------------------------------------------------------------------------------------------------- groups
+    def IterateAllWithGroups(self, output: GlobalTensor, enPartialSum: bool = False) -> None:
+        """One IterateAllBase per group-opt block of this core; the weight and the bias move one block on after
+        each; the last block may have fewer channels (PreProcessGroupOptDimTail)."""
+        t = self.conv3dTiling
+        weightOneGroupOptSize = t.cinOpt * self.kernelHxkernelWxkernelD * t.coutOpt
+        while self.groupOptIter < self.maxGroupOptIter - 1:
+            self.IterateAllBase(output, enPartialSum)
+            self.SetWeight(self.bgm[weightOneGroupOptSize])
+            if self.enableBias:
+                self.SetBias(self.biasgm[t.coutOpt])
+            self.groupOptIter += 1
+        tmpSingleCoreCo = self.singleCoreCo
+        self.PreProcessGroupOptDimTail()
+        self.IterateAllBase(output, enPartialSum)
+        self.PostProcessGroupOptDimTail(tmpSingleCoreCo)
+        self.groupOptIter = 0
+
+    def ReCalculationKTilingWithGroups(self) -> tuple[int, int, int]:
+        """kAL1 / kBL1 / kL0 for the tail's smaller Cin, keeping kL0 a factor of both L1 blocks."""
+        t = self.conv3dTiling
+        curKAL1Kd = GetCurrentKD(t.kAL1, AlignB(self.orgCi, self.cin0), self.kernelHxkernelW)
+        curKBL1Kd = GetCurrentKD(t.kBL1, AlignB(self.orgCi, self.cin0), self.kernelHxkernelW)
+        curCinxKhxKw = AlignB(self.singleCoreCin, self.cin0) * self.kernelHxkernelW
+        updateKAL1 = 0 if curCinxKhxKw > t.kAL1 else curCinxKhxKw
+        updateKBL1 = 0 if curCinxKhxKw > t.kBL1 else curCinxKhxKw
+        updateKL0 = 0
+        if curKAL1Kd > 1:
+            updateKAL1 = curKAL1Kd * curCinxKhxKw
+        if updateKAL1 == 0:
+            updateKAL1 = 0 if curCinxKhxKw % t.kAL1 == 0 else self.cin0 * self.kernelHxkernelW
+        if curKBL1Kd > 1:
+            updateKBL1 = curKBL1Kd * curCinxKhxKw
+        if updateKBL1 == 0:
+            updateKBL1 = 0 if (t.kBL1 == 0 or curCinxKhxKw % t.kBL1 == 0) else self.cin0 * self.kernelHxkernelW
+        if updateKAL1 % t.kL0 or updateKBL1 % t.kL0:
+            updateKL0 = self.cin0
+        return updateKAL1, updateKBL1, updateKL0
+
+    def PreProcessGroupOptDimTail(self) -> None:
+        if not self.isGroupOptDimTail:
+            return
+        if self.singleCoreCinTail != 0:
+            self.singleCoreCin = self.singleCoreCinTail
+            self.InitKDirectionBaseValue(*self.ReCalculationKTilingWithGroups())
+        if self.singleCoreCoutTail != 0:
+            self.singleCoreCo = self.singleCoreCoutTail
+            self.InitCoutDirectionBaseValue()
+
+    def PostProcessGroupOptDimTail(self, tmpSingleCoreCo: int) -> None:
+        if not self.isGroupOptDimTail:
+            return
+        if self.singleCoreCin != self.conv3dTiling.cinOpt:
+            self.singleCoreCin = self.conv3dTiling.cinOpt
+            self.InitKDirectionBaseValue()
+        if self.singleCoreCo != tmpSingleCoreCo:
+            self.singleCoreCo = tmpSingleCoreCo
+            self.InitCoutDirectionBaseValue()
+        self.isGroupOptDimTail = False
 
     @api_call
     def End(self) -> None:

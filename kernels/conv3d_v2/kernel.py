@@ -4,7 +4,8 @@ KernelConv3DV2 (conv3dv2.h), run on every core.
 Dispatch (conv3d_v2_kernel_dispatch.h): the tiling key is GET_TPL_TILING_KEY(ConvL0PingPong, ConvBL1ByPass,
 GroupConvType, OutputOrder). NDC1HWC0 data with GroupConv_Weight_Gfz runs KernelConv3DV2WithGroups, OutputOrder
 HW_Mode runs KernelConv3DV2HwMode, everything else KernelConv3DV2 (M mode); NCDHW data runs the pointwise kernel.
-Only KernelConv3DV2 is ported: the other three are refused before any instruction, naming what is missing.
+KernelConv3DV2 and KernelConv3DV2WithGroups are ported; HW mode and pointwise are refused before any instruction,
+naming what is missing.
 
 Per core (KernelConv3DV2::InitSingleCoreData): the block index splits into (m, n, do, batch) with m fastest; each
 dimension's share is ceil(whole / dim) and the last core of a dimension takes the tail (CountIdxTail); a core
@@ -21,7 +22,7 @@ import numpy as np
 from ascend_sim.ascendc import GetBlockIdx, GlobalTensor
 
 from .api import Conv3D
-from .util import GROUPCONV_WEIGHT_GFZ, HW_MODE, CeilDIV
+from .util import GROUPCONV_WEIGHT_GFZ, HW_MODE, NOGROUP_CONV, CeilDIV
 
 N0 = 16
 SINGLE_BLOCK_SIZE = 32
@@ -33,22 +34,21 @@ def decode_tiling_key(key: int) -> tuple[int, int, int, int]:
 
 
 def not_ported_variant(key: int) -> str | None:
-    """Why the kernel variant this key selects is not available here, or None for the ported base kernel."""
+    """Why the kernel variant this key selects is not available here, or None for a ported kernel."""
     _, _, group_type, output_order = decode_tiling_key(key)
-    if group_type == GROUPCONV_WEIGHT_GFZ:
-        return (f"tiling key {key} selects KernelConv3DV2WithGroups (GroupConvType GroupConv_Weight_Gfz, groups > 1), "
-                "which is not ported: only the M-mode base kernel KernelConv3DV2 is")
-    if output_order == HW_MODE:
-        return (f"tiling key {key} selects KernelConv3DV2HwMode (OutputOrder HW_Mode), which is not ported: only the "
-                "M-mode base kernel KernelConv3DV2 is")
+    if group_type != GROUPCONV_WEIGHT_GFZ and output_order == HW_MODE:
+        return (f"tiling key {key} selects KernelConv3DV2HwMode (OutputOrder HW_Mode), which is not ported: only "
+                "KernelConv3DV2 (M mode) and KernelConv3DV2WithGroups are")
     return None
 
 
 class KernelConv3DV2:
+    GROUP_CONV_TYPE = NOGROUP_CONV
+
     def __init__(self, x_dtype, bias_dtype, l0pingpong: int, bl1bypass: int):
         self.A_T = self.B_T = self.C_T = np.dtype(x_dtype)
         self.BIAS_T = np.dtype(bias_dtype)
-        self.conv = Conv3D(self.A_T, self.B_T, self.C_T, self.BIAS_T, l0pingpong, bl1bypass)
+        self.conv = Conv3D(self.A_T, self.B_T, self.C_T, self.BIAS_T, l0pingpong, bl1bypass, self.GROUP_CONV_TYPE)
         self.blockIdx = GetBlockIdx()
         self.c0In = self.c0K = self.c0Out = SINGLE_BLOCK_SIZE // self.A_T.itemsize
 
@@ -139,13 +139,102 @@ class KernelConv3DV2:
             conv.End()
 
 
+class KernelConv3DV2WithGroups(KernelConv3DV2):
+    """conv3dv2_with_groups.h: the block index splits into (m, n, do, group-opt, batch); each core runs its
+    group-opt blocks through the API's IterateAllWithGroups. A group-opt block is `enlarge` original groups folded
+    into cinOpt x coutOpt channels (the host's rule); the core whose share ends in the last, partly empty block
+    passes its real Cin / Cout there to SetGroupOptInfo."""
+
+    GROUP_CONV_TYPE = GROUPCONV_WEIGHT_GFZ
+
+    def Init(self, x, filter, bias, y, workspace, allTilingData) -> None:
+        self.singleCoreCinTail = self.singleCoreCoutTail = 0
+        super().Init(x, filter, bias, y, workspace, allTilingData)
+
+    def Process(self) -> None:
+        if not self.normalInit or self.blockIdx > self.numBlocks:  # the real check is ">" here
+            return
+        self.Conv3DV2KernelImpl()
+
+    def InitSingleCoreData(self) -> bool:
+        r, a = self.conv3dRunInfo, self.conv3dApiTiling
+        shares = (self.CountIdxTail(r.groupDim * r.mDim * r.nDim * r.doDim, r.batchDim, r.batch, r.batch),
+                  self.CountIdxTail(r.doDim * r.nDim * r.mDim, r.groupDim, a.groupOpt, a.groupOpt),
+                  self.CountIdxTail(r.nDim * r.mDim, r.doDim, r.dout, r.dout),
+                  self.CountIdxTail(r.mDim, r.nDim, CeilDIV(a.coutOpt, N0) * N0, a.coutOpt),
+                  self.CountIdxTail(1, r.mDim, r.wout * r.hout, r.wout * r.hout))
+        if any(share is None for share in shares):
+            return False
+        ((self.singleCoreBatch, self.batchIdxStart, self.isBatchDimTail),
+         (self.singleCoreGroupOpt, self.groupOptIdxStart, self.isGroupOptDimTail),
+         (self.singleCoreDout, self.doIdxStart, self.isDoDimTail),
+         (self.singleCoreN, self.nIdxStart, self.isNDimTail),
+         (self.singleCoreM, self.mIdxStart, self.isMDimTail)) = shares
+        preCoreSumCout = self.groupOptIdxStart * a.coutOpt + self.nIdxStart
+        curCoreSumCout = a.singleCoreGroupOpt * a.singleCoreCo
+        if preCoreSumCout >= r.cout:
+            return False  # every cout of this core's share is past the real ones
+        groupDimTailCout = CeilDIV(r.cout % a.coutOpt, self.c0Out) * self.c0Out
+        if self.isGroupOptDimTail and groupDimTailCout != 0 and self.nIdxStart >= groupDimTailCout:
+            self.singleCoreGroupOpt -= 1  # no real data in the last block for this core: skip it
+            return True
+        if self.isGroupOptDimTail:
+            self.singleCoreCinTail = r.cin % a.cinOpt
+            if self.isNDimTail or preCoreSumCout + curCoreSumCout >= r.cout:
+                self.singleCoreCoutTail = (r.cout % a.coutOpt) % a.singleCoreCo
+        return True
+
+    def InitBuffer(self, x, filter, bias, y) -> None:
+        r, a = self.conv3dRunInfo, self.conv3dApiTiling
+        self.fmapOneBatchSize = r.din * self.c1In * r.hin * r.win * self.c0In
+        self.outputOneBatchSize = r.dout * self.c1Out * r.hout * r.wout * self.c0Out
+        self.fmapGm, self.filterGm = GlobalTensor(self.A_T), GlobalTensor(self.B_T)
+        self.outputGm, self.biasGm = GlobalTensor(self.C_T), GlobalTensor(self.BIAS_T)
+        if not self.normalInit:
+            return
+        fmapOneGroupOptSize = a.cinOpt * r.hin * r.win
+        weightOneGroupOptSize = a.cinOpt * a.kernelD * a.kernelH * a.kernelW * a.coutOpt
+        outputOneGroupOptSize = a.coutOpt * r.hout * r.wout
+        diIdxStart = self.doIdxStart * r.strideD - r.padHead
+        hiIdxStart = (self.mIdxStart // r.wout) * r.strideH - r.padTop
+        fmStartAddr = (self.batchIdxStart * self.fmapOneBatchSize
+                       + max(diIdxStart, 0) * self.c1In * r.hin * r.win * self.c0In
+                       + self.groupOptIdxStart * fmapOneGroupOptSize + max(hiIdxStart, 0) * r.win * self.c0In)
+        weightStartAddr = self.groupOptIdxStart * weightOneGroupOptSize + self.nIdxStart * self.c0K
+        outputStartAddr = (self.batchIdxStart * self.outputOneBatchSize
+                           + self.doIdxStart * self.c1Out * r.hout * r.wout * self.c0Out
+                           + self.groupOptIdxStart * outputOneGroupOptSize + self.nIdxStart * r.hout * r.wout
+                           + self.mIdxStart * self.c0Out)
+        self.fmapGm = self.fmapGm.SetGlobalBuffer(x)[fmStartAddr]
+        self.filterGm = self.filterGm.SetGlobalBuffer(filter)[weightStartAddr]
+        self.outputGm = self.outputGm.SetGlobalBuffer(y)[outputStartAddr]
+        if r.hasBias:
+            self.biasGm = self.biasGm.SetGlobalBuffer(bias)[self.groupOptIdxStart * a.coutOpt + self.nIdxStart]
+
+    def Conv3DV2KernelImpl(self) -> None:
+        r, conv = self.conv3dRunInfo, self.conv
+        conv.Init(self.conv3dApiTiling)
+        if self.isDoDimTail or self.isNDimTail or self.isMDimTail or self.isGroupOptDimTail:
+            conv.SetSingleOutputShape(self.singleCoreN, self.singleCoreDout, self.singleCoreM, self.singleCoreGroupOpt)
+        conv.SetInputStartPosition(max(self.doIdxStart * r.strideD, 0), self.mIdxStart, 0)
+        for batchIter in range(self.singleCoreBatch):
+            conv.SetGroupOptInfo(self.singleCoreCinTail, self.singleCoreCoutTail, self.isGroupOptDimTail)
+            conv.SetInput(self.fmapGm[batchIter * self.fmapOneBatchSize])
+            conv.SetWeight(self.filterGm)
+            if r.hasBias:
+                conv.SetBias(self.biasGm)
+            conv.IterateAll(self.outputGm[batchIter * self.outputOneBatchSize])
+            conv.End()
+
+
 def conv3dv2(x, filter, bias, y, workspace, tilingData, *, tiling_key: int, dtype, bias_dtype) -> None:
     """One core's work. x, filter, y: GmAddr of NDC1HWC0, FRACTAL_Z_3D, NDC1HWC0 data of `dtype` (DTYPE_X =
     DTYPE_FILTER = DTYPE_Y); bias: GmAddr of `bias_dtype` values (DTYPE_BIAS) or None."""
     reason = not_ported_variant(tiling_key)
     if reason is not None:
         raise ValueError(reason)
-    l0pingpong, bl1bypass, _, _ = decode_tiling_key(tiling_key)
-    op = KernelConv3DV2(dtype, bias_dtype, l0pingpong, bl1bypass)
+    l0pingpong, bl1bypass, group_type, _ = decode_tiling_key(tiling_key)
+    kernel_cls = KernelConv3DV2WithGroups if group_type == GROUPCONV_WEIGHT_GFZ else KernelConv3DV2
+    op = kernel_cls(dtype, bias_dtype, l0pingpong, bl1bypass)
     op.Init(x, filter, bias, y, workspace, tilingData)
     op.Process()

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ascend_sim.ascendc import (FMATRIX_LEFT, DataCopy, DataCopyParams, InitConstValue, InitConstValueParams,
                                 LoadData, LoadData3DParamsV2, SetFmatrix)
 
-from .util import BLOCK_SIZE, MAX_UINT16, CeilDIV
+from .util import BLOCK_SIZE, MAX_UINT16, AlignB, CeilDIV
 
 
 class LoadAL1Tools:
@@ -88,7 +88,9 @@ class LoadAL1Tools:
                     l1 += self.hiLoadL1 * t.oriWixk0
             else:
                 DataCopy(c.al1[aL1Offset], c.agm[self.aL1GmOffset], self.dataCopyParams)
-            self.aL1GmOffset += c.dilationD * c.cin1 * t.oriHixOriWixk0
+            # the next kd slice: one whole input plane on (all of x's channels when grouped)
+            cin1Plane = CeilDIV(t.orgCi, c.cin0) if c.groupConvType else c.cin1
+            self.aL1GmOffset += c.dilationD * cin1Plane * t.oriHixOriWixk0
             aL1Offset += c.cin1 * self.hiLoadL1 * t.oriWixk0
         return aL1Offset
 
@@ -115,9 +117,13 @@ class LoadAL1Tools:
         return InitConstValueParams(repeatTimes=repeatTimes, blockNum=blockNum, dstGap=0, initValue=0)
 
     def CalcAL1GmOffset(self) -> None:
-        t = self.self_.conv3dTiling
-        self.aL1GmOffset = (self.diIdx * t.cin1xOriHixOriWixk0 + self.cin1L1Idx * t.oriHixOriWixk0
-                            + self.hiIdx * t.oriWixk0)
+        c, t = self.self_, self.self_.conv3dTiling
+        if c.groupConvType:  # a plane holds every group's channels; this group-opt block starts groupOptIter on
+            self.aL1GmOffset = (self.diIdx * AlignB(t.orgCi, c.cin0) * t.orgHixWi
+                                + c.groupOptIter * t.cin1xOriHixOriWixk0)
+        else:
+            self.aL1GmOffset = self.diIdx * t.cin1xOriHixOriWixk0
+        self.aL1GmOffset += self.cin1L1Idx * t.oriHixOriWixk0 + self.hiIdx * t.oriWixk0
 
     def SetDataCopyParams(self, blockCount: int) -> None:
         c = self.self_
@@ -140,6 +146,10 @@ class LoadAL1Tools:
         self.curCoreHiStartIdx = 0 if tmpCurCoreHiStartIdx <= c.padUp else tmpCurCoreHiStartIdx - c.padUp
         currentCin1LoadL1 = c.kAL1Iter * t.cin1InAL1
         kAL1Tmp = t.kAL1Tail if c.kAL1Iter == c.maxKAL1Iter else t.kAL1
+        if c.groupConvType:  # the K blocks may have been recomputed for a tail group-opt block
+            cin1LoadL1 = c.groupKAL1 // c.kernelH // c.kernelW // c.cin0
+            kAL1Tmp = c.groupKAL1Tail if c.kAL1Iter == c.maxKAL1Iter else c.groupKAL1
+            currentCin1LoadL1 = c.kAL1Iter * cin1LoadL1
         self.loadData3Dv2Params.channelSize = kAL1Tmp // c.kernelHxkernelW
         self.cin1LoadL1 = kAL1Tmp // c.kernelH // c.kernelW // c.cin0
         self.kdL1Idx = (currentCin1LoadL1 // c.cin1) % c.kernelD

@@ -61,7 +61,7 @@ def plan_conv3d_v2_tiling(args, tiling_overrides=None):
     validate(t, raise_error=True, overrides=tiling_overrides)
     reason = not_ported_variant(t.tiling_key)
     if reason is not None:
-        raise ValueError(f"{reason} (groups={args.groups}); see docs/conv3d_v2.md")
+        raise ValueError(f"{reason}; see docs/conv3d_v2.md")
     return t
 
 

@@ -51,4 +51,8 @@ class CopyOutTools:
         offsetCout = self.tilingNBL1_ * c.nBL1Iter + t.nL0 * c.nBL0Iter
         offsetM = self.tilingMAL1_ * c.mAL1Iter + t.mL0 * c.mAL0Iter
         offsetDout = c.dOutIter  # one output depth per Iterate
+        if c.groupConvType:  # a plane holds every group's couts; this group-opt block starts groupOptIter on
+            return (offsetDout * AlignB(t.orgCo, c.cin0) * self.valueHoWo_
+                    + c.groupOptIter * c.orgCoAlignK0 * self.valueHoWo_ + offsetCout * self.valueHoWo_
+                    + offsetM * c.cin0)
         return offsetDout * c.orgCoAlignK0 * self.valueHoWo_ + offsetCout * self.valueHoWo_ + offsetM * c.cin0

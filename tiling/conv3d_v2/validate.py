@@ -39,8 +39,6 @@ def buffer_bytes(api, run, dtype_bytes: int, bias_bytes: int) -> dict[str, int]:
                else api.nL0 * bias_bytes)
     bias_l1 = _align(bias_l1, C0_BYTES) if run.hasBias else 0
     return {"L1": al1 * db(PB_AL1) + bl1 * db(PB_BL1) + bias_l1,
-            "L0A": api.mL0 * api.kL0 * dtype_bytes * db(PB_L0A),
-            "L0B": api.nL0 * api.kL0 * dtype_bytes * db(PB_L0B),
             "L0C": api.mL0 * api.nL0 * 4 * db(PB_CL0),
             "BT": _align(api.nL0 * 4, 64) if run.hasBias else 0}
 
@@ -86,12 +84,13 @@ def check_fields(api, run, dtype_bytes: int, bias_bytes: int, platform: Platform
     if api.bl1BypassFlag and api.nL0 >= api.coutOpt and (api.nL0 // CUBE) * (api.kL0 // k0) > LOAD2D_REPEAT_MAX:
         bad("kL0", api.kL0, f"one LoadData 2D of the whole weight block needs nL0/16 * kL0/k0 <= {LOAD2D_REPEAT_MAX} "
             "repeats")
-    for name, lo in (("L0A", PB_L0A), ("L0B", PB_L0B)):
-        half = platform.capacity(name) // 2
+    for name, bit in (("L0A", PB_L0A), ("L0B", PB_L0B)):
+        # with ping-pong the API's pong block starts at the fixed half (L0A_SIZE / 2); without, one block from 0
+        room = platform.capacity(name) // 2 if api.pBufferFlag & bit else platform.capacity(name)
         size = (api.mL0 if name == "L0A" else api.nL0) * api.kL0 * dtype_bytes
-        if size > half:
-            bad("kL0", api.kL0, f"a {name} block of {size} bytes is more than the API's half of {name} ({half} "
-                "bytes: the ping and pong halves are fixed)")
+        if size > room:
+            where = "the API's half" if api.pBufferFlag & bit else "all"
+            bad("kL0", api.kL0, f"a {name} block of {size} bytes is more than {where} of {name} ({room} bytes)")
     used = buffer_bytes(api, run, dtype_bytes, bias_bytes)
     for name in ("L1", "L0C", "BT"):
         if used[name] > platform.capacity(name):
