@@ -20,7 +20,6 @@ from kernels.lab import (
 from kernels.lab.plots import pareto_front
 
 
-
 def tiny(cin=32, cout=32, dhw=(4, 16, 16), kernel=(3, 3, 3), stride=(1, 1, 1), pad=(1,) * 6, groups=1,
          dtype="float16") -> ConvProblem:
     return ConvProblem(1, cin, cout, dhw, kernel, stride, pad, (1, 1, 1), groups, dtype, "Ascend910B2", False)
@@ -64,8 +63,13 @@ def test_grid_sweep_rows_pruning_and_default(target, tmp_path):
     # stepKa=1 with baseK 48 is a third of a 3x3 window of C0 channels: the validator's whole-window rule
     assert {r["stepKa"] for r in pruned} == {1}
     assert all("whole kernel windows" in r["reason"] and r.get("cycles") is None for r in pruned)
-    simulated = [r for r in rows if r["valid"]]
+    simulated = [r for r in rows if r["valid"] and not r.get("pruned_by_bound")]
     assert all(r["cycles"] > 0 and r["bound"] in ("MTE1", "MTE2", "M", "FIX") for r in simulated)
+    # the legal ones not simulated: their lower bound exceeds the best simulated cycles, and the row says so
+    best = min(r["cycles"] for r in simulated)
+    for row in (r for r in rows if r.get("pruned_by_bound")):
+        assert row["valid"] and row.get("cycles") is None and row["est_roofline"] > best
+        assert row["reason"].startswith("pruned: bound ") and f"> best {best:,.0f}" in row["reason"]
     assert all(0 < r["l1_bytes"] <= 512 * 1024 and 0 <= r["util_MTE1"] <= 1 for r in simulated)
     # the default row is the generator's own run: the same cycles as the operator without overrides
     import numpy as np
@@ -94,12 +98,31 @@ def test_grid_sweep_rows_pruning_and_default(target, tmp_path):
 
 def test_random_sweep_is_reproducible_and_distinct(target):
     space = {"stepKa": (3, 6, 9), "stepKb": (3, 6), "iterateOrder": (0, 1)}
-    first = sweep(target, space, search="random", budget=5, workers=2, seed=3, progress=False)
-    again = sweep(target, space, search="random", budget=5, workers=2, seed=3, progress=False)
+    first = sweep(target, space, search="random", budget=5, workers=2, seed=3, progress=False, prune=False)
+    again = sweep(target, space, search="random", budget=5, workers=2, seed=3, progress=False, prune=False)
     points = [tuple(r[n] for n in space) for r in first.rows]
     assert points == [tuple(r[n] for n in space) for r in again.rows]
     assert len(set(points)) == len(points) == 5
     assert [r.get("cycles") for r in first.rows] == [r.get("cycles") for r in again.rows]
+
+
+def test_pruning_by_the_bound_keeps_the_best(target):
+    """Pruned against the full sweep: the same best candidate; every pruned one is legal and its simulated
+    cycles (from the full sweep) are at least its bound, which exceeds the best; with --top 3 the three best."""
+    space = {"baseM": (64, 128, 256), "baseN": (16, 32), "stepKa": (3, 6), "al1Pbuffer": (1, 2)}
+    full = sweep(target, space, budget=24, workers=1, progress=False, prune=False)
+    pruned = sweep(target, space, budget=24, workers=1, progress=False)
+    assert len(full.simulated) == 24 and len(pruned.rows) == 24
+    assert pruned.best["index"] == full.best["index"] and pruned.best["cycles"] == full.best["cycles"]
+    skipped = [r for r in pruned.rows if r.get("pruned_by_bound")]
+    assert len(skipped) >= 8 and len(pruned.simulated) + len(skipped) == 24
+    for row in skipped:
+        assert row["valid"] and f"> best {full.best['cycles']:,.0f}" in row["reason"]
+        assert full.rows[row["index"]]["cycles"] >= row["est_roofline"] > full.best["cycles"]
+    top3 = sweep(target, space, budget=24, workers=1, progress=False, top=3)
+    assert [r["index"] for r in top3.simulated[:3]] == [r["index"] for r in full.simulated[:3]]
+    assert all("> 3rd best " in r["reason"] for r in top3.rows if r.get("pruned_by_bound"))
+    assert "pruned by the bound" in pruned.summary()
 
 
 def test_optuna_search_tiny_budget(target):
@@ -197,7 +220,7 @@ def test_estimate_over_a_sweep(target):
     estimated busy cycles per pipe are the simulator's slowest core's, and the roofline stays under the cycles."""
     space = {"baseM": (64, 128, 256), "stepKa": (3, 6), "stepKb": (3, 6), "al1Pbuffer": (1, 2),
              "bl1Pbuffer": (1, 2), "iterateOrder": (0, 1), "coreNum": (4, 24)}
-    result = sweep(target, space, search="random", budget=10, workers=1, seed=5, progress=False)
+    result = sweep(target, space, search="random", budget=10, workers=1, seed=5, progress=False, prune=False)
     rows = result.simulated
     assert len(rows) >= 5
     for row in rows:
@@ -218,4 +241,5 @@ def test_dask_backend_on_a_local_cluster(target):
 
 def test_cli_scheduler_needs_dask(capsys):
     assert main(["sweep", "conv3d-dx", *TINY_FLAGS, "--scheduler", "tcp://127.0.0.1:8786"]) == 2
-    assert "argument --scheduler: names a dask scheduler; add --backend dask" in capsys.readouterr().err
+    assert ("argument --scheduler: names a dask scheduler or a Ray cluster; add --backend dask or ray"
+            in capsys.readouterr().err)

@@ -1,8 +1,8 @@
 """`ascend-sim sweep <operator>`: the tiling lab on the command line (a thin layer over kernels.lab.sweep).
 
     ascend-sim sweep conv3d-dx [problem flags] --budget 200 --out lab/ [--search grid|random|optuna]
-        [--vary stepKa=1..12 --vary baseN=16,32,64] [--seed 0] [--workers N] [--backend local|dask]
-        [--scheduler ADDRESS] [--no-plots]
+        [--vary stepKa=1..12 --vary baseN=16,32,64] [--seed 0] [--workers N] [--backend local|dask|ray]
+        [--scheduler ADDRESS] [--top K | --no-prune] [--no-plots]
 
 Each operator is a sub-command with its own problem flags (conv3d-dx: those of `ascend-sim conv3d-dx`); the
 sweep flags are the same for all. Exit 0 when the sweep ran (pruned or faulted candidates are results, not
@@ -56,10 +56,17 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
     lab.add_argument("--workers", type=int_in_range(1, 1024), default=os.cpu_count() or 1,
                      help=f"local worker processes (default: the CPU count, {os.cpu_count()})")
     lab.add_argument("--backend", choices=BACKENDS, default="local",
-                     help="local: worker processes on this machine (default); dask: a dask.distributed cluster")
+                     help="local: worker processes on this machine (default); dask: a dask.distributed cluster; "
+                          "ray: a Ray cluster")
     lab.add_argument("--scheduler", metavar="ADDRESS",
                      help="with --backend dask: the scheduler's address (default: a LocalCluster of --workers "
-                          "processes)")
+                          "processes); with --backend ray: the cluster's address, or auto (default: a local Ray "
+                          "of --workers CPUs)")
+    lab.add_argument("--top", type=int_in_range(1, 1_000_000), default=1,
+                     help="keep simulating every candidate that could be among the K best (default 1: skip those "
+                          "whose lower bound exceeds the best simulated cycles so far)")
+    lab.add_argument("--no-prune", action="store_true",
+                     help="simulate every legal candidate, whatever its lower bound")
     lab.add_argument("--no-plots", action="store_true", help="write no PNG plots")
     lab.add_argument("--json", action="store_true", help="print the result table as JSON")
 
@@ -90,10 +97,12 @@ def run_sweep(target, args: argparse.Namespace) -> int:
         space = parse_vary(args.vary, target.fields) if args.vary else None
     except SpaceError as err:
         raise FlagError(f"argument --vary: {err}") from None
-    if args.scheduler and args.backend != "dask":
-        raise FlagError("argument --scheduler: names a dask scheduler; add --backend dask")
+    if args.scheduler and args.backend == "local":
+        raise FlagError("argument --scheduler: names a dask scheduler or a Ray cluster; add --backend dask or ray")
+    if args.no_prune and args.top != 1:
+        raise FlagError("argument --top: keeps the K best when pruning; --no-prune simulates every candidate")
     result = sweep(target, space, search=args.search, budget=args.budget, workers=args.workers, seed=args.seed,
-                   backend=args.backend, scheduler=args.scheduler)
+                   backend=args.backend, scheduler=args.scheduler, prune=not args.no_prune, top=args.top)
     if args.out:
         result.write(args.out, plots=not args.no_plots)
     if args.json:

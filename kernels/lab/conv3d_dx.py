@@ -3,7 +3,8 @@
 A target is what the lab needs of an operator (another operator plugs in with the same five members):
 `name`, `default_point(space)` (the generator's own values of the varied fields), `fields` (every field a space
 may vary, with its allowed range), `default_space()` (the knobs swept when no --vary is given), `prepare(point)`
-(the candidate's tiling, validated, with its buffer usage and the analytical estimate; no simulation) and
+(the candidate's tiling, validated, with its buffer usage and the analytical estimate, whose `est_roofline` must
+be a lower bound of the simulated cycles for the sweep's pruning; no simulation) and
 `simulate(point)` (a timing-only run on the fast engine; called in the worker processes).
 """
 from __future__ import annotations
@@ -115,7 +116,7 @@ class Conv3dDxTarget:
         estimate = {}
         if report.ok:
             e = estimate_conv3d_dx(tiling, self.platform)
-            estimate = {"est_cycles": e.cycles, "est_bound": e.bound,
+            estimate = {"est_cycles": e.cycles, "est_roofline": e.roofline, "est_bound": e.bound,
                         **{f"est_busy_{pipe}": busy for pipe, busy in e.busy.items()},
                         **{f"est_bytes_{path}": n for path, n in e.bytes_by_path.items()},
                         "est_fractals": e.fractals}
@@ -132,7 +133,8 @@ class Conv3dDxTarget:
                                            route="v2", tiling_overrides=self.overrides(point) or None,
                                            **p.operator_arguments())
         report = run.report
-        slowest = max(report.cores, key=lambda core: core.cycles)
+        # the cube cores' pipes (the estimate's); a MIX launch's vector cores are left out
+        slowest = max((core for core in report.cores if core.kind == "AIC"), key=lambda core: core.cycles)
         return {"cycles": report.cycles, "microseconds": report.microseconds, "bound": report.bound,
                 **{f"util_{pipe}": u for pipe, u in report.utilisation.items() if pipe in PIPES},
                 **{f"bytes_{path}": n for path, n in report.bytes_by_path.items()},

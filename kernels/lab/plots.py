@@ -21,6 +21,10 @@ def write_plots(result, out: Path, best: int = 5) -> list[str]:
     estimated = [r for r in rows if r.get("est_cycles")]
     ax.scatter([r["index"] for r in estimated], [r["est_cycles"] for r in estimated], s=6, marker="x",
                alpha=0.5, label="analytical estimate")
+    bounded = [r for r in result.rows if r.get("pruned_by_bound")]
+    if bounded:
+        ax.scatter([r["index"] for r in bounded], [r["est_roofline"] for r in bounded], s=6, marker="^",
+                   color="grey", alpha=0.5, label="not simulated: lower bound above the best")
     if default.get("cycles") is not None:
         ax.scatter([default["index"]], [default["cycles"]], s=80, marker="*", color="red", label="default")
     ax.set(xlabel="candidate", ylabel="cycles", title=f"{result.target}: cycles per candidate")

@@ -23,6 +23,8 @@ class SweepResult:
     space_size: int
     seconds: float
     files: list[str] = field(default_factory=list)
+    prune: bool = False
+    top: int = 1
 
     @property
     def simulated(self) -> list[dict]:
@@ -61,8 +63,12 @@ class SweepResult:
                  (f"{len(self.rows)} candidates ({self.search}, space of {self.space_size:,}, seed {self.seed}) on "
                   f"{self.workers} worker(s) in {self.seconds:.1f} s = {self.candidates_per_second:.2f} candidates/s")]
         pruned = [r for r in self.rows if not r["valid"]]
-        faulted = [r for r in self.rows if r["valid"] and r.get("cycles") is None]
-        lines.append(f"simulated {len(self.simulated)}, pruned by the validator {len(pruned)}, faulted {len(faulted)}")
+        bounded = [r for r in self.rows if r.get("pruned_by_bound")]
+        faulted = [r for r in self.rows if r["valid"] and r.get("cycles") is None and not r.get("pruned_by_bound")]
+        lines.append(f"simulated {len(self.simulated)}, pruned by the validator {len(pruned)}, faulted {len(faulted)}"
+                     + (f", pruned by the bound {len(bounded)} (legal, not simulated: their lower bound exceeds "
+                        f"the {kth_best(self.top)} simulated cycles)"
+                        if self.prune else ""))
         if pruned:
             rules = Counter(r["reason"].split("=")[0] for r in pruned)
             lines.append("pruned on: " + ", ".join(f"{name} ({n})" for name, n in rules.most_common(5)))
@@ -84,7 +90,8 @@ class SweepResult:
     def to_dict(self) -> dict:
         return {"target": self.target, "description": self.description, "varied": self.varied,
                 "search": self.search, "budget": self.budget, "workers": self.workers, "seed": self.seed,
-                "space_size": self.space_size, "seconds": self.seconds,
+                "space_size": self.space_size, "seconds": self.seconds, "prune": self.prune, "top": self.top,
+                "simulated": len(self.simulated),
                 "candidates_per_second": self.candidates_per_second, "default_rank": self.default_rank(),
                 "default_gap": self.default_gap(), "rows": self.rows}
 
@@ -107,6 +114,14 @@ class SweepResult:
             )
             self.files += write_plots(self, out)
         return self.files
+
+
+def kth_best(k: int) -> str:
+    """'best', '2nd best', '3rd best', '11th best', ..."""
+    if k == 1:
+        return "best"
+    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return f"{k}{suffix} best"
 
 
 def _point(row: dict, names: list[str]) -> str:

@@ -2,13 +2,15 @@
 
 Each worker receives the target once (at start-up) and then one point per task (a few field values), so the
 per-task payload stays small. A worker that faults or crashes on a candidate reports the error for that
-candidate only.
+candidate only. Every backend keeps only as many points in flight as it has workers and takes the next point
+from the caller's iterator when one finishes, so that the caller can decide about it (prune it) knowing the
+results so far.
 """
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
 _TARGET = None
 
@@ -23,14 +25,35 @@ def _simulate(point: dict) -> dict:
 
 
 def simulate_one(target, point: dict) -> dict:
-    """The target's timing-only run of one point, with its wall time; an error becomes `error` in the row."""
-    start = time.perf_counter()
+    """The target's timing-only run of one point, with its wall and CPU time (the CPU time is what to compare on
+    a shared machine); an error becomes `error` in the row."""
+    start, cpu = time.perf_counter(), time.process_time()
     try:
         result = target.simulate(point)
     except Exception as err:  # noqa: BLE001 - a fault on one candidate is that candidate's result
         result = {"error": f"{type(err).__name__}: {' '.join(str(err).split())}"}
     result["sim_seconds"] = time.perf_counter() - start
+    result["sim_cpu_seconds"] = time.process_time() - cpu
     return result
+
+
+def windowed(keyed_points: Iterable[tuple[int, dict]], window: int, submit: Callable,
+             finished: Callable) -> Iterator[tuple[int, dict]]:
+    """(key, result) for every (key, point) in the order they finish, with at most `window` points submitted
+    and not yet returned. submit(point) -> handle; finished(handles) -> [(handle, result)] of at least one.
+    The next point is taken only after the results before it were handed to the caller."""
+    points = iter(keyed_points)
+    in_flight: dict = {}
+    while True:
+        while len(in_flight) < window:
+            item = next(points, None)
+            if item is None:
+                break
+            in_flight[submit(item[1])] = item[0]
+        if not in_flight:
+            return
+        for handle, result in finished(list(in_flight)):
+            yield in_flight.pop(handle), result
 
 
 class LocalRunner:
@@ -42,17 +65,12 @@ class LocalRunner:
             if workers > 1 else None
 
     def run(self, keyed_points: Iterable[tuple[int, dict]]) -> Iterator[tuple[int, dict]]:
-        """(key, result) for every (key, point), in the order they finish."""
         if self.pool is None:
             for key, point in keyed_points:
                 yield key, simulate_one(self.target, point)
             return
-        futures: dict[Future, int] = {self.pool.submit(_simulate, point): key for key, point in keyed_points}
-        pending = set(futures)
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                yield futures[future], future.result()
+        yield from windowed(keyed_points, self.workers, lambda point: self.pool.submit(_simulate, point),
+                            _first_completed)
 
     def close(self) -> None:
         if self.pool is not None:
@@ -65,33 +83,6 @@ class LocalRunner:
         self.close()
 
 
-class DaskRunner:
-    """Simulates points on a dask.distributed cluster: the one at `address`, or a LocalCluster of `workers`
-    single-threaded processes. The target is scattered to the workers once; each task carries one point."""
-
-    def __init__(self, target, workers: int, address: str | None = None):
-        from dask.distributed import Client, LocalCluster  # lazily: only this backend needs dask
-
-        self.cluster = None if address else LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                                         dashboard_address=":0")
-        self.client = Client(address or self.cluster)
-        self.target = self.client.scatter(target, broadcast=True)
-
-    def run(self, keyed_points: Iterable[tuple[int, dict]]) -> Iterator[tuple[int, dict]]:
-        from dask.distributed import as_completed
-
-        futures = {self.client.submit(simulate_one, self.target, point, pure=False): key
-                   for key, point in keyed_points}
-        for future in as_completed(futures):
-            yield futures[future], future.result()
-
-    def close(self) -> None:
-        self.client.close()
-        if self.cluster is not None:
-            self.cluster.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+def _first_completed(futures):
+    done, _ = wait(futures, return_when=FIRST_COMPLETED)
+    return [(future, future.result()) for future in done]
