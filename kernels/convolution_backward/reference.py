@@ -1,7 +1,7 @@
 """numpy references for the three gradients, in float64, for the CLI's check (which must work without PyTorch).
 
 grad_input: kernels/reference.py's dx (a transposed convolution's grad_input is a forward convolution:
-conv3d_forward_reference below); grad_weight: kernels/conv3d_backprop_filter/reference.py's dw (input and
+kernels/conv3d_v2/reference.py); grad_weight: kernels/conv3d_backprop_filter/reference.py's dw (input and
 grad_output swapped when transposed); grad_bias: the sum over N and the spatial axes. 1D / 2D problems are
 viewed as 3D by inserting unit axes in front of the spatial ones (independent of aclnn's own views).
 """
@@ -10,28 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..conv3d_backprop_filter.reference import conv3d_dw_reference
+from ..conv3d_v2.reference import conv3d_reference
 from ..reference import conv3d_dx_reference
-
-
-def conv3d_forward_reference(x: np.ndarray, weight: np.ndarray, strides, pads, dilations, groups: int) -> np.ndarray:
-    """y (N, Cout, Do, Ho, Wo), float64, of x (N, Cin, D, H, W) and weight (Cout, Cin/groups, kD, kH, kW)."""
-    x, w = np.asarray(x, np.float64), np.asarray(weight, np.float64)
-    cout, cin_g, *kernel = w.shape
-    xp = np.pad(x, ((0, 0), (0, 0), *((pads[2 * i], pads[2 * i + 1]) for i in range(3))))
-    out = [(xp.shape[2 + i] - (kernel[i] - 1) * dilations[i] - 1) // strides[i] + 1 for i in range(3)]
-    y = np.zeros((x.shape[0], cout, *out))
-    cout_g = cout // groups
-    for g in range(groups):
-        x_g = xp[:, g * cin_g:(g + 1) * cin_g]
-        for a in range(kernel[0]):
-            for b in range(kernel[1]):
-                for c in range(kernel[2]):
-                    window = x_g[:, :, a * dilations[0]:a * dilations[0] + (out[0] - 1) * strides[0] + 1:strides[0],
-                                 b * dilations[1]:b * dilations[1] + (out[1] - 1) * strides[1] + 1:strides[1],
-                                 c * dilations[2]:c * dilations[2] + (out[2] - 1) * strides[2] + 1:strides[2]]
-                    y[:, g * cout_g:(g + 1) * cout_g] += np.einsum("nidhw,oi->nodhw", window,
-                                                                   w[g * cout_g:(g + 1) * cout_g, :, a, b, c])
-    return y
 
 
 def _as_3d(a: np.ndarray) -> np.ndarray:
@@ -48,7 +28,7 @@ def convolution_backward_reference(grad_output, input, weight, stride, padding_p
     go, x, w = _as_3d(grad_output), _as_3d(input), _as_3d(weight)
     grads = [None, None, None]
     if output_mask[0]:
-        dx = (conv3d_forward_reference(go, w, st, pads, dl, groups) if transposed
+        dx = (conv3d_reference(go, w, None, st, pads, dl, groups) if transposed
               else conv3d_dx_reference(go, w, x.shape, st, pads, dl, groups))
         grads[0] = dx.reshape(input.shape)
     if output_mask[1]:
