@@ -189,17 +189,17 @@ ESTIMATE_CASES = {
 def test_estimate_against_the_simulator(name):
     """Where the model should hold it is exact: it prices the instructions the kernel issues at the simulator's
     rates, so the slowest core's busy cycles per pipe and the bytes on every path are the simulator's (fp32: the
-    L1->L0B loads are approximated, see docs/tiling_lab.md). The roofline is a lower bound of the simulated
+    L1->L0B loads' rate is approximated, see docs/tiling_lab.md). The roofline is a lower bound of the simulated
     cycles (the scheduler only adds waits) and, on these small problems, at least 35% of them."""
     target = Conv3dDxTarget(ESTIMATE_CASES[name])
     estimate = estimate_conv3d_dx(target.tiling)
     sim = target.simulate({})
-    approximate = {"L1->L0B", "MTE1"} if name == "fp32" else set()
     for path, nbytes in estimate.bytes_by_path.items():
-        if path not in approximate:
-            assert nbytes == sim[f"bytes_{path}"], path
+        assert nbytes == sim[f"bytes_{path}"], path
     for pipe, busy in estimate.busy.items():
-        if pipe not in approximate:
+        if name == "fp32" and pipe == "MTE1":  # its L0B loads priced at one fmap row (measured 0.99 here)
+            assert 0.98 * sim["slowest_core_busy_MTE1"] <= busy <= sim["slowest_core_busy_MTE1"]
+        else:
             assert busy == pytest.approx(sim[f"slowest_core_busy_{pipe}"], rel=1e-6), pipe
     assert estimate.bound == sim["bound"]
     assert 0.35 * sim["cycles"] <= estimate.roofline <= estimate.cycles <= sim["cycles"]

@@ -10,7 +10,8 @@ bytes over the path's rate, or m1 x n1 x k1 fractals over the cube rate):
   MTE2  GM->L1: the A1 loads (dy rows of stepKa K steps) and B1 loads (weights of stepKb K steps), InitConstValue
         before a zero-inserting A1 load;
   MTE1  L1->L0A: one LoadData 3Dv2 per K step (its rate set by the rows it touches), L1->L0B: one transposing
-        LoadData 2D per K fractal (fp16/bf16) or one LoadData 3Dv2 per 16 couts (fp32);
+        LoadData 2D per K fractal (fp16/bf16) or one LoadData 3Dv2 per 8 couts (fp32; per 16 with a 1x1 kernel),
+        taken to touch one row of its fmap (a load that straddles two is slower in the simulator);
   M     one Mmad per K step;
   FIX   one Fixpipe per computed tile.
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ascend_sim.isa.mte1 import load3d_rate
 from ascend_sim.platform import get_platform
 
 PIPES = ("MTE2", "MTE1", "M", "FIX")
@@ -83,10 +85,8 @@ class _Walker:
         return count * self.rates.mte2_overhead + nbytes / self.read_rate if count else 0.0
 
     def _load3d_rate(self, rows: int, to_a: bool) -> float:
-        r = self.rates
-        if rows <= 1:
-            return r.l1_to_l0a if to_a else r.l1_to_l0b
-        return max(512 // (rows + 2), 32) if to_a else max(512 // (rows + 4), 512 // 18)
+        # the kernel's LoadData 3Dv2 reads its L1 fmap with strideW 1 (zeros are inserted in L1)
+        return load3d_rate(self.rates, "L0A" if to_a else "L0B", 1, rows)
 
     def _a1_load(self, cout1: int, ho_size: int, skip: int) -> tuple[float, float, int]:
         """(MTE2 cycles, init cycles, bytes) of one A1 load of cout1 channel blocks and ho_size window rows."""
@@ -151,8 +151,9 @@ class _Walker:
                 loads, per = k // c0, _ceil(n_use, c0) * FRACTAL_BYTES
                 b_bytes = loads * per
                 mte1 += count * loads * (self.rates.mte1_overhead + per / self.rates.l1_to_l0b)
-            else:
-                loads, per = _ceil(k, BLOCK), BLOCK * _ceil(n_use, 8) * 8 * db
+            else:  # one LoadData 3Dv2 of 16 couts x n_use per C0 (8) couts of K, per 16 with a 1x1 kernel
+                loads = _ceil(k, BLOCK) if t.loadB2Condition == 2 else k // c0
+                per = BLOCK * n_use * db
                 b_bytes = loads * per
                 mte1 += count * loads * (self.rates.mte1_overhead + per / self._load3d_rate(1, False))
             l0b += count * b_bytes
