@@ -222,8 +222,24 @@ def test_random_problems_in_the_envelope(data):
     dtype = data.draw(st.sampled_from((np.float16, BF16, np.float32)), "dtype")
     mask = tuple(data.draw(st.lists(st.booleans(), min_size=3, max_size=3), "mask"))
     n = data.draw(st.integers(1, 2), "n")
-    check((n, cin_g * groups, *size), (cout_g * groups, cin_g, *kernel), stride, padding, dilation, groups, dtype,
-          mask)
+    cube_math_type = data.draw(st.integers(0, 3), "cube_math_type")
+    transposed = data.draw(st.booleans(), "transposed")
+    if transposed:  # input is the transposed convolution's input: weight (Cin, Cout/groups, k...)
+        output_padding = tuple(data.draw(st.integers(0, s - 1), f"op{i}") for i, s in enumerate(stride))
+        mask = (mask[0] and groups == 1, *mask[1:])  # Conv3DV2 does not port its group kernel yet
+        x_shape, w_shape = (n, cout_g * groups, *size), (cout_g * groups, cin_g, *kernel)
+    else:
+        output_padding = None
+        x_shape, w_shape = (n, cin_g * groups, *size), (cout_g * groups, cin_g, *kernel)
+    if cube_math_type == 2 and spatial == 3 and groups > 1 and dtype == np.float32 and mask[1]:
+        cube_math_type = 0  # refused on A2 (CheckSupportedForConv3dBackpropFilter), tested elsewhere
+    tol = None
+    if cube_math_type == 2 and dtype != np.float16:
+        tol = TOL["fp16 cube"]
+    elif dtype == np.float32 and cube_math_type in (1, 3):
+        tol = TOL["hf32"]
+    check(x_shape, w_shape, stride, padding, dilation, groups, dtype, mask, cube_math_type, tol, transposed,
+          output_padding)
 
 
 def _route(x_shape, w_shape, stride, padding, groups=1, dtype=np.float16, transposed=False, mask=(True,) * 3):
