@@ -19,12 +19,13 @@ code; an executor runs once (a second run is ACLNN_ERR_PARAM_INVALID).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ascend_sim.dtypes import DTYPES
 from ascend_sim import SimFault
+from ascend_sim.dtypes import DTYPES
 
 from .convolution_backward.operator import KernelLaunch, plan_convolution_backward, run_plan
 
@@ -49,6 +50,12 @@ def _fail(status: int, message: str) -> int:
 
 _STATUS_NAMES = {ACLNN_ERR_PARAM_NULLPTR: "ACLNN_ERR_PARAM_NULLPTR", ACLNN_ERR_PARAM_INVALID: "ACLNN_ERR_PARAM_INVALID",
                  ACLNN_ERR_RUNTIME_ERROR: "ACLNN_ERR_RUNTIME_ERROR", ACLNN_ERR_INNER: "ACLNN_ERR_INNER"}
+
+
+# convolution_backward's argument names as this API spells them, for its messages
+_CAMEL = {"grad_output": "gradOutput", "bias_sizes": "biasSizes", "output_padding": "outputPadding",
+          "output_mask": "outputMask", "cube_math_type": "cubeMathType"}
+_API_NAMES = re.compile(r"\b(" + "|".join(_CAMEL) + r")\b")
 
 
 @dataclass(eq=False)
@@ -132,7 +139,7 @@ def aclnnConvolutionBackwardGetWorkspaceSize(gradOutput, input, weight, biasSize
         plan = plan_convolution_backward(gradOutput, input, weight, biasSizes, stride, padding, dilation, transposed,
                                          outputPadding, groups, outputMask, cubeMathType, platform=platform)
     except (ValueError, TypeError) as err:
-        return _fail(ACLNN_ERR_PARAM_INVALID, str(err)), 0, None
+        return _fail(ACLNN_ERR_PARAM_INVALID, _API_NAMES.sub(lambda m: _CAMEL[m.group(0)], str(err))), 0, None
     problem = _check_outputs(plan, gradInput, gradWeight, gradBias)
     if problem:
         return _fail(ACLNN_ERR_PARAM_INVALID, problem), 0, None
