@@ -137,8 +137,9 @@ def _grad_weight(a, r, go, x, kw) -> tuple[np.ndarray | None, KernelLaunch]:
 
 @dataclass(frozen=True)
 class ConvBackwardPlan:
-    """A checked and routed problem whose cube kernels have passed their own checks: nothing can be refused
-    after this, short of a simulated kernel fault."""
+    """A checked and routed problem whose cube kernels have passed their own checks: nothing is refused after
+    this, short of a simulated kernel fault (and the dw operator's L1 check after its pad-row rewrite, which runs
+    at its call: docs/convolution_backward.md)."""
 
     args: ConvBackwardArgs
     route: Route

@@ -125,9 +125,11 @@ def route(a: ConvBackwardArgs) -> Route:
         notes.append(f"1D: viewed as 2D {'NCL1 (L on H)' if _one_d_on_h(a) else 'NC1L (L on W)'} "
                      "(PreConv1DBackwardTo2D / CalculateConv1DTransposeBackward), then as 2D")
     if a.spatial < 3:
+        real_2d = ("Conv2D / Conv2DBackpropFilter (CalculateConv2DTransposeBackward" if a.transposed
+                   else "Conv2DBackpropInput / Conv2DBackpropFilter (CalculateConv2DBackward")
         notes.append("2D: run as 3D with unit depth (CalculateConv2DBp, isConv2dTo3d: IsConv2DBp2MmMode)" if as_3d
-                     else "2D: real A2 runs Conv2DBackpropInput / Conv2DBackpropFilter here (CalculateConv2DBackward;"
-                     " not modelled); simulated as 3D with unit depth on the V2 kernels, no matmul shortcut")
+                     else f"2D: real A2 runs {real_2d}; not modelled) here; simulated as 3D with unit depth on the "
+                     "V2 kernels, no matmul shortcut")
     if a.spatial == 3 and a.output_mask[1] and a.groups > 1 and a.dtype == "float32" and a.cube_math_type == USE_FP16:
         raise ValueError(f"cube_math_type={a.cube_math_type} (USE_FP16) is not allowed for grad_weight of a grouped "
                          f"(groups={a.groups}) float32 3D convolution on A2; allowed: 0, 1 or 3 "
