@@ -11,7 +11,8 @@ and `convolutionbackward.cpp`. What is followed:
 * 2D: CalculateConv2DBp runs the problem as 3D with unit depth (isConv2dTo3d) when IsConv2DBp2MmMode holds
   (padding 0, dilation 1, groups 1, not transposed, and kernel == feature map, or kernel == stride > 1 with only
   grad_input asked for) or the shape is on a 2D->3D white list. Otherwise real A2 runs the 2D operators
-  Conv2DBackpropInput / Conv2DBackpropFilter (CalculateConv2DBackward), which this simulator does not model: we
+  Conv2DBackpropInput / Conv2DBackpropFilter (CalculateConv2DBackward; transposed: Conv2D / Conv2DBackpropFilter,
+  CalculateConv2DTransposeBackward), which this simulator does not model: we
   run those problems as 3D with unit depth on the V2 kernels as well, with the conv kernel (no matmul shortcut),
   and say so in the notes. The white lists are not consulted.
 * 3D (and 2D as 3D): grad_bias first (CalculateBiasGrad: ReduceSum of gradOutput over N and the spatial axes, on
