@@ -110,7 +110,8 @@ def test_ndhwc_data_and_dhwcn_filter():
     _check(y.transpose(0, 4, 1, 2, 3), x, w, b, (1, 2, 1), (0, 1, 1, 1, 0, 0))
 
 
-@pytest.mark.parametrize("overrides", [{"biasFullLoadFlag": 0}, {"iterateMNOrder": 1}], ids=["bias per block", "N first"])
+@pytest.mark.parametrize("overrides", [{"biasFullLoadFlag": 0}, {"iterateMNOrder": 1}],
+                         ids=["bias per block", "N first"])
 def test_tiling_variants_give_the_same_result(overrides):
     x, w, b = _operands((1, 5, 4, 6, 7), (40, 5, 2, 3, 3), np.float16)
     kwargs = dict(strides=(1,) * 5, pads=(1, 0, 1, 2, 0, 1))
@@ -175,16 +176,38 @@ def test_bad_arguments_are_refused_with_their_name(changes, match):
         _call(**changes)
 
 
-def test_hw_mode_is_refused_as_not_ported():
-    x, w, b = _operands((1, 4, 3, 5, 5), (8, 4, 2, 2, 2), np.float16)
-    with pytest.raises(ValueError, match="KernelConv3DV2HwMode.*not ported"):
-        conv3d_v2_run(x, w, b, strides=(1,) * 5, pads=(0,) * 6, tiling_overrides={"outputOrder": 1})
+def test_grouped_hw_mode_is_refused_as_not_ported():
+    x, w, b = _operands((1, 8, 3, 5, 5), (8, 4, 2, 2, 2), np.float16)
+    with pytest.raises(ValueError, match="KernelConv3DV2WithGroups with OutputOrder HW_Mode, which is not ported"):
+        conv3d_v2_run(x, w, b, strides=(1,) * 5, pads=(0,) * 6, groups=2,
+                      tiling_overrides={"outputOrder": 1, "singleCoreM": 1, "mAL1": 16})
+
+
+HW_CASES = {  # x, filter, strides, pads, dilations, dtype, L1 bytes of the platform (small: M mode does not fit)
+    "bf16, strides, dilation, depth pads": ((2, 3, 4, 16, 64), (20, 3, 2, 5, 5), (2, 1, 2), (1, 1, 3, 1, 2, 2),
+                                            (1, 2, 1), BF16, 12288),
+    "fp32, W stride 3": ((1, 5, 3, 10, 60), (30, 5, 1, 7, 7), (1, 2, 3), (0, 0, 1, 1, 2, 2), (1, 1, 1), np.float32,
+                         16384),
+}
+
+
+@pytest.mark.parametrize("case", list(HW_CASES))
+def test_hw_mode_matches_torch(case):
+    from ascend_sim.platform import get_platform
+
+    x_shape, w_shape, strides, pads, dilations, dtype, l1 = HW_CASES[case]
+    x, w, b = _operands(x_shape, w_shape, dtype)
+    small = get_platform("Ascend910B2").with_overrides(L1=l1)
+    run = conv3d_v2_run(x, w, b, strides=(1, 1, *strides), pads=pads, dilations=(1, 1, *dilations), platform=small)
+    assert run.tiling.convApiTiling.outputOrder == 1  # KernelConv3DV2HwMode ran
+    _check(run.result, x, w, b, strides, pads, dilations)
 
 
 @pytest.mark.parametrize("overrides,match", [({"mL0": 8}, r"mL0=8: must be a multiple of 16"),
                                              ({"kL0": 4096}, r"kL0=4096"),
                                              ({"mAL1DivmL0": 3}, r"mAL1DivmL0=3"),
-                                             ({"doDim": 30}, r"more than the 24 cube cores")])
+                                             ({"doDim": 30}, r"more than the 24 cube cores"),
+                                             ({"outputOrder": 1}, r"outputOrder=1: HW mode needs")])
 def test_illegal_tiling_overrides_are_refused_before_launch(overrides, match):
     x, w, b = _operands((1, 5, 4, 6, 7), (7, 5, 2, 3, 3), np.float16)
     with pytest.raises(TilingValidationError, match=match):

@@ -22,8 +22,10 @@ Ports conv3d_common_init_func.h (Init, InitParams, InitBuffer, Init*DirectionBas
 conv3d_iterate_impl.h / conv3d_iterate_base_impl.h (Iterate, IterateMFirst/NFirst, ReduceK, the ReduceK* variants),
 conv3d_common_func.h (IterateAll, GetTensorC) and conv_forward_common_func.h (SetInput, SetWeight, SetBias, End).
 With groupConvType (groups > 1, the weight in group-opt blocks) IterateAll runs IterateAllWithGroups and the
-weight goes through the group-opt tools (load_b_groups.py). Not ported: the pointwise (NCDHW) tools and the AL1/BL1
-preload variants (ReduceKPreloadDb*: Init forces their flags off in the real code, so they never run).
+weight goes through the group-opt tools (load_b_groups.py); with outputOrder (HW mode, from the ops-nn copy of
+this API) an M block is part of one output row (hw_mode.py) and the rows are an extra loop. Not ported: the
+pointwise (NCDHW) tools and the AL1/BL1 preload variants (ReduceKPreloadDb*: asc-devkit's Init forces their flags
+off, so they never run there; the ops-nn copy keeps them, see docs/conv3d_v2.md).
 """
 from __future__ import annotations
 
@@ -35,30 +37,34 @@ from ascend_sim.ascendc import (PIPE_M, GlobalTensor, HardEvent, PipeBarrier, Se
 from ascend_sim.dtypes import float32
 
 from .bias import LoadBiasBtTools, LoadChannelWiseL1Tools
+from .hw_mode import CopyOutWithHwModeTools, LoadAL0WithHwModeTools, LoadAL1WithHwModeTools, LoadBL1WithHwModeTools
 from .load_a import LoadAL0Tools, LoadAL1Tools
 from .load_b import LoadBL0Tools, LoadBL1Tools
 from .load_b_groups import LoadBL0WithGroupOptTools, LoadBL1WithGroupOptTools
 from .mmad import MMadTools
 from .store_c import CopyOutTools
 from .util import (ALL_CLOSE, BLOCK_L0_M, BLOCK_L0_N, BT_SIZE, C0_SIZE, L0A_OPEN, L0A_SIZE, L0B_OPEN, L0B_SIZE,
-                   NOGROUP_CONV, ORDER_MTERFIRST, ORDER_NTERFIRST, AlignB, CeilDIV, GetCurrentKD)
+                   M_MODE, NOGROUP_CONV, ORDER_MTERFIRST, ORDER_NTERFIRST, AlignB, CeilDIV, GetCurrentKD)
 
 
 class Conv3D:
     """Conv3D<fmap, weight, output, bias, Conv3DV2Param{l0pingpong, bl1bypass, groupConvType, M mode}>."""
 
     def __init__(self, input_dtype, weight_dtype, output_dtype, bias_dtype, l0pingpong: int, bl1bypass: int,
-                 groupConvType: int = NOGROUP_CONV):
+                 groupConvType: int = NOGROUP_CONV, outputOrder: int = M_MODE):
         self.InputT, self.WeightT = np.dtype(input_dtype), np.dtype(weight_dtype)
         self.OutputT, self.BiasT, self.L0cT = np.dtype(output_dtype), np.dtype(bias_dtype), float32
         self.l0pingpong, self.bl1bypass = int(l0pingpong), bool(bl1bypass)
-        self.groupConvType = bool(groupConvType)
-        self.loadAl1Ins, self.madIns, self.loadAL0Ins = LoadAL1Tools(), MMadTools(), LoadAL0Tools()
-        self.copyOutIns = CopyOutTools()
+        self.groupConvType, self.outputOrder = bool(groupConvType), bool(outputOrder)
+        self.madIns, self.loadBL0Ins = MMadTools(), LoadBL0Tools()
+        if self.outputOrder:  # HW mode: one output row per M block (hw_mode.py)
+            self.loadAl1Ins, self.loadAL0Ins = LoadAL1WithHwModeTools(), LoadAL0WithHwModeTools()
+            self.loadBL1Ins, self.copyOutIns = LoadBL1WithHwModeTools(), CopyOutWithHwModeTools()
+        else:
+            self.loadAl1Ins, self.loadAL0Ins = LoadAL1Tools(), LoadAL0Tools()
+            self.loadBL1Ins, self.copyOutIns = LoadBL1Tools(), CopyOutTools()
         if self.groupConvType:  # LoadBL1WithGroupOptTools / LoadBL0WithGroupOptTools
             self.loadBL1Ins, self.loadBL0Ins = LoadBL1WithGroupOptTools(), LoadBL0WithGroupOptTools()
-        else:
-            self.loadBL1Ins, self.loadBL0Ins = LoadBL1Tools(), LoadBL0Tools()
         self.loadBiasL1Ins, self.loadBiasBTIns = LoadChannelWiseL1Tools(), LoadBiasBtTools()
         self.enableBias = False
         self.isFirstIterate = True
@@ -67,7 +73,8 @@ class Conv3D:
         self.mL0IsDivisibleByWo = False
         self.kIter = self.kAL0Iter = self.kBL0Iter = self.kAL1Iter = self.kBL1Iter = 0
         self.mAL1Iter = self.mAL0Iter = self.nBL1Iter = self.nBL0Iter = self.dOutIter = 0
-        self.mStartPos = self.diStartPos = 0
+        self.mStartPos = self.diStartPos = self.hiStartPos = 0
+        self.hoL1Iter = 0
         self.multiKAL1 = self.multiKBL1 = 1
         self.groupOptIter = 0
         self.singleCoreCinTail = self.singleCoreCoutTail = 0
@@ -100,6 +107,9 @@ class Conv3D:
         self.orgHo, self.orgWo, self.orgDo = t.orgHo, t.orgWo, t.orgDo
         self.orgCo, self.orgCi = t.coutOpt, t.cinOpt
         self.singleCoreCo, self.singleCoreDo, self.singleCoreM = t.singleCoreCo, t.singleCoreDo, t.singleCoreM
+        if self.outputOrder:  # HW mode: an M block is part of one output row; singleCoreM holds the rows
+            self.singleCoreM, self.singleCoreHo = t.orgWo, t.singleCoreM
+            self.ddr2l1LoopHo = self.singleCoreHo
         self.singleCoreCin = t.cinOpt
         self.strideH, self.strideW, self.strideD = t.strideH, t.strideW, t.strideD
         self.dilationH, self.dilationW, self.dilationD = t.dilationH, t.dilationW, t.dilationD
@@ -120,8 +130,12 @@ class Conv3D:
         if self.biasFullLoadFlag:
             biasl1Spacesize = AlignB(self.singleCoreCo * self.sizeOfBias, BLOCK_L0_N * self.sizeOfBias)
         hoAL1Max = min(t.mAL1, self.singleCoreM) // self.orgWo + 2
-        hiAL1Max = min((hoAL1Max - 1) * self.strideH + self.dilatedKernelH, self.orgHi)
-        al1Spacesize = t.cin1InAL1 * self.cin0 * hiAL1Max * self.orgWi
+        hiAL1Max = (hoAL1Max - 1) * self.strideH + self.dilatedKernelH
+        win = self.orgWi
+        if self.outputOrder:  # kH rows of the columns one mAL1 block reads
+            hiAL1Max = self.dilatedKernelH
+            win = min((t.mAL1 - 1) * self.strideW + self.dilatedKernelW, self.orgWi)
+        al1Spacesize = t.cin1InAL1 * self.cin0 * min(hiAL1Max, self.orgHi) * win
         self.InitBufferWithDoubleBuf(cl0Spacesize, al1Spacesize, bl1Spacesize)
         self.queueBiasL1 = TQue(TPosition.A1, 1)
         self.pipe.InitBuffer(self.queueBiasL1, 1, AlignB(biasl1Spacesize, C0_SIZE))
@@ -217,10 +231,15 @@ class Conv3D:
 
     @api_call
     def SetSingleOutputShape(self, singleCo: int, singleDo: int, singleCoreM: int, singleGroupOpt: int = 0) -> None:
-        """This core's share when it is smaller than the tiling's (a tail core): Cout, output depths, M."""
-        self.singleCoreCo, self.singleCoreDo, self.singleCoreM = singleCo, singleDo, singleCoreM
+        """This core's share when it is smaller than the tiling's (a tail core): Cout, output depths, M (in HW
+        mode the output rows, as the ops-nn copy's (singleHo, singleWo) form sets them)."""
+        self.singleCoreCo, self.singleCoreDo = singleCo, singleDo
         self.singleCoreGroupOpt = singleGroupOpt
-        self.InitMDirectionBaseValue()
+        if self.outputOrder:
+            self.singleCoreHo = self.ddr2l1LoopHo = singleCoreM
+        else:
+            self.singleCoreM = singleCoreM
+            self.InitMDirectionBaseValue()
         self.InitCoutDirectionBaseValue()
         self.ddr2l1LoopD = self.singleCoreDo
         self.maxGroupOptIter = self.singleCoreGroupOpt
@@ -233,8 +252,13 @@ class Conv3D:
 
     @api_call
     def SetInputStartPosition(self, diStartPos: int, mStartPos: int, ciStartPos: int = 0) -> None:
-        """The core's first output depth times strideD (not yet minus padHead) and its first output pixel."""
-        self.diStartPos, self.mStartPos = diStartPos, mStartPos
+        """The core's first output depth times strideD (not yet minus padHead) and its first output pixel (in HW
+        mode its first output row times strideH, the ops-nn copy's hiStartPos)."""
+        self.diStartPos = diStartPos
+        if self.outputOrder:
+            self.hiStartPos = mStartPos
+        else:
+            self.mStartPos = mStartPos
 
     SetFmapStartPosition = SetInputStartPosition  # the ops-nn name
 
@@ -260,10 +284,24 @@ class Conv3D:
         self.loadAL0Flag = self.loadBL0Flag = True
         self.loadAl1Ins.SetLoadData3DParams()
         self.mL0IsDivisibleByWo = self.conv3dTiling.mL0 % self.orgWo == 0
+        self.hoL1Iter = 0
         self.isFirstIterate = False
 
+    def UpdateIterators(self) -> None:
+        """After the last M block: the next output row (HW mode), else the next output depth."""
+        if self.mAL1Iter == self.ddr2l1LoopM:
+            self.mAL1Iter = 0
+            if self.outputOrder:
+                self.hoL1Iter += 1
+            else:
+                self.dOutIter += 1
+        if self.outputOrder and self.hoL1Iter == self.ddr2l1LoopHo:
+            self.hoL1Iter = 0
+            self.dOutIter += 1
+
     def IterateMFirst(self) -> bool:
-        """mL0 inside mAL1, then nL0 inside nBL1, then mAL1, then the output depth, then nBL1 (input reuse)."""
+        """mL0 inside mAL1, then nL0 inside nBL1, then mAL1 (then the output row in HW mode), then the output
+        depth, then nBL1 (input reuse)."""
         self.mAL0Iter += 1
         if self.mAL0Iter == self.l12l0LoopM:
             self.mAL0Iter = 0
@@ -272,10 +310,7 @@ class Conv3D:
             self.mAL0Iter = self.nBL0Iter = 0
             self.mAL1Iter += 1
             self.loadAL1Flag = True
-        if self.mAL1Iter == self.ddr2l1LoopM:
-            self.mAL0Iter = self.nBL0Iter = self.mAL1Iter = 0
-            self.dOutIter += 1
-            self.loadAL1Flag = True
+        self.UpdateIterators()
         if self.dOutIter == self.ddr2l1LoopD:
             self.mAL0Iter = self.nBL0Iter = self.mAL1Iter = self.dOutIter = 0
             self.nBL1Iter += 1
@@ -296,10 +331,7 @@ class Conv3D:
             self.mAL0Iter = self.nBL0Iter = self.nBL1Iter = 0
             self.mAL1Iter += 1
             self.loadAL1Flag = self.loadBL1Flag = True
-        if self.mAL1Iter == self.ddr2l1LoopM:
-            self.mAL0Iter = self.nBL0Iter = self.mAL1Iter = 0
-            self.dOutIter += 1
-            self.loadAL1Flag = True
+        self.UpdateIterators()
         return self.dOutIter != self.ddr2l1LoopD
 
     def UpdateL1TailLoop(self) -> None:

@@ -4,8 +4,8 @@ KernelConv3DV2 (conv3dv2.h), run on every core.
 Dispatch (conv3d_v2_kernel_dispatch.h): the tiling key is GET_TPL_TILING_KEY(ConvL0PingPong, ConvBL1ByPass,
 GroupConvType, OutputOrder). NDC1HWC0 data with GroupConv_Weight_Gfz runs KernelConv3DV2WithGroups, OutputOrder
 HW_Mode runs KernelConv3DV2HwMode, everything else KernelConv3DV2 (M mode); NCDHW data runs the pointwise kernel.
-KernelConv3DV2 and KernelConv3DV2WithGroups are ported; HW mode and pointwise are refused before any instruction,
-naming what is missing.
+KernelConv3DV2, KernelConv3DV2WithGroups and KernelConv3DV2HwMode are ported; the pointwise kernel is not (the
+operator always runs the NDC1HWC0 path), and a grouped key with HW mode is refused before any instruction.
 
 Per core (KernelConv3DV2::InitSingleCoreData): the block index splits into (m, n, do, batch) with m fastest; each
 dimension's share is ceil(whole / dim) and the last core of a dimension takes the tail (CountIdxTail); a core
@@ -22,7 +22,7 @@ import numpy as np
 from ascend_sim.ascendc import GetBlockIdx, GlobalTensor
 
 from .api import Conv3D
-from .util import GROUPCONV_WEIGHT_GFZ, HW_MODE, NOGROUP_CONV, CeilDIV
+from .util import GROUPCONV_WEIGHT_GFZ, HW_MODE, M_MODE, NOGROUP_CONV, CeilDIV
 
 N0 = 16
 SINGLE_BLOCK_SIZE = 32
@@ -36,19 +36,21 @@ def decode_tiling_key(key: int) -> tuple[int, int, int, int]:
 def not_ported_variant(key: int) -> str | None:
     """Why the kernel variant this key selects is not available here, or None for a ported kernel."""
     _, _, group_type, output_order = decode_tiling_key(key)
-    if group_type != GROUPCONV_WEIGHT_GFZ and output_order == HW_MODE:
-        return (f"tiling key {key} selects KernelConv3DV2HwMode (OutputOrder HW_Mode), which is not ported: only "
-                "KernelConv3DV2 (M mode) and KernelConv3DV2WithGroups are")
+    if group_type == GROUPCONV_WEIGHT_GFZ and output_order == HW_MODE:
+        return (f"tiling key {key} selects KernelConv3DV2WithGroups with OutputOrder HW_Mode, which is not ported "
+                "(the grouped kernel splits M as M mode does; the host tiling does not pair them)")
     return None
 
 
 class KernelConv3DV2:
     GROUP_CONV_TYPE = NOGROUP_CONV
+    OUTPUT_ORDER = M_MODE
 
     def __init__(self, x_dtype, bias_dtype, l0pingpong: int, bl1bypass: int):
         self.A_T = self.B_T = self.C_T = np.dtype(x_dtype)
         self.BIAS_T = np.dtype(bias_dtype)
-        self.conv = Conv3D(self.A_T, self.B_T, self.C_T, self.BIAS_T, l0pingpong, bl1bypass, self.GROUP_CONV_TYPE)
+        self.conv = Conv3D(self.A_T, self.B_T, self.C_T, self.BIAS_T, l0pingpong, bl1bypass, self.GROUP_CONV_TYPE,
+                           self.OUTPUT_ORDER)
         self.blockIdx = GetBlockIdx()
         self.c0In = self.c0K = self.c0Out = SINGLE_BLOCK_SIZE // self.A_T.itemsize
 
@@ -227,14 +229,69 @@ class KernelConv3DV2WithGroups(KernelConv3DV2):
             conv.End()
 
 
+class KernelConv3DV2HwMode(KernelConv3DV2):
+    """conv3dv2_hw_mode.h: M is split over the output rows (mDim cores along Hout); the API runs in HW mode."""
+
+    OUTPUT_ORDER = HW_MODE
+
+    def Process(self) -> None:
+        if not self.normalInit or self.blockIdx > self.numBlocks:  # the real check is ">" here
+            return
+        self.Conv3DV2KernelImpl()
+
+    def InitSingleCoreData(self) -> bool:
+        r = self.conv3dRunInfo
+        shares = (self.CountIdxTail(r.mDim * r.nDim * r.doDim, r.batchDim, r.batch, r.batch),
+                  self.CountIdxTail(r.nDim * r.mDim, r.doDim, r.dout, r.dout),
+                  self.CountIdxTail(r.mDim, r.nDim, self.n1 * N0, r.cout),
+                  self.CountIdxTail(1, r.mDim, r.hout, r.hout))
+        if any(share is None for share in shares):
+            return False
+        ((self.singleCoreBatch, self.batchIdxStart, self.isBatchDimTail),
+         (self.singleCoreDout, self.doIdxStart, self.isDoDimTail),
+         (self.singleCoreN, self.nIdxStart, self.isNDimTail),
+         (self.singleCoreM, self.mIdxStart, self.isMDimTail)) = shares
+        return True
+
+    def InitBuffer(self, x, filter, bias, y) -> None:
+        r = self.conv3dRunInfo
+        super().InitBuffer(x, filter, bias, y)  # batch, depth, cout offsets as in M mode; rows below
+        if not self.normalInit:
+            return
+        hiIdxStart = self.mIdxStart * r.strideH - r.padTop
+        fmStartAddr = (self.batchIdxStart * self.fmapOneBatchSize
+                       + max(self.doIdxStart * r.strideD - r.padHead, 0) * self.c1In * r.hin * r.win * self.c0In
+                       + max(hiIdxStart, 0) * r.win * self.c0In)
+        outputStartAddr = (self.batchIdxStart * self.outputOneBatchSize
+                           + self.doIdxStart * self.c1Out * r.hout * r.wout * self.c0Out
+                           + self.nIdxStart * r.hout * r.wout + self.mIdxStart * r.wout * self.c0Out)
+        self.fmapGm = GlobalTensor(self.A_T).SetGlobalBuffer(x)[fmStartAddr]
+        self.outputGm = GlobalTensor(self.C_T).SetGlobalBuffer(y)[outputStartAddr]
+
+    def Conv3DV2KernelImpl(self) -> None:
+        r, conv = self.conv3dRunInfo, self.conv
+        conv.Init(self.conv3dApiTiling)
+        if self.isDoDimTail or self.isNDimTail or self.isMDimTail:
+            conv.SetSingleOutputShape(self.singleCoreN, self.singleCoreDout, self.singleCoreM, 0)
+        conv.SetInputStartPosition(max(self.doIdxStart * r.strideD, 0), max(self.mIdxStart * r.strideH, 0), 0)
+        conv.SetWeight(self.filterGm)
+        if r.hasBias:
+            conv.SetBias(self.biasGm)
+        for batchIter in range(self.singleCoreBatch):
+            conv.SetInput(self.fmapGm[batchIter * self.fmapOneBatchSize])
+            conv.IterateAll(self.outputGm[batchIter * self.outputOneBatchSize])
+            conv.End()
+
+
 def conv3dv2(x, filter, bias, y, workspace, tilingData, *, tiling_key: int, dtype, bias_dtype) -> None:
     """One core's work. x, filter, y: GmAddr of NDC1HWC0, FRACTAL_Z_3D, NDC1HWC0 data of `dtype` (DTYPE_X =
     DTYPE_FILTER = DTYPE_Y); bias: GmAddr of `bias_dtype` values (DTYPE_BIAS) or None."""
     reason = not_ported_variant(tiling_key)
     if reason is not None:
         raise ValueError(reason)
-    l0pingpong, bl1bypass, group_type, _ = decode_tiling_key(tiling_key)
-    kernel_cls = KernelConv3DV2WithGroups if group_type == GROUPCONV_WEIGHT_GFZ else KernelConv3DV2
+    l0pingpong, bl1bypass, group_type, output_order = decode_tiling_key(tiling_key)
+    kernel_cls = (KernelConv3DV2WithGroups if group_type == GROUPCONV_WEIGHT_GFZ
+                  else KernelConv3DV2HwMode if output_order == HW_MODE else KernelConv3DV2)
     op = kernel_cls(dtype, bias_dtype, l0pingpong, bl1bypass)
     op.Init(x, filter, bias, y, workspace, tilingData)
     op.Process()

@@ -31,9 +31,13 @@ def buffer_bytes(api, run, dtype_bytes: int, bias_bytes: int) -> dict[str, int]:
     k0 = C0_BYTES // dtype_bytes
     db = lambda bit: 2 if api.pBufferFlag & bit else 1  # noqa: E731
     dil_kh = 1 + (api.kernelH - 1) * api.dilationH
-    ho_max = min(api.mAL1, api.singleCoreM) // max(api.orgWo, 1) + 2
-    hi_max = min((ho_max - 1) * api.strideH + dil_kh, api.orgHi)
-    al1 = _align(api.cin1InAL1 * k0 * hi_max * api.orgWi * dtype_bytes, C0_BYTES)
+    if api.outputOrder:  # HW mode: kH rows of the columns one mAL1 block of an output row reads
+        hi_max = min(dil_kh, api.orgHi)
+        win = min((api.mAL1 - 1) * api.strideW + 1 + (api.kernelW - 1) * api.dilationW, api.orgWi)
+    else:
+        ho_max = min(api.mAL1, api.singleCoreM) // max(api.orgWo, 1) + 2
+        hi_max, win = min((ho_max - 1) * api.strideH + dil_kh, api.orgHi), api.orgWi
+    al1 = _align(api.cin1InAL1 * k0 * hi_max * win * dtype_bytes, C0_BYTES)
     bl1 = 0 if api.bl1BypassFlag else _align(api.nBL1 * api.kBL1 * dtype_bytes, C0_BYTES)
     bias_l1 = (_align(api.singleCoreCo * bias_bytes, CUBE * bias_bytes) if api.biasFullLoadFlag
                else api.nL0 * bias_bytes)
@@ -97,6 +101,10 @@ def check_fields(api, run, dtype_bytes: int, bias_bytes: int, platform: Platform
             field = {"L1": "kAL1", "L0C": "mL0", "BT": "nL0"}[name]
             bad(field, getattr(api, field), f"the kernel needs {used[name]} bytes of {name}, which has "
                 f"{platform.capacity(name)}")
+    if api.outputOrder and (api.singleCoreM > api.orgHo or api.mAL1 > _align(api.orgWo, CUBE)):
+        bad("outputOrder", api.outputOrder, f"HW mode needs singleCoreM (output rows per core, here "
+            f"{api.singleCoreM}) <= orgHo={api.orgHo} and mAL1 (columns of one row, here {api.mAL1}) <= Wo aligned to "
+            f"16 = {_align(api.orgWo, CUBE)}")
     cores = run.batchDim * run.doDim * run.mDim * run.nDim * run.groupDim
     if cores > platform.aic_cores:
         bad("batchDim*doDim*mDim*nDim*groupDim", cores, f"more than the {platform.aic_cores} cube cores")
