@@ -202,11 +202,11 @@ class AICore:
         self.flag_balance[key] = self.flag_balance.get(key, 0) - 1
         return self.issue(WAIT_FLAG, dst, {"event": event.value, "id": event_id, "api": api}, event=key)
 
-    def pipe_barrier(self, pipe: Pipe) -> Record:
+    def pipe_barrier(self, pipe: Pipe, api: str = "PipeBarrier") -> Record:
         if pipe == Pipe.S:
             raise self.fault(SyncFault("PipeBarrier<PIPE_S> is not supported (scalar ordering is automatic)"),
                              "PipeBarrier", pipe)
-        return self.issue(PIPE_BARRIER, pipe, {"pipe": pipe.name})
+        return self.issue(PIPE_BARRIER, pipe, {"pipe": pipe.name, "api": api})
 
     def sync_all(self) -> Record:
         return self.issue(SYNC_ALL, Pipe.ALL, None)
@@ -220,6 +220,19 @@ class AICore:
     def busy(self) -> list[float]:
         return self.schedule.busy
 
+    def _cross_core_deadlock(self, wait: Record) -> str:
+        """Why a CrossCoreWaitFlag never ran: where each core that could still set its flag stopped (the other
+        cores of this AI core, or in a launch of one core type the other cores of that type)."""
+        cores = self.chip.cores
+        partners = ([c for c in cores if c is not self and c.group == self.group]
+                    or [c for c in cores if c is not self and c.core_type is self.core_type])
+        states = []
+        for other in partners:
+            blocked = other.schedule.stuck()
+            states.append(f"{other.name} is stuck at {blocked[0].describe()}" if blocked else f"{other.name} ended")
+        return (f"on {self.name} waits for cross-core flag {wait.params['flagId']}, which no core sets any more: "
+                f"{'; '.join(states) or 'no other core'}")
+
     def check_at_end(self) -> None:
         """Every instruction ran, and no flag is left set (that would break the next kernel on hardware)."""
         stuck = self.schedule.stuck()
@@ -228,6 +241,8 @@ class AICore:
             unset = [r for r in stuck if r.name == "WaitFlag" and self.flag_balance[r.event] < 0]
             if unset:
                 root, what = unset[0], f"waits, but no SetFlag<{unset[0].event[0]}>({unset[0].event[1]}) follows it"
+            elif stuck[0].name == "CrossCoreWaitFlag":
+                root, what = stuck[0], self._cross_core_deadlock(stuck[0])
             else:
                 root, what = stuck[0], "can never run: what it waits for is blocked behind it"
             raise self.with_context(SyncFault(f"deadlock: {root.describe()} {what}"), root)

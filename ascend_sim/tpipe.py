@@ -4,6 +4,11 @@ EnQue = SetFlag(producer -> consumer), DeQue = WaitFlag of it; FreeTensor = SetF
 the next AllocTensor of that buffer = WaitFlag of it (reference §3.5). As in asc-devkit's TQueBind on 2201
 (impl/basic_api/kernel_tquebind_impl.h), the event ID is taken from the TPipe at each EnQue / FreeTensor
 (AllocEventID) and given back at the DeQue / AllocTensor that waits on it (ReleaseEventID).
+
+On the cube core of arch 2201, TPipe::Init (the constructor) takes M_MTE1 event IDs 0, 1 and 2 and sets them, and
+TPipe::Destroy (the destructor) waits and releases them, then barriers PIPE_ALL (kernel_tpipe_impl.h: "for matmul
+macro", IDs 0 and 1 for the L0A/L0B ping-pong, 2 for loading a bias): the high-level matmul and convolution APIs
+start by waiting M_MTE1 before their first L0 load, and these sets are what lets the first wait through.
 """
 from __future__ import annotations
 
@@ -26,6 +31,9 @@ _QUEUE_PIPES = {
 }
 
 
+L0_FREE_EVENT_IDS = 3  # M_MTE1 IDs TPipe::Init sets on the AIC (2201)
+
+
 def _event(src: Pipe, dst: Pipe) -> HardEvent:
     return HardEvent[f"{src.name}_{dst.name}"]
 
@@ -38,7 +46,11 @@ class TPipe:
         self.used: dict[str, int] = {}
         self.event_ids: dict[HardEvent, set[int]] = {}
         self.queues: list[TQue] = []
+        self.destroyed = False
         self.core.tpipes.append(self)  # destroyed when the kernel returns, like the C++ destructor
+        if self.core.core_type.name == "AIC":  # the L0 halves (0, 1) and the bias table (2) start out free
+            for _ in range(L0_FREE_EVENT_IDS):
+                self.core.set_flag(HardEvent.M_MTE1, self.AllocEventID(HardEvent.M_MTE1), "TPipe.Init")
 
     def InitBuffer(self, target, num_or_len: int, length: int | None = None) -> None:
         """InitBuffer(que, num, len) for a TQue or InitBuffer(buf, len) for a TBuf."""
@@ -81,11 +93,20 @@ class TPipe:
         self.event_ids.get(event, set()).discard(event_id)
 
     def Destroy(self) -> None:
-        """Wait for the queues' outstanding FreeTensor flags, then release all memory and event IDs."""
+        """Wait for the queues' outstanding FreeTensor flags (and, on the AIC, the M_MTE1 events Init set), barrier
+        PIPE_ALL, release all memory and event IDs. A second call (the destructor after an explicit Destroy)
+        does nothing, as isDestroy makes it in asc-devkit."""
+        if self.destroyed:
+            return
+        self.destroyed = True
         for que in self.queues:
             for slot in sorted(que.freed_pending):
                 self.core.wait_flag(que.back, que.free_ids.pop(slot), "TPipe.Destroy")
             que.freed_pending.clear()
+        if self.core.core_type.name == "AIC":
+            for event_id in range(L0_FREE_EVENT_IDS):
+                self.core.wait_flag(HardEvent.M_MTE1, event_id, "TPipe.Destroy")
+        self.core.pipe_barrier(Pipe.ALL, "TPipe.Destroy")
         self.queues.clear()
         self.used.clear()
         self.event_ids.clear()
@@ -169,6 +190,15 @@ class TQue:
         self.pipe.core.wait_flag(self.fwd, event_id, "TQue.DeQue")
         self.pipe.ReleaseEventID(self.fwd, event_id)
         return tensor if dtype is None else tensor.ReinterpretCast(dtype)
+
+    def FreeAllEvent(self) -> None:
+        """Wait for every buffer's outstanding FreeTensor flag and give its event ID back (TQueBind::FreeAllEvent:
+        the buffers stay usable; their next AllocTensor waits for nothing)."""
+        for slot in sorted(self.freed_pending):
+            event_id = self.free_ids.pop(slot)
+            self.pipe.core.wait_flag(self.back, event_id, "TQue.FreeAllEvent")
+            self.pipe.ReleaseEventID(self.back, event_id)
+        self.freed_pending.clear()
 
     def FreeTensor(self, tensor: LocalTensor) -> None:
         slot = self._slot_of(tensor)

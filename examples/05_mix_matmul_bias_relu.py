@@ -53,7 +53,7 @@ def cube_side(a, b, workspace, m: int, n: int, k: int):
     l0a, l0b = TBuf(TPosition.A2), TBuf(TPosition.B2)
     pipe.InitBuffer(l0a, BASE_M * 64 * 2)
     pipe.InitBuffer(l0b, 64 * BASE_N * 2)
-    SetFlag(HardEvent.M_MTE1, 0)  # L0A / L0B start out free: M hands them to MTE1
+    # L0A / L0B start out free: TPipe() has set M_MTE1 0 (and 1, 2); the end of the kernel (TPipe's Destroy) waits
     first = True
     for row, col in tiles(m, n):
         a1, b1 = qa1.AllocTensor(np.float16), qb1.AllocTensor(np.float16)
@@ -83,7 +83,6 @@ def cube_side(a, b, workspace, m: int, n: int, k: int):
         CrossCoreSetFlag(2, PIPE_FIX, TILE_READY)  # counts once the Fixpipe has written the slot
         qc.FreeTensor(c_l0)
         first = False
-    WaitFlag(HardEvent.M_MTE1, 0)
     if not first:
         CrossCoreWaitFlag(SLOT_FREE)  # every set is waited: a flag left counted would fault at the end
 

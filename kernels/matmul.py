@@ -112,9 +112,7 @@ def matmul_kernel(a_gm, b_gm, c_gm, t: MatmulTiling) -> None:
     pipe.InitBuffer(l0b, 2 * L0_HALF)
     if t.hf32:
         SetHF32Mode(True)
-    # The L0 halves start out free: M releases them to MTE1 with M_MTE1 flags 0 and 1.
-    SetFlag(HardEvent.M_MTE1, 0)
-    SetFlag(HardEvent.M_MTE1, 1)
+    # The L0 halves start out free: TPipe() has set M_MTE1 0 and 1, and its Destroy waits for them at the end.
     ping = 0
     tiles_m, tiles_n = -(-t.M // t.baseM), -(-t.N // t.baseN)
     for tile in range(GetBlockIdx(), t.batch * tiles_m * tiles_n, GetBlockNum()):
@@ -157,8 +155,6 @@ def matmul_kernel(a_gm, b_gm, c_gm, t: MatmulTiling) -> None:
                 FixpipeParamsV220(nSize=use_n, mSize=use_m, srcStride=_align(use_m, 16), dstStride=t.N,
                                   quantPre=QUANT[t.out]), CFG_ROW_MAJOR)
         qc.FreeTensor(c_l0)
-    WaitFlag(HardEvent.M_MTE1, 0)
-    WaitFlag(HardEvent.M_MTE1, 1)
     if t.hf32:
         SetHF32Mode(False)
 

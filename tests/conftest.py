@@ -21,6 +21,12 @@ def run_kernel(body, *arrays, platform="Ascend910B2", block_dim=1, out_bytes=0, 
     return chip, report
 
 
+def own_records(log):
+    """A core's records without those TPipe() and its Destroy issue (the AIC's SetFlag / WaitFlag<M_MTE1> 0-2 and
+    the closing PipeBarrier<PIPE_ALL>)."""
+    return [r for r in log if not (isinstance(r.params, dict) and str(r.params.get("api", "")).startswith("TPipe."))]
+
+
 def l1_and_l0a():
     """Inside a kernel: a 64 KiB fp16 tensor in L1 and a 16 KiB one in L0A."""
     from ascend_sim.ascendc import TBuf, TPipe, TPosition

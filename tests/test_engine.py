@@ -8,7 +8,7 @@ from ascend_sim.ascendc import (DataCopy, DataCopyParams, GetBlockIdx, GetSubBlo
                                 LoadData, LoadData2DParams, SetFlag, SetFmatrix, SetHF32Mode, TBuf, TPipe, TPosition,
                                 WaitFlag, ASCEND_IS_AIV)
 from ascend_sim.platform import get_platform
-from conftest import l1_and_l0a, mte2_copy, run_kernel
+from conftest import l1_and_l0a, mte2_copy, own_records, run_kernel
 from kernels.matmul import run_matmul
 
 
@@ -45,11 +45,11 @@ def test_wait_flag_issued_before_its_set_flag_waits_for_it():
         DataCopy(l1, GlobalTensor(np.float16).SetGlobalBuffer(src), DataCopyParams(1, 64, 0, 0))
         SetFlag(HardEvent.MTE2_MTE1, 0)
         WaitFlag(HardEvent.MTE2_MTE1, 0)
-        WaitFlag(HardEvent.M_MTE1, 0)  # nothing has set it yet
+        WaitFlag(HardEvent.M_MTE1, 3)  # nothing has set it yet (TPipe() set IDs 0-2)
         LoadData(l0a, l1, LoadData2DParams(repeatTimes=1))
-        SetFlag(HardEvent.M_MTE1, 0)  # issued after the wait, on another pipe
+        SetFlag(HardEvent.M_MTE1, 3)  # issued after the wait, on another pipe
     _, report = run_kernel(body, np.zeros(1024, np.float16))
-    wait, load, setter = report.logs[0][3:6]
+    wait, load, setter = report.logs[0][6:9]  # after TPipe()'s three SetFlag<M_MTE1> and the copy's flags
     assert (wait.name, load.name, setter.name) == ("WaitFlag", "LoadData2D", "SetFlag")
     assert wait.released_by is setter
     assert wait.start >= setter.end and load.start >= wait.end
@@ -139,12 +139,12 @@ def test_cross_core_flags_order_an_aic_and_its_two_aivs():
     src = GmAddr(chip.gm.upload("x", np.zeros(2048, np.float16)))
     report = chip.launch(body, 2, src, kernel_type="MIX_AIC_1_2")
     for group in (0, 3):  # AIC 0 with AIV 0, 1; AIC 1 with AIV 2, 3
-        aic = report.logs[group]
+        aic = own_records(report.logs[group])
         copy, aic_set, aic_wait = aic[0], aic[1], aic[2]
         assert aic_set.start >= copy.end
         aiv_sets = []
         for aiv in report.logs[group + 1:group + 3]:
-            wait, aiv_set = aiv
+            wait, aiv_set = own_records(aiv)
             assert wait.end >= aic_set.end
             aiv_sets.append(aiv_set)
         assert aic_wait.end >= max(s.end for s in aiv_sets)
@@ -189,8 +189,8 @@ def test_mode_0_cross_core_flags_are_a_barrier_of_the_cube_cores():
     chip = Chip()
     src = GmAddr(chip.gm.upload("x", np.zeros(32768, np.float16)))
     report = chip.launch(body, 3, src, kernel_type="MIX_AIC_1_0")
-    slow_copy = report.logs[1][0]
-    for log in report.logs:
+    slow_copy = own_records(report.logs[1])[0]
+    for log in map(own_records, report.logs):
         assert log[-1].name == "CrossCoreWaitFlag" and log[-1].end >= slow_copy.end
 
 
@@ -211,7 +211,7 @@ def test_two_cores_writing_the_same_gm_bytes_without_sync_is_a_race():
     def overlapping(out):
         _fixpipe_tile(out, 0 if GetBlockIdx() == 0 else 512)  # 1 KiB each: bytes [512, 1024) twice
     with pytest.raises(RaceFault, match=r"core 1.*race between cores: write of GM:out\[512, 1536\) is not ordered "
-                                        r"after the write of some of its bytes by core 0's #0 FIX Fixpipe"):
+                                        r"after the write of some of its bytes by core 0's #3 FIX Fixpipe"):
         run_kernel(overlapping, block_dim=2, out_bytes=4096)
 
     def disjoint(out):
@@ -265,9 +265,9 @@ def test_queue_operations_are_named_on_their_flag_records():
             que.EnQue(t)
             que.FreeTensor(que.DeQue())
     _, report = run_kernel(body)
-    assert [r.params["api"] for r in report.logs[0]] == [
+    assert [r.params["api"] for r in report.logs[0]] == ["TPipe.Init"] * 3 + [
         "TQue.EnQue", "TQue.DeQue", "TQue.FreeTensor", "TQue.EnQue", "TQue.DeQue", "TQue.FreeTensor",
-        "TQue.AllocTensor", "TQue.EnQue", "TQue.DeQue", "TQue.FreeTensor", "TPipe.Destroy", "TPipe.Destroy"]
+        "TQue.AllocTensor", "TQue.EnQue", "TQue.DeQue", "TQue.FreeTensor"] + ["TPipe.Destroy"] * 6
 
 
 def test_the_trace_shows_aic_and_aiv_processes_and_cross_core_arrows(tmp_path):

@@ -161,7 +161,8 @@ def test_veccalc_queue_orders_the_vector_pipe_with_barriers():
         q.EnQue(t)
         q.FreeTensor(q.DeQue(np.float32))
     _, report = run_aiv(kernel)
-    assert [r.name for r in report.logs[0]] == ["PipeBarrier", "PipeBarrier"]
+    # EnQue and FreeTensor are V_V barriers; TPipe's Destroy closes with PipeBarrier<PIPE_ALL>
+    assert [(r.name, r.pipe.name) for r in report.logs[0]] == [("PipeBarrier", "V")] * 2 + [("PipeBarrier", "ALL")]
 
 
 def test_a_ub_queue_on_the_cube_core_and_an_l1_buffer_on_the_vector_core_fault():

@@ -137,10 +137,7 @@ class Conv3DBackpropFilter:
         self.pipe.InitBuffer(self.l0bBuf, l0b_size)
         self.l0aPingPongAddr = l0a_size // 2 // size
         self.l0bPingPongAddr = l0b_size // 2 // size
-        # The L0A/L0B halves start out free. On the device the M -> MTE1 events of a fresh kernel are set;
-        # the simulator wants every WaitFlag to have its SetFlag, so Init sets them and End waits them.
-        SetFlag(HardEvent.M_MTE1, 0)
-        SetFlag(HardEvent.M_MTE1, 1)
+        # The L0A/L0B halves start out free: TPipe() set M_MTE1 0 and 1 (its Destroy waits for them).
 
     # --------------------------------------------------------------------------------------- setters
     def SetFmap(self, fmap: GlobalTensor) -> None:
@@ -394,10 +391,8 @@ class Conv3DBackpropFilter:
         self.isDeterministic = False
 
     def End(self) -> None:
-        """Release the events (the M -> MTE1 flags set in Init are consumed here) and clear HF32."""
+        """Clear HF32 (the M -> MTE1 events TPipe() set are waited by its Destroy)."""
         if ASCEND_IS_AIV():
             return
-        WaitFlag(HardEvent.M_MTE1, 0)
-        WaitFlag(HardEvent.M_MTE1, 1)
         if self.tiling.hf32Flag:
             SetHF32Mode(False)
