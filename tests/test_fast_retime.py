@@ -20,7 +20,7 @@ from ascend_sim.platform import get_platform
 from ascend_sim.record import Record, Spec
 from ascend_sim.report import CoreReport, RunReport
 from ascend_sim.tensor import GmAddr
-from conftest import l1_and_l0a, mte2_copy, run_kernel
+from conftest import l1_and_l0a, mte2_copy, own_records, run_kernel
 from kernels import conv3d_backprop_input_v2_run
 from kernels.matmul import run_matmul
 
@@ -97,8 +97,11 @@ def test_conv3d_dx(name):
     run = conv3d_backprop_input_v2_run(x, np.zeros(w, dtype), np.zeros(dy, dtype), strides=(1, 1, *s), pads=p,
                                        dilations=(1, 1, *d), groups=g, data_format="NCDHW", route="v2",
                                        execute=False, check_races=False)
-    if name == "stride_gt_kernel_hw":  # the init-output pass: zero y, then SyncAll
-        assert run.tiling.conv3DDxTiling.initOutputFlag == 1 and run.report.counts["SyncAll"] == len(run.report.cores)
+    if name == "stride_gt_kernel_hw":  # the init-output pass: zero y, then the cube cores' cross-core barrier
+        aics = sum(c.kind == "AIC" for c in run.report.cores)
+        assert run.tiling.conv3DDxTiling.initOutputFlag == 1
+        assert sum(r.name == "CrossCoreSetFlag" and r.params["modeId"] == 0 for log in run.report.logs
+                   for r in log) == aics
     assert_same(run.report)
 
 
@@ -109,20 +112,20 @@ def _wait_before_set(loads):
         DataCopy(l1, GlobalTensor(np.float16).SetGlobalBuffer(src), DataCopyParams(1, 64, 0, 0))
         SetFlag(HardEvent.MTE2_MTE1, 0)
         WaitFlag(HardEvent.MTE2_MTE1, 0)
-        WaitFlag(HardEvent.M_MTE1, 0)  # issued before its SetFlag: MTE1 waits, the other pipes go on
+        WaitFlag(HardEvent.M_MTE1, 3)  # issued before its SetFlag: MTE1 waits, the other pipes go on
         for _ in range(loads):
             LoadData(l0a, l1, LoadData2DParams(repeatTimes=1))
         for _ in range(3):
             DataCopy(l1[4096], GlobalTensor(np.float16).SetGlobalBuffer(src), DataCopyParams(1, 64, 0, 0))
-        SetFlag(HardEvent.M_MTE1, 0)
+        SetFlag(HardEvent.M_MTE1, 3)  # IDs 0-2 are the ones TPipe() set
     return body
 
 
 def test_wait_flag_before_its_set_flag():
     _, report = run_kernel(_wait_before_set(1), np.zeros(1024, np.float16))
     fast = assert_same(report)
-    wait, setter = fast[0].logs[0][3], [r for r in fast[0].logs[0] if r.name == "SetFlag"][-1]
-    assert wait.event == setter.event == ("M_MTE1", 0)
+    wait, setter = own_records(fast[0].logs[0])[3], [r for r in fast[0].logs[0] if r.name == "SetFlag"][-1]
+    assert wait.event == setter.event == ("M_MTE1", 3)
     assert wait.released_by is setter and wait.start >= setter.end
 
 
@@ -138,7 +141,7 @@ def test_queue_full_stalls_and_deadlock():
         with pytest.raises(SyncFault) as fast:
             report.retime(platform, engine="fast")
         assert str(fast.value) == str(exact.value)
-        assert "cannot be scheduled: #3 MTE1 WaitFlag" in str(fast.value)
+        assert "cannot be scheduled: #6 MTE1 WaitFlag" in str(fast.value)
     # queue full without a deadlock: a long run of loads on one pipe
     def loads(src):
         l1, l0a = l1_and_l0a()
@@ -169,7 +172,8 @@ def test_cross_core_flags_mix_aic_1_2():
     report = chip.launch(body, 3, src, kernel_type="MIX_AIC_1_2")
     fast = assert_same(report)
     aiv_wait = fast[0].logs[1][0]
-    assert aiv_wait.name == "CrossCoreWaitFlag" and aiv_wait.released_by == (fast[0].logs[0][1],)
+    aic_set = own_records(fast[0].logs[0])[1]
+    assert aiv_wait.name == "CrossCoreWaitFlag" and aiv_wait.released_by == (aic_set,)
 
 
 def test_cross_core_flags_mix_aic_1_0():
@@ -183,7 +187,7 @@ def test_cross_core_flags_mix_aic_1_0():
     src = GmAddr(chip.gm.upload("x", np.zeros(32768, np.float16)))
     report = chip.launch(body, 3, src, kernel_type="MIX_AIC_1_0")
     fast = assert_same(report)
-    waits = [log[-1] for log in fast[0].logs]
+    waits = [own_records(log)[-1] for log in fast[0].logs]
     assert all(len(w.released_by) == 3 for w in waits)
 
 

@@ -64,6 +64,28 @@ class DataCopyCO12DstParams:
     nz2ndEn: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class QuantParams:
+    quantPre: QuantMode_t = QuantMode_t.NoQuant
+    deqScalar: int = 0
+
+
+@dataclass(slots=True)
+class FixpipeParams:
+    """The older Fixpipe struct (FixpipeParams<T>, kernel_utils_struct_dma_params.h), NZ output only here:
+    cburstNum bursts of 16 columns, each burstLen 32-byte blocks of the fp32 source (burstLen / 2 rows); srcStride
+    the gap between bursts in L0C in 256-element fractals, dstStride the gap between bursts in GM in 32-byte
+    blocks. Fixpipe turns it into the V220 fields as asc-devkit's dav_c220 FixpipeInfoParams does."""
+
+    cburstNum: int = 0
+    burstLen: int = 0
+    srcStride: int = 0
+    dstStride: int = 0
+    quantParams: QuantParams = QuantParams()
+    reluEn: bool = False
+    unitFlag: int = 0
+
+
 def _fixpipe_cost(rec, model) -> float:
     """A fixed overhead, then the elements through the conversion unit or the bytes to GM, the slower."""
     if rec.args is None:
@@ -97,11 +119,28 @@ FIXPIPE = define("Fixpipe", FIX, cost=_fixpipe_cost, execute=_fixpipe_execute, p
                  doc="L0C -> GM with conversion (F322F16, F322BF16, NoQuant), NZ2ND, NZ or channel split.")
 
 
-def Fixpipe(dst, src, params: FixpipeParamsV220, config: FixpipeConfig = CFG_ROW_MAJOR) -> None:
+def Fixpipe(dst, src, params: FixpipeParamsV220 | FixpipeParams, config: FixpipeConfig = CFG_ROW_MAJOR) -> None:
+    if isinstance(params, FixpipeParams):
+        _fixpipe_v1(dst, src, params)
+        return
     nz2nd = config == CFG_ROW_MAJOR
     _fixpipe(dst, src, params.nSize, params.mSize, params.srcStride, params.dstStride, params.quantPre,
              params.reluEn, params.isChannelSplit, nz2nd, params,
              (params.ndNum, params.srcNdStride, params.dstNdStride) if nz2nd else (1, 0, 0))
+
+
+def _fixpipe_v1(dst, src, p: FixpipeParams) -> None:
+    """FixpipeInfoParams: m = burstLen * 32 B / 4 B / 16 rows; the L0C column pitch is the gap (srcStride * 16
+    rows) plus the rounded-up rows; the GM pitch is the gap plus the burst's length in the output dtype."""
+    core = current_core()
+    for name, value, hi in (("cburstNum", p.cburstNum, 4095 // 16), ("burstLen", p.burstLen, 65535)):
+        check_range(core, "Fixpipe", FIX, name, value, 0, hi)
+    out = _OUT_DTYPE.get(p.quantParams.quantPre, float32)
+    rows = p.burstLen * 32 // 4 // 16
+    src_stride = p.srcStride * 16 + -(-rows // 16) * 16
+    dst_stride = p.dstStride + p.burstLen * out.itemsize // 4
+    _fixpipe(dst, src, p.cburstNum * 16, rows, src_stride, dst_stride, p.quantParams.quantPre, p.reluEn, False,
+             False, p, (1, 0, 0))
 
 
 def copy_l0c_to_gm(dst, src, params: DataCopyCO12DstParams) -> None:

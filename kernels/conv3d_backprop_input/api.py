@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ascend_sim.ascendc import (PIPE_M, GlobalTensor, HardEvent, MmadParams, PipeBarrier, SetFlag, SetHF32Mode,
-                                TBuf, TPipe, TPosition, TQue, WaitFlag, Mmad)
+from ascend_sim.ascendc import (ASCEND_IS_AIV, PIPE_M, GlobalTensor, HardEvent, Mmad, MmadParams, PipeBarrier, SetFlag,
+                                SetHF32Mode, TBuf, TPipe, TPosition, TQue, WaitFlag)
 from ascend_sim.api_call import api_call
 from ascend_sim.dtypes import float32
 
@@ -43,10 +43,12 @@ MMAD_THRESHOLD = 10 * 256  # m*n at or below which consecutive Mmads on one L0C 
 class Conv3DBackpropInput:
     """Conv3DBackpropInput<filter, input_size, dedy, y, {loadB2Condition, enableKernelSplit=false}>.
 
-    `dtype` is the dtype of filter and dedy (SrcT); y (DstT) has the same dtype; L0C is float32.
+    `dtype` is the dtype of filter and dedy (SrcT); y (DstT) has the same dtype; L0C is float32. yFormat is y's
+    CubeFormat: "NDC1HWC0", or "NCDHW" (GetTensorC then writes the tile to a workspace slot for the AIV).
     """
 
-    def __init__(self, dtype, loadB2Condition: int, dst_dtype=None):
+    def __init__(self, dtype, loadB2Condition: int, dst_dtype=None, yFormat: str = "NDC1HWC0"):
+        self.yFormat = yFormat
         self.SrcT = np.dtype(dtype)
         self.DstT = np.dtype(dst_dtype if dst_dtype is not None else dtype)
         self.L0cT = float32
@@ -130,6 +132,10 @@ class Conv3DBackpropInput:
         self.b1Ping, self.b1Pong = TQue(TPosition.B1), TQue(TPosition.B1)
         self.c1Ping, self.c1Pong = TQue(TPosition.CO1), TQue(TPosition.CO1)
         self.l0aBuf, self.l0bBuf = TBuf(TPosition.A2), TBuf(TPosition.B2)
+        if ASCEND_IS_AIV():
+            # [DEVIATION] the MIX kernel's AIV books these L1/L0 buffers in its TPipe too, as addresses only (it
+            # never touches them: Compute returns on the AIV); the simulated AIV has no L1/L0, so it skips them.
+            return
         self.pipe.InitBuffer(self.a1Ping, 1, aBytes)
         self.pipe.InitBuffer(self.b1Ping, 1, bBytes)
         if t.al1Pbuffer > 1:
@@ -144,10 +150,7 @@ class Conv3DBackpropInput:
         self.pipe.InitBuffer(self.l0bBuf, l0b_size)
         self.l0aPingPongAddr = l0a_size // 2 // size
         self.l0bPingPongAddr = l0b_size // 2 // size
-        # The L0A/L0B halves start out free. On the device the runtime leaves the M -> MTE1 events of a fresh
-        # kernel set; the simulator wants every WaitFlag to have its SetFlag, so Init sets them and End waits.
-        SetFlag(HardEvent.M_MTE1, 0)
-        SetFlag(HardEvent.M_MTE1, 1)
+        # The L0A/L0B halves start out free: TPipe() set M_MTE1 0 and 1 on the AIC (its Destroy waits for them).
 
     # --------------------------------------------------------------------------------------- setters
     @api_call
@@ -319,6 +322,8 @@ class Conv3DBackpropInput:
             if self.isFreeB1 and not self.isLoadB1:
                 self.b1Ping.FreeTensor(self.cacheB1BufPing)
             return
+        if ASCEND_IS_AIV():  # the MIX kernel's AIV walks the tiles' indices only
+            return
         self._init_mmad_params()
         if self.isB16 and (self.curNL0Idx == 0 or self.curNL0Idx + 1 == self.nIter):
             UpdateLoadToB2ParamsN(self)
@@ -419,7 +424,7 @@ class Conv3DBackpropInput:
     @api_call
     def GetTensorC(self, output: GlobalTensor, enAtomic: int = 0, enSequentialWrite: bool = False) -> None:
         """Fixpipe the current L0C tile into the NDC1HWC0 output (nothing if the tile was skipped)."""
-        LoadL0c2Gm(self, output, enAtomic, enSequentialWrite)
+        LoadL0c2Gm(self, output, enAtomic, enSequentialWrite, self.yFormat)
 
     @api_call
     def IterateAll(self, output: GlobalTensor, enAtomic: int = 0) -> None:
@@ -429,8 +434,20 @@ class Conv3DBackpropInput:
 
     @api_call
     def End(self) -> None:
-        """Release the events (the M -> MTE1 flags set in Init are consumed here) and clear HF32."""
-        WaitFlag(HardEvent.M_MTE1, 0)
-        WaitFlag(HardEvent.M_MTE1, 1)
+        """Wait for the queues' outstanding FreeTensor flags (FreeAllEvent) and clear HF32."""
+        t = self.tiling
+        if ASCEND_IS_AIV():  # its queues never held a buffer (see _init_tque)
+            if t.hf32Flag:
+                SetHF32Mode(False)
+            return
+        self.a1Ping.FreeAllEvent()
+        if t.al1Pbuffer > 1:
+            self.a1Pong.FreeAllEvent()
+        self.b1Ping.FreeAllEvent()
+        if t.bl1Pbuffer > 1:
+            self.b1Pong.FreeAllEvent()
+        self.c1Ping.FreeAllEvent()
+        if t.cl0Pbuffer > 1:
+            self.c1Pong.FreeAllEvent()
         if self.tiling.hf32Flag:
             SetHF32Mode(False)

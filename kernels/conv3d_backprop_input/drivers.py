@@ -8,36 +8,56 @@
   IterateAll per task with D = 1.
 
 Ports op_kernel/arch22/conv3d_backprop_input_v2.h (Conv3dDx: InitTilingData, CalSingleCoreShape,
-ReCalSingleCoreShapeForOutputPad, CalcBlockOffset, Process, ProcessGroup, CalSingleCoreShapeInGroup) and
-conv3d_dx_v2_basic_block.h (Conv3dDxBasicBlockSplitMN: CalBasicBlock). Only the NDC1HWC0 output is driven: the
-NCDHW output of the real kernel goes through the AIV cores (TransDataTo5HD), which this cube-only simulator does
-not have; the host operator converts NDC1HWC0 to NCDHW/NDHWC instead.
+ReCalSingleCoreShapeForOutputPad, CalcBlockOffset, Process, ProcessGroup, CalSingleCoreShapeInGroup,
+InitMixCoreBuffer, MergeOutputTransDataIterateAll) and conv3d_dx_v2_basic_block.h (Conv3dDxBasicBlockSplitMN:
+CalBasicBlock). yFormat is the y format the kernel is compiled for:
+- "NDC1HWC0": the cube cores only (Init and Process return at once on a vector core);
+- "NCDHW" (fp16/bf16, the MIX AIC:AIV 1:1 build): both cores of an AI core run the same index walk; per tile the
+  AIC Fixpipes into its workspace slot and raises flag 6, the AIV moves the tile into NCDHW (vec_post.py) and
+  raises flag 5 when the slot is free again, which the AIC waits for before its next tile.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ascend_sim.ascendc import GetBlockIdx, GlobalTensor
+from ascend_sim.ascendc import (ASCEND_IS_AIC, ASCEND_IS_AIV, PIPE_FIX, CrossCoreSetFlag, CrossCoreWaitFlag,
+                                GetBlockIdx, GlobalTensor)
 
 from .api import Conv3DBackpropInput
-from .util import BLOCK_CUBE, DivCeil
+from .util import BLOCK_CUBE, DivCeil, total_ub_size
+from .vec_post import SYNC_AIC_AIV_FLAG, SYNC_AIV_AIC_FLAG, SYNC_MODE2, InitMixCoreBuffer, VecPostProcess
+
+FORMAT_NCDHW, FORMAT_NDC1HWC0 = "NCDHW", "NDC1HWC0"
 
 
 class Conv3dDx:
-    def __init__(self, filter_dtype, dedy_dtype, y_dtype, loadB2Condition: int):
+    def __init__(self, filter_dtype, dedy_dtype, y_dtype, loadB2Condition: int, yFormat: str = FORMAT_NDC1HWC0):
         self.filterType = np.dtype(filter_dtype)
         self.dedyType = np.dtype(dedy_dtype)
         self.yType = np.dtype(y_dtype)
-        self.dedx = Conv3DBackpropInput(self.dedyType, loadB2Condition, self.yType)
+        self.yFormat = yFormat
+        self.dedx = Conv3DBackpropInput(self.dedyType, loadB2Condition, self.yType, yFormat)
         self.blockIdx = GetBlockIdx()
+        self.isFirstIter = True  # no tile handed to the AIV yet (kept across IterateAll calls)
 
     # ------------------------------------------------------------------------------------------------ setup
     def Init(self, filter, dedy, y, workspace, tilingData) -> None:
+        if self.yFormat == FORMAT_NDC1HWC0 and ASCEND_IS_AIV():
+            return
         self.InitTilingData(tilingData)
         self.filterGm = GlobalTensor(self.filterType).SetGlobalBuffer(filter)
         self.dedyGm = GlobalTensor(self.dedyType).SetGlobalBuffer(dedy)
         self.yGm = GlobalTensor(self.yType).SetGlobalBuffer(y)
         self.dedx.Init(tilingData.conv3DDxTiling)
+        self.InitMixCoreBuffer(workspace)
+
+    def InitMixCoreBuffer(self, workspace) -> None:
+        """The workspace of the AIC -> AIV hand-over, and the AIV's UB queues (NCDHW build only)."""
+        if self.yFormat != FORMAT_NCDHW:
+            return
+        self.l0cOutGm = GlobalTensor(self.yType).SetGlobalBuffer(workspace)
+        if ASCEND_IS_AIV():
+            InitMixCoreBuffer(self, total_ub_size())
 
     def InitTilingData(self, tilingData) -> None:
         p, t = tilingData.params, tilingData.conv3DDxTiling
@@ -147,7 +167,15 @@ class Conv3dDx:
         cinStrideB = self.hk * self.wk * DivCeil(self.cout1G * self.c0, BLOCK_CUBE) * BLOCK_CUBE * self.c0
         self.groupStrideB = self.dk * self.cin1G * cinStrideB
         self.offsetB = groupOffsetNum * self.groupStrideB + self.nCoreIndx * self.singleCoreCin1 * cinStrideB
-        # NDC1HWC0 output
+        if self.yFormat == FORMAT_NCDHW:
+            self.diStrideC = self.hi * self.wi
+            cinStrideC = self.di * self.diStrideC
+            self.batchStrideC = self.cin * cinStrideC
+            self.groupStrideC = self.cin1G * self.c0 * cinStrideC
+            self.offsetC = (batchIdx * self.batchStrideC + groupOffsetNum * self.groupStrideC
+                            + self.nCoreIndx * self.singleCoreCin * cinStrideC
+                            + self.mCoreIndx * self.singleCoreHi * self.wi)
+            return
         self.cin1StrideC = self.hi * self.wi * self.c0
         self.groupStrideC = self.cin1G * self.cin1StrideC
         self.diStrideC = self.cin1 * self.cin1StrideC
@@ -167,9 +195,34 @@ class Conv3dDx:
 
     # ------------------------------------------------------------------------------------------------ run
     def DedxIterateAll(self) -> None:
-        self.dedx.IterateAll(self.yGm[self.offsetC], 0)
+        if self.yFormat == FORMAT_NCDHW:
+            self.MergeOutputTransDataIterateAll(self.yGm[self.offsetC])
+        else:
+            self.dedx.IterateAll(self.yGm[self.offsetC], 0)
+
+    def MergeOutputTransDataIterateAll(self, output) -> None:
+        """Both cores walk the same tiles; the AIC hands each over through its workspace slot (flags 6 and 5)."""
+        while self.dedx.Iterate():
+            if ASCEND_IS_AIC():
+                if not self.isFirstIter:
+                    CrossCoreWaitFlag(SYNC_AIV_AIC_FLAG)  # the AIV has read the previous tile out of the slot
+                self.dedx.GetTensorC(self.l0cOutGm[0])
+                CrossCoreSetFlag(SYNC_MODE2, PIPE_FIX, SYNC_AIC_AIV_FLAG)
+            if ASCEND_IS_AIV():
+                CrossCoreWaitFlag(SYNC_AIC_AIV_FLAG)
+                VecPostProcess(self, output)
+            self.isFirstIter = False
+        self.dedx.isFirstIter = True
+
+    def WaitLastSlotFree(self) -> None:
+        """[DEVIATION] the real AIC never waits for the AIV's flag 5 of the last tile, so the kernel ends with it
+        counted; the simulator faults a cross-core flag left counted, so the AIC waits for it here."""
+        if self.yFormat == FORMAT_NCDHW and ASCEND_IS_AIC() and not self.isFirstIter:
+            CrossCoreWaitFlag(SYNC_AIV_AIC_FLAG)
 
     def Process(self) -> None:
+        if self.yFormat == FORMAT_NDC1HWC0 and ASCEND_IS_AIV():
+            return
         self.CalSingleCoreShape()
         if self.alignedHoStartIdx >= self.ho:
             self.dedx.End()
@@ -185,6 +238,7 @@ class Conv3dDx:
                 self.CalcBatchOffset()
         else:
             self.ProcessGroup()
+        self.WaitLastSlotFree()
         self.dedx.End()
 
     def ProcessGroup(self) -> None:
@@ -216,10 +270,12 @@ class Conv3dDxBasicBlockSplitMN(Conv3dDx):
         self.singleCoreGroup = 1
 
     def Process(self) -> None:
+        if self.yFormat == FORMAT_NDC1HWC0 and ASCEND_IS_AIV():
+            return
         if self.blockIdx >= self.usedCoreNum:
-            self.dedx.End()  # the real code just returns; End consumes the M->MTE1 events our Init sets
             return
         self.CalBasicBlock()
+        self.WaitLastSlotFree()
         self.dedx.End()
 
     def CalBasicBlock(self) -> None:

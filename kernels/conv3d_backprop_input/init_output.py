@@ -4,17 +4,21 @@ Output positions that no (kd, kh, kw) reaches are never written by the main pass
 without a valid kernel plane, trailing rows/planes dropped by ReCalSingleCoreShapeForOutputPad), so y is
 pre-zeroed: L0C is set to zero by an Mmad of zeroed L0A/L0B, then each core Fixpipes those zeros over its
 ceil(size/cores) (32-element aligned) slice in chunks of one L0C (L0C/64 rows x 16), tails as NZ plus one
-row-major piece, and SyncAll is the cross-core barrier.
+row-major piece, and SyncAllCores is the cube cores' barrier: CrossCoreSetFlag<0, PIPE_FIX>(SYNC_AIC_FLAG) (it
+counts once this core's Fixpipes are done) and CrossCoreWaitFlag(SYNC_AIC_FLAG). y is NDC1HWC0 or, for the MIX
+fp16/bf16 NCDHW build, NCDHW (then the size counts Cin channels, not cin1 x C0). The vector cores of the MIX
+launch return from Process at once.
 
-Ports conv3d_backprop_input_v2_init_output.h (Conv3dDxInitOutput<..., InitOutputFlag::L0_INIT>).
+Ports conv3d_backprop_input_v2_init_output.h (Conv3dDxInitOutput<yType, yFormat, InitOutputFlag::L0_INIT>).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ascend_sim.ascendc import (CFG_NZ, CFG_ROW_MAJOR, Fixpipe, FixpipeParamsV220, GetBlockIdx, GetBlockNum,
-                                GlobalTensor, HardEvent, InitConstValue, InitConstValueParams, Mmad, MmadParams,
-                                SetFlag, SyncAll, TBuf, TPipe, TPosition, TQue, WaitFlag)
+from ascend_sim.ascendc import (ASCEND_IS_AIV, CFG_NZ, CFG_ROW_MAJOR, PIPE_FIX, CrossCoreSetFlag, CrossCoreWaitFlag,
+                                Fixpipe, FixpipeParamsV220, GetBlockIdx, GetBlockNum, GlobalTensor, HardEvent,
+                                InitConstValue, InitConstValueParams, Mmad, MmadParams, SetFlag, TBuf, TPipe,
+                                TPosition, TQue, WaitFlag)
 
 from .store_c import quant_mode
 from .util import BLOCK_CUBE, AlignUp, Ceil, total_sizes
@@ -22,19 +26,27 @@ from .util import BLOCK_CUBE, AlignUp, Ceil, total_sizes
 NO_INIT, L0_INIT, L1_INIT = 0, 1, 2
 BEST_FIXPIPE_ELEMENTS = 32  # 128 B of fp32
 FRACTAL_LEN_BITS = 9
+SYNC_AIC_FLAG = 11  # asc-devkit kernel_operator_sync_impl.h: the cross-core flag of the cube cores' barrier
+FORMAT_NCDHW, FORMAT_NDC1HWC0 = "NCDHW", "NDC1HWC0"
 
 
 class Conv3dDxInitOutput:
-    def __init__(self, y_dtype):
+    def __init__(self, y_dtype, yFormat: str = FORMAT_NDC1HWC0):
         self.yType = np.dtype(y_dtype)
+        self.yFormat = yFormat
 
     def Init(self, y, tilingData) -> None:
         t = tilingData.conv3DDxTiling
         m = t.hi * t.wi
-        c0 = 32 // self.yType.itemsize  # NDC1HWC0 output
-        self.outputSize = m * t.cin1 * c0 * t.di * t.batch
+        if self.yFormat == FORMAT_NCDHW:
+            self.outputSize = m * t.cin * t.di * t.batch
+        else:
+            c0 = 32 // self.yType.itemsize
+            self.outputSize = m * t.cin1 * c0 * t.di * t.batch
         self.yGm = GlobalTensor(self.yType).SetGlobalBuffer(y, self.outputSize)
         self.pipe = TPipe()
+        if ASCEND_IS_AIV():  # the real AIV books L0 addresses it has no buffers for; nothing else happens
+            return
         l0a_size, l0b_size, l0c_size = total_sizes()
         self.l0aSize, self.l0bSize, self.l0cSize = l0a_size, l0b_size, l0c_size
         self.l0A, self.l0B, self.l0C = TBuf(TPosition.A2), TBuf(TPosition.B2), TQue(TPosition.CO1)
@@ -59,14 +71,21 @@ class Conv3dDxInitOutput:
         self.l0C.EnQue(l0c)
 
     def Process(self) -> None:
+        if ASCEND_IS_AIV():
+            return
         self.ProcessWithL0()
+
+    def SyncAllCores(self) -> None:
+        """The cube cores' barrier: counts once this core's Fixpipes have written their zeros."""
+        CrossCoreSetFlag(0, PIPE_FIX, SYNC_AIC_FLAG)
+        CrossCoreWaitFlag(SYNC_AIC_FLAG)
 
     def ProcessWithL0(self) -> None:
         usedCoreNum = GetBlockNum()
         clearSizePerCore = AlignUp(Ceil(self.outputSize, usedCoreNum), BEST_FIXPIPE_ELEMENTS)
         usedCoreNum = Ceil(self.outputSize, clearSizePerCore)
         if GetBlockIdx() >= usedCoreNum:
-            SyncAll()
+            self.SyncAllCores()
             return
         self.SetL0CZero()
         l0c = self.l0C.DeQue(np.float32)
@@ -94,7 +113,7 @@ class Conv3dDxInitOutput:
                 offset += tailBlockSize
                 self._write_remainder(offset, l0c, remainNSize, quant)
         self.l0C.FreeTensor(l0c)
-        SyncAll()
+        self.SyncAllCores()
 
     def _write_remainder(self, offset: int, l0c, remainNSize: int, quant) -> None:
         """The last < 16 elements: one row-major (NZ2ND) Fixpipe of nSize = remainNSize, mSize = 1."""

@@ -9,9 +9,12 @@ Steps (what aclnn + the V2 op do on A2, done here on the host in numpy where the
    kernel reach become extra dx rows/planes that are cropped at the end, strideD > kD becomes a kernel padded
    with zero planes); the tiling (tiling.tiling_for_args), optional overrides, initOutputFlag where needed;
 2. dy -> NDC1HWC0, filter -> FRACTAL_Z_3D (with the groups enlarge rule);
-3. launch the kernel entry on coreNum simulated cube cores; the output buffer starts as NaN ("GM garbage"), so
-   any element the kernel fails to write shows up;
-4. NDC1HWC0 -> data_format, crop.
+3. launch the kernel entry on coreNum AI cores; the output buffer starts as NaN ("GM garbage"), so any element
+   the kernel fails to write shows up. For fp16/bf16 NCDHW (plan.y_format "NCDHW", as aclnn runs it) the launch
+   is MIX_AIC_1_1 with a user workspace of coreNum x L0C bytes (the tiling's GetWorkspaceSize), and the vector
+   cores write NCDHW themselves; otherwise the kernel writes NDC1HWC0 on the cube cores (MIX_AIC_1_0: the init
+   pass's barrier is a cross-core flag);
+4. NDC1HWC0 -> data_format on the host (the NDC1HWC0 build only), crop.
 """
 from __future__ import annotations
 
@@ -65,24 +68,29 @@ class Conv3dDxRun:
         return self.report.retime(platform)
 
 
-def _launch(problem: Problem, weight: np.ndarray, dy: np.ndarray, tiling_data, *, execute: bool, check_races: bool,
-            poison_output: bool, hooks, engine: str):
+def _launch(problem: Problem, weight: np.ndarray, dy: np.ndarray, tiling_data, y_format: str, *, execute: bool,
+            check_races: bool, poison_output: bool, hooks, engine: str):
+    """(y in y_format, report): y NCDHW, or NDC1HWC0 as (N, D, C1, H, W, C0)."""
     dtype = DTYPES[problem.dtype]
     n, cin, di, hi, wi = problem.dx_shape
     c0 = 32 // dtype.itemsize
     cin1 = -(-cin // c0)
+    core_num = tiling_data.params.coreNum
     chip = Chip(problem.platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine)
     dy_5hd = ncdhw_to_ndc1hwc0(dy.astype(dtype, copy=False))
     w_fz = filter_to_fractal_z_3d(weight.astype(dtype, copy=False), problem.groups, "NCDHW")
     dy_gm = chip.gm.upload("out_backprop", dy_5hd)
     w_gm = chip.gm.upload("filter", w_fz)
-    y_elems = n * di * cin1 * hi * wi * c0
-    y_gm = chip.gm.alloc("y", y_elems * dtype.itemsize)
+    ncdhw = y_format == "NCDHW"
+    y_shape = (n, cin, di, hi, wi) if ncdhw else (n, di, cin1, hi, wi, c0)
+    y_gm = chip.gm.alloc("y", int(np.prod(y_shape)) * dtype.itemsize)
     if poison_output and execute:
         y_gm.data.view(dtype)[:] = np.nan
-    report = chip.launch(_kernel_entry, tiling_data.params.coreNum, None, GmAddr(w_gm), GmAddr(dy_gm), GmAddr(y_gm),
-                         None, tiling_data, tiling_key=tiling_data.tiling_key, dtype=dtype)
-    y = y_gm.data.view(dtype).reshape(n, di, cin1, hi, wi, c0).copy() if execute else None
+    workspace = GmAddr(chip.gm.alloc("workspace", core_num * problem.platform.L0C)) if ncdhw else None
+    report = chip.launch(_kernel_entry, core_num, None, GmAddr(w_gm), GmAddr(dy_gm), GmAddr(y_gm), workspace,
+                         tiling_data, tiling_key=tiling_data.tiling_key, dtype=dtype, yFormat=y_format,
+                         kernel_type="MIX_AIC_1_1" if ncdhw else "MIX_AIC_1_0")
+    y = y_gm.data.view(dtype).reshape(y_shape).copy() if execute else None
     return y, report
 
 
@@ -117,11 +125,14 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
         # mm.result is NCDHW, which is data_format: every matmul mode needs NCDHW data
         return Conv3dDxRun(mm.result, mm.tiling, mm.report, plan.rewrite, mm.notes, _write_trace(mm.report, trace),
                            "matmul", plan.matmul_mode)
-    y5, report = _launch(plan.kernel_problem, plan.rewrite.filter(weight), dy, plan.tiling, execute=execute,
-                         check_races=check_races, poison_output=poison_output, hooks=hooks, engine=engine)
+    y, report = _launch(plan.kernel_problem, plan.rewrite.filter(weight), dy, plan.tiling, plan.y_format,
+                        execute=execute, check_races=check_races, poison_output=poison_output, hooks=hooks,
+                        engine=engine)
     result = None
-    if y5 is not None:
-        y5 = plan.rewrite.crop(y5, plan.problem.dx_shape)
+    if y is not None and plan.y_format == "NCDHW":
+        result = plan.rewrite.crop_ncdhw(y, plan.problem.dx_shape)
+    elif y is not None:
+        y5 = plan.rewrite.crop(y, plan.problem.dx_shape)
         cin = plan.problem.dx_shape[1]
         result = ndc1hwc0_to_ndhwc(y5, cin) if data_format == "NDHWC" else ndc1hwc0_to_ncdhw(y5, cin)
     return Conv3dDxRun(result, plan.tiling, report, plan.rewrite, plan.notes, _write_trace(report, trace))

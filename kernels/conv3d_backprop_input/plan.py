@@ -3,7 +3,8 @@
 plan_conv3d_dx does what the host does before any launch: check the arguments, choose the route (aclnn's matmul
 shortcuts or the conv kernel), rewrite the problem into the kernel's envelope, generate the tiling (clearing
 enableKernelSplit, which the kernel entry does not run), apply the overrides and force initOutputFlag where the
-kernel would leave dx elements unwritten. The operator runs the plan on the data; `ascend-sim tiling` prints it.
+kernel would leave dx elements unwritten, and pick the kernel's y format (the MIX NCDHW build or NDC1HWC0). The
+operator runs the plan on the data; `ascend-sim tiling` prints it.
 """
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ class Conv3dDxPlan:
     problem: the user's checked problem (NCDHW). route: "v2" (the Conv3DBackpropInputV2 kernel) or "matmul"
     (aclnn's matmul shortcut; matmul_mode says which, and the matmul route tiles its own operands). For "v2":
     kernel_problem is the rewritten problem the kernel runs (rewrite says how it differs), tiling its TilingData
-    and notes what the operator says about the rewrite and the tiling. For "matmul" kernel_problem is problem."""
+    and notes what the operator says about the rewrite and the tiling; y_format the y format of the kernel build
+    (kernel_y_format). For "matmul" kernel_problem is problem."""
 
     problem: Problem
     route: str
@@ -36,6 +38,7 @@ class Conv3dDxPlan:
     rewrite: Rewrite = Rewrite()
     tiling: Conv3DBackpropInputV2TilingData | None = None
     notes: list[str] = field(default_factory=list)
+    y_format: str = "NDC1HWC0"
 
 
 def plan_conv3d_dx(input_size, filter_shape, out_backprop_shape, dtype, *, strides, pads,
@@ -88,7 +91,20 @@ def plan_conv3d_dx(input_size, filter_shape, out_backprop_shape, dtype, *, strid
     if tiling.conv3DDxTiling.initOutputFlag != 1 and needs_output_init(problem):
         tiling = tiling.with_overrides(validate=validate_overrides, initOutputFlag=1)
         notes.append("initOutputFlag forced to 1: some dx elements receive no contribution")
-    return Conv3dDxPlan(user, "v2", kernel_problem=problem, rewrite=rewrite, tiling=tiling, notes=notes)
+    return Conv3dDxPlan(user, "v2", kernel_problem=problem, rewrite=rewrite, tiling=tiling, notes=notes,
+                        y_format=kernel_y_format(problem, data_format))
+
+
+def kernel_y_format(p: Problem, data_format: str) -> str:
+    """The y format aclnn gives Conv3DBackpropInputV2 on this platform: "NCDHW" (the MIX AIC:AIV 1:1 build writes
+    dx itself) or "NDC1HWC0" (the host converts).
+
+    aclnn (convolutionbackward.cpp, Conv3DBackpropInputWithFlag) sets y's storage format to NCDHW when the V2
+    kernel runs without HF32 on fp16/bf16 and the chip is not a regbase one (arch 3510, whose arch35 kernel is not
+    modelled); aclnn's tensors are NCDHW, so data_format="NDHWC" (the graph interface) keeps NDC1HWC0."""
+    if data_format == "NCDHW" and p.dtype != "float32" and not p.enable_hf32 and p.platform.npu_arch == 2201:
+        return "NCDHW"
+    return "NDC1HWC0"
 
 
 def needs_output_init(p: Problem) -> bool:

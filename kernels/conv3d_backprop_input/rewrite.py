@@ -51,6 +51,11 @@ class Rewrite:
         (bd, bh, bw), (_, _, di, hi, wi) = self.extra_before, dx_shape
         return y5[:, bd:bd + di, :, bh:bh + hi, bw:bw + wi]
 
+    def crop_ncdhw(self, y: np.ndarray, dx_shape: tuple[int, ...]) -> np.ndarray:
+        """The user's dx out of the kernel's NCDHW result (the MIX build's output)."""
+        (bd, bh, bw), (_, _, di, hi, wi) = self.extra_before, dx_shape
+        return y[:, :, bd:bd + di, bh:bh + hi, bw:bw + wi]
+
 
 def normalise_problem(p: Problem) -> tuple[Problem, Rewrite]:
     """An equivalent problem inside the A2 V2 kernel's envelope.

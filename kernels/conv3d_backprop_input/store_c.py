@@ -1,19 +1,24 @@
-"""L0C -> GM: one Fixpipe per tile into the NDC1HWC0 dx, converting fp32 to the output dtype on the way.
+"""L0C -> GM: one Fixpipe per tile into the NDC1HWC0 dx (or, for the MIX NCDHW build, into this core's workspace
+slot), converting fp32 to the output dtype on the way.
 
 dst = curNL0Idx*baseN*HiWi + (curML0Idx*baseM + curDinIdx*HiWi*cin1) * C0 elements (relative to the core's
 C offset); the C0-wide columns of the NZ tile land HiWi*C0 elements (= HiWi 32-byte blocks) apart, one per
 cin1 plane. fp32 output uses channel split: every 16-column fractal becomes two C0 = 8 planes.
 
-Real counterparts (conv_bp_sub_func.h): LoadL0c2Gm, CopyData2Gm, FreeL0cTensor.
+NCDHW build (CopyData2TmpWorkspace): the tile goes NZ, [ceil(baseUseN/16)][baseUseM][16] with no gaps, to the
+slot at block_idx*baseM*baseN elements of the workspace, through the older FixpipeParams struct.
+
+Real counterparts (conv_bp_sub_func.h): LoadL0c2Gm, CopyData2Gm, CopyData2TmpWorkspace, FreeL0cTensor.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ascend_sim.ascendc import DataCopy, DataCopyCO12DstParams, QuantMode_t
+from ascend_sim.ascendc import DataCopy, DataCopyCO12DstParams, Fixpipe, GetBlockIdx, QuantMode_t
 from ascend_sim.dtypes import bfloat16, float16
+from ascend_sim.isa.fixpipe import FixpipeParams, QuantParams
 
-from .util import BLOCK_CUBE, ShiftCeilBlockCube
+from .util import BLOCK_CUBE, Ceil, ShiftCeilBlockCube
 
 UINT32_MAX = 2**32 - 1
 
@@ -47,11 +52,20 @@ def CopyData2Gm(api, output, c1buf, quant: QuantMode_t) -> None:
             src += alignedBaseUseM * BLOCK_CUBE
 
 
+def CopyData2TmpWorkspace(api, output, c1buf) -> None:
+    """burstLen counts 32-byte blocks of fp32 L0C data: baseUseM rows of 16 are baseUseM * 2 of them."""
+    t = api.tiling
+    dstOffset = GetBlockIdx() * t.baseM * t.baseN
+    params = FixpipeParams(cburstNum=Ceil(api.baseUseN, 16), burstLen=api.baseUseM * BLOCK_CUBE * 4 // 32,
+                           srcStride=0, dstStride=0, quantParams=QuantParams(quant_mode(api.DstT)))
+    Fixpipe(output[dstOffset], c1buf, params)
+
+
 def FreeL0cTensor(api, l0c) -> None:
     (api.c1Ping if api.usingCacheC1Ping else api.c1Pong).FreeTensor(l0c)
 
 
-def LoadL0c2Gm(api, output, enAtomic: int = 0, enSequentialWrite: bool = False) -> None:
+def LoadL0c2Gm(api, output, enAtomic: int = 0, enSequentialWrite: bool = False, yFormat: str = "NDC1HWC0") -> None:
     if not api.needComputeFlag:
         return  # the tile was skipped: nothing was computed, nothing is written
     c1buf = (api.c1Ping if api.usingCacheC1Ping else api.c1Pong).DeQue(np.float32)
@@ -60,10 +74,12 @@ def LoadL0c2Gm(api, output, enAtomic: int = 0, enSequentialWrite: bool = False) 
         return
     if enAtomic == 1:
         raise NotImplementedError("enAtomic=1 (SetAtomicAdd) is not used by the dx drivers")
-    if not enSequentialWrite:
-        CopyData2Gm(api, output, c1buf, quant_mode(api.DstT))
-    else:
+    if enSequentialWrite:
         return
+    if yFormat == "NCDHW":
+        CopyData2TmpWorkspace(api, output, c1buf)
+    else:
+        CopyData2Gm(api, output, c1buf, quant_mode(api.DstT))
     FreeL0cTensor(api, c1buf)
     if api.tiling.cl0Pbuffer > 1:
         api.usingCacheC1Ping = not api.usingCacheC1Ping

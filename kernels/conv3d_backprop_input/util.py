@@ -56,6 +56,11 @@ def total_sizes() -> tuple[int, int, int]:
     return p.L0A, p.L0B, p.L0C
 
 
+def total_ub_size() -> int:
+    """TOTAL_UB_SIZE of the core the kernel runs on (192K on A2)."""
+    return current_core().platform.UB
+
+
 def CalFmapH(tiling, mL1Size: int) -> int:
     """Rows of dilated dy an M block of mL1Size output pixels needs (the kernel's CalFmapH)."""
     wi = tiling.wi
