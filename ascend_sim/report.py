@@ -71,6 +71,16 @@ class RunReport:
         span = self.cycles * len(self.cores)
         return {pipe: (busy / span if span else 0.0) for pipe, busy in self.busy.items()}
 
+    def utilisation_of(self, kind: str) -> dict[str, float]:
+        """Mean over the cores of one type (AIC or AIV) of busy / chip cycles, for the pipes they used."""
+        cores = [c for c in self.cores if c.kind == kind]
+        span = self.cycles * len(cores)
+        busy: dict[str, float] = {}
+        for c in cores:
+            for pipe, b in c.busy.items():
+                busy[pipe] = busy.get(pipe, 0.0) + b
+        return {pipe: b / span for pipe, b in busy.items() if b > 0 and span}
+
     @property
     def bound(self) -> str:
         busy = self.busy
@@ -98,9 +108,16 @@ class RunReport:
 
     def summary(self) -> str:
         """A few readable lines: cycles, time, utilisation per pipe, the bound, bytes per path."""
-        util = "  ".join(f"{pipe} {u:6.1%}" for pipe, u in self.utilisation.items() if self.busy[pipe] > 0)
+        kinds = list(dict.fromkeys(c.kind for c in self.cores))
+        if len(kinds) > 1:  # a MIX launch: each core type over its own cores (an AIV has no MTE1, an AIC no V)
+            util = "  |  ".join(kind + "  " + "  ".join(f"{pipe} {u:6.1%}" for pipe, u in self.utilisation_of(
+                kind).items()) for kind in kinds)
+            cores = " + ".join(f"{sum(c.kind == kind for c in self.cores)} {kind}" for kind in kinds)
+        else:
+            util = "  ".join(f"{pipe} {u:6.1%}" for pipe, u in self.utilisation.items() if self.busy[pipe] > 0)
+            cores = str(len(self.cores))
         paths = "  ".join(f"{path} {n / 1e6:.3f} MB" for path, n in sorted(self.bytes_by_path.items()))
-        return (f"{self.platform.name}: {len(self.cores)} cores, {self.cycles:,.0f} cycles = "
+        return (f"{self.platform.name}: {cores} cores, {self.cycles:,.0f} cycles = "
                 f"{self.microseconds:,.2f} us at {self.platform.clock_mhz:g} MHz\n"
                 f"pipe utilisation: {util}\n"
                 f"bound by: {self.bound}\n"
