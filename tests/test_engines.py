@@ -162,6 +162,9 @@ DX_CASES = {  # (input NCDHW, cout, kernel, strides, pads, dilations, groups, dt
     "depthwise, fp32": ((1, 8, 3, 6, 6), 8, (3, 3, 3), (1, 1, 1), (1,) * 6, (1, 1, 1), 8, np.float32),
     "stride > kernel, dilation": ((1, 5, 5, 9, 9), 20, (2, 2, 2), (3, 3, 3), (0, 1, 1, 0, 2, 1), (1, 2, 2), 1,
                                   np.float16),
+    # the MIX NCDHW build on the general driver: super-groups, a partial C0 block, per-channel DataCopyPad tails
+    "MIX NCDHW, groups, odd channels, bf16": ((2, 12, 3, 7, 7), 18, (2, 3, 3), (1, 2, 2), (1,) * 6, (1, 1, 1), 3,
+                                              "bfloat16"),
 }
 
 
@@ -182,6 +185,8 @@ def test_dx_operator_runs_agree(case, execute):
                                          dilations=(1, 1, *dilations), groups=groups, data_format="NCDHW",
                                          execute=execute, engine=engine) for engine in ("exact", "fast")]
     exact, fast = runs
+    # fp16/bf16 NCDHW runs as aclnn runs it: MIX AIC:AIV 1:1 (the vector cores write NCDHW); fp32 on the AICs only
+    assert any(c.kind == "AIV" for c in exact.report.cores) == (dtype != np.float32)
     assert _records(fast.report) == _records(exact.report)
     assert fast.report.to_dict() == exact.report.to_dict()
     if execute:
@@ -208,6 +213,8 @@ def test_dw_operator_runs_agree(deterministic):
     runs = [conv3d_backprop_filter_v2_run(x, (24, 20, 3, 3, 3), dy, strides=(1, 2, 2, 2, 1), pads=(1, 1, 0, 0, 1, 1),
                                           deterministic=deterministic, engine=engine) for engine in ("exact", "fast")]
     exact, fast = runs
+    # fp16/bf16 NCDHW runs as aclnn runs it: MIX AIC:AIV 1:1 (the vector cores write NCDHW); fp32 on the AICs only
+    assert any(c.kind == "AIV" for c in exact.report.cores) == (dtype != np.float32)
     assert _records(fast.report) == _records(exact.report)
     assert fast.report.to_dict() == exact.report.to_dict()
     assert fast.result.tobytes() == exact.result.tobytes()
@@ -224,6 +231,8 @@ def test_conv3d_v2_operator_runs_agree(execute):
     runs = [conv3d_v2_run(x, w, b, strides=(1, 1, 2, 2, 3), pads=(1, 1, 2, 0, 1, 1), dilations=(1, 1, 1, 2, 1),
                           execute=execute, engine=engine) for engine in ("exact", "fast")]
     exact, fast = runs
+    # fp16/bf16 NCDHW runs as aclnn runs it: MIX AIC:AIV 1:1 (the vector cores write NCDHW); fp32 on the AICs only
+    assert any(c.kind == "AIV" for c in exact.report.cores) == (dtype != np.float32)
     assert _records(fast.report) == _records(exact.report)
     assert fast.report.to_dict() == exact.report.to_dict()
     if execute:
