@@ -205,7 +205,7 @@ BAD_INPUT = [
     (["matmul", "--seed", "x"], "--seed", "x"),
     (["matmul", "--base", "64"], "--base", "64"),
     # the command itself
-    (["conv3d"], "conv3d-dx,tiling,matmul", "conv3d"),
+    (["conv2d"], "conv3d-dx,tiling,matmul", "conv2d"),  # `conv3d` is a command (the forward convolution)
     ([], "conv3d-dx,tiling,matmul", "required"),
 ]
 
