@@ -107,6 +107,9 @@ class Platform(BaseModel):
     event_ids: int = 8
     queue_depth: int = 32  # instructions a pipe's queue holds: pypto isqMaxOtsd_ 32
     scalar_issue_cycles: int = 1  # cycles the scalar unit needs to dispatch one instruction: modelling choice
+    # vector instruction costs (isa/vector/timing.py): pto-isa's 910B3 measurements, or asc-devkit's published
+    # parallelism with pypto's latencies [CONFLICT]: the measured binary ops take twice the published cycles
+    vector_timing: Literal["measured", "published"] = "measured"
 
     @field_validator("L1", "L0A", "L0B", "L0C", "UB", "BT", "FB")
     @classmethod

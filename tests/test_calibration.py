@@ -4,23 +4,28 @@ Each point is a profiling value of hw-native-sys/pto-isa's A2/A3 cost-model test
 tests/costmodel/st/testcase/<case>/main.cpp: the `profiling` argument, in cycles), rebuilt here as a small
 kernel with the case's shape and dtype, issuing the instructions pto-isa's A2/A3 implementation issues for it
 (include/pto/common/arch/memory/tload_common.hpp: a TLOAD to a Vec tile is one copy_gm_to_ubuf per outer
-index of the 5-D global shape, each `rows` bursts of one row; TMATMUL is one mad). A point passes when the
-simulated cycles are within its group's tolerance of the reference.
+index of the 5-D global shape, each `rows` bursts of one row; TMATMUL is one mad; TADD and the other element-wise
+tile ops on whole repeats one vector instruction). A point passes when the simulated cycles are within its
+group's tolerance of the reference; a known gap is a strict xfail with its reason.
 """
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from ascend_sim import ascendc
 from ascend_sim.ascendc import (DataCopy, DataCopyExtParams, DataCopyParams, DataCopyPad, DataCopyPadExtParams,
                                 GlobalTensor, Mmad, MmadParams, TBuf, TPipe, TPosition)
+from ascend_sim.isa.vector.cast import RoundMode
 from conftest import run_kernel
 from vector_reference import run_aiv
 
 # Relative error allowed. GM -> UB: 5%, the spread of the tload points around the two-point fit (c08 is the
-# worst, +3.8%). Mmad: exact, as pto-isa asks of its own model (accuracy 1.0 on every tmatmul case).
+# worst, +3.8%). Mmad: exact, as pto-isa asks of its own model (accuracy 1.0 on every tmatmul case). Vector:
+# 10%, about the scatter of single measurements (pto-isa's own model is held to 90-96% on these cases).
 COPY_TOLERANCE = 0.05
 MMAD_TOLERANCE = 0.0
+VECTOR_TOLERANCE = 0.10
 
 
 def _error(model: float, reference: float) -> float:
@@ -134,3 +139,76 @@ def mmad_cycles(dtype, m: int, k: int, n: int, repeats: int) -> float:
 def test_mmad_matches_the_tmatmul_profiling(case, dtype, m, k, n, repeats, reference):
     cycles = mmad_cycles(dtype, m, k, n, repeats)
     assert abs(_error(cycles, reference)) <= MMAD_TOLERANCE, f"{case}: model {cycles:.0f}, reference {reference}"
+
+
+# --------------------------------------------------------------------------- vector (TADD, TEXP, ...)
+# (case, instruction, dtype, elements, profiling cycles): the fp16/fp32/int32 cases whose tile is whole 256-byte
+# repeats, which pto-isa's A2/A3 binary and unary ops issue as one instruction of elements / (256 B) repeats
+# (include/pto/npu/a2a3/TBinOp.hpp); the count form of ours issues the same repeats. Left out: int16 cases and
+# tiles with partial rows (count-mode or per-row paths), the reductions (several instructions each), and cases
+# with profiling 0 (unmeasured).
+VECTOR = [
+    ("tadd_float_64x64", "Add", np.float32, 4096, 160),
+    ("tadd_half_16x256", "Add", np.float16, 4096, 92),
+    ("tadd_int32_64x64", "Add", np.int32, 4096, 151),
+    ("tsub_float_64x64", "Sub", np.float32, 4096, 153),
+    ("tmul_float_64x64", "Mul", np.float32, 4096, 168),
+    ("tmul_half_16x256", "Mul", np.float16, 4096, 96),
+    ("tdiv_float_64x64", "Div", np.float32, 4096, 288),
+    ("tadds_float_32x64", "Adds", np.float32, 2048, 57),
+    ("tadds_float_7x448", "Adds", np.float32, 3136, 77),
+    ("tmuls_float_32x64", "Muls", np.float32, 2048, 58),
+    ("tmuls_float_7x448", "Muls", np.float32, 3136, 77),
+    ("texp_float_64x64", "Exp", np.float32, 4096, 159),
+    ("texp_half_64x64", "Exp", np.float16, 4096, 95),
+    ("texp_half_32x32", "Exp", np.float16, 1024, 47),
+    ("texp_float_32x32", "Exp", np.float32, 1024, 63),
+    ("tabs_float_64x64", "Abs", np.float32, 4096, 68),
+    ("tabs_half_16x256", "Abs", np.float16, 4096, 36),
+    ("tcvt_f32_to_f16_4x64", "Cast", (np.float16, np.float32), 256, 33),
+    ("tcvt_f16_to_f32_4x64", "Cast", (np.float32, np.float16), 256, 33),
+]
+VECTOR_GAPS = {  # known gaps: the fits are fp32 measurements, these single points sit off them
+    "tsub_half_16x256": ("Sub", np.float16, 4096, 68, "TSUB half measures 68 where TADD half, the same class, "
+                                                      "measures 92; the fit gives 91.5"),
+    "tsub_int32_64x64": ("Sub", np.int32, 4096, 132, "int32 TSUB measures 17% under the fp32 fit"),
+    "tmul_int32_64x64": ("Mul", np.int32, 4096, 152, "int32 TMUL measures 12% under the fp32 fit"),
+    "tdiv_half_64x64": ("Div", np.float16, 4096, 304, "half TDIV measures 304 for 32 repeats: not one vdiv"),
+}
+
+
+def vector_cycles_of(name: str, dtype, count: int) -> float:
+    """One AIV: one vector instruction over `count` elements (count form); its pipe time."""
+    dst_dtype, src_dtype = dtype if isinstance(dtype, tuple) else (dtype, dtype)
+
+    def kernel():
+        pipe, buf = TPipe(), TBuf(TPosition.VECCALC)
+        pipe.InitBuffer(buf, 3 * 16384)
+        dst, src = buf.Get(dst_dtype), buf.Get(src_dtype)[16384 // np.dtype(src_dtype).itemsize]
+        other = buf.Get(src_dtype)[2 * 16384 // np.dtype(src_dtype).itemsize]
+        op = getattr(ascendc, name)
+        if name == "Cast":
+            op(dst, src, RoundMode.CAST_RINT if np.dtype(dst_dtype).itemsize == 2 else RoundMode.CAST_NONE, count)
+        elif name in ("Adds", "Muls"):
+            op(dst, src, src_dtype(1.5), count)
+        elif name in ("Exp", "Abs"):
+            op(dst, src, count)
+        else:
+            op(dst, src, other, count)
+
+    _, report = run_aiv(kernel, execute=False)
+    rec = [r for r in report.logs[0] if r.name == name][-1]
+    return rec.end - rec.start
+
+
+@pytest.mark.parametrize("case, name, dtype, count, reference", VECTOR, ids=[c[0] for c in VECTOR])
+def test_vector_instruction_matches_the_profiling(case, name, dtype, count, reference):
+    cycles = vector_cycles_of(name, dtype, count)
+    assert abs(_error(cycles, reference)) <= VECTOR_TOLERANCE, f"{case}: model {cycles:.0f}, reference {reference}"
+
+
+@pytest.mark.parametrize("case", list(VECTOR_GAPS))
+def test_vector_known_gaps(case, request):
+    name, dtype, count, reference, reason = VECTOR_GAPS[case]
+    request.applymarker(pytest.mark.xfail(strict=True, reason=f"known gap: {reason}"))
+    assert abs(_error(vector_cycles_of(name, dtype, count), reference)) <= VECTOR_TOLERANCE

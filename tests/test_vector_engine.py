@@ -118,7 +118,7 @@ def test_replaying_the_executed_records_redoes_the_run():
     ("Add", np.float16, 0, 128, 0),
 ])
 def test_vector_cycles_follow_the_published_parallelism(name, dtype, repeats, per_repeat, cycles):
-    assert vector_cycles(name, dtype, repeats, per_repeat) == cycles
+    assert vector_cycles(name, dtype, repeats, per_repeat, "published") == cycles
 
 
 def test_ub_to_gm_rate_is_capped_at_the_ini_64_bytes_per_cycle():

@@ -17,6 +17,7 @@ from ...faults import ParameterOutOfRange
 from ...pipes import Pipe
 from ...tensor import LocalTensor
 from ..common import BLOCK, check_aligned, check_range, current_core
+from .timing import vector_cycles
 
 V = Pipe.V
 REPEAT_BYTES = 256  # one repeat reads 8 DataBlocks of 32 B
@@ -251,8 +252,9 @@ def run_elementwise(plan: Plan, operands: tuple, fn) -> None:
 
 
 def vector_cost(rec, model) -> float:
-    """The cycles computed at issue (A2/A3 figures in timing.py; not platform dependent yet)."""
-    return 0.0 if rec.args is None else rec.args[-1]
+    """The instruction's cycles from its timing key (name, dtype, repeats, per_repeat; the last of its args) in
+    the platform's vector table (timing.py)."""
+    return 0.0 if rec.args is None else vector_cycles(*rec.args[-1], model.platform.vector_timing)
 
 
 __all__ = ["V", "REPEAT_BYTES", "FULL_MASK", "MASK_PLACEHOLDER", "NORM", "COUNT", "check_in_ub", "check_ub", "check_dtype",

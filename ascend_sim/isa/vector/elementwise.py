@@ -22,7 +22,6 @@ from ...faults import ParameterOutOfRange
 from ...record import define
 from .common import (V, check_count, check_dtype, check_element_count, check_same_dtype, check_ub, current_core,
                      elements_per_repeat, make_plan, run_elementwise, selection, set_mask, vector_cost)
-from .timing import vector_cycles
 from ..common import check_range
 
 F16, F32, I16, I32 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.int16), np.dtype(np.int32)
@@ -109,8 +108,8 @@ def issue_vector(core, spec, name, params, tensors, strides, fn, repeat_time, ma
     reads = tuple((b, lo, hi) for b, (lo, hi) in zip(bufs[1:], plan.byte_ranges[1:]))
     writes = ((bufs[0], *plan.byte_ranges[0]),)
     operands = tuple((t.buffer, t.address, t.dtype) for t in tensors)
-    cycles = vector_cycles(name, dtype, repeats, per_repeat)
-    return core.issue(spec, V, params, reads, writes, (fn, plan, operands, cycles), registers=registers)
+    timing = (name, dtype, repeats, per_repeat)  # priced by vector_cost on the run's platform
+    return core.issue(spec, V, params, reads, writes, (fn, plan, operands, timing), registers=registers)
 
 
 # 通用说明和约束.md (通用地址重叠约束): across repeats, only these may read in a later repeat what an earlier one

@@ -27,7 +27,6 @@ from ...record import define
 from ..common import check_range
 from .common import (V, check_count, check_dtype, check_in_ub, check_ub, current_core, repeat_offsets, selected, selection,
                      set_mask, vector_cost)
-from .timing import vector_cycles
 
 FLOAT = frozenset((np.dtype(np.float16), np.dtype(np.float32)))
 
@@ -160,12 +159,11 @@ def _issue(name, dst, src, kind, block_level, mask, repeat_time, dst_rep_stride,
     d_lo, d_hi = dst.address, dst.address + n_results * dtype.itemsize
     # in order when a result lands where a later repeat reads, or several repeats write one place (last wins)
     sequential = repeats > 1 and ((d_lo < s_hi and s_lo < d_hi) or d_stride == 0)
-    cost = vector_cycles(_LATENCY_NAME[name[-3:]] if not block_level else "BlockReduceSum", dtype, repeats,
-                         per_repeat)
+    timing = (_LATENCY_NAME[name[-3:]] if not block_level else "BlockReduceSum", dtype, repeats, per_repeat)
     args = (src.buffer, src.address, dst.buffer, dst.address, dtype, geometry, kind, group, order, d_unit,
-            d_stride, sequential, cost)
+            d_stride, sequential, timing)
     if count is not None:
-        args = (src.buffer, src.address, dst.buffer, dst.address, dtype, geometry, kind, order, cost)
+        args = (src.buffer, src.address, dst.buffer, dst.address, dtype, geometry, kind, order, timing)
     return core.issue(spec, V, params, ((src.buffer, s_lo, s_hi),), ((dst.buffer, d_lo, d_hi),), args,
                       registers=registers)
 

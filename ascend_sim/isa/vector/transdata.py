@@ -18,7 +18,6 @@ from ...faults import ParameterOutOfRange
 from ...record import define
 from ..common import BLOCK, check_range
 from .common import V, check_ub, current_core, vector_cost
-from .timing import vector_cycles
 
 LIST_SIZE = 16  # NCHW_CONV_ADDR_LIST_SIZE
 B16 = (np.dtype(np.float16), np.dtype(np.int16), np.dtype(np.uint16))
@@ -101,9 +100,9 @@ def TransDataTo5HD(dstList, srcList, nchwconvParams: TransDataTo5HDParams, dtype
     d_lo, d_hi = int(dst_blocks.min()) * BLOCK, (int(dst_blocks.max()) + 1) * BLOCK
     # repeats run in order when one writes what a later one reads or rewrites
     sequential = repeats > 1 and ((d_lo < s_hi and s_lo < d_hi) or np.unique(dst_blocks).size < dst_blocks.size)
-    cycles = vector_cycles(name, dt, repeats, 2 * 128)  # 16 blocks = 256 16-bit elements per repeat
+    timing = (name, dt, repeats, 2 * 128)  # 16 blocks = 256 16-bit elements per repeat
     core.issue(TRANS_DATA_TO_5HD, V, p, ((buf, s_lo, s_hi),), ((buf, d_lo, d_hi),),
-               (buf, dt, src_blocks, dst_blocks, sequential, cycles))
+               (buf, dt, src_blocks, dst_blocks, sequential, timing))
 
 
 __all__ = ["TransDataTo5HD", "TransDataTo5HDParams"]
