@@ -13,7 +13,8 @@ from .engine import Conv3dTilingEngine
 from .model import Conv3DV2TilingData
 
 # Own rule: the engine reads the L2 bandwidth with GetCoreMemBw(L2) from the closed platform files. This port uses
-# the platform's GM->L1 rate, 110 bytes/cycle on the A2 presets, the value the real unit tests set (l2Rate = 110).
+# the platform's GM->L1 rate: 128 bytes/cycle on the A2 presets (measured, docs/timing.md); the real unit tests set
+# l2Rate = 110, the INI's figure.
 L2_RATE_NOTE = "own rule: l2Rate (GetCoreMemBw(L2), closed) = platform.rates.gm_to_l1"
 
 
