@@ -13,8 +13,8 @@ from ascend_sim.debug import break_on
 from kernels.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-MATMUL = ["matmul", "--m", "256", "--n", "256", "--k", "64"]  # 4 cores, 128 records
-CONV = ["conv3d-dx", "--cin", "16", "--cout", "16", "--dhw", "2,8,8", "--route", "v2"]  # 2 cores
+MATMUL = ["matmul", "--m", "256", "--n", "256", "--k", "64"]  # 4 cores, 140 records
+CONV = ["conv3d-dx", "--cin", "16", "--cout", "16", "--dhw", "2,8,8", "--route", "v2"]  # 2 AIC + 2 AIV (MIX)
 PROMPT = "(ascend-sim) "
 
 
@@ -103,7 +103,7 @@ def _matrix(lines: list[str]):
     return header.group(1), values.reshape(int(header.group(2)), int(header.group(3)))
 
 
-@pytest.mark.parametrize("argv, core", [(MATMUL, 1), (CONV, 1)])
+@pytest.mark.parametrize("argv, core", [(MATMUL, 1), (CONV, 2)])  # CONV's core 2 is AIC 1
 def test_print_l0c_after_an_mmad_is_the_product_of_the_printed_operands(session, argv, core):
     code, out, _, shell = session(argv, f"break Mmad core={core}\ncontinue\np L0A full\np L0B full\np L0C full\n"
                                         f"print L0C\nquit\n")
@@ -127,7 +127,8 @@ def test_print_l0c_after_an_mmad_is_the_product_of_the_printed_operands(session,
     assert "..." in "\n".join(r[5])  # without `full` a 128 x 128 matrix is truncated
 
 
-@pytest.mark.parametrize("argv, gm, byte", [(MATMUL, "C", 2 * (200 * 256 + 130)), (CONV, "y", 64)])
+# CONV's Fixpipes write the AICs' workspace slots (its vector cores then write y with DataCopyPad)
+@pytest.mark.parametrize("argv, gm, byte", [(MATMUL, "C", 2 * (200 * 256 + 130)), (CONV, "workspace", 64)])
 def test_who_wrote_names_the_fixpipe_the_api_names(session, argv, gm, byte):
     code, out, _, shell = session(argv, f"goto end\nwho-wrote {gm} {byte}\nquit\n")
     lines = replies(out)[1]
@@ -245,4 +246,4 @@ def test_on_a_terminal_it_prompts_and_stops_at_end_of_input(session, monkeypatch
     # no echo on a terminal; `continue`, then an empty line repeats it (core 3 has one Mmad: to the end)
     assert out[2].startswith("Breakpoint 1: name=Mmad core=3")
     assert out[3].startswith("Breakpoint 1, #") and " core 3 pipe M Mmad " in out[3]
-    assert out[5].startswith("The run ended") and out[6].startswith("#127 ") and out[-1] == ""
+    assert out[5].startswith("The run ended") and out[6].startswith("#139 ") and out[-1] == ""

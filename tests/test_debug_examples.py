@@ -34,7 +34,7 @@ def test_missing_waitflag_example(capsys):
     mmad_line = line_of("debug_missing_waitflag", "Mmad(co1.Get")
     assert f"faulting record (not applied): core 0 M Mmad at debug_missing_waitflag.py:{mmad_line}" in out
     assert "race between pipes: read of L0A" in out
-    assert "flags set on core 0 and never waited: {'MTE1_M 0': 1}" in out
+    assert "flags set on core 0 and never waited (besides TPipe's M_MTE1 0-2): {'MTE1_M 0': 1}" in out
     assert "=> the Mmad does not wait for MTE1_M 0" in out
     assert example.main(["--fixed"]) == 0
     assert "no fault; C against numpy: PASSED" in capsys.readouterr().out
@@ -86,7 +86,7 @@ def test_the_prompt_opens_post_mortem_on_a_fault(buggy_matmul, monkeypatch, caps
     assert head[2] == f"The faulting record (not applied): core 0 pipe M Mmad  at debug_missing_waitflag.py:{mmad_line}"
     replies = [chunk.splitlines()[1:] for chunk in chunks]
     assert replies[0][0].startswith(f"#{len(dbg) - 1} core 0 pipe MTE1 SetFlag")
-    assert replies[1] == ["core 0 flags:", "  MTE1_M 0 = 1"]
+    assert replies[1] == ["core 0 flags:", "  M_MTE1 0 = 1", "  M_MTE1 1 = 1", "  M_MTE1 2 = 1", "  MTE1_M 0 = 1"]
     assert replies[2][0].startswith("c[0, 0, 0] = nan  (GM C")  # the tensors by name after a fault too
     assert replies[4][0].startswith(f"#{len(dbg) - 1} core 0")  # reverse-step then step: back at the end
     assert replies[5] == [f"The run ended: all {len(dbg)} records applied.",
