@@ -134,12 +134,27 @@ class Conv3dDxTarget:
                                            **p.operator_arguments())
         report = run.report
         # the cube cores' pipes (the estimate's); a MIX launch's vector cores are left out
-        slowest = max((core for core in report.cores if core.kind == "AIC"), key=lambda core: core.cycles)
+        index, slowest = max(((i, core) for i, core in enumerate(report.cores) if core.kind == "AIC"),
+                             key=lambda item: item[1].cycles)
         return {"cycles": report.cycles, "microseconds": report.microseconds, "bound": report.bound,
                 **{f"util_{pipe}": u for pipe, u in report.utilisation.items() if pipe in PIPES},
                 **{f"bytes_{path}": n for path, n in report.bytes_by_path.items()},
                 **{f"slowest_core_busy_{pipe}": slowest.busy.get(pipe, 0.0) for pipe in PIPES},
+                "cube_cycles": slowest.cycles, **_bound_pipe_idle(report.logs[index], slowest),
                 "instructions": report.instructions}
+
+
+def _bound_pipe_idle(log, core) -> dict:
+    """Where the slowest cube core's busiest pipe is not busy: before its first instruction starts (`head`),
+    between its instructions (`gaps`) and after its last one ends (`tail`); with its busy cycles they add up
+    to the core's cycles. This is where a roofline falls short of the simulated cycles."""
+    pipe = core.bound
+    spans = [(r.start, r.end) for r in log if r.pipe.name == pipe and r.end > r.start]
+    if not spans:
+        return {}
+    first, last = min(s for s, _ in spans), max(e for _, e in spans)
+    return {"bound_pipe_head": first, "bound_pipe_gaps": last - first - core.busy[pipe],
+            "bound_pipe_tail": core.cycles - last}
 
 
 def buffer_usage(tiling, platform) -> dict:
