@@ -5,7 +5,7 @@ tests/costmodel/st/testcase/<case>/main.cpp: the `profiling` argument, in cycles
 kernel with the case's shape and dtype, issuing the instructions pto-isa's A2/A3 implementation issues for it
 (include/pto/common/arch/memory/tload_common.hpp: a TLOAD to a Vec tile is one copy_gm_to_ubuf per outer
 index of the 5-D global shape, each `rows` bursts of one row; TMATMUL is one mad; TADD and the other element-wise
-tile ops on whole repeats one vector instruction). A point passes when the simulated cycles are within its
+tile ops on whole repeats one vector instruction; TMOV between Vec tiles copy_ubuf_to_ubuf). A point passes when the simulated cycles are within its
 group's tolerance of the reference; a known gap is a strict xfail with its reason.
 """
 from __future__ import annotations
@@ -107,6 +107,37 @@ def gm_to_l1_cycles(dtype, bursts: int, blocks: int) -> float:
 @pytest.mark.parametrize("case, dtype, bursts, blocks, reference", TLOADCONV, ids=[c[0] for c in TLOADCONV])
 def test_gm_to_l1_copies_match_the_tloadconv_profiling(case, dtype, bursts, blocks, reference):
     cycles = gm_to_l1_cycles(dtype, bursts, blocks)
+    assert abs(_error(cycles, reference)) <= COPY_TOLERANCE, f"{case}: model {cycles:.0f}, reference {reference}"
+
+
+# --------------------------------------------------------------------------- UB -> UB (TMOV Vec -> Vec)
+# (case, copies, 32-byte blocks per copy, profiling cycles): TMovToVecImpl (include/pto/npu/a2a3/TMov.hpp) issues
+# one copy_ubuf_to_ubuf for a whole tile, one per row when the valid columns are fewer than the tile's. c02-c08
+# are c01 with other layouts (the same copy, 1029), c11-c16 are c10's (1323).
+TMOV = [
+    ("c01_f_64_128_64_128", 1, 1024, 1029),
+    ("c09_f_16_24_15_23", 15, 3, 120),
+    ("c10_f_64_128_63_125", 63, 16, 1323),
+]
+
+
+def ub_to_ub_cycles(copies: int, blocks: int) -> float:
+    """One AIV: `copies` DataCopy UB -> UB of one burst of `blocks` 32-byte blocks each, back to back on V."""
+    def kernel():
+        pipe, buf = TPipe(), TBuf(TPosition.VECCALC)
+        pipe.InitBuffer(buf, 2 * copies * blocks * 32)
+        ub = buf.Get(np.float32)
+        for i in range(copies):
+            DataCopy(ub[(copies + i) * blocks * 8], ub[i * blocks * 8], DataCopyParams(1, blocks, 0, 0))
+
+    _, report = run_aiv(kernel, execute=False)
+    copies_on_v = [r for r in report.logs[0] if r.name == "DataCopy(UB->UB)"]
+    return copies_on_v[-1].end - copies_on_v[0].start
+
+
+@pytest.mark.parametrize("case, copies, blocks, reference", TMOV, ids=[c[0] for c in TMOV])
+def test_ub_to_ub_copies_match_the_tmov_profiling(case, copies, blocks, reference):
+    cycles = ub_to_ub_cycles(copies, blocks)
     assert abs(_error(cycles, reference)) <= COPY_TOLERANCE, f"{case}: model {cycles:.0f}, reference {reference}"
 
 
