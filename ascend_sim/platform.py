@@ -69,7 +69,7 @@ class TransferRates(BaseModel):
     chip_gm_bytes_per_cycle: float = 833.0  # ~1.5 TB/s HBM at 1.8 GHz (pto-kernels roofline note); modelling choice
     l1_to_l0a: float = 256.0  # asc-devkit performance table; pypto l0aWrBandWidth_ 256
     l1_to_l0b: float = 128.0  # asc-devkit performance table; pypto l0bWrBandWidth_ 128
-    fixpipe_elems: float = 64.0  # L0C elements per cycle through Fixpipe: modelling choice (pypto: 128 B/cycle)
+    fixpipe_elems: float = 64.0  # L0C elements per cycle: asc-devkit table (fp32->fp16 to L1; taken for GM too)
     l1_init_bytes: float = 64.0  # InitConstValue fill rate: modelling choice
     mte2_overhead: int = 264  # GM -> L1/UB copy: pto-isa tload c01-c09 fit (measured); pypto 347 + 4 latency
     mte3_overhead: int = 207  # UB/L1 -> GM copy: pypto ddrWrLatency_ 203 + 4 (a model, not measured)
@@ -206,6 +206,8 @@ PRESETS: dict[str, Platform] = {
         L1=512 * KiB, L0A=64 * KiB, L0B=64 * KiB, L0C=256 * KiB, UB=248 * KiB, BT=4 * KiB, FB=4 * KiB,
         L2=128 * MiB, hbm_bytes=128 * 1024 * MiB, l1_reserved=0,
         cube=CubeRates(float32=1, hf32=8),
+        # GM 100 / 100: the 950 INI's l2 read / write rates; chip cap 889: modelling choice; L1 -> L0B 256: the
+        # asc-devkit table for 3510. The overheads are the A2/A3 ones (no 950 measurement or model found).
         rates=TransferRates(gm_to_l1=100.0, l0c_to_gm=100.0, chip_gm_bytes_per_cycle=889.0,
                             l1_to_l0a=256.0, l1_to_l0b=256.0),
         hf32_mantissa_bits=10, l0a_layout="NZ",
