@@ -99,7 +99,8 @@ def TransDataTo5HD(dstList, srcList, nchwconvParams: TransDataTo5HDParams, dtype
     s_lo, s_hi = int(src_blocks.min()) * BLOCK, (int(src_blocks.max()) + 1) * BLOCK
     d_lo, d_hi = int(dst_blocks.min()) * BLOCK, (int(dst_blocks.max()) + 1) * BLOCK
     # repeats run in order when one writes what a later one reads or rewrites
-    sequential = repeats > 1 and ((d_lo < s_hi and s_lo < d_hi) or np.unique(dst_blocks).size < dst_blocks.size)
+    sequential = repeats > 1 and ((d_lo < s_hi and s_lo < d_hi)
+                                  or len(set(dst_blocks.ravel().tolist())) < dst_blocks.size)
     timing = (name, dt, repeats, 2 * 128)  # 16 blocks = 256 16-bit elements per repeat
     core.issue(TRANS_DATA_TO_5HD, V, p, ((buf, s_lo, s_hi),), ((buf, d_lo, d_hi),),
                (buf, dt, src_blocks, dst_blocks, sequential, timing))
