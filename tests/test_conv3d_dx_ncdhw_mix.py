@@ -123,3 +123,19 @@ def test_an_aiv_that_never_frees_the_slot_deadlocks_naming_both_cores(monkeypatc
     assert re.search(r"deadlock: #\d+ S CrossCoreWaitFlag at drivers.py:\d+ on AIC 0 waits for cross-core flag 5, "
                      r"which no core sets any more: AIV 0 is stuck at #\d+ S CrossCoreWaitFlag", messages[0])
     assert messages[0] == messages[1]
+
+
+def test_the_trace_shows_each_aic_and_aiv_with_its_pipes_and_the_flags_between_them(tmp_path):
+    import json
+    path = tmp_path / "dx.json"
+    check_case(F16, (1, 16, 2, 6, 8), (16, 16, 3, 3, 3), (1, 1, 1), (1,) * 6, trace=str(path))
+    events = json.loads(path.read_text())["traceEvents"]
+    processes = {e["pid"]: e["args"]["name"] for e in events if e.get("name") == "process_name"}
+    threads = {(e["pid"], e["args"]["name"]) for e in events if e.get("name") == "thread_name"}
+    assert sorted(processes.values()) == ["AIC 0", "AIC 1", "AIV 0", "AIV 1"]
+    aiv = next(pid for pid, name in processes.items() if name == "AIV 0")
+    aic = next(pid for pid, name in processes.items() if name == "AIC 0")
+    assert {"V", "MTE2", "MTE3"} <= {name for pid, name in threads if pid == aiv}
+    assert {"M", "MTE1", "FIX"} <= {name for pid, name in threads if pid == aic}
+    arrows = [(e["ph"], e["pid"]) for e in events if e.get("name") == "cross-core flag"]
+    assert ("s", aic) in arrows and ("f", aiv) in arrows and ("s", aiv) in arrows and ("f", aic) in arrows
