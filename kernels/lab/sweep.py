@@ -60,12 +60,7 @@ def sweep(target, space: dict[str, tuple[int, ...]] | None = None, *, search: st
             _optuna(table, runner, space, budget, workers, seed)
         else:
             points = grid(space, budget) if search == "grid" else sample(space, budget, seed)
-            keys = [table.add({})]
-            for point in points:
-                if len(table.rows) >= budget:
-                    break
-                keys.append(table.add(point))
-            table.simulate(runner, [k for k in keys if k is not None])
+            table.simulate(runner, _proposals(table, points, budget))
     if bar is not None:
         bar.close()
     return SweepResult(target.name, target.describe(), list(space), table.rows, search, budget, workers, seed,
@@ -111,10 +106,14 @@ class _Table:
             self.bar.update(1)
         return index if prepared.valid else None
 
-    def simulate(self, runner, keys: list[int]) -> None:
-        if self.prune:  # the default first, then the lowest bounds (ties: the lowest estimate)
-            keys = sorted(keys, key=lambda k: (not self.rows[k]["default"], self.rows[k]["est_roofline"],
-                                               self.rows[k]["est_cycles"], k))
+    def ordered(self, keys: list[int]) -> list[int]:
+        """When pruning: the lowest bounds first (ties: the lowest estimate), so that the best come early."""
+        if not self.prune:
+            return keys
+        return sorted(keys, key=lambda k: (self.rows[k]["est_roofline"], self.rows[k]["est_cycles"], k))
+
+    def simulate(self, runner, keys) -> None:
+        """Simulate the rows of `keys` (an iterable, read as the runner frees up), unless pruned by the bound."""
         for key, result in runner.run(self._unpruned(keys)):
             row = self.rows[key]
             row.update(result)
@@ -140,6 +139,22 @@ class _Table:
             yield key, row["overrides"]
 
 
+def _proposals(table: _Table, points, budget: int):
+    """The default's key first (a worker simulates it while the others are prepared), then the other legal
+    candidates' keys, in the order of their bound when pruning."""
+    default = table.add({})
+    if default is not None:
+        yield default
+    keys = []
+    for point in points:
+        if len(table.rows) >= budget:
+            break
+        key = table.add(point)
+        if key is not None:
+            keys.append(key)
+    yield from table.ordered(keys)
+
+
 def _optuna(table: _Table, runner, space, budget: int, workers: int, seed: int) -> None:
     import optuna  # lazily: only the lab needs it
 
@@ -155,7 +170,7 @@ def _optuna(table: _Table, runner, space, budget: int, workers: int, seed: int) 
             asks += 1
             point = {name: trial.suggest_categorical(name, list(values)) for name, values in space.items()}
             batch.append((trial, point, table.add(point)))
-        table.simulate(runner, [key for _, _, key in batch if key is not None])
+        table.simulate(runner, table.ordered([key for _, _, key in batch if key is not None]))
         for trial, point, key in batch:
             row = table.rows[table.seen[tuple({**table.default, **point}[n] for n in table.names)]]
             if row.get("cycles") is not None:
