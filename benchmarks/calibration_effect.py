@@ -3,8 +3,9 @@
     python benchmarks/calibration_effect.py [--operator dx|dw] [--only NAME ...]
 
 Each layer of bench_conv3d_dx.py (and, for dx, the default problem of `ascend-sim conv3d-dx`) runs once as dx
-(Conv3DBackpropInputV2) or dw (Conv3DBackpropFilterV2), fp16 NCDHW, timing-only, on the Ascend910B2 preset; the same records are then retimed on the preset with the constants it had before the
-calibration (PRE_CALIBRATION), so the two columns differ only by the constants. docs/timing.md has the figures.
+(Conv3DBackpropInputV2) or dw (Conv3DBackpropFilterV2), fp16 NCDHW, timing-only, on the Ascend910B2 preset; the
+same records are then retimed on the preset with the constants it had before the calibration (PRE_CALIBRATION),
+so the two columns differ only by the constants. docs/timing.md has the figures.
 """
 from __future__ import annotations
 

@@ -4,9 +4,10 @@ Each point is a profiling value of hw-native-sys/pto-isa's A2/A3 cost-model test
 tests/costmodel/st/testcase/<case>/main.cpp: the `profiling` argument, in cycles), rebuilt here as a small
 kernel with the case's shape and dtype, issuing the instructions pto-isa's A2/A3 implementation issues for it
 (include/pto/common/arch/memory/tload_common.hpp: a TLOAD to a Vec tile is one copy_gm_to_ubuf per outer
-index of the 5-D global shape, each `rows` bursts of one row; TMATMUL is one mad; TADD and the other element-wise
-tile ops on whole repeats one vector instruction; TMOV between Vec tiles copy_ubuf_to_ubuf). A point passes when the simulated cycles are within its
-group's tolerance of the reference; a known gap is a strict xfail with its reason.
+index of the 5-D global shape, each `rows` bursts of one row; TMATMUL is one mad; TADD and the other
+element-wise tile ops on whole repeats one vector instruction; TMOV between Vec tiles copy_ubuf_to_ubuf). A
+point passes when the simulated cycles are within its group's tolerance of the reference; a known gap is a
+strict xfail with its reason.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from ascend_sim.isa.vector.cast import RoundMode
 from conftest import run_kernel
 from vector_reference import run_aiv
 
-# Relative error allowed. GM -> UB: 5%, the spread of the tload points around the two-point fit (c08 is the
+# Relative error allowed. Copies: 5%, the spread of the tload points around the two-point fit (c08 is the
 # worst, +3.8%). Mmad: exact, as pto-isa asks of its own model (accuracy 1.0 on every tmatmul case). Vector:
 # 10%, about the scatter of single measurements (pto-isa's own model is held to 90-96% on these cases).
 COPY_TOLERANCE = 0.05
