@@ -286,3 +286,14 @@ def test_the_notes_name_the_tbe_kernels():
                                    (True, True, False), execute=False)
     assert any(n.startswith("grad_input: real A2 runs the TBE Conv3DBackpropInput") for n in run.notes)
     assert any(n.startswith("grad_weight: real A2 runs the TBE Conv3DBackpropFilter") for n in run.notes)
+
+
+def test_the_engines_agree_on_every_launch():
+    go, x, w, op = make_problem(*GRID[5])
+    args = (go, x, w, [6], *GRID[5][2:5], False, op, 2, (True, True, True))
+    exact = convolution_backward_run(*args, engine="exact")
+    fast = convolution_backward_run(*args, engine="fast")
+    for a, b in zip((exact.grad_input, exact.grad_weight, exact.grad_bias),
+                    (fast.grad_input, fast.grad_weight, fast.grad_bias)):
+        assert np.array_equal(a, b)
+    assert [launch.report.cycles for launch in exact.launches] == [launch.report.cycles for launch in fast.launches]
