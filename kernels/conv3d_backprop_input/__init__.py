@@ -4,9 +4,10 @@ Modules, one job each:
 - api.py          the high-level API class Conv3DBackpropInput (Init ... Iterate / GetTensorC ... End)
 - load_a.py       gradOutput GM -> L1 (zero insertion) -> L0A (img2col with the backprop pads)
 - load_b.py       weight GM -> L1 -> L0B (180-degree rotation, Cin/Cout transpose; Load3Dv2 path for fp32)
-- store_c.py      L0C -> GM Fixpipe into NDC1HWC0 with the dtype conversion
+- store_c.py      L0C -> GM Fixpipe into NDC1HWC0 (or the NCDHW build's workspace slot) with the dtype conversion
+- vec_post.py     the NCDHW build's vector side: each tile workspace -> UB -> TransDataTo5HD -> NCDHW
 - drivers.py      Conv3dDx (general) and Conv3dDxBasicBlockSplitMN: per-core work split and GM offsets
-- init_output.py  the init-output pass (zero y, SyncAll)
+- init_output.py  the init-output pass (zero y, the cube cores' cross-core barrier)
 - kernel.py       the kernel entry conv3d_backprop_input_v2 (dispatch by tiling key)
 - arguments.py    the host operator's argument checks on shapes and dtype, and the thin layer for the arrays
                   (shape errors name the data_format, suggest the other)

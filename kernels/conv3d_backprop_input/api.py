@@ -34,7 +34,7 @@ from .load_a import (CalcHDstDataSkipLine, InitLoadToA2Params, LoadToA1, LoadToA
                      UpdateLoadToA2ParamsM)
 from .load_b import InitLoadToB2Params, LoadToB1, LoadToB2, UpdateLoadToB2ParamsK, UpdateLoadToB2ParamsN
 from .store_c import LoadL0c2Gm
-from .util import BLOCK_CUBE, CalFmapH, Ceil, DivCeil, total_sizes
+from .util import BLOCK_CUBE, FORMAT_NDC1HWC0, CalFmapH, Ceil, DivCeil, total_sizes
 
 ORDER_M, ORDER_N = 0, 1
 MMAD_THRESHOLD = 10 * 256  # m*n at or below which consecutive Mmads on one L0C tile need a PIPE_M barrier
@@ -47,7 +47,7 @@ class Conv3DBackpropInput:
     CubeFormat: "NDC1HWC0", or "NCDHW" (GetTensorC then writes the tile to a workspace slot for the AIV).
     """
 
-    def __init__(self, dtype, loadB2Condition: int, dst_dtype=None, yFormat: str = "NDC1HWC0"):
+    def __init__(self, dtype, loadB2Condition: int, dst_dtype=None, yFormat: str = FORMAT_NDC1HWC0):
         self.yFormat = yFormat
         self.SrcT = np.dtype(dtype)
         self.DstT = np.dtype(dst_dtype if dst_dtype is not None else dtype)

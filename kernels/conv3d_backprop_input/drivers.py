@@ -24,10 +24,8 @@ from ascend_sim.ascendc import (ASCEND_IS_AIC, ASCEND_IS_AIV, PIPE_FIX, CrossCor
                                 GetBlockIdx, GlobalTensor)
 
 from .api import Conv3DBackpropInput
-from .util import BLOCK_CUBE, DivCeil, total_ub_size
+from .util import BLOCK_CUBE, FORMAT_NCDHW, FORMAT_NDC1HWC0, DivCeil, total_ub_size
 from .vec_post import SYNC_AIC_AIV_FLAG, SYNC_AIV_AIC_FLAG, SYNC_MODE2, InitMixCoreBuffer, VecPostProcess
-
-FORMAT_NCDHW, FORMAT_NDC1HWC0 = "NCDHW", "NDC1HWC0"
 
 
 class Conv3dDx:

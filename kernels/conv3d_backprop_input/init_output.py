@@ -21,13 +21,12 @@ from ascend_sim.ascendc import (ASCEND_IS_AIV, CFG_NZ, CFG_ROW_MAJOR, PIPE_FIX, 
                                 TPosition, TQue, WaitFlag)
 
 from .store_c import quant_mode
-from .util import BLOCK_CUBE, AlignUp, Ceil, total_sizes
+from .util import BLOCK_CUBE, FORMAT_NCDHW, FORMAT_NDC1HWC0, AlignUp, Ceil, total_sizes
 
 NO_INIT, L0_INIT, L1_INIT = 0, 1, 2
 BEST_FIXPIPE_ELEMENTS = 32  # 128 B of fp32
 FRACTAL_LEN_BITS = 9
 SYNC_AIC_FLAG = 11  # asc-devkit kernel_operator_sync_impl.h: the cross-core flag of the cube cores' barrier
-FORMAT_NCDHW, FORMAT_NDC1HWC0 = "NCDHW", "NDC1HWC0"
 
 
 class Conv3dDxInitOutput:

@@ -11,8 +11,9 @@ unwritten (the kernel-split variant belongs to Conv3DTransposeV2), which the sim
 """
 from __future__ import annotations
 
-from .drivers import FORMAT_NDC1HWC0, Conv3dDx, Conv3dDxBasicBlockSplitMN
+from .drivers import Conv3dDx, Conv3dDxBasicBlockSplitMN
 from .init_output import L0_INIT, Conv3dDxInitOutput
+from .util import FORMAT_NDC1HWC0
 
 
 def decode_tiling_key(key: int) -> tuple[int, bool, bool]:

@@ -34,6 +34,7 @@ from .kernel import conv3d_backprop_input_v2 as _kernel_entry
 from .matmul_route import dx_by_matmul
 from .plan import ROUTES, plan_conv3d_dx  # noqa: F401 (DATA_FORMATS, FILTER_FORMATS, ROUTES re-exported)
 from .rewrite import Rewrite
+from .util import FORMAT_NCDHW
 
 
 # ------------------------------------------------------------------------------------------------- run
@@ -81,7 +82,7 @@ def _launch(problem: Problem, weight: np.ndarray, dy: np.ndarray, tiling_data, y
     w_fz = filter_to_fractal_z_3d(weight.astype(dtype, copy=False), problem.groups, "NCDHW")
     dy_gm = chip.gm.upload("out_backprop", dy_5hd)
     w_gm = chip.gm.upload("filter", w_fz)
-    ncdhw = y_format == "NCDHW"
+    ncdhw = y_format == FORMAT_NCDHW
     y_shape = (n, cin, di, hi, wi) if ncdhw else (n, di, cin1, hi, wi, c0)
     y_gm = chip.gm.alloc("y", int(np.prod(y_shape)) * dtype.itemsize)
     if poison_output and execute:
@@ -129,7 +130,7 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
                         execute=execute, check_races=check_races, poison_output=poison_output, hooks=hooks,
                         engine=engine)
     result = None
-    if y is not None and plan.y_format == "NCDHW":
+    if y is not None and plan.y_format == FORMAT_NCDHW:
         result = plan.rewrite.crop_ncdhw(y, plan.problem.dx_shape)
     elif y is not None:
         y5 = plan.rewrite.crop(y, plan.problem.dx_shape)

@@ -17,6 +17,7 @@ from tiling.model import Conv3DBackpropInputV2TilingData
 from .arguments import Problem, check_problem
 from .matmul_route import aclnn_matmul_mode
 from .rewrite import Rewrite, normalise_problem
+from .util import FORMAT_NCDHW, FORMAT_NDC1HWC0
 
 ROUTES = ("aclnn", "v2")
 
@@ -38,7 +39,7 @@ class Conv3dDxPlan:
     rewrite: Rewrite = Rewrite()
     tiling: Conv3DBackpropInputV2TilingData | None = None
     notes: list[str] = field(default_factory=list)
-    y_format: str = "NDC1HWC0"
+    y_format: str = FORMAT_NDC1HWC0
 
 
 def plan_conv3d_dx(input_size, filter_shape, out_backprop_shape, dtype, *, strides, pads,
@@ -103,8 +104,8 @@ def kernel_y_format(p: Problem, data_format: str) -> str:
     kernel runs without HF32 on fp16/bf16 and the chip is not a regbase one (arch 3510, whose arch35 kernel is not
     modelled); aclnn's tensors are NCDHW, so data_format="NDHWC" (the graph interface) keeps NDC1HWC0."""
     if data_format == "NCDHW" and p.dtype != "float32" and not p.enable_hf32 and p.platform.npu_arch == 2201:
-        return "NCDHW"
-    return "NDC1HWC0"
+        return FORMAT_NCDHW
+    return FORMAT_NDC1HWC0
 
 
 def needs_output_init(p: Problem) -> bool:

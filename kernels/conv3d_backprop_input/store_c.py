@@ -18,7 +18,7 @@ from ascend_sim.ascendc import DataCopy, DataCopyCO12DstParams, Fixpipe, GetBloc
 from ascend_sim.dtypes import bfloat16, float16
 from ascend_sim.isa.fixpipe import FixpipeParams, QuantParams
 
-from .util import BLOCK_CUBE, Ceil, ShiftCeilBlockCube
+from .util import BLOCK_CUBE, FORMAT_NCDHW, FORMAT_NDC1HWC0, Ceil, ShiftCeilBlockCube
 
 UINT32_MAX = 2**32 - 1
 
@@ -65,7 +65,8 @@ def FreeL0cTensor(api, l0c) -> None:
     (api.c1Ping if api.usingCacheC1Ping else api.c1Pong).FreeTensor(l0c)
 
 
-def LoadL0c2Gm(api, output, enAtomic: int = 0, enSequentialWrite: bool = False, yFormat: str = "NDC1HWC0") -> None:
+def LoadL0c2Gm(api, output, enAtomic: int = 0, enSequentialWrite: bool = False,
+               yFormat: str = FORMAT_NDC1HWC0) -> None:
     if not api.needComputeFlag:
         return  # the tile was skipped: nothing was computed, nothing is written
     c1buf = (api.c1Ping if api.usingCacheC1Ping else api.c1Pong).DeQue(np.float32)
@@ -76,7 +77,7 @@ def LoadL0c2Gm(api, output, enAtomic: int = 0, enSequentialWrite: bool = False, 
         raise NotImplementedError("enAtomic=1 (SetAtomicAdd) is not used by the dx drivers")
     if enSequentialWrite:
         return
-    if yFormat == "NCDHW":
+    if yFormat == FORMAT_NCDHW:
         CopyData2TmpWorkspace(api, output, c1buf)
     else:
         CopyData2Gm(api, output, c1buf, quant_mode(api.DstT))

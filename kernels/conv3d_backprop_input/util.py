@@ -8,6 +8,7 @@ from __future__ import annotations
 from ascend_sim.chip import current_core
 
 BLOCK_CUBE = 16  # rows/cols of one cube fractal; also the cout granularity of FRACTAL_Z_3D (N0)
+FORMAT_NCDHW, FORMAT_NDC1HWC0 = "NCDHW", "NDC1HWC0"  # FORMAT_Y, the y format the kernel is compiled for
 FRACTAL_ELEMS_B16 = 256  # elements of one 512-byte b16 fractal: the LoadData 2D unit
 
 
