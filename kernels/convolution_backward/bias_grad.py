@@ -1,8 +1,10 @@
 """grad_bias on the vector cores: the sum of gradOutput over N and the spatial axes, one result per channel.
 
 aclnn (CalculateBiasGrad) reshapes gradOutput to (N, C, L) with L = D*H*W, and calls ReduceSum over axes 0 and 2.
-ReduceSum's kernel and tiling are not in the sources we read, so this kernel is our own, in the Ascend C style
-(a modelling choice, flagged in the run's notes and in docs/convolution_backward.md):
+On npu_arch 2201, l0op::ReduceSumOp (hicann/ops-math math/reduce_sum/op_api/reduce_sum_op.cpp) launches the AI Core
+ReduceSum for float16, float32 and bfloat16; its 2201 kernel and tiling are not in the open sources (only the
+arch35 tiling is), so this kernel is our own, in the Ascend C style (a modelling choice, flagged in the run's
+notes and in docs/convolution_backward.md):
 
 * the channels are split over the AIV cores (AIV_ONLY launch), a contiguous range per core;
 * per channel, DataCopyPad brings rows of gradOutput (N rows of L elements, C*L elements apart in GM) into UB
