@@ -14,7 +14,6 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import kernels
 from kernels.convolution_backward import convolution_backward, convolution_backward_run
 
 BF16 = np.dtype(ml_dtypes.bfloat16)

@@ -125,7 +125,7 @@ def _check_general(stride, padding, dilation, groups) -> None:
     _range("groups", groups, 1, GROUPS_MAX)
 
 
-def _padding_pairs(padding: tuple[int, ...], spatial: int) -> tuple[tuple[int, int], ...]:
+def _padding_pairs(padding: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
     if len(padding) == 4:  # 2D [up, down, left, right]
         return (padding[0], padding[1]), (padding[2], padding[3])
     return tuple((p, p) for p in padding)
@@ -187,7 +187,7 @@ def check_arguments(grad_output, input, weight, bias_sizes, stride, padding, dil
     st = _ints("stride", stride, (spatial,), axes_text)
     pad_lengths = (2, 4) if spatial == 2 else (spatial,)
     pads = _padding_pairs(_ints("padding", padding, pad_lengths,
-                                "H, W or up, down, left, right" if spatial == 2 else axes_text), spatial)
+                                "H, W or up, down, left, right" if spatial == 2 else axes_text))
     dl = _ints("dilation", dilation, (spatial,), axes_text)
     op = _ints("output_padding", output_padding, (spatial,), axes_text)
     groups = check_int("groups", groups)
