@@ -40,8 +40,12 @@ def describe(row: dict) -> str:
     r = ratios(row)
     idle = "/".join(f"{100 * row.get(f'bound_pipe_{part}', 0) / row['cycles']:.0f}" for part in ("head", "gaps", "tail"))
     pipes = " ".join(f"{pipe} {'-' if r[pipe] is None else f'{r[pipe]:.3f}'}" for pipe in PIPES)
+    waits = sorted(((v, k[len("bound_pipe_wait_"):]) for k, v in row.items() if k.startswith("bound_pipe_wait_")),
+                   reverse=True)
+    waited = ", ".join(f"{name} {100 * v / row['cycles']:.0f}%" for v, name in waits if v >= 0.01 * row["cycles"])
     return (f"{row['cycles']:>9,.0f} {row['cube_cycles']:>9,.0f} {row['est_cycles']:>9,.0f} {r['est/sim']:>7.3f} "
-            f"{r['roof/sim']:>8.3f}  {row['bound']:<4} {row['est_bound']:<4} {idle:>9}  {pipes}")
+            f"{r['roof/sim']:>8.3f}  {row['bound']:<4} {row['est_bound']:<4} {idle:>9}  {pipes}"
+            + (f"  gaps: {waited}" if waited else ""))
 
 
 HEADER = (f"{'simulated':>9} {'cube':>9} {'estimate':>9} {'est/sim':>7} {'roof/sim':>8}  sim  est  "
@@ -70,7 +74,7 @@ def main(argv=None) -> None:
 
     print(f"The generator's tilings ({args.dtype}); cube: the slowest cube core's cycles (the rest is the vector "
           f"cores' tail in a MIX launch); idle %: the bounding pipe of that core before its first instruction / "
-          f"between its instructions / after its last\n{'':<24} {HEADER}")
+          f"between its instructions / after its last; gaps: what it waited for between its instructions\n{'':<24} {HEADER}")
     dump = []
     for name, target in targets.items():
         row = {**target.prepare({}).estimate, **target.simulate({})}

@@ -147,14 +147,24 @@ class Conv3dDxTarget:
 def _bound_pipe_idle(log, core) -> dict:
     """Where the slowest cube core's busiest pipe is not busy: before its first instruction starts (`head`),
     between its instructions (`gaps`) and after its last one ends (`tail`); with its busy cycles they add up
-    to the core's cycles. This is where a roofline falls short of the simulated cycles."""
+    to the core's cycles. This is where a roofline falls short of the simulated cycles. The gaps are also split
+    by what the pipe waited for (`wait_<event>`: the idle cycles before a WaitFlag of that event; `wait_<name>`
+    before another instruction, e.g. a PipeBarrier)."""
     pipe = core.bound
-    spans = [(r.start, r.end) for r in log if r.pipe.name == pipe and r.end > r.start]
-    if not spans:
+    records = [r for r in log if r.pipe.name == pipe]
+    busy = [r for r in records if r.end > r.start]
+    if not busy:
         return {}
-    first, last = min(s for s, _ in spans), max(e for _, e in spans)
-    return {"bound_pipe_head": first, "bound_pipe_gaps": last - first - core.busy[pipe],
+    first, last = busy[0].start, max(r.end for r in busy)
+    idle = {"bound_pipe_head": first, "bound_pipe_gaps": last - first - core.busy[pipe],
             "bound_pipe_tail": core.cycles - last}
+    free = first
+    for r in records:
+        if free < r.start <= last:
+            cause = f"bound_pipe_wait_{r.event[0] if r.name == 'WaitFlag' else r.name}"
+            idle[cause] = idle.get(cause, 0.0) + r.start - free
+        free = max(free, r.end)
+    return idle
 
 
 def buffer_usage(tiling, platform) -> dict:
