@@ -4,8 +4,8 @@
         [--no-sweep] [--out FILE]
 
 Part 1, the generator's tiling of each layer of bench_conv3d_dx.py (VideoMAE skipped: aclnn runs it as a matmul):
-estimate / simulated cycles, roofline / simulated cycles, and per pipe the estimated busy cycles over the slowest
-simulated core's busy cycles (1.00 where the model counts the same instructions at the same prices).
+estimate / simulated cycles, roofline / simulated cycles, and per pipe the estimated busy cycles of the slowest
+simulated cube core over the simulator's (1.000 where the model counts the same instructions at the same prices).
 Part 2, a random sweep of --budget candidates per layer around the generator's tiling (tiling_gap.py's space),
 every legal candidate simulated: the same ratios over the candidates, how many are within 20 %, and every
 candidate whose roofline exceeds its simulated cycles (the pruning of a sweep assumes none does). With --out, the
@@ -19,25 +19,28 @@ import json
 from bench_conv3d_dx import LAYERS
 from tiling_gap import problem_of, space_around
 
-from kernels.lab import Conv3dDxTarget, sweep
+from kernels.lab import Conv3dDxTarget, estimate_conv3d_dx, sweep
 from kernels.lab.estimate import PIPES
 
 
-def pipe_ratios(row: dict) -> dict[str, float | None]:
-    """Estimated busy cycles of each pipe over the slowest simulated core's (None where the simulator's is 0)."""
-    return {pipe: row[f"est_busy_{pipe}"] / row[f"slowest_core_busy_{pipe}"]
-            if row[f"slowest_core_busy_{pipe}"] else None for pipe in PIPES}
+def pipe_ratios(target, row: dict) -> dict[str, float | None]:
+    """The estimated busy cycles of each pipe of the simulator's slowest cube core over the simulator's (None
+    where the simulator's is 0)."""
+    estimate = estimate_conv3d_dx(target.candidate(row.get("overrides", {})), target.platform)
+    busy = estimate.core_busy[row["slowest_core"]]
+    return {pipe: busy[pipe] / row[f"slowest_core_busy_{pipe}"] if row[f"slowest_core_busy_{pipe}"] else None
+            for pipe in PIPES}
 
 
-def ratios(row: dict) -> dict:
+def ratios(target, row: dict) -> dict:
     return {"est/sim": row["est_cycles"] / row["cycles"], "roof/sim": row["est_roofline"] / row["cycles"],
-            **pipe_ratios(row)}
+            **pipe_ratios(target, row)}
 
 
-def describe(row: dict) -> str:
+def describe(target, row: dict) -> str:
     """Chip and cube-core cycles, the estimate, the ratios, the bounding pipes, where the slowest cube core's
     bounding pipe idles (head / gaps / tail, % of the chip's cycles) and the per-pipe busy ratios."""
-    r = ratios(row)
+    r = ratios(target, row)
     idle = "/".join(f"{100 * row.get(f'bound_pipe_{part}', 0) / row['cycles']:.0f}" for part in ("head", "gaps", "tail"))
     pipes = " ".join(f"{pipe} {'-' if r[pipe] is None else f'{r[pipe]:.3f}'}" for pipe in PIPES)
     waits = sorted(((v, k[len("bound_pipe_wait_"):]) for k, v in row.items() if k.startswith("bound_pipe_wait_")),
@@ -79,7 +82,7 @@ def main(argv=None) -> None:
     for name, target in targets.items():
         row = {**target.prepare({}).estimate, **target.simulate({})}
         dump.append({"layer": name, "default": True, **row})
-        print(f"{name:<24} {describe(row)}")
+        print(f"{name:<24} {describe(target, row)}")
     if args.no_sweep:
         return _write(args.out, dump)
 
@@ -91,18 +94,18 @@ def main(argv=None) -> None:
                        seed=args.seed, progress=False, prune=False)
         rows = result.simulated
         dump += [{"layer": name, **row} for row in rows]
-        est = [ratios(r)["est/sim"] for r in rows]
-        roof = [ratios(r)["roof/sim"] for r in rows]
+        est = [r["est_cycles"] / r["cycles"] for r in rows]
+        roof = [r["est_roofline"] / r["cycles"] for r in rows]
         over = [r for r in rows if r["est_roofline"] > r["cycles"]]
         per_pipe = []
         for pipe in PIPES:
-            values = [v for v in (pipe_ratios(r)[pipe] for r in rows) if v is not None]
+            values = [v for v in (pipe_ratios(target, r)[pipe] for r in rows) if v is not None]
             per_pipe.append(f"{pipe} {min(values):.3f}-{max(values):.3f}" if values else f"{pipe} -")
         print(f"{name:<24} {len(rows):>3} {min(est):>6.3f}-{max(est):<6.3f} {min(roof):>6.3f}-{max(roof):<6.3f} "
               f"{sum(abs(e - 1) <= 0.2 for e in est):>10} {len(over):>10}  {'  '.join(per_pipe)}")
         for row in sorted(rows, key=lambda r: r["est_cycles"] / r["cycles"]):
             if abs(row["est_cycles"] / row["cycles"] - 1) > 0.2 or row in over:
-                print(f"    {' '.join(f'{n}={row[n]}' for n in result.varied)}\n{'':<24} {describe(row)}")
+                print(f"    {' '.join(f'{n}={row[n]}' for n in result.varied)}\n{'':<24} {describe(target, row)}")
     _write(args.out, dump)
 
 

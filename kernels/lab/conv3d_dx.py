@@ -134,13 +134,13 @@ class Conv3dDxTarget:
                                            **p.operator_arguments())
         report = run.report
         # the cube cores' pipes (the estimate's); a MIX launch's vector cores are left out
-        index, slowest = max(((i, core) for i, core in enumerate(report.cores) if core.kind == "AIC"),
-                             key=lambda item: item[1].cycles)
+        cube = [(i, core) for i, core in enumerate(report.cores) if core.kind == "AIC"]
+        block, (index, slowest) = max(enumerate(cube), key=lambda item: item[1][1].cycles)
         return {"cycles": report.cycles, "microseconds": report.microseconds, "bound": report.bound,
                 **{f"util_{pipe}": u for pipe, u in report.utilisation.items() if pipe in PIPES},
                 **{f"bytes_{path}": n for path, n in report.bytes_by_path.items()},
                 **{f"slowest_core_busy_{pipe}": slowest.busy.get(pipe, 0.0) for pipe in PIPES},
-                "cube_cycles": slowest.cycles, **_bound_pipe_idle(report.logs[index], slowest),
+                "slowest_core": block, "cube_cycles": slowest.cycles, **_bound_pipe_idle(report.logs[index], slowest),
                 "instructions": report.instructions}
 
 

@@ -42,7 +42,7 @@ class Estimate:
     bytes_by_path: dict[str, int]
     fractals: int
     cores: int
-    core_cycles: list[float] = field(repr=False, default_factory=list)
+    core_busy: list[dict[str, float]] = field(repr=False, default_factory=list)  # per core, by block index
     serial_l1: float = 0.0  # MTE1 plus the loads into a single A1 buffer, on the core where that is largest
 
     @property
@@ -236,9 +236,9 @@ def estimate_conv3d_dx(tiling, platform=None, *, out_dtype_bytes: int | None = N
                         paths["L1->L0B"] += l0b
                         paths["L0C->GM"] += out
                         fractals += f
-        per_core.append(max(busy.values()))
+        per_core.append(busy)
         serial_cycles.append(serial)
-        if per_core[-1] >= max(totals.values()):
+        if max(busy.values()) >= max(totals.values()):
             totals = busy
     return Estimate(totals, {k: int(v) for k, v in paths.items()}, int(fractals), p.coreNum, per_core,
                     max(serial_cycles, default=0.0))
