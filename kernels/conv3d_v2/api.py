@@ -24,8 +24,8 @@ conv3d_common_func.h (IterateAll, GetTensorC) and conv_forward_common_func.h (Se
 With groupConvType (groups > 1, the weight in group-opt blocks) IterateAll runs IterateAllWithGroups and the
 weight goes through the group-opt tools (load_b_groups.py); with outputOrder (HW mode, from the ops-nn copy of
 this API) an M block is part of one output row (hw_mode.py) and the rows are an extra loop. Not ported: the
-pointwise (NCDHW) tools and the AL1/BL1 preload variants (ReduceKPreloadDb*: asc-devkit's Init forces their flags
-off, so they never run there; the ops-nn copy keeps them, see docs/conv3d_v2.md).
+pointwise (NCDHW) tools. The AL1/BL1 preload (ReduceKPreloadDbAll / ReduceKPreloadDbInput) runs as in the ops-nn
+copy of this API that the real kernel compiles; asc-devkit's Init clears its flags (docs/conv3d_v2.md).
 """
 from __future__ import annotations
 
@@ -94,6 +94,19 @@ class Conv3D:
         self.maxGroupOptIter = self.singleCoreGroupOpt
         SetHF32Mode(bool(tiling.hf32Enable))
         SetHF32TransMode(False)
+        self.InitPreloadFlags()
+
+    def InitPreloadFlags(self) -> None:
+        """Preload the next L1 block(s) during the K loop when AL1 (and BL1) are double-buffered, K takes several
+        L1 blocks of one size, and no depth pad or fully padded row block needs a zero fill (the ops-nn copy of this
+        API; asc-devkit's Init computes the same flags and then clears them)."""
+        t = self.conv3dTiling
+        preloadAL1Flag = (t.pBufferFlag & 0x18) >> 3
+        L0ASet2dFlag = bool(self.padHead or self.padTail or self.padUp >= self.kernelH or self.padDown >= self.kernelH)
+        kAL1TailCase = t.kAL1Tail != t.kAL1
+        plain = not self.kAL1fullload and not L0ASet2dFlag and not kAL1TailCase
+        self.preloadAL1DbFlag = preloadAL1Flag == 1 and plain
+        self.preloadABL1DbFlag = preloadAL1Flag == 3 and plain and not self.kBL1fullload
 
     def InitParams(self, t) -> None:
         self.conv3dTiling = t
@@ -359,7 +372,12 @@ class Conv3D:
         self.madIns.SetMN(AlignB(m, BLOCK_L0_M), AlignB(n, BLOCK_L0_N))
         self.copyOutIns.SetMN(m, AlignB(n, self.cin0))
         self.InitBiasWithNormal(n)
-        self.ReduceK()
+        if self.preloadABL1DbFlag:
+            self.ReduceKPreloadDbAll()
+        elif self.preloadAL1DbFlag:
+            self.ReduceKPreloadDbInput()
+        else:
+            self.ReduceK()
         self.queueCL0.EnQue(self.cl0)
         self.cl0 = self.queueCL0.DeQue(self.L0cT)
         self.kIter = 0
@@ -413,6 +431,92 @@ class Conv3D:
             self.queueBL1.FreeTensor(self.bl1)
             self.freeBL1TensorFlag = False
             self.LoadBL1Process(self.kIter // self.multiKBL1)
+
+    # ------------------------------------------------------------------------------------------------- preload
+    def ReduceKPreloadDbAll(self) -> None:
+        """AL1 and BL1 double-buffered: K blocks 0 and 1 of both are loaded first; at each L1 boundary the block
+        in use is freed and the one after the next is loaded while the next one is taken from the queue."""
+        if self.loadAL1Flag or not self.kAL1fullload:
+            if self.freeAL1TensorFlag:
+                self.queueAL1.FreeTensor(self.al1)
+            self.LoadAL1PreloadProcess(0)
+        if self.loadBL1Flag or not self.kBL1fullload:
+            if self.freeBL1TensorFlag:
+                self.queueBL1.FreeTensor(self.bl1)
+            self.LoadBL1PreloadProcess(0)
+        self.LoadAL1Process(1)
+        self.LoadBL1Process(1)
+        self.ReduceKFirstIterLoadL0(isLast=self.ddr2l0LoopK == 1)
+        self.kIter, isOdd = 1, 1
+        maxKAL1PreloadIter = self.ddr2l0LoopK - self.multiKAL1
+        maxKBL1PreloadIter = self.ddr2l0LoopK - self.multiKBL1
+        while self.kIter < self.ddr2l0LoopK:
+            self.ReduceKPreloadDbAllLoadL1(maxKAL1PreloadIter, maxKBL1PreloadIter)
+            self.ReduceKIterLoadL0(isOdd, isLast=self.kIter == self.ddr2l0LoopK - 1)
+            self.kIter += 1
+            isOdd = self.kIter & 1
+
+    def ReduceKPreloadDbAllLoadL1(self, maxKAL1PreloadIter: int, maxKBL1PreloadIter: int) -> None:
+        if self.kIter == maxKAL1PreloadIter:  # the last block is already loaded: take it
+            self.queueAL1.FreeTensor(self.al1)
+            self.al1 = self.queueAL1.DeQue(self.InputT)
+        elif self.kIter < maxKAL1PreloadIter and (
+                self.loadAL1Flag or (not self.kAL1fullload and self.kIter % self.multiKAL1 == 0)):
+            self.queueAL1.FreeTensor(self.al1)
+            self.LoadAL1Process(self.kIter // self.multiKAL1 + 1)
+        if self.kIter == maxKBL1PreloadIter:
+            self.queueBL1.FreeTensor(self.bl1)
+            self.bl1 = self.queueBL1.DeQue(self.WeightT)
+        elif self.kIter < maxKBL1PreloadIter and (
+                self.loadBL1Flag or (not self.kBL1fullload and self.kIter % self.multiKBL1 == 0)):
+            self.queueBL1.FreeTensor(self.bl1)
+            self.LoadBL1Process(self.kIter // self.multiKBL1 + 1)
+
+    def ReduceKPreloadDbInput(self) -> None:
+        """AL1 double-buffered: the same for the feature map only; the weight as in ReduceK."""
+        if self.freeAL1TensorFlag:
+            self.queueAL1.FreeTensor(self.al1)
+        self.LoadAL1PreloadProcess(0)
+        self.LoadAL1Process(1)
+        if not self.bl1bypass and (self.loadBL1Flag or not self.kBL1fullload):
+            if self.freeBL1TensorFlag:
+                self.queueBL1.FreeTensor(self.bl1)
+            self.LoadBL1Process(0)
+        self.ReduceKFirstIterLoadL0(isLast=self.ddr2l0LoopK == 1)
+        self.kIter, isOdd = 1, 1
+        maxKAL1PreloadIter = self.ddr2l0LoopK - self.multiKAL1
+        while self.kIter < self.ddr2l0LoopK:
+            self.ReduceKPreloadDbInputLoadL1(maxKAL1PreloadIter)
+            self.ReduceKIterLoadL0(isOdd, isLast=self.kIter == self.ddr2l0LoopK - 1)
+            self.kIter += 1
+            isOdd = self.kIter & 1
+        self.ReduceKPostProcessLoadL0()
+
+    def ReduceKPreloadDbInputLoadL1(self, maxKAL1PreloadIter: int) -> None:
+        if self.kIter == maxKAL1PreloadIter:
+            self.queueAL1.FreeTensor(self.al1)
+            self.al1 = self.queueAL1.DeQue(self.InputT)
+        elif self.kIter < maxKAL1PreloadIter and self.kIter % self.multiKAL1 == 0:
+            self.queueAL1.FreeTensor(self.al1)
+            self.LoadAL1Process(self.kIter // self.multiKAL1 + 1)
+        if not self.bl1bypass and (self.loadBL1Flag or (not self.kBL1fullload and self.kIter % self.multiKBL1 == 0)):
+            self.queueBL1.FreeTensor(self.bl1)
+            self.LoadBL1Process(self.kIter // self.multiKBL1)
+
+    def LoadAL1PreloadProcess(self, kAL1Iter: int) -> None:
+        """Load a block and queue it without taking it: the next LoadAL1Process's DeQue returns this one."""
+        self.al1 = self.queueAL1.AllocTensor(self.InputT)
+        self.kAL1Iter = kAL1Iter
+        self.loadAl1Ins.LoadAL1()
+        self.queueAL1.EnQue(self.al1)
+        self.loadAL1Flag, self.freeAL1TensorFlag = True, False
+
+    def LoadBL1PreloadProcess(self, kBL1Iter: int) -> None:
+        self.bl1 = self.queueBL1.AllocTensor(self.WeightT)
+        self.kBL1Iter = kBL1Iter
+        self.loadBL1Ins.LoadBL1()
+        self.queueBL1.EnQue(self.bl1)
+        self.loadBL1Flag, self.freeBL1TensorFlag = True, False
 
     def LoadAL1Process(self, kAL1Iter: int) -> None:
         self.al1 = self.queueAL1.AllocTensor(self.InputT)
@@ -660,9 +764,10 @@ class Conv3D:
                 self.SetBias(self.biasgm[t.coutOpt])
             self.groupOptIter += 1
         tmpSingleCoreCo = self.singleCoreCo
+        tmpPreload = (self.preloadAL1DbFlag, self.preloadABL1DbFlag)
         self.PreProcessGroupOptDimTail()
         self.IterateAllBase(output, enPartialSum)
-        self.PostProcessGroupOptDimTail(tmpSingleCoreCo)
+        self.PostProcessGroupOptDimTail(tmpSingleCoreCo, tmpPreload)
         self.groupOptIter = 0
 
     def ReCalculationKTilingWithGroups(self) -> tuple[int, int, int]:
@@ -692,16 +797,18 @@ class Conv3D:
         if self.singleCoreCinTail != 0:
             self.singleCoreCin = self.singleCoreCinTail
             self.InitKDirectionBaseValue(*self.ReCalculationKTilingWithGroups())
+            self.preloadAL1DbFlag = self.preloadABL1DbFlag = False
         if self.singleCoreCoutTail != 0:
             self.singleCoreCo = self.singleCoreCoutTail
             self.InitCoutDirectionBaseValue()
 
-    def PostProcessGroupOptDimTail(self, tmpSingleCoreCo: int) -> None:
+    def PostProcessGroupOptDimTail(self, tmpSingleCoreCo: int, tmpPreload: tuple[bool, bool]) -> None:
         if not self.isGroupOptDimTail:
             return
         if self.singleCoreCin != self.conv3dTiling.cinOpt:
             self.singleCoreCin = self.conv3dTiling.cinOpt
             self.InitKDirectionBaseValue()
+            self.preloadAL1DbFlag, self.preloadABL1DbFlag = tmpPreload
         if self.singleCoreCo != tmpSingleCoreCo:
             self.singleCoreCo = tmpSingleCoreCo
             self.InitCoutDirectionBaseValue()

@@ -83,6 +83,9 @@ def check_fields(api, run, dtype_bytes: int, bias_bytes: int, platform: Platform
         bad("mAL1DivmL0", api.mAL1DivmL0, f"must be ceil(mAL1 / mL0) = {_ceil_div(api.mAL1, api.mL0)}")
     if not api.bl1BypassFlag and api.nBL1DivnL0 != _ceil_div(api.nBL1, api.nL0):
         bad("nBL1DivnL0", api.nBL1DivnL0, f"must be ceil(nBL1 / nL0) = {_ceil_div(api.nBL1, api.nL0)}")
+    if not api.bl1BypassFlag and api.nBL1 >= api.coutOpt and run.nDim > 1:
+        bad("nBL1", api.nBL1, f"a BL1 block of every cout (nBL1 >= Cout={api.coutOpt}) is read from the core's first "
+            f"cout on: the N split must be nDim=1, not {run.nDim}")
     if api.nL0xk0 != api.nL0 * k0:
         bad("nL0xk0", api.nL0xk0, f"must be nL0 * k0 = {api.nL0 * k0}")
     if api.bl1BypassFlag and api.nL0 >= api.coutOpt and (api.nL0 // CUBE) * (api.kL0 // k0) > LOAD2D_REPEAT_MAX:
