@@ -91,6 +91,8 @@ GRID = [  # x shape, weight shape, stride, padding, dilation, groups
     ((2, 6, 3, 7, 7), (6, 3, 1, 3, 3), (1, 1, 1), (0, 2, 2), (1, 2, 2), 2),  # 3D groups, dilation
     ((1, 16, 3, 6, 6), (16, 1, 3, 3, 3), (1, 1, 1), (1, 1, 1), (1, 1, 1), 16),  # depthwise
     ((1, 4, 4, 7, 7), (8, 4, 1, 2, 2), (2, 3, 3), (0, 0, 0), (1, 1, 1), 1),  # 3D stride > kernel
+    ((1, 4, 5, 6), (8, 4, 2, 2), (1, 1), (3, 3), (1, 1), 1),  # padding beyond the kernel
+    ((2, 4, 7), (4, 1, 3), (1,), (4,), (3,), 4),  # 1D depthwise, dilation, padding beyond the kernel
 ]
 
 
