@@ -244,3 +244,15 @@ def test_illegal_tiling_overrides_are_refused_before_launch(overrides, match):
     x, w, b = _operands((1, 5, 4, 6, 7), (7, 5, 2, 3, 3), np.float16)
     with pytest.raises(TilingValidationError, match=match):
         conv3d_v2_run(x, w, b, strides=(1,) * 5, pads=(0,) * 6, tiling_overrides=overrides)
+
+
+def test_the_bias_buffers_count_without_a_bias():
+    """The API allocates the L1 bias queue (nL0 floats: DTYPE_BIAS defaults to float) with or without a bias; on a
+    16 KiB L1 the generated tiling fills L1 to the byte without it, so the kernel would overflow: refused."""
+    from ascend_sim.platform import get_platform
+
+    small = get_platform("Ascend910B2").with_overrides(L1=16384)
+    x, w, _ = _operands((1, 40, 5, 8, 5), (16, 10, 1, 3, 3), np.float16, bias=False)
+    with pytest.raises(TilingValidationError, match="the kernel needs 16448 bytes of L1, which has 16384"):
+        conv3d_v2_run(x, w, None, strides=(1,) * 5, pads=(1, 2, 1, 1, 0, 0), dilations=(1, 1, 1, 2, 2), groups=4,
+                      platform=small)

@@ -67,7 +67,8 @@ def plan_conv3d_v2_tiling(args, tiling_overrides=None):
 
 def _launch(args, x, weight, bias, t, *, execute, check_races, poison_output, hooks, engine):
     dtype = DTYPES[args.dtype]
-    bias_dtype = np.dtype(np.float16) if args.dtype == "float16" else np.dtype(np.float32)
+    # DTYPE_BIAS: the aclnn bias type (fp16 for fp16 data, else fp32); without a bias the entry's default, float
+    bias_dtype = np.dtype(np.float16) if args.dtype == "float16" and bias is not None else np.dtype(np.float32)
     n, cout, do, ho, wo = args.y_shape
     c0 = 32 // dtype.itemsize
     chip = Chip(args.platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine)

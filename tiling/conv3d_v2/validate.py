@@ -41,10 +41,10 @@ def buffer_bytes(api, run, dtype_bytes: int, bias_bytes: int) -> dict[str, int]:
     bl1 = 0 if api.bl1BypassFlag else _align(api.nBL1 * api.kBL1 * dtype_bytes, C0_BYTES)
     bias_l1 = (_align(api.singleCoreCo * bias_bytes, CUBE * bias_bytes) if api.biasFullLoadFlag
                else api.nL0 * bias_bytes)
-    bias_l1 = _align(bias_l1, C0_BYTES) if run.hasBias else 0
-    return {"L1": al1 * db(PB_AL1) + bl1 * db(PB_BL1) + bias_l1,
+    # the bias buffers are allocated with or without a bias (Init does not look at hasBias)
+    return {"L1": al1 * db(PB_AL1) + bl1 * db(PB_BL1) + _align(bias_l1, C0_BYTES),
             "L0C": api.mL0 * api.nL0 * 4 * db(PB_CL0),
-            "BT": _align(api.nL0 * 4, 64) if run.hasBias else 0}
+            "BT": _align(api.nL0 * 4, 64)}
 
 
 def check_fields(api, run, dtype_bytes: int, bias_bytes: int, platform: Platform) -> list[Problem]:
@@ -120,7 +120,7 @@ def validate(tiling, platform=None, *, raise_error: bool = False, overrides: dic
         raise ValueError("the tiling records no platform: pass platform=")
     plat = get_platform(platform if platform is not None else tiling.platform)
     dtype_bytes = 4 if tiling.dtype == "float32" else 2
-    bias_bytes = 2 if tiling.dtype == "float16" else 4
+    bias_bytes = 2 if tiling.dtype == "float16" and tiling.convRunInfo.hasBias else 4  # DTYPE_BIAS, else float
     report = ValidationReport(plat.name, check_fields(tiling.convApiTiling, tiling.convRunInfo, dtype_bytes,
                                                       bias_bytes, plat))
     if raise_error:
