@@ -1,6 +1,8 @@
 """Provenance of one GM output element: the record that stored it, the Mmads that accumulated its L0C cell, and the
 loads that brought their operands (MTE1 into L0A/L0B, MTE2 into L1), back to the GM bytes they read. A store that
-is an atomic add (SetAtomicAdd) is followed by the earlier store of the value it added to, and so on.
+is an atomic add (SetAtomicAdd) is followed by the earlier store of the value it added to, and so on; GM bytes a
+move read that an earlier store of the run wrote (the workspace a MIX kernel's AIC hands to its AIV, then UB and
+TransDataTo5HD on the AIV) are followed to that store.
 
 The store and its Mmads come from Debugger.who_wrote. An Mmad's operands for one cell (row r, column c) are row r
 of A in L0A (ZZ fractals) and column c of B in L0B (ZN fractals); their exact last writers and the source bytes of
@@ -12,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .dataflow import MOVE_PIPES
+from .dataflow import is_move
 
 __all__ = ["Provenance", "Step", "trace_element"]
 
@@ -57,60 +59,74 @@ class Provenance:
 
 
 def trace_element(dbg, gm_name: str, byte_offset: int) -> Provenance:
-    """The provenance of byte `byte_offset` of GM allocation `gm_name` among the records applied so far."""
+    """The provenance of byte `byte_offset` of GM allocation `gm_name` among the records applied so far. GM bytes a
+    move read that an earlier record of the run wrote (a MIX kernel's workspace) are followed to that store."""
     from .debug import Writer, _fixpipe_source_byte  # the debugger's own store/accumulation search
 
     steps: dict[int, Step] = {}
     flow = dbg.flow
-    gm_buf = dbg.chip.gm[gm_name]
+
+    def gm_source(step: Step, name: str, src: np.ndarray, seq: int) -> None:
+        """GM bytes a move at `seq` read: a store of this run before it, else an input of the computation."""
+        written = {int(g) for g in np.unique(src // 2) if dbg.who_wrote(name, int(g) * 2, seq)}
+        for granule in sorted(written):
+            store(name, granule * 2, seq, seq)
+        rest = src[[int(b) // 2 not in written for b in src]]
+        if rest.size:
+            step.inputs[name] = np.union1d(step.inputs.get(name, np.zeros(0, np.int64)), rest)
 
     def chase(core: int, key, offsets, before: int, fed: int) -> None:
         for seq, wrote in flow.last_writers(key, offsets, before, core).items():
             rec = dbg.records[seq]
             step = steps.get(seq)
             if step is None:
-                step = steps[seq] = Step(Writer(rec, seq), "loaded" if rec.pipe.name in MOVE_PIPES else "wrote",
-                                         key[1])
+                step = steps[seq] = Step(Writer(rec, seq), "loaded" if is_move(rec) else "wrote", key[1])
             step.fed.add(fed)
             step.nbytes += int(wrote.size)
-            if rec.pipe.name not in MOVE_PIPES:
+            if not is_move(rec):
                 continue
             for src_key, src in flow.sources(seq, key, wrote).items():
                 if src_key[0] == "GM":
-                    step.inputs[src_key[1]] = np.union1d(step.inputs.get(src_key[1], np.zeros(0, np.int64)), src)
+                    gm_source(step, src_key[1], src, seq)
                 else:
                     chase(core, src_key, src, seq, seq)
 
-    before = None
-    while True:
-        writers = dbg.who_wrote(gm_name, byte_offset, before)
-        if not writers:
-            break
-        first = writers[0]
-        rec = first.record
-        store = steps[first.seq] = Step(first, "stored", f"gm {gm_name}", nbytes=1)
-        if rec.name == "Fixpipe":
-            l0c_byte = _fixpipe_source_byte(rec, gm_buf, byte_offset)
-            for w in writers[1:]:
-                if w.name != "Mmad":
-                    steps[w.seq] = Step(w, "wrote", "L0C", {first.seq}, 4)
-                    continue
-                a_offsets, b_offsets, (row, col) = mmad_operands(w.record, l0c_byte)
-                p = w.record.params
-                steps[w.seq] = Step(w, "accumulated", "L0C", {first.seq}, 4,
-                                    detail=f"row {row}, column {col} of its {p.m} x {p.n} x {p.k} product")
-                chase(w.core, (w.core, "L0A"), a_offsets, w.seq, w.seq)
-                chase(w.core, (w.core, "L0B"), b_offsets, w.seq, w.seq)
-        elif rec.pipe.name in MOVE_PIPES:
-            for src_key, src in flow.sources(first.seq, ("GM", gm_name), [byte_offset]).items():
-                if src_key[0] == "GM":
-                    store.inputs[src_key[1]] = src
-                else:
-                    chase(rec.core, src_key, src, first.seq, first.seq)
-        if not any(name == "atomic" and value is not None for name, value in rec.registers):
-            break
-        store.detail = "an atomic add: the value it added to follows"  # SetAtomicAdd: go on to the earlier store
-        before = first.seq
+    def store(gm: str, byte: int, before, fed) -> None:
+        gm_buf = dbg.chip.gm[gm]
+        while True:
+            writers = dbg.who_wrote(gm, byte, before)
+            if not writers:
+                return
+            first = writers[0]
+            rec = first.record
+            if first.seq in steps:  # another byte of the same element: already on the path
+                steps[first.seq].fed |= set() if fed is None else {fed}
+                return
+            stored = steps[first.seq] = Step(first, "stored", f"gm {gm}", set() if fed is None else {fed}, nbytes=1)
+            if rec.name == "Fixpipe":
+                l0c_byte = _fixpipe_source_byte(rec, gm_buf, byte)
+                for w in writers[1:]:
+                    if w.name != "Mmad":
+                        steps[w.seq] = Step(w, "wrote", "L0C", {first.seq}, 4)
+                        continue
+                    a_offsets, b_offsets, (row, col) = mmad_operands(w.record, l0c_byte)
+                    p = w.record.params
+                    steps[w.seq] = Step(w, "accumulated", "L0C", {first.seq}, 4,
+                                        detail=f"row {row}, column {col} of its {p.m} x {p.n} x {p.k} product")
+                    chase(w.core, (w.core, "L0A"), a_offsets, w.seq, w.seq)
+                    chase(w.core, (w.core, "L0B"), b_offsets, w.seq, w.seq)
+            elif is_move(rec):
+                for src_key, src in flow.sources(first.seq, ("GM", gm), [byte]).items():
+                    if src_key[0] == "GM":
+                        gm_source(stored, src_key[1], src, first.seq)
+                    else:
+                        chase(rec.core, src_key, src, first.seq, first.seq)
+            if not any(name == "atomic" and value is not None for name, value in rec.registers):
+                return
+            stored.detail = "an atomic add: the value it added to follows"  # SetAtomicAdd: the earlier store
+            before = first.seq
+
+    store(gm_name, byte_offset, None, None)
     if not steps:
         return Provenance([])
     order = {"stored": 0, "accumulated": 1, "wrote": 1, "loaded": 2}

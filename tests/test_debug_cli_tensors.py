@@ -32,24 +32,25 @@ def numbers(line: str) -> np.ndarray:
 
 
 def test_print_and_x_of_conv_tensors(session):
+    # fp16 NCDHW: the MIX build, whose vector cores write y in NCDHW (device and logical format are the same)
     code, out, shell = session(CONV, "print y[0, 3, :, 2, 2]\ngoto end\nprint y[0, 3, :, 2, 2]\nprint y[0, 3, 1, 2, 2]\n"
-                                     "x y[0, 1, 0, 2, 2, 3]\nprint filter[2, 5, 1, 0, 2]\nprint y[0, 20, 0, 0, 0]\n"
-                                     "x y[0, 0, 0, 0, 0, 0, 0]\nprint out_backprop[0, 0:3, 0, 0, 0] full\n")
+                                     "x y[0, 3, 1, 2, 2]\nprint filter[2, 5, 1, 0, 2]\nprint y[0, 20, 0, 0, 0]\n"
+                                     "x y[0, 0, 0, 0, 0, 0]\nprint out_backprop[0, 0:3, 0, 0, 0] full\n")
     assert code == 0
     dbg = shell.dbg
-    assert out[0][0].startswith("y[0, 3, :, 2, 2]: NCDHW (2,) float16  (GM y, NDC1HWC0 (1, 2, 2, 8, 8, 16))")
+    assert out[0][0].startswith("y[0, 3, :, 2, 2]: NCDHW (2,) float16  (GM y, NCDHW (1, 20, 2, 8, 8))")
     assert np.isnan(numbers(out[0][1])).all()  # the poisoned output before any record
     assert np.allclose(numbers(out[2][1]), dbg.tensor("y", (0, 3, slice(None), 2, 2)), atol=5e-4)
     value = float(dbg.tensor("y", (0, 3, 1, 2, 2)))
-    assert out[3] == [f"y[0, 3, 1, 2, 2] = {np.float16(value)!s}  (GM y, NDC1HWC0 (1, 2, 2, 8, 8, 16): byte "
-                      f"{2 * ((((0 * 2 + 1) * 2 + 0) * 8 + 2) * 8 + 2) * 16 + 2 * 3}, NDC1HWC0 [0, 1, 0, 2, 2, 3])"]
-    assert out[4][0].startswith(f"y[0, 1, 0, 2, 2, 3] = {np.float16(value)!s}  (") and "NCDHW [0, 3, 1, 2, 2]" in out[4][0]
+    assert out[3] == [f"y[0, 3, 1, 2, 2] = {np.float16(value)!s}  (GM y, NCDHW (1, 20, 2, 8, 8): byte "
+                      f"{2 * (((3 * 2 + 1) * 8 + 2) * 8 + 2)}, NCDHW [0, 3, 1, 2, 2])"]
+    assert out[4][0].startswith(f"y[0, 3, 1, 2, 2] = {np.float16(value)!s}  (") and "NCDHW [0, 3, 1, 2, 2]" in out[4][0]
     rng = np.random.default_rng(0)  # the command's operands: dy, then the filter, from --seed (default 0)
     dy = rng.standard_normal((1, 24, 3, 4, 4)).astype(np.float16)
     weight = rng.standard_normal((24, 20, 2, 3, 3)).astype(np.float16)
     assert np.float16(out[5][0].split(" = ")[1].split()[0]) == weight[2, 5, 1, 0, 2]
     assert out[6] == ["error: y: index 20 of axis C outside [0, 19]"]
-    assert out[7] == ["error: y: 7 indices for 6 axes (NDC1HWC0 (1, 2, 2, 8, 8, 16))"]
+    assert out[7] == ["error: y: 6 indices for 5 axes (NCDHW (1, 20, 2, 8, 8))"]
     assert np.array_equal(numbers(out[8][1]).astype(np.float16), dy[0, 0:3, 0, 0, 0])
 
 

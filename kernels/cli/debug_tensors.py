@@ -65,14 +65,19 @@ def conv3d_dx_tensors(args, initial_gm: dict) -> OperatorTensors:
         rewrite = plan.rewrite
         kernel_dhw = tuple(s + b + a for s, b, a in zip(p.dhw, rewrite.extra_before, rewrite.extra_after))
         c0 = 32 // dtype.itemsize
-        y_device = (p.batch, kernel_dhw[0], -(-p.cin // c0), kernel_dhw[1], kernel_dhw[2], c0)
+        if plan.y_format == "NCDHW":  # the MIX build's vector cores write dx in NCDHW themselves
+            y = from_device("y", "y", dtype, "NCDHW", (p.batch, p.cin, *kernel_dhw), "NCDHW",
+                            lambda y: rewrite.crop_ncdhw(y, p.dx_shape))
+        else:
+            y_device = (p.batch, kernel_dhw[0], -(-p.cin // c0), kernel_dhw[1], kernel_dhw[2], c0)
+            y = from_device("y", "y", dtype, "NDC1HWC0", y_device, "NCDHW",
+                            lambda y5: ndc1hwc0_to_ncdhw(rewrite.crop(y5, p.dx_shape), p.cin))
         tensors = {
             "out_backprop": to_device("out_backprop", "out_backprop", dtype, "NCDHW", p.dy_shape, "NDC1HWC0",
                                       ncdhw_to_ndc1hwc0),
             "filter": to_device("filter", "filter", dtype, "NCDHW", p.filter_shape, "FRACTAL_Z_3D",
                                 lambda w: filter_to_fractal_z_3d(rewrite.filter(w), p.groups, "NCDHW")),
-            "y": from_device("y", "y", dtype, "NDC1HWC0", y_device, "NCDHW",
-                             lambda y5: ndc1hwc0_to_ncdhw(rewrite.crop(y5, p.dx_shape), p.cin)),
+            "y": y,
         }
 
     def expected():
