@@ -53,3 +53,16 @@ def test_the_numpy_reference_matches_torch():
     expect = F.conv3d(torch.tensor(xp), torch.tensor(w), torch.tensor(b), stride=(2, 1, 3), dilation=(1, 2, 1),
                       groups=2).numpy()
     np.testing.assert_allclose(got, expect, rtol=1e-12, atol=1e-12)
+
+
+def test_debug_conv3d_checks_and_traces_an_element_to_x_and_the_filter(monkeypatch, capsys):
+    import io
+    import sys
+
+    script = "continue\ncheck\nprint bias[3]\nwho-wrote y[0,2,1,3,4]\nquit\n"
+    monkeypatch.setattr(sys, "stdin", io.StringIO(script))
+    assert main(["debug", "conv3d", *SMALL, "--bias"]) == 0
+    out = capsys.readouterr().out
+    assert "check y at the end of the run: PASSED" in out
+    assert "bias[3] = " in out and "(GM bias, ND (7,)" in out
+    assert "from filter:" in out and "from x:" in out and "Mmad" in out and "Fixpipe" in out

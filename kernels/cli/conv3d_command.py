@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -16,9 +17,9 @@ from ascend_sim.platform import get_platform
 from tiling import TilingValidationError
 from tiling.conv3d_v2.model import API_TILING_FIELDS, RUN_INFO_FIELDS
 
-from ..conv3d_v2.operator import conv3d_v2_run
+from ..conv3d_v2.operator import Conv3dV2Run, conv3d_v2_run
 from ..conv3d_v2.reference import conv3d_reference
-from .conv_problem import add_conv_problem_arguments, conv_problem, field_override
+from .conv_problem import ConvProblem, add_conv_problem_arguments, conv_problem, field_override
 from .flags import FlagError, add_run_arguments
 from .report import Progress, check_against, print_json, text_stream
 
@@ -44,8 +45,28 @@ def add_command(commands) -> argparse.ArgumentParser:
     return parser
 
 
-def run(args: argparse.Namespace) -> int:
-    say = text_stream(args.json)
+@dataclass
+class Conv3dCommandRun:
+    """What `simulate` ran: the problem, the operands, the operator's run and the wall time."""
+
+    problem: ConvProblem
+    x: np.ndarray
+    w: np.ndarray
+    bias: np.ndarray | None
+    run: Conv3dV2Run
+    wall: float
+
+    @property
+    def headline(self) -> str:
+        p = self.problem
+        return (f"Conv3DV2 {p.dtype}: x {p.dx_shape} * w {p.filter_shape}{' + bias' if self.bias is not None else ''}"
+                f" -> y {p.dy_shape} (NCDHW), stride {p.stride}, pad {p.pad}, dilation {p.dilation}, groups "
+                f"{p.groups}")
+
+
+def simulate(args: argparse.Namespace, hooks: list | None = None) -> Conv3dCommandRun:
+    """Build the problem the flags describe and run it, with `hooks` added to the progress display (`ascend-sim
+    debug conv3d` passes a Capture). The GM allocations are x, filter, bias and y (operator.py)."""
     problem = conv_problem(args)
     dtype = DTYPES[args.dtype]
     rng = np.random.default_rng(args.seed)
@@ -56,16 +77,21 @@ def run(args: argparse.Namespace) -> int:
     wall = time.perf_counter()
     try:
         result = conv3d_v2_run(x, w, bias, execute=not args.timing_only, trace=args.trace,
-                               tiling_overrides=dict(args.set) or None, hooks=progress,
+                               tiling_overrides=dict(args.set) or None,
+                               hooks=(progress or []) + list(hooks or []) or None,
                                check_races=not args.no_race_check, engine=args.engine, **problem.operator_arguments())
     except TilingValidationError as err:
         raise FlagError(f"argument --set: {err}") from err
     finally:
         Progress.done(progress)
-    wall = time.perf_counter() - wall
-    print(f"Conv3DV2 {problem.dtype}: x {problem.dx_shape} * w {problem.filter_shape}{' + bias' if args.bias else ''}"
-          f" -> y {problem.dy_shape} (NCDHW), stride {problem.stride}, pad {problem.pad}, dilation "
-          f"{problem.dilation}", file=say)
+    return Conv3dCommandRun(problem, x, w, bias, result, time.perf_counter() - wall)
+
+
+def run(args: argparse.Namespace) -> int:
+    say = text_stream(args.json)
+    ran = simulate(args)
+    problem, x, w, bias, result, wall = ran.problem, ran.x, ran.w, ran.bias, ran.run, ran.wall
+    print(ran.headline, file=say)
     t, a = result.tiling, result.tiling.convApiTiling
     print(f"tiling key {t.tiling_key}: {t.block_dim} cores, mL0/kL0/nL0 {a.mL0}/{a.kL0}/{a.nL0}, mAL1/kAL1 "
           f"{a.mAL1}/{a.kAL1}, BL1 bypass {a.bl1BypassFlag}, iterateMNOrder {a.iterateMNOrder}", file=say)

@@ -24,6 +24,7 @@ from ..conv3d_backprop_input.matmul_route import (
     STRIDE_EQ_KERNEL,
     W1B1_1X1X1,
 )
+from ..conv3d_v2.reference import conv3d_reference
 from ..reference import conv3d_dx_reference
 from .conv_problem import conv_problem
 from .report import TOLERANCE
@@ -87,6 +88,32 @@ def conv3d_dx_tensors(args, initial_gm: dict) -> OperatorTensors:
     return OperatorTensors(tensors, "y", expected, _tolerance(p.dtype, p.hf32))
 
 
+def conv3d_tensors(args, initial_gm: dict) -> OperatorTensors:
+    """`ascend-sim conv3d` (Conv3DV2, NCDHW data and filter): x, filter, bias (when --bias) and y, as
+    kernels/conv3d_v2/operator.py places them (NDC1HWC0, FRACTAL_Z_3D, the kernel's bias dtype, NDC1HWC0)."""
+    p = conv_problem(args)
+    dtype = DTYPES[p.dtype]
+    c0 = 32 // dtype.itemsize
+    n, cout, do, ho, wo = p.dy_shape
+    tensors = {
+        "x": to_device("x", "x", dtype, "NCDHW", p.dx_shape, "NDC1HWC0", ncdhw_to_ndc1hwc0),
+        "filter": to_device("filter", "filter", dtype, "NCDHW", p.filter_shape, "FRACTAL_Z_3D",
+                            lambda w: filter_to_fractal_z_3d(w, p.groups, "NCDHW")),
+        "y": from_device("y", "y", dtype, "NDC1HWC0", (n, do, -(-cout // c0), ho, wo, c0), "NCDHW",
+                         lambda y5: ndc1hwc0_to_ncdhw(y5, cout)),
+    }
+    if args.bias:  # DTYPE_BIAS: fp16 for fp16 data, else fp32
+        bias_dtype = dtype if p.dtype == "float16" else np.dtype(np.float32)
+        tensors["bias"] = to_device("bias", "bias", bias_dtype, "ND", (cout,), "ND", lambda b: b)
+
+    def expected():
+        x, w = (tensors[name].logical(initial_gm[tensors[name].allocation]).astype(np.float64)
+                for name in ("x", "filter"))
+        b = tensors["bias"].logical(initial_gm["bias"]).astype(np.float64) if args.bias else None
+        return conv3d_reference(x, w, b, p.stride, p.pad, p.dilation, p.groups)
+    return OperatorTensors(tensors, "y", expected, _tolerance(p.dtype, p.hf32))
+
+
 def _matmul_route_tensors(p, mode: str, dtype) -> dict:
     """The matmul aclnn runs for this dx (matmul_route.dx_by_matmul): which of A, B, C hold dy, the filter and dx,
     and how (the host-side views and transposes of each mode)."""
@@ -121,9 +148,12 @@ def _tolerance(dtype: str, hf32: bool) -> float:
 
 
 def operator_tensors(args, initial_gm: dict) -> OperatorTensors:
-    """The tensors of the run the flags of `ascend-sim conv3d-dx` or `ascend-sim matmul` describe; initial_gm: GM
+    """The tensors of the run the flags of `ascend-sim conv3d-dx`, `conv3d` or `matmul` describe; initial_gm: GM
     before the launch ({allocation: bytes})."""
-    return matmul_tensors(args, initial_gm) if hasattr(args, "m") else conv3d_dx_tensors(args, initial_gm)
+    if hasattr(args, "m"):
+        return matmul_tensors(args, initial_gm)
+    return conv3d_tensors(args, initial_gm) if hasattr(args, "bias") else conv3d_dx_tensors(args, initial_gm)
 
 
-__all__ = ["GmTensor", "OperatorTensors", "conv3d_dx_tensors", "matmul_tensors", "operator_tensors"]
+__all__ = ["GmTensor", "OperatorTensors", "conv3d_dx_tensors", "conv3d_tensors", "matmul_tensors",
+           "operator_tensors"]
