@@ -200,6 +200,7 @@ def _call(**changes):
     ({"enable_hf32": True}, r"enable_hf32"),
     ({"groups": 3}, r"groups=3"),
     ({"platform": "Ascend310P"}, r"platform"),
+    ({"platform": "Ascend950PR_9599"}, r"npu_arch 3510: the Conv3DV2 port is the arch22 kernel"),
 ])
 def test_bad_arguments_are_refused_with_their_name(changes, match):
     with pytest.raises((ValueError, TypeError), match=match):

@@ -60,6 +60,10 @@ def check_conv3d_v2_operands(x, filter, bias, strides, pads, dilations, groups, 
     args = check_conv3d_v2_args(x_shape, w_shape, _dhw("strides", strides, data_format), pads,
                                 _dhw("dilations", dilations, data_format), groups, x.dtype.name, platform,
                                 bias is not None, enable_hf32)
+    if args.platform.npu_arch != 2201:
+        raise ValueError(f"platform={args.platform.name!r} has npu_arch {args.platform.npu_arch}: the Conv3DV2 port is "
+                         "the arch22 kernel (npu_arch 2201, Atlas A2/A3); the arch35 kernel (op_kernel/arch35) is not "
+                         "ported")
     if bias is not None and bias.shape[0] != w_shape[0]:
         raise ValueError(f"bias has {bias.shape[0]} values; it needs one per output channel (filter Cout="
                          f"{w_shape[0]})")
