@@ -52,6 +52,13 @@ def test_conv3d_dx_api_example(dtype, capsys):
     assert "PASSED" in out and " Mmad " in out and "is in L0C" in out
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+def test_conv3d_forward_api_example(dtype, capsys):
+    assert _load("08_conv3d_forward_api").main(["--dtype", dtype]) == 0
+    out = capsys.readouterr().out
+    assert "PASSED" in out and "LoadData2D(GM)" in out and "DataCopy(L1->BT)" in out and " Mmad " in out
+
+
 def test_mix_example_hands_tiles_from_the_aic_to_its_aiv(capsys):
     mix = _load("05_mix_matmul_bias_relu")
     assert mix.main(["--m", "256", "--n", "128", "--k", "128", "--cores", "2"]) == 0
