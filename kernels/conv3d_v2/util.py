@@ -13,11 +13,10 @@ MAX_UINT16 = 65535
 LOAD2D_MAX_REPEAT_TIMES = 255
 L0A_SIZE = 65536
 L0B_SIZE = 65536
-PAD_IDX_L, PAD_IDX_R, PAD_IDX_T, PAD_IDX_B = 0, 1, 2, 3
 
-# ConvL0PingPong, ConvBL1ByPass, GroupConvType, OutputOrder, IterateOrder (conv3d_config.h, conv_forward_util.h)
-ALL_CLOSE, L0A_OPEN, L0B_OPEN, ALL_OPEN = 0, 1, 2, 3
-BYPASS_OFF, BYPASS_ON = 0, 1
+# ConvL0PingPong (ALL_OPEN = 3 is the else branch), GroupConvType, OutputOrder, IterateOrder (conv3d_config.h,
+# conv_forward_util.h)
+ALL_CLOSE, L0A_OPEN, L0B_OPEN = 0, 1, 2
 NOGROUP_CONV, GROUPCONV_WEIGHT_GFZ = 0, 1
 M_MODE, HW_MODE = 0, 1
 ORDER_MTERFIRST, ORDER_NTERFIRST = 0, 1
