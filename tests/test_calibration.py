@@ -177,8 +177,8 @@ def test_mmad_matches_the_tmatmul_profiling(case, dtype, m, k, n, repeats, refer
 # (case, instruction, dtype, elements, profiling cycles): the fp16/fp32/int32 cases whose tile is whole 256-byte
 # repeats, which pto-isa's A2/A3 binary and unary ops issue as one instruction of elements / (256 B) repeats
 # (include/pto/npu/a2a3/TBinOp.hpp); the count form of ours issues the same repeats. Left out: int16 cases and
-# tiles with partial rows (count-mode or per-row paths), the reductions (several instructions each), and cases
-# with profiling 0 (unmeasured).
+# tiles with partial rows (count-mode or per-row paths), the reductions over several repeats per row and over
+# columns (several instructions each), and cases with profiling 0 (unmeasured).
 VECTOR = [
     ("tadd_float_64x64", "Add", np.float32, 4096, 160),
     ("tadd_half_16x256", "Add", np.float16, 4096, 92),
@@ -237,6 +237,39 @@ def vector_cycles_of(name: str, dtype, count: int) -> float:
 @pytest.mark.parametrize("case, name, dtype, count, reference", VECTOR, ids=[c[0] for c in VECTOR])
 def test_vector_instruction_matches_the_profiling(case, name, dtype, count, reference):
     cycles = vector_cycles_of(name, dtype, count)
+    assert abs(_error(cycles, reference)) <= VECTOR_TOLERANCE, f"{case}: model {cycles:.0f}, reference {reference}"
+
+
+# (case, instruction, dtype, repeats, elements per repeat, profiling cycles): TROWSUM / TROWMAX of one repeat per
+# row is one vcadd / vcmax over all rows (include/pto/npu/a2a3/TRowReduceOps.hpp, OneRepeatProc).
+ROW_REDUCE = [
+    ("trowsum_float_64x64", "WholeReduceSum", np.float32, 64, 64, 492),
+    ("trowsum_half_64x128", "WholeReduceSum", np.float16, 64, 128, 495),
+    ("trowmax_float_64x64", "WholeReduceMax", np.float32, 64, 64, 480),
+    ("trowmax_half_64x128", "WholeReduceMax", np.float16, 64, 128, 481),
+]
+
+
+def row_reduce_cycles(name: str, dtype, repeats: int, per_repeat: int) -> float:
+    """One AIV: one WholeReduceSum / WholeReduceMax of `repeats` full repeats, one result per repeat."""
+    def kernel():
+        pipe, buf = TPipe(), TBuf(TPosition.VECCALC)
+        pipe.InitBuffer(buf, 2 * 32768)
+        src, dst = buf.Get(dtype), buf.Get(dtype)[32768 // np.dtype(dtype).itemsize]
+        if name == "WholeReduceSum":
+            ascendc.WholeReduceSum(dst, src, per_repeat, repeats, 1, 1, 8)
+        else:
+            ascendc.WholeReduceMax(dst, src, per_repeat, repeats, 1, 1, 8)
+
+    _, report = run_aiv(kernel, execute=False)
+    rec = [r for r in report.logs[0] if r.name == name][-1]
+    return rec.end - rec.start
+
+
+@pytest.mark.parametrize("case, name, dtype, repeats, per_repeat, reference", ROW_REDUCE,
+                         ids=[c[0] for c in ROW_REDUCE])
+def test_row_reductions_match_the_profiling(case, name, dtype, repeats, per_repeat, reference):
+    cycles = row_reduce_cycles(name, dtype, repeats, per_repeat)
     assert abs(_error(cycles, reference)) <= VECTOR_TOLERANCE, f"{case}: model {cycles:.0f}, reference {reference}"
 
 

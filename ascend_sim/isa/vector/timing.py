@@ -5,7 +5,7 @@ hw-native-sys/pto-isa 3186c381 records beside its A2/A3 model
 (include/pto/costmodel/a2a3/cce_costmodel/cce_costmodel_vector_compute.hpp, the "910B3 标定 ... measured" lines),
 or fitted here on the `profiling` cycles of its tests (tests/costmodel/st/testcase/<case>/main.cpp), each named
 in _MEASURED. A repeat costs the same whatever its mask (a modelling choice). The other instructions take the
-published figures below: nothing measured them (Duplicate, the reductions, TransDataTo5HD), or they fit the
+published figures below: nothing measured them (Duplicate, BlockReduceSum, TransDataTo5HD), or they fit the
 measurement already (Abs: tabs float 64x64 68 and half 16x256 36, exactly).
 
 "published": repeats * ceil(per_repeat / parallelism) + the instruction's pipeline latency.
@@ -58,6 +58,9 @@ _MEASURED = {
     "Adds": (1, 26), "Mins": (1, 23),  # unmeasured scalar forms: their class's fits (Muls / Maxs), modelling choice
     "Exp": (2, 31), "Ln": (2, 33),  # fits, fp32 TEXP / TLOG
     "Cast": (2, 25),  # st: tcvt f32->f16 and f16->f32 4x64 (33 each), pto-isa's vconv slope 2
+    # vcadd / vcmax: 7 cycles per repeat (pypto vecRmwDelay_, pto-isa's vcadd model); fixed: st trowsum float
+    # 64x64 / half 64x128 (492 / 495) and trowmax (480 / 481), one 64-repeat instruction each
+    "WholeReduceSum": (7, 45), "WholeReduceMax": (7, 32),
 }
 TABLES = ("measured", "published")
 
