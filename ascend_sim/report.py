@@ -127,7 +127,9 @@ class RunReport:
     def to_dict(self) -> dict:
         return {
             "platform": self.platform.name, "cores": len(self.cores), "cycles": self.cycles,
-            "microseconds": self.microseconds, "utilisation": self.utilisation, "bound": self.bound,
+            "microseconds": self.microseconds, "utilisation": self.utilisation,
+            "utilisation_by_kind": {kind: self.utilisation_of(kind) for kind in dict.fromkeys(c.kind for c in self.cores)},
+            "bound": self.bound,
             "bytes_by_path": self.bytes_by_path, "instruction_counts": self.counts,
             "per_core": [{"core": c.core, "name": c.name, "cycles": c.cycles, "busy": c.busy, "bound": c.bound,
                           "bytes_by_path": c.bytes_by_path, "instructions": c.instructions} for c in self.cores],
