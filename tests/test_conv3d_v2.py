@@ -110,8 +110,10 @@ def test_ndhwc_data_and_dhwcn_filter():
     _check(y.transpose(0, 4, 1, 2, 3), x, w, b, (1, 2, 1), (0, 1, 1, 1, 0, 0))
 
 
-@pytest.mark.parametrize("overrides", [{"biasFullLoadFlag": 0}, {"iterateMNOrder": 1}],
-                         ids=["bias per block", "N first"])
+@pytest.mark.parametrize("overrides", [{"biasFullLoadFlag": 0}, {"iterateMNOrder": 1}, {"pBufferFlag": 4 | 1},
+                                       {"pBufferFlag": 4 | 2}, {"pBufferFlag": 4 | 3}, {"pBufferFlag": 0}],
+                         ids=["bias per block", "N first", "L0A ping-pong", "L0B ping-pong", "L0A and L0B ping-pong",
+                              "no L0C double buffer"])
 def test_tiling_variants_give_the_same_result(overrides):
     x, w, b = _operands((1, 5, 4, 6, 7), (40, 5, 2, 3, 3), np.float16)
     kwargs = dict(strides=(1,) * 5, pads=(1, 0, 1, 2, 0, 1))
@@ -119,6 +121,8 @@ def test_tiling_variants_give_the_same_result(overrides):
     # one core along N: each core walks three nL0 = 16 blocks of Cout (the generated tiling splits N over 3 cores)
     run = conv3d_v2_run(x, w, b, tiling_overrides={"nDim": 1, **overrides}, **kwargs)
     assert (base.tiling.convApiTiling.nL0, base.tiling.convRunInfo.nDim, run.tiling.block_dim) == (16, 3, 8)
+    assert base.tiling.tiling_key == 4  # ALL_CLOSE with BL1 bypass; the pBufferFlag overrides give keys 5, 6, 7
+    assert run.tiling.tiling_key == 4 + (overrides.get("pBufferFlag", 0) & 3)
     assert run.result.tobytes() == base.result.tobytes()
     _check(run.result, x, w, b, (1, 1, 1), (1, 0, 1, 2, 0, 1))
 
