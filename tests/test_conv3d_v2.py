@@ -261,3 +261,29 @@ def test_the_bias_buffers_count_without_a_bias():
     with pytest.raises(TilingValidationError, match="the kernel needs 16448 bytes of L1, which has 16384"):
         conv3d_v2_run(x, w, None, strides=(1,) * 5, pads=(1, 2, 1, 1, 0, 0), dilations=(1, 1, 1, 2, 2), groups=4,
                       platform=small)
+
+
+WEIGHT_L1 = {**PRELOAD, "bl1BypassFlag": 0, "kBL1": 288, "kBL1Tail": 288, "nBL1": 32, "nL0": 32, "nBL1DivnL0": 1,
+             "nL0xk0": 512, "nDim": 1, "singleCoreCo": 32}
+
+
+@pytest.mark.parametrize("l0_bits", [2, 3], ids=["key 2: L0B ping-pong", "key 3: L0A and L0B ping-pong"])
+def test_l0_ping_pong_with_the_weight_through_l1_gives_the_same_bytes(l0_bits):
+    weight_l1 = WEIGHT_L1
+    x, w, b = _operands((1, 32, 3, 6, 10), (32, 32, 3, 3, 3), np.float16)
+    kwargs = dict(strides=(1,) * 5, pads=(0, 0, 1, 1, 1, 1))
+    plain = conv3d_v2_run(x, w, b, tiling_overrides={**weight_l1, "pBufferFlag": 4}, **kwargs)
+    run = conv3d_v2_run(x, w, b, tiling_overrides={**weight_l1, "pBufferFlag": 4 | l0_bits}, **kwargs)
+    assert (plain.tiling.tiling_key, run.tiling.tiling_key) == (0, l0_bits)
+    assert run.result.tobytes() == plain.result.tobytes()
+    _check(run.result, x, w, b, (1, 1, 1), (0, 0, 1, 1, 1, 1))
+
+
+def test_l0a_ping_pong_alone_with_the_weight_through_l1_is_refused():
+    """Key 1: the API's L0A_OPEN protocol waits on the alternating L0A events only ("BL1ByPass is always ON", its
+    comment says): with the weight through L1 the single L0B is reloaded while the previous Mmad may read it. The
+    race checker finds that race when the kernel runs (tried by hand); the validator refuses the tiling first."""
+    x, w, b = _operands((1, 32, 3, 6, 10), (32, 32, 3, 3, 3), np.float16)
+    with pytest.raises(TilingValidationError, match="L0A ping-pong alone needs BL1 bypass"):
+        conv3d_v2_run(x, w, b, strides=(1,) * 5, pads=(0, 0, 1, 1, 1, 1),
+                      tiling_overrides={**WEIGHT_L1, "pBufferFlag": 4 | 1})

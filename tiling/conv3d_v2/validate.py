@@ -86,6 +86,9 @@ def check_fields(api, run, dtype_bytes: int, bias_bytes: int, platform: Platform
     if not api.bl1BypassFlag and api.nBL1 >= api.coutOpt and run.nDim > 1:
         bad("nBL1", api.nBL1, f"a BL1 block of every cout (nBL1 >= Cout={api.coutOpt}) is read from the core's first "
             f"cout on: the N split must be nDim=1, not {run.nDim}")
+    if api.pBufferFlag & PB_L0A and not api.pBufferFlag & PB_L0B and not api.bl1BypassFlag:
+        bad("pBufferFlag", api.pBufferFlag, "L0A ping-pong alone needs BL1 bypass (the API's L0A_OPEN protocol assumes "
+            "it: with the weight through L1 the single L0B is reloaded while the previous Mmad may still read it)")
     if api.nL0xk0 != api.nL0 * k0:
         bad("nL0xk0", api.nL0xk0, f"must be nL0 * k0 = {api.nL0 * k0}")
     if api.bl1BypassFlag and api.nL0 >= api.coutOpt and (api.nL0 // CUBE) * (api.kL0 // k0) > LOAD2D_REPEAT_MAX:
