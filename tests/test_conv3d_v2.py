@@ -287,3 +287,12 @@ def test_l0a_ping_pong_alone_with_the_weight_through_l1_is_refused():
     with pytest.raises(TilingValidationError, match="L0A ping-pong alone needs BL1 bypass"):
         conv3d_v2_run(x, w, b, strides=(1,) * 5, pads=(0, 0, 1, 1, 1, 1),
                       tiling_overrides={**WEIGHT_L1, "pBufferFlag": 4 | 1})
+
+
+def test_l0b_ping_pong_alone_with_bypass_and_one_depth_per_core_is_refused():
+    """Key 6: the API sets M -> MTE2 event 1 only when the core has more than one output depth, yet its second K step
+    waits on it; run by hand, the simulator reports the deadlock. The validator refuses the tiling first."""
+    x, w, b = _operands((1, 32, 3, 6, 10), (32, 32, 3, 3, 3), np.float16)
+    with pytest.raises(TilingValidationError, match="L0B ping-pong alone with BL1 bypass.*deadlock"):
+        conv3d_v2_run(x, w, b, strides=(1,) * 5, pads=(0, 0, 1, 1, 1, 1),
+                      tiling_overrides={**PRELOAD, "pBufferFlag": 4 | 2})

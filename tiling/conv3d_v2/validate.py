@@ -89,6 +89,14 @@ def check_fields(api, run, dtype_bytes: int, bias_bytes: int, platform: Platform
     if api.pBufferFlag & PB_L0A and not api.pBufferFlag & PB_L0B and not api.bl1BypassFlag:
         bad("pBufferFlag", api.pBufferFlag, "L0A ping-pong alone needs BL1 bypass (the API's L0A_OPEN protocol assumes "
             "it: with the weight through L1 the single L0B is reloaded while the previous Mmad may still read it)")
+    if api.pBufferFlag & PB_L0B and not api.pBufferFlag & PB_L0A and api.bl1BypassFlag:
+        k_steps = _ceil_div(_align(api.cinOpt, k0) * khkw * api.kernelD, api.kL0)
+        per_core = _ceil_div(run.dout, run.doDim)
+        fewest = run.dout - (_ceil_div(run.dout, per_core) - 1) * per_core  # the last core's output depths
+        if k_steps > 1 and min(per_core, fewest) == 1:
+            bad("pBufferFlag", api.pBufferFlag, "L0B ping-pong alone with BL1 bypass arms its second M -> MTE2 event "
+                f"only on a core with more than one output depth; with {k_steps} K steps a core with one waits on it "
+                "forever (deadlock)")
     if api.nL0xk0 != api.nL0 * k0:
         bad("nL0xk0", api.nL0xk0, f"must be nL0 * k0 = {api.nL0 * k0}")
     if api.bl1BypassFlag and api.nL0 >= api.coutOpt and (api.nL0 // CUBE) * (api.kL0 // k0) > LOAD2D_REPEAT_MAX:
