@@ -197,10 +197,10 @@ def test_transposed(case):
 
 
 @pytest.mark.parametrize("dtype", [BF16, np.float32])
-def test_transposed_grouped_weight_and_bias(dtype):
-    # grad_input of a grouped transposed convolution needs Conv3DV2's group kernel (not ported by Conv3DV2 yet)
-    check((1, 4, 3, 4, 4), (4, 2, 2, 3, 3), (1, 2, 2), (0, 1, 1), (1, 1, 1), 2, dtype=dtype, transposed=True,
-          output_padding=(0, 1, 1), mask=(False, True, True))
+def test_transposed_grouped(dtype):  # grad_input runs Conv3DV2's group kernel (KernelConv3DV2WithGroups)
+    run = check((1, 4, 3, 4, 4), (4, 2, 2, 3, 3), (1, 2, 2), (0, 1, 1), (1, 1, 1), 2, dtype=dtype, transposed=True,
+                output_padding=(0, 1, 1))
+    assert [launch.kernel for launch in run.launches] == ["ReduceSum (AIV)", "Conv3DV2", "Conv3DBackpropFilterV2"]
 
 
 @settings(max_examples=int(os.environ.get("CONV_BACKWARD_EXAMPLES", 8)), deadline=None,
@@ -227,7 +227,6 @@ def test_random_problems_in_the_envelope(data):
     transposed = data.draw(st.booleans(), "transposed")
     if transposed:  # input is the transposed convolution's input: weight (Cin, Cout/groups, k...)
         output_padding = tuple(data.draw(st.integers(0, s - 1), f"op{i}") for i, s in enumerate(stride))
-        mask = (mask[0] and groups == 1, *mask[1:])  # Conv3DV2 does not port its group kernel yet
         x_shape, w_shape = (n, cout_g * groups, *size), (cout_g * groups, cin_g, *kernel)
     else:
         output_padding = None
