@@ -106,6 +106,9 @@ class Platform(BaseModel):
     l0a_layout: Literal["ZZ", "NZ"] = "ZZ"
     event_ids: int = 8
     queue_depth: int = 32  # instructions a pipe's queue holds: pypto isqMaxOtsd_ 32
+    # What host code reads as GetCoreMemBw(L2) (B/cycle): the INI's l2 read rate. Host tilings use it; the
+    # timing model's GM read rate (rates.gm_to_l1) is calibrated separately and may differ.
+    l2_read_rate: float = Field(default=110.0, gt=0)
     scalar_issue_cycles: int = 1  # cycles the scalar unit needs to dispatch one instruction: modelling choice
     # vector instruction costs (isa/vector/timing.py): pto-isa's 910B3 measurements, or asc-devkit's published
     # parallelism with pypto's latencies [CONFLICT]: the measured binary ops take twice the published cycles
@@ -210,7 +213,7 @@ PRESETS: dict[str, Platform] = {
         # asc-devkit table for 3510. The overheads are the A2/A3 ones (no 950 measurement or model found).
         rates=TransferRates(gm_to_l1=100.0, l0c_to_gm=100.0, chip_gm_bytes_per_cycle=889.0,
                             l1_to_l0a=256.0, l1_to_l0b=256.0),
-        hf32_mantissa_bits=10, l0a_layout="NZ",
+        hf32_mantissa_bits=10, l0a_layout="NZ", l2_read_rate=100.0,
     ),
 }
 PRESETS["AtlasA3"] = PRESETS["Ascend910_9391"]

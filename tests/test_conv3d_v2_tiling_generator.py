@@ -132,3 +132,13 @@ def test_the_docs_example():
     assert (t.convRunInfo.batchDim, t.convRunInfo.doDim) == (2, 12)
     assert (t.convApiTiling.mL0, t.convApiTiling.kL0, t.convApiTiling.nL0) == (256, 48, 128)
     assert t.tiling_key == 3 and len(t.to_bytes()) == 608
+
+
+def test_l2_rate_is_the_ini_rate_not_the_calibrated_gm_rate():
+    # GetCoreMemBw(L2) is host-side platform data (Platform.l2_read_rate); calibrating the simulator's GM read rate
+    # must not change a tiling. The shape is one whose core split depends on l2Rate.
+    shape = dict(x_shape=(2, 256, 1, 14, 14), filter_shape=(512, 256, 1, 3, 3))
+    a2 = get_platform("Ascend910B2")
+    default = conv3d_v2_tiling(**shape, platform=a2).to_bytes()
+    assert conv3d_v2_tiling(**shape, platform=a2.with_overrides(rates={"gm_to_l1": 2})).to_bytes() == default
+    assert conv3d_v2_tiling(**shape, platform=a2.with_overrides(l2_read_rate=2)).to_bytes() != default

@@ -13,9 +13,9 @@ from .engine import Conv3dTilingEngine
 from .model import Conv3DV2TilingData
 
 # Own rule: the engine reads the L2 bandwidth with GetCoreMemBw(L2) from the closed platform files. This port uses
-# the platform's GM->L1 rate: 128 bytes/cycle on the A2 presets (measured, docs/timing.md); the real unit tests set
-# l2Rate = 110, the INI's figure.
-L2_RATE_NOTE = "own rule: l2Rate (GetCoreMemBw(L2), closed) = platform.rates.gm_to_l1"
+# the platform's INI l2 read rate (platform.l2_read_rate, 110 on A2, the value the real unit tests set), not the
+# timing model's calibrated GM read rate.
+L2_RATE_NOTE = "own rule: l2Rate (GetCoreMemBw(L2), closed) = platform.l2_read_rate (the INI's l2 read rate)"
 
 
 def conv3d_v2_tiling(x_shape, filter_shape, strides=(1, 1, 1), pads=(0, 0, 0, 0, 0, 0), dilations=(1, 1, 1),
@@ -29,7 +29,7 @@ def conv3d_v2_tiling(x_shape, filter_shape, strides=(1, 1, 1), pads=(0, 0, 0, 0,
     plat = args.platform
     engine = Conv3dTilingEngine({"aicoreNum": plat.aic_cores, "l1Size": plat.L1, "l0aSize": plat.L0A,
                                  "l0bSize": plat.L0B, "l0cSize": plat.L0C, "ubSize": plat.UB, "btSize": plat.BT,
-                                 "l2Rate": max(1, int(plat.rates.gm_to_l1))})
+                                 "l2Rate": max(1, int(plat.l2_read_rate))})
     s, a, d = engine.shapeInfo_, engine.attrInfo_, engine.descInfo_
     (s.batch, s.cIn, s.di, s.hi, s.wi), (s.cOut, _, s.kd, s.kh, s.kw) = args.x_shape, args.filter_shape
     engine.outputBatch_, engine.outputCOut_, s.dOut, s.ho, s.wo = args.y_shape
