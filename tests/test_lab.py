@@ -168,6 +168,8 @@ def test_cli_sweep_writes_results(tmp_path, capsys):
     (["--search", "bayes"], "argument --search: invalid choice: 'bayes'"),
     (["--set", "baseM=16"], "argument --set: a sweep varies fields with --vary"),
     (["--out", "/no/such/dir/x"], "argument --out: '/no/such/dir/x': the directory '/no/such/dir' does not exist"),
+    (["--no-prune", "--top", "2"], "argument --top: keeps the K best when pruning; --no-prune simulates every"),
+    (["--top", "0"], "argument --top: 0 is outside the allowed range"),
 ])
 def test_cli_errors_are_one_line(flags, message, capsys):
     assert main(["sweep", "conv3d-dx", *TINY_FLAGS, *flags]) == 2

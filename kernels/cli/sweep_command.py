@@ -62,7 +62,7 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
                      help="with --backend dask: the scheduler's address (default: a LocalCluster of --workers "
                           "processes); with --backend ray: the cluster's address, or auto (default: a local Ray "
                           "of --workers CPUs)")
-    lab.add_argument("--top", type=int_in_range(1, 1_000_000), default=1,
+    lab.add_argument("--top", type=int_in_range(1, 1_000_000), default=1, metavar="K",
                      help="keep simulating every candidate that could be among the K best (default 1: skip those "
                           "whose lower bound exceeds the best simulated cycles so far)")
     lab.add_argument("--no-prune", action="store_true",
