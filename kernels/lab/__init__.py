@@ -3,8 +3,9 @@
 - space.py      the search space (--vary FIELD=RANGE), grid and random points
 - conv3d_dx.py  the conv3d-dx operator as a sweep target (default tiling, knobs, validation, a timing-only run)
 - estimate.py   the analytical estimate of a dx tiling: per-pipe cycles and bytes, the bound, the roofline
-- runner.py     local worker processes, or a dask.distributed cluster
-- sweep.py      sweep(): grid / random / optuna search into a result table
+- runner.py     local worker processes (and the window of candidates in flight every backend shares)
+- dask_runner.py, ray_runner.py   the same on a dask.distributed or a Ray cluster
+- sweep.py      sweep(): grid / random / optuna search into a result table, pruned by the estimate's bound
 - results.py    ranking, summary, results.json / results.csv
 - plots.py      the PNG plots (matplotlib)
 
