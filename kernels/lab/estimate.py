@@ -17,9 +17,10 @@ bytes over the path's rate, or m1 x n1 x k1 fractals over the cube rate):
 
 The roofline is the busiest pipe of the busiest core. With a single A1 buffer (al1Pbuffer = 1) MTE1 cannot
 overlap the A1 reloads (it runs in order and each K step loads A first), so the estimate is the larger of the
-roofline and MTE1 plus those reloads. It ignores the other waits the scheduler adds (between MTE1 and M at each K
-step, a single B1 buffer, filling and draining the pipeline, the init-output pass); docs/tiling_lab.md says where
-that matters.
+roofline and MTE1 plus those reloads. It ignores the other waits the scheduler adds (between MTE2 and MTE1 over
+the L1 buffers, between MTE1 and M at each K step, filling and draining the pipeline), the init-output pass and
+the vector cores of a MIX launch; all of them only add cycles, so the roofline is a lower bound of the simulated
+cycles (the sweep prunes by it). docs/tiling_lab.md says where that matters.
 """
 from __future__ import annotations
 
