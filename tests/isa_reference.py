@@ -248,6 +248,43 @@ def ref_load2d(dst, src, dst_offset, src_offset, startIndex, repeatTimes, srcStr
     return out
 
 
+def ref_load_data_with_transpose(dst, src, dst_offset, src_offset, startIndex, repeatTimes, srcStride, dstGap,
+                                 dstFracGap, elem_bytes):
+    """LoadDataWithTranspose with LoadData2dTransposeParams (A2/A3), b16 and b32 only.
+
+    Source: LoadDataWithTranspose.md and the golden load_data_l12l0/scripts/load_data_with_transpose.py. A square
+    is 16 x 16 elements: for b16 one 512-byte fractal, for b32 two consecutive 16 x 8 fractals (1 KB). srcStride
+    and startIndex count squares; dstGap (end-to-start) and dstFracGap count 512-byte fractals.
+
+        for i in range(repeatTimes):
+            s = src_offset + (startIndex + i*srcStride) * 256          (one square = 256 elements)
+            d = dst_offset + i * (dstGap + 1) * F                      (F = 512 / elem_bytes)
+            b16: dst[d + 16*r + c] = src[s + 16*c + r]
+            b32: Q[r][c] = src[s + 128*(c // 8) + 8*r + c % 8]         (the two 16 x 8 fractals side by side)
+                 dst[d + (dstFracGap + 1)*F*(c // 8) + 8*r + c % 8] = Q[c][r]   for r, c in range(16)
+    """
+    _check_range("startIndex", startIndex, 0, 65535)
+    _check_range("repeatTimes", repeatTimes, 0, 255)
+    _check_range("srcStride", srcStride, 0, 65535)
+    _check_range("dstGap", dstGap, 0, 65535)
+    _check_range("dstFracGap", dstFracGap, 0, 65535)
+    if elem_bytes not in (2, 4):
+        raise ValueError("only the b16 and b32 forms are modelled")
+    out = _copy(dst)
+    frac = FRACTAL_BYTES // elem_bytes
+    for i in range(repeatTimes):
+        s = src_offset + (startIndex + i * srcStride) * CUBE * CUBE
+        d = dst_offset + (dstGap + 1) * frac * i
+        for r in range(CUBE):
+            for c in range(CUBE):
+                if elem_bytes == 2:
+                    _write(out, d + CUBE * r + c, _read(src, s + CUBE * c + r))
+                else:
+                    q_cr = _read(src, s + 128 * (r // 8) + 8 * c + r % 8)  # Q[c][r]
+                    _write(out, d + (dstFracGap + 1) * frac * (c // 8) + 8 * r + c % 8, q_cr)
+    return out
+
+
 # --------------------------------------------------------------------------------------------------------
 # L1 -> L0A / L0B: LoadData 3Dv2 (img2col)
 # --------------------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from .cube import Mmad, MmadParams, SetHF32Mode, SetHF32TransMode
 from .fixpipe import (CFG_NZ, CFG_ROW_MAJOR, DataCopyCO12DstParams, Fixpipe, FixpipeConfig, FixpipeParamsV220,
                       QuantMode_t, copy_l0c_to_gm)
 from .load2d_gm import load_data_2d_gm
+from .load2d_transpose import LoadData2dTransposeParams, LoadDataWithTranspose
 from .mte1 import (FMATRIX_LEFT, FMATRIX_RIGHT, LoadData2DParams, LoadData3DParamsV2, LoadDataRepeatParams, SetFmatrix, SetLoadDataRepeat,
                    load_data_2d, load_data_3d_v2)
 from .mte2 import (DataCopyParams, InitConstValue, InitConstValueParams, Nd2NzParams, copy_gm_to_l1,
