@@ -59,8 +59,8 @@ CASES = {  # x shape, filter shape, strides, pads, dilations, dtype, bias
                               True),
     "fp32 L0 ping-pong": ((1, 16, 4, 12, 12), (32, 16, 3, 3, 3), (1, 1, 1), (1,) * 6, (1, 1, 1), np.float32, True),
     "stride > kernel 1x1x1": ((1, 3, 3, 5, 5), (4, 3, 1, 1, 1), (3, 3, 3), (0,) * 6, (1, 1, 1), np.float16, True),
-    "weight through L1, L0B ping-pong": ((1, 3, 4, 7, 9), (200, 3, 1, 1, 1), (1, 1, 1), (0,) * 6, (1, 1, 1),
-                                         np.float16, True),
+    "1x1x1 Cout 200 (the pointwise kernel; NDHWC data: key 2 in test_conv3d_v2_pointwise.py)": (
+        (1, 3, 4, 7, 9), (200, 3, 1, 1, 1), (1, 1, 1), (0,) * 6, (1, 1, 1), np.float16, True),
     "tiny": ((1, 1, 1, 1, 1), (1, 1, 1, 1, 1), (1, 1, 1), (0,) * 6, (1, 1, 1), np.float16, True),
     "depth pads, dilation D": ((1, 17, 6, 5, 5), (18, 17, 3, 2, 2), (2, 1, 1), (2, 3, 0, 1, 1, 0), (2, 1, 1),
                                np.float16, True),
@@ -284,7 +284,7 @@ def test_l0a_ping_pong_alone_with_the_weight_through_l1_is_refused():
     comment says): with the weight through L1 the single L0B is reloaded while the previous Mmad may read it. The
     race checker finds that race when the kernel runs (tried by hand); the validator refuses the tiling first."""
     x, w, b = _operands((1, 32, 3, 6, 10), (32, 32, 3, 3, 3), np.float16)
-    with pytest.raises(TilingValidationError, match="L0A ping-pong alone needs BL1 bypass"):
+    with pytest.raises(TilingValidationError, match="L0A ping-pong alone with several K steps needs BL1 bypass"):
         conv3d_v2_run(x, w, b, strides=(1,) * 5, pads=(0, 0, 1, 1, 1, 1),
                       tiling_overrides={**WEIGHT_L1, "pBufferFlag": 4 | 1})
 

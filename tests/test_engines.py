@@ -234,3 +234,20 @@ def test_conv3d_v2_operator_runs_agree(execute):
     assert fast.report.to_dict() == exact.report.to_dict()
     if execute:
         assert fast.result.tobytes() == exact.result.tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_conv3d_v2_pointwise_runs_agree(dtype):
+    """The pointwise kernel (NCDHW, LoadData 2D transposes or LoadDataWithTranspose, the bias Mmad, NZ2ND Fixpipe)."""
+    from kernels import conv3d_v2_run
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 37, 3, 5, 7)).astype(dtype)
+    w = rng.standard_normal((21, 37, 1, 1, 1)).astype(dtype)
+    b = rng.standard_normal(21).astype(dtype)
+    exact, fast = [conv3d_v2_run(x, w, b, strides=(1,) * 5, pads=(0,) * 6, engine=engine)
+                   for engine in ("exact", "fast")]
+    assert any(n.startswith("kernel: KernelConv3DV2PointWise") for n in exact.notes)
+    assert _records(fast.report) == _records(exact.report)
+    assert fast.report.to_dict() == exact.report.to_dict()
+    assert fast.result.tobytes() == exact.result.tobytes()

@@ -25,6 +25,7 @@ from ..conv3d_backprop_input.matmul_route import (
     W1B1_1X1X1,
 )
 from ..conv3d_v2.reference import conv3d_reference
+from ..conv3d_v2.routing import need_point_wise_kernel, point_wise_kernel_beyond_limits
 from ..reference import conv3d_dx_reference
 from .conv_problem import conv_problem
 from .report import TOLERANCE
@@ -95,16 +96,25 @@ def conv3d_tensors(args, initial_gm: dict) -> OperatorTensors:
     dtype = DTYPES[p.dtype]
     c0 = 32 // dtype.itemsize
     n, cout, do, ho, wo = p.dy_shape
-    tensors = {
-        "x": to_device("x", "x", dtype, "NCDHW", p.dx_shape, "NDC1HWC0", ncdhw_to_ndc1hwc0),
-        "filter": to_device("filter", "filter", dtype, "NCDHW", p.filter_shape, "FRACTAL_Z_3D",
-                            lambda w: filter_to_fractal_z_3d(w, p.groups, "NCDHW")),
-        "y": from_device("y", "y", dtype, "NDC1HWC0", (n, do, -(-cout // c0), ho, wo, c0), "NCDHW",
-                         lambda y5: ndc1hwc0_to_ncdhw(y5, cout)),
-    }
-    if args.bias:  # DTYPE_BIAS: fp16 for fp16 data, else fp32
-        bias_dtype = dtype if p.dtype == "float16" else np.dtype(np.float32)
-        tensors["bias"] = to_device("bias", "bias", bias_dtype, "ND", (cout,), "ND", lambda b: b)
+    pointwise = (need_point_wise_kernel(p.filter_shape, p.stride, p.pad, p.dilation, p.groups)
+                 and not point_wise_kernel_beyond_limits(p.dx_shape))
+    if pointwise:  # the pointwise kernel's NCDHW tensors, as given
+        tensors = {"x": to_device("x", "x", dtype, "NCDHW", p.dx_shape, "NCDHW", lambda x: x),
+                   "filter": to_device("filter", "filter", dtype, "NCDHW", p.filter_shape, "NCDHW", lambda w: w),
+                   "y": from_device("y", "y", dtype, "NCDHW", p.dy_shape, "NCDHW", lambda y: y)}
+    else:
+        tensors = {
+            "x": to_device("x", "x", dtype, "NCDHW", p.dx_shape, "NDC1HWC0", ncdhw_to_ndc1hwc0),
+            "filter": to_device("filter", "filter", dtype, "NCDHW", p.filter_shape, "FRACTAL_Z_3D",
+                                lambda w: filter_to_fractal_z_3d(w, p.groups, "NCDHW")),
+            "y": from_device("y", "y", dtype, "NDC1HWC0", (n, do, -(-cout // c0), ho, wo, c0), "NCDHW",
+                             lambda y5: ndc1hwc0_to_ncdhw(y5, cout)),
+        }
+    if args.bias:  # DTYPE_BIAS: fp16 for fp16 data on the NDC1HWC0 path, else fp32 (pointwise: padded to 16)
+        bias_dtype = dtype if p.dtype == "float16" and not pointwise else np.dtype(np.float32)
+        pad = -cout % 16 if pointwise else 0
+        tensors["bias"] = to_device("bias", "bias", bias_dtype, "ND", (cout,), "ND",
+                                    lambda b: np.concatenate([b, np.zeros(pad, b.dtype)]))
 
     def expected():
         x, w = (tensors[name].logical(initial_gm[tensors[name].allocation]).astype(np.float64)

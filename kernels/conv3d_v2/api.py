@@ -23,8 +23,9 @@ conv3d_iterate_impl.h / conv3d_iterate_base_impl.h (Iterate, IterateMFirst/NFirs
 conv3d_common_func.h (IterateAll, GetTensorC) and conv_forward_common_func.h (SetInput, SetWeight, SetBias, End).
 With groupConvType (groups > 1, the weight in group-opt blocks) IterateAll runs IterateAllWithGroups and the
 weight goes through the group-opt tools (load_b_groups.py); with outputOrder (HW mode, from the ops-nn copy of
-this API) an M block is part of one output row (hw_mode.py) and the rows are an extra loop. Not ported: the
-pointwise (NCDHW) tools. The AL1/BL1 preload (ReduceKPreloadDbAll / ReduceKPreloadDbInput) runs as in the ops-nn
+this API) an M block is part of one output row (hw_mode.py) and the rows are an extra loop. With formatType NCDHW
+(the pointwise kernel) the tools are the pointwise ones (pointwise.py): L0A and L0B swap roles, the bias goes through
+L0A/L0B and a bias Mmad instead of the bias table, and Fixpipe writes NCDHW rows. The AL1/BL1 preload (ReduceKPreloadDbAll / ReduceKPreloadDbInput) runs as in the ops-nn
 copy of this API that the real kernel compiles; asc-devkit's Init clears its flags (docs/conv3d_v2.md).
 """
 from __future__ import annotations
@@ -42,16 +43,21 @@ from .load_a import LoadAL0Tools, LoadAL1Tools
 from .load_b import LoadBL0Tools, LoadBL1Tools
 from .load_b_groups import LoadBL0WithGroupOptTools, LoadBL1WithGroupOptTools
 from .mmad import MMadTools
+from .pointwise import (CopyOutWithPointWiseTools, LoadAL0WithPointWiseTools, LoadAL1WithPointWiseTools,
+                        LoadBiasL0WithBroadcastTools, LoadBiasL1WithPointWiseTools, LoadBL0WithPointWiseTools,
+                        LoadBL1WithPointWiseTools, MMadWithPointWiseTools, K0_BIAS, DATA_COPY_OP_LEN)
 from .store_c import CopyOutTools
 from .util import (ALL_CLOSE, BLOCK_L0_M, BLOCK_L0_N, BT_SIZE, C0_SIZE, L0A_OPEN, L0A_SIZE, L0B_OPEN, L0B_SIZE,
-                   M_MODE, NOGROUP_CONV, ORDER_MTERFIRST, ORDER_NTERFIRST, AlignB, CeilDIV, GetCurrentKD)
+                   M_MODE, NCDHW, NDC1HWC0, NOGROUP_CONV, ORDER_MTERFIRST, ORDER_NTERFIRST, AlignB, CeilDIV,
+                   GetCurrentKD)
 
 
 class Conv3D:
-    """Conv3D<fmap, weight, output, bias, Conv3DV2Param{l0pingpong, bl1bypass, groupConvType, M mode}>."""
+    """Conv3D<fmap, weight, output, bias, Conv3DV2Param{l0pingpong, bl1bypass, groupConvType, outputOrder}>;
+    formatType is the fmap's format (Config::formatA): NDC1HWC0, or NCDHW for the pointwise kernel."""
 
     def __init__(self, input_dtype, weight_dtype, output_dtype, bias_dtype, l0pingpong: int, bl1bypass: int,
-                 groupConvType: int = NOGROUP_CONV, outputOrder: int = M_MODE):
+                 groupConvType: int = NOGROUP_CONV, outputOrder: int = M_MODE, formatType: str = NDC1HWC0):
         self.InputT, self.WeightT = np.dtype(input_dtype), np.dtype(weight_dtype)
         self.OutputT, self.BiasT, self.L0cT = np.dtype(output_dtype), np.dtype(bias_dtype), float32
         self.l0pingpong, self.bl1bypass = int(l0pingpong), bool(bl1bypass)
@@ -66,6 +72,12 @@ class Conv3D:
         if self.groupConvType:  # LoadBL1WithGroupOptTools / LoadBL0WithGroupOptTools
             self.loadBL1Ins, self.loadBL0Ins = LoadBL1WithGroupOptTools(), LoadBL0WithGroupOptTools()
         self.loadBiasL1Ins, self.loadBiasBTIns = LoadChannelWiseL1Tools(), LoadBiasBtTools()
+        self.pointWise = formatType == NCDHW
+        if self.pointWise:  # the ContextData conditionals on Config::formatA == NCDHW
+            self.loadAl1Ins, self.loadAL0Ins = LoadAL1WithPointWiseTools(), LoadAL0WithPointWiseTools()
+            self.loadBL1Ins, self.loadBL0Ins = LoadBL1WithPointWiseTools(), LoadBL0WithPointWiseTools()
+            self.madIns, self.copyOutIns = MMadWithPointWiseTools(), CopyOutWithPointWiseTools()
+            self.loadBiasL1Ins, self.loadBiasBTIns = LoadBiasL1WithPointWiseTools(), LoadBiasL0WithBroadcastTools()
         self.enableBias = False
         self.isFirstIterate = True
         self.freeAL1TensorFlag = self.freeBL1TensorFlag = False
@@ -85,7 +97,10 @@ class Conv3D:
     def Init(self, tiling) -> None:
         self.pipe = TPipe()
         self.InitParams(tiling)
-        self.InitBuffer()
+        if self.pointWise:
+            self.InitBufferPointWise()
+        else:
+            self.InitBuffer()
         self.InitKDirectionBaseValue()
         self.InitMDirectionBaseValue()
         self.InitCoutDirectionBaseValue()
@@ -155,10 +170,29 @@ class Conv3D:
         self.queueBiasBT = TQue(TPosition.C2, 1)
         self.pipe.InitBuffer(self.queueBiasBT, 1, AlignB(t.nL0 * self.sizeOfL0c, BT_SIZE))
 
+    def InitBufferPointWise(self) -> None:
+        """The pointwise L1 / L0C buffers: x as [K aligned to 16] x [mAL1 pixels], the bias as K0_BIAS-wide rows
+        in L1 (no BT buffer)."""
+        t = self.conv3dTiling
+        cl0Spacesize = t.mL0 * t.nL0
+        bl1Spacesize = t.nBL1 * t.kBL1
+        biasl1Spacesize = t.nL0 * self.sizeOfBias  # the bias follows the L0C split unless fully loaded
+        if self.biasFullLoadFlag:
+            biasl1Spacesize = AlignB(self.singleCoreCo * self.sizeOfBias, BLOCK_L0_N * self.sizeOfBias)
+        biasl1Spacesize *= K0_BIAS
+        mAL1 = t.mAL1 if t.mAL1 < self.singleCoreM else AlignB(self.singleCoreM, DATA_COPY_OP_LEN)
+        al1Spacesize = mAL1 * AlignB(t.kAL1, DATA_COPY_OP_LEN)
+        self.InitBufferWithDoubleBuf(cl0Spacesize, al1Spacesize, bl1Spacesize)
+        self.queueBiasL1 = TQue(TPosition.A1, 1)
+        self.pipe.InitBuffer(self.queueBiasL1, 1, AlignB(biasl1Spacesize, C0_SIZE))
+
     def InitBufferWithDoubleBuf(self, cl0Spacesize: int, al1Spacesize: int, bl1Spacesize: int) -> None:
         flag = self.conv3dTiling.pBufferFlag
         cl0db, al1db, bl1db = (flag & 0x04) >> 2, (flag & 0x08) >> 3, (flag & 0x10) >> 4
-        self.l0aBuf, self.l0bBuf = TBuf(TPosition.A2), TBuf(TPosition.B2)
+        if self.pointWise:  # the fmap ("al0") in L0B, the weight ("bl0") in L0A
+            self.l0aBuf, self.l0bBuf = TBuf(TPosition.B2), TBuf(TPosition.A2)
+        else:
+            self.l0aBuf, self.l0bBuf = TBuf(TPosition.A2), TBuf(TPosition.B2)
         self.pipe.InitBuffer(self.l0aBuf, L0A_SIZE)
         self.pipe.InitBuffer(self.l0bBuf, L0B_SIZE)
         self.al0Ping = self.l0aBuf.Get(self.InputT)
@@ -166,6 +200,8 @@ class Conv3D:
         self.bl0Ping = self.l0bBuf.Get(self.WeightT)
         self.bl0Pong = self.bl0Ping[L0B_SIZE // 2 // self.sizeOfWeight]
         self.al0, self.bl0 = self.al0Ping, self.bl0Ping
+        if self.pointWise:  # the bias Mmad's operands: rows of bias in L0A, ones in L0B
+            self.al0BiasB, self.bl0BiasB = self.l0bBuf.Get(self.BiasT), self.l0aBuf.Get(self.BiasT)
         self.queueCL0 = TQue(TPosition.CO1, 1)
         self.pipe.InitBuffer(self.queueCL0, 2 if cl0db else 1, cl0Spacesize * self.sizeOfL0c)
         self.queueAL1 = TQue(TPosition.A1, 2)
@@ -193,7 +229,10 @@ class Conv3D:
         else:
             self.maxKBL1Iter, self.kBL1fullload = 0, False
             self.multiKBL1 = self.ddr2l0LoopK
-        self.kL0Tail = alignCinKhKwKd % self.singleCoreKL0 or self.singleCoreKL0
+        if self.pointWise:  # the real tail of Cin (the pointwise tools align it to 16 themselves)
+            self.kL0Tail = self.singleCoreCin % t.kL0 or self.singleCoreKL0
+        else:
+            self.kL0Tail = alignCinKhKwKd % self.singleCoreKL0 or self.singleCoreKL0
         self.multiKAL1 = CeilDIV(currentKAL1, self.singleCoreKL0)
         self.kAL1fullload = alignCinKhKwKd == currentKAL1
         if self.groupConvType:
@@ -295,8 +334,9 @@ class Conv3D:
         self.nBL0Iter = self.mAL0Iter = self.mAL1Iter = self.nBL1Iter = self.dOutIter = 0
         self.loadAL1Flag, self.loadBL1Flag = True, not self.bl1bypass
         self.loadAL0Flag = self.loadBL0Flag = True
-        self.loadAl1Ins.SetLoadData3DParams()
-        self.mL0IsDivisibleByWo = self.conv3dTiling.mL0 % self.orgWo == 0
+        if not self.pointWise:
+            self.loadAl1Ins.SetLoadData3DParams()
+            self.mL0IsDivisibleByWo = self.conv3dTiling.mL0 % self.orgWo == 0
         self.hoL1Iter = 0
         self.isFirstIterate = False
 
@@ -369,9 +409,14 @@ class Conv3D:
         self.cl0 = self.queueCL0.AllocTensor(self.L0cT)
         self.loadAL0Ins.SetM(AlignB(m, BLOCK_L0_N))
         self.loadBL0Ins.SetN(AlignB(n, BLOCK_L0_M))
-        self.madIns.SetMN(AlignB(m, BLOCK_L0_M), AlignB(n, BLOCK_L0_N))
-        self.copyOutIns.SetMN(m, AlignB(n, self.cin0))
-        self.InitBiasWithNormal(n)
+        if self.pointWise:  # couts are the Mmad's M, pixels its N
+            self.madIns.SetMN(AlignB(n, BLOCK_L0_M), AlignB(m, BLOCK_L0_N))
+            self.copyOutIns.SetMN(n, m)
+            self.InitBiasWithPointWise(m, n)
+        else:
+            self.madIns.SetMN(AlignB(m, BLOCK_L0_M), AlignB(n, BLOCK_L0_N))
+            self.copyOutIns.SetMN(m, AlignB(n, self.cin0))
+            self.InitBiasWithNormal(n)
         if self.preloadABL1DbFlag:
             self.ReduceKPreloadDbAll()
         elif self.preloadAL1DbFlag:
@@ -381,6 +426,32 @@ class Conv3D:
         self.queueCL0.EnQue(self.cl0)
         self.cl0 = self.queueCL0.DeQue(self.L0cT)
         self.kIter = 0
+
+    def InitBiasWithPointWise(self, m: int, n: int) -> None:
+        if not self.enableBias:
+            return
+        self.loadBiasL1Ins.SetN(AlignB(n, BLOCK_L0_M))
+        self.loadBiasBTIns.SetMN(AlignB(n, BLOCK_L0_M), AlignB(m, BLOCK_L0_N))
+        if not self.biasFullLoadFlag:
+            self.biasL1 = self.queueBiasL1.AllocTensor(self.BiasT)
+            self.loadBiasL1Ins.LoadChannelWiseL1(self.biasL1, self.biasgm)
+            self.queueBiasL1.EnQue(self.biasL1)
+            self.biasL1 = self.queueBiasL1.DeQue(self.BiasT)
+        self.CalcBias()
+
+    def CalcBias(self) -> None:
+        """Broadcast the bias into L0C with one Mmad, under the L0A/L0B events of the K loop."""
+        events = (0, 2) if self.l0pingpong == L0B_OPEN else (0,)
+        for event in events:
+            WaitFlag(HardEvent.M_MTE1, event)
+        self.loadBiasBTIns.LoadBiasL0WithBroadcast()
+        for event in events:
+            SetFlag(HardEvent.MTE1_M, event)
+        for event in events:
+            WaitFlag(HardEvent.MTE1_M, event)
+        self.madIns.MadBias()
+        for event in events:
+            SetFlag(HardEvent.M_MTE1, event)
 
     def InitBiasWithNormal(self, n: int) -> None:
         if not self.enableBias:
@@ -720,7 +791,8 @@ class Conv3D:
         if self.enableBias:
             if not self.biasFullLoadFlag:
                 self.queueBiasL1.FreeTensor(self.biasL1)
-            self.queueBiasBT.FreeTensor(self.biasBT)
+            if not self.pointWise:
+                self.queueBiasBT.FreeTensor(self.biasBT)
         return False
 
     @api_call
@@ -728,7 +800,10 @@ class Conv3D:
         for tool in (self.loadBiasL1Ins, self.loadBL1Ins, self.loadAl1Ins, self.loadBL0Ins, self.madIns,
                      self.copyOutIns, self.loadBiasBTIns):
             tool.SetParams(self)
-        self.loadAL0Ins.SetParams(self, self.loadAl1Ins)
+        if self.pointWise:
+            self.loadAL0Ins.SetParams(self)
+        else:
+            self.loadAL0Ins.SetParams(self, self.loadAl1Ins)
         if self.groupConvType:
             self.IterateAllWithGroups(output, enPartialSum)
         else:
@@ -744,7 +819,7 @@ class Conv3D:
             self.biasL1 = self.queueBiasL1.DeQue(self.BiasT)
         while self.Iterate(enPartialSum):
             self.GetTensorC(output)
-            if self.enableBias:
+            if self.enableBias and not self.pointWise:
                 self.queueBiasBT.FreeAllEvent()
         if fullBias:
             self.queueBiasL1.FreeTensor(self.biasL1)
@@ -827,5 +902,6 @@ class Conv3D:
         if not self.bl1bypass:
             self.queueBL1.FreeAllEvent()
         self.queueBiasL1.FreeAllEvent()
-        self.queueBiasBT.FreeAllEvent()
+        if not self.pointWise:
+            self.queueBiasBT.FreeAllEvent()
         self.queueCL0.FreeAllEvent()

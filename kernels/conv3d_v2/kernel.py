@@ -3,9 +3,10 @@ KernelConv3DV2 (conv3dv2.h), run on every core.
 
 Dispatch (conv3d_v2_kernel_dispatch.h): the tiling key is GET_TPL_TILING_KEY(ConvL0PingPong, ConvBL1ByPass,
 GroupConvType, OutputOrder). NDC1HWC0 data with GroupConv_Weight_Gfz runs KernelConv3DV2WithGroups, OutputOrder
-HW_Mode runs KernelConv3DV2HwMode, everything else KernelConv3DV2 (M mode); NCDHW data runs the pointwise kernel.
-KernelConv3DV2, KernelConv3DV2WithGroups and KernelConv3DV2HwMode are ported; the pointwise kernel is not (the
-operator always runs the NDC1HWC0 path), and a grouped key with HW mode is refused before any instruction.
+HW_Mode runs KernelConv3DV2HwMode, everything else KernelConv3DV2 (M mode). The fmap format is a compile-time
+choice of the entry (FORMAT_X), not part of the key: NCDHW data (with an NCDHW filter and y) runs
+KernelConv3DV2PointWise, and only for keys with the weight through L1, no groups and M mode (any other key
+compiles to an empty kernel; here it is refused). A grouped key with HW mode is refused before any instruction.
 
 Per core (KernelConv3DV2::InitSingleCoreData): the block index splits into (m, n, do, batch) with m fastest; each
 dimension's share is ceil(whole / dim) and the last core of a dimension takes the tail (CountIdxTail); a core
@@ -22,7 +23,7 @@ import numpy as np
 from ascend_sim.ascendc import GetBlockIdx, GlobalTensor
 
 from .api import Conv3D
-from .util import GROUPCONV_WEIGHT_GFZ, HW_MODE, M_MODE, NOGROUP_CONV, CeilDIV
+from .util import GROUPCONV_WEIGHT_GFZ, HW_MODE, M_MODE, NCDHW, NDC1HWC0, NOGROUP_CONV, CeilDIV
 
 N0 = 16
 SINGLE_BLOCK_SIZE = 32
@@ -33,9 +34,14 @@ def decode_tiling_key(key: int) -> tuple[int, int, int, int]:
     return key & 3, (key >> 2) & 1, (key >> 3) & 1, (key >> 4) & 1
 
 
-def not_ported_variant(key: int) -> str | None:
-    """Why the kernel variant this key selects is not available here, or None for a ported kernel."""
-    _, _, group_type, output_order = decode_tiling_key(key)
+def not_ported_variant(key: int, fmap_format: str = NDC1HWC0) -> str | None:
+    """Why the kernel variant this key (and fmap format) selects is not available here, or None."""
+    _, bl1bypass, group_type, output_order = decode_tiling_key(key)
+    if fmap_format == NCDHW:
+        if bl1bypass or group_type == GROUPCONV_WEIGHT_GFZ or output_order == HW_MODE:
+            return (f"tiling key {key} with NCDHW data: the entry runs KernelConv3DV2PointWise only with the weight "
+                    "through L1, no groups and M mode (conv3d_v2_kernel_dispatch.h); other keys run nothing")
+        return None
     if group_type == GROUPCONV_WEIGHT_GFZ and output_order == HW_MODE:
         return (f"tiling key {key} selects KernelConv3DV2WithGroups with OutputOrder HW_Mode, which is not ported "
                 "(the grouped kernel splits M as M mode does; the host tiling does not pair them)")
@@ -46,11 +52,13 @@ class KernelConv3DV2:
     GROUP_CONV_TYPE = NOGROUP_CONV
     OUTPUT_ORDER = M_MODE
 
+    FORMAT = NDC1HWC0
+
     def __init__(self, x_dtype, bias_dtype, l0pingpong: int, bl1bypass: int):
         self.A_T = self.B_T = self.C_T = np.dtype(x_dtype)
         self.BIAS_T = np.dtype(bias_dtype)
         self.conv = Conv3D(self.A_T, self.B_T, self.C_T, self.BIAS_T, l0pingpong, bl1bypass, self.GROUP_CONV_TYPE,
-                           self.OUTPUT_ORDER)
+                           self.OUTPUT_ORDER, self.FORMAT)
         self.blockIdx = GetBlockIdx()
         self.c0In = self.c0K = self.c0Out = SINGLE_BLOCK_SIZE // self.A_T.itemsize
 
@@ -283,15 +291,55 @@ class KernelConv3DV2HwMode(KernelConv3DV2):
             conv.End()
 
 
-def conv3dv2(x, filter, bias, y, workspace, tilingData, *, tiling_key: int, dtype, bias_dtype) -> None:
-    """One core's work. x, filter, y: GmAddr of NDC1HWC0, FRACTAL_Z_3D, NDC1HWC0 data of `dtype` (DTYPE_X =
-    DTYPE_FILTER = DTYPE_Y); bias: GmAddr of `bias_dtype` values (DTYPE_BIAS) or None."""
-    reason = not_ported_variant(tiling_key)
+class KernelConv3DV2PointWise(KernelConv3DV2):
+    """conv3dv2_pointwise.h: the M-mode core split of KernelConv3DV2 on NCDHW x, an NCDHW (Cout x Cin) weight and
+    NCDHW y; the API runs its pointwise tools (pointwise.py)."""
+
+    FORMAT = NCDHW
+
+    def Process(self) -> None:
+        if not self.normalInit or self.blockIdx > self.numBlocks:  # the real check is ">" here
+            return
+        self.Conv3DV2KernelImpl()
+
+    def InitBuffer(self, x, filter, bias, y) -> None:
+        r = self.conv3dRunInfo
+        self.fmapOneBatchSize = r.cin * r.din * r.hin * r.win
+        self.outputOneBatchSize = r.cout * r.dout * r.hout * r.wout
+        self.fmapGm, self.filterGm = GlobalTensor(self.A_T), GlobalTensor(self.B_T)
+        self.outputGm, self.biasGm = GlobalTensor(self.C_T), GlobalTensor(self.BIAS_T)
+        if not self.normalInit:
+            return
+        fmStartAddr = self.batchIdxStart * self.fmapOneBatchSize + self.doIdxStart * r.hin * r.win + self.mIdxStart
+        weightStartAddr = self.nIdxStart * r.cin
+        outputStartAddr = (self.batchIdxStart * self.outputOneBatchSize + self.nIdxStart * r.dout * r.hout * r.wout
+                           + self.doIdxStart * r.hout * r.wout + self.mIdxStart)
+        self.fmapGm = self.fmapGm.SetGlobalBuffer(x)[fmStartAddr]
+        self.filterGm = self.filterGm.SetGlobalBuffer(filter)[weightStartAddr]
+        self.outputGm = self.outputGm.SetGlobalBuffer(y)[outputStartAddr]
+        if r.hasBias:
+            self.biasGm = self.biasGm.SetGlobalBuffer(bias)[self.nIdxStart]
+
+
+def kernel_class(tiling_key: int, fmap_format: str = NDC1HWC0) -> type:
+    """The kernel class the entry instantiates for this key and fmap format (conv3d_v2_kernel_dispatch.h)."""
+    reason = not_ported_variant(tiling_key, fmap_format)
     if reason is not None:
         raise ValueError(reason)
-    l0pingpong, bl1bypass, group_type, output_order = decode_tiling_key(tiling_key)
-    kernel_cls = (KernelConv3DV2WithGroups if group_type == GROUPCONV_WEIGHT_GFZ
-                  else KernelConv3DV2HwMode if output_order == HW_MODE else KernelConv3DV2)
-    op = kernel_cls(dtype, bias_dtype, l0pingpong, bl1bypass)
+    _, _, group_type, output_order = decode_tiling_key(tiling_key)
+    if fmap_format == NCDHW:
+        return KernelConv3DV2PointWise
+    if group_type == GROUPCONV_WEIGHT_GFZ:
+        return KernelConv3DV2WithGroups
+    return KernelConv3DV2HwMode if output_order == HW_MODE else KernelConv3DV2
+
+
+def conv3dv2(x, filter, bias, y, workspace, tilingData, *, tiling_key: int, dtype, bias_dtype,
+             fmap_format: str = NDC1HWC0) -> None:
+    """One core's work. x, filter, y: GmAddr of `dtype` data (DTYPE_X = DTYPE_FILTER = DTYPE_Y), NDC1HWC0,
+    FRACTAL_Z_3D, NDC1HWC0 or, with fmap_format NCDHW (FORMAT_X), all three NCDHW; bias: GmAddr of `bias_dtype`
+    values (DTYPE_BIAS) or None."""
+    l0pingpong, bl1bypass, _, _ = decode_tiling_key(tiling_key)
+    op = kernel_class(tiling_key, fmap_format)(dtype, bias_dtype, l0pingpong, bl1bypass)
     op.Init(x, filter, bias, y, workspace, tilingData)
     op.Process()

@@ -3,12 +3,15 @@
 Steps (what aclnnConvolution + the Conv3DV2 op do on A2; the layout conversions the real stack runs as separate
 TransData kernels are done here on the host in numpy, and the run's notes say so):
 1. check every argument against the real ranges (arguments.py, tiling.conv3d_v2.check_conv3d_v2_args);
-2. the tiling (tiling.conv3d_v2_tiling), optional overrides by real field name, the validator
-   (tiling/conv3d_v2/validate.py), and a refusal of the kernel variants that are not ported;
-3. x -> NDC1HWC0, filter -> FRACTAL_Z_3D, bias -> the kernel's bias dtype (float32 for bf16: lossless);
-4. launch the entry on batchDim*doDim*mDim*nDim*groupDim cube cores; y starts as NaN so that an element the kernel
+2. aclnn's routing (routing.py): a 1x1x1, stride-1, unpadded, ungrouped problem on NCDHW data with Di*Hi*Wi < 65535
+   takes the pointwise kernel on NCDHW tensors with a float32 bias; anything else the NDC1HWC0 path;
+3. the tiling (tiling.conv3d_v2_tiling, pointwise= the routing), optional overrides by real field name, the
+   validator (tiling/conv3d_v2/validate.py), and a refusal of the kernel variants that are not ported;
+4. NDC1HWC0 path: x -> NDC1HWC0, filter -> FRACTAL_Z_3D; pointwise: x and the filter as they are (NCDHW); the bias
+   -> the kernel's bias dtype (float32 for bf16 and for the pointwise kernel: lossless);
+5. launch the entry on batchDim*doDim*mDim*nDim*groupDim cube cores; y starts as NaN so that an element the kernel
    never writes shows up;
-5. NDC1HWC0 -> data_format.
+6. y -> data_format (NDC1HWC0 path only).
 """
 from __future__ import annotations
 
@@ -26,10 +29,16 @@ from tiling.conv3d_v2 import conv3d_v2_tiling
 from tiling.conv3d_v2.validate import validate
 
 from .arguments import check_conv3d_v2_operands, operands_to_ncdhw
-from .kernel import conv3dv2, not_ported_variant
+from .kernel import conv3dv2, kernel_class
+from .routing import use_point_wise_kernel
+from .util import NCDHW, NDC1HWC0
 
 HOST_LAYOUT_NOTE = ("host: x -> NDC1HWC0, filter -> FRACTAL_Z_3D and y NDC1HWC0 -> data_format converted in numpy "
                     "(TransData kernels on the real stack)")
+POINTWISE_NOTE = ("aclnn pointwise branch (NeedPointWiseKernel, Di*Hi*Wi < 65535): x, filter and y stay NCDHW (no "
+                  "TransData), the bias is float32")
+BIAS_PAD_NOTE = ("own rule: the pointwise bias load reads whole 16-channel blocks (Nd2Nz nValue = align(n, 16)), past "
+                 "Cout into whatever follows the tensor in GM; the bias is allocated zero-padded to a multiple of 16")
 
 
 @dataclass
@@ -51,39 +60,59 @@ class Conv3dV2Run:
         return self.report.microseconds
 
 
-def plan_conv3d_v2_tiling(args, tiling_overrides=None):
-    """The generated tiling with the overrides applied, validated, and checked to select a ported kernel."""
+def plan_conv3d_v2_tiling(args, tiling_overrides=None, fmap_format: str = NDC1HWC0):
+    """The generated tiling (the pointwise algorithm for NCDHW data) with the overrides applied, validated, and
+    checked to select a ported kernel."""
     t = conv3d_v2_tiling(args.x_shape, args.filter_shape, args.strides, args.pads, args.dilations, args.groups,
-                         args.dtype, args.platform, args.bias, args.enable_hf32)
+                         args.dtype, args.platform, args.bias, args.enable_hf32, pointwise=fmap_format == NCDHW)
     if tiling_overrides:
         t = t.with_overrides(**tiling_overrides)
         t.tiling_key = t.key_from_fields()
     validate(t, raise_error=True, overrides=tiling_overrides)
-    reason = not_ported_variant(t.tiling_key)
-    if reason is not None:
-        raise ValueError(f"{reason}; see docs/conv3d_v2.md")
+    try:
+        kernel_class(t.tiling_key, fmap_format)
+    except ValueError as e:
+        raise ValueError(f"{e}; see docs/conv3d_v2.md") from None
     return t
 
 
-def _launch(args, x, weight, bias, t, *, execute, check_races, poison_output, hooks, engine):
+def _bias_dtype(args, bias, fmap_format: str) -> np.dtype:
+    """DTYPE_BIAS: aclnn's bias type (fp16 for fp16 data, else fp32; fp32 always in the pointwise branch); without a
+    bias the entry's default, float."""
+    if args.dtype == "float16" and bias is not None and fmap_format == NDC1HWC0:
+        return np.dtype(np.float16)
+    return np.dtype(np.float32)
+
+
+def _launch(args, x, weight, bias, t, fmap_format, *, execute, check_races, poison_output, hooks, engine):
     dtype = DTYPES[args.dtype]
-    # DTYPE_BIAS: the aclnn bias type (fp16 for fp16 data, else fp32); without a bias the entry's default, float
-    bias_dtype = np.dtype(np.float16) if args.dtype == "float16" and bias is not None else np.dtype(np.float32)
+    bias_dtype = _bias_dtype(args, bias, fmap_format)
     n, cout, do, ho, wo = args.y_shape
     c0 = 32 // dtype.itemsize
     chip = Chip(args.platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine)
-    x_gm = chip.gm.upload("x", ncdhw_to_ndc1hwc0(x.astype(dtype, copy=False)))
-    w_gm = chip.gm.upload("filter", filter_to_fractal_z_3d(weight.astype(dtype, copy=False), args.groups, "NCDHW"))
-    b_gm = chip.gm.upload("bias", bias.astype(bias_dtype)) if bias is not None else None
-    cout1 = -(-cout // c0)
-    y_gm = chip.gm.alloc("y", n * do * cout1 * ho * wo * c0 * dtype.itemsize)
+    if fmap_format == NCDHW:  # the pointwise kernel reads x [N][Cin][DHW] and the filter [Cout][Cin] as given
+        x_gm = chip.gm.upload("x", np.ascontiguousarray(x, dtype))
+        w_gm = chip.gm.upload("filter", np.ascontiguousarray(weight, dtype))
+        y_shape = (n, cout, do, ho, wo)
+    else:
+        x_gm = chip.gm.upload("x", ncdhw_to_ndc1hwc0(x.astype(dtype, copy=False)))
+        w_gm = chip.gm.upload("filter", filter_to_fractal_z_3d(weight.astype(dtype, copy=False), args.groups,
+                                                               "NCDHW"))
+        y_shape = (n, do, -(-cout // c0), ho, wo, c0)
+    b_gm = None
+    if bias is not None:
+        b = bias.astype(bias_dtype)
+        if fmap_format == NCDHW:
+            b = np.concatenate([b, np.zeros(-len(b) % 16, bias_dtype)])
+        b_gm = chip.gm.upload("bias", b)
+    y_gm = chip.gm.alloc("y", int(np.prod(y_shape)) * dtype.itemsize)
     if poison_output and execute:
         y_gm.data.view(dtype)[:] = np.nan
     report = chip.launch(conv3dv2, t.block_dim, GmAddr(x_gm), GmAddr(w_gm),
                          GmAddr(b_gm) if b_gm is not None else None, GmAddr(y_gm), None, t,
-                         tiling_key=t.tiling_key, dtype=dtype, bias_dtype=bias_dtype)
-    y5 = y_gm.data.view(dtype).reshape(n, do, cout1, ho, wo, c0).copy() if execute else None
-    return y5, report
+                         tiling_key=t.tiling_key, dtype=dtype, bias_dtype=bias_dtype, fmap_format=fmap_format)
+    y = y_gm.data.view(dtype).reshape(y_shape).copy() if execute else None
+    return y, report
 
 
 def conv3d_v2_run(x, filter, bias=None, *, strides, pads, dilations=(1, 1, 1, 1, 1), groups=1, data_format="NCDHW",
@@ -99,19 +128,30 @@ def conv3d_v2_run(x, filter, bias=None, *, strides, pads, dilations=(1, 1, 1, 1,
     """
     args = check_conv3d_v2_operands(x, filter, bias, strides, pads, dilations, groups, data_format, filter_format,
                                     platform, enable_hf32)
-    t = plan_conv3d_v2_tiling(args, tiling_overrides)
+    fmap_format = NCDHW if use_point_wise_kernel(args, data_format) else NDC1HWC0
+    t = plan_conv3d_v2_tiling(args, tiling_overrides, fmap_format)
     x_ncdhw, weight = operands_to_ncdhw(x, filter, data_format, filter_format)
-    y5, report = _launch(args, x_ncdhw, weight, bias, t, execute=execute, check_races=check_races,
-                         poison_output=poison_output, hooks=hooks, engine=engine)
-    result = None
-    if y5 is not None:
+    y, report = _launch(args, x_ncdhw, weight, bias, t, fmap_format, execute=execute, check_races=check_races,
+                        poison_output=poison_output, hooks=hooks, engine=engine)
+    result = y
+    if y is not None and fmap_format == NDC1HWC0:
         cout = args.y_shape[1]
-        result = ndc1hwc0_to_ndhwc(y5, cout) if data_format == "NDHWC" else ndc1hwc0_to_ncdhw(y5, cout)
+        result = ndc1hwc0_to_ndhwc(y, cout) if data_format == "NDHWC" else ndc1hwc0_to_ncdhw(y, cout)
     trace_path = None
     if trace is not None:
         report.write_trace(str(trace))
         trace_path = str(trace)
-    return Conv3dV2Run(result, t, report, [*t.notes, HOST_LAYOUT_NOTE], trace_path)
+    kernel = kernel_class(t.tiling_key, fmap_format).__name__
+    notes = [*t.notes, f"kernel: {kernel} (tiling key {t.tiling_key}, fmap {fmap_format})"]
+    if fmap_format == NCDHW:
+        notes.append(POINTWISE_NOTE)
+        if bias is not None:
+            notes.append(BIAS_PAD_NOTE)
+        if filter_format != "NCDHW":
+            notes.append(f"host: filter {filter_format} -> NCDHW converted in numpy")
+    else:
+        notes.append(HOST_LAYOUT_NOTE)
+    return Conv3dV2Run(result, t, report, notes, trace_path)
 
 
 def conv3d_v2(x, filter, bias=None, *, strides, pads, dilations=(1, 1, 1, 1, 1), groups=1, data_format="NCDHW",

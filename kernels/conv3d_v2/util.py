@@ -20,6 +20,7 @@ ALL_CLOSE, L0A_OPEN, L0B_OPEN = 0, 1, 2
 NOGROUP_CONV, GROUPCONV_WEIGHT_GFZ = 0, 1
 M_MODE, HW_MODE = 0, 1
 ORDER_MTERFIRST, ORDER_NTERFIRST = 0, 1
+NDC1HWC0, NCDHW = "NDC1HWC0", "NCDHW"  # ConvFormat of the fmap (Config::formatA): the pointwise kernel takes NCDHW
 
 
 def CeilDIV(a: int, b: int) -> int:

@@ -45,7 +45,7 @@ def conv3d_v2_tiling(x_shape, filter_shape, strides=(1, 1, 1), pads=(0, 0, 0, 0,
     engine.flagInfo_.hasBias = args.bias
     api, run_info = engine.GetConv3DV2TilingData()
     result = Conv3DV2TilingData(convApiTiling=api, convRunInfo=run_info, dtype=args.dtype, platform=plat,
-                                notes=[L2_RATE_NOTE])
+                                notes=[L2_RATE_NOTE], pointwise=args.pointwise)
     result.tiling_key = result.key_from_fields()
     return result
 

@@ -93,7 +93,7 @@ assert BLOB_SIZE == 608, BLOB_SIZE
 
 class Conv3DV2TilingData(BaseModel):
     """The generator's answer: the tiling struct the kernel receives (`to_bytes()`), plus host-side information
-    (the tiling key, dtype, platform, notes)."""
+    (the tiling key, dtype, platform, notes, and whether it is the pointwise tiling of NCDHW data)."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
@@ -103,6 +103,7 @@ class Conv3DV2TilingData(BaseModel):
     dtype: str = "bfloat16"
     platform: Platform | None = None
     notes: list[str] = Field(default_factory=list)
+    pointwise: bool = False
 
     @property
     def block_dim(self) -> int:

@@ -26,10 +26,19 @@ def _align(a: int, b: int) -> int:
     return _ceil_div(a, b) * b
 
 
-def buffer_bytes(api, run, dtype_bytes: int, bias_bytes: int) -> dict[str, int]:
-    """Bytes the kernel asks for in each buffer (the API's InitBuffer, TPipe's 32-byte rounding)."""
+def buffer_bytes(api, run, dtype_bytes: int, bias_bytes: int, pointwise: bool = False) -> dict[str, int]:
+    """Bytes the kernel asks for in each buffer (the API's InitBuffer or InitBufferPointWise, TPipe's 32-byte
+    rounding)."""
     k0 = C0_BYTES // dtype_bytes
     db = lambda bit: 2 if api.pBufferFlag & bit else 1  # noqa: E731
+    bl1 = 0 if api.bl1BypassFlag else _align(api.nBL1 * api.kBL1 * dtype_bytes, C0_BYTES)
+    if pointwise:  # x as [kAL1 aligned to 16][mAL1]; the bias as 8-wide fp32 rows (K0_BIAS); no BT buffer
+        m_al1 = api.mAL1 if api.mAL1 < api.singleCoreM else _align(api.singleCoreM, CUBE)
+        al1 = _align(m_al1 * _align(api.kAL1, CUBE) * dtype_bytes, C0_BYTES)
+        bias_l1 = (_align(api.singleCoreCo * bias_bytes, CUBE * bias_bytes) if api.biasFullLoadFlag
+                   else api.nL0 * bias_bytes) * 8
+        return {"L1": al1 * db(PB_AL1) + bl1 * db(PB_BL1) + _align(bias_l1, C0_BYTES),
+                "L0C": api.mL0 * api.nL0 * 4 * db(PB_CL0), "BT": 0}
     dil_kh = 1 + (api.kernelH - 1) * api.dilationH
     if api.outputOrder:  # HW mode: kH rows of the columns one mAL1 block of an output row reads
         hi_max = min(dil_kh, api.orgHi)
@@ -38,7 +47,6 @@ def buffer_bytes(api, run, dtype_bytes: int, bias_bytes: int) -> dict[str, int]:
         ho_max = min(api.mAL1, api.singleCoreM) // max(api.orgWo, 1) + 2
         hi_max, win = min((ho_max - 1) * api.strideH + dil_kh, api.orgHi), api.orgWi
     al1 = _align(api.cin1InAL1 * k0 * hi_max * win * dtype_bytes, C0_BYTES)
-    bl1 = 0 if api.bl1BypassFlag else _align(api.nBL1 * api.kBL1 * dtype_bytes, C0_BYTES)
     bias_l1 = (_align(api.singleCoreCo * bias_bytes, CUBE * bias_bytes) if api.biasFullLoadFlag
                else api.nL0 * bias_bytes)
     # the bias buffers are allocated with or without a bias (Init does not look at hasBias)
@@ -47,7 +55,8 @@ def buffer_bytes(api, run, dtype_bytes: int, bias_bytes: int) -> dict[str, int]:
             "BT": _align(api.nL0 * 4, 64)}
 
 
-def check_fields(api, run, dtype_bytes: int, bias_bytes: int, platform: Platform) -> list[Problem]:
+def check_fields(api, run, dtype_bytes: int, bias_bytes: int, platform: Platform,
+                 pointwise: bool = False) -> list[Problem]:
     out: list[Problem] = []
 
     def bad(name: str, value, rule: str) -> None:
@@ -86,11 +95,12 @@ def check_fields(api, run, dtype_bytes: int, bias_bytes: int, platform: Platform
     if not api.bl1BypassFlag and api.nBL1 >= api.coutOpt and run.nDim > 1:
         bad("nBL1", api.nBL1, f"a BL1 block of every cout (nBL1 >= Cout={api.coutOpt}) is read from the core's first "
             f"cout on: the N split must be nDim=1, not {run.nDim}")
-    if api.pBufferFlag & PB_L0A and not api.pBufferFlag & PB_L0B and not api.bl1BypassFlag:
-        bad("pBufferFlag", api.pBufferFlag, "L0A ping-pong alone needs BL1 bypass (the API's L0A_OPEN protocol assumes "
-            "it: with the weight through L1 the single L0B is reloaded while the previous Mmad may still read it)")
+    k_steps = _ceil_div(_align(api.cinOpt, k0) * khkw * api.kernelD, api.kL0)  # K steps of one Iterate
+    if api.pBufferFlag & PB_L0A and not api.pBufferFlag & PB_L0B and not api.bl1BypassFlag and k_steps > 1:
+        bad("pBufferFlag", api.pBufferFlag, "L0A ping-pong alone with several K steps needs BL1 bypass (the API's "
+            "L0A_OPEN protocol assumes it: with the weight through L1 the single L0B is reloaded while the previous "
+            "Mmad may still read it; with one K step every load waits on event 0 and nothing races)")
     if api.pBufferFlag & PB_L0B and not api.pBufferFlag & PB_L0A and api.bl1BypassFlag:
-        k_steps = _ceil_div(_align(api.cinOpt, k0) * khkw * api.kernelD, api.kL0)
         per_core = _ceil_div(run.dout, run.doDim)
         fewest = run.dout - (_ceil_div(run.dout, per_core) - 1) * per_core  # the last core's output depths
         if k_steps > 1 and min(per_core, fewest) == 1:
@@ -109,7 +119,7 @@ def check_fields(api, run, dtype_bytes: int, bias_bytes: int, platform: Platform
         if size > room:
             where = "the API's half" if api.pBufferFlag & bit else "all"
             bad("kL0", api.kL0, f"a {name} block of {size} bytes is more than {where} of {name} ({room} bytes)")
-    used = buffer_bytes(api, run, dtype_bytes, bias_bytes)
+    used = buffer_bytes(api, run, dtype_bytes, bias_bytes, pointwise)
     for name in ("L1", "L0C", "BT"):
         if used[name] > platform.capacity(name):
             field = {"L1": "kAL1", "L0C": "mL0", "BT": "nL0"}[name]
@@ -131,9 +141,10 @@ def validate(tiling, platform=None, *, raise_error: bool = False, overrides: dic
         raise ValueError("the tiling records no platform: pass platform=")
     plat = get_platform(platform if platform is not None else tiling.platform)
     dtype_bytes = 4 if tiling.dtype == "float32" else 2
-    bias_bytes = 2 if tiling.dtype == "float16" and tiling.convRunInfo.hasBias else 4  # DTYPE_BIAS, else float
+    # DTYPE_BIAS (float32 on the pointwise path), else float
+    bias_bytes = 2 if tiling.dtype == "float16" and tiling.convRunInfo.hasBias and not tiling.pointwise else 4
     report = ValidationReport(plat.name, check_fields(tiling.convApiTiling, tiling.convRunInfo, dtype_bytes,
-                                                      bias_bytes, plat))
+                                                      bias_bytes, plat, tiling.pointwise))
     if raise_error:
         report.raise_if_invalid(tiling, overrides)
     return report
