@@ -8,17 +8,20 @@ Modules, one job each:
 - load_b_groups.py  the same for grouped convolutions (group-opt blocks, the partly empty last block)
 - bias.py       bias GM -> L1 -> BT
 - hw_mode.py    the HW-mode tools (one output row per M block: the L1 window, L0A start, weight copy, Fixpipe offset)
+- pointwise.py  the pointwise tools (NCDHW 1x1x1: Nd2Nz into L1, transposing loads, bias Mmad, NZ2ND Fixpipe)
+- routing.py    aclnn's choice of the pointwise kernel
 - mmad.py       one Mmad per K step (bias from BT on the first)
 - store_c.py    L0C -> GM Fixpipe into NDC1HWC0
-- kernel.py     the entry conv3dv2 (tiling-key dispatch), KernelConv3DV2, KernelConv3DV2WithGroups and
-                KernelConv3DV2HwMode (per-core split and GM offsets)
+- kernel.py     the entry conv3dv2 (dispatch by tiling key and fmap format), KernelConv3DV2,
+                KernelConv3DV2WithGroups, KernelConv3DV2HwMode and KernelConv3DV2PointWise (per-core split, GM offsets)
 - arguments.py  the host operator's argument checks
 - operator.py   the host operator conv3d_v2 and conv3d_v2_run
 - reference.py  a plain numpy forward convolution (the CLI's check)
 """
 from .api import Conv3D
-from .kernel import KernelConv3DV2, KernelConv3DV2HwMode, KernelConv3DV2WithGroups, conv3dv2
+from .kernel import (KernelConv3DV2, KernelConv3DV2HwMode, KernelConv3DV2PointWise, KernelConv3DV2WithGroups,
+                     conv3dv2)
 from .operator import Conv3dV2Run, conv3d_v2, conv3d_v2_run
 
-__all__ = ["Conv3D", "Conv3dV2Run", "KernelConv3DV2", "KernelConv3DV2HwMode", "KernelConv3DV2WithGroups", "conv3d_v2",
-           "conv3d_v2_run", "conv3dv2"]
+__all__ = ["Conv3D", "Conv3dV2Run", "KernelConv3DV2", "KernelConv3DV2HwMode", "KernelConv3DV2PointWise",
+           "KernelConv3DV2WithGroups", "conv3d_v2", "conv3d_v2_run", "conv3dv2"]
