@@ -68,6 +68,19 @@ def test_pointwise_tiling_variants_give_the_same_bytes(overrides):
     _check(run.result, x, w, b, (1, 1, 1), (0,) * 6)
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+@pytest.mark.parametrize("pbuffer", [4 | 8, 4 | 8 | 16], ids=["AL1 preload", "AL1 and BL1 preload"])
+def test_pointwise_l1_preload(dtype, pbuffer):
+    """Two same-size AL1 / BL1 blocks of K with AL1 (and BL1) double buffers: the API's ReduceKPreloadDbInput /
+    ReduceKPreloadDbAll run the pointwise tools."""
+    x, w, b = _operands((1, 64, 2, 6, 7), (40, 64, 1, 1, 1), dtype)
+    k0 = 32 // np.dtype(dtype).itemsize
+    run = conv3d_v2_run(x, w, b, tiling_overrides={"kAL1": 32, "kAL1Tail": 32, "kBL1": 32, "kBL1Tail": 32, "kL0": 16,
+                                                   "cin1InAL1": 32 // k0, "pBufferFlag": pbuffer}, **POINT)
+    assert _kernel(run) == "KernelConv3DV2PointWise"
+    _check(run.result, x, w, b, (1, 1, 1), (0,) * 6)
+
+
 def test_key_1_with_several_k_steps_is_refused_on_the_pointwise_path_too():
     x, w, b = _operands((1, 100, 2, 6, 7), (40, 100, 1, 1, 1), np.float16)
     with pytest.raises(TilingValidationError, match="L0A ping-pong alone with several K steps"):
