@@ -9,7 +9,6 @@ and the bounding pipe are printed too.
 """
 from __future__ import annotations
 
-import argparse
 import math
 from dataclasses import dataclass
 
@@ -18,7 +17,7 @@ import torch
 
 from ascend_sim.dtypes import DTYPES
 from kernels import conv3d_backprop_input_v2_run
-from timing import best_of
+from timing import best_of, layer_benchmark_args, selected_layers
 
 
 @dataclass(frozen=True)
@@ -59,20 +58,12 @@ def torch_dx(layer: Layer, weight: torch.Tensor, dy: torch.Tensor) -> torch.Tens
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--dtype", default="float16", choices=sorted(DTYPES))
-    parser.add_argument("--only", nargs="*", help="run only layers whose name contains one of these words")
-    args = parser.parse_args(argv)
+    args = layer_benchmark_args(__doc__, argv, repeat=3)
     dtype = DTYPES[args.dtype]
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; simulator dtype {args.dtype}, "
-          f"torch float32; best of {args.repeat}")
     print(f"{'layer':<24} {'sim full s':>10} {'sim timing s':>12} {'torch s':>9} {'ratio':>7} {'instr':>8} "
           f"{'chip us':>9} {'bound':>5}")
     ratios = []
-    for layer in LAYERS:
-        if args.only and not any(word.lower() in layer.name.lower() for word in args.only):
-            continue
+    for layer in selected_layers(LAYERS, args.only):
         rng = np.random.default_rng(0)
         dy = rng.standard_normal(dy_shape(layer)).astype(dtype)
         w = rng.standard_normal((layer.cout, layer.x[1] // layer.groups, *layer.kernel)).astype(dtype)

@@ -11,7 +11,6 @@ skipped, with the reason.
 """
 from __future__ import annotations
 
-import argparse
 import math
 
 import numpy as np
@@ -20,7 +19,7 @@ import torch
 from ascend_sim.dtypes import DTYPES
 from bench_conv3d_dx import LAYERS
 from kernels import conv3d_v2_run
-from timing import best_of
+from timing import best_of, layer_benchmark_args, selected_layers
 
 
 def torch_forward(layer, x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -31,20 +30,12 @@ def torch_forward(layer, x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> t
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--dtype", default="float16", choices=sorted(DTYPES))
-    parser.add_argument("--only", nargs="*", help="run only layers whose name contains one of these words")
-    args = parser.parse_args(argv)
+    args = layer_benchmark_args(__doc__, argv, repeat=2)
     dtype = DTYPES[args.dtype]
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; simulator dtype {args.dtype}, "
-          f"torch float32; best of {args.repeat}")
     print(f"{'layer':<24} {'sim full s':>10} {'sim timing s':>12} {'torch s':>9} {'ratio':>7} {'instr':>9} "
           f"{'chip us':>9} {'bound':>5}")
     ratios = []
-    for layer in LAYERS:
-        if args.only and not any(word.lower() in layer.name.lower() for word in args.only):
-            continue
+    for layer in selected_layers(LAYERS, args.only):
         rng = np.random.default_rng(0)
         x = rng.standard_normal(layer.x).astype(dtype)
         w = rng.standard_normal((layer.cout, layer.x[1] // layer.groups, *layer.kernel)).astype(dtype)

@@ -11,7 +11,6 @@ left out: aclnnConvolutionBackward's 3D padding is one value per axis.
 """
 from __future__ import annotations
 
-import argparse
 import math
 
 import numpy as np
@@ -20,23 +19,15 @@ import torch
 from ascend_sim.dtypes import DTYPES
 from bench_conv3d_dx import LAYERS, dy_shape
 from kernels import convolution_backward_run
-from timing import best_of
+from timing import best_of, layer_benchmark_args, selected_layers
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--dtype", default="float16", choices=sorted(DTYPES))
-    parser.add_argument("--only", nargs="*", help="run only layers whose name contains one of these words")
-    args = parser.parse_args(argv)
+    args = layer_benchmark_args(__doc__, argv, repeat=2)
     dtype = DTYPES[args.dtype]
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; simulator dtype {args.dtype}, "
-          f"torch float32; best of {args.repeat}")
     print(f"{'layer':<24} {'sim s':>8} {'torch s':>9} {'ratio':>7} {'instr':>9} {'chip us':>9}  kernels")
     ratios = []
-    for layer in LAYERS:
-        if args.only and not any(word.lower() in layer.name.lower() for word in args.only):
-            continue
+    for layer in selected_layers(LAYERS, args.only):
         pads = layer.pads
         if pads[0::2] != pads[1::2]:
             print(f"{layer.name:<24} left out: asymmetric pads {pads}")

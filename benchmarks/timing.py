@@ -1,6 +1,28 @@
-"""Wall-clock helper shared by the benchmarks."""
+"""What the layer benchmarks share: their command line, the layer filter and the wall-clock timer."""
+import argparse
 import gc
 import time
+
+import torch
+
+from ascend_sim.dtypes import DTYPES
+
+
+def layer_benchmark_args(doc: str, argv=None, repeat: int = 2) -> argparse.Namespace:
+    """--repeat, --dtype and --only, parsed; prints the torch and simulator settings the figures depend on."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=repeat)
+    parser.add_argument("--dtype", default="float16", choices=sorted(DTYPES))
+    parser.add_argument("--only", nargs="*", help="run only layers whose name contains one of these words")
+    args = parser.parse_args(argv)
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; simulator dtype {args.dtype}, "
+          f"torch float32; best of {args.repeat}")
+    return args
+
+
+def selected_layers(layers, only):
+    """The layers whose name contains one of the words of --only (all of them without it)."""
+    return [layer for layer in layers if not only or any(word.lower() in layer.name.lower() for word in only)]
 
 
 def best_of(repeat, fn):
