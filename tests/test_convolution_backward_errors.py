@@ -90,6 +90,16 @@ def test_grouped_float32_dw_with_use_fp16_is_refused_on_a2(no_launch):
                              (False, True, False), 2)
 
 
+def test_dw_is_checked_on_the_x_it_launches(no_launch):
+    # padding 3 >= the kernel's 3 rows: dw writes those rows into x (1 -> 7 rows), whose smallest B1 load (3 rows
+    # of W=6000) no longer fits L1; the plan must see that before grad_bias runs (dx refuses W > 4096 itself)
+    x = np.zeros((1, 16, 1, 6000), np.float16)
+    w = np.zeros((16, 16, 3, 3), np.float16)
+    go = np.zeros((1, 16, 5, 6000), np.float16)
+    with pytest.raises(ValueError, match=r"x_shape\[4\] \(W\)=6000 is too wide for L1.*3 x rows"):
+        convolution_backward(go, x, w, [16], (1, 1), (3, 1), (1, 1), False, (0, 0), 1, (False, True, True))
+
+
 def test_the_guard_sees_a_launch(no_launch):
     with pytest.raises(AssertionError, match="launched"):
         call()

@@ -107,8 +107,9 @@ def _check_relations(x_shape, weight_shape, dy_shape, strides, pads, dilations, 
                              f"{k}-1) - 1) // stride {s} + 1 = {expect}")
 
 
-def _pad_rows_beyond_reach(x_ncdhw: np.ndarray, pads: tuple, kh: int, dilation_h: int) -> tuple:
-    """x with its top / bottom padding written out as zero rows when a pad reaches past the kernel.
+def rows_beyond_reach(x_shape: tuple, pads: tuple, kh: int, dilation_h: int) -> tuple[tuple, tuple]:
+    """(x shape, pads) as the dw kernel runs them: the top / bottom padding written out as zero rows of x when a
+    pad reaches past the kernel.
 
     With padUp or padDown >= the dilated kernel height some output rows read padding only; the kernel's B1 load
     then computes a row count of zero or less for them (hiCopyLen, unsigned on the device) and loads no row or
@@ -117,9 +118,18 @@ def _pad_rows_beyond_reach(x_ncdhw: np.ndarray, pads: tuple, kh: int, dilation_h
     span = (kh - 1) * dilation_h + 1
     top, bottom = pads[2], pads[3]
     if top < span and bottom < span:
+        return tuple(x_shape), pads
+    n, c, d, h, w = x_shape
+    return (n, c, d, h + top + bottom, w), (pads[0], pads[1], 0, 0, pads[4], pads[5])
+
+
+def _pad_rows_beyond_reach(x_ncdhw: np.ndarray, pads: tuple, kh: int, dilation_h: int) -> tuple:
+    """x and pads after rows_beyond_reach, with the zero rows written."""
+    _, new_pads = rows_beyond_reach(x_ncdhw.shape, pads, kh, dilation_h)
+    if new_pads == pads:
         return x_ncdhw, pads
-    padded = np.pad(x_ncdhw, ((0, 0), (0, 0), (0, 0), (top, bottom), (0, 0)))
-    return padded, (pads[0], pads[1], 0, 0, pads[4], pads[5])
+    padded = np.pad(x_ncdhw, ((0, 0), (0, 0), (0, 0), (pads[2], pads[3]), (0, 0)))
+    return padded, new_pads
 
 
 def _to_device(a_ncdhw: np.ndarray, dtype, per_tiling_group: int, c_per_group: int, cg_aligned: int,

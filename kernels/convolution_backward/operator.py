@@ -24,7 +24,7 @@ from ascend_sim.report import RunReport
 from tiling import check_conv3d_dw_args
 from tiling.conv3d_v2 import check_conv3d_v2_args
 
-from ..conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run
+from ..conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run, rows_beyond_reach
 from ..conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
 from ..conv3d_backprop_input.plan import plan_conv3d_dx
 from ..conv3d_v2.operator import conv3d_v2_run, plan_conv3d_v2_tiling
@@ -85,7 +85,9 @@ def _plan(a: ConvBackwardArgs, r: Route) -> None:
                        filter_format="NCDHW", platform=a.platform, enable_hf32=m.hf32, route=r.dx_route)
     if a.output_mask[1] and r.dw_matmul is None:
         fmap, dy = (v.grad_output_shape, v.input_shape) if a.transposed else (v.input_shape, v.grad_output_shape)
-        check_conv3d_dw_args(fmap, v.weight_shape, dy, v.strides, v.pads, v.dilations, a.groups, m.dtype, a.platform,
+        kh = v.weight_shape[3]
+        fmap, pads = rows_beyond_reach(fmap, v.pads, kh, v.dilations[1] if kh > 1 else 1)  # as dw will launch
+        check_conv3d_dw_args(fmap, v.weight_shape, dy, v.strides, pads, v.dilations, a.groups, m.dtype, a.platform,
                              m.hf32, False)
 
 
