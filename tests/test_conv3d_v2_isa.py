@@ -5,9 +5,10 @@ import numpy as np
 import pytest
 
 import isa_reference as ref
+from core_buffers import elems, fill, local
 from ascend_sim import Chip
-from ascend_sim.ascendc import (DataCopy, DataCopyParams, GlobalTensor, LoadData, LoadData2DParams, LocalTensor,
-                                Mmad, MmadParams, current_core)
+from ascend_sim.ascendc import (DataCopy, DataCopyParams, GlobalTensor, LoadData, LoadData2DParams, Mmad, MmadParams,
+                                current_core)
 from ascend_sim.faults import SimFault
 from ascend_sim.tensor import GmAddr
 
@@ -21,20 +22,6 @@ def _run_one(body, gm_arrays=()):
     return chip.cores[0]
 
 
-def _local(core, where, dtype, offset_bytes=0):
-    buf = core.buffers[where]
-    return LocalTensor(buf, offset_bytes, dtype, (buf.capacity - offset_bytes) // np.dtype(dtype).itemsize, where)
-
-
-def _fill(core, where, values):
-    raw = np.ascontiguousarray(values).view(np.uint8)
-    core.buffers[where].data[:raw.size] = raw
-
-
-def _elems(core, where, dtype, n):
-    return core.buffers[where].data[:n * np.dtype(dtype).itemsize].view(dtype).copy()
-
-
 @pytest.mark.parametrize("where", ["L0B", "L1"])
 @pytest.mark.parametrize("dtype,start,reps,src_stride,dst_gap", [(np.float16, 0, 3, 1, 0), (np.float32, 2, 4, 3, 1),
                                                                  (np.float16, 1, 0, 1, 0)])
@@ -44,18 +31,18 @@ def test_load_data_2d_from_gm(where, dtype, start, reps, src_stride, dst_gap):
     dst0 = RNG.integers(-50, 50, 8192 // dtype.itemsize).astype(dtype)
 
     def body(core, gm):
-        _fill(core, where, dst0)
-        LoadData(_local(core, where, dtype), GlobalTensor(dtype).SetGlobalBuffer(gm[0]),
+        fill(core, where, dst0)
+        LoadData(local(core, where, dtype), GlobalTensor(dtype).SetGlobalBuffer(gm[0]),
                  LoadData2DParams(startIndex=start, repeatTimes=reps, srcStride=src_stride, dstGap=dst_gap))
 
     core = _run_one(body, [src])
     expect = ref.ref_load2d(dst0, src, 0, 0, start, reps, src_stride, dst_gap, False, dtype.itemsize)
-    assert np.array_equal(_elems(core, where, dtype, dst0.size), expect)
+    assert np.array_equal(elems(core, where, dtype, dst0.size), expect)
 
 
 def test_load_data_2d_from_gm_refuses_out_of_range_repeat():
     def body(core, gm):
-        LoadData(_local(core, "L0B", np.float16), GlobalTensor(np.float16).SetGlobalBuffer(gm[0]),
+        LoadData(local(core, "L0B", np.float16), GlobalTensor(np.float16).SetGlobalBuffer(gm[0]),
                  LoadData2DParams(repeatTimes=256, srcStride=1))
 
     with pytest.raises(SimFault, match="repeatTimes=256"):
@@ -70,21 +57,21 @@ def test_copy_l1_to_bias_table(sdtype, count, blen, sgap, dgap):
     bt0 = RNG.integers(-50, 50, 256).astype(np.float32)
 
     def body(core, gm):
-        _fill(core, "L1", src)
-        _fill(core, "BT", bt0)
-        DataCopy(_local(core, "BT", np.float32), _local(core, "L1", sdtype), DataCopyParams(count, blen, sgap, dgap))
+        fill(core, "L1", src)
+        fill(core, "BT", bt0)
+        DataCopy(local(core, "BT", np.float32), local(core, "L1", sdtype), DataCopyParams(count, blen, sgap, dgap))
 
     core = _run_one(body)
     expect = ref.ref_copy_l1_to_bt(bt0, src, 0, 0, count, blen, sgap, dgap)
-    assert np.array_equal(_elems(core, "BT", np.float32, 256), expect)
+    assert np.array_equal(elems(core, "BT", np.float32, 256), expect)
 
 
 def test_copy_l1_to_bias_table_refuses_float_to_half_and_misaligned_dst():
     def to_half(core, gm):
-        DataCopy(_local(core, "BT", np.float16), _local(core, "L1", np.float32), DataCopyParams(1, 1, 0, 0))
+        DataCopy(local(core, "BT", np.float16), local(core, "L1", np.float32), DataCopyParams(1, 1, 0, 0))
 
     def misaligned(core, gm):
-        DataCopy(_local(core, "BT", np.float32, 32), _local(core, "L1", np.float32), DataCopyParams(1, 1, 0, 0))
+        DataCopy(local(core, "BT", np.float32, 32), local(core, "L1", np.float32), DataCopyParams(1, 1, 0, 0))
 
     with pytest.raises(SimFault, match="float32 -> float16"):
         _run_one(to_half)
@@ -104,16 +91,16 @@ def test_mmad_bias_from_bias_table(dtype, m, n, k):
     bias = RNG.integers(-100, 100, 256).astype(np.float32)
 
     def body(core, gm):
-        _fill(core, "L0A", a_flat)
-        _fill(core, "L0B", b_flat)
-        _fill(core, "L0C", c0)
-        _fill(core, "BT", bias)
-        Mmad(_local(core, "L0C", np.float32), _local(core, "L0A", dtype), _local(core, "L0B", dtype),
+        fill(core, "L0A", a_flat)
+        fill(core, "L0B", b_flat)
+        fill(core, "L0C", c0)
+        fill(core, "BT", bias)
+        Mmad(local(core, "L0C", np.float32), local(core, "L0A", dtype), local(core, "L0B", dtype),
              MmadParams(m, n, k, isBias=True, cmatrixSource=True, cmatrixInitVal=False))
 
     core = _run_one(body)
     expect = ref.ref_mmad(c0, a_flat, b_flat, m, n, k, False, str(dtype), cmatrixSource=True, bias=bias)
-    got = _elems(core, "L0C", np.float32, c0.size)
+    got = elems(core, "L0C", np.float32, c0.size)
     assert np.array_equal(ref.read_nz(got, m, n), ref.read_nz(expect, m, n))
     # and the same operands without the bias differ by exactly the bias row
     plain = ref.ref_mmad(c0, a_flat, b_flat, m, n, k, True, str(dtype))

@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 import isa_reference as ref
+from core_buffers import elems, fill, local
 from ascend_sim import Chip
-from ascend_sim.ascendc import LoadData2dTransposeParams, LoadDataWithTranspose, LocalTensor, current_core
+from ascend_sim.ascendc import LoadData2dTransposeParams, LoadDataWithTranspose, current_core
 from ascend_sim.faults import SimFault
 
 RNG = np.random.default_rng(11)
@@ -15,20 +16,6 @@ def _run(body):
     chip = Chip("Ascend910B2", check_races=False)
     chip.launch(lambda: body(current_core()), 1)
     return chip.cores[0]
-
-
-def _local(core, where, dtype, offset_bytes=0):
-    buf = core.buffers[where]
-    return LocalTensor(buf, offset_bytes, dtype, (buf.capacity - offset_bytes) // np.dtype(dtype).itemsize, where)
-
-
-def _fill(core, where, values):
-    raw = np.ascontiguousarray(values).view(np.uint8)
-    core.buffers[where].data[:raw.size] = raw
-
-
-def _elems(core, where, dtype, n):
-    return core.buffers[where].data[:n * np.dtype(dtype).itemsize].view(dtype).copy()
 
 
 @pytest.mark.parametrize("where", ["L0A", "L0B"])
@@ -41,16 +28,16 @@ def test_load_data_with_transpose_matches_reference(where, dtype, start, reps, s
     dst0 = RNG.integers(-50, 50, 16384 // dtype.itemsize).astype(dtype)
 
     def body(core):
-        _fill(core, "L1", src)
-        _fill(core, where, dst0)
-        LoadDataWithTranspose(_local(core, where, dtype), _local(core, "L1", dtype),
+        fill(core, "L1", src)
+        fill(core, where, dst0)
+        LoadDataWithTranspose(local(core, where, dtype), local(core, "L1", dtype),
                               LoadData2dTransposeParams(startIndex=start, repeatTimes=reps, srcStride=src_stride,
                                                         dstGap=dst_gap, dstFracGap=frac_gap))
 
     core = _run(body)
     expect = ref.ref_load_data_with_transpose(dst0, src, 0, 0, start, reps, src_stride, dst_gap, frac_gap,
                                               dtype.itemsize)
-    assert np.array_equal(_elems(core, where, dtype, dst0.size), expect)
+    assert np.array_equal(elems(core, where, dtype, dst0.size), expect)
 
 
 def test_b32_square_is_the_transposed_pair_of_fractals():
@@ -60,12 +47,12 @@ def test_b32_square_is_the_transposed_pair_of_fractals():
     src = np.concatenate([a[:, :8].ravel(), a[:, 8:].ravel()])
 
     def body(core):
-        _fill(core, "L1", src)
-        _fill(core, "L0B", np.zeros(1024, np.float32))
-        LoadDataWithTranspose(_local(core, "L0B", np.float32), _local(core, "L1", np.float32),
+        fill(core, "L1", src)
+        fill(core, "L0B", np.zeros(1024, np.float32))
+        LoadDataWithTranspose(local(core, "L0B", np.float32), local(core, "L1", np.float32),
                               LoadData2dTransposeParams(repeatTimes=1, srcStride=1, dstFracGap=1))
 
-    out = _elems(_run(body), "L0B", np.float32, 512)
+    out = elems(_run(body), "L0B", np.float32, 512)
     assert np.array_equal(out[:128].reshape(16, 8), a.T[:, :8])
     assert np.array_equal(out[256:384].reshape(16, 8), a.T[:, 8:])
     assert not out[128:256].any()  # the gap is not written
@@ -77,7 +64,7 @@ def test_out_of_range_fields_fault(field, value):
     def body(core):
         p = LoadData2dTransposeParams(repeatTimes=1, srcStride=1)
         setattr(p, field, value)
-        LoadDataWithTranspose(_local(core, "L0B", np.float16), _local(core, "L1", np.float16), p)
+        LoadDataWithTranspose(local(core, "L0B", np.float16), local(core, "L1", np.float16), p)
 
     with pytest.raises(SimFault, match=f"LoadDataWithTranspose.*{field}={value}|{field}={value}.*"):
         _run(body)
@@ -85,8 +72,8 @@ def test_out_of_range_fields_fault(field, value):
 
 def test_b8_and_misaligned_destination_fault():
     with pytest.raises(SimFault, match="b16 and b32"):
-        _run(lambda core: LoadDataWithTranspose(_local(core, "L0B", np.int8), _local(core, "L1", np.int8),
+        _run(lambda core: LoadDataWithTranspose(local(core, "L0B", np.int8), local(core, "L1", np.int8),
                                                 LoadData2dTransposeParams(repeatTimes=1)))
     with pytest.raises(SimFault, match="512"):
-        _run(lambda core: LoadDataWithTranspose(_local(core, "L0B", np.float16, 32), _local(core, "L1", np.float16),
+        _run(lambda core: LoadDataWithTranspose(local(core, "L0B", np.float16, 32), local(core, "L1", np.float16),
                                                 LoadData2dTransposeParams(repeatTimes=1)))

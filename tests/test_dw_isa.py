@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 
 import isa_reference as ref
+from core_buffers import elems, fill, local
 from ascend_sim import Chip
 from ascend_sim.ascendc import (CFG_NZ, DataCopy, DataCopyParams, FMATRIX_RIGHT, Fixpipe, FixpipeParamsV220,
-                                GetBlockIdx, GlobalTensor, LoadData, LoadData3DParamsV2, LocalTensor, Mmad,
-                                MmadParams, QuantMode_t, SetAtomicAdd, SetAtomicNone, SetFmatrix, current_core)
+                                GetBlockIdx, GlobalTensor, LoadData, LoadData3DParamsV2, Mmad, MmadParams, QuantMode_t,
+                                SetAtomicAdd, SetAtomicNone, SetFmatrix, current_core)
 from ascend_sim.faults import CrossCoreRace, ParameterOutOfRange
 from ascend_sim.tensor import GmAddr
 
@@ -27,20 +28,6 @@ def _run(body, gm_arrays=(), block_dim=1, check_races=False, kernel_type="AIC_ON
 
     chip.launch(kernel, block_dim, kernel_type=kernel_type)
     return chip, bufs
-
-
-def _local(core, where, dtype, offset_bytes=0):
-    buf = core.buffers[where]
-    return LocalTensor(buf, offset_bytes, dtype, (buf.capacity - offset_bytes) // np.dtype(dtype).itemsize, where)
-
-
-def _fill(core, where, values):
-    raw = np.ascontiguousarray(values).view(np.uint8)
-    core.buffers[where].data[:raw.size] = raw
-
-
-def _elems(core, where, dtype, n):
-    return core.buffers[where].data[:n * np.dtype(dtype).itemsize].view(dtype).copy()
 
 
 def _sentinel(n, dtype, rng):
@@ -71,14 +58,14 @@ def test_load3dv2_en_transpose_into_l0a(dtype, case):
                                 filterW=fw, filterH=fh, dilationFilterW=dw, dilationFilterH=dh, enTranspose=True)
 
     def body(core, gm):
-        _fill(core, "L1", fmap)
-        _fill(core, "L0A", l0)
-        LoadData(_local(core, "L0A", dtype), _local(core, "L1", dtype), params)
+        fill(core, "L1", fmap)
+        fill(core, "L0A", l0)
+        LoadData(local(core, "L0A", dtype), local(core, "L1", dtype), params)
 
     chip, _ = _run(body)
     expect = ref.ref_load3dv2(l0, fmap, 0, 0, l1H, l1W, pads, c1 * c0, kext, mext, kstart, mstart, sw, sh, fw, fh,
                               dw, dh, True, 0, "L0A", dtype.itemsize)
-    got = _elems(chip.cores[0], "L0A", dtype, l0.size)
+    got = elems(chip.cores[0], "L0A", dtype, l0.size)
     assert np.array_equal(got.view(np.uint8), expect.view(np.uint8))
 
 
@@ -97,29 +84,29 @@ def test_fp32_transposed_l0a_feeds_mmad_with_kdirectionalign(mext, kext):
     l0b = ref.make_zn(b, 8)
 
     def body(core, gm):
-        _fill(core, "L1", fmap.reshape(-1))
-        _fill(core, "L0B", l0b)
-        _fill(core, "L0A", np.full(4096, 999.0, np.float32))  # padding of the transposed A must not matter
-        LoadData(_local(core, "L0A", dtype), _local(core, "L1", dtype), LoadData3DParamsV2(
+        fill(core, "L1", fmap.reshape(-1))
+        fill(core, "L0B", l0b)
+        fill(core, "L0A", np.full(4096, 999.0, np.float32))  # padding of the transposed A must not matter
+        LoadData(local(core, "L0A", dtype), local(core, "L1", dtype), LoadData3DParamsV2(
             l1H=1, l1W=pixels, channelSize=couts, kExtension=couts, mExtension=mext, enTranspose=True))
-        Mmad(_local(core, "L0C", dtype), _local(core, "L0A", dtype), _local(core, "L0B", dtype),
+        Mmad(local(core, "L0C", dtype), local(core, "L0A", dtype), local(core, "L0B", dtype),
              MmadParams(m=couts, n=n, k=pixels, kDirectionAlign=True))
 
     chip, _ = _run(body)
-    c = _elems(chip.cores[0], "L0C", np.float32, ref._ceil_align(couts, 16) * 16)
+    c = elems(chip.cores[0], "L0C", np.float32, ref._ceil_align(couts, 16) * 16)
     np.testing.assert_array_equal(ref.read_nz(c, couts, n), x @ b)
 
 
 def test_transposed_load_faults_name_the_field():
     def bad_mext(core, gm):
-        LoadData(_local(core, "L0A", np.float16), _local(core, "L1", np.float16), LoadData3DParamsV2(
+        LoadData(local(core, "L0A", np.float16), local(core, "L1", np.float16), LoadData3DParamsV2(
             l1H=1, l1W=32, channelSize=16, kExtension=16, mExtension=8, enTranspose=True))
 
     with pytest.raises(ParameterOutOfRange, match="mExtension=8 must be a multiple of 16"):
         _run(bad_mext)
 
     def right_with_set(core, gm):
-        LoadData(_local(core, "L0A", np.float16), _local(core, "L1", np.float16), LoadData3DParamsV2(
+        LoadData(local(core, "L0A", np.float16), local(core, "L1", np.float16), LoadData3DParamsV2(
             l1H=1, l1W=32, channelSize=16, kExtension=16, mExtension=16, fMatrixCtrl=True))
 
     with pytest.raises(ParameterOutOfRange, match="fMatrixCtrl=1 with isSetFMatrix=True"):
@@ -129,9 +116,9 @@ def test_transposed_load_faults_name_the_field():
 def test_records_name_the_fmatrix_register_a_load_used():
     def body(core, gm):
         SetFmatrix(1, 32, (0, 0, 0, 0), FMATRIX_RIGHT)
-        LoadData(_local(core, "L0B", np.float16), _local(core, "L1", np.float16), LoadData3DParamsV2(
+        LoadData(local(core, "L0B", np.float16), local(core, "L1", np.float16), LoadData3DParamsV2(
             channelSize=16, kExtension=16, mExtension=16, fMatrixCtrl=True), isSetFMatrix=False)
-        LoadData(_local(core, "L0A", np.float16), _local(core, "L1", np.float16), LoadData3DParamsV2(
+        LoadData(local(core, "L0A", np.float16), local(core, "L1", np.float16), LoadData3DParamsV2(
             l1H=1, l1W=16, channelSize=16, kExtension=16, mExtension=16, enTranspose=True))
 
     chip, _ = _run(body)
@@ -155,10 +142,10 @@ def test_fixpipe_atomic_add_nz_fp32(m, n, sstride, dstride, split):
     gm0 = rng.standard_normal(2048).astype(np.float32)
 
     def body(core, gm):
-        _fill(core, "L0C", l0c)
+        fill(core, "L0C", l0c)
         out = GlobalTensor(np.float32).SetGlobalBuffer(gm[0])
         SetAtomicAdd(np.float32)
-        Fixpipe(out[8], _local(core, "L0C", np.float32), FixpipeParamsV220(
+        Fixpipe(out[8], local(core, "L0C", np.float32), FixpipeParamsV220(
             nSize=n, mSize=m, srcStride=sstride, dstStride=dstride, isChannelSplit=split), CFG_NZ)
         SetAtomicNone()
 
@@ -177,9 +164,9 @@ def test_atomic_add_bf16_fixpipe_rounds_once():
     gm0 = rng.standard_normal(512).astype(np.float32).astype(BF16)
 
     def body(core, gm):
-        _fill(core, "L0C", l0c)
+        fill(core, "L0C", l0c)
         SetAtomicAdd(BF16)
-        Fixpipe(GlobalTensor(BF16).SetGlobalBuffer(gm[0]), _local(core, "L0C", np.float32), FixpipeParamsV220(
+        Fixpipe(GlobalTensor(BF16).SetGlobalBuffer(gm[0]), local(core, "L0C", np.float32), FixpipeParamsV220(
             nSize=16, mSize=16, srcStride=16, dstStride=1, quantPre=QuantMode_t.F322BF16), CFG_NZ)
         SetAtomicNone()
 
@@ -191,7 +178,7 @@ def test_atomic_add_bf16_fixpipe_rounds_once():
 def test_atomic_type_mismatch_faults():
     def body(core, gm):
         SetAtomicAdd(np.float32)
-        Fixpipe(GlobalTensor(np.float16).SetGlobalBuffer(gm[0]), _local(core, "L0C", np.float32),
+        Fixpipe(GlobalTensor(np.float16).SetGlobalBuffer(gm[0]), local(core, "L0C", np.float32),
                 FixpipeParamsV220(nSize=16, mSize=16, srcStride=16, dstStride=1, quantPre=QuantMode_t.F322F16), CFG_NZ)
 
     with pytest.raises(ParameterOutOfRange, match=r"SetAtomicAdd<float32> is set but the store writes float16"):
@@ -206,10 +193,10 @@ def test_datacopy_l1_to_gm(atomic, count, blen, sgap, dgap):
     gm0 = rng.standard_normal(1024).astype(np.float32)
 
     def body(core, gm):
-        _fill(core, "L1", l1)
+        fill(core, "L1", l1)
         if atomic:
             SetAtomicAdd(np.float32)
-        DataCopy(GlobalTensor(np.float32).SetGlobalBuffer(gm[0])[3], _local(core, "L1", np.float32, 64),
+        DataCopy(GlobalTensor(np.float32).SetGlobalBuffer(gm[0])[3], local(core, "L1", np.float32, 64),
                  DataCopyParams(count, blen, sgap, dgap))
         if atomic:
             SetAtomicNone()
@@ -225,10 +212,10 @@ def test_datacopy_l1_to_gm(atomic, count, blen, sgap, dgap):
 def _two_cores_store(atomic_on_core):
     def body(core, gm):
         idx = GetBlockIdx()
-        _fill(core, "L0C", np.full(256, idx + 1.0, np.float32))
+        fill(core, "L0C", np.full(256, idx + 1.0, np.float32))
         if idx in atomic_on_core:
             SetAtomicAdd(np.float32)
-        Fixpipe(GlobalTensor(np.float32).SetGlobalBuffer(gm[0]), _local(core, "L0C", np.float32),
+        Fixpipe(GlobalTensor(np.float32).SetGlobalBuffer(gm[0]), local(core, "L0C", np.float32),
                 FixpipeParamsV220(nSize=16, mSize=16, srcStride=16, dstStride=2), CFG_NZ)
         if idx in atomic_on_core:
             SetAtomicNone()

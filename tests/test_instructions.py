@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 
 import isa_reference as ref
+from core_buffers import elems, fill, local
 from ascend_sim import Chip
-from ascend_sim.ascendc import (CFG_NZ, CFG_ROW_MAJOR, DataCopy, DataCopyCO12DstParams, DataCopyParams,
-                                FMATRIX_RIGHT, Fixpipe, FixpipeParamsV220, GlobalTensor, InitConstValue,
-                                InitConstValueParams, LoadData, LoadData2DParams, LoadData3DParamsV2, LocalTensor,
-                                Mmad, MmadParams, Nd2NzParams, QuantMode_t, SetFmatrix, SetHF32Mode,
-                                SetHF32TransMode, current_core)
+from ascend_sim.ascendc import (CFG_NZ, CFG_ROW_MAJOR, DataCopy, DataCopyCO12DstParams, DataCopyParams, FMATRIX_RIGHT,
+                                Fixpipe, FixpipeParamsV220, GlobalTensor, InitConstValue, InitConstValueParams,
+                                LoadData, LoadData2DParams, LoadData3DParamsV2, Mmad, MmadParams, Nd2NzParams,
+                                QuantMode_t, SetFmatrix, SetHF32Mode, SetHF32TransMode, current_core)
 from ascend_sim.tensor import GmAddr
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -35,20 +35,6 @@ def _run_one(body, gm_arrays=(), platform="Ascend910B2"):
     return chip.cores[0], bufs
 
 
-def _local(core, where, dtype, offset_bytes=0):
-    buf = core.buffers[where]
-    return LocalTensor(buf, offset_bytes, dtype, (buf.capacity - offset_bytes) // np.dtype(dtype).itemsize, where)
-
-
-def _fill(core, where, values):
-    raw = np.ascontiguousarray(values).view(np.uint8)
-    core.buffers[where].data[:raw.size] = raw
-
-
-def _elems(core, where, dtype, n):
-    return core.buffers[where].data[:n * np.dtype(dtype).itemsize].view(dtype).copy()
-
-
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("count,blen,sgap,dgap,src_off", [(1, 3, 0, 0, 0), (4, 2, 1, 3, 5), (3, 1, 0, 2, 1),
                                                           (0, 2, 0, 0, 0), (2, 0, 0, 0, 0)])
@@ -59,13 +45,13 @@ def test_datacopy_params(dtype, count, blen, sgap, dgap, src_off):
     l1_init = _sentinel(c0 * 40, dtype, rng)
 
     def body(core, gm):
-        _fill(core, "L1", l1_init)
+        fill(core, "L1", l1_init)
         g = GlobalTensor(dtype).SetGlobalBuffer(gm[0])
-        DataCopy(_local(core, "L1", dtype, 64), g[src_off], DataCopyParams(count, blen, sgap, dgap))
+        DataCopy(local(core, "L1", dtype, 64), g[src_off], DataCopyParams(count, blen, sgap, dgap))
 
     core, _ = _run_one(body, [src])
     expect = ref.ref_datacopy(l1_init, src, 64 // dtype.itemsize, src_off, count, blen, sgap, dgap, dtype.itemsize)
-    assert np.array_equal(_elems(core, "L1", dtype, l1_init.size).view(np.uint8), expect.view(np.uint8))
+    assert np.array_equal(elems(core, "L1", dtype, l1_init.size).view(np.uint8), expect.view(np.uint8))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -77,13 +63,13 @@ def test_nd2nz(dtype, nd, n, d, sms, sdv, c0s, ns, dms):
     l1_init = _sentinel(2048, dtype, rng)
 
     def body(core, gm):
-        _fill(core, "L1", l1_init)
-        DataCopy(_local(core, "L1", dtype), GlobalTensor(dtype).SetGlobalBuffer(gm[0])[3],
+        fill(core, "L1", l1_init)
+        DataCopy(local(core, "L1", dtype), GlobalTensor(dtype).SetGlobalBuffer(gm[0])[3],
                  Nd2NzParams(nd, n, d, sms, sdv, c0s, ns, dms))
 
     core, _ = _run_one(body, [src])
     expect = ref.ref_nd2nz(l1_init, src, 0, 3, nd, n, d, sms, sdv, c0s, ns, dms, dtype.itemsize)
-    assert np.array_equal(_elems(core, "L1", dtype, l1_init.size).view(np.uint8), expect.view(np.uint8))
+    assert np.array_equal(elems(core, "L1", dtype, l1_init.size).view(np.uint8), expect.view(np.uint8))
 
 
 @pytest.mark.parametrize("where", ["L1", "L0A", "L0B"])
@@ -94,12 +80,12 @@ def test_init_const_value(where, reps, blocks, gap):
     init = _sentinel(8192, dtype, rng)
 
     def body(core, gm):
-        _fill(core, where, init)
-        InitConstValue(_local(core, where, dtype), InitConstValueParams(reps, blocks, gap, 0.5))
+        fill(core, where, init)
+        InitConstValue(local(core, where, dtype), InitConstValueParams(reps, blocks, gap, 0.5))
 
     core, _ = _run_one(body)
     expect = ref.ref_init_const_value(init, 0, reps, blocks, gap, 0.5, where, 2)
-    assert np.array_equal(_elems(core, where, dtype, init.size), expect)
+    assert np.array_equal(elems(core, where, dtype, init.size), expect)
 
 
 LOAD2D_CASES = [(0, 4, 1, 0, False, "L0A"), (2, 3, 3, 1, False, "L0B"), (1, 5, 2, 0, True, "L0B"),
@@ -115,22 +101,22 @@ def test_load_data_2d(dtype, start, reps, sstride, dgap, transpose, target):
     l0 = _sentinel(8192, dtype, rng)
 
     def body(core, gm):
-        _fill(core, "L1", l1)
-        _fill(core, target, l0)
-        LoadData(_local(core, target, dtype), _local(core, "L1", dtype, 64),
+        fill(core, "L1", l1)
+        fill(core, target, l0)
+        LoadData(local(core, target, dtype), local(core, "L1", dtype, 64),
                  LoadData2DParams(startIndex=start, repeatTimes=reps, srcStride=sstride, dstGap=dgap,
                                   ifTranspose=transpose))
 
     core, _ = _run_one(body)
     expect = ref.ref_load2d(l0, l1, 0, 64 // dtype.itemsize, start, reps, sstride, dgap, transpose, dtype.itemsize)
-    assert np.array_equal(_elems(core, target, dtype, l0.size).view(np.uint8), expect.view(np.uint8))
+    assert np.array_equal(elems(core, target, dtype, l0.size).view(np.uint8), expect.view(np.uint8))
 
 
 def test_load_data_2d_transpose_rejects_fp32():
     from ascend_sim import ParameterOutOfRange
 
     def body(core, gm):
-        LoadData(_local(core, "L0B", np.float32), _local(core, "L1", np.float32),
+        LoadData(local(core, "L0B", np.float32), local(core, "L1", np.float32),
                  LoadData2DParams(repeatTimes=1, ifTranspose=True))
     with pytest.raises(ParameterOutOfRange, match="16-bit"):
         _run_one(body)
@@ -161,14 +147,14 @@ def test_load_data_3d_v2(dtype, target, case):
                                 filterW=fw, filterH=fh, dilationFilterW=dw, dilationFilterH=dh, padValue=0)
 
     def body(core, gm):
-        _fill(core, "L1", np.concatenate([np.zeros(c0 * 2, dtype), fmap]))
-        _fill(core, target, l0)
-        LoadData(_local(core, target, dtype), _local(core, "L1", dtype, 64), params)
+        fill(core, "L1", np.concatenate([np.zeros(c0 * 2, dtype), fmap]))
+        fill(core, target, l0)
+        LoadData(local(core, target, dtype), local(core, "L1", dtype, 64), params)
 
     core, _ = _run_one(body)
     expect = ref.ref_load3dv2(l0, fmap, 0, 0, l1H, l1W, pads, c1 * c0, kext, mext, kstart, mstart, sw, sh, fw, fh,
                               dw, dh, False, 0, target, dtype.itemsize)
-    assert np.array_equal(_elems(core, target, dtype, l0.size).view(np.uint8), expect.view(np.uint8))
+    assert np.array_equal(elems(core, target, dtype, l0.size).view(np.uint8), expect.view(np.uint8))
 
 
 def test_load_data_3d_v2_fp32_into_l0b_half_fractal_from_the_right_fmatrix():
@@ -180,15 +166,15 @@ def test_load_data_3d_v2_fp32_into_l0b_half_fractal_from_the_right_fmatrix():
     params = LoadData3DParamsV2(channelSize=24, kExtension=24, mExtension=16, mStartPt=3, fMatrixCtrl=True)
 
     def body(core, gm):
-        _fill(core, "L1", fmap)
-        _fill(core, "L0B", l0)
+        fill(core, "L1", fmap)
+        fill(core, "L0B", l0)
         SetFmatrix(1, 20, (0, 0, 0, 0), FMATRIX_RIGHT)
-        LoadData(_local(core, "L0B", dtype), _local(core, "L1", dtype), params, isSetFMatrix=False)
+        LoadData(local(core, "L0B", dtype), local(core, "L1", dtype), params, isSetFMatrix=False)
 
     core, _ = _run_one(body)
     expect = ref.ref_load3dv2(l0, fmap, 0, 0, 1, 20, (0, 0, 0, 0), 24, 24, 16, 0, 3, 1, 1, 1, 1, 1, 1, False, 0,
                               "L0B", 4)
-    assert np.array_equal(_elems(core, "L0B", dtype, l0.size), expect)
+    assert np.array_equal(elems(core, "L0B", dtype, l0.size), expect)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -204,16 +190,16 @@ def test_mmad(dtype, m, n, k, init):
     c_init = rng.integers(-100, 100, 4096).astype(np.float32)
 
     def body(core, gm):
-        _fill(core, "L0A", a_flat)
-        _fill(core, "L0B", b_flat)
-        _fill(core, "L0C", c_init)
-        Mmad(_local(core, "L0C", np.float32), _local(core, "L0A", dtype), _local(core, "L0B", dtype),
+        fill(core, "L0A", a_flat)
+        fill(core, "L0B", b_flat)
+        fill(core, "L0C", c_init)
+        Mmad(local(core, "L0C", np.float32), local(core, "L0A", dtype), local(core, "L0B", dtype),
              MmadParams(m, n, k, cmatrixInitVal=init))
 
     core, _ = _run_one(body)
     expect = ref.ref_mmad(c_init, a_flat, b_flat, m, n, k, init, {2: "float16", 4: "float32"}[dtype.itemsize]
                           if dtype != BF16 else "bfloat16")
-    got = _elems(core, "L0C", np.float32, c_init.size)
+    got = elems(core, "L0C", np.float32, c_init.size)
     assert np.array_equal(ref.read_nz(got, m, n), ref.read_nz(expect, m, n))
     if m == 1:  # GEMV writes only row 0 of each C fractal
         untouched = np.ones(c_init.size, bool)
@@ -231,17 +217,17 @@ def test_mmad_hf32_rounds_the_operands(mode):
     a_flat, b_flat = ref.make_zz(a, 8), ref.make_zn(b, 8)
 
     def body(core, gm):
-        _fill(core, "L0A", a_flat)
-        _fill(core, "L0B", b_flat)
+        fill(core, "L0A", a_flat)
+        fill(core, "L0B", b_flat)
         SetHF32Mode(True)
         SetHF32TransMode(mode)
-        Mmad(_local(core, "L0C", np.float32), _local(core, "L0A", np.float32), _local(core, "L0B", np.float32),
+        Mmad(local(core, "L0C", np.float32), local(core, "L0A", np.float32), local(core, "L0B", np.float32),
              MmadParams(m, n, k))
 
     core, _ = _run_one(body)
     expect = ref.ref_mmad(np.zeros(4096, np.float32), a_flat, b_flat, m, n, k, True, "float32", hf32=True,
                           hf32_trans_mode=["NEAREST_EVEN", "NEAREST_AWAY"][mode])
-    got = ref.read_nz(_elems(core, "L0C", np.float32, 4096), m, n)
+    got = ref.read_nz(elems(core, "L0C", np.float32, 4096), m, n)
     want = ref.read_nz(expect, m, n)
     rounded_a = np.array([[ref.round_fp32_mantissa(float(x), 11, ["NEAREST_EVEN", "NEAREST_AWAY"][mode])
                            for x in row] for row in a])
@@ -271,8 +257,8 @@ def test_fixpipe(m, n, sstride, dstride, quant, split, nz2nd, api):
     gm_init = _sentinel(6000, out_dtype, rng)
 
     def body(core, gm):
-        _fill(core, "L0C", np.concatenate([np.zeros(256, np.float32), l0c]))
-        src = _local(core, "L0C", np.float32, 1024)
+        fill(core, "L0C", np.concatenate([np.zeros(256, np.float32), l0c]))
+        src = local(core, "L0C", np.float32, 1024)
         dst = GlobalTensor(out_dtype).SetGlobalBuffer(gm[0])[32]
         q = QuantMode_t[quant]
         if api == "Fixpipe":
@@ -294,8 +280,8 @@ def test_fixpipe_batched_nz2nd():
     gm_init = _sentinel(4000, np.float32, rng)
 
     def body(core, gm):
-        _fill(core, "L0C", l0c)
-        Fixpipe(GlobalTensor(np.float32).SetGlobalBuffer(gm[0]), _local(core, "L0C", np.float32),
+        fill(core, "L0C", l0c)
+        Fixpipe(GlobalTensor(np.float32).SetGlobalBuffer(gm[0]), local(core, "L0C", np.float32),
                 FixpipeParamsV220(nSize=32, mSize=16, srcStride=16, dstStride=40, ndNum=3, srcNdStride=2,
                                   dstNdStride=700))
 
