@@ -21,12 +21,13 @@ import numpy as np
 
 from ascend_sim import Chip
 from ascend_sim.dtypes import DTYPES
-from ascend_sim.formats import filter_from_ncdhw
+from ascend_sim.formats import filter_from_ncdhw, filter_shape_to_ncdhw
 from ascend_sim.report import RunReport
 from ascend_sim.tensor import GmAddr
 from tiling import check_conv3d_dw_args, conv3d_backprop_filter_tiling
 from tiling.checks import check_ints
 
+from ..operands import check_array, check_format, dhw_attribute
 from .kernel import conv3d_backprop_filter_v2 as _kernel_entry
 
 DATA_FORMATS = ("NDHWC", "NCDHW")
@@ -43,43 +44,9 @@ class Conv3dDwRun:
     trace: str | None = None
 
 
-def _format(name: str, value, allowed: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in allowed:
-        raise ValueError(f"{name}={value!r} is not supported; allowed: {allowed}")
-    return value
-
-
-def _array(name: str, value) -> np.ndarray:
-    if not isinstance(value, np.ndarray):
-        raise TypeError(f"{name} must be a numpy.ndarray, got {type(value).__name__}")
-    if value.dtype not in DTYPES.values():
-        raise TypeError(f"{name}.dtype={value.dtype} is not supported; allowed: {sorted(DTYPES)} "
-                        "(bfloat16 from ml_dtypes)")
-    if value.ndim != 5:
-        raise ValueError(f"{name} must have 5 dimensions, got shape {value.shape}")
-    return value
-
-
 def _to_ncdhw_shape(shape, data_format: str) -> tuple:
     n, *rest = shape
     return (n, rest[3], *rest[:3]) if data_format == "NDHWC" else tuple(shape)
-
-
-def _filter_shape_ncdhw(filter_size, filter_format: str) -> tuple:
-    fs = check_ints("filter_size", filter_size, 5, tuple(filter_format))
-    if filter_format == "NCDHW":
-        return fs
-    if filter_format == "NDHWC":
-        return fs[0], fs[4], fs[1], fs[2], fs[3]
-    return fs[4], fs[3], fs[0], fs[1], fs[2]  # DHWCN
-
-
-def _dhw(name: str, values, data_format: str) -> tuple:
-    v = check_ints(name, values, 5, tuple(data_format))
-    n_c = (v[0], v[4]) if data_format == "NDHWC" else v[:2]
-    if n_c != (1, 1):
-        raise ValueError(f"{name}={tuple(values)!r}: the N and C entries ({data_format} order) must be 1")
-    return v[1:4] if data_format == "NDHWC" else v[2:5]
 
 
 def _check_relations(x_shape, weight_shape, dy_shape, strides, pads, dilations, data_format: str) -> None:
@@ -200,7 +167,8 @@ def _launch(x_ncdhw, dy_ncdhw, tiling_data, groups: int, weight_shape: tuple, *,
     workspace = None
     if deterministic:  # the stream-K partial sums: singleCoreM x singleCoreN fp32 per core
         bb = tiling_data.basicBlockTiling
-        workspace = GmAddr(chip.gm.alloc("workspace", max(1, tiling_data.block_dim * bb.singleCoreM * bb.singleCoreN * 4)))
+        partial_sums = tiling_data.block_dim * bb.singleCoreM * bb.singleCoreN * 4
+        workspace = GmAddr(chip.gm.alloc("workspace", max(1, partial_sums)))
     x_gm = chip.gm.upload("x", x_5hd)
     # Zero slack after dy: the basic-block drivers with separate (group, kd) GEMMs read M blocks of
     # cout1G*C0 couts even where dy holds fewer (fp32: cout1G*8 can pass ceil(Cout/8)*8); on the device that
@@ -234,16 +202,17 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
     hooks: callables hook(core, instruction) run after every instruction. engine: "auto" | "exact" | "fast"
     (ascend_sim.Chip): the same results, cycles and faults; "auto" is fast unless hooks are given.
     """
-    data_format = _format("data_format", data_format, DATA_FORMATS)
-    filter_format = _format("filter_format", filter_format, FILTER_FORMATS)
-    x = _array("x", x)
-    dy = _array("out_backprop", out_backprop)
+    data_format = check_format("data_format", data_format, DATA_FORMATS)
+    filter_format = check_format("filter_format", filter_format, FILTER_FORMATS)
+    x = check_array("x", x, 5)
+    dy = check_array("out_backprop", out_backprop, 5)
     if x.dtype != dy.dtype:
         raise TypeError(f"x.dtype={x.dtype} and out_backprop.dtype={dy.dtype} differ; both must be the same one of "
                         f"{sorted(DTYPES)}")
-    weight_shape = _filter_shape_ncdhw(filter_size, filter_format)
-    st = _dhw("strides", strides, data_format)
-    dl = _dhw("dilations", dilations, data_format)
+    filter_size = check_ints("filter_size", filter_size, 5, tuple(filter_format))
+    weight_shape = filter_shape_to_ncdhw(filter_size, filter_format)
+    st = dhw_attribute("strides", strides, data_format)
+    dl = dhw_attribute("dilations", dilations, data_format)
     x_shape = _to_ncdhw_shape(x.shape, data_format)
     dy_shape = _to_ncdhw_shape(dy.shape, data_format)
     pd = check_ints("pads", pads, 6, ("front", "back", "top", "bottom", "left", "right"))

@@ -21,6 +21,8 @@ from tiling.checks import (DILATION_MAX, GROUPS_MAX, KERNEL_D_MAX, KERNEL_HW_MAX
                            STRIDE_D_MAX, STRIDE_HW_MAX, ConvArgs, check_dtype, check_hf32, check_in_range, check_int,
                            check_ints, check_platform)
 
+from ..operands import check_array, check_format
+
 DATA_FORMATS = ("NDHWC", "NCDHW")
 FILTER_FORMATS = ("NCDHW", "NDHWC", "DHWCN")
 
@@ -37,23 +39,6 @@ class Problem(ConvArgs):
     dilations, ...), plus the dilations as the user gave them (D, H, W), which aclnn's routing reads."""
 
     dilations_given: tuple[int, int, int] = (1, 1, 1)
-
-
-def _format(name: str, value, allowed: tuple[str, ...]) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"{name}={value!r} must be a string, one of {allowed}")
-    if value not in allowed:
-        raise ValueError(f"{name}={value!r} is not supported; allowed: {allowed}")
-    return value
-
-
-def _array(name: str, value) -> np.ndarray:
-    if not isinstance(value, np.ndarray):
-        raise TypeError(f"{name} must be a numpy.ndarray, got {type(value).__name__}")
-    if value.dtype not in DTYPES.values():
-        raise TypeError(f"{name}.dtype={value.dtype} is not supported; allowed: {sorted(DTYPES)} "
-                        "(bfloat16 from ml_dtypes)")
-    return value
 
 
 def _shape(name: str, shape) -> tuple[int, ...]:
@@ -153,8 +138,8 @@ def check_problem(input_size, filter_shape, out_backprop_shape, dtype, strides, 
     """Every user-visible argument check that needs no data; raises TypeError/ValueError naming the parameter and
     what is allowed. The shapes are the arrays' (filter in filter_format, out_backprop in data_format); dtype is a
     name or a numpy dtype."""
-    data_format = _format("data_format", data_format, DATA_FORMATS)
-    filter_format = _format("filter_format", filter_format, FILTER_FORMATS)
+    data_format = check_format("data_format", data_format, DATA_FORMATS)
+    filter_format = check_format("filter_format", filter_format, FILTER_FORMATS)
     filter_shape = _shape("filter", filter_shape)
     dy_shape = _shape("out_backprop", out_backprop_shape)
     dtype = check_dtype(dtype)
@@ -187,8 +172,8 @@ def check_problem(input_size, filter_shape, out_backprop_shape, dtype, strides, 
 
 def check_operands(filter, out_backprop) -> None:
     """The checks only the arrays need (numpy arrays of one supported dtype); check_problem checks their shapes."""
-    w = _array("filter", filter)
-    dy = _array("out_backprop", out_backprop)
+    w = check_array("filter", filter)
+    dy = check_array("out_backprop", out_backprop)
     if w.dtype != dy.dtype:
         raise TypeError(f"filter.dtype={w.dtype} and out_backprop.dtype={dy.dtype} differ; both must be the same "
                         f"one of {sorted(DTYPES)}")

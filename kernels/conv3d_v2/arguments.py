@@ -5,60 +5,32 @@ from __future__ import annotations
 
 import numpy as np
 
-from ascend_sim.dtypes import DTYPES
 from ascend_sim.formats import filter_shape_to_ncdhw, filter_to_ncdhw
-from tiling.checks import check_ints
 from tiling.conv3d_v2 import Conv3dArgs, check_conv3d_v2_args
+
+from ..operands import check_array, check_format, dhw_attribute
 
 DATA_FORMATS = ("NCDHW", "NDHWC")
 FILTER_FORMATS = ("NCDHW", "NDHWC", "DHWCN")
 
 
-def _format(name: str, value, allowed: tuple[str, ...]) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"{name}={value!r} must be a string, one of {allowed}")
-    if value not in allowed:
-        raise ValueError(f"{name}={value!r} is not supported; allowed: {allowed}")
-    return value
-
-
-def _array(name: str, value, ndim: int) -> np.ndarray:
-    if not isinstance(value, np.ndarray):
-        raise TypeError(f"{name} must be a numpy.ndarray, got {type(value).__name__}")
-    if value.dtype not in DTYPES.values():
-        raise TypeError(f"{name}.dtype={value.dtype} is not supported; allowed: {sorted(DTYPES)} "
-                        "(bfloat16 from ml_dtypes)")
-    if value.ndim != ndim:
-        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {value.shape}")
-    return value
-
-
-def _dhw(name: str, values, data_format: str) -> tuple[int, int, int]:
-    """The D, H, W entries of a 5-value attribute in data_format order; its N and C entries must be 1."""
-    values = check_ints(name, values, 5, tuple(data_format))
-    n_c = (values[0], values[4]) if data_format == "NDHWC" else values[:2]
-    if n_c != (1, 1):
-        raise ValueError(f"{name}={values!r}: the N and C entries ({data_format} order) must be 1")
-    return values[1:4] if data_format == "NDHWC" else values[2:5]
-
-
 def check_conv3d_v2_operands(x, filter, bias, strides, pads, dilations, groups, data_format, filter_format,
                              platform, enable_hf32) -> Conv3dArgs:
     """Everything checked before launch; returns the NCDHW problem (with its output shape)."""
-    data_format = _format("data_format", data_format, DATA_FORMATS)
-    filter_format = _format("filter_format", filter_format, FILTER_FORMATS)
-    x = _array("x", x, 5)
-    w = _array("filter", filter, 5)
+    data_format = check_format("data_format", data_format, DATA_FORMATS)
+    filter_format = check_format("filter_format", filter_format, FILTER_FORMATS)
+    x = check_array("x", x, 5)
+    w = check_array("filter", filter, 5)
     if w.dtype != x.dtype:
         raise TypeError(f"filter.dtype={w.dtype} must equal x.dtype={x.dtype}")
     if bias is not None:
-        b = _array("bias", bias, 1)
+        b = check_array("bias", bias, 1)
         if b.dtype != x.dtype:
             raise TypeError(f"bias.dtype={b.dtype} must equal x.dtype={x.dtype}")
     x_shape = x.shape if data_format == "NCDHW" else (x.shape[0], x.shape[4], *x.shape[1:4])
     w_shape = filter_shape_to_ncdhw(w.shape, filter_format)
-    args = check_conv3d_v2_args(x_shape, w_shape, _dhw("strides", strides, data_format), pads,
-                                _dhw("dilations", dilations, data_format), groups, x.dtype.name, platform,
+    args = check_conv3d_v2_args(x_shape, w_shape, dhw_attribute("strides", strides, data_format), pads,
+                                dhw_attribute("dilations", dilations, data_format), groups, x.dtype.name, platform,
                                 bias is not None, enable_hf32)
     if args.platform.npu_arch != 2201:
         raise ValueError(f"platform={args.platform.name!r} has npu_arch {args.platform.npu_arch}: the Conv3DV2 port is "

@@ -22,6 +22,8 @@ from ascend_sim.dtypes import DTYPES, dtype_name
 from ascend_sim.platform import Platform
 from tiling.checks import check_int, check_platform
 
+from ..operands import check_array
+
 DIM_MAX = 2147483646  # every tensor dimension, strideD and paddingD: [1, 2147483646] on the API page
 KERNEL_HW_MAX = 255  # weight H and W (2D / 3D) and L (1D)
 STRIDE_HW_MAX_3D = 63
@@ -63,11 +65,7 @@ class ConvBackwardArgs:
 
 
 def _array(name: str, value) -> np.ndarray:
-    if not isinstance(value, np.ndarray):
-        raise TypeError(f"{name} must be a numpy.ndarray, got {type(value).__name__}")
-    if value.dtype not in DTYPES.values():
-        raise TypeError(f"{name}.dtype={value.dtype} is not supported; allowed: {sorted(DTYPES)} "
-                        "(bfloat16 from ml_dtypes)")
+    value = check_array(name, value)
     if value.ndim not in _LAYOUTS:
         raise ValueError(f"{name} has {value.ndim} dimensions (shape {value.shape}); allowed: 3 (NCL), 4 (NCHW) or "
                          "5 (NCDHW)")
