@@ -20,7 +20,7 @@ from ..conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run
 from ..conv3d_backprop_filter.reference import conv3d_dw_reference
 from .conv_problem import add_conv_problem_arguments, conv_problem, field_override
 from .flags import FlagError, add_run_arguments
-from .report import Progress, check_against, print_json, text_stream
+from .report import Progress, check_against, check_fields, print_json, print_summary, text_stream
 
 _C_RANGES = {"u32": (0, 2**32 - 1), "u64": (0, 2**64 - 1)}
 DW_FIELD_RANGES = {name: _C_RANGES[ctype] for name, ctype in (*PARAMS_FIELDS, *TILING_FIELDS, *BASIC_BLOCK_FIELDS)}
@@ -81,11 +81,7 @@ def run(args: argparse.Namespace) -> int:
         check = check_against(result.result, expect, args.dtype, args.hf32)
         print(check.line("dw"), file=say)
     report = result.report
-    print(report.summary(), file=say)
-    print(f"simulated in {wall:.2f} s ({report.instructions / wall:,.0f} instructions/s)", file=say)
-    if args.trace:
-        print(f"trace written to {args.trace} (open in https://ui.perfetto.dev)", file=say)
+    print_summary(report, wall, args.trace, say)
     if args.json:
-        print_json({"check_passed": check.passed if check else None, "check": check.to_dict() if check else None,
-                    "tiling": json.loads(t.model_dump_json()), "report": report.to_dict()})
+        print_json({**check_fields(check), "tiling": json.loads(t.model_dump_json()), "report": report.to_dict()})
     return 0 if check is None or check.passed else 1

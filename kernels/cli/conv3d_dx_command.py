@@ -16,7 +16,7 @@ from ..conv3d_backprop_input.operator import ROUTES, Conv3dDxRun, conv3d_backpro
 from ..reference import conv3d_dx_reference
 from .conv_problem import ConvProblem, add_conv_problem_arguments, conv_problem
 from .flags import FlagError, add_run_arguments
-from .report import Progress, check_against, print_json, text_stream
+from .report import Progress, check_against, check_fields, print_json, print_summary, text_stream
 
 
 def add_command(commands) -> argparse.ArgumentParser:
@@ -92,14 +92,10 @@ def run(args: argparse.Namespace) -> int:
         check = check_against(result.result, expect, args.dtype, args.hf32)
         print(check.line("dx"), file=say)
     report = result.report
-    print(report.summary(), file=say)
-    print(f"simulated in {wall:.2f} s ({report.instructions / wall:,.0f} instructions/s)", file=say)
-    if args.trace:
-        print(f"trace written to {args.trace} (open in https://ui.perfetto.dev)", file=say)
+    print_summary(report, wall, args.trace, say)
     if args.json:
         tiling = json.loads(result.tiling.model_dump_json()) if result.route == "v2" else vars(result.tiling)
-        print_json({"check_passed": check.passed if check else None, "check": check.to_dict() if check else None,
-                    "route": result.route, "matmul_mode": result.matmul_mode, "tiling": tiling,
+        print_json({**check_fields(check), "route": result.route, "matmul_mode": result.matmul_mode, "tiling": tiling,
                     "notes": result.notes, "report": report.to_dict()})
     return 0 if check is None or check.passed else 1
 

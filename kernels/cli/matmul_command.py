@@ -13,7 +13,7 @@ from ascend_sim.platform import get_platform
 
 from ..matmul import MatmulTiling, run_matmul
 from .flags import FlagError, add_run_arguments, int_in_range, platform_value
-from .report import Progress, check_against, print_json, text_stream
+from .report import Progress, check_against, check_fields, print_json, print_summary, text_stream
 
 
 def add_command(commands) -> argparse.ArgumentParser:
@@ -87,11 +87,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.timing_only:
         check = check_against(c, np.matmul(a.astype(np.float64), b.astype(np.float64)), args.dtype, args.hf32)
         print(check.line("C"), file=say)
-    print(report.summary(), file=say)
-    print(f"simulated in {wall:.2f} s ({report.instructions / wall:,.0f} instructions/s)", file=say)
-    if args.trace:
-        print(f"trace written to {args.trace} (open in https://ui.perfetto.dev)", file=say)
+    print_summary(report, wall, args.trace, say)
     if args.json:
-        print_json({"check_passed": check.passed if check else None, "check": check.to_dict() if check else None,
-                    "tiling": asdict(tiling), "report": report.to_dict()})
+        print_json({**check_fields(check), "tiling": asdict(tiling), "report": report.to_dict()})
     return 0 if check is None or check.passed else 1

@@ -25,6 +25,19 @@ def print_json(document: dict) -> None:
     print(json.dumps(document, indent=1, default=str))
 
 
+def print_summary(report, wall: float, trace, say: TextIO) -> None:
+    """The run report, the simulator's own speed and where the trace went."""
+    print(report.summary(), file=say)
+    print(f"simulated in {wall:.2f} s ({report.instructions / wall:,.0f} instructions/s)", file=say)
+    if trace:
+        print(f"trace written to {trace} (open in https://ui.perfetto.dev)", file=say)
+
+
+def check_fields(check: "Check | None") -> dict:
+    """The check's part of a command's JSON document (None for a timing-only run)."""
+    return {"check_passed": check.passed if check else None, "check": check.to_dict() if check else None}
+
+
 @dataclass(frozen=True)
 class Check:
     """The result against a float64 reference: the largest error relative to |ref| + rms(ref)."""

@@ -25,7 +25,7 @@ from ascend_sim.ascendc import (CFG_ROW_MAJOR, PIPE_MTE2, DataCopy, Fixpipe, Fix
                                 InitConstValueParams, LoadData, LoadData2DParams, LoadData2dTransposeParams,
                                 LoadDataWithTranspose, Mmad, MmadParams, Nd2NzParams, PipeBarrier)
 
-from .store_c import GetQuantPre
+from .store_c import CopyOutTools, GetQuantPre
 from .util import AL1_BLOCK_SIZE, BLOCK_L0_M, BLOCK_L0_N, MAX_UINT16, AlignB
 
 DATA_COPY_OP_LEN = 16  # the K / M alignment of the pointwise loads
@@ -286,17 +286,9 @@ class MMadWithPointWiseTools:
         Mmad(c.cl0, c.bl0, c.al0, p)
 
 
-class CopyOutWithPointWiseTools:
-    """L0C (couts x pixels, NZ) -> y NCDHW by Fixpipe NZ2ND: mSize couts, nSize pixels, row pitch Do*Ho*Wo."""
-
-    def SetParams(self, conv) -> None:
-        self.self_ = conv
-        t = conv.conv3dTiling
-        self.tilingNBL1_, self.tilingMAL1_ = t.nBL1, t.mAL1
-        self.valueHoWo_ = conv.orgHo * conv.orgWo
-
-    def SetMN(self, m: int, n: int) -> None:
-        self.currentML0_, self.currentNL0_ = m, n
+class CopyOutWithPointWiseTools(CopyOutTools):
+    """L0C (couts x pixels, NZ) -> y NCDHW by Fixpipe NZ2ND: mSize couts, nSize pixels, row pitch Do*Ho*Wo.
+    SetParams and SetMN are CopyOutTools' own."""
 
     def SetFixpipeIntriParams(self) -> FixpipeParamsV220:
         c, t = self.self_, self.self_.conv3dTiling
