@@ -1,14 +1,19 @@
-"""Element types the cube side handles: float16, bfloat16 (ml_dtypes), float32, and HF32 rounding of fp32."""
+"""Element types: float16, bfloat16 (ml_dtypes), float32, HF32 rounding of fp32, and the Ascend 950's 8-bit
+types hifloat8 (en-dtypes, the package Huawei's own goldens import) and float8_e4m3fn (ml_dtypes)."""
 from __future__ import annotations
 
+import en_dtypes
 import ml_dtypes
 import numpy as np
 
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
 float16 = np.dtype(np.float16)
 float32 = np.dtype(np.float32)
+hifloat8 = np.dtype(en_dtypes.hifloat8)
+float8_e4m3fn = np.dtype(ml_dtypes.float8_e4m3fn)
 
 DTYPES: dict[str, np.dtype] = {"float16": float16, "bfloat16": bfloat16, "float32": float32}
+EIGHT_BIT_DTYPES: dict[str, np.dtype] = {"hifloat8": hifloat8, "float8_e4m3fn": float8_e4m3fn}  # arch 3510 only
 BLOCK_BYTES = 32  # one DataBlock; C0 is the number of elements in it
 
 
