@@ -3,12 +3,12 @@ import re
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from .chip import Chip
-from .coretypes import KernelType
-from .faults import (CapacityExceeded, CrossCoreRace, Misaligned, OutOfBounds, ParameterOutOfRange, RaceFault,
-                     SimFault, SyncFault)
-from .platform import PRESETS, Platform, get_platform
-from .report import RunReport
+from ascend_sim.engine.chip import Chip
+from ascend_sim.machine.coretypes import KernelType
+from ascend_sim.machine.faults import (CapacityExceeded, CrossCoreRace, Misaligned, OutOfBounds, ParameterOutOfRange,
+                                       RaceFault, SimFault, SyncFault)
+from ascend_sim.machine.platform import PRESETS, Platform, get_platform
+from ascend_sim.passes.report import RunReport
 
 
 def _package_version() -> str:

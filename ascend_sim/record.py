@@ -17,7 +17,7 @@ from collections import namedtuple
 from operator import attrgetter
 from typing import Callable
 
-from .pipes import Pipe
+from ascend_sim.machine.pipes import Pipe
 
 
 class Spec:

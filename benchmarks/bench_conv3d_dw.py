@@ -14,11 +14,11 @@ import math
 
 import numpy as np
 import torch
-
-from ascend_sim.dtypes import DTYPES
 from bench_conv3d_dx import LAYERS, dy_shape
-from kernels import conv3d_backprop_filter_v2_run
 from timing import best_of, layer_benchmark_args, selected_layers
+
+from ascend_sim.machine.dtypes import DTYPES
+from kernels import conv3d_backprop_filter_v2_run
 
 
 def torch_dw(layer, x: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import ml_dtypes
 import numpy as np
+from timing import best_of
 
-from ascend_sim.platform import get_platform
+from ascend_sim.machine.platform import get_platform
 from kernels.conv3d_backprop_filter import conv3d_backprop_filter_v2_run
 from tiling.conv3d_backprop_filter import Conv3DBackpropFilterV2TilingData
-from timing import best_of
 
 VECTORS = Path(__file__).resolve().parent.parent / "tests" / "data" / "conv3d_dw_tiling_vectors_a2.json"
 DEFAULT = ["26_b16", "conv3d_dw_v2_dilation", "stdit_01_bf16_deterministic_streamk", "stdit_01_fp32"]

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-
-from ascend_sim.dtypes import DTYPES
-from kernels import conv3d_backprop_input_v2_run
 from timing import best_of, layer_benchmark_args, selected_layers
+
+from ascend_sim.machine.dtypes import DTYPES
+from kernels import conv3d_backprop_input_v2_run
 
 
 @dataclass(frozen=True)

@@ -15,11 +15,11 @@ import math
 
 import numpy as np
 import torch
-
-from ascend_sim.dtypes import DTYPES
 from bench_conv3d_dx import LAYERS
-from kernels import conv3d_v2_run
 from timing import best_of, layer_benchmark_args, selected_layers
+
+from ascend_sim.machine.dtypes import DTYPES
+from kernels import conv3d_v2_run
 
 
 def torch_forward(layer, x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

@@ -12,8 +12,8 @@ import argparse
 import time
 
 import numpy as np
-
 from bench_conv3d_dx import LAYERS, dy_shape
+
 from kernels import conv3d_backprop_input_v2_run
 
 

@@ -3,16 +3,16 @@
     python benchmarks/bench_matmul.py [--sizes 512 1024 2048] [--repeat 3]
 Prints, per size: the simulator's wall time (full data run and timing-only run), numpy's, the ratio, the
 instructions simulated per second and the cost per instruction in each mode. Wall times are the best of --repeat
-runs. The simulator runs with OpenBLAS on one thread (the Chip default, see ascend_sim/blas.py); the numpy
+runs. The simulator runs with OpenBLAS on one thread (the Chip default, see ascend_sim/machine/blas.py); the numpy
 reference uses OpenBLAS as it is.
 """
 import argparse
 
 import numpy as np
-
-from ascend_sim.blas import blas_thread_count
-from kernels.matmul import run_matmul
 from timing import best_of
+
+from ascend_sim.machine.blas import blas_thread_count
+from kernels.matmul import run_matmul
 
 
 def main(argv=None) -> None:

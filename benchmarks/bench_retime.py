@@ -14,12 +14,12 @@ import argparse
 import time
 
 import numpy as np
-
-from ascend_sim import fast_schedule
-from ascend_sim.platform import get_platform
 from bench_conv3d_dx import LAYERS, dy_shape
-from kernels import conv3d_backprop_input_v2_run
 from timing import best_of
+
+from ascend_sim.machine.platform import get_platform
+from ascend_sim.passes import fast_schedule
+from kernels import conv3d_backprop_input_v2_run
 
 
 def main(argv=None) -> None:

@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-
-from ascend_sim.platform import get_platform
 from bench_conv3d_dx import LAYERS, Layer, dy_shape
+
+from ascend_sim.machine.platform import get_platform
 from kernels import conv3d_backprop_filter_v2_run, conv3d_backprop_input_v2_run
 
 # The preset's values before the calibration (commits 9289b34 and 905b8c9): first guesses, the INI's GM read

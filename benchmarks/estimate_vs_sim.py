@@ -1,4 +1,4 @@
-"""The analytical estimate (kernels/lab/estimate.py) against the instruction-level model (timing-only, fast engine).
+"""The analytical estimate (frontends/lab/estimate.py) against the instruction-level model (timing-only, fast engine).
 
     python benchmarks/estimate_vs_sim.py [--budget 12] [--workers 2] [--seed 0] [--dtype float16] [--only NAME ...]
         [--no-sweep] [--out FILE]
@@ -19,8 +19,8 @@ import json
 from bench_conv3d_dx import LAYERS
 from tiling_gap import problem_of, space_around
 
-from kernels.lab import Conv3dDxTarget, estimate_conv3d_dx, sweep
-from kernels.lab.estimate import PIPES
+from frontends.lab import Conv3dDxTarget, estimate_conv3d_dx, sweep
+from frontends.lab.estimate import PIPES
 
 
 def pipe_ratios(target, row: dict) -> dict[str, float | None]:

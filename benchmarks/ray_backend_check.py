@@ -13,8 +13,8 @@ import time
 
 import ray
 
-from kernels.cli.conv_problem import ConvProblem
-from kernels.lab import Conv3dDxTarget, sweep
+from frontends.cli.conv_problem import ConvProblem
+from frontends.lab import Conv3dDxTarget, sweep
 
 
 def main() -> int:

@@ -12,9 +12,9 @@ import time
 
 import numpy as np
 
-from ascend_sim.dtypes import DTYPES
+from ascend_sim.machine.dtypes import DTYPES
 from kernels import conv3d_backprop_input_v2_run
-from kernels.reference import conv3d_dx_reference
+from kernels.conv3d_backprop_input.reference import conv3d_dx_reference
 
 # |dx - ref| / (|ref| + rms(ref)): one rounding to the output dtype after fp32 accumulation, with margin
 TOLERANCE = {"float16": 1.5e-3, "bfloat16": 1e-2, "float32": 2e-5}

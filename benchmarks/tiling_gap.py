@@ -3,7 +3,7 @@
     python benchmarks/tiling_gap.py [--budget 40] [--workers 2] [--seed 0] [--only NAME ...] [--out DIR]
         [--platform NAME|FILE.json] [--before NAME|FILE.json | --before-rev GIT_REVISION] [--no-prune]
 
-Per layer: a random sweep (kernels.lab.sweep) of --budget candidates around the generator's tiling over the
+Per layer: a random sweep (frontends.lab.sweep) of --budget candidates around the generator's tiling over the
 space below, then the generator's cycles, the best found, the gap (how much slower the generator's tiling is
 than the best, in %), the default's rank among the simulated candidates, the analytical estimate of both, and
 the sweep's throughput. The sweep prunes by the estimate's bound unless --no-prune (the best is the same; the
@@ -13,7 +13,7 @@ patch embed) are skipped: the lab sweeps the conv kernel's tiling.
 Before and after calibration: --before runs the same sweeps on a second platform (a preset, or a platform JSON
 such as one dumped with `get_platform("Ascend910B2").to_json("before.json")` from the tree before calibration),
 --before-rev on the --platform preset with the timing constants it had at a git revision of this repository
-(ascend_sim/platform.py at that revision, read with `git show`; only the constants: the cost functions are
+(ascend_sim/machine/platform.py at that revision, read with `git show`; only the constants: the cost functions are
 today's). The report then has both columns.
 """
 from __future__ import annotations
@@ -28,10 +28,10 @@ from pathlib import Path
 
 from bench_conv3d_dx import LAYERS
 
-from ascend_sim.platform import get_platform
-from kernels.cli.conv_problem import ConvProblem
-from kernels.cli.flags import platform_value
-from kernels.lab import Conv3dDxTarget, sweep
+from ascend_sim.machine.platform import get_platform
+from frontends.cli.conv_problem import ConvProblem
+from frontends.cli.flags import platform_value
+from frontends.lab import Conv3dDxTarget, sweep
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -59,9 +59,9 @@ def space_around(target) -> dict:
 
 
 def platform_at_revision(name: str, revision: str):
-    """The preset `name` with the constants ascend_sim/platform.py gave it at `revision`: the old preset's
+    """The preset `name` with the constants ascend_sim/machine/platform.py gave it at `revision`: the old preset's
     values of the fields today's platform still has, as overrides of today's preset."""
-    source = subprocess.run(["git", "-C", str(REPO), "show", f"{revision}:ascend_sim/platform.py"],
+    source = subprocess.run(["git", "-C", str(REPO), "show", f"{revision}:ascend_sim/machine/platform.py"],
                             capture_output=True, text=True, check=True).stdout
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "platform_at_revision.py"

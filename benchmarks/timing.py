@@ -5,7 +5,7 @@ import time
 
 import torch
 
-from ascend_sim.dtypes import DTYPES
+from ascend_sim.machine.dtypes import DTYPES
 
 
 def layer_benchmark_args(doc: str, argv=None, repeat: int = 2) -> argparse.Namespace:

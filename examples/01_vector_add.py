@@ -16,8 +16,8 @@ import argparse
 import numpy as np
 
 from ascend_sim import Chip
-from ascend_sim.ascendc import (Add, DataCopy, GetBlockIdx, GetBlockNum, GlobalTensor, TPipe, TPosition, TQue)
-from ascend_sim.tensor import GmAddr
+from ascend_sim.ascendc import Add, DataCopy, GetBlockIdx, GetBlockNum, GlobalTensor, TPipe, TPosition, TQue
+from ascend_sim.machine.tensor import GmAddr
 
 
 def add_kernel(x, y, z, total: int, tile: int, buffers: int):

@@ -18,10 +18,10 @@ The matrix here is 16 rows x 256 fp16 in UB (512 B = 16 blocks per row):
 import numpy as np
 
 from ascend_sim import Chip
-from ascend_sim.ascendc import (Abs, Add, Adds, BinaryRepeatParams, DataCopy, GlobalTensor, HardEvent, Muls,
-                                SetFlag, SetMaskCount, SetMaskNorm, SetVectorMask, ResetMask, TBuf, TPipe, TPosition,
-                                UnaryRepeatParams, WaitFlag, MASK_PLACEHOLDER)
-from ascend_sim.tensor import GmAddr
+from ascend_sim.ascendc import (MASK_PLACEHOLDER, Abs, Add, Adds, BinaryRepeatParams, DataCopy, GlobalTensor, HardEvent,
+                                Muls, ResetMask, SetFlag, SetMaskCount, SetMaskNorm, SetVectorMask, TBuf, TPipe,
+                                TPosition, UnaryRepeatParams, WaitFlag)
+from ascend_sim.machine.tensor import GmAddr
 
 ROWS, COLS = 16, 256
 N = ROWS * COLS

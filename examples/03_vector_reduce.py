@@ -15,9 +15,9 @@ What it teaches:
 import numpy as np
 
 from ascend_sim import Chip
-from ascend_sim.ascendc import (BlockReduceSum, DataCopy, GlobalTensor, HardEvent, PipeBarrier, ReduceMax, ReduceSum,
-                                SetFlag, TBuf, TPipe, TPosition, WaitFlag, WholeReduceSum, PIPE_V)
-from ascend_sim.tensor import GmAddr
+from ascend_sim.ascendc import (PIPE_V, BlockReduceSum, DataCopy, GlobalTensor, HardEvent, PipeBarrier, ReduceMax,
+                                ReduceSum, SetFlag, TBuf, TPipe, TPosition, WaitFlag, WholeReduceSum)
+from ascend_sim.machine.tensor import GmAddr
 
 ROWS, COLS = 32, 64  # one fp32 repeat per row
 OUT = 256  # result slots (fp32)

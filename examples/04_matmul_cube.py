@@ -1,6 +1,6 @@
 """Example 4: a multi-core tiled fp16 matmul on the simulated cube, checked against numpy.
 
-The kernel is kernels/matmul.py: read it beside this script. It shows the whole cube data path:
+The kernel is kernels/matmul/kernel/matmul_kernel.py: read it beside this script. It shows the whole cube data path:
 GM -> L1 (DataCopy with Nd2Nz), L1 -> L0A/L0B (LoadData 2D, transposing B), Mmad accumulating over K in L0C,
 Fixpipe L0C -> GM (F322F16, NZ2ND), with double-buffered L1 queues and ping-pong L0 halves.
 

@@ -20,12 +20,11 @@ import argparse
 import numpy as np
 
 from ascend_sim import Chip
-from ascend_sim.ascendc import (ASCEND_IS_AIC, CFG_ROW_MAJOR, Add, BinaryRepeatParams, Cast, CrossCoreSetFlag,
-                                CrossCoreWaitFlag, DataCopy, DataCopyParams, Fixpipe, FixpipeParamsV220,
-                                GetBlockIdx, GetBlockNum, GlobalTensor, HardEvent, Mmad,
-                                MmadParams, PIPE_FIX, PIPE_MTE2, QuantMode_t, Relu, RoundMode, SetFlag, TBuf, TPipe,
-                                TPosition, TQue, WaitFlag)
-from ascend_sim.tensor import GmAddr
+from ascend_sim.ascendc import (ASCEND_IS_AIC, CFG_ROW_MAJOR, PIPE_FIX, PIPE_MTE2, Add, BinaryRepeatParams, Cast,
+                                CrossCoreSetFlag, CrossCoreWaitFlag, DataCopy, DataCopyParams, Fixpipe,
+                                FixpipeParamsV220, GetBlockIdx, GetBlockNum, GlobalTensor, HardEvent, Mmad, MmadParams,
+                                QuantMode_t, Relu, RoundMode, SetFlag, TBuf, TPipe, TPosition, TQue, WaitFlag)
+from ascend_sim.machine.tensor import GmAddr
 from kernels.matmul import copy_nd_to_nz, load_a_zz, load_b_zn
 
 BASE_M, BASE_N = 128, 64  # one tile; a row of 64 fp32 values is one 256-byte vector repeat

@@ -13,11 +13,11 @@ import numpy as np
 
 from ascend_sim import Chip
 from ascend_sim.ascendc import GlobalTensor, current_core
-from ascend_sim.dtypes import DTYPES
-from ascend_sim.formats import filter_to_fractal_z_3d, ncdhw_to_ndc1hwc0, ndc1hwc0_to_ncdhw
-from ascend_sim.tensor import GmAddr
-from kernels.conv3d_backprop_input.api import Conv3DBackpropInput
-from kernels.reference import conv3d_dx_reference
+from ascend_sim.machine.dtypes import DTYPES
+from ascend_sim.machine.formats import filter_to_fractal_z_3d, ncdhw_to_ndc1hwc0, ndc1hwc0_to_ncdhw
+from ascend_sim.machine.tensor import GmAddr
+from kernels.conv3d_backprop_input.kernel.arch22.api import Conv3DBackpropInput
+from kernels.conv3d_backprop_input.reference import conv3d_dx_reference
 from tiling import conv3d_backprop_input_tiling
 
 # dx (N, Cin, D, H, W), weight (Cout, Cin, kD, kH, kW): a 3x3x3 convolution with stride 2 in H and W

@@ -15,10 +15,10 @@ import argparse
 
 import numpy as np
 
-from ascend_sim.dtypes import DTYPES
+from ascend_sim.machine.dtypes import DTYPES
 from kernels import conv3d_backprop_input_v2_run
-from kernels.conv3d_backprop_input.kernel import decode_tiling_key
-from kernels.reference import conv3d_dx_reference
+from kernels.conv3d_backprop_input.kernel.arch22.conv3d_backprop_input_v2 import decode_tiling_key
+from kernels.conv3d_backprop_input.reference import conv3d_dx_reference
 
 # dx (N, Cin, D, H, W) of a 3x3x3 convolution with Cout = 64, stride 1, pads 1: a 3D CNN's middle layer, shrunk
 DX, COUT, KERNEL = (1, 32, 4, 16, 16), 64, (3, 3, 3)

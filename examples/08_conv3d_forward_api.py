@@ -14,11 +14,11 @@ import numpy as np
 
 from ascend_sim import Chip
 from ascend_sim.ascendc import GlobalTensor
-from ascend_sim.dtypes import DTYPES
-from ascend_sim.formats import filter_to_fractal_z_3d, ncdhw_to_ndc1hwc0, ndc1hwc0_to_ncdhw
-from ascend_sim.tensor import GmAddr
-from kernels.conv3d_v2.api import Conv3D
-from kernels.conv3d_v2.kernel import decode_tiling_key
+from ascend_sim.machine.dtypes import DTYPES
+from ascend_sim.machine.formats import filter_to_fractal_z_3d, ncdhw_to_ndc1hwc0, ndc1hwc0_to_ncdhw
+from ascend_sim.machine.tensor import GmAddr
+from kernels.conv3d_v2.kernel.api import Conv3D
+from kernels.conv3d_v2.kernel.conv3d_v2 import decode_tiling_key
 from kernels.conv3d_v2.reference import conv3d_reference
 from tiling.conv3d_v2 import conv3d_v2_tiling
 

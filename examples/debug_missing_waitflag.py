@@ -23,8 +23,8 @@ from ascend_sim import Chip
 from ascend_sim.ascendc import (CFG_ROW_MAJOR, Fixpipe, FixpipeParamsV220, GlobalTensor, HardEvent, Mmad, MmadParams,
                                 QuantMode_t, SetFlag, TBuf, TPipe, TPosition, WaitFlag)
 from ascend_sim.debug import Debugger
-from ascend_sim.tensor import GmAddr
-from kernels.cli.debug_shell import DebugShell
+from ascend_sim.machine.tensor import GmAddr
+from frontends.debugger.shell import DebugShell
 from kernels.matmul import MatmulTiling, copy_nd_to_nz, load_a_zz, load_b_zn
 
 FIXED = False  # the planted bug: main(["--fixed"]) sets it

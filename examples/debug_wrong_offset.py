@@ -21,13 +21,13 @@ import numpy as np
 
 from ascend_sim import Chip
 from ascend_sim.ascendc import (CFG_ROW_MAJOR, DataCopy, Fixpipe, FixpipeParamsV220, GetBlockIdx, GlobalTensor,
-                                HardEvent, Mmad, MmadParams, Nd2NzParams, QuantMode_t, SetFlag, TBuf, TPipe,
-                                TPosition, WaitFlag)
+                                HardEvent, Mmad, MmadParams, Nd2NzParams, QuantMode_t, SetFlag, TBuf, TPipe, TPosition,
+                                WaitFlag)
 from ascend_sim.debug import Debugger
-from ascend_sim.gm_tensors import compare, to_device
-from ascend_sim.tensor import GmAddr
-from kernels.cli.debug_shell import DebugShell
-from kernels.cli.debug_tensors import OperatorTensors
+from ascend_sim.machine.gm_tensors import compare, to_device
+from ascend_sim.machine.tensor import GmAddr
+from frontends.debugger.shell import DebugShell
+from frontends.debugger.tensors import OperatorTensors
 from kernels.matmul import MatmulTiling, copy_nd_to_nz, load_a_zz, load_b_zn
 
 FIXED = False  # the planted bug: main(["--fixed"]) sets it

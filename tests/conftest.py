@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from ascend_sim import Chip
-from ascend_sim.tensor import GmAddr
+from ascend_sim.machine.tensor import GmAddr
 
 
 def run_kernel(body, *arrays, platform="Ascend910B2", block_dim=1, out_bytes=0, **chip_options):
@@ -46,18 +46,16 @@ def mte2_copy(src, nbytes=4096):
     DataCopy(l1.Get(np.float16), GlobalTensor(np.float16).SetGlobalBuffer(src), DataCopyParams(1, nbytes // 32, 0, 0))
 
 
-# Modules whose every test runs on both engines (tests/test_engines.py compares them record by record).
-BOTH_ENGINES = {"test_faults", "test_engine"}
-
-
 def pytest_generate_tests(metafunc):
-    if metafunc.module.__name__ in BOTH_ENGINES:
+    """Modules marked both_engines run every test on the exact and the fast engine (test_engines.py compares the
+    two record by record)."""
+    if metafunc.definition.get_closest_marker("both_engines"):
         metafunc.parametrize("chip_engine", ["exact", "fast"], indirect=True)
 
 
 @pytest.fixture(autouse=True)
 def chip_engine(request, monkeypatch):
-    """The engine a Chip built without one uses: the parameter on BOTH_ENGINES modules, else the default."""
+    """The engine a Chip built without one uses: the parameter in both_engines modules, else the default."""
     engine = getattr(request, "param", None)
     if engine is not None:
         monkeypatch.setitem(Chip.__init__.__kwdefaults__, "engine", engine)
@@ -67,7 +65,7 @@ def chip_engine(request, monkeypatch):
 @pytest.fixture
 def debug_shells(monkeypatch):
     """The DebugShell instances `ascend-sim debug` makes during the test, in order (for their debugger state)."""
-    from kernels.cli import debug_command
+    from frontends.cli import debug_command
     shells = []
 
     class Keep(debug_command.DebugShell):

@@ -8,7 +8,7 @@ import json
 import struct
 from pathlib import Path
 
-from ascend_sim.platform import get_platform
+from ascend_sim.machine.platform import get_platform
 from tiling.conv3d_backprop_filter import Conv3DBackpropFilterV2TilingData
 
 DATA = Path(__file__).parent / "data" / "conv3d_dw_tiling_vectors_a2.json"

@@ -166,9 +166,9 @@ def run_on_ub(instructions, ub_init: np.ndarray, platform="Ascend910B2", **chip_
     """Copy `ub_init` (bytes) into UB, run `instructions(ub)` (ub: the whole region as a uint8 LocalTensor),
     copy UB back; returns (UB bytes after, report). The flags order MTE2 -> V -> MTE3."""
     from ascend_sim import Chip
-    from ascend_sim.ascendc import (DataCopy, DataCopyParams, GlobalTensor, HardEvent, SetFlag, TBuf, TPipe,
-                                    TPosition, WaitFlag)
-    from ascend_sim.tensor import GmAddr
+    from ascend_sim.ascendc import (DataCopy, DataCopyParams, GlobalTensor, HardEvent, SetFlag, TBuf, TPipe, TPosition,
+                                    WaitFlag)
+    from ascend_sim.machine.tensor import GmAddr
 
     nbytes = ub_init.size
     assert nbytes % BLOCK == 0
@@ -196,7 +196,7 @@ def run_on_ub(instructions, ub_init: np.ndarray, platform="Ascend910B2", **chip_
 def run_aiv(kernel, *arrays, out_bytes=0, block_dim=1, platform="Ascend910B2", **chip_options):
     """Upload arrays as in0, in1, ... (+ an output `out`), launch `kernel` AIV_ONLY; returns (chip, report)."""
     from ascend_sim import Chip
-    from ascend_sim.tensor import GmAddr
+    from ascend_sim.machine.tensor import GmAddr
 
     chip = Chip(platform, **chip_options)
     addrs = [GmAddr(chip.gm.upload(f"in{i}", np.ascontiguousarray(a))) for i, a in enumerate(arrays)]

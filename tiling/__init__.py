@@ -10,16 +10,16 @@ Conv3DBackpropFilterV2 (dw): `conv3d_backprop_filter_tiling(...)` returns a `Con
 Conv3DV2 (forward convolution): `conv3d_v2_tiling(...)` returns a `Conv3DV2TilingData` (608-byte blob).
 See docs/conv3d_v2_tiling.md.
 """
-from .base import TilingInfeasible
-from .conv3d_backprop_filter import (Conv3DBackpropFilterV2Params, Conv3DBackpropFilterV2TilingData,
-                                     TConv3DDwBasicBlockTiling, TConv3DDwTiling, check_conv3d_dw_args,
-                                     conv3d_backprop_filter_tiling, validate_dw)
-from .checks import ConvArgs, check_conv3d_dx_args
-from .conv3d_v2 import Conv3DV2TilingData, conv3d_v2_tiling
-from .generator import conv3d_backprop_input_tiling, tiling_for_args
-from .model import (BLOB_SIZE, Conv3DBackpropInputV2Params, Conv3DBackpropInputV2TilingData,
-                    TConv3DInputV2Tiling)
-from .validate import Problem, TilingValidationError, ValidationReport, validate
+from tiling.common.checks import ConvArgs, check_conv3d_dx_args
+from tiling.common.validation import Problem, TilingInfeasible, TilingValidationError, ValidationReport
+from tiling.conv3d_backprop_filter import (Conv3DBackpropFilterV2Params, Conv3DBackpropFilterV2TilingData,
+                                           TConv3DDwBasicBlockTiling, TConv3DDwTiling, check_conv3d_dw_args,
+                                           conv3d_backprop_filter_tiling, validate_dw)
+from tiling.conv3d_backprop_input.arch22.generator import conv3d_backprop_input_tiling, tiling_for_args
+from tiling.conv3d_backprop_input.arch22.model import (BLOB_SIZE, Conv3DBackpropInputV2Params,
+                                                       Conv3DBackpropInputV2TilingData, TConv3DInputV2Tiling)
+from tiling.conv3d_backprop_input.arch22.validate import validate
+from tiling.conv3d_v2 import Conv3DV2TilingData, conv3d_v2_tiling
 
 __all__ = [
     "BLOB_SIZE", "ConvArgs", "Conv3DBackpropFilterV2Params", "Conv3DBackpropFilterV2TilingData",

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..faults import ParameterOutOfRange
-from ..pipes import Pipe
-from ..record import define
-from .common import current_core
+from ascend_sim.isa.common import current_core
+from ascend_sim.machine.faults import ParameterOutOfRange
+from ascend_sim.machine.pipes import Pipe
+from ascend_sim.record import define
 
 ATOMIC = "atomic"  # register name; its value is the dtype name of the adds, or None
 ATOMIC_WRITE = "atomic"  # footprint kind of an atomic-add store: atomic adds of different cores commute

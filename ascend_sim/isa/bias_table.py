@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..faults import ParameterOutOfRange
-from ..pipes import Pipe
-from ..record import define
-from ..tensor import LocalTensor
-from .common import BLOCK, check_aligned, current_core, expect_position, fields_checker
+from ascend_sim.isa.common import BLOCK, check_aligned, current_core, expect_position, fields_checker
+from ascend_sim.machine.faults import ParameterOutOfRange
+from ascend_sim.machine.pipes import Pipe
+from ascend_sim.machine.tensor import LocalTensor
+from ascend_sim.record import define
 
 MTE1 = Pipe.MTE1
 BT_BLOCK = 64

@@ -1,9 +1,9 @@
 """Shared helpers of the instruction modules: parameter range checks and tensor position checks."""
 from __future__ import annotations
 
-from ..chip import current_core
-from ..faults import Misaligned, ParameterOutOfRange
-from ..tensor import GlobalTensor, LocalTensor
+from ascend_sim.engine.chip import current_core
+from ascend_sim.machine.faults import Misaligned, ParameterOutOfRange
+from ascend_sim.machine.tensor import GlobalTensor, LocalTensor
 
 FRACTAL = 512  # bytes in one cube fractal
 BLOCK = 32  # bytes in one DataBlock

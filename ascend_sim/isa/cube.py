@@ -5,12 +5,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..dtypes import round_to_hf32
-from ..faults import ParameterOutOfRange
-from ..pipes import Pipe
-from ..tensor import LocalTensor
-from ..record import define
-from .common import FRACTAL, check_aligned, current_core, expect_position, fields_checker
+from ascend_sim.isa.common import FRACTAL, check_aligned, current_core, expect_position, fields_checker
+from ascend_sim.machine.dtypes import round_to_hf32
+from ascend_sim.machine.faults import ParameterOutOfRange
+from ascend_sim.machine.pipes import Pipe
+from ascend_sim.machine.tensor import LocalTensor
+from ascend_sim.record import define
 
 M = Pipe.M
 

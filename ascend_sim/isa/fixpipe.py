@@ -6,12 +6,12 @@ from enum import Enum
 
 import numpy as np
 
-from ..dtypes import bfloat16, float16, float32
-from ..faults import ParameterOutOfRange
-from ..pipes import Pipe
-from ..record import define
-from .atomic import ATOMIC_WRITE, atomic_register, store
-from .common import check_aligned, check_range, current_core, expect_position
+from ascend_sim.isa.atomic import ATOMIC_WRITE, atomic_register, store
+from ascend_sim.isa.common import check_aligned, check_range, current_core, expect_position
+from ascend_sim.machine.dtypes import bfloat16, float16, float32
+from ascend_sim.machine.faults import ParameterOutOfRange
+from ascend_sim.machine.pipes import Pipe
+from ascend_sim.record import define
 
 FIX = Pipe.FIX
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..faults import ParameterOutOfRange
-from ..pipes import Pipe
-from ..record import define
-from ..tensor import LocalTensor
-from .common import FRACTAL, check_aligned, current_core, expect_position, fields_checker
-from .mte1 import _load_cost
+from ascend_sim.isa.common import FRACTAL, check_aligned, current_core, expect_position, fields_checker
+from ascend_sim.isa.mte1 import _load_cost
+from ascend_sim.machine.faults import ParameterOutOfRange
+from ascend_sim.machine.pipes import Pipe
+from ascend_sim.machine.tensor import LocalTensor
+from ascend_sim.record import define
 
 MTE1 = Pipe.MTE1
 NAME = "LoadDataWithTranspose"

@@ -6,12 +6,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..faults import ParameterOutOfRange
-from ..pipes import Pipe
-from ..tensor import LocalTensor
-from ..record import define
-from .common import (FRACTAL, check_aligned, check_range, current_core, expect_position,
-                     fields_checker)
+from ascend_sim.isa.common import FRACTAL, check_aligned, check_range, current_core, expect_position, fields_checker
+from ascend_sim.machine.faults import ParameterOutOfRange
+from ascend_sim.machine.pipes import Pipe
+from ascend_sim.machine.tensor import LocalTensor
+from ascend_sim.record import define
 
 MTE1 = Pipe.MTE1
 

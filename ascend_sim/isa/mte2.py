@@ -6,10 +6,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..pipes import Pipe
-from ..tensor import GlobalTensor, LocalTensor
-from ..record import define
-from .common import BLOCK, FRACTAL, check_aligned, check_fields, current_core, expect_position, fields_checker
+from ascend_sim.isa.common import (BLOCK, FRACTAL, check_aligned, check_fields, current_core, expect_position,
+                                   fields_checker)
+from ascend_sim.machine.pipes import Pipe
+from ascend_sim.machine.tensor import GlobalTensor, LocalTensor
+from ascend_sim.record import define
 
 MTE2 = Pipe.MTE2
 

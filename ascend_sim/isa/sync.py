@@ -1,10 +1,10 @@
 """SetFlag / WaitFlag / PipeBarrier inside a core, SyncAll across cores, and the block index queries."""
 from __future__ import annotations
 
-from ..chip import current_core
-from ..faults import ParameterOutOfRange, SyncFault
-from ..pipes import HardEvent, Pipe
-from ..record import define
+from ascend_sim.engine.chip import current_core
+from ascend_sim.machine.faults import ParameterOutOfRange, SyncFault
+from ascend_sim.machine.pipes import HardEvent, Pipe
+from ascend_sim.record import define
 
 
 def SetFlag(event: HardEvent, event_id: int = 0) -> None:

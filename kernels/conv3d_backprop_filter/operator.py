@@ -20,15 +20,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ascend_sim import Chip
-from ascend_sim.dtypes import DTYPES
-from ascend_sim.formats import filter_from_ncdhw, filter_shape_to_ncdhw
-from ascend_sim.report import RunReport
-from ascend_sim.tensor import GmAddr
+from ascend_sim.machine.dtypes import DTYPES
+from ascend_sim.machine.formats import filter_from_ncdhw, filter_shape_to_ncdhw
+from ascend_sim.machine.tensor import GmAddr
+from ascend_sim.passes.report import RunReport
+from kernels.common.operands import check_array, check_format, dhw_attribute
+from kernels.conv3d_backprop_filter.kernel.conv3d_backprop_filter_v2 import conv3d_backprop_filter_v2 as _kernel_entry
 from tiling import check_conv3d_dw_args, conv3d_backprop_filter_tiling
-from tiling.checks import check_ints
-
-from ..operands import check_array, check_format, dhw_attribute
-from .kernel import conv3d_backprop_filter_v2 as _kernel_entry
+from tiling.common.checks import check_ints
 
 DATA_FORMATS = ("NDHWC", "NCDHW")
 FILTER_FORMATS = ("NCDHW", "NDHWC", "DHWCN")

@@ -38,9 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ascend_sim.dtypes import DTYPES
-
-from ..matmul import MatmulTiling, run_matmul
+from ascend_sim.machine.dtypes import DTYPES
+from kernels.matmul import MatmulTiling, run_matmul
 
 STRIDE_EQ_KERNEL = "STRIDE_EQ_KERNEL"
 FM_EQ_KERNEL = "FM_EQ_KERNEL"

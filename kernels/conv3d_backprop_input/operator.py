@@ -24,17 +24,19 @@ from typing import Any
 import numpy as np
 
 from ascend_sim import Chip
-from ascend_sim.dtypes import DTYPES
-from ascend_sim.formats import filter_to_fractal_z_3d, ncdhw_to_ndc1hwc0, ndc1hwc0_to_ncdhw, ndc1hwc0_to_ndhwc
-from ascend_sim.report import RunReport
-from ascend_sim.tensor import GmAddr
-
-from .arguments import DATA_FORMATS, FILTER_FORMATS, Problem, check_operands, operands_to_ncdhw  # noqa: F401
-from .kernel import conv3d_backprop_input_v2 as _kernel_entry
-from .matmul_route import dx_by_matmul
-from .plan import ROUTES, plan_conv3d_dx  # noqa: F401 (DATA_FORMATS, FILTER_FORMATS, ROUTES re-exported)
-from .rewrite import Rewrite
-from .util import FORMAT_NCDHW
+from ascend_sim.machine.dtypes import DTYPES
+from ascend_sim.machine.formats import filter_to_fractal_z_3d, ncdhw_to_ndc1hwc0, ndc1hwc0_to_ncdhw, ndc1hwc0_to_ndhwc
+from ascend_sim.machine.tensor import GmAddr
+from ascend_sim.passes.report import RunReport
+from kernels.conv3d_backprop_input.arguments import (DATA_FORMATS, FILTER_FORMATS, Problem,  # noqa: F401
+                                                     check_operands, operands_to_ncdhw)
+from kernels.conv3d_backprop_input.kernel.arch22.conv3d_backprop_input_v2 import \
+    conv3d_backprop_input_v2 as _kernel_entry
+from kernels.conv3d_backprop_input.kernel.arch22.util import FORMAT_NCDHW
+from kernels.conv3d_backprop_input.matmul_route import dx_by_matmul
+from kernels.conv3d_backprop_input.plan import ROUTES  # noqa: F401 (DATA_FORMATS, FILTER_FORMATS, ROUTES re-exported)
+from kernels.conv3d_backprop_input.plan import plan_conv3d_dx
+from kernels.conv3d_backprop_input.rewrite import Rewrite
 
 
 # ------------------------------------------------------------------------------------------------- run

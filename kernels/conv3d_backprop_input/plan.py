@@ -11,13 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from kernels.conv3d_backprop_input.arguments import Problem, check_problem
+from kernels.conv3d_backprop_input.kernel.arch22.util import FORMAT_NCDHW, FORMAT_NDC1HWC0
+from kernels.conv3d_backprop_input.matmul_route import aclnn_matmul_mode
+from kernels.conv3d_backprop_input.rewrite import Rewrite, normalise_problem
 from tiling import check_conv3d_dx_args, tiling_for_args
-from tiling.model import Conv3DBackpropInputV2TilingData
-
-from .arguments import Problem, check_problem
-from .matmul_route import aclnn_matmul_mode
-from .rewrite import Rewrite, normalise_problem
-from .util import FORMAT_NCDHW, FORMAT_NDC1HWC0
+from tiling.conv3d_backprop_input.arch22.model import Conv3DBackpropInputV2TilingData
 
 ROUTES = ("aclnn", "v2")
 

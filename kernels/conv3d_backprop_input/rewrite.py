@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .arguments import Problem
+from kernels.conv3d_backprop_input.arguments import Problem
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ascend_sim.formats import filter_shape_to_ncdhw, filter_to_ncdhw
+from ascend_sim.machine.formats import filter_shape_to_ncdhw, filter_to_ncdhw
+from kernels.common.operands import check_array, check_format, dhw_attribute
 from tiling.conv3d_v2 import Conv3dArgs, check_conv3d_v2_args
-
-from ..operands import check_array, check_format, dhw_attribute
 
 DATA_FORMATS = ("NCDHW", "NDHWC")
 FILTER_FORMATS = ("NCDHW", "NDHWC", "DHWCN")

@@ -21,17 +21,16 @@ from typing import Any
 import numpy as np
 
 from ascend_sim import Chip
-from ascend_sim.dtypes import DTYPES
-from ascend_sim.formats import filter_to_fractal_z_3d, ncdhw_to_ndc1hwc0, ndc1hwc0_to_ncdhw, ndc1hwc0_to_ndhwc
-from ascend_sim.report import RunReport
-from ascend_sim.tensor import GmAddr
+from ascend_sim.machine.dtypes import DTYPES
+from ascend_sim.machine.formats import filter_to_fractal_z_3d, ncdhw_to_ndc1hwc0, ndc1hwc0_to_ncdhw, ndc1hwc0_to_ndhwc
+from ascend_sim.machine.tensor import GmAddr
+from ascend_sim.passes.report import RunReport
+from kernels.conv3d_v2.arguments import check_conv3d_v2_operands, operands_to_ncdhw
+from kernels.conv3d_v2.kernel.conv3d_v2 import conv3dv2, kernel_class
+from kernels.conv3d_v2.kernel.util import NCDHW, NDC1HWC0
+from kernels.conv3d_v2.routing import use_point_wise_kernel
 from tiling.conv3d_v2 import conv3d_v2_tiling
 from tiling.conv3d_v2.validate import validate
-
-from .arguments import check_conv3d_v2_operands, operands_to_ncdhw
-from .kernel import conv3dv2, kernel_class
-from .routing import use_point_wise_kernel
-from .util import NCDHW, NDC1HWC0
 
 HOST_LAYOUT_NOTE = ("host: x -> NDC1HWC0, filter -> FRACTAL_Z_3D and y NDC1HWC0 -> data_format converted in numpy "
                     "(TransData kernels on the real stack)")

@@ -9,10 +9,11 @@ Modules, one job each:
 - reference.py  numpy references of the three gradients (the CLI's check)
 - operator.py   the host operator: plan, launch each kernel, views and casts back
 """
-from .arguments import ConvBackwardArgs, check_arguments
-from .bias_grad import BiasGradTiling, bias_grad_kernel, run_bias_grad
-from .operator import (ConvBackwardPlan, ConvBackwardRun, KernelLaunch, convolution_backward, convolution_backward_run,
-                       plan_convolution_backward, run_plan)
+from kernels.convolution_backward.arguments import ConvBackwardArgs, check_arguments
+from kernels.convolution_backward.bias_grad import BiasGradTiling, bias_grad_kernel, run_bias_grad
+from kernels.convolution_backward.operator import (ConvBackwardPlan, ConvBackwardRun, KernelLaunch,
+                                                   convolution_backward, convolution_backward_run,
+                                                   plan_convolution_backward, run_plan)
 
 __all__ = ["BiasGradTiling", "ConvBackwardArgs", "ConvBackwardPlan", "ConvBackwardRun", "KernelLaunch",
            "bias_grad_kernel", "check_arguments", "convolution_backward", "convolution_backward_run",

@@ -20,12 +20,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ascend_sim import Chip
-from ascend_sim.ascendc import (Add, Cast, DataCopyPad, Duplicate, GetBlockIdx, GlobalTensor, PipeBarrier, ReduceSum,
-                                RoundMode, TBuf, TPipe, TPosition, TQue, PIPE_V)
-from ascend_sim.dtypes import DTYPES
+from ascend_sim.ascendc import (PIPE_V, Add, Cast, DataCopyPad, Duplicate, GetBlockIdx, GlobalTensor, PipeBarrier,
+                                ReduceSum, RoundMode, TBuf, TPipe, TPosition, TQue)
 from ascend_sim.isa.vector.datacopy import DataCopyExtParams, DataCopyPadExtParams
-from ascend_sim.report import RunReport
-from ascend_sim.tensor import GmAddr
+from ascend_sim.machine.dtypes import DTYPES
+from ascend_sim.machine.tensor import GmAddr
+from ascend_sim.passes.report import RunReport
 
 TILE = 4096  # elements per UB tile (float32: 16 KiB)
 RESULTS = 2048  # channel results kept in UB before they are written out

@@ -1,6 +1,6 @@
 """numpy references for the three gradients, in float64, for the CLI's check (which must work without PyTorch).
 
-grad_input: kernels/reference.py's dx (a transposed convolution's grad_input is a forward convolution:
+grad_input: kernels/conv3d_backprop_input/reference.py's dx (a transposed convolution's grad_input is a forward convolution:
 kernels/conv3d_v2/reference.py); grad_weight: kernels/conv3d_backprop_filter/reference.py's dw (input and
 grad_output swapped when transposed); grad_bias: the sum over N and the spatial axes. 1D / 2D problems are
 viewed as 3D by inserting unit axes in front of the spatial ones (independent of aclnn's own views).
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..conv3d_backprop_filter.reference import conv3d_dw_reference
-from ..conv3d_v2.reference import conv3d_reference
-from ..reference import conv3d_dx_reference
+from kernels.conv3d_backprop_filter.reference import conv3d_dw_reference
+from kernels.conv3d_backprop_input.reference import conv3d_dx_reference
+from kernels.conv3d_v2.reference import conv3d_reference
 
 
 def _as_3d(a: np.ndarray) -> np.ndarray:

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .arguments import ConvBackwardArgs
-from .cube_math import USE_FP16, CubeMath, cube_math
+from kernels.convolution_backward.arguments import ConvBackwardArgs
+from kernels.convolution_backward.cube_math import USE_FP16, CubeMath, cube_math
 
 DILATION_45 = 45  # PreConv1DBackwardTo2D keeps L on W for this dilation even with groups > 1
 FM_EQ_KERNEL = "FM_EQ_KERNEL"

@@ -8,7 +8,7 @@ answer only goes into the run's notes, so a user knows where the real chip would
 """
 from __future__ import annotations
 
-from .routing import View3d
+from kernels.convolution_backward.routing import View3d
 
 L1_ROWS_LIMIT = 4096  # CheckV2Functionality on 2201: fmapH * Wo * strideW
 

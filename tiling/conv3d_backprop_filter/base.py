@@ -12,9 +12,8 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
-from ascend_sim.platform import Platform
-
-from .run_info import BLOCK_CUBE, RunInfo, ceil_align, ceil_div
+from ascend_sim.machine.platform import Platform
+from tiling.conv3d_backprop_filter.run_info import BLOCK_CUBE, RunInfo, ceil_align, ceil_div
 
 DB_ON = 2
 CORE_NUM_910B3 = 20

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import math
 
-from ascend_sim.platform import Platform
-
-from .run_info import BLOCK_CUBE, RunInfo, ceil_align, ceil_div
+from ascend_sim.machine.platform import Platform
+from tiling.conv3d_backprop_filter.run_info import BLOCK_CUBE, RunInfo, ceil_align, ceil_div
 
 DB_ON, DB_OFF = 2, 1
 ROW_FIRST = 1

@@ -11,17 +11,10 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from ascend_sim.platform import Platform
-
-from ..cstruct import CStruct, check_field_value, unknown_field_message
-
-# The tiling key is GET_TPL_TILING_KEY(conv3DDWTemplateId): the template id itself
-# (conv3d_backprop_filter_v2_tiling_key.h).
-TPL_SPLIT_DFL = 0          # base template (values from the closed TBE tiling)
-TPL_SPLIT_M_K = 1          # basic block, M and K bound to cores
-TPL_SPLIT_K_N = 2          # basic block, N and K bound to cores
-TPL_SPLIT_M_N = 3          # basic block, M and N bound to cores
-TPL_SPLIT_M_N_STREAMK = 4  # basic block, M and N bound to cores, tail cores split K (stream-K)
+from ascend_sim.machine.platform import Platform
+from tiling.common.cstruct import CStruct, check_field_value, unknown_field_message
+from tiling.conv3d_backprop_filter.keys import TPL_SPLIT_DFL, TPL_SPLIT_M_N_STREAMK
+from tiling.conv3d_backprop_filter.validate import validate as validate_tiling
 
 # (name, C type) in declaration order. The order *is* the blob layout.
 PARAMS_FIELDS: tuple[tuple[str, str], ...] = (
@@ -158,11 +151,9 @@ class Conv3DBackpropFilterV2TilingData(BaseModel):
             if result.platform is None:
                 raise ValueError("with_overrides checks the result against the tiling's platform, and this tiling "
                                  "records none: pass platform=<Platform> among the overrides, or validate=False")
-            from .validate import validate as validate_tiling
             validate_tiling(result).raise_if_invalid(result, changes)
         return result
 
     def check(self, platform=None, *, raise_error: bool = False):
         """`validate(self, platform)`: does this tiling fit (default: the platform it was made for)?"""
-        from .validate import validate
-        return validate(self, platform, raise_error=raise_error)
+        return validate_tiling(self, platform, raise_error=raise_error)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .checks import DwArgs
+from tiling.conv3d_backprop_filter.checks import DwArgs
 
 BLOCK_CUBE = 16
 

@@ -20,10 +20,9 @@ import math
 from dataclasses import dataclass
 from typing import Iterator
 
-from ascend_sim.platform import Platform
-
-from .base import BaseTemplate, TbeTiling, TilingValue
-from .run_info import BLOCK_CUBE, RunInfo, ceil_div
+from ascend_sim.machine.platform import Platform
+from tiling.conv3d_backprop_filter.base import BaseTemplate, TbeTiling, TilingValue
+from tiling.conv3d_backprop_filter.run_info import BLOCK_CUBE, RunInfo, ceil_div
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,9 @@ the kernel, not from the host generator, so that a generated tiling is checked b
 """
 from __future__ import annotations
 
-from ascend_sim.platform import Platform, get_platform
-
-from ..validate import Problem, TilingValidationError, ValidationReport
-from .model import TPL_SPLIT_DFL, TPL_SPLIT_K_N, TPL_SPLIT_M_K, TPL_SPLIT_M_N_STREAMK
+from ascend_sim.machine.platform import Platform, get_platform
+from tiling.common.validation import Problem, TilingValidationError, ValidationReport
+from tiling.conv3d_backprop_filter.keys import TPL_SPLIT_DFL, TPL_SPLIT_K_N, TPL_SPLIT_M_K, TPL_SPLIT_M_N_STREAMK
 
 __all__ = ["Problem", "TilingValidationError", "ValidationReport", "b1_elements", "check_fields", "validate"]
 

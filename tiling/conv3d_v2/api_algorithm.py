@@ -10,8 +10,9 @@ from __future__ import annotations
 from math import gcd
 from types import SimpleNamespace
 
-from .api_base import (DOUBLE_BUFFER_NUM, DTYPE_SIZE, KL0_LIMIT, POSTK_LIMIT, ApiTilingError, NotPorted, align_up,
-                       calc_comm_factor, calc_comm_factor_with_power_of_two, ceil_div, infer_hi_l1)
+from tiling.conv3d_v2.api_util import (DOUBLE_BUFFER_NUM, DTYPE_SIZE, KL0_LIMIT, POSTK_LIMIT, ApiTilingError, NotPorted,
+                                       align_up, calc_comm_factor, calc_comm_factor_with_power_of_two, ceil_div,
+                                       infer_hi_l1)
 
 # L1TilingMode and IterateMNOrder.
 FULL_LOAD_BL1, FULL_LOAD_AL1, ALL_FULL_LOAD, NONE_FULL_LOAD = "FULL_LOAD_BL1", "FULL_LOAD_AL1", "ALL_FULL_LOAD", "NONE"

@@ -6,9 +6,10 @@ rest is the M-mode algorithm it derives from.
 """
 from __future__ import annotations
 
-from .api_algorithm import (ALL_FULL_LOAD, FULL_LOAD_AL1, FULL_LOAD_BL1, ITER_M_FST, ITER_N_FST, NONE_FULL_LOAD,
-                            Conv3dTilingAlgorithm, _mte2_sum)
-from .api_base import DOUBLE_BUFFER_NUM, align_up, calc_comm_factor, calc_comm_factor_with_power_of_two, ceil_div
+from tiling.conv3d_v2.api_algorithm import (ALL_FULL_LOAD, FULL_LOAD_AL1, FULL_LOAD_BL1, ITER_M_FST, ITER_N_FST,
+                                            NONE_FULL_LOAD, Conv3dTilingAlgorithm, _mte2_sum)
+from tiling.conv3d_v2.api_util import (DOUBLE_BUFFER_NUM, align_up, calc_comm_factor,
+                                       calc_comm_factor_with_power_of_two, ceil_div)
 
 CONST_HO_1 = 1
 

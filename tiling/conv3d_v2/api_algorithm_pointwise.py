@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from math import gcd
 
-from .api_algorithm import ALL_FULL_LOAD, FULL_LOAD_AL1, FULL_LOAD_BL1, NONE_FULL_LOAD, Conv3dTilingAlgorithm
-from .api_base import UINT64_MAX, ApiTilingError, align_up, calc_comm_factor, ceil_div
+from tiling.conv3d_v2.api_algorithm import (ALL_FULL_LOAD, FULL_LOAD_AL1, FULL_LOAD_BL1, NONE_FULL_LOAD,
+                                            Conv3dTilingAlgorithm)
+from tiling.conv3d_v2.api_util import UINT64_MAX, ApiTilingError, align_up, calc_comm_factor, ceil_div
 
 POINT_WISE_BIAS_CUBE_UNIT = 8
 POINT_WISE_ALIGN_UNIT = 16

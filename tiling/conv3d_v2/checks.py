@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ascend_sim.platform import Platform
-
-from ..checks import PAD_NAMES, check_dhw, check_dtype, check_hf32, check_in_range, check_int, check_ints, \
-    check_platform
+from ascend_sim.machine.platform import Platform
+from tiling.common.checks import (PAD_NAMES, check_dhw, check_dtype, check_hf32, check_in_range, check_int, check_ints,
+                                  check_platform)
 
 SHAPE_UPPER = 2**31 - 1
 STRIDE_HW_MAX = 63        # LOAD3D_MAX_STRIDE_H_W

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from .api_base import (CUBE_MKN, DTYPE_SIZE, HW_MODE, LOAD3D_MAX_DILATION_H_W, LOAD3D_MAX_FILTER_H_W, LOAD3D_MAX_PAD,
-                       LOAD3D_MAX_STRIDE_H_W, M_MODE, ApiTilingError, Conv3dTiling, align_up,
-                       calc_comm_factor, ceil_div, infer_hi_l1, mul_overflows_u64)
-from .model import Conv3DRunInfo, TConv3DTiling
+from tiling.conv3d_v2.api_base import Conv3dTiling
+from tiling.conv3d_v2.api_util import (CUBE_MKN, DTYPE_SIZE, HW_MODE, LOAD3D_MAX_DILATION_H_W, LOAD3D_MAX_FILTER_H_W,
+                                       LOAD3D_MAX_PAD, LOAD3D_MAX_STRIDE_H_W, M_MODE,
+                                       POINTWISE_SUPPORTED_TYPES_WITH_BIAS, POINTWISE_SUPPORTED_TYPES_WITHOUT_BIAS,
+                                       SUPPORTED_TYPES_WITH_BIAS, SUPPORTED_TYPES_WITHOUT_BIAS, ApiTilingError,
+                                       align_up, calc_comm_factor, ceil_div, infer_hi_l1, mul_overflows_u64)
+from tiling.conv3d_v2.model import Conv3DRunInfo, TConv3DTiling
 
 BATCH_AICORE_COF = 2
 DO_DIM_FILTER_THRESHOLD = 6
@@ -95,8 +98,6 @@ class Conv3dTilingEngine:
         self.CheckParamsOverflow()
 
     def CheckParamsDtype(self):
-        from .api_base import (POINTWISE_SUPPORTED_TYPES_WITH_BIAS, POINTWISE_SUPPORTED_TYPES_WITHOUT_BIAS,
-                               SUPPORTED_TYPES_WITH_BIAS, SUPPORTED_TYPES_WITHOUT_BIAS)
         d, bias = self.descInfo_, self.flagInfo_.hasBias
         types = (d.fMapDtype, d.weightDtype, *((d.biasDtype,) if bias else ()), d.outDtype)
         if self.isPointWise:

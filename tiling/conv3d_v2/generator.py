@@ -7,10 +7,10 @@ database) and quantised convolutions (int8 with a scale; the argument checks ref
 """
 from __future__ import annotations
 
-from .api_base import ApiTilingError, NotPorted
-from .checks import check_conv3d_v2_args
-from .engine import Conv3dTilingEngine
-from .model import Conv3DV2TilingData
+from tiling.conv3d_v2.api_util import ApiTilingError, NotPorted
+from tiling.conv3d_v2.checks import check_conv3d_v2_args
+from tiling.conv3d_v2.engine import Conv3dTilingEngine
+from tiling.conv3d_v2.model import Conv3DV2TilingData
 
 # Own rule: the engine reads the L2 bandwidth with GetCoreMemBw(L2) from the closed platform files. This port uses
 # the platform's INI l2 read rate (platform.l2_read_rate, 110 on A2, the value the real unit tests set), not the

@@ -13,9 +13,8 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from ascend_sim.platform import Platform
-
-from ..cstruct import CStruct, check_field_value, unknown_field_message
+from ascend_sim.machine.platform import Platform
+from tiling.common.cstruct import CStruct, check_field_value, unknown_field_message
 
 # CONV3D_COMMON_ATTRS, shared by both structs.
 COMMON_ATTRS = tuple((name, "u32") for name in (

@@ -7,9 +7,8 @@ LoadBL0) and from the instruction ranges in docs/isa.md. Use it on generated til
 """
 from __future__ import annotations
 
-from ascend_sim.platform import Platform, get_platform
-
-from ..validate import Problem, TilingValidationError, ValidationReport  # noqa: F401 (re-exported)
+from ascend_sim.machine.platform import Platform, get_platform
+from tiling.common.validation import Problem, ValidationReport
 
 C0_BYTES = 32
 CUBE = 16

@@ -15,11 +15,11 @@ from enum import Enum
 import ml_dtypes
 import numpy as np
 
-from ...dtypes import bfloat16
-from ...faults import ParameterOutOfRange
-from ...record import define
-from .common import V, check_count, check_ub, current_core, vector_cost
-from .elementwise import UNARY_RANGES, UnaryRepeatParams, check_params, issue_vector, run_on_plan
+from ascend_sim.isa.vector.common import V, check_count, check_ub, current_core, vector_cost
+from ascend_sim.isa.vector.elementwise import UNARY_RANGES, UnaryRepeatParams, check_params, issue_vector, run_on_plan
+from ascend_sim.machine.dtypes import bfloat16
+from ascend_sim.machine.faults import ParameterOutOfRange
+from ascend_sim.record import define
 
 
 class RoundMode(Enum):

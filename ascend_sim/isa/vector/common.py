@@ -13,11 +13,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from ...faults import ParameterOutOfRange
-from ...pipes import Pipe
-from ...tensor import LocalTensor
-from ..common import BLOCK, check_aligned, check_range, current_core
-from .timing import vector_cycles
+from ascend_sim.isa.common import BLOCK, check_aligned, check_range, current_core
+from ascend_sim.isa.vector.timing import vector_cycles
+from ascend_sim.machine.faults import ParameterOutOfRange
+from ascend_sim.machine.pipes import Pipe
+from ascend_sim.machine.tensor import LocalTensor
 
 V = Pipe.V
 REPEAT_BYTES = 256  # one repeat reads 8 DataBlocks of 32 B

@@ -21,12 +21,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...faults import ParameterOutOfRange
-from ...pipes import Pipe
-from ...record import define, snapshot
-from ...tensor import GlobalTensor, LocalTensor
-from ..common import BLOCK, check_aligned, current_core, expect_position, fields_checker
-from ..mte2 import DataCopyParams
+from ascend_sim.isa.common import BLOCK, check_aligned, current_core, expect_position, fields_checker
+from ascend_sim.isa.mte2 import DataCopyParams
+from ascend_sim.machine.faults import ParameterOutOfRange
+from ascend_sim.machine.pipes import Pipe
+from ascend_sim.machine.tensor import GlobalTensor, LocalTensor
+from ascend_sim.record import define, snapshot
 
 MTE2, MTE3 = Pipe.MTE2, Pipe.MTE3
 UB_TO_GM_RATE = 64.0  # bytes/cycle, ub_to_ddr in the 2201 SoC INI (reference §4.2)

@@ -17,12 +17,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...dtypes import bfloat16
-from ...faults import ParameterOutOfRange
-from ...record import define
-from .common import (V, check_count, check_dtype, check_element_count, check_same_dtype, check_ub, current_core,
-                     elements_per_repeat, make_plan, run_elementwise, selection, set_mask, vector_cost)
-from ..common import check_range
+from ascend_sim.isa.common import check_range
+from ascend_sim.isa.vector.common import (V, check_count, check_dtype, check_element_count, check_same_dtype, check_ub,
+                                          current_core, elements_per_repeat, make_plan, run_elementwise, selection,
+                                          set_mask, vector_cost)
+from ascend_sim.machine.dtypes import bfloat16
+from ascend_sim.machine.faults import ParameterOutOfRange
+from ascend_sim.record import define
 
 F16, F32, I16, I32 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.int16), np.dtype(np.int32)
 U16, U32 = np.dtype(np.uint16), np.dtype(np.uint32)

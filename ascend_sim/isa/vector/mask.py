@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...record import define
-from ..common import check_range, current_core
-from .common import COUNT, FULL_MASK, NORM, V
+from ascend_sim.isa.common import check_range, current_core
+from ascend_sim.isa.vector.common import COUNT, FULL_MASK, NORM, V
+from ascend_sim.record import define
 
 SET_VECTOR_MASK = define("SetVectorMask", doc="Write the 128-bit vector mask (high, low) or a count.")
 SET_MASK_MODE = define("SetMaskMode", doc="SetMaskCount / SetMaskNorm: Counter or Normal mask mode.")

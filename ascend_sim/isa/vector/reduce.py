@@ -22,11 +22,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from ...faults import Misaligned, ParameterOutOfRange
-from ...record import define
-from ..common import check_range
-from .common import (V, check_count, check_dtype, check_in_ub, check_ub, current_core, repeat_offsets, selected, selection,
-                     set_mask, vector_cost)
+from ascend_sim.isa.common import check_range
+from ascend_sim.isa.vector.common import (V, check_count, check_dtype, check_in_ub, check_ub, current_core,
+                                          repeat_offsets, selected, selection, set_mask, vector_cost)
+from ascend_sim.machine.faults import Misaligned, ParameterOutOfRange
+from ascend_sim.record import define
 
 FLOAT = frozenset((np.dtype(np.float16), np.dtype(np.float32)))
 

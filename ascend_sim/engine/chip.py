@@ -1,0 +1,162 @@
+"""The chip: global memory shared by the cores of a launch, and the launcher.
+
+A launch runs the kernel's Python once per core, one core after the other, with no threads: each Ascend C call
+becomes a record that the core's scheduler runs as soon as its dependencies allow. A record that must wait for
+another core (SyncAll, CrossCoreWaitFlag) stays pending until that core's kernel has issued what it waits for,
+so the order in which the cores' Python runs does not change any result, cycle or fault.
+"""
+from __future__ import annotations
+
+import gc
+from typing import Callable
+
+from ascend_sim.engine import fast_engine
+from ascend_sim.engine.core import AICore
+from ascend_sim.machine.blas import blas_threads
+from ascend_sim.machine.coretypes import KernelType, launch_cores
+from ascend_sim.machine.faults import SimFault, SyncFault
+from ascend_sim.machine.memory import GlobalMemory
+from ascend_sim.machine.platform import Platform, get_platform
+from ascend_sim.passes.races import GmRaceChecker
+from ascend_sim.passes.report import RunReport
+from ascend_sim.passes.schedule import CostModel, Launch
+
+_running: list = [None]  # the core whose kernel Python is running
+
+
+def current_core() -> AICore:
+    core = _running[0]
+    if core is None:
+        raise RuntimeError("no kernel is running: Ascend C calls must run inside Chip.launch")
+    return core
+
+
+ENGINES = ("auto", "exact", "fast")
+AUTO_COMPILED_FROM = 100_000  # records: numba's first import and load take about 1.5 s, it saves ~5 us a record
+
+
+class Chip:
+    """A simulated SoC. `execute=False` is the timing-only mode (same schedule, no data moved).
+
+    `engine`: "exact" schedules and runs each record as it is issued, with hooks (the stepping point);
+    "fast" schedules the whole stream once the kernel's Python has run, with the compiled scheduler
+    (fast_engine.py), and runs no hooks; both give the same results, cycles, records and faults. "auto" (the
+    default) is "exact" when hooks are attached; otherwise it schedules after the kernel's Python too, with the
+    compiled scheduler from AUTO_COMPILED_FROM records on (below that, importing numba costs more than it saves).
+
+    `blas_threads` (default 1) limits numpy's OpenBLAS during each launch: one thread makes full runs several
+    times faster and the fp32 sums of every Mmad independent of the machine's core count (ascend_sim/machine/blas.py);
+    None leaves OpenBLAS as it is.
+    """
+
+    def __init__(self, platform: str | Platform = "Ascend910B2", *, execute: bool = True,
+                 check_races: bool = True, record: bool = True, hooks: list[Callable] | None = None,
+                 blas_threads: int | None = 1, engine: str = "auto"):
+        if engine not in ENGINES:
+            raise ValueError(f"engine={engine!r} is not one of {ENGINES}")
+        if engine == "fast" and hooks:
+            raise ValueError("engine='fast' runs no hooks: use engine='exact' (or 'auto') with hooks")
+        self.platform = get_platform(platform)
+        self.engine = engine
+        self.blas_threads = blas_threads
+        self.gm = GlobalMemory()
+        self.execute = execute
+        self.check_races = check_races
+        self.record = record
+        self.hooks = list(hooks or [])
+        self.cores: list[AICore] = []
+        self.executed: list = []  # every record of the last launch in the order it ran: replaying it redoes the run
+        self.kernel_type = KernelType.AIC_ONLY
+        self.gm_races = None
+
+    @property
+    def deferred(self) -> bool:
+        """Whether launches schedule the stream after the kernel's Python (not "exact", no hooks)."""
+        return self.engine == "fast" or (self.engine == "auto" and not self.hooks)
+
+    def launch(self, kernel: Callable, block_dim: int, *args, kernel_type: KernelType | str = KernelType.AIC_ONLY,
+               **kwargs) -> RunReport:
+        """Run `kernel(*args, **kwargs)` on the cores of `block_dim` blocks and return the run's report.
+
+        kernel_type: AIC_ONLY (block_dim cube cores), AIV_ONLY (block_dim vector cores), MIX_AIC_1_0 /
+        MIX_AIV_1_0 (the same with cross-core flags), MIX_AIC_1_1 or MIX_AIC_1_2 (block_dim AI cores, each an AIC
+        with one or two AIVs)."""
+        p = self.platform
+        kernel_type = _kernel_type(kernel_type)
+        vector_only = kernel_type in (KernelType.AIV_ONLY, KernelType.MIX_AIV_1_0)
+        aiv_needed = block_dim if vector_only else block_dim * kernel_type.aiv_per_aic
+        limit, what = (p.aiv_cores, "vector cores") if vector_only else (p.aic_cores, "cube cores")
+        if not 1 <= block_dim <= limit or aiv_needed > p.aiv_cores:
+            raise ValueError(f"block_dim={block_dim} outside [1, {limit}] {what} of {p.name} for a "
+                             f"{kernel_type.value} kernel")
+        layout = launch_cores(kernel_type, block_dim)
+        # cores of one type share the chip's GM bandwidth
+        kinds = [kind for kind, *_ in layout]
+        models = {kind: CostModel(p, kinds.count(kind)) for kind in set(kinds)}
+        launch = Launch()
+        self.kernel_type = kernel_type
+        self.executed = []
+        self.gm_races = GmRaceChecker(len(layout)) if self.check_races else None
+        self.cores = [AICore(i, block_dim, self, kind, models[kind], launch, block_idx, sub, group)
+                      for i, (kind, block_idx, sub, group) in enumerate(layout)]
+        launch.schedules = [core.schedule for core in self.cores]
+        for hook in self.hooks:  # a hook object may want the chip as it is before the launch (the debugger's GM)
+            before = getattr(hook, "before_launch", None)
+            if before is not None:
+                before(self)
+        # The run allocates a few long-lived objects per instruction (the log); the cyclic garbage collector
+        # would traverse the whole heap again and again for them (a third of the run time when torch is
+        # loaded). Nothing the simulator keeps per instruction is cyclic, so it is paused for the run only.
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        deferred = self.deferred
+        try:
+            with blas_threads(self.blas_threads if self.execute else None):
+                try:
+                    for core in self.cores:
+                        _running[0] = core
+                        kernel(*args, **kwargs)
+                        for pipe in core.tpipes:
+                            pipe.Destroy()
+                except BaseException:
+                    if deferred:  # a fault the exact engine would have raised first, while this kernel ran
+                        _running[0] = None
+                        try:
+                            fast_engine.submit_all(self.cores)
+                        except SimFault as fault:
+                            raise fault from None
+                    raise
+                _running[0] = None
+                if deferred:
+                    records = sum(len(core.stream) for core in self.cores)
+                    compiled = self.engine == "fast" or records >= AUTO_COMPILED_FROM
+                    # submit_all: a short stream, or a faulty end (found and reported as the exact engine does)
+                    if not (compiled and fast_engine.run_passes(self, self.cores)):
+                        fast_engine.submit_all(self.cores)
+        finally:
+            _running[0] = None
+            if gc_was_enabled:
+                gc.enable()
+        waiting = launch.waiting_cores()
+        if waiting:
+            done = next(core.index for core in self.cores if core.index not in waiting)
+            raise SyncFault(f"cores {waiting} wait at SyncAll but core {done} ended without reaching it: the chip "
+                            "would hang", core=done, instruction="SyncAll")
+        for (mode, group, flag), sets in launch.rounds.items():
+            raise SyncFault(f"CrossCoreSetFlag mode {mode} on flag {flag}: only {len(sets)} of the cores it "
+                            "synchronises set it before the kernel ended", instruction="CrossCoreSetFlag")
+        for core in self.cores:
+            core.check_at_end()
+        return RunReport.from_cores(p, self.cores)
+
+
+def _kernel_type(value) -> KernelType:
+    if isinstance(value, KernelType):
+        return value
+    try:
+        return KernelType(value)
+    except ValueError:
+        raise ValueError(f"kernel_type={value!r} is not one of {[k.value for k in KernelType]}") from None
+
+
+__all__ = ["Chip", "current_core", "SimFault"]

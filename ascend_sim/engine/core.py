@@ -1,0 +1,260 @@
+"""One AI Core: its buffers and registers, the front end that turns Ascend C calls into records, and the
+passes each record goes through on the exact engine.
+
+An Ascend C call checks its operands (faults name the kernel line), then `AICore.issue` makes the record,
+bounds-checks its byte ranges and hands it to the scheduler (schedule.py). When the scheduler runs the record
+(`_run`), the passes follow in order: the race checker (races.py), the semantics (the spec's execute; not in
+timing-only mode) and the hooks (the stepping point). The stream is logged in program order.
+"""
+from __future__ import annotations
+
+import sys
+
+from ascend_sim.machine.coretypes import CoreType
+from ascend_sim.machine.faults import ParameterOutOfRange, SimFault, SyncFault
+from ascend_sim.machine.memory import Buffer
+from ascend_sim.machine.pipes import HardEvent, Pipe
+from ascend_sim.passes.races import GM_ORDERING, RaceChecker
+from ascend_sim.passes.schedule import CoreSchedule
+from ascend_sim.record import _PKG_DIR, Record, define, format_source, snapshot
+
+SET_FLAG = define("SetFlag", doc="Set flag (src, dst, id) once every earlier instruction of src has completed.")
+WAIT_FLAG = define("WaitFlag", doc="Hold pipe dst until the flag is set, then clear it.")
+PIPE_BARRIER = define("PipeBarrier", doc="Order everything after the barrier behind everything before it.")
+SYNC_ALL = define("SyncAll", Pipe.ALL, doc="Every core waits until all cores have drained everything before it.")
+
+# id(code) -> True when the code belongs to ascend_sim; (id(code), lasti) -> line. Keyed by id because hashing
+# a code object hashes its constants every time; _CODES keeps the code objects alive so no id is reused.
+_INSIDE: dict = {}
+_LINES: dict = {}
+_CODES: list = []
+
+
+def caller_source() -> tuple:
+    """(code, line) of the innermost frame outside ascend_sim: the kernel line that issued the instruction."""
+    frame = sys._getframe(2)
+    inside = _INSIDE
+    while frame is not None:
+        code = frame.f_code
+        key = id(code)
+        is_inside = inside.get(key)
+        if is_inside is None:
+            is_inside = inside[key] = code.co_filename.startswith(_PKG_DIR)
+            _CODES.append(code)
+        if not is_inside:
+            where = (key, frame.f_lasti)
+            line = _LINES.get(where)
+            if line is None:  # computing f_lineno walks the line table: once per call site
+                line = _LINES[where] = frame.f_lineno
+            return code, line
+        frame = frame.f_back
+    return None, 0
+
+
+class AICore:
+    """Core `index` of a launch (an AIC or an AIV): buffers, registers, the scheduler and race checker, and the
+    instruction log. `block_idx` / `sub_block_idx` are what GetBlockIdx / GetSubBlockIdx return on it."""
+
+    def __init__(self, index: int, block_dim: int, chip, core_type: CoreType, model, launch, block_idx: int = None,
+                 sub_block_idx: int = 0, group: int = 0):
+        self.index = index
+        self.block_dim = block_dim
+        self.block_idx = index if block_idx is None else block_idx
+        self.sub_block_idx = sub_block_idx
+        self.chip = chip
+        self.core_type = core_type
+        self.name = f"{core_type.name} {self.block_idx}"
+        p = self.platform = chip.platform
+        self.execute = chip.execute
+        self.buffers = {name: Buffer(name, p.capacity(name), p.alignment(name)) for name in core_type.buffers}
+        for buf in self.buffers.values():
+            buf.key = (index, buf.name)
+        self.alignments = p.alignments
+        self.event_ids = p.event_ids
+        self.group = group  # the AI core (an AIC and its AIVs) this core belongs to
+        self.schedule = CoreSchedule(index, p, model, self._run, launch, core_type.name, group)
+        self.races = RaceChecker(index, chip.gm_races) if chip.check_races else None
+        self.log: list[Record] = []
+        # exact engine: each record goes to the scheduler at once; fast engine: to the stream, scheduled after
+        # the kernel's Python (fast_engine.py)
+        self.stream: list[Record] = []
+        self.submit = self.stream.append if chip.deferred else self.schedule.submit
+        self.record = chip.record
+        self.hooks = list(chip.hooks)
+        self.bytes_by_path: dict[str, int] = {}
+        self.counts: dict[str, int] = {}
+        # Registers set by SetFmatrix, SetLoadDataRepeat, SetHF32Mode ... (each write is a record too)
+        self.registers: dict[str, object] = {"hf32": False, "hf32_trans_mode": 0}
+        self.flag_balance: dict[tuple, int] = {}  # (event, id) -> SetFlags minus WaitFlags issued so far
+        self.tpipes: list = []
+        self.api: tuple = ()  # the high-level API calls running (api_call.py), stored on each record issued
+        self._seq = 0
+
+    # ------------------------------------------------------------------ front end
+    def issue(self, spec, pipe: Pipe, params, reads: tuple = (), writes: tuple = (), args=None,
+              path: str | None = None, nbytes: int = 0, registers: tuple = (), event=None, footprint=None) -> Record:
+        """Record one instruction, bounds-check it and submit it to the scheduler."""
+        rec = Record(self.index, self._seq, spec, pipe, snapshot(params), args, reads, writes, caller_source(),
+                     path, nbytes, event, registers, footprint, self.api)
+        self._seq += 1
+        for buf, lo, hi in reads:
+            if lo < 0 or hi > buf.capacity or lo > hi:
+                self._checked(buf.check, lo, hi, "read", rec=rec)
+        for buf, lo, hi in writes:
+            if lo < 0 or hi > buf.capacity or lo > hi:
+                self._checked(buf.check, lo, hi, "write", rec=rec)
+        if path is not None:
+            by_path = self.bytes_by_path
+            by_path[path] = by_path.get(path, 0) + nbytes
+        counts = self.counts
+        name = spec.name
+        counts[name] = counts.get(name, 0) + 1
+        if self.record:
+            self.log.append(rec)
+        self.submit(rec)
+        return rec
+
+    def write_register(self, spec, name: str, value) -> Record:
+        """A register write (SetFmatrix, SetHF32Mode, ...): a record on the scalar pipe."""
+        self.registers[name] = value
+        return self.issue(spec, Pipe.S, {"register": name, "value": value}, args=(name, value))
+
+    def _run(self, rec: Record) -> None:
+        """The passes of a record the scheduler has just run: races, semantics, hooks."""
+        if self.races is not None:
+            try:
+                self.races.observe(rec)
+                if rec.footprint is not None or rec.name in GM_ORDERING:  # what the GM race checker looks at
+                    self.chip.gm_races.observe(self.index, rec)
+            except SimFault as fault:
+                raise self.with_context(fault, rec) from None
+        if self.execute and rec.args is not None:  # no args: a NOP (a zero count) that only takes its slot
+            run = rec.spec.execute
+            if run is not None:
+                run(rec)
+        if self.record:
+            self.chip.executed.append(rec)
+        for hook in self.hooks:
+            hook(self, rec)
+
+    def _checked(self, check, *args, rec: Record) -> None:
+        try:
+            check(*args)
+        except SimFault as fault:
+            raise self.with_context(fault, rec) from None
+
+    def fault(self, fault: SimFault, name: str, pipe: Pipe) -> SimFault:
+        """Attach this core, the instruction and the kernel source line to a fault found before issue."""
+        if fault.core is None:
+            fault.core, fault.core_name = self.index, self._fault_name()
+        if fault.instruction is None:
+            fault.instruction, fault.pipe, fault.source = name, pipe.name, format_source(caller_source())
+        fault.args = (str(fault),)
+        return fault
+
+    def with_context(self, fault: SimFault, rec: Record) -> SimFault:
+        if fault.core is None:
+            fault.core, fault.core_name = self.index, self._fault_name()
+        if fault.instruction is None:
+            fault.instruction, fault.pipe, fault.source = rec.name, rec.pipe.name, rec.source
+        fault.args = (str(fault),)
+        return fault
+
+    def _fault_name(self) -> str | None:
+        """This core's name in a fault, when its launch index alone would not say it (AIVs, MIX launches)."""
+        return None if self.name == f"AIC {self.index}" else self.name
+
+    # ------------------------------------------------------------------ synchronisation
+    def _event_pipes(self, event: HardEvent, name: str) -> tuple[Pipe, Pipe]:
+        pipes = self.core_type.events.get(event._value_) if event.__class__ is HardEvent else None
+        if pipes is None:
+            if event.__class__ is not HardEvent:
+                raise self.fault(ParameterOutOfRange(f"{name} takes a HardEvent, got {event!r}"), name, Pipe.S)
+            raise self.fault(SyncFault(f"HardEvent::{event.value} is not a legal event on the A2/A3 "
+                                       f"{self.core_type.title} ({self.core_type.name}); same-pipe ordering needs "
+                                       "PipeBarrier"), name, event.src)
+        return pipes
+
+    def _check_event_id(self, event_id, name: str, pipe: Pipe) -> None:
+        if event_id.__class__ is not int or not 0 <= event_id < self.event_ids:
+            raise self.fault(ParameterOutOfRange(f"event id {event_id} outside [0, {self.event_ids})"), name, pipe)
+
+    def set_flag(self, event: HardEvent, event_id: int, api: str = "SetFlag") -> Record:
+        src, dst = self._event_pipes(event, "SetFlag")
+        self._check_event_id(event_id, "SetFlag", src)
+        if src == dst:  # FIX_FIX / V_V: Ascend C issues PipeBarrier<pipe> instead of a flag
+            return self.pipe_barrier(src)
+        key = (event._value_, event_id)
+        balance = self.flag_balance.get(key, 0) + 1
+        if balance > 1:
+            raise self.fault(SyncFault(
+                f"SetFlag<{event.value}>({event_id}) while the flag is already set and not yet waited "
+                "(undefined on hardware)"), "SetFlag", src)
+        self.flag_balance[key] = balance
+        return self.issue(SET_FLAG, src, {"event": event.value, "id": event_id, "api": api}, event=key)
+
+    def wait_flag(self, event: HardEvent, event_id: int, api: str = "WaitFlag") -> Record | None:
+        src, dst = self._event_pipes(event, "WaitFlag")
+        self._check_event_id(event_id, "WaitFlag", dst)
+        if src == dst:  # FIX_FIX waits with PipeBarrier<PIPE_FIX>; V_V's wait does nothing
+            return self.pipe_barrier(dst) if dst == Pipe.FIX else None
+        key = (event._value_, event_id)
+        self.flag_balance[key] = self.flag_balance.get(key, 0) - 1
+        return self.issue(WAIT_FLAG, dst, {"event": event.value, "id": event_id, "api": api}, event=key)
+
+    def pipe_barrier(self, pipe: Pipe, api: str = "PipeBarrier") -> Record:
+        if pipe == Pipe.S:
+            raise self.fault(SyncFault("PipeBarrier<PIPE_S> is not supported (scalar ordering is automatic)"),
+                             "PipeBarrier", pipe)
+        return self.issue(PIPE_BARRIER, pipe, {"pipe": pipe.name, "api": api})
+
+    def sync_all(self) -> Record:
+        return self.issue(SYNC_ALL, Pipe.ALL, None)
+
+    # ------------------------------------------------------------------ results
+    @property
+    def cycles(self) -> float:
+        return self.schedule.cycles
+
+    @property
+    def busy(self) -> list[float]:
+        return self.schedule.busy
+
+    def _cross_core_deadlock(self, wait: Record) -> str:
+        """Why a CrossCoreWaitFlag never ran: where each core that could still set its flag stopped (the other
+        cores of this AI core, or in a launch of one core type the other cores of that type)."""
+        cores = self.chip.cores
+        partners = ([c for c in cores if c is not self and c.group == self.group]
+                    or [c for c in cores if c is not self and c.core_type is self.core_type])
+        states = []
+        for other in partners:
+            blocked = other.schedule.stuck()
+            states.append(f"{other.name} is stuck at {blocked[0].describe()}" if blocked else f"{other.name} ended")
+        return (f"on {self.name} waits for cross-core flag {wait.params['flagId']}, which no core sets any more: "
+                f"{'; '.join(states) or 'no other core'}")
+
+    def check_at_end(self) -> None:
+        """Every instruction ran, and no flag is left set (that would break the next kernel on hardware)."""
+        stuck = self.schedule.stuck()
+        if stuck:
+            # the root: a WaitFlag whose flag has more waits than sets; else the first blocked record
+            unset = [r for r in stuck if r.name == "WaitFlag" and self.flag_balance[r.event] < 0]
+            if unset:
+                root, what = unset[0], f"waits, but no SetFlag<{unset[0].event[0]}>({unset[0].event[1]}) follows it"
+            elif stuck[0].name == "CrossCoreWaitFlag":
+                root, what = stuck[0], self._cross_core_deadlock(stuck[0])
+            else:
+                root, what = stuck[0], "can never run: what it waits for is blocked behind it"
+            raise self.with_context(SyncFault(f"deadlock: {root.describe()} {what}"), root)
+        counted = {flag: len(times) for flag, times in self.schedule.cross_flags.items() if times}
+        if counted:
+            flag, count = next(iter(counted.items()))
+            raise SyncFault(f"cross-core flag {flag} of {self.name} was set {count} more time(s) than waited before "
+                            "the kernel ended (a CrossCoreWaitFlag is missing)", core=self.index,
+                            core_name=self._fault_name(), instruction="CrossCoreSetFlag")
+        left = self.schedule.left_set()
+        if left is not None:
+            (event, eid), rec, count = left
+            raise self.with_context(SyncFault(
+                f"SetFlag<{event}>({eid}) was never waited before the kernel ended "
+                f"({count} flag(s) left set)"), rec)

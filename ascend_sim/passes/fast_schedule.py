@@ -1,0 +1,596 @@
+"""The fast engine's scheduler pass: recorded streams timed by a numba-compiled copy of schedule.py.
+
+Used by `RunReport.retime(platform, engine="fast")`. The streams become flat numpy arrays once per retime (per
+record its core, pipe, kind code, flag key and cost on the target platform), one compiled function times them,
+and the records are copied once with the result, into the same report the exact retime builds.
+
+Why it is bit-identical to schedule.py: the compiled pass is a literal transcription of it, not a model of it.
+It keeps the same state (scalar time, pipe free times, busy sums, per-pipe waiting queues, backlog, SetFlag
+queues, cross-core counts and rounds, SyncAll arrivals, the woken list) and changes it by the same steps in the
+same order: records submitted core after core in program order, `pump` after each, then the woken cores in the
+order they were woken. The order matters: a core's cross-core counts are a FIFO filled in the order the exact
+scheduler starts the sets, not in time order. The arithmetic is the same float64 adds and compares, and costs
+come from each spec's own cost function, so every issue, start, end, busy sum and cycle count is the same
+number. tests/ascend_sim/passes/test_fast_retime.py checks it on kernels, corner cases and random streams.
+
+Queues as counters: a pipe's waiting queue is always a run of that pipe's queued records in program order
+(issued, not yet started), so it is two counters into the pipe's record list; the backlog is the run from the
+first record not yet issued to the last one submitted; the record a full queue waits for (`queue_depth` back
+on the same pipe) is known in advance (`prev`). State lives in a few 2-D arrays with named columns, so that the
+functions stay cheap to compile (about 7 s once; cache=True keeps them on disk) and to call.
+
+Where the time goes (C3D conv3a dx layer, 46k records, benchmarks/bench_retime.py): the compiled pass takes
+about 8 ms where the exact scheduler spends about 60 ms of Python; the rest of a fast retime is per-record
+Python that both engines share in kind: the costs (spec.cost per record, about 25 ms; records are grouped by
+spec and free specs such as flags skip the call; the cost formulas are not rewritten here, so none can drift)
+and the timed copies of the records (about 40 ms, plus the garbage collector's pass over them), which the exact
+retime makes with the slower Record.unscheduled (about 140 ms). numba is imported only when this engine is used.
+"""
+from __future__ import annotations
+
+import gc
+from itertools import count, repeat
+from operator import attrgetter, itemgetter
+
+import numpy as np
+from numba import njit
+
+from ascend_sim.machine.faults import SyncFault
+from ascend_sim.machine.pipes import QUEUES, Pipe
+from ascend_sim.passes.schedule import CostModel
+from ascend_sim.record import Record, _no_cost
+
+_N = len(QUEUES)  # pipes with a queue (S .. FIX); Pipe.ALL is 7
+_ALL = int(Pipe.ALL)
+# record kinds (what the scheduler does differently for them); a PipeBarrier on one pipe is plain (pipes are serial)
+PLAIN, SET_FLAG, WAIT_FLAG, BARRIER_ALL, SYNC_ALL, CROSS_SET, CROSS_WAIT, BARRIER = range(8)
+_KINDS = {"SetFlag": SET_FLAG, "WaitFlag": WAIT_FLAG, "PipeBarrier": BARRIER, "SyncAll": SYNC_ALL,
+          "CrossCoreSetFlag": CROSS_SET, "CrossCoreWaitFlag": CROSS_WAIT}
+_BLOCKED, _ISSUED, _DONE = 0, 1, 2
+_OVERFLOW = 1  # status: a cross-core flag counted past 15
+_CAP = 16  # cross-core counts held per (core, flag): the 16th faults
+# counters (one int64 array): rounds made, members written, woken queue head and length, SyncAll arrivals,
+# status, the core and flag of a fault, and records run so far (the length of `order`)
+_NROUNDS, _NMEMBERS, _WHEAD, _WLEN, _NARRIVED, _STATUS, _ERR_CORE, _ERR_FLAG, _NRUN = range(9)
+
+# Column layouts of the state arrays (few arrays, so that the compiled functions stay cheap to compile and call).
+# R (int64, per record, static): core, pipe, kind, key. T (float64, per record): cost, issue, start, end.
+_CORE, _PIPE, _KIND, _KEY = range(4)
+_COST, _ISSUE, _START, _END = range(4)
+# CI (int64, per core): records issued / started per pipe, the first record not issued, records submitted,
+# pending (backlog + waiting), whether it is in the woken list, the SyncAll record it has arrived at (or -1)
+_NISS, _NST, _NXT, _NSUB, _PEND, _INWOKEN, _ARRIVED = 0, _N, 2 * _N, 2 * _N + 1, 2 * _N + 2, 2 * _N + 3, 2 * _N + 4
+# CF (float64, per core): pipe free times, busy per pipe, scalar time
+_FREE, _BUSY, _SCALAR = 0, _N, 2 * _N
+
+
+# ------------------------------------------------------------------------------------------ compiled pass
+@njit(cache=True)
+def _layout(R, n_cores, depth):
+    """Per (core, pipe): its queued records in program order (pl_off, plist), and per record the one issued
+    `depth` before it on its pipe (prev, -1 if none): the entry a full queue waits for."""
+    n = R.shape[0]
+    counts = np.zeros(n_cores * _N + 1, np.int64)
+    for i in range(n):
+        k = R[i, _KIND]
+        if k != CROSS_WAIT and k != BARRIER_ALL and k != SYNC_ALL:
+            counts[R[i, _CORE] * _N + R[i, _PIPE] + 1] += 1
+    pl_off = np.cumsum(counts)
+    fill = pl_off[:-1].copy()
+    plist = np.empty(pl_off[-1], np.int64)
+    prev = np.full(n, -1, np.int64)
+    for i in range(n):
+        k = R[i, _KIND]
+        if k != CROSS_WAIT and k != BARRIER_ALL and k != SYNC_ALL:
+            q = R[i, _CORE] * _N + R[i, _PIPE]
+            pos = fill[q]
+            plist[pos] = i
+            if pos - depth >= pl_off[q]:
+                prev[i] = plist[pos - depth]
+            fill[q] = pos + 1
+    return pl_off, plist, prev
+
+
+@njit(cache=True, inline="always")
+def _wake(c, CI, woken, cnt):
+    """Launch.wake: append core c to the woken list unless it is in it."""
+    if CI[c, _INWOKEN] == 0:
+        woken[(cnt[_WHEAD] + cnt[_WLEN]) % woken.shape[0]] = c
+        cnt[_WLEN] += 1
+        CI[c, _INWOKEN] = 1
+
+
+@njit(cache=True, inline="always")
+def _ready(i, R, KQ):
+    """CoreSchedule._ready: a WaitFlag needs a started SetFlag of its key not yet waited."""
+    return R[i, _KIND] != WAIT_FLAG or KQ[R[i, _KEY], 1] > KQ[R[i, _KEY], 0]
+
+
+@njit(cache=True, inline="always")
+def _start(i, R, T, rel, done, CI, CF, KQ, key_buf, D, d_rcv, RK, rk_buf, round_off, round_mem, CT, CR, CH,
+           woken, cnt, params, order):
+    """CoreSchedule._start: the record starts when its pipe is free (and its SetFlag has landed); a SetFlag joins
+    its key's queue; then it is run (on_start: its place in `order`). (Inlined into the pump: a call would copy
+    every array's descriptor.)"""
+    c = R[i, _CORE]
+    p = R[i, _PIPE]
+    kind = R[i, _KIND]
+    s = CF[c, _FREE + p]
+    if T[i, _ISSUE] > s:
+        s = T[i, _ISSUE]
+    if kind == WAIT_FLAG:
+        k = R[i, _KEY]
+        j = key_buf[KQ[k, 0]]
+        KQ[k, 0] += 1
+        rel[i] = j
+        released = T[j, _END] + params[1]
+        if released > s:
+            s = released
+    cycles = T[i, _COST]
+    e = s + cycles
+    T[i, _START] = s
+    T[i, _END] = e
+    done[i] = 1
+    CF[c, _FREE + p] = e
+    CF[c, _BUSY + p] += cycles
+    CI[c, _NST + p] += 1
+    if kind == SET_FLAG:
+        k = R[i, _KEY]
+        key_buf[KQ[k, 1]] = i
+        KQ[k, 1] += 1
+    elif kind == CROSS_SET:
+        _cross_set(i, R, T, CI, D, d_rcv, RK, rk_buf, round_off, round_mem, CT, CR, CH, woken, cnt)
+        if cnt[_STATUS]:  # the exact scheduler raises before running the set
+            return
+    order[cnt[_NRUN]] = i
+    cnt[_NRUN] += 1
+
+
+@njit(cache=True)
+def _cross_set(i, R, T, CI, D, d_rcv, RK, rk_buf, round_off, round_mem, CT, CR, CH, woken, cnt):
+    """Launch.cross_core_set / _collective: the set joins its round, and a full round counts up each receiver
+    (Launch._count). An AIC's mode-2 set is a round of one, which is what the exact scheduler's direct path
+    amounts to."""
+    d = R[i, _KEY]
+    rk = D[d, 0]
+    base = RK[rk, 0]
+    rk_buf[base + RK[rk, 1]] = i
+    RK[rk, 1] += 1
+    if RK[rk, 1] != D[d, 1]:
+        return
+    m = RK[rk, 1]
+    RK[rk, 1] = 0
+    time = T[rk_buf[base], _END]
+    for j in range(1, m):
+        if T[rk_buf[base + j], _END] > time:
+            time = T[rk_buf[base + j], _END]
+    rnd = cnt[_NROUNDS]
+    first = cnt[_NMEMBERS]
+    for j in range(m):
+        round_mem[first + j] = rk_buf[base + j]
+    cnt[_NMEMBERS] = first + m
+    cnt[_NROUNDS] = rnd + 1
+    round_off[rnd + 1] = first + m
+    flag = D[d, 2]
+    for r in range(D[d, 3], D[d + 1, 3]):
+        o = d_rcv[r]
+        pos = (CH[o, flag, 0] + CH[o, flag, 1]) % _CAP
+        CT[o, flag, pos] = time
+        CR[o, flag, pos] = rnd
+        CH[o, flag, 1] += 1
+        if CH[o, flag, 1] > 15:
+            cnt[_STATUS] = _OVERFLOW
+            cnt[_ERR_CORE] = o
+            cnt[_ERR_FLAG] = flag
+            return
+        _wake(o, CI, woken, cnt)
+
+
+@njit(cache=True)
+def _run(R, T, prev, core_off, pl_off, plist, rel, done, CI, CF, KQ, key_buf, D, d_rcv, RK, rk_buf, round_off,
+         round_mem, CT, CR, CH, woken, cnt, params, order):
+    """retime's loop: submit every core's records in program order; after each, pump that core, then the cores
+    it woke, in order (CoreSchedule.submit then Launch.drain; the inline path of submit is the same step as
+    appending to the backlog and pumping). The pump is CoreSchedule.pump with _issue written in."""
+    n_cores = core_off.shape[0] - 1
+    for sc in range(n_cores):
+        for si in range(core_off[sc], core_off[sc + 1]):
+            CI[sc, _NSUB] += 1
+            CI[sc, _PEND] += 1
+            c = sc
+            while True:
+                # ---- pump(c)
+                progress = True
+                while progress and CI[c, _PEND] > 0:
+                    progress = False
+                    for p in range(_N):
+                        base = pl_off[c * _N + p]
+                        while CI[c, _NST + p] < CI[c, _NISS + p]:
+                            h = plist[base + CI[c, _NST + p]]
+                            if not _ready(h, R, KQ):
+                                break
+                            _start(h, R, T, rel, done, CI, CF, KQ, key_buf, D, d_rcv, RK, rk_buf, round_off,
+                                   round_mem, CT, CR, CH, woken, cnt, params, order)
+                            CI[c, _PEND] -= 1
+                            progress = True
+                            if cnt[_STATUS]:
+                                return
+                    while CI[c, _NXT] < CI[c, _NSUB]:
+                        i = CI[c, _NXT]
+                        # ---- _issue(i)
+                        kind = R[i, _KIND]
+                        state = _ISSUED
+                        if kind == CROSS_WAIT:  # blocks the issue of what follows until a count has arrived
+                            f = R[i, _KEY]
+                            if CH[c, f, 1] == 0:
+                                state = _BLOCKED
+                            else:
+                                h = CH[c, f, 0]
+                                rel[i] = CR[c, f, h]
+                                CH[c, f, 0] = (h + 1) % _CAP
+                                CH[c, f, 1] -= 1
+                                t = CF[c, _SCALAR]
+                                T[i, _ISSUE] = t
+                                T[i, _START] = t
+                                e = CT[c, f, h] + params[1]
+                                if t > e:
+                                    e = t
+                                T[i, _END] = e
+                                done[i] = 1
+                                CF[c, _SCALAR] = e + params[0]
+                                state = _DONE
+                        elif kind == BARRIER_ALL or kind == SYNC_ALL:  # every pipe drained first
+                            for p in range(_N):
+                                if CI[c, _NST + p] < CI[c, _NISS + p]:
+                                    state = _BLOCKED
+                            if state != _BLOCKED and kind == SYNC_ALL and not done[i]:  # Launch.arrive
+                                if CI[c, _ARRIVED] < 0:
+                                    CI[c, _ARRIVED] = i
+                                    cnt[_NARRIVED] += 1
+                                if cnt[_NARRIVED] < n_cores:
+                                    state = _BLOCKED
+                                else:
+                                    t = CF[0, _SCALAR]
+                                    for o in range(n_cores):
+                                        for p in range(_N):
+                                            if CF[o, _FREE + p] > t:
+                                                t = CF[o, _FREE + p]
+                                        if CF[o, _SCALAR] > t:
+                                            t = CF[o, _SCALAR]
+                                    cnt[_NARRIVED] = 0
+                                    for o in range(n_cores):  # sync_to(t) every core; release the others
+                                        for p in range(_N):
+                                            if t > CF[o, _FREE + p]:
+                                                CF[o, _FREE + p] = t
+                                        if t > CF[o, _SCALAR]:
+                                            CF[o, _SCALAR] = t
+                                        other = CI[o, _ARRIVED]
+                                        CI[o, _ARRIVED] = -1
+                                        if other != i:
+                                            T[other, _ISSUE] = t
+                                            T[other, _START] = t
+                                            T[other, _END] = t
+                                            done[other] = 1
+                                            _wake(o, CI, woken, cnt)
+                            if state != _BLOCKED:
+                                t = CF[c, _FREE]
+                                for p in range(1, _N):
+                                    if CF[c, _FREE + p] > t:
+                                        t = CF[c, _FREE + p]
+                                if CF[c, _SCALAR] > t:
+                                    t = CF[c, _SCALAR]
+                                for p in range(_N):
+                                    CF[c, _FREE + p] = t
+                                CF[c, _SCALAR] = t
+                                T[i, _ISSUE] = t
+                                T[i, _START] = t
+                                T[i, _END] = t
+                                done[i] = 1
+                                state = _DONE
+                        else:
+                            t = CF[c, _SCALAR]
+                            j = prev[i]
+                            if j >= 0:  # queue full: the scalar unit stalls until the oldest entry starts
+                                if not done[j]:
+                                    state = _BLOCKED
+                                elif T[j, _START] > t:
+                                    t = T[j, _START]
+                            if state != _BLOCKED:
+                                T[i, _ISSUE] = t
+                                CI[c, _NISS + R[i, _PIPE]] += 1
+                                CF[c, _SCALAR] = t + params[0]
+                        # ---- back in pump
+                        if state == _BLOCKED:
+                            break
+                        CI[c, _NXT] = i + 1
+                        if state == _DONE:
+                            CI[c, _PEND] -= 1
+                            order[cnt[_NRUN]] = i
+                            cnt[_NRUN] += 1
+                        else:
+                            p = R[i, _PIPE]
+                            if CI[c, _NST + p] == CI[c, _NISS + p] - 1 and _ready(i, R, KQ):
+                                CI[c, _PEND] -= 1
+                                _start(i, R, T, rel, done, CI, CF, KQ, key_buf, D, d_rcv, RK, rk_buf, round_off,
+                                       round_mem, CT, CR, CH, woken, cnt, params, order)
+                                if cnt[_STATUS]:
+                                    return
+                        progress = True
+                # ---- drain: the next woken core
+                if cnt[_WLEN] == 0:
+                    break
+                c = woken[cnt[_WHEAD]]
+                CI[c, _INWOKEN] = 0
+                cnt[_WHEAD] = (cnt[_WHEAD] + 1) % woken.shape[0]
+                cnt[_WLEN] -= 1
+
+
+# ------------------------------------------------------------------------------------------ streams -> arrays
+_spec, _pipe, _event = attrgetter("spec"), attrgetter("pipe"), attrgetter("event")
+
+
+def _take(log: list, idx: np.ndarray) -> list:
+    """log[i] for i in idx, in C (itemgetter)."""
+    if idx.size == 1:
+        return [log[int(idx[0])]]
+    return list(itemgetter(*idx.tolist())(log))
+
+
+def encode(streams, kinds, groups, platform):
+    """The streams as flat arrays: R (per record its core, pipe, kind code and key: a SetFlag/WaitFlag key
+    numbered per (core, event, id), a cross-core set's descriptor, a cross-core wait's flag), each record's cost
+    on `platform`, the cross-core descriptors and rounds, and the core offsets.
+
+    Per-record Python is kept to C-level maps (attrgetter, itemgetter, dict.setdefault) except the cost: records
+    are grouped by spec (the kind code is the spec's), a spec without a cost (flags, barriers) costs nothing,
+    and every other record's cost is its spec's own function, called once per record (spec.cost(rec, model)),
+    so that no cost formula is written twice. On the C3D conv3a layer the costs are about a fifth of a fast
+    retime; the timed copies of the records are the largest part (benchmarks/bench_retime.py)."""
+    models = {kind: CostModel(platform, kinds.count(kind)) for kind in set(kinds)}
+    n_cores = len(streams)
+    lengths = [len(log) for log in streams]
+    core_off = np.zeros(n_cores + 1, np.int64)
+    core_off[1:] = np.cumsum(lengths)
+    n = int(core_off[-1])
+    R = np.full((n, 4), -1, np.int64)
+    R[:, _CORE] = np.repeat(np.arange(n_cores, dtype=np.int64), lengths)
+    cost = np.zeros(n, np.float64)
+    n_keys = 0  # SetFlag/WaitFlag keys: (core, event, id) numbered from 0
+    descriptors: dict = {}  # (round, setters, flag, receivers) -> descriptor
+    rounds: dict = {}  # round key -> (round, how many sets it may hold)
+    n_cross = 0
+    flag_index: dict = {}  # cross-core flag id -> a dense index
+    memo: dict = {}  # (core, mode, flag) -> (round key, setters, receivers)
+    for c, log in enumerate(streams):
+        lo, hi = int(core_off[c]), int(core_off[c + 1])
+        if lo == hi:
+            continue
+        model = models[kinds[c]]
+        specs = list(map(_spec, log))
+        pipes = np.fromiter(map(_pipe, log), np.int64, hi - lo)
+        ids = np.fromiter(map(id, specs), np.int64, hi - lo)
+        uniq, first, which = np.unique(ids, return_index=True, return_inverse=True)
+        kind_of = np.empty(uniq.size, np.int64)
+        for u, j in enumerate(first.tolist()):
+            spec = specs[j]
+            kind_of[u] = _KINDS.get(spec.name, PLAIN)
+            if spec.cost is not _no_cost:
+                idx = np.flatnonzero(which == u)
+                cost[lo + idx] = np.fromiter(map(spec.cost, _take(log, idx), repeat(model)), np.float64, idx.size)
+        kind = kind_of[which]
+        # the exact scheduler's order of tests: CrossCoreWaitFlag, then anything on PIPE_ALL (or SyncAll)
+        kind[(pipes == _ALL) & (kind != CROSS_WAIT) & (kind != SYNC_ALL)] = BARRIER_ALL
+        R[lo:hi, _PIPE] = pipes
+        R[lo:hi, _KIND] = kind
+        keys = R[lo:hi, _KEY]
+        flag_recs = np.flatnonzero((kind == SET_FLAG) | (kind == WAIT_FLAG))
+        if flag_recs.size:  # number the (event, id) keys of this core: first-seen ids, made dense by np.unique
+            seen: dict = {}
+            ids = np.fromiter(map(seen.setdefault, map(_event, _take(log, flag_recs)), count()), np.int64,
+                              flag_recs.size)
+            _, numbered = np.unique(ids, return_inverse=True)
+            keys[flag_recs] = n_keys + numbered
+            n_keys += len(seen)
+        for j in np.flatnonzero((kind == CROSS_SET) | (kind == CROSS_WAIT)).tolist():
+            event = log[j].event
+            flag = flag_index.setdefault(event[1], len(flag_index))
+            if kind[j] == CROSS_WAIT:
+                keys[j] = flag
+            else:
+                n_cross += 1
+                keys[j] = _descriptor(c, event[0], flag, kinds, groups, descriptors, rounds, memo)
+    return dict(core_off=core_off, R=R, cost=cost, n_keys=n_keys, descriptors=descriptors, rounds=rounds,
+                n_cross=n_cross, flags=list(flag_index))
+
+
+def _descriptor(c, mode, flag, kinds, groups, descriptors, rounds, memo) -> int:
+    """Launch.cross_core_set for a set of core c: which round it joins, how many sets fill the round (counted
+    from the setting core, as there) and which cores a full round counts up, in core order."""
+    found = memo.get((c, mode, flag))
+    if found is None:
+        kind, group = kinds[c], groups[c]
+        same_type = [s for s in range(len(kinds)) if kinds[s] == kind]
+        if mode == 0:
+            found = (0, kind, flag), same_type, same_type
+        elif mode == 1:
+            members = [s for s in same_type if groups[s] == group]
+            found = (1, group, flag), members, members
+        elif kind == "AIC":  # counts each AIV of its AI core at once: a round of one
+            found = ("AIC", c, flag), [c], [s for s in range(len(kinds)) if kinds[s] == "AIV" and groups[s] == group]
+        else:
+            members = [s for s in range(len(kinds)) if groups[s] == group]
+            found = ((2, group, flag), [s for s in members if kinds[s] == "AIV"],
+                     [s for s in members if kinds[s] == "AIC"])
+        memo[(c, mode, flag)] = found
+    key, setters, receivers = found
+    round_id, size = rounds.get(key, (len(rounds), 0))
+    rounds[key] = (round_id, size + 1)  # a round never holds more sets than were issued to it
+    return descriptors.setdefault((round_id, len(setters), flag, tuple(receivers)), len(descriptors))
+
+
+# ------------------------------------------------------------------------------------------ retime
+def _make_copier():
+    """copy_all(records, issues, starts, ends): copies of the records with their new schedule, as
+    Record.unscheduled() then timed, written out attribute by attribute (several times faster than its loop)."""
+    fields = [name for name in Record.__slots__ if name not in ("issue", "start", "end", "released_by")]
+    lines = ["def copy_all(records, issues, starts, ends):",
+             "    new = Record.__new__",
+             "    out = []",
+             "    append = out.append",
+             "    for r, i, s, e in zip(records, issues, starts, ends):",
+             "        c = new(Record)"]
+    lines += [f"        c.{name} = r.{name}" for name in fields]
+    lines += ["        c.issue = i", "        c.start = s", "        c.end = e", "        c.released_by = None",
+              "        append(c)", "    return out"]
+    namespace = {"Record": Record}
+    exec("\n".join(lines), namespace)
+    return namespace["copy_all"]
+
+
+copy_all = _make_copier()
+
+
+class Schedule:
+    """What the compiled pass computed for the streams: per record (in stream order, cores one after another)
+    its issue, start and end (`T`) and what released it (`rel`: a WaitFlag's SetFlag, a CrossCoreWaitFlag's
+    round), the records in the order the exact scheduler runs them (`order`), and each core's final state."""
+
+    def __init__(self, streams, core_off, R, T, rel, order, n_run, CI, CF, KQ, CH, RK, round_off, round_mem, cnt,
+                 flags, plist, pl_off):
+        self.streams, self.core_off, self.R, self.T, self.rel = streams, core_off, R, T, rel
+        self.order = order[:n_run]
+        self.CI, self.CF, self.KQ, self.CH, self.RK = CI, CF, KQ, CH, RK
+        self.round_off, self.round_mem, self.cnt, self.flags = round_off, round_mem, cnt, flags
+        self.plist, self.pl_off = plist, pl_off
+
+    @property
+    def overflow(self) -> bool:
+        return self.cnt[_STATUS] == _OVERFLOW
+
+    def overflow_fault(self) -> SyncFault:
+        core, flag = int(self.cnt[_ERR_CORE]), self.flags[int(self.cnt[_ERR_FLAG])]
+        return SyncFault(f"cross-core flag {flag} of core {core} counted past 15 pending sets (the hardware traps): "
+                         "a CrossCoreWaitFlag is missing", core=core, instruction="CrossCoreSetFlag")
+
+    @property
+    def clean(self) -> bool:
+        """Every record ran and nothing is left over: no SetFlag or cross-core count unwaited, no core at a
+        SyncAll, no cross-core round half set. (Otherwise a run reports a fault.)"""
+        return (not self.overflow and not self.CI[:, _PEND].any() and not (self.KQ[:, 1] - self.KQ[:, 0]).any()
+                and not self.CH[:, :, 1].any() and not self.cnt[_NARRIVED] and not self.RK[:, 1].any())
+
+    def times(self) -> tuple[list, list, list]:
+        """Per record, in stream order: issue, start and end cycles."""
+        return self.T[:, _ISSUE].tolist(), self.T[:, _START].tolist(), self.T[:, _END].tolist()
+
+    def cycles(self) -> list[float]:
+        return [max(max(row[_FREE:_FREE + _N]), 0.0) for row in self.CF.tolist()]
+
+    def busy(self) -> list[list[float]]:
+        return [row[_BUSY:_BUSY + _N] for row in self.CF.tolist()]
+
+    def pipe_free(self) -> list[list[float]]:
+        return [row[_FREE:_FREE + _N] for row in self.CF.tolist()]
+
+    def releases(self, records: list):
+        """(record index, what released it) per wait: a WaitFlag's SetFlag, a CrossCoreWaitFlag's round (a
+        tuple of the sets that made it), taken from `records` (the streams' records, or copies of them)."""
+        waits = np.flatnonzero(self.rel >= 0)
+        if not waits.size:
+            return
+        cross_wait = (self.R[waits, _KIND] == CROSS_WAIT).tolist()
+        offs, members = self.round_off.tolist(), self.round_mem.tolist()
+        for i, by, is_cross in zip(waits.tolist(), self.rel[waits].tolist(), cross_wait):
+            if is_cross:
+                yield i, tuple(records[m] for m in members[offs[by]:offs[by + 1]])
+            else:
+                yield i, records[by]
+
+    def stuck_head(self, c: int) -> int:
+        """The first blocked record of core c (CoreSchedule.stuck()[0]), as an index into the streams."""
+        CI = self.CI
+        heads = [self.plist[self.pl_off[c * _N + p] + CI[c, _NST + p]] for p in range(_N)
+                 if CI[c, _NST + p] < CI[c, _NISS + p]]
+        return int(min(heads) if heads else CI[c, _NXT])
+
+
+def schedule(streams: list[list], kinds: list[str], groups: list[int], platform) -> Schedule:
+    """Time the streams (one list of records per core, with its core type name and AI core) on `platform` with
+    the compiled pass. It stops where the exact scheduler would raise (a cross-core flag counted past 15)."""
+    if platform.queue_depth < 1:
+        raise ValueError(f"queue_depth={platform.queue_depth} must be at least 1")
+    e = encode(streams, kinds, groups, platform)
+    n_cores = len(streams)
+    core_off, R = e["core_off"], e["R"]
+    n = R.shape[0]
+    pl_off, plist, prev = _layout(R, n_cores, platform.queue_depth)
+    params = np.array([platform.scalar_issue_cycles, platform.rates.sync_latency], np.float64)
+    T = np.zeros((n, 4), np.float64)
+    T[:, _COST] = e["cost"]
+    # cross-core descriptors (round, setters, flag, first receiver) and round buffers
+    descs = sorted(e["descriptors"].items(), key=lambda item: item[1])
+    D = np.zeros((len(descs) + 1, 4), np.int64)
+    receivers = []
+    for (round_id, n_setters, flag, rcv), d in descs:
+        D[d, :3] = round_id, n_setters, flag
+        D[d, 3] = len(receivers)
+        receivers += rcv
+    D[len(descs), 3] = len(receivers)
+    d_rcv = np.array(receivers + [0], np.int64)
+    RK = np.zeros((max(len(e["rounds"]), 1), 2), np.int64)
+    for round_id, size in e["rounds"].values():
+        RK[round_id, 1] = size
+    RK[:, 0] = np.cumsum(RK[:, 1]) - RK[:, 1]
+    rk_buf = np.zeros(max(int(RK[:, 1].sum()), 1), np.int64)
+    RK[:, 1] = 0
+    # SetFlag queues: one run of key_buf per key, as long as that key has SetFlags
+    n_keys = max(e["n_keys"], 1)
+    is_set = R[:, _KIND] == SET_FLAG
+    KQ = np.zeros((n_keys, 2), np.int64)
+    per_key = np.bincount(R[is_set, _KEY], minlength=n_keys)
+    KQ[:, 0] = np.cumsum(per_key) - per_key
+    KQ[:, 1] = KQ[:, 0]
+    key_buf = np.zeros(max(int(is_set.sum()), 1), np.int64)
+    flags, n_cross = e["flags"], e["n_cross"]
+    n_flags = max(len(flags), 1)
+    CI = np.zeros((n_cores, _ARRIVED + 1), np.int64)
+    CI[:, _NXT] = CI[:, _NSUB] = core_off[:-1]
+    CI[:, _ARRIVED] = -1
+    CF = np.zeros((n_cores, _SCALAR + 1), np.float64)
+    rel = np.full(n, -1, np.int64)
+    round_off = np.zeros(n_cross + 1, np.int64)
+    round_mem = np.zeros(max(n_cross, 1), np.int64)
+    cnt = np.zeros(9, np.int64)
+    order = np.zeros(n, np.int64)
+    CH = np.zeros((n_cores, n_flags, 2), np.int64)
+    _run(R, T, prev, core_off, pl_off, plist, rel, np.zeros(n, np.uint8), CI, CF, KQ, key_buf, D, d_rcv, RK,
+         rk_buf, round_off, round_mem, np.zeros((n_cores, n_flags, _CAP), np.float64),
+         np.zeros((n_cores, n_flags, _CAP), np.int64), CH, np.zeros(n_cores, np.int64), cnt, params, order)
+    return Schedule(streams, core_off, R, T, rel, order, int(cnt[_NRUN]), CI, CF, KQ, CH, RK, round_off, round_mem,
+                    cnt, flags, plist, pl_off)
+
+
+def retime(streams: list[list], kinds: list[str], groups: list[int], platform):
+    """schedule.retime on the compiled pass: (per core the timed copies of its records, cycles, busy per pipe)."""
+    s = schedule(streams, kinds, groups, platform)
+    if s.overflow:
+        raise s.overflow_fault()
+    core_off = s.core_off
+    n_cores = len(streams)
+    for c in range(n_cores):  # a deadlock: CoreSchedule.stuck()[0] of the first core left with records
+        if s.CI[c, _PEND]:
+            rec = streams[c][s.stuck_head(c) - int(core_off[c])]
+            raise SyncFault(f"the recorded stream cannot be scheduled: {rec.describe()} never runs",
+                            core=c, instruction=rec.name, pipe=rec.pipe.name, source=rec.source)
+    # the timed copies, and what released each wait (its SetFlag; the cross-core sets of its round)
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # one new object per record: the cyclic collector would walk the heap again and again
+    try:
+        copies = copy_all([rec for log in streams for rec in log], *s.times())
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    for i, by in s.releases(copies):
+        copies[i].released_by = by
+    logs = [copies[core_off[c]:core_off[c + 1]] for c in range(n_cores)]
+    return logs, s.cycles(), s.busy()

@@ -1,0 +1,109 @@
+"""`ascend-sim conv3d`: run Conv3DV2 (the forward 3D convolution) on the simulated chip, check it, report cycles.
+
+The problem flags are the shared ones (x is NCDHW; y has the shape conv3d-dx calls dy); --bias adds a bias; --set
+overrides fields of the Conv3DV2 tiling (convApiTiling, convRunInfo) by their real names.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ascend_sim.machine.dtypes import DTYPES
+from ascend_sim.machine.platform import get_platform
+from frontends.cli.conv_problem import ConvProblem, add_conv_problem_arguments, conv_problem, field_override
+from frontends.cli.flags import FlagError, add_run_arguments
+from frontends.cli.report import Progress, check_against, check_fields, print_json, print_summary, text_stream
+from kernels.conv3d_v2.operator import Conv3dV2Run, conv3d_v2_run
+from kernels.conv3d_v2.reference import conv3d_reference
+from tiling import TilingValidationError
+from tiling.conv3d_v2.model import API_TILING_FIELDS, RUN_INFO_FIELDS
+
+_C_RANGES = {"u8": (0, 255), "i8": (-128, 127), "u32": (0, 2**32 - 1), "u64": (0, 2**64 - 1)}
+CONV3D_FIELD_RANGES = {name: _C_RANGES[ctype] for name, ctype in (*API_TILING_FIELDS, *RUN_INFO_FIELDS)}
+
+conv3d_tiling_override = field_override(CONV3D_FIELD_RANGES, "Conv3DV2 tiling field", "docs/conv3d_v2_tiling.md")
+
+
+def add_command(commands) -> argparse.ArgumentParser:
+    # conflict_handler="resolve": the --set below (Conv3DV2 fields) replaces the conv problem flags' one (dx fields)
+    parser = commands.add_parser(
+        "conv3d", help="run Conv3DV2 (forward 3D convolution) on the simulated chip and check it",
+        conflict_handler="resolve",
+        description="Run Conv3DV2 (the forward 3D convolution, y = conv3d(x, w) + bias) instruction by instruction "
+                    "on the simulated chip, check it against a numpy reference, and report cycles.")
+    add_conv_problem_arguments(parser)
+    parser.add_argument("--bias", action="store_true", help="add a bias (one value per output channel)")
+    parser.add_argument("--set", type=conv3d_tiling_override, action="append", default=[], metavar="FIELD=VALUE",
+                        help="override a field of the Conv3DV2 tiling, repeatable (e.g. --set mL0=128)")
+    add_run_arguments(parser, "x, filter and bias")
+    parser.set_defaults(run=run)
+    return parser
+
+
+@dataclass
+class Conv3dCommandRun:
+    """What `simulate` ran: the problem, the operands, the operator's run and the wall time."""
+
+    problem: ConvProblem
+    x: np.ndarray
+    w: np.ndarray
+    bias: np.ndarray | None
+    run: Conv3dV2Run
+    wall: float
+
+    @property
+    def headline(self) -> str:
+        p = self.problem
+        return (f"Conv3DV2 {p.dtype}: x {p.dx_shape} * w {p.filter_shape}{' + bias' if self.bias is not None else ''}"
+                f" -> y {p.dy_shape} (NCDHW), stride {p.stride}, pad {p.pad}, dilation {p.dilation}, groups "
+                f"{p.groups}")
+
+
+def simulate(args: argparse.Namespace, hooks: list | None = None) -> Conv3dCommandRun:
+    """Build the problem the flags describe and run it, with `hooks` added to the progress display (`ascend-sim
+    debug conv3d` passes a Capture). The GM allocations are x, filter, bias and y (operator.py)."""
+    problem = conv_problem(args)
+    dtype = DTYPES[args.dtype]
+    rng = np.random.default_rng(args.seed)
+    x = rng.standard_normal(problem.dx_shape).astype(dtype)
+    w = rng.standard_normal(problem.filter_shape).astype(dtype)
+    bias = rng.standard_normal(problem.cout).astype(dtype) if args.bias else None
+    progress = Progress.hooks(get_platform(problem.platform).aic_cores) if args.engine != "fast" else None
+    wall = time.perf_counter()
+    try:
+        result = conv3d_v2_run(x, w, bias, execute=not args.timing_only, trace=args.trace,
+                               tiling_overrides=dict(args.set) or None,
+                               hooks=(progress or []) + list(hooks or []) or None,
+                               check_races=not args.no_race_check, engine=args.engine, **problem.operator_arguments())
+    except TilingValidationError as err:
+        raise FlagError(f"argument --set: {err}") from err
+    finally:
+        Progress.done(progress)
+    return Conv3dCommandRun(problem, x, w, bias, result, time.perf_counter() - wall)
+
+
+def run(args: argparse.Namespace) -> int:
+    say = text_stream(args.json)
+    ran = simulate(args)
+    problem, x, w, bias, result, wall = ran.problem, ran.x, ran.w, ran.bias, ran.run, ran.wall
+    print(ran.headline, file=say)
+    t, a = result.tiling, result.tiling.convApiTiling
+    print(f"tiling key {t.tiling_key}: {t.block_dim} cores, mL0/kL0/nL0 {a.mL0}/{a.kL0}/{a.nL0}, mAL1/kAL1 "
+          f"{a.mAL1}/{a.kAL1}, BL1 bypass {a.bl1BypassFlag}, iterateMNOrder {a.iterateMNOrder}", file=say)
+    for note in result.notes:
+        print(f"note: {note}", file=say)
+    check = None
+    if not args.timing_only:
+        expect = conv3d_reference(x, w, bias, problem.stride, problem.pad, problem.dilation, problem.groups)
+        check = check_against(result.result, expect, args.dtype, args.hf32)
+        print(check.line("y"), file=say)
+    report = result.report
+    print_summary(report, wall, args.trace, say)
+    if args.json:
+        print_json({**check_fields(check), "tiling": json.loads(t.model_dump_json(exclude={"platform"})),
+                    "notes": result.notes, "report": report.to_dict()})
+    return 0 if check is None or check.passed else 1

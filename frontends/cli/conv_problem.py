@@ -1,0 +1,148 @@
+"""The flags that describe a 3D convolution problem, shared by every command about one (conv3d-dx, tiling).
+
+One set of names and defaults: --batch --cin --cout --dhw --kernel --stride --pad --dilation --groups --dtype
+--platform --hf32. Each value is checked when it is parsed (count, range: the A2 host code's limits from
+tiling.common.checks); `conv_problem(args)` then checks what needs several flags (groups dividing the channels, the
+kernel fitting the padded input, HF32 only for float32) and derives the NCDHW shapes of dx, dy and the filter;
+`ConvProblem.plan` plans the operator's run of it from those shapes (no data).
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+from dataclasses import dataclass
+
+from ascend_sim.machine.dtypes import DTYPES
+from ascend_sim.machine.platform import Platform
+from frontends.cli.flags import FlagError, int_in_range, int_list, platform_value, read_integer
+from kernels.conv3d_backprop_input.plan import Conv3dDxPlan, plan_conv3d_dx
+from tiling.common.checks import (DILATION_MAX, GROUPS_MAX, KERNEL_D_MAX, KERNEL_HW_MAX, PAD_MAX, STRIDE_D_MAX,
+                                  STRIDE_HW_MAX)
+from tiling.common.cstruct import I32_MAX, I32_MIN, U32_MAX, U64_MAX
+from tiling.conv3d_backprop_input.arch22.model import PARAMS_FIELDS, TILING_FIELDS
+
+DHW = ("D", "H", "W")
+PADS = ("front", "back", "top", "bottom", "left", "right")
+# The kernel-visible tiling fields (params and conv3DDxTiling) with the range of their C type.
+_C_RANGES = {"u32": (0, U32_MAX), "i32": (I32_MIN, I32_MAX), "u64": (0, U64_MAX)}
+TILING_FIELD_RANGES = {name: _C_RANGES[ctype] for name, ctype in (*PARAMS_FIELDS, *TILING_FIELDS)}
+
+
+@dataclass(frozen=True)
+class ConvProblem:
+    """A convolution described by its input x (NCDHW), the kernel and the attributes; dx has x's shape."""
+
+    batch: int
+    cin: int
+    cout: int
+    dhw: tuple[int, int, int]
+    kernel: tuple[int, int, int]
+    stride: tuple[int, int, int]
+    pad: tuple[int, int, int, int, int, int]
+    dilation: tuple[int, int, int]
+    groups: int
+    dtype: str
+    platform: str | Platform
+    hf32: bool
+
+    @property
+    def dx_shape(self) -> tuple[int, int, int, int, int]:
+        return (self.batch, self.cin, *self.dhw)
+
+    @property
+    def filter_shape(self) -> tuple[int, int, int, int, int]:
+        return (self.cout, self.cin // self.groups, *self.kernel)
+
+    @property
+    def dy_shape(self) -> tuple[int, int, int, int, int]:
+        out = tuple((self.padded(i) - self.span(i)) // self.stride[i] + 1 for i in range(3))
+        return (self.batch, self.cout, *out)
+
+    def span(self, axis: int) -> int:
+        """Input entries one output entry reads along an axis: (k - 1) * dilation + 1."""
+        return (self.kernel[axis] - 1) * self.dilation[axis] + 1
+
+    def padded(self, axis: int) -> int:
+        return self.dhw[axis] + self.pad[2 * axis] + self.pad[2 * axis + 1]
+
+    def operator_arguments(self) -> dict:
+        """The operator's keyword arguments for this problem, with NCDHW data and filter."""
+        return dict(strides=(1, 1, *self.stride), pads=self.pad, dilations=(1, 1, *self.dilation),
+                    groups=self.groups, data_format="NCDHW", filter_format="NCDHW", platform=self.platform,
+                    enable_hf32=self.hf32)
+
+    def plan(self, route: str, overrides: dict[str, int] | None = None, *,
+             validate_overrides: bool = True) -> Conv3dDxPlan:
+        """The operator's plan of a run with this route and tiling overrides (see plan_conv3d_dx)."""
+        return plan_conv3d_dx(self.dx_shape, self.filter_shape, self.dy_shape, self.dtype, route=route,
+                              tiling_overrides=overrides, validate_overrides=validate_overrides,
+                              **self.operator_arguments())
+
+
+def add_conv_problem_arguments(parser: argparse.ArgumentParser) -> None:
+    shape = parser.add_argument_group("problem (x and dx are NCDHW, the filter (Cout, Cin/groups, kD, kH, kW))")
+    shape.add_argument("--batch", type=int_in_range(1), default=1, help="N (default 1)")
+    shape.add_argument("--cin", type=int_in_range(1), default=64, help="channels of x and dx (default 64)")
+    shape.add_argument("--cout", type=int_in_range(1), default=64, help="channels of y and dy (default 64)")
+    shape.add_argument("--dhw", type=int_list(DHW, 1), default=(8, 56, 56), metavar="D,H,W",
+                       help="D,H,W of x and dx (default 8,56,56)")
+    shape.add_argument("--kernel", type=int_list(DHW, 1, (KERNEL_D_MAX, KERNEL_HW_MAX, KERNEL_HW_MAX)),
+                       default=(3, 3, 3), metavar="kD,kH,kW", help="default 3,3,3")
+    shape.add_argument("--stride", type=int_list(DHW, 1, (STRIDE_D_MAX, STRIDE_HW_MAX, STRIDE_HW_MAX)),
+                       default=(1, 1, 1), metavar="D,H,W", help="default 1,1,1")
+    shape.add_argument("--pad", type=int_list(PADS, 0, PAD_MAX), default=(1, 1, 1, 1, 1, 1),
+                       metavar="F,B,T,B,L,R", help="front,back,top,bottom,left,right (default 1,1,1,1,1,1)")
+    shape.add_argument("--dilation", type=int_list(DHW, 1, DILATION_MAX), default=(1, 1, 1), metavar="D,H,W",
+                       help="default 1,1,1")
+    shape.add_argument("--groups", type=int_in_range(1, GROUPS_MAX), default=1,
+                       help="must divide --cin and --cout (default 1)")
+    shape.add_argument("--dtype", default="float16", choices=sorted(DTYPES), help="default float16")
+    shape.add_argument("--hf32", action="store_true", help="round float32 operands to HF32 (--dtype float32 only)")
+    shape.add_argument("--platform", type=platform_value, default="Ascend910B2",
+                       help="a preset name or a platform JSON file (default Ascend910B2)")
+    tiling = parser.add_argument_group("tiling")
+    tiling.add_argument("--set", type=tiling_override, action="append", default=[], metavar="FIELD=VALUE",
+                       help="override a field of the conv kernel's tiling, repeatable (e.g. --set baseM=128)")
+
+
+def field_override(ranges: dict, what: str, docs: str):
+    """type= for --set FIELD=VALUE: a field of `ranges` (name -> (low, high), its C type's range) and an integer
+    in that range; `what` names the kind of field and `docs` where the fields are listed, in the errors."""
+    def parse(text: str) -> tuple[str, int]:
+        name, sep, value = text.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise argparse.ArgumentTypeError(f"{text!r} must look like FIELD=VALUE, e.g. baseM=128")
+        if name not in ranges:
+            close = difflib.get_close_matches(name, list(ranges), n=3)
+            hint = f"did you mean {' or '.join(close)}?" if close else f"see {docs} for the fields"
+            raise argparse.ArgumentTypeError(f"{text!r}: {name} is not a {what}; {hint}")
+        number = read_integer(value, text, name)
+        low, high = ranges[name]
+        if not low <= number <= high:
+            raise argparse.ArgumentTypeError(f"{name}={number} in {text!r} is outside its C type's range "
+                                             f"[{low}, {high}]")
+        return name, number
+    return parse
+
+
+tiling_override = field_override(TILING_FIELD_RANGES, "tiling field", "docs/tiling.md")  # kernel-visible fields
+
+
+def conv_problem(args: argparse.Namespace) -> ConvProblem:
+    """The problem the flags describe; FlagError names the flags whose values do not go together."""
+    problem = ConvProblem(args.batch, args.cin, args.cout, args.dhw, args.kernel, args.stride, args.pad,
+                          args.dilation, args.groups, args.dtype, args.platform, args.hf32)
+    if args.hf32 and args.dtype != "float32":
+        raise FlagError(f"argument --hf32: rounds float32 operands, and --dtype is {args.dtype}; "
+                        f"use --dtype float32 or drop --hf32")
+    if args.cin % args.groups or args.cout % args.groups:
+        raise FlagError(f"argument --groups: {args.groups} must divide both --cin {args.cin} and --cout {args.cout}")
+    for axis, name in enumerate(DHW):
+        if problem.span(axis) > problem.padded(axis):
+            before, after = PADS[2 * axis], PADS[2 * axis + 1]
+            raise FlagError(
+                f"argument --kernel: {name}={args.kernel[axis]} with --dilation {name}={args.dilation[axis]} spans "
+                f"{problem.span(axis)}, more than --dhw {name}={args.dhw[axis]} plus --pad {before} "
+                f"{args.pad[2 * axis]} and {after} {args.pad[2 * axis + 1]} = {problem.padded(axis)}")
+    return problem

@@ -1,0 +1,152 @@
+"""Flag parsing for every `ascend-sim` command: one-line errors and value types that check what they read.
+
+Every error the user can cause reads `ascend-sim <command>: error: argument --flag: <value> ... <what is allowed>`
+on one line of stderr, with exit code 2: argparse's own errors (through OneLineParser.error), the value types
+below (argparse prefixes their ArgumentTypeError with the flag) and the checks that need several flags at once
+(FlagError, raised by a command and printed by the app in the same format).
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import re
+import sys
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ascend_sim.machine.platform import PRESETS, Platform
+
+INT32_MAX = 2**31 - 1
+
+
+class FlagError(ValueError):
+    """A value that each flag accepts alone but not together with the others; the message names the flags."""
+
+
+def one_line(message: object) -> str:
+    """Any message as one line: the lines of a multi-line one joined, runs of spaces collapsed."""
+    return " ".join(str(message).split())
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line (`prog: error: message`, exit 2) and that takes no
+    abbreviations (`--strid` is an error, not `--stride`)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._arguments = list(sys.argv[1:] if args is None else args)  # to show a value argparse did not take
+        return super().parse_known_args(args, namespace)
+
+    def error(self, message: str):
+        missing = re.fullmatch(r"argument (--[\w-]+): expected one argument", message)
+        arguments = getattr(self, "_arguments", [])
+        if missing and missing.group(1) in arguments:
+            flag = missing.group(1)
+            value = (arguments[arguments.index(flag) + 1:] or [""])[0]
+            if value.startswith("-"):
+                # argparse reads a value such as -1,1,1 as an option; the = form hands it to the flag's check
+                message += f" (got {value!r}, which reads as an option: write {flag}={value})"
+        self.exit(2, f"{self.prog}: error: {one_line(message)}\n")
+
+    def unrecognized(self, extras: list[str]):
+        """Refuse leftover arguments, suggesting the closest option of this parser."""
+        message = f"unrecognized arguments: {' '.join(extras)}"
+        options = [option for action in self._actions for option in action.option_strings]
+        unknown = next((item.split("=")[0] for item in extras if item.startswith("--")), None)
+        close = difflib.get_close_matches(unknown, options, n=1, cutoff=0.75) if unknown else []
+        if close:
+            message += f" (did you mean {close[0]}?)"
+        self.error(f"{message}; see {self.prog} --help")
+
+
+def read_integer(text: str, whole: str, label: str | None = None) -> int:
+    """int(text), or an ArgumentTypeError that shows the flag's whole value (and which part, by its label)."""
+    try:
+        return int(text.strip())
+    except ValueError:
+        where = f"{label}={text.strip()!r} in {whole!r}" if label else repr(whole)
+        raise argparse.ArgumentTypeError(f"{where} is not an integer") from None
+
+
+def int_in_range(low: int, high: int = INT32_MAX):
+    """type= for one integer in [low, high]."""
+
+    def parse(text: str) -> int:
+        value = read_integer(text, text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is outside the allowed range [{low}, {high}]")
+        return value
+
+    return parse
+
+
+def int_list(labels: tuple[str, ...], low: int, highs: int | tuple[int, ...] = INT32_MAX):
+    """type= for len(labels) integers separated by ',' or 'x' (8,56,56 or 8x56x56), each in [low, its high]."""
+    highs = highs if isinstance(highs, tuple) else (highs,) * len(labels)
+
+    def parse(text: str) -> tuple[int, ...]:
+        parts = text.replace("x", ",").split(",")
+        if len(parts) != len(labels):
+            raise argparse.ArgumentTypeError(
+                f"{text!r} has {len(parts)} value{'s' if len(parts) != 1 else ''}; expected {len(labels)} "
+                f"comma-separated integers ({','.join(labels)})")
+        values = tuple(read_integer(part, text, label) for part, label in zip(parts, labels))
+        for value, label, high in zip(values, labels, highs):
+            if not low <= value <= high:
+                raise argparse.ArgumentTypeError(
+                    f"{label}={value} in {text!r} is outside the allowed range [{low}, {high}]")
+        return values
+
+    return parse
+
+
+def platform_value(text: str) -> str | Platform:
+    """type= for --platform: a preset name, or the path of a platform JSON file (read and checked here)."""
+    presets = ", ".join(sorted(PRESETS))
+    path = Path(text)
+    if text in PRESETS:
+        return text
+    if path.suffix == ".json" and not path.exists():
+        raise argparse.ArgumentTypeError(f"there is no file {text!r}; presets: {presets}")
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is neither a preset nor a platform JSON file; presets: {presets}")
+    try:
+        return Platform.model_validate_json(path.read_bytes())
+    except OSError as err:
+        raise argparse.ArgumentTypeError(f"cannot read {text!r}: {err.strerror}; presets: {presets}") from None
+    except ValidationError as err:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'file'}: {e['msg']}"
+                             for e in err.errors(include_url=False))
+        raise argparse.ArgumentTypeError(f"{text!r} is not a valid platform file: {problems}") from None
+
+
+def writable_path(text: str) -> str:
+    """type= for an output file: its directory must exist and be writable (checked before a long run)."""
+    folder = Path(text).parent
+    if Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a directory; give a file path")
+    if not folder.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r}: the directory {str(folder)!r} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise argparse.ArgumentTypeError(f"{text!r}: the directory {str(folder)!r} is not writable")
+    return text
+
+
+def add_run_arguments(parser, seeded: str) -> None:
+    """The flags every run command shares: timing-only mode, the trace, JSON output and the data's seed."""
+    parser.add_argument("--timing-only", action="store_true", help="no data: same cycles, faster, no check")
+    parser.add_argument("--trace", type=writable_path, metavar="PATH",
+                        help="write a Chrome/Perfetto trace (open in https://ui.perfetto.dev)")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON (text goes to stderr)")
+    parser.add_argument("--seed", type=int_in_range(0), default=0, help=f"seed of the random {seeded}")
+    parser.add_argument("--no-race-check", action="store_true",
+                        help="skip the race checks between pipes and between cores (faster; no shadow memory of GM)")
+    parser.add_argument("--engine", choices=("auto", "exact", "fast"), default="auto",
+                        help="exact: each instruction scheduled as it is issued (shows progress); fast: the stream "
+                             "scheduled afterwards, compiled; the same results and cycles (default auto)")

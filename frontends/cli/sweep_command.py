@@ -1,0 +1,114 @@
+"""`ascend-sim sweep <operator>`: the tiling lab on the command line (a thin layer over frontends.lab.sweep).
+
+    ascend-sim sweep conv3d-dx [problem flags] --budget 200 --out lab/ [--search grid|random|optuna]
+        [--vary stepKa=1..12 --vary baseN=16,32,64] [--seed 0] [--workers N] [--backend local|dask|ray]
+        [--scheduler ADDRESS] [--top K | --no-prune] [--no-plots]
+
+Each operator is a sub-command with its own problem flags (conv3d-dx: those of `ascend-sim conv3d-dx`); the
+sweep flags are the same for all. Exit 0 when the sweep ran (pruned or faulted candidates are results, not
+errors), 2 for bad flags (one line naming the flag).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from frontends.cli.conv_problem import add_conv_problem_arguments, conv_problem
+from frontends.cli.flags import FlagError, int_in_range
+from frontends.cli.report import print_json
+from frontends.lab import BACKENDS, SEARCHES, Conv3dDxTarget, SpaceError, parse_vary, sweep
+
+DEBUG_HELP = "show the full traceback of an error"
+
+
+def add_command(commands) -> argparse.ArgumentParser:
+    parser = commands.add_parser(
+        "sweep", help="sweep an operator's tiling fields on the simulator (the tiling lab)",
+        description="Try many tilings of one problem: the generator's own and variations of its fields, pruned by "
+                    "the validator, timed on the simulator (timing-only, fast engine) on worker processes, with "
+                    "an analytical estimate of each. See docs/tiling_lab.md.")
+    operators = parser.add_subparsers(dest="operator", required=True, metavar="{conv3d-dx}")
+    conv = operators.add_parser("conv3d-dx", help="Conv3DBackpropInputV2 (route v2: the conv kernel)",
+                                description="Sweep the Conv3DBackpropInputV2 tiling of one problem.")
+    add_conv_problem_arguments(conv)
+    for action in conv._actions:  # --set fixes fields of one run; a sweep refuses it (run_conv3d_dx says why)
+        if action.dest == "set":
+            action.help = argparse.SUPPRESS
+    add_sweep_arguments(conv)
+    conv.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
+    conv.set_defaults(run=run_conv3d_dx, prog=conv.prog, parser=conv)
+    return parser
+
+
+def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
+    lab = parser.add_argument_group("sweep")
+    lab.add_argument("--budget", type=int_in_range(1, 1_000_000), default=100,
+                     help="candidates to try, the generator's own included (default 100)")
+    lab.add_argument("--out", type=output_dir, metavar="DIR", help="write results.json, results.csv and plots here")
+    lab.add_argument("--search", choices=SEARCHES, default="grid",
+                     help="grid: the grid's points in order; random: distinct random points; optuna: TPE "
+                          "(default grid)")
+    lab.add_argument("--vary", action="append", default=[], metavar="FIELD=RANGE",
+                     help="a field and its values: LOW..HIGH, LOW..HIGH:STEP or A,B,C; repeatable (default: the "
+                          "operator's knobs around its generator's tiling)")
+    lab.add_argument("--seed", type=int_in_range(0), default=0, help="seed of the random and optuna searches")
+    lab.add_argument("--workers", type=int_in_range(1, 1024), default=os.cpu_count() or 1,
+                     help=f"local worker processes (default: the CPU count, {os.cpu_count()})")
+    lab.add_argument("--backend", choices=BACKENDS, default="local",
+                     help="local: worker processes on this machine (default); dask: a dask.distributed cluster; "
+                          "ray: a Ray cluster")
+    lab.add_argument("--scheduler", metavar="ADDRESS",
+                     help="with --backend dask: the scheduler's address (default: a LocalCluster of --workers "
+                          "processes); with --backend ray: the cluster's address, or auto (default: a local Ray "
+                          "of --workers CPUs)")
+    lab.add_argument("--top", type=int_in_range(1, 1_000_000), default=1, metavar="K",
+                     help="keep simulating every candidate that could be among the K best (default 1: skip those "
+                          "whose lower bound exceeds the best simulated cycles so far)")
+    lab.add_argument("--no-prune", action="store_true",
+                     help="simulate every legal candidate, whatever its lower bound")
+    lab.add_argument("--no-plots", action="store_true", help="write no PNG plots")
+    lab.add_argument("--json", action="store_true", help="print the result table as JSON")
+
+
+def output_dir(text: str) -> str:
+    """type= for --out: a directory that exists or can be made (its parent exists and is writable)."""
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} exists and is not a directory")
+    parent = path if path.exists() else path.parent
+    if not parent.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r}: the directory {str(parent)!r} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise argparse.ArgumentTypeError(f"{text!r}: {str(parent)!r} is not writable")
+    return text
+
+
+def run_conv3d_dx(args: argparse.Namespace) -> int:
+    if args.set:
+        raise FlagError("argument --set: a sweep varies fields with --vary (a single value fixes one: "
+                        "--vary baseM=128)")
+    target = Conv3dDxTarget(conv_problem(args))
+    return run_sweep(target, args)
+
+
+def run_sweep(target, args: argparse.Namespace) -> int:
+    try:
+        space = parse_vary(args.vary, target.fields) if args.vary else None
+    except SpaceError as err:
+        raise FlagError(f"argument --vary: {err}") from None
+    if args.scheduler and args.backend == "local":
+        raise FlagError("argument --scheduler: names a dask scheduler or a Ray cluster; add --backend dask or ray")
+    if args.no_prune and args.top != 1:
+        raise FlagError("argument --top: keeps the K best when pruning; --no-prune simulates every candidate")
+    result = sweep(target, space, search=args.search, budget=args.budget, workers=args.workers, seed=args.seed,
+                   backend=args.backend, scheduler=args.scheduler, prune=not args.no_prune, top=args.top)
+    if args.out:
+        result.write(args.out, plots=not args.no_plots)
+    if args.json:
+        print_json(result.to_dict())
+    else:
+        print(result.summary())
+        if result.files:
+            print("wrote " + ", ".join(result.files))
+    return 0

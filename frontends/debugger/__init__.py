@@ -1,0 +1,1 @@
+"""The replay debugger's interactive shell: commands, tensor views, watches (front end)."""

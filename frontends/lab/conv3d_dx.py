@@ -1,0 +1,176 @@
+"""The conv3d-dx operator as a sweep target: its default tiling, its knobs, one candidate checked, one run.
+
+A target is what the lab needs of an operator (another operator plugs in with the same five members):
+`name`, `default_point(space)` (the generator's own values of the varied fields), `fields` (every field a space
+may vary, with its allowed range), `default_space()` (the knobs swept when no --vary is given), `prepare(point)`
+(the candidate's tiling, validated, with its buffer usage and the analytical estimate, whose `est_roofline` must
+be a lower bound of the simulated cycles for the sweep's pruning; no simulation) and
+`simulate(point)` (a timing-only run on the fast engine; called in the worker processes).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ascend_sim.machine.dtypes import DTYPES
+from ascend_sim.machine.platform import get_platform
+from frontends.lab.estimate import PIPES, estimate_conv3d_dx
+from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
+from tiling import validate
+from tiling.common.cstruct import I32_MAX, I32_MIN, U32_MAX, U64_MAX
+from tiling.conv3d_backprop_input.arch22.model import PARAMS_FIELDS, TILING_FIELDS
+from tiling.conv3d_backprop_input.arch22.validate import l1_bytes
+
+_C_RANGES = {"u32": (0, U32_MAX), "i32": (I32_MIN, I32_MAX), "u64": (0, U64_MAX)}
+FIELDS = {name: _C_RANGES[ctype] for name, ctype in (*PARAMS_FIELDS, *TILING_FIELDS)}
+# The template flags of the tiling key: the basic-block driver or the general one, and the L0B load variant.
+FIELDS.update(useBasicBlock=(0, 1), loadB2Condition=(0, 2))
+# The generator's knobs (docs/tiling.md): blocks, K steps, buffers, order, core split.
+KNOBS = ("baseM", "baseN", "baseK", "stepM", "stepN", "stepKa", "stepKb", "al0Pbuffer", "bl0Pbuffer", "cl0Pbuffer",
+         "al1Pbuffer", "bl1Pbuffer", "iterateOrder", "coreNum", "singleCoreM", "singleCoreCin1", "singleCoreDin")
+
+
+@dataclass
+class Prepared:
+    """A candidate before simulation: its validity (and why not), buffer usage and the analytical estimate."""
+
+    valid: bool
+    reason: str
+    usage: dict
+    estimate: dict
+
+
+class Conv3dDxTarget:
+    """Conv3DBackpropInputV2 on the conv kernel (route v2) for one problem (frontends.cli.conv_problem.ConvProblem,
+    or anything with its `plan(route, overrides, validate_overrides=)`, shapes, dtype and operator_arguments())."""
+
+    name = "conv3d-dx"
+    fields = FIELDS
+
+    def __init__(self, problem):
+        self.problem = problem
+        self.plan = problem.plan("v2")
+        self.tiling = self.plan.tiling
+        self.platform = get_platform(problem.platform)
+        self._operands = None
+
+    def describe(self) -> str:
+        p = self.problem
+        t = self.tiling
+        return (f"conv3d-dx {p.dtype}: dx {p.dx_shape}, filter {p.filter_shape}, stride {p.stride}, pad {p.pad}, "
+                f"groups {p.groups} on {self.platform.name}; generator tiling: {t.template}, key {t.tiling_key}")
+
+    def default_point(self, names) -> dict[str, int]:
+        fields = self.tiling.fields()
+        return {name: int(fields[name]) for name in names}
+
+    def default_space(self) -> dict[str, tuple[int, ...]]:
+        """Values around the generator's tiling: blocks of 16 (C0 for K) from 1/4 to 4 times its own, K steps
+        1-16 and its own, the double buffers, the order, and the core count from a quarter to all."""
+        f = self.tiling.fields()
+        c0 = f["c0"]
+
+        def around(value: int, unit: int) -> tuple[int, ...]:
+            scaled = {unit * max(1, round(value * factor / unit)) for factor in (0.25, 0.5, 1, 2, 4)}
+            return tuple(sorted(v for v in scaled | {value} if v <= 4095))
+
+        # K steps in whole kernel windows of the generator's baseK (the validator refuses the others)
+        window = f["hk"] * f["wk"] * c0
+        unit = window // math.gcd(f["baseK"], window)
+        steps = {unit * i for i in (1, 2, 3, 4, 6, 8)}
+        cores = self.platform.aic_cores
+        return {"baseM": around(f["baseM"], 16), "baseN": around(f["baseN"], 16), "baseK": around(f["baseK"], c0),
+                "stepKa": tuple(sorted(steps | {f["stepKa"]})), "stepKb": tuple(sorted(steps | {f["stepKb"]})),
+                "al1Pbuffer": (1, 2), "bl1Pbuffer": (1, 2), "cl0Pbuffer": (1, 2), "iterateOrder": (0, 1),
+                **({"coreNum": tuple(sorted({max(1, cores // 4), cores // 2, cores, f["coreNum"]}))}
+                   if self.tiling.useBasicBlock else {})}
+
+    def candidate(self, point: dict[str, int]):
+        """The tiling of a point: the generator's, with the point's fields overridden (not validated)."""
+        overrides = self.overrides(point)
+        return self.problem.plan("v2", overrides, validate_overrides=False).tiling if overrides else self.tiling
+
+    def overrides(self, point: dict[str, int]) -> dict[str, int]:
+        """The point as tiling overrides, with the L0B load variant re-derived from a varied baseK as the
+        generator derives it (1 when a K step spans a whole kernel window), unless the point sets it."""
+        point = dict(point)
+        if "baseK" in point and "loadB2Condition" not in point and self.tiling.loadB2Condition != 2:
+            f = self.tiling.fields()
+            point["loadB2Condition"] = int(point["baseK"] // f["c0"] >= f["hk"] * f["wk"])
+        return point
+
+    def prepare(self, point: dict[str, int]) -> Prepared:
+        tiling = self.candidate(point)
+        report = validate(tiling)
+        reason = "; ".join(str(p) for p in report.problems)
+        usage = buffer_usage(tiling, self.platform)
+        estimate = {}
+        if report.ok:
+            e = estimate_conv3d_dx(tiling, self.platform)
+            estimate = {"est_cycles": e.cycles, "est_roofline": e.roofline, "est_bound": e.bound,
+                        **{f"est_busy_{pipe}": busy for pipe, busy in e.busy.items()},
+                        **{f"est_bytes_{path}": n for path, n in e.bytes_by_path.items()},
+                        "est_fractals": e.fractals}
+        return Prepared(report.ok, reason, usage, estimate)
+
+    def simulate(self, point: dict[str, int]) -> dict:
+        """Timing-only run of the candidate on the fast engine: cycles, per-pipe utilisation, bound, bytes."""
+        p = self.problem
+        if self._operands is None:
+            dtype = DTYPES[p.dtype]
+            self._operands = (np.zeros(p.filter_shape, dtype), np.zeros(p.dy_shape, dtype))
+        weight, dy = self._operands
+        run = conv3d_backprop_input_v2_run(p.dx_shape, weight, dy, execute=False, check_races=False, engine="fast",
+                                           route="v2", tiling_overrides=self.overrides(point) or None,
+                                           **p.operator_arguments())
+        report = run.report
+        # the cube cores' pipes (the estimate's); a MIX launch's vector cores are left out
+        cube = [(i, core) for i, core in enumerate(report.cores) if core.kind == "AIC"]
+        block, (index, slowest) = max(enumerate(cube), key=lambda item: item[1][1].cycles)
+        return {"cycles": report.cycles, "microseconds": report.microseconds, "bound": report.bound,
+                **{f"util_{pipe}": u for pipe, u in report.utilisation.items() if pipe in PIPES},
+                **{f"bytes_{path}": n for path, n in report.bytes_by_path.items()},
+                **{f"slowest_core_busy_{pipe}": slowest.busy.get(pipe, 0.0) for pipe in PIPES},
+                "slowest_core": block, "cube_cycles": slowest.cycles, **_bound_pipe_idle(report.logs[index], slowest),
+                "instructions": report.instructions}
+
+
+def _bound_pipe_idle(log, core) -> dict:
+    """Where the slowest cube core's busiest pipe is not busy: before its first instruction starts (`head`),
+    between its instructions (`gaps`) and after its last one ends (`tail`); with its busy cycles they add up
+    to the core's cycles. This is where a roofline falls short of the simulated cycles. The gaps are also split
+    by what the pipe waited for (`wait_<event>`: the idle cycles before a WaitFlag of that event; `wait_<name>`
+    before another instruction, e.g. a PipeBarrier)."""
+    pipe = core.bound
+    records = [r for r in log if r.pipe.name == pipe]
+    busy = [r for r in records if r.end > r.start]
+    if not busy:
+        return {}
+    first, last = busy[0].start, max(r.end for r in busy)
+    idle = {"bound_pipe_head": first, "bound_pipe_gaps": last - first - core.busy[pipe],
+            "bound_pipe_tail": core.cycles - last}
+    free = first
+    for r in records:
+        if free < r.start <= last:
+            cause = f"bound_pipe_wait_{r.event[0] if r.name == 'WaitFlag' else r.name}"
+            idle[cause] = idle.get(cause, 0.0) + r.start - free
+        free = max(free, r.end)
+    return idle
+
+
+def buffer_usage(tiling, platform) -> dict:
+    """Bytes of L1, L0A, L0B and L0C the tiling asks for, as the validator counts them, and L1 as a fraction."""
+    f = tiling.fields()
+    db = 4 if tiling.dtype == "float32" else 2
+    ping_pong = 2 if f["al0Pbuffer"] == 2 and f["bl0Pbuffer"] == 2 else 1
+    l1 = 0
+    if min(f["hk"], f["wk"], f["wi"], f["baseM"], f["baseK"], f["stepKa"], f["stepKb"], f["baseN"]) >= 1:
+        a1, b1 = l1_bytes(f, db)
+        l1 = a1 * f["al1Pbuffer"] + b1 * f["bl1Pbuffer"]
+    extra_k = f["c0"] if db == 4 and f["hk"] * f["wk"] > 1 else 0
+    return {"l1_bytes": l1, "l1_fraction": l1 / platform.L1,
+            "l0a_bytes": f["baseM"] * f["baseK"] * db * ping_pong,
+            "l0b_bytes": f["baseN"] * (f["baseK"] + extra_k) * db * ping_pong,
+            "l0c_bytes": f["baseM"] * f["baseN"] * 4 * f["cl0Pbuffer"]}

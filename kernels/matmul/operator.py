@@ -1,0 +1,56 @@
+"""The example matmul's host operator: operand checks, the tiling, GM, the launch, C back as numpy."""
+from __future__ import annotations
+
+import numpy as np
+
+from ascend_sim import Chip
+from ascend_sim.machine.dtypes import DTYPES, dtype_name
+from ascend_sim.machine.tensor import GmAddr
+from kernels.matmul.kernel.matmul_kernel import matmul_kernel
+from tiling.common.checks import check_hf32
+from tiling.matmul import MatmulTiling
+
+
+def run_matmul(a: np.ndarray, b: np.ndarray, *, platform="Ascend910B2", block_dim: int | None = None,
+               tiling: MatmulTiling | None = None, execute: bool = True, check_races: bool = True,
+               out_dtype=None, hf32: bool = False, hooks=None, poison_output: bool = False,
+               engine: str = "auto"):
+    """Run the kernel on a simulated chip. Returns (C, RunReport).
+
+    a: (M, K) or (batch, M, K); b: (K, N), (1, K, N) or (batch, K, N): a 2-D or batch-1 B is shared by every
+    batch. The operand dtype is a's if it is float16, bfloat16 or float32 (b is cast to it), else float16.
+    out_dtype: C's dtype (default the operand dtype). hf32: round float32 operands to HF32 in the cube.
+    poison_output fills C with NaN first (float outputs), so that an element the kernel never writes shows.
+    C is (M, N) for a 2-D a, else (batch, M, N); all zeros when execute=False.
+    """
+    a, b = np.asarray(a), np.asarray(b)
+    if a.ndim not in (2, 3) or b.ndim not in (2, 3):
+        raise ValueError(f"A and B must be 2-D or 3-D (batch first), got shapes {a.shape} and {b.shape}")
+    batch = a.shape[0] if a.ndim == 3 else 1
+    (m, k), (k2, n) = a.shape[-2:], b.shape[-2:]
+    if k != k2:
+        raise ValueError(f"inner dimensions differ: A is {a.shape}, B is {b.shape}")
+    b_batch = b.shape[0] if b.ndim == 3 else 1
+    if b_batch not in (1, batch):
+        raise ValueError(f"B's batch {b_batch} must be 1 (shared) or A's batch {batch}")
+    dtype = dtype_name(a.dtype) if a.dtype in DTYPES.values() else "float16"
+    check_hf32("hf32", hf32, dtype)  # before the tiling: a 16-bit run must not silently drop the request
+    out = dtype_name(np.dtype(out_dtype)) if out_dtype is not None else dtype
+    shared_b = batch > 1 and b_batch == 1
+    t = tiling or MatmulTiling.for_shape(m, n, k, dtype, out_dtype=out, batch=batch, shared_b=shared_b, hf32=hf32)
+    if (t.M, t.N, t.K, t.batch) != (m, n, k, batch):
+        raise ValueError(f"the tiling is for batch {t.batch} of M={t.M} N={t.N} K={t.K}, the operands for batch "
+                         f"{batch} of M={m} N={n} K={k}")
+    chip = Chip(platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine)
+    t.check(chip.platform.L1)
+    tiles = t.batch * -(-m // t.baseM) * -(-n // t.baseN)
+    block_dim = block_dim or min(tiles, chip.platform.aic_cores)
+    operand, result = DTYPES[t.dtype], DTYPES[t.out]
+    a_gm = chip.gm.upload("A", a.astype(operand, copy=False))
+    b_gm = chip.gm.upload("B", b.astype(operand, copy=False))
+    c_gm = chip.gm.alloc("C", batch * m * n * result.itemsize)
+    if poison_output and execute:
+        c_gm.data.view(result)[:] = np.nan
+    report = chip.launch(matmul_kernel, block_dim, GmAddr(a_gm), GmAddr(b_gm), GmAddr(c_gm), t)
+    c = c_gm.data.view(result).reshape(batch, m, n).copy()
+    return (c if a.ndim == 3 else c[0]), report

@@ -1,0 +1,67 @@
+"""The validation protocol every tiling family shares: a broken rule (Problem), the report of one tiling on one
+platform (ValidationReport), the error that carries both (TilingValidationError), and the generator's refusal
+when no tiling fits (TilingInfeasible)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+class TilingValidationError(ValueError):
+    """A tiling does not fit its platform or the kernel; the message lists every problem.
+
+    `report` is the ValidationReport; `tiling` the refused tiling (to print or inspect it); `overrides` the
+    fields a caller changed to get it, when that is how it was made."""
+
+    def __init__(self, report: "ValidationReport", tiling=None, overrides: dict | None = None):
+        self.report, self.tiling, self.overrides = report, tiling, dict(overrides or {})
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        if not self.overrides:
+            return str(self.report)
+        changed = ", ".join(f"{name}={value!r}" for name, value in self.overrides.items())
+        lines = [f"tiling overrides {changed} make the tiling illegal on {self.report.platform} "
+                 f"({len(self.report.problems)} problem(s)):"]
+        lines += [f"  - {p}" for p in self.report.problems]
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One broken rule: the field it is reported on, that field's value, and the rule in words."""
+
+    field: str
+    message: str
+    value: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.field}={self.value}: {self.message}" if self.value is not None else \
+            f"{self.field}: {self.message}"
+
+
+@dataclass
+class ValidationReport:
+    platform: str
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def __str__(self) -> str:
+        if self.ok:
+            return f"tiling fits {self.platform}"
+        lines = [f"tiling does not fit {self.platform} ({len(self.problems)} problem(s)):"]
+        lines += [f"  - {p}" for p in self.problems]
+        return "\n".join(lines)
+
+    def raise_if_invalid(self, tiling=None, overrides: dict | None = None) -> None:
+        if not self.ok:
+            raise TilingValidationError(self, tiling, overrides)
+
+
+class TilingInfeasible(ValueError):
+    """No legal tiling exists for the problem on this platform."""

@@ -1,0 +1,67 @@
+"""MatmulTiling: the example matmul's tiling (baseM x baseN x baseK blocks, stepK K slices per L1 load, single or
+double-buffered L1), its dtypes and its capacity checks."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ascend_sim.machine.dtypes import DTYPES
+from tiling.common.checks import check_hf32
+
+L0_HALF = 32 * 1024  # each ping-pong half of L0A / L0B
+L0C_SIZE = 128 * 1024
+L1_SIZE = 512 * 1024
+
+
+@dataclass(frozen=True)
+class MatmulTiling:
+    M: int
+    N: int
+    K: int
+    baseM: int = 128
+    baseN: int = 128
+    baseK: int = 64
+    stepK: int = 4  # baseK slices per L1 load
+    l1_buffers: int = 2  # 2 = double-buffered A1/B1 (MTE2 overlaps the cube), 1 = single
+    dtype: str = "float16"  # A and B
+    out_dtype: str | None = None  # C; None = the operand dtype
+    batch: int = 1
+    shared_b: bool = False  # one B (K x N) for every batch
+    hf32: bool = False  # float32 operands rounded to HF32 by the cube (SetHF32Mode)
+
+    @classmethod
+    def for_shape(cls, M: int, N: int, K: int, dtype: str = "float16", **fields) -> "MatmulTiling":
+        """The default tiling for a dtype: 128 x 128 x 64 blocks, 4 (16-bit) or 2 (float32) K slices per L1 load."""
+        fields.setdefault("stepK", 2 if dtype == "float32" else 4)
+        return cls(M, N, K, dtype=dtype, **fields)
+
+    @property
+    def out(self) -> str:
+        return self.out_dtype or self.dtype
+
+    def check(self, l1_bytes: int = L1_SIZE) -> None:
+        for name in ("M", "N", "K", "batch", "stepK"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, np.integer)) or value <= 0:
+                raise ValueError(f"{name}={value!r} must be a positive integer")
+        for name in ("baseM", "baseN", "baseK"):
+            value = getattr(self, name)
+            if value <= 0 or value % 16:
+                raise ValueError(f"{name}={value} must be a positive multiple of 16")
+        for name in ("dtype", "out"):
+            if getattr(self, name) not in DTYPES:
+                raise ValueError(f"{name}={getattr(self, name)!r} is not supported; allowed: {sorted(DTYPES)}")
+        if self.l1_buffers not in (1, 2):
+            raise ValueError(f"l1_buffers={self.l1_buffers} must be 1 or 2")
+        check_hf32("hf32", self.hf32, self.dtype)
+        size = DTYPES[self.dtype].itemsize
+        if self.baseM * self.baseK * size > L0_HALF or self.baseK * self.baseN * size > L0_HALF:
+            raise ValueError(f"baseM*baseK and baseK*baseN {self.dtype} tiles must fit half of L0A/L0B "
+                             f"({L0_HALF} B)")
+        if self.baseM * self.baseN * 4 * 2 > L0C_SIZE:
+            raise ValueError(f"two fp32 baseM x baseN tiles must fit L0C ({L0C_SIZE // 1024} KiB)")
+        l1 = self.l1_buffers * (self.baseM + self.baseN) * self.baseK * self.stepK * size
+        if l1 > l1_bytes:
+            raise ValueError(f"A1 + B1 need {l1} B of L1 ({self.l1_buffers} x (baseM + baseN) x baseK x stepK x "
+                             f"{size} B), more than its {l1_bytes} B: lower stepK")
