@@ -1,0 +1,1 @@
+"""Conv3DBackpropInputV2 host tilings, one subpackage per architecture (arch35: Ascend 950)."""
