@@ -7,10 +7,11 @@ KernelSplit 98, SmallShape 99, FullLoad 100, InnerProduct 101.
 from __future__ import annotations
 
 from .context_utils import parse_problem
+from .full_load import FullLoadTiling
 from .inner_product import InnerProductTiling, TemplateNotCapable
 from .model import Conv3DBackpropInputArch35TilingData
 
-TEMPLATES = (InnerProductTiling,)
+TEMPLATES = (FullLoadTiling, InnerProductTiling)
 
 
 def conv3d_backprop_input_tiling_arch35(dy_shape, filter_shape, dx_shape, strides=(1, 1, 1),
