@@ -9,10 +9,12 @@ from __future__ import annotations
 from .context_utils import parse_problem
 from .full_load import FullLoadTiling
 from .inner_product import InnerProductTiling, TemplateNotCapable
+from .kernel_split import KernelSplitTiling
+from .kernel_split_full_load import KernelSplitFullLoadTiling
 from .small_shape import SmallShapeTiling
 from .model import Conv3DBackpropInputArch35TilingData
 
-TEMPLATES = (SmallShapeTiling, FullLoadTiling, InnerProductTiling)
+TEMPLATES = (KernelSplitFullLoadTiling, KernelSplitTiling, SmallShapeTiling, FullLoadTiling, InnerProductTiling)
 
 
 def conv3d_backprop_input_tiling_arch35(dy_shape, filter_shape, dx_shape, strides=(1, 1, 1),
