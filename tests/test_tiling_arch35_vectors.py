@@ -16,8 +16,7 @@ from pydantic import ValidationError
 
 from ascend_sim.platform import get_platform
 from tiling.base import TilingInfeasible
-from tiling.conv3d_backprop_input.arch35 import (BLOB_SIZE, FIELDS, conv3d_backprop_input_tiling_arch35,
-                                                 decode_tiling_key)
+from tiling.conv3d_backprop_input.arch35 import BLOB_SIZE, FIELDS, conv3d_backprop_input_tiling_arch35
 
 DATA = Path(__file__).resolve().parent / "data"
 VECTORS = json.loads((DATA / "conv3d_dx_tiling_vectors_arch35.json").read_text())["vectors"]

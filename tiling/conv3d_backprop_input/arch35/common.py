@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...common import align_up, ceil_div, max_divisor_at_most  # noqa: F401  (CeilDiv, CeilAlign, GetMaxDivisor)
+# The only imports from the A2 (arch22) dx tiling modules: Ops::Base::CeilDiv / CeilAlign, GetMaxDivisor and the
+# "nothing fits" error every dx tiling raises.
+from ...base import TilingInfeasible  # noqa: F401
+from ...common import align_up, ceil_div, max_divisor_at_most  # noqa: F401
 
 C04_COUT_SIZE = 4
 VECTOR_REG_WIDTH = 256

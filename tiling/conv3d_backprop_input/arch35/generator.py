@@ -11,10 +11,12 @@ from .full_load import FullLoadTiling
 from .inner_product import InnerProductTiling, TemplateNotCapable
 from .kernel_split import KernelSplitTiling
 from .kernel_split_full_load import KernelSplitFullLoadTiling
-from .small_shape import SmallShapeTiling
 from .model import Conv3DBackpropInputArch35TilingData
+from .small_kernel import SmallKernelTiling
+from .small_shape import SmallShapeTiling
 
-TEMPLATES = (KernelSplitFullLoadTiling, KernelSplitTiling, SmallShapeTiling, FullLoadTiling, InnerProductTiling)
+TEMPLATES = (SmallKernelTiling, KernelSplitFullLoadTiling, KernelSplitTiling, SmallShapeTiling, FullLoadTiling,
+             InnerProductTiling)  # ascending REGISTER_TILING_TEMPLATE priority
 
 
 def conv3d_backprop_input_tiling_arch35(dy_shape, filter_shape, dx_shape, strides=(1, 1, 1),

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from ascend_sim.platform import Platform
 
-from ...base import TilingInfeasible
 from .common import (BASIC_BLOCK_SIZE_16, BASIC_BLOCK_SIZE_64, BASIC_BLOCK_SIZE_128, BASIC_BLOCK_SIZE_256,
                      BASIC_BLOCK_SIZE_512, B2_NO_TRANSPOSE_NO_REVERSE, B2_REVERSE_ONLY, B2_TRANSPOSE_AND_REVERSE,
                      B2_TRANSPOSE_ONLY, BYTE_64, BYTE_BLOCK, C04_COUT_SIZE, MAX_BASE_MN, ONE_BLOCK_SIZE,
                      TOTAL_CNT_LOWER_RATIO, TOTAL_CNT_UPPER_RATIO, UINT16_MAX, VECTOR_REG_WIDTH, CoreTilingParams,
-                     L0TilingParams, L1TilingParams, PlatformInfo, TilingRunInfo, align_up, ceil_div, floor_align,
-                     max_divisor_at_most)
+                     L0TilingParams, L1TilingParams, PlatformInfo, TilingInfeasible, TilingRunInfo, align_up, ceil_div,
+                     floor_align, max_divisor_at_most)
 from .context_utils import PAD_DIM_UP, Problem, RunInfo, set_run_info_to_v2
 from .model import FIELDS, tiling_key
 
@@ -69,8 +68,6 @@ class InnerProductTiling:
         self.groupConvMode = TILING_GROUP_MODE_ORIGIN
         self.isBiasFullLoad = 0
         self.singleIterateDk = 1
-        self.hasBiasFlag = False  # Conv3DBackpropInputV2 has no bias or scale input
-        self.hasScaleFlag = False
         self.tilingRunInfo = TilingRunInfo()
         self.platformInfo = PlatformInfo(l0_ab_size=self.platform.L0A, l0_c_size=self.platform.L0C,
                                          l1_size=self.platform.L1, ub_size=self.platform.UB)
@@ -200,8 +197,7 @@ class InnerProductTiling:
         l0 = L0TilingParams()
         self.init_base_mnk(l0)
         l1 = L1TilingParams()
-        if not self.init_l1_params(l1, l0):
-            raise TilingInfeasible("bias size exceeds the BT buffer")
+        self.init_l1_params(l1, l0)
         core = CoreTilingParams()
         self.set_single_core_info(core, l0)
         self.cal_step_k(l1, l0)
@@ -265,7 +261,8 @@ class InnerProductTiling:
         best_m, best_n, best_k = BASIC_BLOCK_SIZE_256, BASIC_BLOCK_SIZE_256, BASIC_BLOCK_SIZE_128 // self.dtypeByteL0b
         if run.kernel_d * run.kernel_h * run.kernel_w > 1 and (
                 t.tilingHkWkMode == NO_TILING_HWK or (t.tilingHkWkMode == TILING_HK and run.dedx_w > 1)):
-            best_m, best_n, best_k = BASIC_BLOCK_SIZE_512, BASIC_BLOCK_SIZE_128, BASIC_BLOCK_SIZE_64 // self.dtypeByteL0b
+            best_m, best_n = BASIC_BLOCK_SIZE_512, BASIC_BLOCK_SIZE_128
+            best_k = BASIC_BLOCK_SIZE_64 // self.dtypeByteL0b
         l0.baseM, l0.baseN, l0.baseK = best_m, best_n, best_k
         hwi = run.dedx_h * run.dedx_w
         batch_depth = run.batch_n * run.dedx_d
@@ -367,19 +364,16 @@ class InnerProductTiling:
         l0.baseM, l0.baseN, l0.baseK = base_m, base_n, base_k
         self.update_l0c_buffer_mode(l0)
 
-    def update_is_bias_full_load(self, l1: L1TilingParams, l0: L0TilingParams) -> bool:
-        """UpdateIsBiasFullLoad: the fp32 bias of one baseN must fit the bias table (BT_BUFFER_SIZE, 4 KiB;
-        taken from the platform's BT here, equal on the 950)."""
-        if l0.baseN * 4 > self.platform.BT:
-            l1.isBiasFullLoad = 0
-            return not self.hasBiasFlag
-        l1.isBiasFullLoad = 1
-        return True
+    def update_is_bias_full_load(self, l1: L1TilingParams, l0: L0TilingParams) -> None:
+        """UpdateIsBiasFullLoad: the flag says whether an fp32 bias of one baseN would fit the bias table
+        (BT_BUFFER_SIZE, 4 KiB; taken from the platform's BT here, equal on the 950). Conv3DBackpropInputV2 has
+        no bias input, so the real refusal of a bias that does not fit never applies."""
+        l1.isBiasFullLoad = 0 if l0.baseN * 4 > self.platform.BT else 1
 
-    def init_l1_params(self, l1: L1TilingParams, l0: L0TilingParams) -> bool:
+    def init_l1_params(self, l1: L1TilingParams, l0: L0TilingParams) -> None:
         """InitL1Params: iterate order N first (no A-matrix full load here)."""
         l1.iterateOrder = 1
-        return self.update_is_bias_full_load(l1, l0)
+        self.update_is_bias_full_load(l1, l0)
 
     def align_cout1(self, cout1_a: int, cout1_b: int, adapt_fp32: bool) -> tuple[int, int]:
         """AlignCout1: make the A1 and B1 Cout1 counts divide each other."""
@@ -514,11 +508,11 @@ class InnerProductTiling:
         return a1_pixels * self.dtypeByteL0a * l1.al1Pbuffer
 
     def is_l1_params_valid(self, l1: L1TilingParams, l0: L0TilingParams) -> bool:
-        """IsL1ParamsValid: aligned K loads and A1 + B1 (+ bias, scale) strictly below L1."""
+        """IsL1ParamsValid: aligned K loads and A1 + B1 strictly below L1 (no bias or scale table: this operator
+        has neither input)."""
         if not self.is_hk_wk_aligned(l1, l0):
             return False
-        bias = align_up(4 * l0.baseN, BYTE_64) if self.hasBiasFlag else 0
-        return self.a_l1_size(l1, l0) + self.calc_bl1_size(l1, l0) + bias < self.platformInfo.l1_size
+        return self.a_l1_size(l1, l0) + self.calc_bl1_size(l1, l0) < self.platformInfo.l1_size
 
     def shrink_base_k(self, l1: L1TilingParams, l0: L0TilingParams, max_base_k: int) -> bool:
         """ShrinkBaseK."""

@@ -111,10 +111,9 @@ class KernelSplitTiling(InnerProductTiling):
         ks.isKernelSplitOnlyH = is_kernel_split_only_h
 
     def check_kernel_split_hw11_enable(self) -> bool:
-        """CheckKernelSplitHW11Enable: a 1x1 kernel with stride 2 only when it gains blocks and is not full-load."""
+        """CheckKernelSplitHW11Enable (no bias input here): a 1x1 kernel with stride 2 only when it gains blocks and
+        is not full-load."""
         run = self.run
-        if self.hasBiasFlag:
-            return False
         m_value = run.dedx_h * run.dedx_w
         n_value = run.dedx_cin1_g * BLOCK_CUBE
         k_value = run.dedy_cout1_g * BASIC_BLOCK_SIZE_32 // self.dtypeByteL0b
@@ -279,7 +278,8 @@ class KernelSplitTiling(InnerProductTiling):
         """InitBaseMNK: 512x128 for a sub-kernel of more than one tap, else 256x256."""
         ks = self.kernelSplitPara
         l0.al0Pbuffer, l0.bl0Pbuffer, l0.cl0Pbuffer = DB_ON, DB_ON, DB_OFF
-        l0.baseM, l0.baseN, l0.baseK = BASIC_BLOCK_SIZE_256, BASIC_BLOCK_SIZE_256, BASIC_BLOCK_SIZE_128 // self.dtypeByteL0b
+        l0.baseM, l0.baseN = BASIC_BLOCK_SIZE_256, BASIC_BLOCK_SIZE_256
+        l0.baseK = BASIC_BLOCK_SIZE_128 // self.dtypeByteL0b
         if self.run.kernel_d * ks.maxSplitKh * ks.maxSplitKw > 1:
             l0.baseM, l0.baseN, l0.baseK = (BASIC_BLOCK_SIZE_512, BASIC_BLOCK_SIZE_128,
                                             BASIC_BLOCK_SIZE_64 // self.dtypeByteL0b)

@@ -2,8 +2,9 @@
 
 Mirrors `op_host/op_tiling/conv3d_backprop_input_v2_tiling_data_arch35.h` (hicann/ops-nn @ e5c3fa93); the same
 struct is registered for Conv3DTransposeV2 and ExtendConvTranspose. `TILING_DATA_FIELD_DEF` lays the members out
-with natural alignment (`tiling.cstruct.c_format`): a 4-byte hole after dilationD..singleIterateDk (before the u64 run), 1 byte
-after `offsetX`, 4 after `woExpand`, then `reserved[8]` (always 0) and 7 tail bytes: 352 bytes in all.
+with natural alignment (`tiling.cstruct.c_format`): a 4-byte hole before the u64 run that starts at
+singleCoreBatch, 1 byte after `offsetX`, 4 after `woExpand`, then `reserved[8]` (always 0) and 7 tail bytes: 352
+bytes in all.
 """
 from __future__ import annotations
 
