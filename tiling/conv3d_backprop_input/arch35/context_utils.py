@@ -113,7 +113,12 @@ def _shape(name: str, values, layout: str) -> tuple[int, ...]:
         raise TypeError(f"{name}={values!r} must be a sequence of 5 integers ({layout})")
     if len(values) != 5:
         raise ValueError(f"{name}={tuple(values)!r} has {len(values)} dims; allowed: 5 ({layout})")
-    return tuple(_int(f"{name}[{i}] ({axis})", v) for i, (v, axis) in enumerate(zip(values, layout)))
+    dims = tuple(_int(f"{name}[{i}] ({axis})", v) for i, (v, axis) in enumerate(zip(values, layout)))
+    for i, (dim, axis) in enumerate(zip(dims, layout)):
+        # every dim is at least 1 (CalGroups refuses a zero filter C, the CheckParams ranges the rest; checking
+        # them up front keeps a zero channel count from reaching a division)
+        _in_range(f"{name}[{i}] ({axis})", dim, 1, K_DIM_UP)
+    return dims
 
 
 def to_ncdhw(shape: tuple[int, ...], layout: str) -> dict[str, int]:
@@ -202,11 +207,11 @@ def _check_dtype_format(p: Problem) -> None:
 
 
 def _cal_groups(p: Problem, run: RunInfo) -> None:
-    """CalGroups: the filter's channel count must divide y's; groups are inferred from them when groups == 1."""
+    """CalGroups: the filter's channel count must divide y's; groups are inferred from them when groups == 1
+    (a zero filter C, refused here by the real code, is refused with the other dims in `_shape`)."""
     b_c, c_c, a_c = p.filt["C"], p.dx["C"], p.dy["C"]
-    if b_c == 0 or c_c % b_c:
-        raise ValueError(f"filter_shape C (Cin/groups)={b_c} must be at least 1 and divide dx_shape C={c_c} "
-                         "(fmap_channel)")
+    if c_c % b_c:
+        raise ValueError(f"filter_shape C (Cin/groups)={b_c} must divide dx_shape C={c_c} (fmap_channel)")
     groups = c_c // b_c
     if run.groups == 1:
         run.groups = groups
