@@ -217,8 +217,22 @@ def _check_capacities(t, problem):
     assert t.baseM * t.baseN * 4 * t.cl0Pbuffer <= PLATFORM.L0C
     b1 = t.baseN * t.stepKb * t.baseK * nbytes * t.bl1Pbuffer
     a1_min = 16 * t.c0 * nbytes * t.al1Pbuffer  # at least one 16-pixel C0 slice of dy per buffer
+    keys = t.key_fields
+    if keys["loadB1Condition"] == 0 and keys["kernelSplitMode"] == 0:
+        # whole kernel taps in L1: baseM dx pixels need ceil(baseM / wi) dx rows, so that many plus the dilated
+        # kernel height minus one stride-expanded dy rows (at most all of them), for the Cout channels of one
+        # A1 load (stepKa * baseK K elements over Hk * Wk taps)
+        rows = min(-(-t.baseM // t.wi) + t.khDilation - 1, t.hoExpand)
+        channels = max(t.stepKa * t.baseK // (t.hk * t.wk), 1)
+        a1_min = rows * t.woExpand * channels * nbytes * t.al1Pbuffer
     assert b1 + a1_min <= PLATFORM.L1
     assert t.baseM // t.c0 <= 65535  # PostTiling: Load3D dstStride
+
+
+@pytest.mark.parametrize("vector", VECTORS, ids=[v["name"] for v in VECTORS])
+def test_capacity_checks_hold_on_the_real_vectors(vector):
+    """The property test's independent capacity rules accept what the real generator produced."""
+    _check_capacities(_generate(vector), {"dtype": vector["dtype"]})
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
