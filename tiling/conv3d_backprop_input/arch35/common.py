@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 # The only imports from the A2 (arch22) dx tiling modules: Ops::Base::CeilDiv / CeilAlign, GetMaxDivisor and the
 # "nothing fits" error every dx tiling raises.
-from ...base import TilingInfeasible  # noqa: F401
-from ...common import align_up, ceil_div, max_divisor_at_most  # noqa: F401
+from tiling.base import TilingInfeasible  # noqa: F401
+from tiling.common import align_up, ceil_div, max_divisor_at_most  # noqa: F401
 
 C04_COUT_SIZE = 4
 VECTOR_REG_WIDTH = 256

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import math
 
-from .common import (BASIC_BLOCK_SIZE_64, BASIC_BLOCK_SIZE_128, BASIC_BLOCK_SIZE_256, BASIC_BLOCK_SIZE_512,
+from tiling.conv3d_backprop_input.arch35.common import (BASIC_BLOCK_SIZE_64, BASIC_BLOCK_SIZE_128, BASIC_BLOCK_SIZE_256, BASIC_BLOCK_SIZE_512,
                      C04_COUT_SIZE, MAX_BASE_MN, CoreTilingParams, L0TilingParams, L1TilingParams, align_up,
                      ceil_div)
-from .inner_product import DB_OFF, DB_ON, InnerProductTiling, TilingInfeasible
+from tiling.conv3d_backprop_input.arch35.inner_product import DB_OFF, DB_ON, InnerProductTiling, TilingInfeasible
 
 
 class FullLoadTiling(InnerProductTiling):

@@ -6,14 +6,14 @@ KernelSplit 98, SmallShape 99, FullLoad 100, InnerProduct 101.
 """
 from __future__ import annotations
 
-from .context_utils import parse_problem
-from .full_load import FullLoadTiling
-from .inner_product import InnerProductTiling, TemplateNotCapable
-from .kernel_split import KernelSplitTiling
-from .kernel_split_full_load import KernelSplitFullLoadTiling
-from .model import Conv3DBackpropInputArch35TilingData
-from .small_kernel import SmallKernelTiling
-from .small_shape import SmallShapeTiling
+from tiling.conv3d_backprop_input.arch35.context_utils import parse_problem
+from tiling.conv3d_backprop_input.arch35.full_load import FullLoadTiling
+from tiling.conv3d_backprop_input.arch35.inner_product import InnerProductTiling, TemplateNotCapable
+from tiling.conv3d_backprop_input.arch35.kernel_split import KernelSplitTiling
+from tiling.conv3d_backprop_input.arch35.kernel_split_full_load import KernelSplitFullLoadTiling
+from tiling.conv3d_backprop_input.arch35.model import Conv3DBackpropInputArch35TilingData
+from tiling.conv3d_backprop_input.arch35.small_kernel import SmallKernelTiling
+from tiling.conv3d_backprop_input.arch35.small_shape import SmallShapeTiling
 
 TEMPLATES = (SmallKernelTiling, KernelSplitFullLoadTiling, KernelSplitTiling, SmallShapeTiling, FullLoadTiling,
              InnerProductTiling)  # ascending REGISTER_TILING_TEMPLATE priority

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from ascend_sim.platform import Platform
 
-from .common import (BASIC_BLOCK_SIZE_16, BASIC_BLOCK_SIZE_64, BASIC_BLOCK_SIZE_128, BASIC_BLOCK_SIZE_256,
+from tiling.conv3d_backprop_input.arch35.common import (BASIC_BLOCK_SIZE_16, BASIC_BLOCK_SIZE_64, BASIC_BLOCK_SIZE_128, BASIC_BLOCK_SIZE_256,
                      BASIC_BLOCK_SIZE_512, B2_NO_TRANSPOSE_NO_REVERSE, B2_REVERSE_ONLY, B2_TRANSPOSE_AND_REVERSE,
                      B2_TRANSPOSE_ONLY, BYTE_64, BYTE_BLOCK, C04_COUT_SIZE, MAX_BASE_MN, ONE_BLOCK_SIZE,
                      TOTAL_CNT_LOWER_RATIO, TOTAL_CNT_UPPER_RATIO, UINT16_MAX, VECTOR_REG_WIDTH, CoreTilingParams,
                      L0TilingParams, L1TilingParams, PlatformInfo, TilingInfeasible, TilingRunInfo, align_up, ceil_div,
                      floor_align, max_divisor_at_most)
-from .context_utils import PAD_DIM_UP, Problem, RunInfo, set_run_info_to_v2
-from .model import FIELDS, tiling_key
+from tiling.conv3d_backprop_input.arch35.context_utils import PAD_DIM_UP, Problem, RunInfo, set_run_info_to_v2
+from tiling.conv3d_backprop_input.arch35.model import FIELDS, tiling_key
 
 TILING_GROUP_MODE_ORIGIN = 0
 TILING_GROUP_MODE_ENLARGE = 1

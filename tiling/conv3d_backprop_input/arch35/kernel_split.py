@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .common import (BASIC_BLOCK_SIZE_32, BASIC_BLOCK_SIZE_64, BASIC_BLOCK_SIZE_128, BASIC_BLOCK_SIZE_256,
+from tiling.conv3d_backprop_input.arch35.common import (BASIC_BLOCK_SIZE_32, BASIC_BLOCK_SIZE_64, BASIC_BLOCK_SIZE_128, BASIC_BLOCK_SIZE_256,
                      BASIC_BLOCK_SIZE_512, B2_REVERSE_ONLY, CoreTilingParams, L0TilingParams, L1TilingParams,
                      align_up, ceil_div)
-from .inner_product import (BLOCK_CUBE, DB_OFF, DB_ON, FMAP_H_NUM, WORKSIZE, InnerProductTiling, TilingInfeasible)
-from .model import tiling_key
+from tiling.conv3d_backprop_input.arch35.inner_product import (BLOCK_CUBE, DB_OFF, DB_ON, FMAP_H_NUM, WORKSIZE, InnerProductTiling, TilingInfeasible)
+from tiling.conv3d_backprop_input.arch35.model import tiling_key
 
 KERNEL_SPLIT_HW = 1
 KERNEL_SPLIT_H = 2

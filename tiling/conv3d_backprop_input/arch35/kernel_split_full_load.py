@@ -6,9 +6,9 @@ e5c3fa93): taken when the kernel-split admission found that A1 and B1 can hold a
 """
 from __future__ import annotations
 
-from .common import BASIC_BLOCK_SIZE_128, BASIC_BLOCK_SIZE_256, CoreTilingParams, L0TilingParams, L1TilingParams
-from .inner_product import DB_OFF, DB_ON, InnerProductTiling, TilingInfeasible, TilingRunInfo
-from .kernel_split import KernelSplitTiling
+from tiling.conv3d_backprop_input.arch35.common import BASIC_BLOCK_SIZE_128, BASIC_BLOCK_SIZE_256, CoreTilingParams, L0TilingParams, L1TilingParams
+from tiling.conv3d_backprop_input.arch35.inner_product import DB_OFF, DB_ON, InnerProductTiling, TilingInfeasible, TilingRunInfo
+from tiling.conv3d_backprop_input.arch35.kernel_split import KernelSplitTiling
 
 
 class KernelSplitFullLoadTiling(KernelSplitTiling):

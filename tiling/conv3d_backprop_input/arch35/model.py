@@ -11,7 +11,7 @@ from __future__ import annotations
 import struct
 from typing import ClassVar
 
-from ...cstruct import CStruct, c_format
+from tiling.cstruct import CStruct, c_format
 
 _U8_FLAGS = ("al0Pbuffer bl0Pbuffer cl0Pbuffer al1Pbuffer bl1Pbuffer iterateOrder c0 c0BitsA c0BitsB enlarge "
              "hf32Flag initOutputFlag isBiasFullLoad enableVecTrans enableFullLoad quantMode").split()

@@ -9,7 +9,7 @@ ported; none of the real arch35 UT vectors uses loadB1Condition 4 either.
 """
 from __future__ import annotations
 
-from .inner_product import InnerProductTiling
+from tiling.conv3d_backprop_input.arch35.inner_product import InnerProductTiling
 
 
 class SmallKernelTiling(InnerProductTiling):

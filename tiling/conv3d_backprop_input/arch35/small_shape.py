@@ -7,9 +7,9 @@ then searches every (M count, N count) for the fewest rounds, then the most bloc
 """
 from __future__ import annotations
 
-from .common import (BASIC_BLOCK_SIZE_64, BASIC_BLOCK_SIZE_512, MAX_BASE_MN, CoreTilingParams, L0TilingParams,
+from tiling.conv3d_backprop_input.arch35.common import (BASIC_BLOCK_SIZE_64, BASIC_BLOCK_SIZE_512, MAX_BASE_MN, CoreTilingParams, L0TilingParams,
                      L1TilingParams, align_up, ceil_div)
-from .inner_product import MAX_K_VALUE_SPLIT_K, InnerProductTiling, TilingInfeasible
+from tiling.conv3d_backprop_input.arch35.inner_product import MAX_K_VALUE_SPLIT_K, InnerProductTiling, TilingInfeasible
 
 
 class SmallShapeTiling(InnerProductTiling):
