@@ -13,7 +13,9 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from ascend_sim.machine.platform import Platform
-from tiling.conv3d_backprop_filter.run_info import BLOCK_CUBE, RunInfo, ceil_align, ceil_div
+from tiling.common.integers import align_up as ceil_align
+from tiling.common.integers import ceil_div
+from tiling.conv3d_backprop_filter.run_info import BLOCK_CUBE, RunInfo
 
 DB_ON = 2
 CORE_NUM_910B3 = 20

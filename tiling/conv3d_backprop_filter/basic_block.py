@@ -12,7 +12,9 @@ from __future__ import annotations
 import math
 
 from ascend_sim.machine.platform import Platform
-from tiling.conv3d_backprop_filter.run_info import BLOCK_CUBE, RunInfo, ceil_align, ceil_div
+from tiling.common.integers import align_up as ceil_align
+from tiling.common.integers import ceil_div
+from tiling.conv3d_backprop_filter.run_info import BLOCK_CUBE, RunInfo
 
 DB_ON, DB_OFF = 2, 1
 ROW_FIRST = 1

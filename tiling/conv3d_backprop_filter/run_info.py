@@ -8,17 +8,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from tiling.common.integers import align_up as ceil_align
+from tiling.common.integers import ceil_div
 from tiling.conv3d_backprop_filter.checks import DwArgs
 
 BLOCK_CUBE = 16
-
-
-def ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
-
-
-def ceil_align(a: int, b: int) -> int:
-    return ceil_div(a, b) * b
 
 
 @dataclass(frozen=True)

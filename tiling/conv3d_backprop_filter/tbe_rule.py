@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from ascend_sim.machine.platform import Platform
+from tiling.common.integers import ceil_div
 from tiling.conv3d_backprop_filter.base import BaseTemplate, TbeTiling, TilingValue
-from tiling.conv3d_backprop_filter.run_info import BLOCK_CUBE, RunInfo, ceil_div
+from tiling.conv3d_backprop_filter.run_info import BLOCK_CUBE, RunInfo
 
 
 @dataclass(frozen=True)

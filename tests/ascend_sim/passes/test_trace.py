@@ -17,7 +17,7 @@ def test_chrome_trace_has_cores_pipes_spans_and_flag_flows(tmp_path):
     spans = [e for e in events if e["ph"] == "X"]
     assert len(spans) == report.instructions
     mmad = next(e for e in spans if e["name"] == "Mmad")
-    assert mmad["args"]["params"]["m"] == 128 and mmad["args"]["source"].startswith("matmul.py:")
+    assert mmad["args"]["params"]["m"] == 128 and mmad["args"]["source"].startswith("matmul_kernel.py:")
     assert all(e["dur"] >= 0 and e["ts"] >= 0 for e in spans)
     starts = {e["id"]: e for e in events if e["ph"] == "s"}
     ends = [e for e in events if e["ph"] == "f"]

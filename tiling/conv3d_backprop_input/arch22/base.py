@@ -12,9 +12,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from ascend_sim.machine.platform import Platform
+from tiling.common.integers import ceil_div
 from tiling.common.validation import TilingInfeasible
-from tiling.conv3d_backprop_input.arch22.common import (BLOCK_CUBE, RunInfo, TilingValue, align_cout1, ceil_div,
-                                                        shape_fields)
+from tiling.conv3d_backprop_input.arch22.common import BLOCK_CUBE, RunInfo, TilingValue, align_cout1, shape_fields
 from tiling.conv3d_backprop_input.arch22.tbe_rule import TbeTiling, own_block_candidates, own_core_dims
 from tiling.conv3d_backprop_input.arch22.validate import check_fields
 

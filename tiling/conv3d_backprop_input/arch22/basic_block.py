@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ascend_sim.machine.platform import Platform
-from tiling.conv3d_backprop_input.arch22.common import RunInfo, TilingValue, align_cout1, ceil_div
+from tiling.common.integers import ceil_div
+from tiling.conv3d_backprop_input.arch22.common import RunInfo, TilingValue, align_cout1
 
 DB_ON, DB_OFF = 2, 1
 BASIC_BLOCK_256, BASIC_BLOCK_128 = 256, 128

@@ -9,27 +9,10 @@ from dataclasses import dataclass
 
 from ascend_sim.machine.formats import group_enlarge
 from tiling.common.checks import ConvArgs
+from tiling.common.integers import align_up, ceil_div, max_divisor_at_most
 
 BLOCK_CUBE = 16  # cube fractal edge, and the cout padding unit of FRACTAL_Z_3D
 PAD_MAX = 255
-
-
-def ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
-
-
-def align_up(a: int, b: int) -> int:
-    return ceil_div(a, b) * b
-
-
-def max_divisor_at_most(number: int, start: int, step: int) -> int:
-    """GetMaxDivisor: the largest value <= start (stepping down by `step`) that divides `number`, or 0."""
-    value = start
-    while value >= step:
-        if number % value == 0:
-            return value
-        value -= step
-    return 0
 
 
 @dataclass(frozen=True)

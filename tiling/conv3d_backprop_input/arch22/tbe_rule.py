@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from ascend_sim.machine.platform import Platform
-from tiling.conv3d_backprop_input.arch22.common import BLOCK_CUBE, RunInfo, ceil_div
+from tiling.common.integers import ceil_div
+from tiling.conv3d_backprop_input.arch22.common import BLOCK_CUBE, RunInfo
 
 MAX_BLOCK_FRACTALS = 16  # 256 rows or columns
 U16_MAX = 65535
