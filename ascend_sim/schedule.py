@@ -34,7 +34,7 @@ class CostModel:
         share = rates.chip_gm_bytes_per_cycle / block_dim  # all cores share the chip's GM bandwidth
         self.gm_read_rate = min(rates.gm_to_l1, share)
         self.gm_write_rate = min(rates.l0c_to_gm, share)
-        self.cube_k = {operand: platform.cube.cube_k(operand) for operand in ("float16", "bfloat16", "float32", "hf32")}
+        self.cube_k = platform.cube.model_dump()  # operand dtype (or "hf32") -> cube_k
 
 
 class CoreSchedule:

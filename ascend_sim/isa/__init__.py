@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..tensor import GlobalTensor, LocalTensor
 from .atomic import SetAtomicAdd, SetAtomicNone
 from .bias_table import copy_l1_to_bt
+from .ctrl import GetCtrlSpr, ResetCtrlSpr, SetCtrlSpr
 from .cube import Mmad, MmadParams, SetHF32Mode, SetHF32TransMode
 from .fixpipe import (CFG_NZ, CFG_ROW_MAJOR, DataCopyCO12DstParams, Fixpipe, FixpipeConfig, FixpipeParamsV220,
                       QuantMode_t, copy_l0c_to_gm)
