@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..dtypes import EIGHT_BIT_DTYPES, hifloat8, round_to_hf32
+from ..dtypes import EIGHT_BIT_DTYPES, arch_refuses, hifloat8, round_to_hf32
 from ..faults import ParameterOutOfRange
 from ..pipes import Pipe
 from ..tensor import LocalTensor
@@ -122,10 +122,9 @@ def _eight_bit_operand(core, name: str, dtype: np.dtype) -> np.dtype:
     if dtype not in _BYTE_TO_F32:
         raise core.fault(ParameterOutOfRange(f"fm and filter are {dtype}: 8-bit Mmad operands modelled are "
                                              f"{sorted(EIGHT_BIT_DTYPES)}"), name, M)
-    arch = core.platform.npu_arch
-    if arch != 3510:
-        raise core.fault(ParameterOutOfRange(f"fm and filter are {dtype}, which Mmad on arch {arch} does not "
-                                             "take (8-bit float operands are Ascend 950 only, arch 3510)"), name, M)
+    refused = arch_refuses(dtype, core.platform.npu_arch)
+    if refused:
+        raise core.fault(ParameterOutOfRange(f"fm and filter: {refused}"), name, M)
     return hifloat8 if (ctrl_value(core) >> HIF8_MMAD_BIT) & 1 else dtype
 
 
