@@ -42,9 +42,21 @@ DATA_PATHS: dict[int, dict[str, frozenset]] = {
     3510: {"AIC": (_A2_AIC_PATHS - {"GM->L0A", "GM->L0B", "L1->GM"}) | {"L0C->UB", "L1->UB"},
            "AIV": _GM_UB | {"UB->L1"}},
 }
-# Cross-core flag modes (CrossCoreSetFlag(ISASI).md): 0 all cores of a type, 1 the AIVs of an AI core, 2 an AIC
-# and both its AIVs; 4 (3510 only) an AIC and one AIV.
+# Cross-core flag modes (asc-devkit@82b89a15 CrossCoreSetFlag(ISASI).md): 0 all cores of a type, 1 the AIVs of an
+# AI core, 2 an AIC and both its AIVs (flag IDs 0-15); 4 (3510 only, MIX_AIC_1_2) an AIC and one AIV (flag IDs 0-10,
+# and 16-26 on the AIC for AIV1).
 CROSS_CORE_MODES: dict[int, tuple[int, ...]] = {2201: (0, 1, 2), 3510: (0, 1, 2, 4)}
+MODE4_FLAGS = range(0, 11)  # an AIV's mode-4 flag IDs; the AIC's are these and these + MODE4_AIV1_OFFSET
+MODE4_AIV1_OFFSET = 16
+
+
+def mode4_route(setter: str, sub_block: int, flag: int) -> tuple[str, int, int]:
+    """Where a mode-4 CrossCoreSetFlag lands: (receiving core type, its sub-block, the flag ID it counts).
+    The AIC's 0-10 reach AIV0's 0-10 and its 16-26 AIV1's 0-10; AIV0's 0-10 reach the AIC's 0-10, AIV1's the
+    AIC's 16-26 (CrossCoreSetFlag(ISASI).md, "flagId取值范围说明")."""
+    if setter == "AIC":
+        return ("AIV", 0, flag) if flag < MODE4_AIV1_OFFSET else ("AIV", 1, flag - MODE4_AIV1_OFFSET)
+    return "AIC", 0, flag + MODE4_AIV1_OFFSET * sub_block
 
 
 def missing_path(npu_arch: int, core_type: CoreType, path: str) -> str | None:

@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 
 from ascend_sim import Chip, get_platform
-from ascend_sim.ascendc import (DataCopy, DataCopyParams, GetCtrlSpr, GlobalTensor, LoadData, LoadData2DParams,
-                                ResetCtrlSpr, SetCtrlSpr)
+from ascend_sim.ascendc import (CrossCoreWaitFlag, DataCopy, DataCopyParams, GetCtrlSpr, GlobalTensor, LoadData,
+                                LoadData2DParams, ResetCtrlSpr, SetCtrlSpr)
 from ascend_sim.chip import current_core
 from ascend_sim.convert import to_float8_e4m3fn, to_hifloat8
 from ascend_sim.coretypes import AIC, AIV, CROSS_CORE_MODES, DATA_PATHS, missing_path
 from ascend_sim.dtypes import arch_refuses, c0_of, float8_e4m3fn, hifloat8
-from ascend_sim.faults import MissingDataPath, ParameterOutOfRange
+from ascend_sim.faults import MissingDataPath, ParameterOutOfRange, SyncFault
 from ascend_sim.isa.ctrl import float_saturation
 from ascend_sim.isa.fixpipe import FIXPIPE
 from ascend_sim.pipes import Pipe
@@ -281,3 +281,79 @@ def test_c0_and_arch_refusal_of_the_8bit_types():
     assert arch_refuses(hifloat8, 3510) is None and arch_refuses(np.float16, 2201) is None
     assert arch_refuses(float8_e4m3fn, 2201) == ("float8_e4m3fn is an Ascend 950 (arch 3510) type; arch 2201 "
                                                   "(A2/A3) does not take it")
+
+
+# ------------------------------------------------------------------------------------------------ cross-core mode 4
+def _mode4_kernel(src):
+    from ascend_sim.ascendc import ASCEND_IS_AIC, PIPE_MTE2, PIPE_S, CrossCoreSetFlag, GetSubBlockIdx
+    core = current_core()
+    gm = GlobalTensor(np.float16).SetGlobalBuffer(src)
+    if ASCEND_IS_AIC():
+        DataCopy(local(core, "L1", np.float16), gm, 8192)  # a slow copy before the sets
+        CrossCoreSetFlag(4, PIPE_MTE2, 3)  # -> AIV0's flag 3
+        CrossCoreSetFlag(4, PIPE_MTE2, 16 + 5)  # -> AIV1's flag 5
+        CrossCoreWaitFlag(7, 4)  # AIV0's set 7
+        CrossCoreWaitFlag(16 + 7, 4)  # AIV1's set 7
+    elif GetSubBlockIdx() == 0:
+        CrossCoreWaitFlag(3, 4)
+        CrossCoreSetFlag(4, PIPE_S, 7)  # mode 4 takes PIPE_S
+    else:
+        CrossCoreWaitFlag(5, 4)
+        DataCopy(local(core, "UB", np.float16), gm, 8192)
+        CrossCoreSetFlag(4, PIPE_MTE2, 7)
+
+
+@pytest.mark.parametrize("engine", ["exact", "fast"])
+def test_mode4_flags_pair_an_aic_with_one_aiv(engine):
+    chip = Chip(A5, engine=engine, check_races=False)
+    src = GmAddr(chip.gm.upload("x", np.zeros(8192, np.float16)))
+    report = chip.launch(_mode4_kernel, 2, src, kernel_type="MIX_AIC_1_2")
+    for group in (0, 3):  # AIC, AIV0, AIV1 per AI core
+        aic, aiv0, aiv1 = ([r for r in log if r.name.startswith("CrossCore") or r.name.startswith("DataCopy")]
+                           for log in report.logs[group:group + 3])
+        copy, set3, set21, wait7, wait23 = aic
+        assert set3.start >= copy.end and aiv0[0].end >= set3.end and aiv1[0].end >= set21.end
+        assert wait7.end >= aiv0[1].end and wait23.end >= aiv1[2].end
+        assert aiv1[2].start >= aiv1[1].end  # AIV1's set waits for its copy
+        assert wait23.end > wait7.end  # AIV1's slow copy comes first
+
+
+def test_mode4_engines_agree():
+    times = []
+    for engine in ("exact", "fast"):
+        chip = Chip(A5, engine=engine, check_races=False)
+        src = GmAddr(chip.gm.upload("x", np.zeros(8192, np.float16)))
+        report = chip.launch(_mode4_kernel, 2, src, kernel_type="MIX_AIC_1_2")
+        times.append([[(r.name, r.start, r.end) for r in log] for log in report.logs])
+    assert times[0] == times[1]
+
+
+@pytest.mark.parametrize("platform,kernel_type,call,match", [
+    ("Ascend910B2", "MIX_AIC_1_2", lambda: CrossCoreWaitFlag(1, 4),
+     r"modeId=4 must be one of 0, 1, 2 on arch 2201"),
+    (A5, "MIX_AIC_1_1", lambda: CrossCoreWaitFlag(1, 4),
+     r"modeId=4 \(an AIC and one of its AIVs\) needs a MIX_AIC_1_2 kernel"),
+    (A5, "MIX_AIC_1_2", lambda: CrossCoreWaitFlag(11, 4),
+     r"flagId=11 outside \[0, 10\] or \[16, 26\] for modeId=4 on the AIC"),
+])
+def test_mode4_refusals(platform, kernel_type, call, match):
+    with pytest.raises((ParameterOutOfRange, SyncFault), match=match):
+        Chip(platform).launch(call, 1, kernel_type=kernel_type)
+
+
+def test_mode4_aiv_flag_range_and_deadlock():
+    from ascend_sim.ascendc import ASCEND_IS_AIV, PIPE_MTE2, CrossCoreSetFlag
+
+    def aiv_flag_16():
+        if ASCEND_IS_AIV():
+            CrossCoreWaitFlag(16, 4)
+    with pytest.raises(ParameterOutOfRange, match=r"flagId=16 outside \[0, 10\] for modeId=4 on the AIV"):
+        Chip(A5).launch(aiv_flag_16, 1, kernel_type="MIX_AIC_1_2")
+
+    def wrong_aiv():  # the AIC's flag 3 reaches AIV0 only: AIV1 waits forever
+        if ASCEND_IS_AIV():
+            CrossCoreWaitFlag(3, 4)
+        else:
+            CrossCoreSetFlag(4, PIPE_MTE2, 3)
+    with pytest.raises(SyncFault, match=r"deadlock"):
+        Chip(A5).launch(wrong_aiv, 1, kernel_type="MIX_AIC_1_2")
