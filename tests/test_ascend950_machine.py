@@ -119,12 +119,12 @@ def test_every_record_naming_a_missing_path_faults():
 # ------------------------------------------------------------------------------------------------ CTRL
 def test_ctrl_reset_value_and_bits():
     def body(core, gm):
-        seen = [GetCtrlSpr(0, 63), GetCtrlSpr(48, 48), GetCtrlSpr(60, 60), float_saturation(core)]
+        seen = [GetCtrlSpr(0, 63), GetCtrlSpr(48, 48), GetCtrlSpr(60, 60), float_saturation(core, "Cast", Pipe.V)]
         SetCtrlSpr(48, 48, 1)
-        seen += [GetCtrlSpr(48, 48), GetCtrlSpr(0, 63), float_saturation(core)]
+        seen += [GetCtrlSpr(48, 48), GetCtrlSpr(0, 63), float_saturation(core, "Cast", Pipe.V)]
         SetCtrlSpr(48, 48, 0)
         SetCtrlSpr(50, 50, 1)
-        seen += [float_saturation(core)]
+        seen += [float_saturation(core, "Cast", Pipe.V)]
         SetCtrlSpr(45, 45, 1)
         ResetCtrlSpr(50, 50)
         seen += [GetCtrlSpr(0, 63)]
@@ -146,7 +146,7 @@ def test_ctrl_writes_are_records_on_the_scalar_pipe():
 def test_ctrl_global_saturation_off_is_refused_for_conversions():
     def body(core, gm):
         SetCtrlSpr(60, 60, 0)
-        return float_saturation(core)
+        return float_saturation(core, "Cast", Pipe.V)
     with pytest.raises(ParameterOutOfRange, match=r"CTRL\[60\]=0"):
         _run(body)
 
@@ -170,9 +170,9 @@ def test_ctrl_refusals_name_the_bits(platform, call, match):
 
 def test_ctrl_on_a2_saturation_bit():
     def body(core, gm):
-        before = (GetCtrlSpr(48, 48), float_saturation(core))
+        before = (GetCtrlSpr(48, 48), float_saturation(core, "Cast", Pipe.V))
         SetCtrlSpr(48, 48, 1)
-        return before, (GetCtrlSpr(48, 48), float_saturation(core))
+        return before, (GetCtrlSpr(48, 48), float_saturation(core, "Cast", Pipe.V))
     assert _run(body, "Ascend910B2") == ((0, (True, True)), (1, (False, False)))
 
 

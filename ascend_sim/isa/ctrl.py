@@ -101,13 +101,14 @@ def ResetCtrlSpr(startBit: int, endBit: int) -> None:
     core.write_register(RESET_CTRL_SPR, "ctrl", value)
 
 
-def float_saturation(core) -> tuple[bool, bool]:
-    """(saturate, nan_to_zero) for a float conversion on `core` now (convert.py's arguments): CTRL[48] = 0
-    saturates; with saturation on, CTRL[50] = 0 turns fp8 NaN into 0. On arch 3510 CTRL[60] = 0 hands the choice
-    to each instruction's own saturation mode, which no instruction modelled here carries: refused (a fault)."""
+def float_saturation(core, name: str, pipe: Pipe) -> tuple[bool, bool]:
+    """(saturate, nan_to_zero) for a float conversion that instruction `name` on `pipe` does on `core` now
+    (convert.py's arguments): CTRL[48] = 0 saturates; with saturation on, CTRL[50] = 0 turns fp8 NaN into 0. On
+    arch 3510, CTRL[60] = 0 hands the choice to each instruction's own saturation mode, which no instruction
+    modelled here carries: a fault. The caller records ("ctrl", ctrl_value(core)) among its registers."""
     ctrl = ctrl_value(core)
     if core.platform.npu_arch == 3510 and not _bits(ctrl, GLOBAL_SATURATION_BIT, GLOBAL_SATURATION_BIT):
-        raise ParameterOutOfRange("CTRL[60]=0 (per-instruction saturation) is not modelled: the converting "
-                                  "instruction carries no saturation mode here")
+        raise core.fault(ParameterOutOfRange("CTRL[60]=0 (per-instruction saturation) is not modelled: the "
+                                             "converting instruction carries no saturation mode here"), name, pipe)
     saturate = not _bits(ctrl, SATURATION_OFF_BIT, SATURATION_OFF_BIT)
     return saturate, saturate and not _bits(ctrl, FP8_NAN_KEEP_BIT, FP8_NAN_KEEP_BIT)
