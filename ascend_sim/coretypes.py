@@ -29,7 +29,8 @@ AIV = CoreType("AIV", "vector core", ("UB",), (Pipe.S, Pipe.V, Pipe.MTE2, Pipe.M
 
 
 # The data paths each core can move data on, per NpuArch, named "SRC->DST" as the instructions' records name them.
-# 2201 (A2/A3): asc-devkit@82b89a15 docs/zh/guide/.../架构规格/NPU架构版本2201.md and the instructions modelled here.
+# 2201 (A2/A3): the instructions modelled here, Fixpipe to L1 and GM (asc-devkit@82b89a15 docs/zh/guide/.../架构规格/
+# NPU架构版本2201.md), and the paths NPU架构版本3510.md lists as removed (they exist on 2201).
 # 3510 (Ascend 950): NPU架构版本3510.md: "adds L0C->UB and UB<->L1; removes GM->L0A, GM->L0B and L1->GM".
 # [INFERENCE] which core issues the new paths follows their pipe in that page's bandwidth table: L1->UB (MTE1)
 # and L0C->UB (FIX) on the AIC, UB->L1 (MTE3) on the AIV. [CONFLICT] the 950 INIs still list

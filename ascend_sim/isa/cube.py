@@ -190,4 +190,5 @@ def Mmad(dst, fm, filter, params: MmadParams) -> None:
         reads += ((cbuf, c_0, c_0 + c_bytes),)
     core.issue(MMAD, M, params, reads, ((cbuf, c_0, c_0 + c_bytes),),
                (abuf, a0, a_bytes, bbuf, b0, b_bytes, cbuf, c_0, c_bytes, dtype, m, k, m1, n1, k1, c0, init, gemv,
-                operand, hf32_rounding, bias_bt), registers=(("hf32", hf32), ("hf32_trans_mode", registers["hf32_trans_mode"])) + depends)
+                operand, hf32_rounding, bias_bt),
+               registers=(("hf32", hf32), ("hf32_trans_mode", registers["hf32_trans_mode"])) + depends)
