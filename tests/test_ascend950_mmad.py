@@ -203,3 +203,24 @@ def test_hf32_rounds_to_10_mantissa_bits_on_3510():
     assert np.all(np.abs(got - want) <= ref.mmad_tolerance(a10, b10))
     want11 = _loop_mmad(r11(a).astype(np.float64), r11(b).astype(np.float64))
     assert np.any(np.abs(got - want11)[0] > ref.mmad_tolerance(a10, b10)[0])  # 10 bits, not A2's 11
+
+
+def test_exact_and_fast_engines_agree_on_8bit_mmad():
+    rng = np.random.default_rng(4)
+    a_codes, b_codes = _finite_codes(rng, "float8_e4m3fn", (40, 70)), _finite_codes(rng, "float8_e4m3fn", (70, 24))
+    for codes in (a_codes, b_codes):  # finite read as hifloat8 too
+        codes[np.isin(codes, NONFINITE["hifloat8"])] = 0
+    results = []
+    for engine in ("exact", "fast"):
+        def body(core):
+            fill(core, "L0A", ref.make_zz(a_codes, K0))
+            fill(core, "L0B", ref.make_zn(b_codes, K0))
+            for hif8 in (0, 1):
+                SetCtrlSpr(45, 45, hif8)
+                Mmad(local(core, "L0C", np.float32, hif8 * 8192), local(core, "L0A", float8_e4m3fn),
+                     local(core, "L0B", float8_e4m3fn), MmadParams(40, 24, 70))
+        chip = Chip(A5, check_races=False, record=True, engine=engine)
+        chip.launch(lambda: body(current_core()), 1)
+        core = chip.cores[0]
+        results.append((core.buffers["L0C"].data[:16384].copy(), [(r.name, r.start, r.end) for r in core.log]))
+    assert np.array_equal(results[0][0], results[1][0]) and results[0][1] == results[1][1]
