@@ -42,13 +42,18 @@ def _bits(value: int, start: int, end: int) -> int:
     return (value >> start) & ((1 << (end - start + 1)) - 1)
 
 
-def _check_bits(core, name: str, startBit, endBit, reset: bool = False) -> None:
-    arch = core.platform.npu_arch
+def _check_range(core, name: str, startBit, endBit) -> None:
     for field, bit in (("startBit", startBit), ("endBit", endBit)):
         if bit.__class__ is not int or not 0 <= bit <= 63:
             raise core.fault(ParameterOutOfRange(f"{field}={bit!r} outside [0, 63]"), name, S)
     if startBit > endBit:
         raise core.fault(ParameterOutOfRange(f"startBit={startBit} > endBit={endBit}"), name, S)
+
+
+def _check_bits(core, name: str, startBit, endBit, reset: bool = False) -> None:
+    """The bits SetCtrlSpr / ResetCtrlSpr may write on this arch (the Impl's static_asserts)."""
+    arch = core.platform.npu_arch
+    _check_range(core, name, startBit, endBit)
     if reset and arch != 3510:
         raise core.fault(ParameterOutOfRange(f"{name} does not exist on arch {arch} (Ascend 950 only)"), name, S)
     if 6 <= startBit and endBit <= 10 and arch == 3510:
@@ -59,7 +64,8 @@ def _check_bits(core, name: str, startBit, endBit, reset: bool = False) -> None:
     if startBit != endBit or startBit not in singles:
         allowed = ", ".join(f"CTRL[{b}]" for b in singles)
         raise core.fault(ParameterOutOfRange(f"bits [{startBit}, {endBit}] are not writable on arch {arch}; "
-                                             f"allowed: {allowed}" + (", CTRL[10:6]" if arch == 3510 else "")),
+                                             f"allowed: {allowed}"
+                                             + (", CTRL[10:6] (through SetAtomicAdd here)" if arch == 3510 else "")),
                          name, S)
 
 
@@ -80,14 +86,10 @@ def SetCtrlSpr(startBit: int, endBit: int, value: int) -> None:
 def GetCtrlSpr(startBit: int, endBit: int) -> int:
     """GetCtrlSpr<startBit, endBit>(): the value of CTRL[endBit:startBit] (a scalar read, no instruction)."""
     core = current_core()
-    for field, bit in (("startBit", startBit), ("endBit", endBit)):
-        if bit.__class__ is not int or not 0 <= bit <= 63:
-            raise core.fault(ParameterOutOfRange(f"{field}={bit!r} outside [0, 63]"), "GetCtrlSpr", S)
+    _check_range(core, "GetCtrlSpr", startBit, endBit)
     if core.platform.npu_arch != 3510 and (startBit, endBit) != (48, 48):
         raise core.fault(ParameterOutOfRange(f"bits [{startBit}, {endBit}]: only CTRL[48] is readable on arch "
                                              f"{core.platform.npu_arch}"), "GetCtrlSpr", S)
-    if startBit > endBit:
-        raise core.fault(ParameterOutOfRange(f"startBit={startBit} > endBit={endBit}"), "GetCtrlSpr", S)
     return _bits(ctrl_value(core), startBit, endBit)
 
 

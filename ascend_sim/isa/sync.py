@@ -98,7 +98,7 @@ def _check_mode4(core, name: str, flagId, kernel_type, pipe) -> None:
 
 def CrossCoreSetFlag(modeId: int, pipe: Pipe, flagId: int) -> None:
     """CrossCoreSetFlag<modeId, pipe>(flagId): counts up flag `flagId` of the cores `modeId` names once every
-    earlier instruction of `pipe` on this core has completed (PIPE_S and PIPE_ALL are not allowed)."""
+    earlier instruction of `pipe` on this core has completed (PIPE_ALL is not allowed, PIPE_S only in mode 4)."""
     core = current_core()
     name = "CrossCoreSetFlag"
     scalar_ok = modeId == 4  # mode 4 (arch 3510) also takes PIPE_S
