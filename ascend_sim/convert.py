@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dtypes import float8_e4m3fn, hifloat8
+from ascend_sim.dtypes import float8_e4m3fn, hifloat8
 
 HIFLOAT8_MAX = 32768.0  # 0x6E: Dot 11, E +15, M 0 (en-dtypes finfo)
 FLOAT8_E4M3FN_MAX = 448.0  # 0x7E (ml_dtypes finfo)

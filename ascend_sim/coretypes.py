@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from .pipes import AIC_EVENTS, AIV_EVENTS, HardEvent, Pipe
+from ascend_sim.pipes import AIC_EVENTS, AIV_EVENTS, HardEvent, Pipe
 
 
 class CoreType:

@@ -35,11 +35,11 @@ from operator import attrgetter, itemgetter
 import numpy as np
 from numba import njit
 
-from .coretypes import mode4_route
-from .faults import SyncFault
-from .pipes import QUEUES, Pipe
-from .record import Record, _no_cost
-from .schedule import CostModel
+from ascend_sim.coretypes import mode4_route
+from ascend_sim.faults import SyncFault
+from ascend_sim.pipes import QUEUES, Pipe
+from ascend_sim.record import Record, _no_cost
+from ascend_sim.schedule import CostModel
 
 _N = len(QUEUES)  # pipes with a queue (S .. FIX); Pipe.ALL is 7
 _ALL = int(Pipe.ALL)

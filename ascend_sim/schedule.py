@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections import deque
 
-from .coretypes import mode4_route
-from .faults import SyncFault
-from .pipes import QUEUES, Pipe
+from ascend_sim.coretypes import mode4_route
+from ascend_sim.faults import SyncFault
+from ascend_sim.pipes import QUEUES, Pipe
 
 _N = len(QUEUES)
 _ALL = Pipe.ALL

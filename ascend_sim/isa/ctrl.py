@@ -16,10 +16,10 @@ impl/basic_api/dav_3510/kernel_operator_common_impl.h (SetCtrlSprImpl, ResetCtrl
 """
 from __future__ import annotations
 
-from ..faults import ParameterOutOfRange
-from ..pipes import Pipe
-from ..record import define
-from .common import current_core
+from ascend_sim.faults import ParameterOutOfRange
+from ascend_sim.pipes import Pipe
+from ascend_sim.record import define
+from ascend_sim.isa.common import current_core
 
 S = Pipe.S
 CTRL_RESET = {3510: 0x1000000000000008, 2201: 0}

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..dtypes import EIGHT_BIT_DTYPES, arch_refuses, hifloat8, round_to_hf32
-from ..faults import ParameterOutOfRange
-from ..pipes import Pipe
-from ..tensor import LocalTensor
-from ..record import define
-from .common import FRACTAL, check_aligned, current_core, expect_position, fields_checker
-from .ctrl import HIF8_MMAD_BIT, ctrl_value
+from ascend_sim.dtypes import EIGHT_BIT_DTYPES, arch_refuses, hifloat8, round_to_hf32
+from ascend_sim.faults import ParameterOutOfRange
+from ascend_sim.pipes import Pipe
+from ascend_sim.tensor import LocalTensor
+from ascend_sim.record import define
+from ascend_sim.isa.common import FRACTAL, check_aligned, current_core, expect_position, fields_checker
+from ascend_sim.isa.ctrl import HIF8_MMAD_BIT, ctrl_value
 
 M = Pipe.M
 

@@ -7,13 +7,13 @@ whole weight block into L1. ifTranspose from GM is not modelled (no kernel here 
 """
 from __future__ import annotations
 
-from ..faults import ParameterOutOfRange
-from ..pipes import Pipe
-from ..record import define
-from ..tensor import GlobalTensor, LocalTensor
-from .common import FRACTAL, check_aligned, current_core, expect_position, fields_checker
-from .mte1 import LoadData2DParams
-from .mte2 import _mte2_cost
+from ascend_sim.faults import ParameterOutOfRange
+from ascend_sim.pipes import Pipe
+from ascend_sim.record import define
+from ascend_sim.tensor import GlobalTensor, LocalTensor
+from ascend_sim.isa.common import FRACTAL, check_aligned, current_core, expect_position, fields_checker
+from ascend_sim.isa.mte1 import LoadData2DParams
+from ascend_sim.isa.mte2 import _mte2_cost
 
 MTE2 = Pipe.MTE2
 _DSTS = ("L1", "L0A", "L0B")

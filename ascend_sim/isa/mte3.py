@@ -6,11 +6,11 @@ blocks are added to GM (atomic.py).
 """
 from __future__ import annotations
 
-from ..pipes import Pipe
-from ..record import define
-from ..tensor import GlobalTensor, LocalTensor
-from .atomic import ATOMIC_WRITE, atomic_register, store
-from .common import BLOCK, check_aligned, current_core, expect_position, fields_checker
+from ascend_sim.pipes import Pipe
+from ascend_sim.record import define
+from ascend_sim.tensor import GlobalTensor, LocalTensor
+from ascend_sim.isa.atomic import ATOMIC_WRITE, atomic_register, store
+from ascend_sim.isa.common import BLOCK, check_aligned, current_core, expect_position, fields_checker
 
 MTE3 = Pipe.MTE3
 _check_datacopy = fields_checker({"blockCount": (0, 4095), "blockLen": (0, 65535), "srcStride": (0, 65535),

@@ -1,11 +1,11 @@
 """SetFlag / WaitFlag / PipeBarrier inside a core, SyncAll across cores, and the block index queries."""
 from __future__ import annotations
 
-from ..chip import current_core
-from ..coretypes import CROSS_CORE_MODES, MODE4_AIV1_OFFSET, MODE4_FLAGS
-from ..faults import ParameterOutOfRange, SyncFault
-from ..pipes import HardEvent, Pipe
-from ..record import define
+from ascend_sim.chip import current_core
+from ascend_sim.coretypes import CROSS_CORE_MODES, MODE4_AIV1_OFFSET, MODE4_FLAGS
+from ascend_sim.faults import ParameterOutOfRange, SyncFault
+from ascend_sim.pipes import HardEvent, Pipe
+from ascend_sim.record import define
 
 
 def SetFlag(event: HardEvent, event_id: int = 0) -> None:
