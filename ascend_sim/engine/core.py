@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import sys
 
-from ascend_sim.machine.coretypes import CoreType
-from ascend_sim.machine.faults import ParameterOutOfRange, SimFault, SyncFault
+from ascend_sim.machine.coretypes import DATA_PATHS, CoreType, missing_path
+from ascend_sim.machine.faults import MissingDataPath, ParameterOutOfRange, SimFault, SyncFault
 from ascend_sim.machine.memory import Buffer
 from ascend_sim.machine.pipes import HardEvent, Pipe
 from ascend_sim.passes.races import GM_ORDERING, RaceChecker
@@ -70,6 +70,7 @@ class AICore:
         for buf in self.buffers.values():
             buf.key = (index, buf.name)
         self.alignments = p.alignments
+        self.paths = DATA_PATHS[p.npu_arch][core_type.name]  # the data paths this core has (coretypes.py)
         self.event_ids = p.event_ids
         self.group = group  # the AI core (an AIC and its AIVs) this core belongs to
         self.schedule = CoreSchedule(index, p, model, self._run, launch, core_type.name, group)
@@ -94,6 +95,8 @@ class AICore:
     def issue(self, spec, pipe: Pipe, params, reads: tuple = (), writes: tuple = (), args=None,
               path: str | None = None, nbytes: int = 0, registers: tuple = (), event=None, footprint=None) -> Record:
         """Record one instruction, bounds-check it and submit it to the scheduler."""
+        if path is not None and path not in self.paths:
+            self.check_path(spec.name, pipe, path)
         rec = Record(self.index, self._seq, spec, pipe, snapshot(params), args, reads, writes, caller_source(),
                      path, nbytes, event, registers, footprint, self.api)
         self._seq += 1
@@ -113,6 +116,12 @@ class AICore:
             self.log.append(rec)
         self.submit(rec)
         return rec
+
+    def check_path(self, name: str, pipe: Pipe, path: str) -> None:
+        """Fault when this core has no data path `path` ("L1->GM"): the table in coretypes.py decides."""
+        why = missing_path(self.platform.npu_arch, self.core_type, path)
+        if why is not None:
+            raise self.fault(MissingDataPath(why), name, pipe)
 
     def write_register(self, spec, name: str, value) -> Record:
         """A register write (SetFmatrix, SetHF32Mode, ...): a record on the scalar pipe."""

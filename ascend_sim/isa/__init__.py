@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ascend_sim.isa.atomic import SetAtomicAdd, SetAtomicNone
 from ascend_sim.isa.bias_table import copy_l1_to_bt
+from ascend_sim.isa.ctrl import GetCtrlSpr, ResetCtrlSpr, SetCtrlSpr
 from ascend_sim.isa.cube import Mmad, MmadParams, SetHF32Mode, SetHF32TransMode
 from ascend_sim.isa.fixpipe import (CFG_NZ, CFG_ROW_MAJOR, DataCopyCO12DstParams, Fixpipe, FixpipeConfig, FixpipeParams,
                                     FixpipeParamsV220, QuantMode_t, QuantParams, copy_l0c_to_gm)

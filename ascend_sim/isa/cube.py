@@ -1,4 +1,11 @@
-"""PIPE_M: Mmad on the 16x16x16 cube. A in L0A (ZZ), B in L0B (ZN), C in L0C (NZ, fp32)."""
+"""PIPE_M: Mmad on the 16x16x16 cube. A in L0A (ZZ), B in L0B (ZN), C in L0C (NZ, fp32).
+
+Operands: float16, bfloat16, float32 (or HF32); on arch 3510 also hifloat8 x hifloat8 and float8_e4m3fn x
+float8_e4m3fn (asc-devkit@82b89a15 Mmad.md table 5), 16x32-byte fractals (K fractal 32), exact products summed in
+fp32; CTRL[45] = 1 makes float8_e4m3fn x float8_e4m3fn run as hifloat8 (isa/ctrl.py). The e5m2 mixes of table 5
+are not modelled (no dtype here). [INFERENCE] L0A stays ZZ on every preset: the 3510 NZ L0A and the loads that
+write it are not modelled yet (docs/ascend950.md).
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -6,7 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ascend_sim.isa.common import FRACTAL, check_aligned, current_core, expect_position, fields_checker
-from ascend_sim.machine.dtypes import round_to_hf32
+from ascend_sim.isa.ctrl import HIF8_MMAD_BIT, ctrl_value
+from ascend_sim.machine.dtypes import EIGHT_BIT_DTYPES, arch_refuses, hifloat8, round_to_hf32
 from ascend_sim.machine.faults import ParameterOutOfRange
 from ascend_sim.machine.pipes import Pipe
 from ascend_sim.machine.tensor import LocalTensor
@@ -44,13 +52,16 @@ def SetHF32TransMode(mode: int) -> None:
     current_core().write_register(SET_HF32_TRANS_MODE, "hf32_trans_mode", int(mode))
 
 
-_DTYPE_KEY = {np.dtype(np.float16): "float16", np.dtype(np.float32): "float32"}
-
+_DTYPE_KEY = {np.dtype(np.float16): "float16", np.dtype(np.float32): "float32",
+              **{dtype: name for name, dtype in EIGHT_BIT_DTYPES.items()}}
 
 
 # float16 -> float32 by table: the same bits as astype (NaN payloads included) at a third of the time
 _F16_TO_F32 = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float32)
 _FLOAT16, _FLOAT32 = np.dtype(np.float16), np.dtype(np.float32)
+# 8-bit codes -> float32 by table (every code is exact in fp32)
+_BYTE_TO_F32 = {dtype: np.arange(256, dtype=np.uint8).view(dtype).astype(np.float32)
+                for dtype in EIGHT_BIT_DTYPES.values()}
 _MMAD_RANGES = {"m": (0, 4095), "n": (0, 4095), "k": (0, 4095), "unitFlag": (0, 3)}
 _check_mmad = fields_checker(_MMAD_RANGES)
 
@@ -60,6 +71,8 @@ def _fractals_to_f32(data: np.ndarray, dtype: np.dtype, shape: tuple, axes: tupl
     `axes` in one pass (a fresh C-contiguous array)."""
     if dtype == _FLOAT16:
         return _F16_TO_F32.take(data.view(np.uint16).reshape(shape).transpose(axes))
+    if dtype.itemsize == 1:
+        return _BYTE_TO_F32[dtype].take(data.reshape(shape).transpose(axes))
     src = data.view(dtype).reshape(shape).transpose(axes)
     out = np.empty(src.shape, np.float32)
     np.copyto(out, src, casting="unsafe")
@@ -104,6 +117,17 @@ def _mmad_execute(rec) -> None:
         rows += prod_nz
 
 
+def _eight_bit_operand(core, name: str, dtype: np.dtype) -> np.dtype:
+    """The dtype the cube multiplies 8-bit operands as: refused off arch 3510; CTRL[45] turns fp8 into hif8."""
+    if dtype not in _BYTE_TO_F32:
+        raise core.fault(ParameterOutOfRange(f"fm and filter are {dtype}: 8-bit Mmad operands modelled are "
+                                             f"{sorted(EIGHT_BIT_DTYPES)}"), name, M)
+    refused = arch_refuses(dtype, core.platform.npu_arch)
+    if refused:
+        raise core.fault(ParameterOutOfRange(f"fm and filter: {refused}"), name, M)
+    return hifloat8 if (ctrl_value(core) >> HIF8_MMAD_BIT) & 1 else dtype
+
+
 MMAD = define("Mmad", M, cost=_mmad_cost, execute=_mmad_execute, params=MmadParams,
               doc="C = or += A . B on the cube, fp32 accumulation in L0C.")
 
@@ -130,6 +154,10 @@ def Mmad(dst, fm, filter, params: MmadParams) -> None:
         raise core.fault(ParameterOutOfRange(f"fm is {fm.dtype} but filter is {filter.dtype}"), name, M)
     if dst.dtype is not _FLOAT32 and dst.dtype != _FLOAT32:
         raise core.fault(ParameterOutOfRange(f"dst in L0C must be float32 for {fm.dtype} operands"), name, M)
+    depends = ()
+    if dtype.itemsize == 1:
+        dtype = _eight_bit_operand(core, name, dtype)
+        depends = (("ctrl", ctrl_value(core)),)
     init = params.cmatrixInitVal and not params.isBias  # as the A2 MmadCal passes it to the hardware
     # cmatrixSource=1 without init: C starts from the bias table (one fp32 row of n values, broadcast over m).
     # Own rule: the four-operand Mmad names no BT address; the bias row is read from BT address 0, where the
@@ -162,4 +190,5 @@ def Mmad(dst, fm, filter, params: MmadParams) -> None:
         reads += ((cbuf, c_0, c_0 + c_bytes),)
     core.issue(MMAD, M, params, reads, ((cbuf, c_0, c_0 + c_bytes),),
                (abuf, a0, a_bytes, bbuf, b0, b_bytes, cbuf, c_0, c_bytes, dtype, m, k, m1, n1, k1, c0, init, gemv,
-                operand, hf32_rounding, bias_bt), registers=(("hf32", hf32), ("hf32_trans_mode", registers["hf32_trans_mode"])))
+                operand, hf32_rounding, bias_bt),
+               registers=(("hf32", hf32), ("hf32_trans_mode", registers["hf32_trans_mode"])) + depends)

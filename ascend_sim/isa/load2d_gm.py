@@ -39,6 +39,9 @@ def load_data_2d_gm(dst, src, params: LoadData2DParams) -> None:
         expect_position(core, name, MTE2, dst, _DSTS, "dst")
     if src.__class__ is not GlobalTensor:
         expect_position(core, name, MTE2, src, ("GM",), "src")
+    path = _PATH[dst.buffer.name]
+    if path not in core.paths:  # also for a NOP: the instruction itself does not exist there
+        core.check_path(name, MTE2, path)
     _check_load2d(core, name, MTE2, params)
     if params.ifTranspose:
         raise core.fault(ParameterOutOfRange("ifTranspose=1 with the source in GM is not modelled"), name, MTE2)

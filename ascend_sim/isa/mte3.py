@@ -40,6 +40,8 @@ def copy_l1_to_gm(dst, src, params) -> None:
         expect_position(core, name, MTE3, dst, ("GM",), "dst")
     if src.__class__ is not LocalTensor or src.buffer.name != "L1":
         expect_position(core, name, MTE3, src, ("L1",), "src")
+    if "L1->GM" not in core.paths:  # also for a NOP: the instruction itself does not exist there
+        core.check_path(name, MTE3, "L1->GM")
     _check_datacopy(core, name, MTE3, params)
     if src.address % core.alignments.L1:
         check_aligned(core, name, MTE3, src, core.alignments.L1, "src")

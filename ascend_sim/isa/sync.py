@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ascend_sim.engine.chip import current_core
+from ascend_sim.machine.coretypes import CROSS_CORE_MODES, MODE4_AIV1_OFFSET, MODE4_FLAGS
 from ascend_sim.machine.faults import ParameterOutOfRange, SyncFault
 from ascend_sim.machine.pipes import HardEvent, Pipe
 from ascend_sim.record import define
@@ -53,10 +54,11 @@ def ASCEND_IS_AIV() -> bool:
 
 CROSS_CORE_SET_FLAG = define("CrossCoreSetFlag", doc="Signal other cores once the earlier instructions of the "
                              "pipe have completed (mode 0: all cores of this type; 1: the AIVs of this AI core; "
-                             "2: an AIC and its AIVs).")
+                             "2: an AIC and its AIVs; 4, arch 3510: an AIC and one AIV).")
 CROSS_CORE_WAIT_FLAG = define("CrossCoreWaitFlag", Pipe.S, doc="Stop issuing until the flag's counter is non-zero, "
                               "then decrement it.")
-_CROSS_MODES = {0: "every core of this type", 1: "the AIVs of this AI core", 2: "an AIC and its AIVs"}
+_CROSS_MODES = {0: "every core of this type", 1: "the AIVs of this AI core", 2: "an AIC and its AIVs",
+                4: "an AIC and one of its AIVs"}
 
 
 def _check_cross_core(core, name: str, flagId: int, modeId: int, pipe) -> None:
@@ -64,8 +66,13 @@ def _check_cross_core(core, name: str, flagId: int, modeId: int, pipe) -> None:
     if not kernel_type.cross_core_flags:
         raise core.fault(SyncFault(f"{name} in a {kernel_type.value} kernel: the hardware enables cross-core flags "
                                    "only for MIX kernel types"), name, pipe)
-    if modeId not in _CROSS_MODES:
-        raise core.fault(ParameterOutOfRange(f"modeId={modeId!r} must be 0, 1 or 2 on A2/A3"), name, pipe)
+    arch = core.platform.npu_arch
+    if modeId not in CROSS_CORE_MODES[arch]:
+        allowed = ", ".join(map(str, CROSS_CORE_MODES[arch]))
+        raise core.fault(ParameterOutOfRange(f"modeId={modeId!r} must be one of {allowed} on arch {arch}"
+                                             + (" (A2/A3)" if arch == 2201 else "")), name, pipe)
+    if modeId == 4:
+        return _check_mode4(core, name, flagId, kernel_type, pipe)
     if modeId and not kernel_type.aiv_per_aic:
         raise core.fault(SyncFault(f"modeId={modeId} ({_CROSS_MODES[modeId]}) needs a MIX_AIC_1_1 or MIX_AIC_1_2 "
                                    f"kernel, not {kernel_type.value}"), name, pipe)
@@ -76,15 +83,29 @@ def _check_cross_core(core, name: str, flagId: int, modeId: int, pipe) -> None:
         raise core.fault(ParameterOutOfRange(f"flagId={flagId!r} outside [0, 15]"), name, pipe)
 
 
+def _check_mode4(core, name: str, flagId, kernel_type, pipe) -> None:
+    if kernel_type.aiv_per_aic != 2:
+        raise core.fault(SyncFault(f"modeId=4 ({_CROSS_MODES[4]}) needs a MIX_AIC_1_2 kernel, not "
+                                   f"{kernel_type.value}"), name, pipe)
+    ids = [MODE4_FLAGS]
+    if core.core_type.name == "AIC":
+        ids.append(range(MODE4_FLAGS.start + MODE4_AIV1_OFFSET, MODE4_FLAGS.stop + MODE4_AIV1_OFFSET))
+    if flagId.__class__ is not int or not any(flagId in r for r in ids):
+        text = " or ".join(f"[{r.start}, {r.stop - 1}]" for r in ids)
+        raise core.fault(ParameterOutOfRange(f"flagId={flagId!r} outside {text} for modeId=4 on the "
+                                             f"{core.core_type.name}"), name, pipe)
+
+
 def CrossCoreSetFlag(modeId: int, pipe: Pipe, flagId: int) -> None:
     """CrossCoreSetFlag<modeId, pipe>(flagId): counts up flag `flagId` of the cores `modeId` names once every
-    earlier instruction of `pipe` on this core has completed (PIPE_S and PIPE_ALL are not allowed)."""
+    earlier instruction of `pipe` on this core has completed (PIPE_ALL is not allowed, PIPE_S only in mode 4)."""
     core = current_core()
     name = "CrossCoreSetFlag"
-    if pipe not in core.core_type.pipes or pipe == Pipe.S:
+    scalar_ok = modeId == 4  # mode 4 (arch 3510) also takes PIPE_S
+    if pipe not in core.core_type.pipes or (pipe == Pipe.S and not scalar_ok):
         raise core.fault(ParameterOutOfRange(
             f"pipe={getattr(pipe, 'name', pipe)} must be one of the {core.core_type.name}'s pipes "
-            f"{[p.name for p in core.core_type.pipes if p != Pipe.S]}"), name, Pipe.S)
+            f"{[p.name for p in core.core_type.pipes if p != Pipe.S or scalar_ok]}"), name, Pipe.S)
     _check_cross_core(core, name, flagId, modeId, pipe)
     core.issue(CROSS_CORE_SET_FLAG, pipe, {"modeId": modeId, "flagId": flagId}, event=(modeId, flagId))
 

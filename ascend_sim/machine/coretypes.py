@@ -28,6 +28,47 @@ AIC = CoreType("AIC", "cube core", ("L1", "L0A", "L0B", "L0C", "BT", "FB"),
 AIV = CoreType("AIV", "vector core", ("UB",), (Pipe.S, Pipe.V, Pipe.MTE2, Pipe.MTE3), AIV_EVENTS)
 
 
+# The data paths each core can move data on, per NpuArch, named "SRC->DST" as the instructions' records name them.
+# 2201 (A2/A3): the instructions modelled here, Fixpipe to L1 and GM (asc-devkit@82b89a15 docs/zh/guide/.../架构规格/
+# NPU架构版本2201.md), and the paths NPU架构版本3510.md lists as removed (they exist on 2201).
+# 3510 (Ascend 950): NPU架构版本3510.md: "adds L0C->UB and UB<->L1; removes GM->L0A, GM->L0B and L1->GM".
+# [INFERENCE] which core issues the new paths follows their pipe in that page's bandwidth table: L1->UB (MTE1)
+# and L0C->UB (FIX) on the AIC, UB->L1 (MTE3) on the AIV. [CONFLICT] the 950 INIs still list
+# Intrinsic_data_move_out2l0a/l0b and l12out in [AICoreintrinsicDtypeMap]; the architecture page is followed.
+_A2_AIC_PATHS = frozenset({"GM->L1", "GM->L0A", "GM->L0B", "L1->L0A", "L1->L0B", "L1->BT", "L1->FB", "L1->GM",
+                           "L0C->GM", "L0C->L1"})
+_GM_UB = frozenset({"GM->UB", "UB->GM"})
+DATA_PATHS: dict[int, dict[str, frozenset]] = {
+    2201: {"AIC": _A2_AIC_PATHS, "AIV": _GM_UB},
+    3510: {"AIC": (_A2_AIC_PATHS - {"GM->L0A", "GM->L0B", "L1->GM"}) | {"L0C->UB", "L1->UB"},
+           "AIV": _GM_UB | {"UB->L1"}},
+}
+# Cross-core flag modes (asc-devkit@82b89a15 CrossCoreSetFlag(ISASI).md): 0 all cores of a type, 1 the AIVs of an
+# AI core, 2 an AIC and both its AIVs (flag IDs 0-15); 4 (3510 only, MIX_AIC_1_2) an AIC and one AIV (flag IDs 0-10,
+# and 16-26 on the AIC for AIV1).
+CROSS_CORE_MODES: dict[int, tuple[int, ...]] = {2201: (0, 1, 2), 3510: (0, 1, 2, 4)}
+MODE4_FLAGS = range(0, 11)  # an AIV's mode-4 flag IDs; the AIC's are these and these + MODE4_AIV1_OFFSET
+MODE4_AIV1_OFFSET = 16
+
+
+def mode4_route(setter: str, sub_block: int, flag: int) -> tuple[str, int, int]:
+    """Where a mode-4 CrossCoreSetFlag lands: (receiving core type, its sub-block, the flag ID it counts).
+    The AIC's 0-10 reach AIV0's 0-10 and its 16-26 AIV1's 0-10; AIV0's 0-10 reach the AIC's 0-10, AIV1's the
+    AIC's 16-26 (CrossCoreSetFlag(ISASI).md, "flagId取值范围说明")."""
+    if setter == "AIC":
+        return ("AIV", 0, flag) if flag < MODE4_AIV1_OFFSET else ("AIV", 1, flag - MODE4_AIV1_OFFSET)
+    return "AIC", 0, flag + MODE4_AIV1_OFFSET * sub_block
+
+
+def missing_path(npu_arch: int, core_type: CoreType, path: str) -> str | None:
+    """Why `path` cannot be used on this core, or None when it exists."""
+    if path in DATA_PATHS[npu_arch][core_type.name]:
+        return None
+    elsewhere = [name for name, paths in DATA_PATHS[npu_arch].items() if path in paths]
+    where = f" (only the {elsewhere[0]} has it)" if elsewhere else ""
+    return f"{path} does not exist on arch {npu_arch} {core_type.name}{where}"
+
+
 class KernelType(Enum):
     """The launch's kernel type (Ascend C KERNEL_TYPE_*): which cores run it, how many AIV per AIC, and whether
     the hardware enables cross-core flags (only the MIX types do)."""

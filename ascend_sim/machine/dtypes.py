@@ -25,8 +25,18 @@ def dtype_name(dtype) -> str:
     raise TypeError(f"dtype={dt} is not supported; allowed: {sorted(DTYPES)}")
 
 
+def arch_refuses(dtype, npu_arch: int) -> str | None:
+    """Why `dtype` cannot be used on NpuArch `npu_arch`, or None: hifloat8 and float8_e4m3fn are arch 3510
+    (Ascend 950) only; arch 2201 (A2/A3) has no 8-bit float in its Mmad, Fixpipe or Cast tables (asc-devkit)."""
+    dt = np.dtype(dtype)
+    for name, value in EIGHT_BIT_DTYPES.items():
+        if value == dt and npu_arch != 3510:
+            return f"{name} is an Ascend 950 (arch 3510) type; arch {npu_arch} (A2/A3) does not take it"
+    return None
+
+
 def c0_of(dtype) -> int:
-    """C0 = 32 bytes / element size: 16 for fp16/bf16, 8 for fp32."""
+    """C0 = 32 bytes / element size: 16 for fp16/bf16, 8 for fp32, 32 for the 8-bit types."""
     return BLOCK_BYTES // np.dtype(dtype).itemsize
 
 

@@ -55,6 +55,10 @@ class ParameterOutOfRange(SimFault):
     rule = "parameter out of range"
 
 
+class MissingDataPath(SimFault):
+    rule = "no such data path"
+
+
 class SyncFault(SimFault):
     rule = "synchronisation error"
 

@@ -42,6 +42,9 @@ class CubeRates(BaseModel):
     bfloat16: int = 16
     float32: int = 4
     hf32: int = 8
+    # the 3510 table (Cube指令理论性能汇总 table 2): 8-bit operands, k0 = 32; arch 2201 has no 8-bit float cube
+    hifloat8: int = 32
+    float8_e4m3fn: int = 32
 
     def cube_k(self, operand: str) -> int:
         return getattr(self, operand)
@@ -77,6 +80,11 @@ class TransferRates(BaseModel):
     mmad_overhead: int = 6  # pto-isa tmatmul (profiling = fractals + 6 on all fp16/fp32 cases); pypto 20
     fixpipe_overhead: int = 207  # L0C -> GM: pypto ddrWrLatency_ 203 + 4 (a model, not measured)
     sync_latency: int = 2  # a SetFlag reaching its waiting pipe: modelling choice
+    # arch 3510 only (the 950's new paths; asc-devkit NPU架构版本3510.md bandwidth table, INI [AICoreMemoryRates]
+    # agrees): L1 -> UB on MTE1, UB -> L1 on MTE3, L0C -> UB on FIX. Not read on arch 2201, which has no such path.
+    l1_to_ub: float = 128.0
+    ub_to_l1: float = 128.0
+    l0c_to_ub: float = 128.0
 
 
 class Platform(BaseModel):
@@ -197,6 +205,26 @@ def _a2(name: str, cores: int, mhz: float, l2_mib: int = 192, hbm_gib: int = 64)
     )
 
 
+def _ascend950(name: str, cores: int, mhz: float, hbm_gib: int) -> Platform:
+    """An Ascend 950 (NpuArch 3510) from hicann/runtime@681ef761 src/platform/platform_config/cann-dev/<name>.ini:
+    [SoCInfo] cube_core_cnt / vector_core_cnt (AIC:AIV 1:2), memory_size, l2_size; [AICoreSpec] cube_freq,
+    l1_size, l0_a/b/c_size, ub_size (253952: the 248 KiB usable of a 256 KiB UB, asc-devkit NPU架构版本3510.md),
+    bt_size, fb0_size, l0a_layout_zN=1; [AICoreMemoryRates] l2_read/write_rate 100, l1_to_l0_a/b_rate 256,
+    l1_to_ub / ub_to_l1 / l0_c_to_ub_rate 128. Alignments: the 3510 table of asc-devkit (the A2 values). The PR and
+    DT INIs differ only in DDR rates (31 / 80 B/cycle per AIC) and HBM size: GM reads here use the L2 rate, the
+    DDR rate is not modelled. Modelling choices (no 950 source): the chip GM cap 889 B/cycle and every
+    per-instruction overhead (the A2/A3 ones); docs/ascend950.md has the table."""
+    return Platform(
+        name=name, npu_arch=3510, aic_cores=cores, aiv_cores=2 * cores, clock_mhz=mhz,
+        L1=512 * KiB, L0A=64 * KiB, L0B=64 * KiB, L0C=256 * KiB, UB=253952, BT=4 * KiB, FB=4 * KiB,
+        L2=128 * MiB, hbm_bytes=hbm_gib * 1024 * MiB, l1_reserved=0,  # ASC_L1_SIZE = 512 KiB: no KFC reserve
+        cube=CubeRates(float32=1, hf32=8),  # Cube指令理论性能汇总 table 2 (3510): fp32 cube_k 1, HF32 8
+        rates=TransferRates(gm_to_l1=100.0, l0c_to_gm=100.0, chip_gm_bytes_per_cycle=889.0,
+                            l1_to_l0a=256.0, l1_to_l0b=256.0, l1_to_ub=128.0, ub_to_l1=128.0, l0c_to_ub=128.0),
+        hf32_mantissa_bits=10, l0a_layout="NZ", l2_read_rate=100.0,  # HF32: 10-bit mantissa on 3510
+    )
+
+
 PRESETS: dict[str, Platform] = {
     "Ascend910B1": _a2("Ascend910B1", 24, 1850),
     "Ascend910B2": _a2("Ascend910B2", 24, 1800),
@@ -204,17 +232,9 @@ PRESETS: dict[str, Platform] = {
     "Ascend910B4": _a2("Ascend910B4", 20, 1500, l2_mib=96, hbm_gib=32),
     # One die of an Atlas A3 (Ascend910_9391/9392): same core as A2 at 1850 MHz.
     "Ascend910_9391": _a2("Ascend910_9391", 24, 1850),
-    "Ascend950PR_9599": Platform(
-        name="Ascend950PR_9599", npu_arch=3510, aic_cores=36, aiv_cores=72, clock_mhz=1800,
-        L1=512 * KiB, L0A=64 * KiB, L0B=64 * KiB, L0C=256 * KiB, UB=248 * KiB, BT=4 * KiB, FB=4 * KiB,
-        L2=128 * MiB, hbm_bytes=128 * 1024 * MiB, l1_reserved=0,
-        cube=CubeRates(float32=1, hf32=8),
-        # GM 100 / 100: the 950 INI's l2 read / write rates; chip cap 889: modelling choice; L1 -> L0B 256: the
-        # asc-devkit table for 3510. The overheads are the A2/A3 ones (no 950 measurement or model found).
-        rates=TransferRates(gm_to_l1=100.0, l0c_to_gm=100.0, chip_gm_bytes_per_cycle=889.0,
-                            l1_to_l0a=256.0, l1_to_l0b=256.0),
-        hf32_mantissa_bits=10, l0a_layout="NZ", l2_read_rate=100.0,
-    ),
+    **{name: _ascend950(name, cores, mhz, hbm_gib) for name, cores, mhz, hbm_gib in (
+        ("Ascend950PR_9589", 32, 1650, 128), ("Ascend950PR_9599", 36, 1800, 128),
+        ("Ascend950DT_9581", 32, 1650, 144), ("Ascend950DT_9591", 36, 1800, 144))},
 }
 PRESETS["AtlasA3"] = PRESETS["Ascend910_9391"]
 

@@ -35,6 +35,7 @@ from operator import attrgetter, itemgetter
 import numpy as np
 from numba import njit
 
+from ascend_sim.machine.coretypes import mode4_route
 from ascend_sim.machine.faults import SyncFault
 from ascend_sim.machine.pipes import QUEUES, Pipe
 from ascend_sim.passes.schedule import CostModel
@@ -398,34 +399,43 @@ def encode(streams, kinds, groups, platform):
                 keys[j] = flag
             else:
                 n_cross += 1
-                keys[j] = _descriptor(c, event[0], flag, kinds, groups, descriptors, rounds, memo)
+                keys[j] = _descriptor(c, event[0], flag, kinds, groups, descriptors, rounds, memo, flag_index,
+                                      event[1])
     return dict(core_off=core_off, R=R, cost=cost, n_keys=n_keys, descriptors=descriptors, rounds=rounds,
                 n_cross=n_cross, flags=list(flag_index))
 
 
-def _descriptor(c, mode, flag, kinds, groups, descriptors, rounds, memo) -> int:
+def _descriptor(c, mode, flag, kinds, groups, descriptors, rounds, memo, flag_index, flag_id) -> int:
     """Launch.cross_core_set for a set of core c: which round it joins, how many sets fill the round (counted
-    from the setting core, as there) and which cores a full round counts up, in core order."""
+    from the setting core, as there), which cores a full round counts up, in core order, and the flag they count
+    (the set's own, except in mode 4: mode4_route)."""
     found = memo.get((c, mode, flag))
     if found is None:
         kind, group = kinds[c], groups[c]
         same_type = [s for s in range(len(kinds)) if kinds[s] == kind]
         if mode == 0:
-            found = (0, kind, flag), same_type, same_type
+            found = (0, kind, flag), same_type, same_type, flag
         elif mode == 1:
             members = [s for s in same_type if groups[s] == group]
-            found = (1, group, flag), members, members
+            found = (1, group, flag), members, members, flag
+        elif mode == 4:  # one count on one core: a round of one
+            aivs = [s for s in range(len(kinds)) if kinds[s] == "AIV" and groups[s] == group]
+            to_kind, sub, counted = mode4_route(kind, aivs.index(c) if c in aivs else 0, flag_id)
+            target = aivs[sub] if to_kind == "AIV" else next(
+                s for s in range(len(kinds)) if kinds[s] == "AIC" and groups[s] == group)
+            found = (4, c, flag), [c], [target], flag_index.setdefault(counted, len(flag_index))
         elif kind == "AIC":  # counts each AIV of its AI core at once: a round of one
-            found = ("AIC", c, flag), [c], [s for s in range(len(kinds)) if kinds[s] == "AIV" and groups[s] == group]
+            found = (("AIC", c, flag), [c], [s for s in range(len(kinds)) if kinds[s] == "AIV" and groups[s] == group],
+                     flag)
         else:
             members = [s for s in range(len(kinds)) if groups[s] == group]
             found = ((2, group, flag), [s for s in members if kinds[s] == "AIV"],
-                     [s for s in members if kinds[s] == "AIC"])
+                     [s for s in members if kinds[s] == "AIC"], flag)
         memo[(c, mode, flag)] = found
-    key, setters, receivers = found
+    key, setters, receivers, counted = found
     round_id, size = rounds.get(key, (len(rounds), 0))
     rounds[key] = (round_id, size + 1)  # a round never holds more sets than were issued to it
-    return descriptors.setdefault((round_id, len(setters), flag, tuple(receivers)), len(descriptors))
+    return descriptors.setdefault((round_id, len(setters), counted, tuple(receivers)), len(descriptors))
 
 
 # ------------------------------------------------------------------------------------------ retime

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import deque
 
+from ascend_sim.machine.coretypes import mode4_route
 from ascend_sim.machine.faults import SyncFault
 from ascend_sim.machine.pipes import QUEUES, Pipe
 
@@ -34,7 +35,7 @@ class CostModel:
         share = rates.chip_gm_bytes_per_cycle / block_dim  # all cores share the chip's GM bandwidth
         self.gm_read_rate = min(rates.gm_to_l1, share)
         self.gm_write_rate = min(rates.l0c_to_gm, share)
-        self.cube_k = {operand: platform.cube.cube_k(operand) for operand in ("float16", "bfloat16", "float32", "hf32")}
+        self.cube_k = platform.cube.model_dump()  # operand dtype (or "hf32") -> cube_k
 
 
 class CoreSchedule:
@@ -269,8 +270,16 @@ class Launch:
         """CrossCoreSetFlag has taken effect at rec.end (A2 modes; see isa/sync.py):
         0: once every core of this type has set it, each of them gets one count;
         1: once every AIV of this AI core has set it, each of them gets one count;
-        2: an AIC's set gives each of its AIVs one count; the AIC gets one once all its AIVs have set it."""
+        2: an AIC's set gives each of its AIVs one count; the AIC gets one once all its AIVs have set it;
+        4 (arch 3510): one count on the one core `mode4_route` names."""
         mode, flag = rec.event
+        if mode == 4:
+            aivs = [s for s in self.schedules if s.kind == "AIV" and s.group == schedule.group]
+            kind, sub, counted = mode4_route(schedule.kind, aivs.index(schedule) if schedule in aivs else 0, flag)
+            target = aivs[sub] if kind == "AIV" else next(
+                s for s in self.schedules if s.kind == "AIC" and s.group == schedule.group)
+            self._count(target, counted, rec.end, (rec,))
+            return
         same_type = [s for s in self.schedules if s.kind == schedule.kind]
         if mode == 0:
             self._collective((0, schedule.kind, flag), same_type, same_type, flag, rec)
