@@ -2,7 +2,9 @@
 overloaded Ascend C entry points: the parameter struct picks the instruction."""
 from __future__ import annotations
 
+from ..chip import current_core
 from ..tensor import GlobalTensor, LocalTensor
+from .arch35 import Dn2NzParams, copy_gm_to_l1_dn2nz, copy_gm_to_l1_nd2nz_arch35
 from .atomic import SetAtomicAdd, SetAtomicNone
 from .bias_table import copy_l1_to_bt
 from .cube import Mmad, MmadParams, SetHF32Mode, SetHF32TransMode
@@ -22,8 +24,9 @@ from .vector.datacopy import data_copy_ub, is_ub
 
 
 def DataCopy(dst, src, params) -> None:
-    """GM -> L1 (count, DataCopyParams or Nd2NzParams), L1 -> BT (DataCopyParams into a C2 tensor), L1 -> GM
-    (DataCopyParams into a GlobalTensor) or L0C -> GM (DataCopyCO12DstParams); GM <-> UB (count or DataCopyParams) on the vector core."""
+    """GM -> L1 (count, DataCopyParams, Nd2NzParams or, on arch 3510, Dn2NzParams), L1 -> BT (DataCopyParams into
+    a C2 tensor), L1 -> GM (DataCopyParams into a GlobalTensor) or L0C -> GM (DataCopyCO12DstParams); GM <-> UB
+    (count or DataCopyParams) on the vector core."""
     if is_ub(dst) or is_ub(src):
         return data_copy_ub(dst, src, params)
     if isinstance(params, DataCopyParams):
@@ -34,14 +37,19 @@ def DataCopy(dst, src, params) -> None:
         else:
             copy_gm_to_l1(dst, src, params)
     elif isinstance(params, Nd2NzParams):
-        copy_gm_to_l1_nd2nz(dst, src, params)
+        if current_core().platform.npu_arch == 3510:  # the 3510 struct: wider fields, other ranges
+            copy_gm_to_l1_nd2nz_arch35(dst, src, params)
+        else:
+            copy_gm_to_l1_nd2nz(dst, src, params)
+    elif isinstance(params, Dn2NzParams):
+        copy_gm_to_l1_dn2nz(dst, src, params)
     elif isinstance(params, DataCopyCO12DstParams):
         copy_l0c_to_gm(dst, src, params)
     elif isinstance(params, int):
         copy_gm_to_l1_contiguous(dst, src, params)
     else:
         raise TypeError(f"DataCopy: params of type {type(params).__name__} is not one of int, DataCopyParams, "
-                        "Nd2NzParams, DataCopyCO12DstParams")
+                        "Nd2NzParams, Dn2NzParams, DataCopyCO12DstParams")
 
 
 def LoadData(dst, src, params, isSetFMatrix: bool = True) -> None:
