@@ -53,3 +53,51 @@ def ref_dn2nz(dst, src, dst_offset, src_offset, dnNum, nValue, dValue, srcDnMatr
                 else:
                     _write(out, d, zero)
     return out
+
+
+def ref_load2d_v2(dst, src, dst_offset, src_offset, mStartPosition, kStartPosition, mStep, kStep, srcStride,
+                  dstStride, ifTranspose, elem_bytes):
+    """LoadData L1 -> L0A/L0B with LoadData2DParamsV2, element by element (LoadData_2D_V2.md).
+
+    Fractal f of src starts at element src_offset + f*F (F = 512 B / elem_bytes elements, a fractal of 16 rows
+    of R = F/16 elements). Move fractal (i, j), i < mStep, j < kStep:
+        src fractal  s(i, j) = kStartPosition*|srcStride| + mStartPosition + j*srcStride + i
+        dst fractal  d(i, j) = j*dstStride + i
+    Without transpose: element e of s(i, j) -> element e of d(i, j).
+    With transpose (the pair rules of ascend_sim/isa/arch35/load2d_v2.py, derived, not documented as text):
+        b16: d(i, j)[c][r] = s(i, j)[r][c]
+        b32: kStep even; for j = 2a + t: d(i, j)[row][col] = s(i, 2a + row//8)[8t + col][row % 8]
+        b8:  mStep even; for i = 2b + t: d(i, j)[row][col] = s(2b + col//16, j)[col % 16][16t + row]
+    """
+    _check_range("mStep", mStep, 0, 255)
+    _check_range("kStep", kStep, 0, 255)
+    _check_range("srcStride", srcStride, -32768, 32767)
+    _check_range("dstStride", dstStride, 0, 65535)
+    out = _copy(dst)
+    if mStep == 0 or kStep == 0:
+        return out
+    per = 512 // elem_bytes
+    cols = per // 16
+    if ifTranspose and elem_bytes == 1 and mStep % 2 or ifTranspose and elem_bytes == 4 and kStep % 2:
+        raise ValueError("transpose needs an even mStep (b8) or kStep (b32)")
+
+    def s_elem(i, j, r, c):
+        return src_offset + (kStartPosition * abs(srcStride) + mStartPosition + j * srcStride + i) * per + r * cols + c
+
+    for j in range(kStep):
+        for i in range(mStep):
+            d_base = dst_offset + (j * dstStride + i) * per
+            for row in range(16):
+                for col in range(cols):
+                    if not ifTranspose:
+                        s = s_elem(i, j, row, col)
+                    elif elem_bytes == 2:
+                        s = s_elem(i, j, col, row)
+                    elif elem_bytes == 4:
+                        a, t = divmod(j, 2)
+                        s = s_elem(i, 2 * a + row // 8, 8 * t + col, row % 8)
+                    else:
+                        b, t = divmod(i, 2)
+                        s = s_elem(2 * b + col // 16, j, col % 16, 16 * t + row)
+                    _write(out, d_base + row * cols + col, _read(src, s))
+    return out

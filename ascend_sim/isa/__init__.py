@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ..chip import current_core
 from ..tensor import GlobalTensor, LocalTensor
-from .arch35 import Dn2NzParams, copy_gm_to_l1_dn2nz, copy_gm_to_l1_nd2nz_arch35
+from .arch35 import (Dn2NzParams, LoadData2DParamsV2, copy_gm_to_l1_dn2nz, copy_gm_to_l1_nd2nz_arch35,
+                     load_data_2d_v2)
 from .atomic import SetAtomicAdd, SetAtomicNone
 from .bias_table import copy_l1_to_bt
 from .cube import Mmad, MmadParams, SetHF32Mode, SetHF32TransMode
@@ -53,8 +54,8 @@ def DataCopy(dst, src, params) -> None:
 
 
 def LoadData(dst, src, params, isSetFMatrix: bool = True) -> None:
-    """L1 -> L0A/L0B: LoadData2DParams (fractal copy; from GM into L1/L0A/L0B on MTE2) or LoadData3DParamsV2
-    (img2col)."""
+    """L1 -> L0A/L0B: LoadData2DParams (fractal copy; from GM into L1/L0A/L0B on MTE2), LoadData3DParamsV2
+    (img2col) or, on arch 3510, LoadData2DParamsV2."""
     if isinstance(params, LoadData2DParams):
         if isinstance(src, GlobalTensor):
             load_data_2d_gm(dst, src, params)
@@ -62,6 +63,8 @@ def LoadData(dst, src, params, isSetFMatrix: bool = True) -> None:
             load_data_2d(dst, src, params)
     elif isinstance(params, LoadData3DParamsV2):
         load_data_3d_v2(dst, src, params, isSetFMatrix)
+    elif isinstance(params, LoadData2DParamsV2):
+        load_data_2d_v2(dst, src, params)
     else:
-        raise TypeError(f"LoadData: params of type {type(params).__name__} is not LoadData2DParams or "
-                        "LoadData3DParamsV2")
+        raise TypeError(f"LoadData: params of type {type(params).__name__} is not LoadData2DParams, "
+                        "LoadData3DParamsV2 or LoadData2DParamsV2")

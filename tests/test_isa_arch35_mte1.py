@@ -1,0 +1,134 @@
+"""The Ascend 950's L1 -> L0A / L0B loads (LoadData with LoadData2DParamsV2; LoadDataWithStride) against the loop
+references of tests/isa_reference_arch35.py, over their parameter ranges."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import isa_reference_arch35 as ref35
+from core_buffers import elems, fill, local
+from ascend_sim import Chip
+from ascend_sim.ascendc import LoadData, LoadData2DParamsV2, current_core
+from ascend_sim.dtypes import bfloat16, float8_e4m3fn, float16, float32, hifloat8
+from ascend_sim.faults import OutOfBounds, ParameterOutOfRange
+
+A5, A2 = "Ascend950PR_9599", "Ascend910B2"
+DTYPES = [float16, bfloat16, float32, hifloat8, float8_e4m3fn]
+
+
+def run_one(body, platform=A5):
+    chip = Chip(platform, check_races=False)
+    chip.launch(lambda: body(current_core()), 1)
+    return chip.cores[0]
+
+
+def random_words(n, dtype, rng):
+    """Arbitrary bit patterns, so that every moved byte is checked (compared as bytes, never as floats)."""
+    return rng.integers(0, 256, n * dtype.itemsize, dtype=np.uint8).view(dtype)
+
+
+@st.composite
+def load2d_cases(draw):
+    dtype = draw(st.sampled_from(DTYPES))
+    transpose = draw(st.booleans())
+    m_step = draw(st.integers(1, 4))
+    k_step = draw(st.integers(1, 4))
+    if transpose and dtype.itemsize == 1:
+        m_step += m_step % 2
+    if transpose and dtype.itemsize == 4:
+        k_step += k_step % 2
+    src_stride = draw(st.integers(-6, 6))
+    k_start = draw(st.integers(0, 3))
+    m_start = draw(st.integers(0, 3))
+    if k_start * abs(src_stride) + m_start + (k_step - 1) * min(src_stride, 0) < 0:  # would walk before src
+        m_start += (k_step - 1) * abs(src_stride)
+    dst_stride = draw(st.integers(m_step, m_step + 3))
+    return dtype, (m_start, k_start, m_step, k_step, src_stride, dst_stride, transpose)
+
+
+@settings(max_examples=80, deadline=None)
+@given(case=load2d_cases(), target=st.sampled_from(["L0A", "L0B"]), seed=st.integers(0, 2**16))
+def test_load2d_v2_matches_the_loop_reference(case, target, seed):
+    dtype, p = case
+    rng = np.random.default_rng(seed)
+    per = 512 // dtype.itemsize
+    l1 = random_words(64 * per, dtype, rng)
+    l0 = random_words(32 * per, dtype, rng)
+
+    def body(core):
+        fill(core, "L1", l1)
+        fill(core, target, l0)
+        LoadData(local(core, target, dtype, 1024), local(core, "L1", dtype, 2048), LoadData2DParamsV2(*p))
+
+    core = run_one(body)
+    expect = ref35.ref_load2d_v2(l0, l1, 1024 // dtype.itemsize, 2048 // dtype.itemsize, *p, dtype.itemsize)
+    assert np.array_equal(elems(core, target, dtype, l0.size).view(np.uint8), expect.view(np.uint8))
+
+
+def test_load2d_v2_reverses_the_kernel_taps_like_the_dx_kernel():
+    # REVERSE_ONLY (conv_bp_input_sub_func_load_l1_to_l0.h): the weight in L1 is NZ with hk*wk tap groups of
+    # blockBaseN fractals; mStartPosition points at the last tap, srcStride = -blockBaseN walks them backwards
+    taps, block_n = 3, 2
+    w = np.arange(taps * block_n * 256, dtype=np.float32).astype(float16)  # fractal f holds 256*f .. 256*f+255
+
+    def body(core):
+        fill(core, "L1", w)
+        LoadData(local(core, "L0B", float16), local(core, "L1", float16),
+                 LoadData2DParamsV2(mStartPosition=(taps - 1) * block_n, kStartPosition=0, mStep=block_n,
+                                    kStep=taps, srcStride=-block_n, dstStride=block_n))
+
+    core = run_one(body)
+    got = elems(core, "L0B", float16, w.size).reshape(taps, block_n, 256)
+    np.testing.assert_array_equal(got, w.reshape(taps, block_n, 256)[::-1])  # the taps in reverse order
+
+
+def test_load2d_v2_transposes_a_b16_fractal():
+    a = np.arange(256, dtype=np.float32).astype(float16)
+
+    def body(core):
+        fill(core, "L1", a)
+        LoadData(local(core, "L0A", float16), local(core, "L1", float16),
+                 LoadData2DParamsV2(mStep=1, kStep=1, srcStride=1, dstStride=1, ifTranspose=True))
+
+    np.testing.assert_array_equal(elems(run_one(body), "L0A", float16, 256).reshape(16, 16), a.reshape(16, 16).T)
+
+
+def test_load2d_v2_is_refused_on_arch_2201():
+    def body(core):
+        LoadData(local(core, "L0A", float16), local(core, "L1", float16), LoadData2DParamsV2(mStep=1, kStep=1))
+
+    with pytest.raises(ParameterOutOfRange, match="LoadData2DParamsV2 does not exist on arch 2201"):
+        run_one(body, platform=A2)
+
+
+@pytest.mark.parametrize("dtype,fields,match", [
+    (float16, {"mStep": 256}, r"mStep=256 outside \[0, 255\]"),
+    (float16, {"srcStride": -32769}, "srcStride=-32769"),
+    (hifloat8, {"mStep": 3, "ifTranspose": True}, "mStep=3 must be even to transpose b8"),
+    (float32, {"kStep": 1, "ifTranspose": True}, "kStep=1 must be even to transpose b32"),
+    (float16, {"kStep": 2, "dstStride": 1, "mStep": 2}, "dstStride=1 is less than mStep=2"),
+    (float16, {"kStep": 2, "srcStride": -1}, "srcStride=-1 walks 1 fractals before src")])
+def test_load2d_v2_faults_name_the_parameter(dtype, fields, match):
+    params = LoadData2DParamsV2(mStep=2, kStep=2, srcStride=2, dstStride=2)
+    for field, value in fields.items():
+        setattr(params, field, value)
+
+    def body(core):
+        LoadData(local(core, "L0A", dtype), local(core, "L1", dtype), params)
+
+    with pytest.raises(ParameterOutOfRange, match=match):
+        run_one(body)
+
+
+def test_load2d_v2_wrong_positions_and_bounds():
+    def from_l0b(core):
+        LoadData(local(core, "L0A", float16), local(core, "L0B", float16), LoadData2DParamsV2(mStep=1, kStep=1))
+
+    def past_l1(core):
+        last = core.buffers["L1"].capacity - 512
+        LoadData(local(core, "L0A", float16), local(core, "L1", float16, last),
+                 LoadData2DParamsV2(mStep=2, kStep=1))
+
+    with pytest.raises(ParameterOutOfRange, match="src is in L0B"):
+        run_one(from_l0b)
+    with pytest.raises(OutOfBounds):
+        run_one(past_l1)
