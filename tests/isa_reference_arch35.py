@@ -14,9 +14,11 @@ from __future__ import annotations
 import numpy as np
 
 try:
-    from tests.isa_reference import _c0, _ceil_align, _ceil_div, _check_range, _copy, _read, _write
+    from tests.isa_reference import (_c0, _ceil_align, _check_range, _copy, _read, _write, load3d_out_hw,
+                                     ref_img2col_value)
 except ImportError:  # pragma: no cover - when tests/ is on sys.path directly
-    from isa_reference import _c0, _ceil_align, _ceil_div, _check_range, _copy, _read, _write
+    from isa_reference import (_c0, _ceil_align, _check_range, _copy, _read, _write, load3d_out_hw,
+                               ref_img2col_value)
 
 B40 = 2**40 - 1
 
@@ -100,4 +102,29 @@ def ref_load2d_v2(dst, src, dst_offset, src_offset, mStartPosition, kStartPositi
                         b, t = divmod(i, 2)
                         s = s_elem(2 * b + col // 16, j, col % 16, 16 * t + row)
                     _write(out, d_base + row * cols + col, _read(src, s))
+    return out
+
+
+def ref_load_data_with_stride(dst, src, dst_offset, src_offset, l1H, l1W, padList, channelSize, kExtension,
+                              mExtension, kStartPt, mStartPt, strideW, strideH, filterW, filterH, dilationFilterW,
+                              dilationFilterH, padValue, dstStride, target, elem_bytes):
+    """LoadDataWithStride (LoadDataWithStride.md + SetLoadDataRepeatWithStride.md): the LoadData 3D img2col window
+    Blk[mm][kk] = X[mStartPt + mm][kStartPt + kk] (X: isa_reference.ref_img2col_value), written
+        L0A (NZ): dst[((kk//C0)*dstStride + mm//16)*16*C0 + (mm%16)*C0 + kk%C0] = Blk[mm][kk]
+        L0B (ZN): dst[((mm//C0)*dstStride + kk//16)*16*C0 + (kk%16)*C0 + mm%C0] = Blk[mm][kk]
+    Whole fractals only (mExtension a multiple of 16 and kExtension of C0 into L0A; swapped into L0B)."""
+    c0 = _c0(elem_bytes)
+    _check_range("dstStride", dstStride, 0, 65535)
+    out = _copy(dst)
+    _, w_out = load3d_out_hw(l1H, l1W, padList, strideW, strideH, filterW, filterH, dilationFilterW,
+                             dilationFilterH)
+    for mm in range(mExtension):
+        for kk in range(kExtension):
+            value = ref_img2col_value(src, src_offset, mStartPt + mm, kStartPt + kk, l1H, l1W, padList, c0, strideW,
+                                      strideH, filterW, filterH, dilationFilterW, dilationFilterH, padValue, w_out)
+            if target == "L0A":
+                d = ((kk // c0) * dstStride + mm // 16) * 16 * c0 + (mm % 16) * c0 + kk % c0
+            else:
+                d = ((mm // c0) * dstStride + kk // 16) * 16 * c0 + (kk % 16) * c0 + mm % c0
+            _write(out, dst_offset + d, value)
     return out

@@ -7,7 +7,8 @@ from hypothesis import given, settings, strategies as st
 import isa_reference_arch35 as ref35
 from core_buffers import elems, fill, local
 from ascend_sim import Chip
-from ascend_sim.ascendc import LoadData, LoadData2DParamsV2, current_core
+from ascend_sim.ascendc import (LoadData, LoadData2DParamsV2, LoadData3DParamsV2, LoadDataRepeatParamWithStride,
+                                LoadDataWithStride, SetLoadDataRepeatWithStride, current_core)
 from ascend_sim.dtypes import bfloat16, float8_e4m3fn, float16, float32, hifloat8
 from ascend_sim.faults import OutOfBounds, ParameterOutOfRange
 
@@ -132,3 +133,85 @@ def test_load2d_v2_wrong_positions_and_bounds():
         run_one(from_l0b)
     with pytest.raises(OutOfBounds):
         run_one(past_l1)
+
+
+# ------------------------------------------------------------------------------------------ LoadDataWithStride
+@st.composite
+def img2col_cases(draw):
+    target = draw(st.sampled_from(["L0A", "L0B"]))
+    eight_bit = [hifloat8, float8_e4m3fn] if target == "L0A" else []  # the doc takes b8 into L0A only
+    dtype = draw(st.sampled_from([float16, bfloat16, float32] + eight_bit))
+    c0 = 32 // dtype.itemsize
+    c1 = 2 if target == "L0B" and c0 == 8 else draw(st.integers(1, 2))  # fp32 into L0B: K in 16-column fractals
+    fh, fw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    dh, dw = draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    sh, sw = draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    pads = tuple(draw(st.integers(0, 2)) for _ in range(4))
+    l1h = draw(st.integers((fh - 1) * dh + 1, 6))
+    l1w = draw(st.integers(max(1, (fw - 1) * dw + 1 - pads[0] - pads[1]), 7))
+    k_total = c1 * fh * fw * c0
+    m_unit, k_unit = (c0, 16) if target == "L0B" else (16, c0)
+    k_ext = k_unit * draw(st.integers(1, min(8, k_total // k_unit)))
+    k_start = c0 * draw(st.integers(0, (k_total - k_ext) // c0))
+    m_ext = m_unit * draw(st.integers(1, 3))
+    m_start = draw(st.integers(0, 20))
+    rows, cols = (m_ext // c0, k_ext // 16) if target == "L0B" else (m_ext // 16, k_ext // c0)
+    dst_stride = draw(st.integers(cols if target == "L0B" else rows, 6))
+    params = LoadData3DParamsV2(padList=pads, l1H=l1h, l1W=l1w, channelSize=c1 * c0, kExtension=k_ext,
+                                mExtension=m_ext, kStartPt=k_start, mStartPt=m_start, strideW=sw, strideH=sh,
+                                filterW=fw, filterH=fh, dilationFilterW=dw, dilationFilterH=dh, padValue=0)
+    return target, dtype, params, dst_stride
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=img2col_cases(), seed=st.integers(0, 2**16))
+def test_load_data_with_stride_matches_the_loop_reference(case, seed):
+    target, dtype, p, dst_stride = case
+    rng = np.random.default_rng(seed)
+    fmap = random_words(p.channelSize * p.l1H * p.l1W, dtype, rng)
+    l0 = random_words(64 * 512 // dtype.itemsize, dtype, rng)
+
+    def body(core):
+        fill(core, "L1", fmap)
+        fill(core, target, l0)
+        SetLoadDataRepeatWithStride(LoadDataRepeatParamWithStride(0, 1, 0, dst_stride))
+        LoadDataWithStride(local(core, target, dtype), local(core, "L1", dtype), p)
+
+    core = run_one(body)
+    expect = ref35.ref_load_data_with_stride(
+        l0, fmap, 0, 0, p.l1H, p.l1W, p.padList, p.channelSize, p.kExtension, p.mExtension, p.kStartPt, p.mStartPt,
+        p.strideW, p.strideH, p.filterW, p.filterH, p.dilationFilterW, p.dilationFilterH, np.zeros(1, dtype)[0],
+        dst_stride, target, dtype.itemsize)
+    assert np.array_equal(elems(core, target, dtype, l0.size).view(np.uint8), expect.view(np.uint8))
+
+
+def _with_stride_body(dst_stride=None, **fields):
+    params = LoadData3DParamsV2(**{"l1H": 2, "l1W": 16, "channelSize": 16, "kExtension": 16, "mExtension": 32, **fields})
+
+    def body(core):
+        if dst_stride is not None:
+            SetLoadDataRepeatWithStride(LoadDataRepeatParamWithStride(0, 1, 0, dst_stride))
+        LoadDataWithStride(local(core, "L0A", float16), local(core, "L1", float16), params)
+    return body
+
+
+def test_load_data_with_stride_needs_the_repeat_register_and_arch_3510():
+    with pytest.raises(ParameterOutOfRange, match="call SetLoadDataRepeatWithStride before"):
+        run_one(_with_stride_body())
+    with pytest.raises(ParameterOutOfRange, match="SetLoadDataRepeatWithStride does not exist on arch 2201"):
+        run_one(_with_stride_body(2), platform=A2)
+
+
+def test_load_data_with_stride_faults_name_the_parameter():
+    with pytest.raises(ParameterOutOfRange, match="dstStride=1 fractals is less than the 2 fractals"):
+        run_one(_with_stride_body(1, kExtension=32, channelSize=32))
+    with pytest.raises(ParameterOutOfRange, match="strideW=64"):
+        run_one(_with_stride_body(2, strideW=64))
+    with pytest.raises(ParameterOutOfRange, match=r"repeatTime=2: LoadDataWithStride repeats are not modelled"):
+        def repeat(core):
+            SetLoadDataRepeatWithStride(LoadDataRepeatParamWithStride(0, 2, 0, 2))
+        run_one(repeat)
+    with pytest.raises(ParameterOutOfRange, match=r"repeatMode=2 outside \[0, 1\]"):
+        def mode(core):
+            SetLoadDataRepeatWithStride(LoadDataRepeatParamWithStride(0, 1, 2, 2))
+        run_one(mode)
