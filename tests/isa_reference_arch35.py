@@ -128,3 +128,44 @@ def ref_load_data_with_stride(dst, src, dst_offset, src_offset, l1H, l1W, padLis
                 d = ((mm // c0) * dstStride + kk // 16) * 16 * c0 + (kk % 16) * c0 + mm % c0
             _write(out, dst_offset + d, value)
     return out
+
+
+def ref_fixpipe_3510(dst, src, dst_offset, src_offset, nSize, mSize, srcStride, dstStride, layout, num,
+                     srcMatrixStride, dstMatrixStride, srcNzC0Stride, convert):
+    """Fixpipe with FixpipeParamsArch3510 (Fixpipe（L0C到GM数据搬运）.md table 3; NZ2DN.md pseudo code).
+
+    layout "ND" (NZ2ND, Nz2NdParams ndNum/srcNdStride/dstNdStride), "DN" (NZ2DN, Nz2DnParams dnNum/
+    srcNzMatrixStride/dstDnMatrixStride/srcNzC0Stride) or "NZ". src is fp32 L0C in elements; C0_SIZE = 16.
+        for t < num, m < mSize, n < nSize:
+            s = src_offset + t*srcMatrixStride*16 + (n//16)*srcStride*16 + m*16*srcNzC0Stride + n%16
+            ND: d = t*dstMatrixStride + m*dstStride + n     DN: d = t*dstMatrixStride + n*dstStride + m
+            NZ: d = (n//16)*dstStride + m*16 + n%16
+            dst[dst_offset + d] = convert(src[s])
+    """
+    _check_range("nSize", nSize, 0, 4095)
+    _check_range("mSize", mSize, 0, 65535)
+    _check_range("srcStride", srcStride, 0, 65535)
+    _check_range("dstStride", dstStride, 1, 2**32 - 1)
+    out = _copy(dst)
+    for t in range(num):
+        for m in range(mSize):
+            for n in range(nSize):
+                s = src_offset + t * srcMatrixStride * 16 + (n // 16) * srcStride * 16 + m * 16 * srcNzC0Stride + n % 16
+                if layout == "ND":
+                    d = t * dstMatrixStride + m * dstStride + n
+                elif layout == "DN":
+                    d = t * dstMatrixStride + n * dstStride + m
+                else:
+                    d = (n // 16) * dstStride + m * 16 + n % 16
+                _write(out, dst_offset + d, convert(_read(src, s)))
+    return out
+
+
+def saturate_then_cast(value, dtype, largest):
+    """One fp32 value into an 8-bit type with the 950's default saturation: NaN -> 0, |x| > largest -> +-largest,
+    then the package's rounding (en_dtypes hifloat8: half away from zero; ml_dtypes e4m3fn: nearest even)."""
+    x = float(value)
+    if x != x:
+        x = 0.0
+    x = max(-largest, min(largest, x))
+    return np.array([x], np.float32).astype(dtype)[0]

@@ -20,6 +20,8 @@ class QuantMode_t(Enum):
     NoQuant = "NoQuant"
     F322F16 = "F322F16"
     F322BF16 = "F322BF16"
+    QF322HIF8_PRE = "QF322HIF8_PRE"  # arch 3510 only (isa/arch35/fixpipe_3510.py)
+    QF322FP8_PRE = "QF322FP8_PRE"  # arch 3510 only
 
 
 class FixpipeConfig(Enum):
@@ -122,6 +124,10 @@ FIXPIPE = define("Fixpipe", FIX, cost=_fixpipe_cost, execute=_fixpipe_execute, p
 def Fixpipe(dst, src, params: FixpipeParamsV220 | FixpipeParams, config: FixpipeConfig = CFG_ROW_MAJOR) -> None:
     if isinstance(params, FixpipeParams):
         _fixpipe_v1(dst, src, params)
+        return
+    if not isinstance(params, FixpipeParamsV220):  # the 950's FixpipeParamsArch3510 (imported here: it imports us)
+        from .arch35.fixpipe_3510 import fixpipe_arch35
+        fixpipe_arch35(dst, src, params, config)
         return
     nz2nd = config == CFG_ROW_MAJOR
     _fixpipe(dst, src, params.nSize, params.mSize, params.srcStride, params.dstStride, params.quantPre,
