@@ -169,3 +169,25 @@ def saturate_then_cast(value, dtype, largest):
         x = 0.0
     x = max(-largest, min(largest, x))
     return np.array([x], np.float32).astype(dtype)[0]
+
+
+def nearest_8bit(x: float, dtype, ties: str) -> float:
+    """x rounded into an 8-bit float type by search over its 256 decoded codes (the packages' decode is checked
+    code by code in the dtypes tests; their encoders are not used here): NaN -> 0, beyond the largest finite
+    value -> +-largest (the 950's saturation), else the nearest finite value, a tie going away from zero
+    (ties="away") or to the code with an even last bit (ties="even")."""
+    codes = np.arange(256, dtype=np.uint8)
+    values = codes.view(dtype).astype(np.float64)
+    finite = np.isfinite(values)
+    codes, values = codes[finite], values[finite]
+    if x != x:
+        return 0.0
+    largest = values.max()
+    x = min(largest, max(-largest, float(x)))
+    distance = np.abs(values - x)
+    best = np.flatnonzero(distance == distance.min())
+    if len(set(values[best])) == 1:
+        return float(values[best[0]])
+    if ties == "away":
+        return float(values[best][np.argmax(np.abs(values[best]))])
+    return float(values[best][codes[best] % 2 == 0][0])
