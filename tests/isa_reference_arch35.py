@@ -191,3 +191,24 @@ def nearest_8bit(x: float, dtype, ties: str) -> float:
     if ties == "away":
         return float(values[best][np.argmax(np.abs(values[best]))])
     return float(values[best][codes[best] % 2 == 0][0])
+
+
+def ref_interleave(src0, src1):
+    """Reg::Interleave: dst0 = src0[0], src1[0], src0[1], src1[1], ... over the low halves, dst1 the same over the
+    high halves (Interleave.md; the count-form example [1..512], [513..1024] -> [1 513 2 ...], [257 769 258 ...])."""
+    n = len(src0)
+    dst0, dst1 = [], []
+    for i in range(n // 2):
+        dst0 += [src0[i], src1[i]]
+        dst1 += [src0[n // 2 + i], src1[n // 2 + i]]
+    return np.array(dst0, dtype=np.asarray(src0).dtype), np.array(dst1, dtype=np.asarray(src0).dtype)
+
+
+def ref_gather(ub_elems, base, index, active, dst_dtype):
+    """Reg::Gather: lane i = ub_elems[base + index[i]] where active (a b8 source zero-extended into b16), else 0."""
+    out = np.zeros(len(index), dst_dtype)
+    for i, on in enumerate(active):
+        if on:
+            value = _read(ub_elems, base + int(index[i]))
+            out[i] = int(np.asarray(value).view(np.uint8)) if ub_elems.dtype.itemsize == 1 else value
+    return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..chip import current_core
 from ..tensor import GlobalTensor, LocalTensor
-from .arch35 import (CFG_COLUMN_MAJOR, CFG_COLUMN_MAJOR_UB, CFG_NZ_UB, CFG_ROW_MAJOR_UB, CO2Layout,
+from .arch35 import (Reg, CFG_COLUMN_MAJOR, CFG_COLUMN_MAJOR_UB, CFG_NZ_UB, CFG_ROW_MAJOR_UB, CO2Layout,
                      FixpipeConfigArch3510, FixpipeParamsArch3510, Nz2DnParams, Nz2NdParams, Dn2NzParams, LoadData2DParamsV2, LoadDataRepeatParamWithStride, LoadDataWithStride,
                      SetLoadDataRepeatWithStride, copy_gm_to_l1_dn2nz, copy_gm_to_l1_nd2nz_arch35, load_data_2d_v2)
 from .atomic import SetAtomicAdd, SetAtomicNone
