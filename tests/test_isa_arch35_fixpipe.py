@@ -203,3 +203,15 @@ def test_fixpipe_3510_is_refused_on_arch_2201():
     params = FixpipeParamsArch3510(nSize=16, mSize=16, srcStride=16, dstStride=16, quantPre=QuantMode_t.F322F16)
     with pytest.raises(ParameterOutOfRange, match="FixpipeParamsArch3510 does not exist on arch 2201"):
         run_one(_body(params), [np.zeros(4096, float16)], platform=A2)
+
+
+def test_8bit_quant_with_the_v220_struct_names_arch_3510():
+    from ascend_sim.ascendc import FixpipeParamsV220
+
+    def body(core, gm):
+        Fixpipe(GlobalTensor(hifloat8).SetGlobalBuffer(gm[0]), local(core, "L0C", float32),
+                FixpipeParamsV220(nSize=16, mSize=16, srcStride=16, dstStride=16,
+                                  quantPre=QuantMode_t.QF322HIF8_PRE))
+
+    with pytest.raises(ParameterOutOfRange, match="exists on arch 3510 only, with FixpipeParamsArch3510"):
+        run_one(body, [np.zeros(256, hifloat8)], platform=A2)

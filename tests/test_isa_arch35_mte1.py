@@ -156,7 +156,8 @@ def img2col_cases(draw):
     m_ext = m_unit * draw(st.integers(1, 3))
     m_start = draw(st.integers(0, 20))
     rows, cols = (m_ext // c0, k_ext // 16) if target == "L0B" else (m_ext // 16, k_ext // c0)
-    dst_stride = draw(st.integers(cols if target == "L0B" else rows, 6))
+    inner = cols if target == "L0B" else rows  # fractals of one K step
+    dst_stride = draw(st.integers(inner, inner + 3))
     params = LoadData3DParamsV2(padList=pads, l1H=l1h, l1W=l1w, channelSize=c1 * c0, kExtension=k_ext,
                                 mExtension=m_ext, kStartPt=k_start, mStartPt=m_start, strideW=sw, strideH=sh,
                                 filterW=fw, filterH=fh, dilationFilterW=dw, dilationFilterH=dh, padValue=0)
@@ -215,3 +216,20 @@ def test_load_data_with_stride_faults_name_the_parameter():
         def mode(core):
             SetLoadDataRepeatWithStride(LoadDataRepeatParamWithStride(0, 1, 2, 2))
         run_one(mode)
+
+
+def test_load_data_with_stride_b8_channel_rule():
+    # b8 channelSize is 4, 8, 16, 32N, 32N+4, 32N+8 or 32N+16; 40 = 32+8 is legal but not a whole C0 (modelled: 32N)
+    def body(channels):
+        params = LoadData3DParamsV2(l1H=2, l1W=16, channelSize=channels, kExtension=32, mExtension=32)
+
+        def run(core):
+            SetLoadDataRepeatWithStride(LoadDataRepeatParamWithStride(0, 1, 0, 2))
+            LoadDataWithStride(local(core, "L0A", hifloat8), local(core, "L1", hifloat8), params)
+        return run
+
+    with pytest.raises(ParameterOutOfRange, match="channelSize=36 must be 4, 8, 16, 32N, 32N"):
+        run_one(body(36))
+    with pytest.raises(ParameterOutOfRange, match="channelSize=40: only multiples of C0=32 are modelled"):
+        run_one(body(40))
+    run_one(body(32))

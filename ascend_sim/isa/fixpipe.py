@@ -30,6 +30,7 @@ class FixpipeConfig(Enum):
 
 
 CFG_ROW_MAJOR, CFG_NZ = FixpipeConfig.CFG_ROW_MAJOR, FixpipeConfig.CFG_NZ
+_ARCH35_QUANT = (QuantMode_t.QF322HIF8_PRE, QuantMode_t.QF322FP8_PRE)
 _OUT_DTYPE = {QuantMode_t.NoQuant: float32, QuantMode_t.F322F16: float16, QuantMode_t.F322BF16: bfloat16}
 
 
@@ -169,7 +170,8 @@ def _fixpipe(dst, src, n_size, m_size, src_stride, dst_stride, quant, relu, spli
         raise core.fault(ParameterOutOfRange(f"src must be float32 L0C data, got {src.dtype}"), name, FIX)
     out = _OUT_DTYPE.get(quant)
     if out is None:
-        raise core.fault(ParameterOutOfRange(f"quantPre={quant} is not modelled"), name, FIX)
+        where = " (it exists on arch 3510 only, with FixpipeParamsArch3510)" if quant in _ARCH35_QUANT else ""
+        raise core.fault(ParameterOutOfRange(f"quantPre={quant} is not modelled{where}"), name, FIX)
     if dst.dtype != out:
         raise core.fault(ParameterOutOfRange(f"quantPre={quant.value} writes {out} but dst is {dst.dtype}"),
                          name, FIX)

@@ -166,10 +166,12 @@ def load_data_2d(dst, src, params: LoadData2DParams) -> None:
                (sbuf, s0, s_pitch, dbuf, d0, d_pitch, reps, transpose, dtype), _PATH[dbuf.name], reps * FRACTAL)
 
 
-_CHANNEL_RULE = {2: "4, 8, 16N, 16N+4 or 16N+8", 4: "4, 8N or 8N+4"}
+_CHANNEL_RULE = {1: "4, 8, 16, 32N, 32N+4, 32N+8 or 32N+16", 2: "4, 8, 16N, 16N+4 or 16N+8", 4: "4, 8N or 8N+4"}
 
 
 def _channel_size_ok(channel_size: int, size: int) -> bool:
+    if size == 1:  # b8 (LoadData_3D.md, LoadDataWithStride.md)
+        return channel_size in (4, 8, 16) or channel_size % 32 in (0, 4, 8, 16)
     if size == 2:
         return channel_size in (4, 8) or channel_size % 16 in (0, 4, 8)
     return channel_size == 4 or channel_size % 8 in (0, 4)
