@@ -215,3 +215,25 @@ def test_8bit_quant_with_the_v220_struct_names_arch_3510():
 
     with pytest.raises(ParameterOutOfRange, match="exists on arch 3510 only, with FixpipeParamsArch3510"):
         run_one(body, [np.zeros(256, hifloat8)], platform=A2)
+
+
+def test_fixpipe_3510_cycles_follow_table_8():
+    # Cube指令理论性能汇总.md table 8: fp32 out 32 elements / cycle, 16-bit 64, NZ2DN with srcNzC0Stride 2 a quarter;
+    # into GM the bytes at the GM write rate may be the slower part
+    from ascend_sim.platform import get_platform
+
+    def cycles(quant, out, config, sub):
+        def body(core, gm):
+            Fixpipe(GlobalTensor(out).SetGlobalBuffer(gm[0]), local(core, "L0C", float32),
+                    FixpipeParamsArch3510(nSize=64, mSize=64, srcStride=128, dstStride=64, quantPre=quant,
+                                          params=sub), config)
+
+        core, _ = run_one(body, [np.zeros(1 << 16, out)])
+        return [r for r in core.chip.executed if r.name == "Fixpipe(Arch3510)"][0].cycles
+
+    overhead = get_platform(A5).rates.fixpipe_overhead
+    elems = 64 * 64
+    assert cycles(QuantMode_t.NoQuant, float32, CFG_ROW_MAJOR, None) - overhead >= elems / 32
+    assert cycles(QuantMode_t.F322F16, float16, CFG_ROW_MAJOR, None) - overhead >= elems / 64
+    strided = cycles(QuantMode_t.F322F16, float16, CFG_COLUMN_MAJOR, Nz2DnParams(1, 0, 0, 2)) - overhead
+    assert strided == pytest.approx(elems / 16)

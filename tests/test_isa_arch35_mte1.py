@@ -233,3 +233,12 @@ def test_load_data_with_stride_b8_channel_rule():
     with pytest.raises(ParameterOutOfRange, match="channelSize=40: only multiples of C0=32 are modelled"):
         run_one(body(40))
     run_one(body(32))
+
+
+@pytest.mark.parametrize("stride_w,rows,rate", [(1, 1, 256), (1, 3, 102), (2, 1, 128), (2, 3, 73), (8, 20, 32),
+                                                (3, 1, 32), (4, 1, 64)])
+def test_load_data_with_stride_rate_is_table_6(stride_w, rows, rate):
+    # Cube指令理论性能汇总.md table 6 (3510), worked by hand: [512 / (n + 2)], [512 / (2 strideW)],
+    # [512 / (2 strideW + n)], never below 32; 32 for other strides
+    from ascend_sim.isa.arch35.load3d_stride import load3d_rate_3510
+    assert load3d_rate_3510(stride_w, rows) == rate

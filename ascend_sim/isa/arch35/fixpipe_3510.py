@@ -139,21 +139,28 @@ def _index_maps(layout, m, n, src_stride, c0_stride, count, src_matrix, dst_stri
     return src.reshape(-1), dst.reshape(-1)
 
 
+def conversion_rate(out: np.dtype, layout: CO2Layout, c0_stride: int) -> int:
+    """Elements per cycle through the Fixpipe: asc-devkit docs/zh/api/附录/Cube指令理论性能汇总.md table 8 (3510,
+    L0C -> L1 / UB): 32 for fp32 out, 64 for 16- and 8-bit out; a quarter of that for NZ2DN with srcNzC0Stride > 1.
+    The table has no L0C -> GM rows: GM takes the same figures (modelling choice)."""
+    rate = 32 if out.itemsize == 4 else 64
+    return rate // 4 if layout is CO2Layout.COLUMN_MAJOR and c0_stride > 1 else rate
+
+
 def _cost(rec, model) -> float:
-    """A fixed overhead, then the elements through the conversion unit or, into GM, the bytes at the GM write
-    rate, the slower (into UB only the conversion unit: no 950 rate for L0C -> UB found, a modelling choice)."""
+    """The fixed Fixpipe overhead (the A2 modelling choice), then the elements at the conversion rate or, into GM,
+    the bytes at the GM write rate, the slower."""
     if rec.args is None:
         return 0.0
-    rates = model.rates
-    elems, to_gm = rec.args[-1], rec.args[-2]
+    elems, to_gm, rate = rec.args[-1], rec.args[-2], rec.args[-3]
     gm = rec.nbytes / model.gm_write_rate if to_gm else 0.0
-    return rates.fixpipe_overhead + max(elems / rates.fixpipe_elems, gm)
+    return model.rates.fixpipe_overhead + max(elems / rate, gm)
 
 
 def _execute(rec) -> None:
     """Each element: ReLU if asked, times the scale of the QF322*_PRE modes, converted once to the output type,
     written (or atomically added, into GM under SetAtomicAdd) at its destination."""
-    sbuf, s0, s_span, dbuf, d0, d_span, out, src, dst, relu, scale, to_gm, _ = rec.args
+    sbuf, s0, s_span, dbuf, d0, d_span, out, src, dst, relu, scale, _, to_gm, _ = rec.args
     values = sbuf.view(float32, s0, s_span)[src]
     if relu:
         values = np.maximum(values, np.float32(0))
@@ -276,5 +283,6 @@ def fixpipe_arch35(dst, src, params: FixpipeParamsArch3510, config) -> None:
                 CO2Layout.NZ: ((n // 16, m * 16 * osize), (p.dstStride * osize, 1))}[layout]
         footprint = tuple((dbuf, d0 + t * dst_matrix * osize, walk[0], walk[1], kind) for t in range(count))
     core.issue(FIXPIPE_3510, FIX, snap, reads, ((dbuf, d0, d0 + d_span * osize),),
-               (sbuf, s0, s_span, dbuf, d0, d_span, out, src_idx, dst_idx, p.reluEn, scale, to_gm, elems),
+               (sbuf, s0, s_span, dbuf, d0, d_span, out, src_idx, dst_idx, p.reluEn, scale,
+                conversion_rate(out, layout, c0_stride), to_gm, elems),
                "L0C->GM" if to_gm else "L0C->UB", elems * osize, registers, footprint=footprint)

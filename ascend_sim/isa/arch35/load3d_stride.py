@@ -23,7 +23,7 @@ from ...faults import ParameterOutOfRange
 from ...pipes import Pipe
 from ...record import define
 from ..common import FRACTAL, check_fields, current_core
-from ..mte1 import LoadData3DParamsV2, _PATH, _load3d_cost, decode_img2col
+from ..mte1 import LoadData3DParamsV2, _PATH, decode_img2col
 from .common import require_arch35
 
 MTE1 = Pipe.MTE1
@@ -72,6 +72,24 @@ def _nz_positions(rows: int, cols: int, c0: int, dst_stride: int, to_l0b: bool) 
     return ((fractal * 16 + r) * c0 + e).reshape(-1)
 
 
+def load3d_rate_3510(stride_w: int, rows: int) -> int:
+    """Bytes per cycle of LoadData 3D / LoadDataWithStride on 3510, into L0A and L0B alike: asc-devkit
+    docs/zh/api/附录/Cube指令理论性能汇总.md table 6 (n: the feature-map rows the window covers)."""
+    if stride_w == 1:
+        return 256 if rows <= 1 else max(512 // (rows + 2), 32)
+    if stride_w in (2, 4, 8):
+        return max(512 // (2 * stride_w + (rows if rows > 1 else 0)), 32)
+    return 32
+
+
+def _cost(rec, model) -> float:
+    """The MTE1 overhead (the A2 modelling choice), then the bytes at table 6's rate."""
+    if rec.args is None:
+        return 0.0
+    stride_w, rows = rec.args[-2:]
+    return model.rates.mte1_overhead + rec.nbytes / load3d_rate_3510(stride_w, rows)
+
+
 def _execute(rec) -> None:
     """img2col: every destination element takes the fmap element its (row, column) maps to, or padValue."""
     sbuf, s0, span, dbuf, d0, extent, dtype, index, pad_positions, positions, pad_value, _, _ = rec.args
@@ -81,7 +99,7 @@ def _execute(rec) -> None:
     dbuf.view(dtype, d0, extent)[positions] = values
 
 
-LOAD_DATA_WITH_STRIDE = define("LoadDataWithStride", MTE1, cost=_load3d_cost, execute=_execute,
+LOAD_DATA_WITH_STRIDE = define("LoadDataWithStride", MTE1, cost=_cost, execute=_execute,
                                params=LoadData3DParamsV2,
                                doc="L1 -> L0A (NZ) / L0B (arch 3510): img2col with a K-direction fractal stride.")
 
