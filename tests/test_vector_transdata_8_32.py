@@ -1,7 +1,6 @@
 """TransDataTo5HD with 8-bit (srcHighHalf / dstHighHalf) and 32-bit elements: the int8 and int32 examples of
 TransDataTo5HD.md (asc-devkit 82b89a15) as truth, and the loop reference over scattered lists and repeats."""
 import numpy as np
-import pytest
 from hypothesis import given, settings, strategies as st
 
 from ascend_sim.ascendc import TransDataTo5HD, TransDataTo5HDParams
@@ -11,7 +10,7 @@ UB_BYTES = 16 * 1024
 SRC, DST = 0, 8 * 1024
 
 
-def _lists(ub, dtype, width):
+def _lists(ub, dtype):
     return ([ub[DST + 32 * i].ReinterpretCast(dtype) for i in range(16)],
             [ub[SRC + 32 * i].ReinterpretCast(dtype) for i in range(16)])
 
@@ -22,7 +21,7 @@ def test_int8_high_halves_doc_example():
     src = np.array([[32 * (i % 4) + e for e in range(32)] for i in range(16)], np.int8)
     ub0 = np.zeros(UB_BYTES, np.uint8)
     ub0[SRC:SRC + 512] = src.view(np.uint8).ravel()
-    got, _ = run_on_ub(lambda ub: TransDataTo5HD(*_lists(ub, np.int8, 32), TransDataTo5HDParams(True, True, 1, 0, 0)),
+    got, _ = run_on_ub(lambda ub: TransDataTo5HD(*_lists(ub, np.int8), TransDataTo5HDParams(True, True, 1, 0, 0)),
                        ub0)
     out = got[DST:DST + 512].view(np.int8).reshape(16, 32)
     np.testing.assert_array_equal(out[:, :16], 0)
@@ -34,7 +33,7 @@ def test_int32_doc_example():
     # input 16 blocks of 8: 0..127 row by row; output printed as 8 rows of 16: row j = [j, 8 + j, ..., 120 + j]
     ub0 = np.zeros(UB_BYTES, np.uint8)
     ub0[SRC:SRC + 512] = np.arange(128, dtype=np.int32).view(np.uint8)
-    got, _ = run_on_ub(lambda ub: TransDataTo5HD(*_lists(ub, np.int32, 8), TransDataTo5HDParams(False, False, 1, 0, 0)),
+    got, _ = run_on_ub(lambda ub: TransDataTo5HD(*_lists(ub, np.int32), TransDataTo5HDParams(False, False, 1, 0, 0)),
                        ub0)
     out = got[DST:DST + 512].view(np.int32).reshape(8, 16)
     np.testing.assert_array_equal(out, np.arange(128, dtype=np.int32).reshape(16, 8).T)

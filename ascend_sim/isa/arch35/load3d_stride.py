@@ -22,7 +22,7 @@ import numpy as np
 from ...faults import ParameterOutOfRange
 from ...pipes import Pipe
 from ...record import define
-from ..common import FRACTAL, check_fields, current_core
+from ..common import check_fields, current_core
 from ..mte1 import LoadData3DParamsV2, _PATH, decode_img2col
 from .common import require_arch35
 
