@@ -49,7 +49,8 @@ def nz_walks(draw):
 def _run_walk(params_type, walk, dtype, seed):
     rng = np.random.default_rng(seed)
     num, n_value, d_value, src_matrix, src_pitch, c0_stride, n_stride, matrix_stride = walk
-    src = random_values(num * src_matrix + (d_value + 1) * (src_pitch + n_value) + 64, dtype, rng)
+    rows = max(n_value, d_value)  # ND walks nValue rows of srcDValue, DN dValue rows
+    src = random_values(num * src_matrix + (rows + 1) * (src_pitch + rows) + 64, dtype, rng)
     c0 = 32 // dtype.itemsize
     l1_size = num * matrix_stride + 3 * c0_stride * c0 + n_value * n_stride * c0 + 4 * c0 + 64
     l1_init = random_values(l1_size + (num - 1) * matrix_stride + 3 * c0_stride * c0, dtype, rng)
