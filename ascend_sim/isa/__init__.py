@@ -2,27 +2,27 @@
 overloaded Ascend C entry points: the parameter struct picks the instruction."""
 from __future__ import annotations
 
-from ..chip import current_core
-from ..tensor import GlobalTensor, LocalTensor
-from .arch35 import (Reg, CFG_COLUMN_MAJOR, CFG_COLUMN_MAJOR_UB, CFG_NZ_UB, CFG_ROW_MAJOR_UB, CO2Layout,
+from ascend_sim.chip import current_core
+from ascend_sim.tensor import GlobalTensor, LocalTensor
+from ascend_sim.isa.arch35 import (Reg, CFG_COLUMN_MAJOR, CFG_COLUMN_MAJOR_UB, CFG_NZ_UB, CFG_ROW_MAJOR_UB, CO2Layout,
                      FixpipeConfigArch3510, FixpipeParamsArch3510, Nz2DnParams, Nz2NdParams, Dn2NzParams, LoadData2DParamsV2, LoadDataRepeatParamWithStride, LoadDataWithStride,
                      SetLoadDataRepeatWithStride, copy_gm_to_l1_dn2nz, copy_gm_to_l1_nd2nz_arch35, load_data_2d_v2)
-from .atomic import SetAtomicAdd, SetAtomicNone
-from .bias_table import copy_l1_to_bt
-from .cube import Mmad, MmadParams, SetHF32Mode, SetHF32TransMode
-from .fixpipe import (CFG_NZ, CFG_ROW_MAJOR, DataCopyCO12DstParams, Fixpipe, FixpipeConfig, FixpipeParamsV220,
+from ascend_sim.isa.atomic import SetAtomicAdd, SetAtomicNone
+from ascend_sim.isa.bias_table import copy_l1_to_bt
+from ascend_sim.isa.cube import Mmad, MmadParams, SetHF32Mode, SetHF32TransMode
+from ascend_sim.isa.fixpipe import (CFG_NZ, CFG_ROW_MAJOR, DataCopyCO12DstParams, Fixpipe, FixpipeConfig, FixpipeParamsV220,
                       QuantMode_t, copy_l0c_to_gm)
-from .load2d_gm import load_data_2d_gm
-from .load2d_transpose import LoadData2dTransposeParams, LoadDataWithTranspose
-from .mte1 import (FMATRIX_LEFT, FMATRIX_RIGHT, LoadData2DParams, LoadData3DParamsV2, LoadDataRepeatParams, SetFmatrix, SetLoadDataRepeat,
+from ascend_sim.isa.load2d_gm import load_data_2d_gm
+from ascend_sim.isa.load2d_transpose import LoadData2dTransposeParams, LoadDataWithTranspose
+from ascend_sim.isa.mte1 import (FMATRIX_LEFT, FMATRIX_RIGHT, LoadData2DParams, LoadData3DParamsV2, LoadDataRepeatParams, SetFmatrix, SetLoadDataRepeat,
                    load_data_2d, load_data_3d_v2)
-from .mte2 import (DataCopyParams, InitConstValue, InitConstValueParams, Nd2NzParams, copy_gm_to_l1,
+from ascend_sim.isa.mte2 import (DataCopyParams, InitConstValue, InitConstValueParams, Nd2NzParams, copy_gm_to_l1,
                    copy_gm_to_l1_contiguous, copy_gm_to_l1_nd2nz)
-from .mte3 import copy_l1_to_gm
-from .sync import (ASCEND_IS_AIC, ASCEND_IS_AIV, CrossCoreSetFlag, CrossCoreWaitFlag, GetBlockIdx, GetBlockNum, GetSubBlockIdx, PipeBarrier, SetFlag,
+from ascend_sim.isa.mte3 import copy_l1_to_gm
+from ascend_sim.isa.sync import (ASCEND_IS_AIC, ASCEND_IS_AIV, CrossCoreSetFlag, CrossCoreWaitFlag, GetBlockIdx, GetBlockNum, GetSubBlockIdx, PipeBarrier, SetFlag,
                    SyncAll, WaitFlag)
-from .vector import *  # noqa: F401,F403 - the vector core's instructions
-from .vector.datacopy import data_copy_ub, is_ub
+from ascend_sim.isa.vector import *  # noqa: F401,F403 - the vector core's instructions
+from ascend_sim.isa.vector.datacopy import data_copy_ub, is_ub
 
 
 def DataCopy(dst, src, params) -> None:

@@ -6,12 +6,12 @@ from enum import Enum
 
 import numpy as np
 
-from ..dtypes import bfloat16, float16, float32
-from ..faults import ParameterOutOfRange
-from ..pipes import Pipe
-from ..record import define
-from .atomic import ATOMIC_WRITE, atomic_register, store
-from .common import check_aligned, check_range, current_core, expect_position
+from ascend_sim.dtypes import bfloat16, float16, float32
+from ascend_sim.faults import ParameterOutOfRange
+from ascend_sim.pipes import Pipe
+from ascend_sim.record import define
+from ascend_sim.isa.atomic import ATOMIC_WRITE, atomic_register, store
+from ascend_sim.isa.common import check_aligned, check_range, current_core, expect_position
 
 FIX = Pipe.FIX
 
@@ -127,7 +127,7 @@ def Fixpipe(dst, src, params: FixpipeParamsV220 | FixpipeParams, config: Fixpipe
         _fixpipe_v1(dst, src, params)
         return
     if not isinstance(params, FixpipeParamsV220):  # the 950's FixpipeParamsArch3510 (imported here: it imports us)
-        from .arch35.fixpipe_3510 import fixpipe_arch35
+        from ascend_sim.isa.arch35.fixpipe_3510 import fixpipe_arch35
         fixpipe_arch35(dst, src, params, config)
         return
     nz2nd = config == CFG_ROW_MAJOR

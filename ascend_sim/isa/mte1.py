@@ -7,11 +7,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..faults import ParameterOutOfRange
-from ..pipes import Pipe
-from ..tensor import LocalTensor
-from ..record import define
-from .common import (FRACTAL, check_aligned, check_range, current_core, expect_position,
+from ascend_sim.faults import ParameterOutOfRange
+from ascend_sim.pipes import Pipe
+from ascend_sim.tensor import LocalTensor
+from ascend_sim.record import define
+from ascend_sim.isa.common import (FRACTAL, check_aligned, check_range, current_core, expect_position,
                      fields_checker)
 
 MTE1 = Pipe.MTE1

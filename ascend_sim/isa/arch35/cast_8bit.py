@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...dtypes import float8_e4m3fn, hifloat8
-from .common import to_output_dtype
+from ascend_sim.dtypes import float8_e4m3fn, hifloat8
+from ascend_sim.isa.arch35.common import to_output_dtype
 
 F16, F32 = np.dtype(np.float16), np.dtype(np.float32)
 EIGHT_BIT = (hifloat8, float8_e4m3fn)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...dtypes import float8_e4m3fn, hifloat8
-from ...faults import ParameterOutOfRange
+from ascend_sim.dtypes import float8_e4m3fn, hifloat8
+from ascend_sim.faults import ParameterOutOfRange
 
 ARCH35 = 3510
 

@@ -30,14 +30,14 @@ from functools import lru_cache
 
 import numpy as np
 
-from ...dtypes import bfloat16, float8_e4m3fn, float16, float32, hifloat8
-from ...faults import ParameterOutOfRange
-from ...pipes import Pipe
-from ...record import define
-from ..atomic import ATOMIC_WRITE, atomic_register, store
-from ..common import check_aligned, check_fields, current_core, expect_position
-from ..fixpipe import QuantMode_t
-from .common import require_arch35, to_output_dtype
+from ascend_sim.dtypes import bfloat16, float8_e4m3fn, float16, float32, hifloat8
+from ascend_sim.faults import ParameterOutOfRange
+from ascend_sim.pipes import Pipe
+from ascend_sim.record import define
+from ascend_sim.isa.atomic import ATOMIC_WRITE, atomic_register, store
+from ascend_sim.isa.common import check_aligned, check_fields, current_core, expect_position
+from ascend_sim.isa.fixpipe import QuantMode_t
+from ascend_sim.isa.arch35.common import require_arch35, to_output_dtype
 
 FIX = Pipe.FIX
 

@@ -21,13 +21,13 @@ from functools import lru_cache
 
 import numpy as np
 
-from ...faults import ParameterOutOfRange
-from ...pipes import Pipe
-from ...record import define
-from ...tensor import LocalTensor
-from ..common import BLOCK, FRACTAL, check_aligned, current_core, expect_position, fields_checker
-from ..mte1 import _PATH, _load_cost
-from .common import require_arch35
+from ascend_sim.faults import ParameterOutOfRange
+from ascend_sim.pipes import Pipe
+from ascend_sim.record import define
+from ascend_sim.tensor import LocalTensor
+from ascend_sim.isa.common import BLOCK, FRACTAL, check_aligned, current_core, expect_position, fields_checker
+from ascend_sim.isa.mte1 import _PATH, _load_cost
+from ascend_sim.isa.arch35.common import require_arch35
 
 MTE1 = Pipe.MTE1
 

@@ -19,12 +19,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from ...faults import ParameterOutOfRange
-from ...pipes import Pipe
-from ...record import define
-from ..common import check_fields, current_core
-from ..mte1 import LoadData3DParamsV2, _PATH, decode_img2col
-from .common import require_arch35
+from ascend_sim.faults import ParameterOutOfRange
+from ascend_sim.pipes import Pipe
+from ascend_sim.record import define
+from ascend_sim.isa.common import check_fields, current_core
+from ascend_sim.isa.mte1 import LoadData3DParamsV2, _PATH, decode_img2col
+from ascend_sim.isa.arch35.common import require_arch35
 
 MTE1 = Pipe.MTE1
 _REGISTER = "loaddata_repeat_with_stride"

@@ -15,13 +15,13 @@ from functools import lru_cache
 
 import numpy as np
 
-from ...faults import ParameterOutOfRange
-from ...pipes import Pipe
-from ...record import define
-from ...tensor import GlobalTensor, LocalTensor
-from ..common import BLOCK, check_aligned, current_core, expect_position, fields_checker
-from ..mte2 import DATA_COPY_ND2NZ, Nd2NzParams, _mte2_cost, _nd2nz_execute, _nd2nz_maps
-from .common import require_arch35
+from ascend_sim.faults import ParameterOutOfRange
+from ascend_sim.pipes import Pipe
+from ascend_sim.record import define
+from ascend_sim.tensor import GlobalTensor, LocalTensor
+from ascend_sim.isa.common import BLOCK, check_aligned, current_core, expect_position, fields_checker
+from ascend_sim.isa.mte2 import DATA_COPY_ND2NZ, Nd2NzParams, _mte2_cost, _nd2nz_execute, _nd2nz_maps
+from ascend_sim.isa.arch35.common import require_arch35
 
 MTE2 = Pipe.MTE2
 

@@ -24,12 +24,12 @@ from enum import Enum
 
 import numpy as np
 
-from ...faults import OutOfBounds, ParameterOutOfRange
-from ...pipes import Pipe
-from ...record import define
-from ...tensor import LocalTensor
-from ..common import BLOCK, check_aligned, current_core
-from .common import require_arch35
+from ascend_sim.faults import OutOfBounds, ParameterOutOfRange
+from ascend_sim.pipes import Pipe
+from ascend_sim.record import define
+from ascend_sim.tensor import LocalTensor
+from ascend_sim.isa.common import BLOCK, check_aligned, current_core
+from ascend_sim.isa.arch35.common import require_arch35
 
 V = Pipe.V
 VL = 256  # bytes in one vector register

@@ -16,13 +16,13 @@ from enum import Enum
 import ml_dtypes
 import numpy as np
 
-from ...dtypes import bfloat16
-from ...faults import ParameterOutOfRange
-from ...record import define
-from ..arch35.cast_8bit import EIGHT_BIT, PAIRS_3510, convert_8bit
-from ..arch35.common import require_arch35
-from .common import V, check_count, check_ub, current_core, vector_cost
-from .elementwise import UNARY_RANGES, UnaryRepeatParams, check_params, issue_vector, run_on_plan
+from ascend_sim.dtypes import bfloat16
+from ascend_sim.faults import ParameterOutOfRange
+from ascend_sim.record import define
+from ascend_sim.isa.arch35.cast_8bit import EIGHT_BIT, PAIRS_3510, convert_8bit
+from ascend_sim.isa.arch35.common import require_arch35
+from ascend_sim.isa.vector.common import V, check_count, check_ub, current_core, vector_cost
+from ascend_sim.isa.vector.elementwise import UNARY_RANGES, UnaryRepeatParams, check_params, issue_vector, run_on_plan
 
 
 class RoundMode(Enum):

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...faults import ParameterOutOfRange
-from ...record import define
-from ..common import BLOCK, check_range
-from .common import V, check_ub, current_core, vector_cost
+from ascend_sim.faults import ParameterOutOfRange
+from ascend_sim.record import define
+from ascend_sim.isa.common import BLOCK, check_range
+from ascend_sim.isa.vector.common import V, check_ub, current_core, vector_cost
 
 LIST_SIZE = 16  # NCHW_CONV_ADDR_LIST_SIZE
 B16 = (np.dtype(np.float16), np.dtype(np.int16), np.dtype(np.uint16))
@@ -74,7 +74,7 @@ def _addresses(core, name, items, role, dtype):
         if isinstance(item, (int, np.integer)):  # the uint64_t address form
             address = int(item)
             if address % BLOCK:
-                from ...faults import Misaligned
+                from ascend_sim.faults import Misaligned
                 raise core.fault(Misaligned(f"{role}[{i}] address {address} in UB is not a multiple of 32 bytes",
                                             buffer="UB", addr_range=(address, address + 1)), name, V)
         else:
