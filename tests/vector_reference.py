@@ -398,3 +398,25 @@ def trans_data_to_5hd(ub, dst_list, src_list, dtype, repeat_times, dst_rep, src_
             for i in range(16):
                 write(ub, dst_list[j] + k * dst_rep * BLOCK + i * dt.itemsize, dt, rows[i][j])
     return ub
+
+
+def trans_data_to_5hd_b8_b32(ub, dst_list, src_list, dtype, repeat_times, dst_rep, src_rep, dst_high=False,
+                             src_high=False):
+    """TransDataTo5HD.md for 8- and 32-bit elements, per repeat (offset as in trans_data_to_5hd):
+    b8:  dst block j, element 16*dstHighHalf + i = src block i, element 16*srcHighHalf + j   (i, j < 16)
+    b32: dst block 2j + h, element e = src block 8h + e, element j                           (j, e < 8, h < 2)"""
+    ub = ub.copy()
+    dt = np.dtype(dtype)
+    for r in range(repeat_times):
+        k = r + 1 if repeat_times == 1 else r
+        s_base = [a + k * src_rep * BLOCK for a in src_list]
+        d_base = [a + k * dst_rep * BLOCK for a in dst_list]
+        if dt.itemsize == 1:
+            moved = [(d_base[j] + 16 * dst_high + i, read(ub, s_base[i] + 16 * src_high + j, dt))
+                     for j in range(16) for i in range(16)]
+        else:
+            moved = [(d_base[2 * j + h] + e * 4, read(ub, s_base[8 * h + e] + j * 4, dt))
+                     for j in range(8) for h in range(2) for e in range(8)]
+        for address, value in moved:
+            write(ub, address, dt, value)
+    return ub

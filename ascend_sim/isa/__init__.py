@@ -2,12 +2,19 @@
 overloaded Ascend C entry points: the parameter struct picks the instruction."""
 from __future__ import annotations
 
+from ascend_sim.engine.chip import current_core
+from ascend_sim.isa.arch35 import (CFG_COLUMN_MAJOR, CFG_COLUMN_MAJOR_UB, CFG_NZ_UB, CFG_ROW_MAJOR_UB, CO2Layout,
+                                   Dn2NzParams, FixpipeConfigArch3510, FixpipeParamsArch3510, LoadData2DParamsV2,
+                                   LoadDataRepeatParamWithStride, LoadDataWithStride, Nz2DnParams, Nz2NdParams, Reg,
+                                   SetLoadDataRepeatWithStride, copy_gm_to_l1_dn2nz, copy_gm_to_l1_nd2nz_arch35,
+                                   load_data_2d_v2)
+from ascend_sim.isa.arch35.fixpipe_3510 import fixpipe_arch35
 from ascend_sim.isa.atomic import SetAtomicAdd, SetAtomicNone
 from ascend_sim.isa.bias_table import copy_l1_to_bt
 from ascend_sim.isa.ctrl import GetCtrlSpr, ResetCtrlSpr, SetCtrlSpr
 from ascend_sim.isa.cube import Mmad, MmadParams, SetHF32Mode, SetHF32TransMode
-from ascend_sim.isa.fixpipe import (CFG_NZ, CFG_ROW_MAJOR, DataCopyCO12DstParams, Fixpipe, FixpipeConfig, FixpipeParams,
-                                    FixpipeParamsV220, QuantMode_t, QuantParams, copy_l0c_to_gm)
+from ascend_sim.isa.fixpipe import (CFG_NZ, CFG_ROW_MAJOR, DataCopyCO12DstParams, FixpipeConfig, FixpipeParams,
+                                    FixpipeParamsV220, QuantMode_t, QuantParams, copy_l0c_to_gm, fixpipe_v220)
 from ascend_sim.isa.load2d_gm import load_data_2d_gm
 from ascend_sim.isa.load2d_transpose import LoadData2dTransposeParams, LoadDataWithTranspose
 from ascend_sim.isa.mte1 import (FMATRIX_LEFT, FMATRIX_RIGHT, LoadData2DParams, LoadData3DParamsV2,
@@ -23,8 +30,9 @@ from ascend_sim.machine.tensor import GlobalTensor, LocalTensor
 
 
 def DataCopy(dst, src, params) -> None:
-    """GM -> L1 (count, DataCopyParams or Nd2NzParams), L1 -> BT (DataCopyParams into a C2 tensor), L1 -> GM
-    (DataCopyParams into a GlobalTensor) or L0C -> GM (DataCopyCO12DstParams); GM <-> UB (count or DataCopyParams) on the vector core."""
+    """GM -> L1 (count, DataCopyParams, Nd2NzParams or, on arch 3510, Dn2NzParams), L1 -> BT (DataCopyParams into
+    a C2 tensor), L1 -> GM (DataCopyParams into a GlobalTensor) or L0C -> GM (DataCopyCO12DstParams); GM <-> UB
+    (count or DataCopyParams) on the vector core."""
     if is_ub(dst) or is_ub(src):
         return data_copy_ub(dst, src, params)
     if isinstance(params, DataCopyParams):
@@ -35,19 +43,32 @@ def DataCopy(dst, src, params) -> None:
         else:
             copy_gm_to_l1(dst, src, params)
     elif isinstance(params, Nd2NzParams):
-        copy_gm_to_l1_nd2nz(dst, src, params)
+        if current_core().platform.npu_arch == 3510:  # the 3510 struct: wider fields, other ranges
+            copy_gm_to_l1_nd2nz_arch35(dst, src, params)
+        else:
+            copy_gm_to_l1_nd2nz(dst, src, params)
+    elif isinstance(params, Dn2NzParams):
+        copy_gm_to_l1_dn2nz(dst, src, params)
     elif isinstance(params, DataCopyCO12DstParams):
         copy_l0c_to_gm(dst, src, params)
     elif isinstance(params, int):
         copy_gm_to_l1_contiguous(dst, src, params)
     else:
         raise TypeError(f"DataCopy: params of type {type(params).__name__} is not one of int, DataCopyParams, "
-                        "Nd2NzParams, DataCopyCO12DstParams")
+                        "Nd2NzParams, Dn2NzParams, DataCopyCO12DstParams")
+
+
+def Fixpipe(dst, src, params, config=CFG_ROW_MAJOR) -> None:
+    """L0C -> GM (or UB on the 950): FixpipeParamsV220 / FixpipeParams (A2/A3), FixpipeParamsArch3510 (arch 3510)."""
+    if isinstance(params, FixpipeParamsArch3510):
+        fixpipe_arch35(dst, src, params, config)
+    else:
+        fixpipe_v220(dst, src, params, config)
 
 
 def LoadData(dst, src, params, isSetFMatrix: bool = True) -> None:
-    """L1 -> L0A/L0B: LoadData2DParams (fractal copy; from GM into L1/L0A/L0B on MTE2) or LoadData3DParamsV2
-    (img2col)."""
+    """L1 -> L0A/L0B: LoadData2DParams (fractal copy; from GM into L1/L0A/L0B on MTE2), LoadData3DParamsV2
+    (img2col) or, on arch 3510, LoadData2DParamsV2."""
     if isinstance(params, LoadData2DParams):
         if isinstance(src, GlobalTensor):
             load_data_2d_gm(dst, src, params)
@@ -55,6 +76,8 @@ def LoadData(dst, src, params, isSetFMatrix: bool = True) -> None:
             load_data_2d(dst, src, params)
     elif isinstance(params, LoadData3DParamsV2):
         load_data_3d_v2(dst, src, params, isSetFMatrix)
+    elif isinstance(params, LoadData2DParamsV2):
+        load_data_2d_v2(dst, src, params)
     else:
-        raise TypeError(f"LoadData: params of type {type(params).__name__} is not LoadData2DParams or "
-                        "LoadData3DParamsV2")
+        raise TypeError(f"LoadData: params of type {type(params).__name__} is not LoadData2DParams, "
+                        "LoadData3DParamsV2 or LoadData2DParamsV2")

@@ -20,6 +20,8 @@ class QuantMode_t(Enum):
     NoQuant = "NoQuant"
     F322F16 = "F322F16"
     F322BF16 = "F322BF16"
+    QF322HIF8_PRE = "QF322HIF8_PRE"  # arch 3510 only (isa/arch35/fixpipe_3510.py)
+    QF322FP8_PRE = "QF322FP8_PRE"  # arch 3510 only
 
 
 class FixpipeConfig(Enum):
@@ -28,6 +30,7 @@ class FixpipeConfig(Enum):
 
 
 CFG_ROW_MAJOR, CFG_NZ = FixpipeConfig.CFG_ROW_MAJOR, FixpipeConfig.CFG_NZ
+_ARCH35_QUANT = (QuantMode_t.QF322HIF8_PRE, QuantMode_t.QF322FP8_PRE)
 _OUT_DTYPE = {QuantMode_t.NoQuant: float32, QuantMode_t.F322F16: float16, QuantMode_t.F322BF16: bfloat16}
 
 
@@ -119,7 +122,8 @@ FIXPIPE = define("Fixpipe", FIX, cost=_fixpipe_cost, execute=_fixpipe_execute, p
                  doc="L0C -> GM with conversion (F322F16, F322BF16, NoQuant), NZ2ND, NZ or channel split.")
 
 
-def Fixpipe(dst, src, params: FixpipeParamsV220 | FixpipeParams, config: FixpipeConfig = CFG_ROW_MAJOR) -> None:
+def fixpipe_v220(dst, src, params: FixpipeParamsV220 | FixpipeParams, config: FixpipeConfig = CFG_ROW_MAJOR) -> None:
+    """Fixpipe with the A2/A3 parameter structs (the `Fixpipe` overload in isa/__init__.py picks it)."""
     if isinstance(params, FixpipeParams):
         _fixpipe_v1(dst, src, params)
         return
@@ -163,7 +167,8 @@ def _fixpipe(dst, src, n_size, m_size, src_stride, dst_stride, quant, relu, spli
         raise core.fault(ParameterOutOfRange(f"src must be float32 L0C data, got {src.dtype}"), name, FIX)
     out = _OUT_DTYPE.get(quant)
     if out is None:
-        raise core.fault(ParameterOutOfRange(f"quantPre={quant} is not modelled"), name, FIX)
+        where = " (it exists on arch 3510 only, with FixpipeParamsArch3510)" if quant in _ARCH35_QUANT else ""
+        raise core.fault(ParameterOutOfRange(f"quantPre={quant} is not modelled{where}"), name, FIX)
     if dst.dtype != out:
         raise core.fault(ParameterOutOfRange(f"quantPre={quant.value} writes {out} but dst is {dst.dtype}"),
                          name, FIX)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -164,10 +165,12 @@ def load_data_2d(dst, src, params: LoadData2DParams) -> None:
                (sbuf, s0, s_pitch, dbuf, d0, d_pitch, reps, transpose, dtype), _PATH[dbuf.name], reps * FRACTAL)
 
 
-_CHANNEL_RULE = {2: "4, 8, 16N, 16N+4 or 16N+8", 4: "4, 8N or 8N+4"}
+_CHANNEL_RULE = {1: "4, 8, 16, 32N, 32N+4, 32N+8 or 32N+16", 2: "4, 8, 16N, 16N+4 or 16N+8", 4: "4, 8N or 8N+4"}
 
 
 def _channel_size_ok(channel_size: int, size: int) -> bool:
+    if size == 1:  # b8 (LoadData_3D.md, LoadDataWithStride.md)
+        return channel_size in (4, 8, 16) or channel_size % 32 in (0, 4, 8, 16)
     if size == 2:
         return channel_size in (4, 8) or channel_size % 16 in (0, 4, 8)
     return channel_size == 4 or channel_size % 8 in (0, 4)
@@ -260,9 +263,21 @@ LOAD_DATA_3DV2 = define("LoadData3Dv2", MTE1, cost=_load3d_cost, execute=_load3d
                         params=LoadData3DParamsV2, doc="L1 -> L0A/L0B: img2col of an NC1HWC0 feature map.")
 
 
-def load_data_3d_v2(dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool = True) -> None:
-    core = current_core()
-    name = "LoadData3Dv2"
+class Img2col(NamedTuple):
+    """A checked LoadData 3Dv2: its register reads, and the gather `_img2col_map` gave for it."""
+
+    registers: tuple
+    index: np.ndarray
+    pad_positions: np.ndarray
+    written: np.ndarray | None
+    wout: int
+    read: tuple
+    span: int
+
+
+def decode_img2col(core, name, spec, dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool) -> Img2col | None:
+    """Check a LoadData 3Dv2 (operands, the fmatrix it reads, every field) and map its gather; a NOP is issued
+    as `spec` here and gives None. Shared by LoadData 3Dv2 and the 950's LoadDataWithStride."""
     if dst.__class__ is not LocalTensor or dst.buffer.name not in _L0AB:
         expect_position(core, name, MTE1, dst, _L0AB, "dst")
     if src.__class__ is not LocalTensor or src.buffer.name != "L1":
@@ -337,8 +352,8 @@ def load_data_3d_v2(dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool = T
     dW = p.dilationFilterW
     eff_w = (fW - 1) * dW + 1
     if l1H == 0 or l1W == 0 or m_ext == 0 or k_ext == 0:
-        core.issue(LOAD_DATA_3DV2, MTE1, params, registers=registers)
-        return
+        core.issue(spec, MTE1, params, registers=registers)
+        return None
     if l1W + pads[0] + pads[1] < eff_w:
         raise core.fault(ParameterOutOfRange(
             f"l1W={l1W} plus pads {pads[0]}+{pads[1]} is narrower than the dilated filter width {eff_w}"), name, MTE1)
@@ -361,16 +376,26 @@ def load_data_3d_v2(dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool = T
     index, pad_positions, written, wout, read = _img2col_map(l1H, l1W, pads, c1, k_ext, m_ext, k_start, m_start,
                                                        stride_w, p.strideH, fW, fH, dW, p.dilationFilterH, c0,
                                                        "L0B" if to_l0b else ("L0A_T" if transpose_a else "L0A"))
-    span = c1 * l1H * l1W * c0
-    count = m_ext * k_ext
-    extent = count if written is None else int(written[-1]) + 1  # destination elements spanned
-    sbuf, s0, d0 = src.buffer, src.address, dst.address
+    return Img2col(registers, index, pad_positions, written, wout, read, c1 * l1H * l1W * c0)
 
-    rows = -(-((m_start % wout) + m_ext) // wout)  # feature-map rows the window touches (sets the rate)
+
+def load_data_3d_v2(dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool = True) -> None:
+    core = current_core()
+    img2col = decode_img2col(core, "LoadData3Dv2", LOAD_DATA_3DV2, dst, src, params, isSetFMatrix)
+    if img2col is None:
+        return
+    p = params
+    dtype = src.dtype
+    size = dtype.itemsize
+    count = p.mExtension * p.kExtension
+    written, read = img2col.written, img2col.read
+    extent = count if written is None else int(written[-1]) + 1  # destination elements spanned
+    sbuf, s0, dbuf, d0 = src.buffer, src.address, dst.buffer, dst.address
+    rows = -(-((p.mStartPt % img2col.wout) + p.mExtension) // img2col.wout)  # fmap rows the window touches (rate)
     reads = ((sbuf, s0 + read[0] * size, s0 + read[1] * size),) if read[1] else ()
     core.issue(LOAD_DATA_3DV2, MTE1, params, reads, ((dbuf, d0, d0 + extent * size),),
-               (sbuf, s0, span, dbuf, d0, count, extent, dtype, index, pad_positions, written, p.padValue, stride_w,
-                rows), _PATH[dbuf.name], count * size, registers)
+               (sbuf, s0, img2col.span, dbuf, d0, count, extent, dtype, img2col.index, img2col.pad_positions, written,
+                p.padValue, p.strideW, rows), _PATH[dbuf.name], count * size, img2col.registers)
 
 
 def load3d_rate(rates, dst_name: str, stride_w: int, rows: int) -> float:

@@ -6,7 +6,8 @@ Pairs and modes: the A2 table of docs/zh/api/SIMD-API/基础API/Memory矢量计�
 means CAST_RINT where the conversion loses precision and no rounding where it does not; CAST_ODD rounds an
 inexact result to the neighbour whose last mantissa bit is 1. Float -> integer results outside the integer
 range saturate and NaN becomes 0, int32 -> int16 saturates: a modelling choice (the page does not say).
-int32 -> half (with SetDeqScale) is not modelled and faults.
+int32 -> half (with SetDeqScale) is not modelled and faults. On arch 3510 the 950 table's pairs with hifloat8 and
+float8_e4m3fn are added (isa/arch35/cast_8bit.py).
 """
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from enum import Enum
 import ml_dtypes
 import numpy as np
 
+from ascend_sim.isa.arch35.cast_8bit import EIGHT_BIT, PAIRS_3510, convert_8bit
+from ascend_sim.isa.arch35.common import require_arch35
 from ascend_sim.isa.vector.common import V, check_count, check_ub, current_core, vector_cost
 from ascend_sim.isa.vector.elementwise import UNARY_RANGES, UnaryRepeatParams, check_params, issue_vector, run_on_plan
 from ascend_sim.machine.dtypes import bfloat16
@@ -30,6 +33,7 @@ class RoundMode(Enum):
     CAST_ROUND = 4
     CAST_TRUNC = 5
     CAST_ODD = 6
+    CAST_HYBRID = 7  # arch 3510, into hifloat8: a stochastic rounding (not modelled)
 
 
 F16, F32, I16, I32 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.int16), np.dtype(np.int32)
@@ -115,7 +119,10 @@ def Cast(dst, src, roundMode: RoundMode, *args, isSetMask: bool = True):
     check_ub(core, name, V, src, "src")
     if not isinstance(roundMode, RoundMode):
         raise core.fault(ParameterOutOfRange(f"roundMode={roundMode!r} is not a RoundMode"), name, V)
-    modes = PAIRS.get((src.dtype, dst.dtype))
+    modes, conversion = PAIRS.get((src.dtype, dst.dtype)), convert
+    if src.dtype in EIGHT_BIT or dst.dtype in EIGHT_BIT:  # the 950's 8-bit pairs (isa/arch35/cast_8bit.py)
+        require_arch35(core, name, V, f"Cast from {src.dtype} to {dst.dtype}")
+        modes, conversion = PAIRS_3510.get((src.dtype, dst.dtype)), convert_8bit
     if modes is None:
         raise core.fault(ParameterOutOfRange(
             f"Cast from {src.dtype} to {dst.dtype} is not an A2/A3 pair (int32 -> half with SetDeqScale is not "
@@ -124,17 +131,19 @@ def Cast(dst, src, roundMode: RoundMode, *args, isSetMask: bool = True):
     if mode not in modes:
         raise core.fault(ParameterOutOfRange(f"Cast {src.dtype} -> {dst.dtype} takes roundMode "
                                              f"{'/'.join(modes)}, not {mode}"), name, V)
+    if mode == "CAST_HYBRID":
+        raise core.fault(ParameterOutOfRange("roundMode=CAST_HYBRID (a stochastic rounding) is not modelled"), name, V)
     target = dst.dtype
 
     def fn(values):
-        return convert(values, target, mode)
+        return conversion(values, target, mode)
     if len(args) == 1:
         count = check_count(core, name, args[0])
         # a repeat is 256 B of the wider type: the narrower side's repeats are 4 blocks apart (CastImpl's
-        # count form in impl/basic_api/dav_c220/kernel_operator_vec_vconv_impl.h; int4 is not modelled)
-        narrow_dst = dst.dtype.itemsize < src.dtype.itemsize
-        wide_dst = dst.dtype.itemsize > src.dtype.itemsize
-        strides = ((1, 4 if narrow_dst else 8), (1, 4 if wide_dst else 8))
+        # count form in impl/basic_api/dav_c220/kernel_operator_vec_vconv_impl.h; int4 is not modelled), 2 blocks
+        # for an 8-bit side of a 32-bit one
+        wide = max(dst.dtype.itemsize, src.dtype.itemsize)
+        strides = ((1, 8 * dst.dtype.itemsize // wide), (1, 8 * src.dtype.itemsize // wide))
         return issue_vector(core, CAST, name, {"count": count, "roundMode": mode}, (dst, src), strides, fn, None,
                             None, False, src.dtype if src.dtype.itemsize >= dst.dtype.itemsize else dst.dtype,
                             count=count)

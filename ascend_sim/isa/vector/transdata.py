@@ -1,12 +1,17 @@
-"""TransDataTo5HD on PIPE_V (vnchwconv): per repeat, 16 source DataBlocks (srcList) form a 16 x 16 matrix of
-16-bit elements, one block per row, and its transpose is written to the 16 destination blocks (dstList): dst
-block j, element i = src block i, element j. This is NCHW -> NC1HWC0 when the 16 source blocks are 16 channels.
+"""TransDataTo5HD on PIPE_V (vnchwconv): per repeat, 16 source DataBlocks (srcList) are the rows of a matrix whose
+transpose is written to the 16 destination blocks (dstList). This is NCHW -> NC1HWC0 when the 16 source blocks are
+16 channels.
+  b16: dst block j, element i = src block i, element j (a 16 x 16 transpose);
+  b8:  dst block j, element 16 * dstHighHalf + i = src block i, element 16 * srcHighHalf + j (i, j < 16): half a
+       block of each, the other half of dst left as it was;
+  b32: dst block 2j + h, element e = src block 8h + e, element j (j, e < 8): the 16 x 8 matrix's transpose, each of
+       its 8 rows of 16 elements in two blocks.
 
-Source: docs/zh/api/SIMD-API/基础API/Memory矢量计算/数据排布转换/TransDataTo5HD.md and the 16 x 16 truth of
-examples/01_simd_cpp_api/03_basic_api/01_memory_vector_compute/transpose/scripts/gen_data.py. Repeat r reads
-and writes each list address plus r x RepStride blocks, except that with repeatTimes = 1 the only repeat is
-already offset by one RepStride (the page's note). 8-bit (dstHighHalf / srcHighHalf) and 32-bit element layouts
-are not documented with a truth and fault as not modelled.
+Source: docs/zh/api/SIMD-API/基础API/Memory矢量计算/数据排布转换/TransDataTo5HD.md (asc-devkit 82b89a15: the b8
+rule, the int8 / half / int32 examples with contiguous lists, which tests/test_vector_transdata*.py reproduce) and
+the 16 x 16 truth of examples/01_simd_cpp_api/03_basic_api/01_memory_vector_compute/transpose/scripts/gen_data.py.
+Repeat r reads and writes each list address plus r x RepStride blocks, except that with repeatTimes = 1 the only
+repeat is already offset by one RepStride (the page's note).
 """
 from __future__ import annotations
 
@@ -21,6 +26,20 @@ from ascend_sim.record import define
 
 LIST_SIZE = 16  # NCHW_CONV_ADDR_LIST_SIZE
 B16 = (np.dtype(np.float16), np.dtype(np.int16), np.dtype(np.uint16))
+B8 = (np.dtype(np.int8), np.dtype(np.uint8))
+B32 = (np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.uint32))
+
+
+def _element_map(itemsize: int, dst_high: bool, src_high: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(dst block, dst element, src block, src element) of every element one repeat moves, as two (block,
+    element) pairs of flat arrays."""
+    if itemsize == 4:
+        j, h, e = np.meshgrid(np.arange(8), np.arange(2), np.arange(8), indexing="ij")
+        return (2 * j + h).ravel(), e.ravel(), (8 * h + e).ravel(), j.ravel()
+    j, i = np.meshgrid(np.arange(16), np.arange(16), indexing="ij")
+    if itemsize == 1:
+        return j.ravel(), (16 * int(dst_high) + i).ravel(), i.ravel(), (16 * int(src_high) + j).ravel()
+    return j.ravel(), i.ravel(), i.ravel(), j.ravel()
 
 
 @dataclass(slots=True)
@@ -33,21 +52,17 @@ class TransDataTo5HDParams:
 
 
 def _execute(rec) -> None:
-    buf, dtype, src_blocks, dst_blocks, sequential, _ = rec.args
-    c0 = BLOCK // dtype.itemsize
+    buf, dtype, src_idx, dst_idx, sequential, _ = rec.args
     ub = buf.view(dtype, 0, buf.capacity // dtype.itemsize)
-    lanes = np.arange(c0)
-    src_idx = src_blocks[..., None] * c0 + lanes  # (repeats, 16 rows, 16 columns)
-    dst_idx = dst_blocks[..., None] * c0 + lanes
     if not sequential:
-        ub[dst_idx] = ub[src_idx].transpose(0, 2, 1)
+        ub[dst_idx] = ub[src_idx]
         return
     for r in range(src_idx.shape[0]):
-        ub[dst_idx[r]] = ub[src_idx[r]].T
+        ub[dst_idx[r]] = ub[src_idx[r]]
 
 
 TRANS_DATA_TO_5HD = define("TransDataTo5HD", V, cost=vector_cost, execute=_execute, params=TransDataTo5HDParams,
-                           doc="16 DataBlocks as rows of a 16 x 16 matrix, written transposed to 16 DataBlocks.")
+                           doc="16 DataBlocks as the rows of a matrix, written transposed to 16 DataBlocks.")
 
 
 def _addresses(core, name, items, role, dtype):
@@ -78,9 +93,9 @@ def TransDataTo5HD(dstList, srcList, nchwconvParams: TransDataTo5HDParams, dtype
     dt = np.dtype(dtype) if dtype is not None else (first.dtype if first is not None else None)
     if dt is None:
         raise TypeError("TransDataTo5HD with address lists needs dtype=")
-    if dt not in B16:
+    if dt not in B16 + B8 + B32:
         raise core.fault(ParameterOutOfRange(
-            f"TransDataTo5HD with {dt} elements is not modelled (16-bit types only: half/int16/uint16)"), name, V)
+            f"TransDataTo5HD takes int8/uint8, half/int16/uint16 or float/int32/uint32 elements, not {dt}"), name, V)
     p = nchwconvParams
     check_range(core, name, V, "repeatTimes", p.repeatTimes, 0, 255)
     check_range(core, name, V, "dstRepStride", p.dstRepStride, 0, 65535)
@@ -100,9 +115,13 @@ def TransDataTo5HD(dstList, srcList, nchwconvParams: TransDataTo5HDParams, dtype
     # repeats run in order when one writes what a later one reads or rewrites
     sequential = repeats > 1 and ((d_lo < s_hi and s_lo < d_hi)
                                   or len(set(dst_blocks.ravel().tolist())) < dst_blocks.size)
-    timing = (name, dt, repeats, 2 * 128)  # 16 blocks = 256 16-bit elements per repeat
+    c0 = BLOCK // dt.itemsize
+    d_blk, d_el, s_blk, s_el = _element_map(dt.itemsize, p.dstHighHalf, p.srcHighHalf)
+    src_idx = src_blocks[:, s_blk] * c0 + s_el  # (repeats, elements moved per repeat)
+    dst_idx = dst_blocks[:, d_blk] * c0 + d_el
+    timing = (name, dt, repeats, d_blk.size)  # 256 elements per repeat (128 of a 32-bit type)
     core.issue(TRANS_DATA_TO_5HD, V, p, ((buf, s_lo, s_hi),), ((buf, d_lo, d_hi),),
-               (buf, dt, src_blocks, dst_blocks, sequential, timing))
+               (buf, dt, src_idx, dst_idx, sequential, timing))
 
 
 __all__ = ["TransDataTo5HD", "TransDataTo5HDParams"]

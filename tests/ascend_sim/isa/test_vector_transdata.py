@@ -55,8 +55,8 @@ def test_scattered_lists_property(repeats, dst_rep, src_rep, src_perm, dst_perm,
 
 def test_transdata_faults():
     zeros = np.zeros(UB_BYTES, np.uint8)
-    with pytest.raises(ParameterOutOfRange, match="not modelled"):
-        run_on_ub(lambda ub: TransDataTo5HD([0] * 16, [512] * 16, TransDataTo5HDParams(), dtype=np.float32), zeros)
+    with pytest.raises(ParameterOutOfRange, match="not int64"):
+        run_on_ub(lambda ub: TransDataTo5HD([0] * 16, [512] * 16, TransDataTo5HDParams(), dtype=np.int64), zeros)
     with pytest.raises(ParameterOutOfRange, match="has 8 entries"):
         run_on_ub(lambda ub: TransDataTo5HD([0] * 8, [512] * 16, TransDataTo5HDParams(), dtype=np.float16), zeros)
     with pytest.raises(Misaligned, match=r"srcList\[3\] address 70"):
