@@ -9,24 +9,25 @@ import argparse
 import json
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from ascend_sim.dtypes import DTYPES
-from ascend_sim.platform import get_platform
-from tiling import TilingValidationError
-from tiling.conv3d_v2.model import API_TILING_FIELDS, RUN_INFO_FIELDS
-
-from ..conv3d_v2.operator import Conv3dV2Run, conv3d_v2_run
-from ..conv3d_v2.reference import conv3d_reference
-from .conv_problem import ConvProblem, add_conv_problem_arguments, conv_problem, field_override
+from .conv_problem import ConvProblem, add_conv_problem_arguments, conv_problem, field_override, field_ranges
 from .flags import FlagError, add_run_arguments
 from .report import Progress, check_against, check_fields, print_json, print_summary, text_stream
 
-_C_RANGES = {"u8": (0, 255), "i8": (-128, 127), "u32": (0, 2**32 - 1), "u64": (0, 2**64 - 1)}
-CONV3D_FIELD_RANGES = {name: _C_RANGES[ctype] for name, ctype in (*API_TILING_FIELDS, *RUN_INFO_FIELDS)}
+if TYPE_CHECKING:
+    import numpy as np
 
-conv3d_tiling_override = field_override(CONV3D_FIELD_RANGES, "Conv3DV2 tiling field", "docs/conv3d_v2_tiling.md")
+    from ..conv3d_v2.operator import Conv3dV2Run
+
+
+def conv3d_field_ranges() -> dict:
+    """The Conv3DV2 tiling fields (convApiTiling, convRunInfo) with their C type's range."""
+    from tiling.conv3d_v2.model import API_TILING_FIELDS, RUN_INFO_FIELDS
+    return field_ranges(API_TILING_FIELDS, RUN_INFO_FIELDS)
+
+
+conv3d_tiling_override = field_override(conv3d_field_ranges, "Conv3DV2 tiling field", "docs/conv3d_v2_tiling.md")
 
 
 def add_command(commands) -> argparse.ArgumentParser:
@@ -67,6 +68,13 @@ class Conv3dCommandRun:
 def simulate(args: argparse.Namespace, hooks: list | None = None) -> Conv3dCommandRun:
     """Build the problem the flags describe and run it, with `hooks` added to the progress display (`ascend-sim
     debug conv3d` passes a Capture). The GM allocations are x, filter, bias and y (operator.py)."""
+    import numpy as np
+
+    from ascend_sim.dtypes import DTYPES
+    from ascend_sim.platform import get_platform
+    from tiling import TilingValidationError
+
+    from ..conv3d_v2.operator import conv3d_v2_run
     problem = conv_problem(args)
     dtype = DTYPES[args.dtype]
     rng = np.random.default_rng(args.seed)
@@ -88,6 +96,7 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> Conv3dComma
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..conv3d_v2.reference import conv3d_reference
     say = text_stream(args.json)
     ran = simulate(args)
     problem, x, w, bias, result, wall = ran.problem, ran.x, ran.w, ran.bias, ran.run, ran.wall

@@ -9,25 +9,19 @@ import argparse
 import json
 import time
 
-import numpy as np
-
-from ascend_sim.dtypes import DTYPES
-from ascend_sim.platform import get_platform
-from tiling import TilingValidationError
-from tiling.conv3d_backprop_filter.model import BASIC_BLOCK_FIELDS, PARAMS_FIELDS, TILING_FIELDS
-
-from ..conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run
-from ..conv3d_backprop_filter.reference import conv3d_dw_reference
-from .conv_problem import add_conv_problem_arguments, conv_problem, field_override
+from .conv_problem import add_conv_problem_arguments, conv_problem, field_override, field_ranges
 from .flags import FlagError, add_run_arguments
 from .report import Progress, check_against, check_fields, print_json, print_summary, text_stream
 
-_C_RANGES = {"u32": (0, 2**32 - 1), "u64": (0, 2**64 - 1)}
-DW_FIELD_RANGES = {name: _C_RANGES[ctype] for name, ctype in (*PARAMS_FIELDS, *TILING_FIELDS, *BASIC_BLOCK_FIELDS)}
-DW_FIELD_RANGES["tiling_key"] = (0, 4)
 
 
-dw_tiling_override = field_override(DW_FIELD_RANGES, "dw tiling field", "docs/conv3d_backprop_filter_tiling.md")
+def dw_field_ranges() -> dict:
+    """The dw tiling fields (params, dwTiling, basicBlockTiling) with their C type's range, and the tiling key."""
+    from tiling.conv3d_backprop_filter.model import BASIC_BLOCK_FIELDS, PARAMS_FIELDS, TILING_FIELDS
+    return {**field_ranges(PARAMS_FIELDS, TILING_FIELDS, BASIC_BLOCK_FIELDS), "tiling_key": (0, 4)}
+
+
+dw_tiling_override = field_override(dw_field_ranges, "dw tiling field", "docs/conv3d_backprop_filter_tiling.md")
 
 
 def add_command(commands) -> argparse.ArgumentParser:
@@ -47,6 +41,14 @@ def add_command(commands) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from ascend_sim.dtypes import DTYPES
+    from ascend_sim.platform import get_platform
+    from tiling import TilingValidationError
+
+    from ..conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run
+    from ..conv3d_backprop_filter.reference import conv3d_dw_reference
     say = text_stream(args.json)
     problem = conv_problem(args)
     dtype = DTYPES[args.dtype]

@@ -5,18 +5,16 @@ import argparse
 import json
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from ascend_sim.dtypes import DTYPES
-from ascend_sim.platform import get_platform
-from tiling import TilingValidationError
-
-from ..conv3d_backprop_input.operator import ROUTES, Conv3dDxRun, conv3d_backprop_input_v2_run
-from ..reference import conv3d_dx_reference
 from .conv_problem import ConvProblem, add_conv_problem_arguments, conv_problem
 from .flags import FlagError, add_run_arguments
 from .report import Progress, check_against, check_fields, print_json, print_summary, text_stream
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..conv3d_backprop_input.operator import Conv3dDxRun
 
 
 def add_command(commands) -> argparse.ArgumentParser:
@@ -25,7 +23,7 @@ def add_command(commands) -> argparse.ArgumentParser:
         description="Run Conv3DBackpropInputV2 (dx of a 3D convolution) instruction by instruction on the "
                     "simulated chip, check it against a numpy reference, and report cycles.")
     add_conv_problem_arguments(parser)
-    parser.add_argument("--route", default="aclnn", choices=ROUTES,
+    parser.add_argument("--route", default="aclnn", type=_route, metavar="{aclnn,v2}",
                         help="aclnn (default): the shapes aclnn computes with a matmul run the matmul kernel; "
                              "v2: always the Conv3DBackpropInputV2 kernel")
     add_run_arguments(parser, "dy and filter")
@@ -53,6 +51,13 @@ class ConvDxRun:
 def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDxRun:
     """Build the problem the flags describe and run the operator on the simulated chip, with `hooks` added to the
     progress display (`ascend-sim debug conv3d-dx` passes a Capture). Writes --trace."""
+    import numpy as np
+
+    from ascend_sim.dtypes import DTYPES
+    from ascend_sim.platform import get_platform
+    from tiling import TilingValidationError
+
+    from ..conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
     problem = conv_problem(args)
     overrides = dict(args.set)
     plan = problem.plan(args.route)  # the operator's own checks and routing, before any data is made
@@ -77,7 +82,18 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDxRun:
     return ConvDxRun(problem, dy, weight, result, time.perf_counter() - wall)
 
 
+def _route(text: str) -> str:
+    """type= for --route: one of the operator's ROUTES."""
+    from ..conv3d_backprop_input.plan import ROUTES
+    if text not in ROUTES:
+        raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from {', '.join(ROUTES)})")
+    return text
+
+
 def run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from ..reference import conv3d_dx_reference
     say = text_stream(args.json)
     ran = simulate(args)
     problem, dy, weight, result, wall = ran.problem, ran.dy, ran.weight, ran.result, ran.wall

@@ -10,14 +10,7 @@ import argparse
 import dataclasses
 import time
 
-import numpy as np
-
-from ascend_sim.dtypes import DTYPES
-
-from ..convolution_backward.arguments import CUBE_MATH_TYPES, GROUPS_MAX
-from ..convolution_backward.operator import convolution_backward_run
-from ..convolution_backward.reference import convolution_backward_reference
-from .flags import FlagError, int_in_range, platform_value, read_integer, add_run_arguments
+from .flags import FlagError, add_run_arguments, dtype_value, int_in_range, platform_value, read_integer
 from .report import check_against, print_json, text_stream
 
 GRADIENTS = ("grad_input", "grad_weight", "grad_bias")
@@ -58,17 +51,22 @@ def add_command(commands) -> argparse.ArgumentParser:
     p.add_argument("--padding", type=_ints, metavar="P,...", help="default 1 per axis (2D: also up,down,left,right)")
     p.add_argument("--dilation", type=_ints, metavar="D,...", help="default 1 per axis")
     p.add_argument("--output-padding", type=_ints, metavar="O,...", help="transposed only (default 0 per axis)")
-    p.add_argument("--groups", type=int_in_range(1, GROUPS_MAX), default=1, help="default 1")
+    p.add_argument("--groups", type=int_in_range(1, _groups_max), default=1, help="default 1")
     p.add_argument("--transposed", action="store_true", help="the gradients of a transposed convolution")
     p.add_argument("--mask", type=_mask, default=(True, True, True), metavar="I,W,B",
                    help="output_mask: grad_input,grad_weight,grad_bias as 0/1 (default 1,1,1)")
-    p.add_argument("--cube-math-type", type=int, choices=sorted(CUBE_MATH_TYPES), default=0,
+    p.add_argument("--cube-math-type", type=int, choices=range(4), default=0,
                    help="0 KEEP_DTYPE, 1 ALLOW_FP32_DOWN_PRECISION, 2 USE_FP16, 3 USE_HF32 (default 0)")
-    p.add_argument("--dtype", default="float16", choices=sorted(DTYPES), help="default float16")
+    p.add_argument("--dtype", default="float16", type=dtype_value, help=dtype_value.help)
     p.add_argument("--platform", type=platform_value, default="Ascend910B2", help="an A2/A3 preset or JSON file")
     add_run_arguments(parser, "grad_output, input and weight")
     parser.set_defaults(run=run)
     return parser
+
+
+def _groups_max() -> int:
+    from ..convolution_backward.arguments import GROUPS_MAX
+    return GROUPS_MAX
 
 
 def _per_axis(args, name: str, default: int, spatial: int, lengths: tuple[int, ...]) -> tuple[int, ...]:
@@ -99,6 +97,13 @@ def _shapes(args, kernel, stride, pairs, dilation, output_padding):
 
 
 def run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from ascend_sim.dtypes import DTYPES
+
+    from ..convolution_backward.arguments import CUBE_MATH_TYPES
+    from ..convolution_backward.operator import convolution_backward_run
+    from ..convolution_backward.reference import convolution_backward_reference
     say = text_stream(args.json)
     spatial = len(args.size)
     if spatial > 3:

@@ -11,12 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ascend_sim import SimFault
-from ascend_sim.debug import Capture
-
 from . import conv3d_command, conv3d_dx_command, matmul_command
-from .debug_shell import PROMPT, DebugShell
-from .debug_tensors import operator_tensors
 from .flags import FlagError
 
 OPERATORS = (conv3d_dx_command, matmul_command, conv3d_command)
@@ -55,6 +50,11 @@ def add_command(commands) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ascend_sim import SimFault
+    from ascend_sim.debug import Capture
+
+    from . import debug_shell
+    from .debug_tensors import operator_tensors
     if args.timing_only:
         raise FlagError("argument --timing-only: the debugger replays the data the run moved; drop --timing-only")
     if args.json:
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         ran, fault = None, err  # post-mortem: the records that ran, applied, are the state just before the fault
     operator = operator_tensors(args, capture.initial_gm)
     dbg = capture.debugger(tensors=operator.tensors, fault=fault)
-    shell = DebugShell(dbg, args.dtype, sys.stdout, operator)
+    shell = debug_shell.DebugShell(dbg, args.dtype, sys.stdout, operator)
     if fault is not None:
         shell.open_post_mortem()
     else:
@@ -85,4 +85,4 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["PROMPT", "add_command", "run"]
+__all__ = ["add_command", "run"]

@@ -4,6 +4,9 @@ Every error the user can cause reads `ascend-sim <command>: error: argument --fl
 on one line of stderr, with exit code 2: argparse's own errors (through OneLineParser.error), the value types
 below (argparse prefixes their ArgumentTypeError with the flag) and the checks that need several flags at once
 (FlagError, raised by a command and printed by the app in the same format).
+
+Importing this module (and building a parser with it) imports no numpy or pydantic: a limit may be given as a
+function, and the platform and dtype types import what they check against when a value is parsed.
 """
 from __future__ import annotations
 
@@ -13,10 +16,6 @@ import os
 import re
 import sys
 from pathlib import Path
-
-from pydantic import ValidationError
-
-from ascend_sim.platform import PRESETS, Platform
 
 INT32_MAX = 2**31 - 1
 
@@ -73,23 +72,31 @@ def read_integer(text: str, whole: str, label: str | None = None) -> int:
         raise argparse.ArgumentTypeError(f"{where} is not an integer") from None
 
 
-def int_in_range(low: int, high: int = INT32_MAX):
-    """type= for one integer in [low, high]."""
+def _resolve(limit):
+    """A limit given as a function (to import its module only when a value is parsed) or as a value."""
+    return limit() if callable(limit) else limit
+
+
+def int_in_range(low: int, high=INT32_MAX):
+    """type= for one integer in [low, high] (high: an int, or a function returning one)."""
 
     def parse(text: str) -> int:
+        high_value = _resolve(high)
         value = read_integer(text, text)
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{value} is outside the allowed range [{low}, {high}]")
+        if not low <= value <= high_value:
+            raise argparse.ArgumentTypeError(f"{value} is outside the allowed range [{low}, {high_value}]")
         return value
 
     return parse
 
 
-def int_list(labels: tuple[str, ...], low: int, highs: int | tuple[int, ...] = INT32_MAX):
-    """type= for len(labels) integers separated by ',' or 'x' (8,56,56 or 8x56x56), each in [low, its high]."""
-    highs = highs if isinstance(highs, tuple) else (highs,) * len(labels)
+def int_list(labels: tuple[str, ...], low: int, limits=INT32_MAX):
+    """type= for len(labels) integers separated by ',' or 'x' (8,56,56 or 8x56x56), each in [low, its high];
+    limits: one high for all, a tuple of one per label, or a function returning either."""
 
     def parse(text: str) -> tuple[int, ...]:
+        highs = _resolve(limits)
+        highs = highs if isinstance(highs, tuple) else (highs,) * len(labels)
         parts = text.replace("x", ",").split(",")
         if len(parts) != len(labels):
             raise argparse.ArgumentTypeError(
@@ -105,8 +112,22 @@ def int_list(labels: tuple[str, ...], low: int, highs: int | tuple[int, ...] = I
     return parse
 
 
-def platform_value(text: str) -> str | Platform:
+def dtype_value(text: str) -> str:
+    """type= for --dtype: a name of ascend_sim.dtypes.DTYPES."""
+    from ascend_sim.dtypes import DTYPES
+    if text not in DTYPES:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a dtype; choose from {', '.join(sorted(DTYPES))}")
+    return text
+
+
+dtype_value.help = "float16, bfloat16 or float32 (default float16)"  # DTYPES' names (a test keeps them equal)
+
+
+def platform_value(text: str):
     """type= for --platform: a preset name, or the path of a platform JSON file (read and checked here)."""
+    from pydantic import ValidationError
+
+    from ascend_sim.platform import PRESETS, Platform
     presets = ", ".join(sorted(PRESETS))
     path = Path(text)
     if text in PRESETS:

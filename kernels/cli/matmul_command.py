@@ -5,15 +5,15 @@ from __future__ import annotations
 import argparse
 import time
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from ascend_sim.dtypes import DTYPES
-from ascend_sim.platform import get_platform
-
-from ..matmul import MatmulTiling, run_matmul
-from .flags import FlagError, add_run_arguments, int_in_range, platform_value
+from .flags import FlagError, add_run_arguments, dtype_value, int_in_range, platform_value
 from .report import Progress, check_against, check_fields, print_json, print_summary, text_stream
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..matmul import MatmulTiling
 
 
 def add_command(commands) -> argparse.ArgumentParser:
@@ -25,7 +25,7 @@ def add_command(commands) -> argparse.ArgumentParser:
     parser.add_argument("--n", type=int_in_range(1), default=512, help="columns of B and C (default 512)")
     parser.add_argument("--k", type=int_in_range(1), default=256, help="columns of A, rows of B (default 256)")
     parser.add_argument("--batch", type=int_in_range(1), default=1, help="independent products (default 1)")
-    parser.add_argument("--dtype", default="float16", choices=sorted(DTYPES), help="of A, B and C (default float16)")
+    parser.add_argument("--dtype", default="float16", type=dtype_value, help=f"of A, B and C: {dtype_value.help}")
     parser.add_argument("--hf32", action="store_true", help="round float32 operands to HF32 (--dtype float32 only)")
     parser.add_argument("--platform", type=platform_value, default="Ascend910B2",
                         help="a preset name or a platform JSON file (default Ascend910B2)")
@@ -54,6 +54,12 @@ class MatmulRun:
 def simulate(args: argparse.Namespace, hooks: list | None = None) -> MatmulRun:
     """Build the problem the flags describe and run it on the simulated chip, with `hooks` added to the progress
     display (`ascend-sim debug matmul` passes a Capture). Writes --trace."""
+    import numpy as np
+
+    from ascend_sim.dtypes import DTYPES
+    from ascend_sim.platform import get_platform
+
+    from ..matmul import MatmulTiling, run_matmul
     if args.hf32 and args.dtype != "float32":
         raise FlagError(f"argument --hf32: rounds float32 operands, and --dtype is {args.dtype}; "
                         f"use --dtype float32 or drop --hf32")
@@ -77,6 +83,7 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> MatmulRun:
 
 
 def run(args: argparse.Namespace) -> int:
+    import numpy as np
     say = text_stream(args.json)
     result = simulate(args)
     a, b, tiling, c, report, wall = result.a, result.b, result.tiling, result.c, result.report, result.wall

@@ -8,9 +8,10 @@ import json
 import sys
 import time
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 # Tolerance of |got - ref| / (|ref| + rms(ref)): one rounding to the output dtype after fp32 accumulation
 # (half an ulp: 2^-11 fp16, 2^-8 bf16), with margin; HF32 rounds the fp32 operands to 11 mantissa bits.
@@ -57,6 +58,7 @@ class Check:
 def check_against(got: np.ndarray, expect: np.ndarray, dtype: str, hf32: bool,
                   tolerance: float | None = None) -> Check:
     """tolerance: instead of the dtype's (a run that rounds its operands further, e.g. to float16)."""
+    import numpy as np
     got = got.astype(np.float64)
     rms = float(np.sqrt(np.mean(expect ** 2))) or 1.0
     error = float((np.abs(got - expect) / (np.abs(expect) + rms)).max())

@@ -9,9 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 
-from tiling import validate
-from tiling.cli import format_table
-
 from .conv_problem import add_conv_problem_arguments, conv_problem
 from .report import print_json
 
@@ -27,6 +24,9 @@ def add_command(commands) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tiling import validate
+    from tiling.cli import format_table
+
     problem = conv_problem(args)
     # unvalidated overrides: the report below says what they break
     planned = problem.plan("v2", dict(args.set), validate_overrides=False)

@@ -1,0 +1,50 @@
+"""`ascend-sim --help` and every command's own --help import no operator, tiling or numeric module (issue 22:
+under 0.3 s; benchmarks/bench_cli_startup.py prints the times). Checked in a fresh interpreter by its sys.modules,
+not by a timing."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# the commands this test covers (`sweep` is the tiling lab's: its own import cost)
+HELPS = [[], ["conv3d-dx"], ["conv3d-dw"], ["conv3d"], ["conv-backward"], ["matmul"], ["tiling"], ["debug"],
+         ["debug", "conv3d-dx"], ["debug", "matmul"], ["debug", "conv3d"]]
+HEAVY = ("numpy", "numba", "pydantic", "tiling", "ascend_sim", "torch")
+
+PROBE = """
+import json, sys
+from kernels.cli.app import main
+code = main(sys.argv[1:] + ["--help"])
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
+"""
+
+
+def _modules_after_help(words: list[str]) -> tuple[int, str, list[str]]:
+    run = subprocess.run([sys.executable, "-c", PROBE, *words], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    probe = json.loads(run.stderr.strip().splitlines()[-1])
+    return probe["code"], run.stdout, probe["modules"]
+
+
+@pytest.mark.parametrize("words", HELPS, ids=lambda words: " ".join(words) or "top")
+def test_help_imports_no_operator(words):
+    code, out, modules = _modules_after_help(words)
+    assert code == 0 and out.startswith(f"usage: ascend-sim {' '.join(words)}".rstrip())
+    operators = [m for m in modules if m.startswith("kernels.") and not m.startswith("kernels.cli")]
+    heavy = [m for m in modules if m.split(".")[0] in HEAVY]
+    assert operators == [] and heavy == []
+
+
+def test_top_level_help_lists_every_command():
+    from kernels.cli.app import COMMANDS
+    _, out, _ = _modules_after_help([])
+    assert all(name in out for name in COMMANDS)
+
+
+def test_dtype_help_names_every_dtype():
+    from ascend_sim.dtypes import DTYPES
+    from kernels.cli.flags import dtype_value
+    assert all(name in dtype_value.help for name in DTYPES)
