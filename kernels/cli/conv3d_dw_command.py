@@ -8,10 +8,17 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from .conv_problem import add_conv_problem_arguments, conv_problem, field_override, field_ranges
+from .conv_problem import ConvProblem, add_conv_problem_arguments, conv_problem, field_override, field_ranges
 from .flags import FlagError, add_run_arguments
 from .report import Progress, check_against, check_fields, print_json, print_summary, text_stream
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..conv3d_backprop_filter.operator import Conv3dDwRun
 
 
 
@@ -40,7 +47,26 @@ def add_command(commands) -> argparse.ArgumentParser:
     return parser
 
 
-def run(args: argparse.Namespace) -> int:
+@dataclass
+class ConvDwRun:
+    """What `simulate` ran: the problem, the operands, the operator's run record and the wall time."""
+
+    problem: ConvProblem
+    x: np.ndarray
+    dy: np.ndarray
+    result: Conv3dDwRun
+    wall: float
+
+    @property
+    def headline(self) -> str:
+        p = self.problem
+        return (f"Conv3DBackpropFilterV2 {p.dtype}: x {p.dx_shape} * dy {p.dy_shape} -> dw {p.filter_shape} "
+                f"(NCDHW), stride {p.stride}, pad {p.pad}, dilation {p.dilation}, groups {p.groups}")
+
+
+def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDwRun:
+    """Build the problem the flags describe and run the operator on the simulated chip, with `hooks` added to the
+    progress display (`ascend-sim debug conv3d-dw` passes a Capture). Writes --trace."""
     import numpy as np
 
     from ascend_sim.dtypes import DTYPES
@@ -48,8 +74,6 @@ def run(args: argparse.Namespace) -> int:
     from tiling import TilingValidationError
 
     from ..conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run
-    from ..conv3d_backprop_filter.reference import conv3d_dw_reference
-    say = text_stream(args.json)
     problem = conv_problem(args)
     dtype = DTYPES[args.dtype]
     rng = np.random.default_rng(args.seed)
@@ -60,18 +84,22 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = conv3d_backprop_filter_v2_run(
             x, problem.filter_shape, dy, execute=not args.timing_only, trace=args.trace,
-            tiling_overrides=dict(args.set) or None, hooks=progress, check_races=not args.no_race_check,
-            engine=args.engine,
-            deterministic=args.deterministic,
+            tiling_overrides=dict(args.set) or None, hooks=(progress or []) + list(hooks or []) or None,
+            check_races=not args.no_race_check, engine=args.engine, deterministic=args.deterministic,
             **problem.operator_arguments())
     except TilingValidationError as err:
         raise FlagError(f"argument --set: {err}") from err
     finally:
         Progress.done(progress)
-    wall = time.perf_counter() - wall
-    print(f"Conv3DBackpropFilterV2 {problem.dtype}: x {problem.dx_shape} * dy {problem.dy_shape} -> dw "
-          f"{problem.filter_shape} (NCDHW), stride {problem.stride}, pad {problem.pad}, dilation "
-          f"{problem.dilation}, groups {problem.groups}", file=say)
+    return ConvDwRun(problem, x, dy, result, time.perf_counter() - wall)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..conv3d_backprop_filter.reference import conv3d_dw_reference
+    say = text_stream(args.json)
+    ran = simulate(args)
+    problem, x, dy, result, wall = ran.problem, ran.x, ran.dy, ran.result, ran.wall
+    print(ran.headline, file=say)
     t, d = result.tiling, result.tiling.dwTiling
     print(f"tiling key {t.tiling_key} ({t.template}): {t.block_dim} cores, baseM/K/N {d.baseM}/{d.baseK}/{d.baseN}, "
           f"stepKa/Kb {d.stepKa}/{d.stepKb}, al1/bl1 {d.al1Pbuffer}/{d.bl1Pbuffer}, iterateOrder {d.iterateOrder}",

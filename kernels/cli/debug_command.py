@@ -11,10 +11,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import conv3d_command, conv3d_dx_command, matmul_command
+from . import conv3d_command, conv3d_dw_command, conv3d_dx_command, matmul_command
 from .flags import FlagError
 
-OPERATORS = (conv3d_dx_command, matmul_command, conv3d_command)
+OPERATORS = (conv3d_dx_command, conv3d_dw_command, matmul_command, conv3d_command)
 
 
 def command_file(text: str) -> tuple[str, str]:
@@ -30,7 +30,7 @@ def command_file(text: str) -> tuple[str, str]:
 def add_command(commands) -> argparse.ArgumentParser:
     parser = commands.add_parser(
         "debug", help="run an operator command, then step through its run at a gdb-like prompt",
-        description="Run conv3d-dx, matmul or conv3d exactly as that command would, then open a gdb-like prompt "
+        description="Run conv3d-dx, conv3d-dw, matmul or conv3d exactly as that command would, then open a gdb-like prompt "
                     "over the replay debugger: breakpoints, step and reverse-step, the L0 operands as matrices, GM, who "
                     "wrote a byte. `help` at the prompt lists the commands; docs/debugging.md describes them.")
     x_help = "run the debugger commands in FILE first"

@@ -19,6 +19,8 @@ from ascend_sim.formats import (
 )
 from ascend_sim.gm_tensors import GmTensor, from_device, to_device
 
+from ..conv3d_backprop_filter import operator as dw_operator
+from ..conv3d_backprop_filter.reference import conv3d_dw_reference
 from ..conv3d_backprop_input.matmul_route import (
     FM_EQ_KERNEL,
     STRIDE_EQ_KERNEL,
@@ -86,6 +88,43 @@ def conv3d_dx_tensors(args, initial_gm: dict) -> OperatorTensors:
         dy, weight = (tensors[name].logical(initial_gm[tensors[name].allocation]).astype(np.float64)
                       for name in ("out_backprop", "filter"))
         return conv3d_dx_reference(dy, weight, p.dx_shape, p.stride, p.pad, p.dilation, p.groups)
+    return OperatorTensors(tensors, "y", expected, _tolerance(p.dtype, p.hf32))
+
+
+def conv3d_dw_tensors(args, initial_gm: dict) -> OperatorTensors:
+    """`ascend-sim conv3d-dw` (Conv3DBackpropFilterV2, NCDHW data): x, out_backprop (dy) and y (dw, float32), as
+    kernels/conv3d_backprop_filter/operator.py places them (NDC1HWC0 in the tiling's group layout, x with the rows
+    beyond the kernel's reach written out; y FRACTAL_Z_3D). The tiling is generated again from the flags: the
+    generator is deterministic, and a run that faulted has no result to take it from."""
+    from tiling import conv3d_backprop_filter_tiling
+    p = conv_problem(args)
+    dtype = np.dtype(DTYPES[p.dtype])
+    kh, dilation_h = p.kernel[1], p.dilation[1] if p.kernel[1] > 1 else 1
+    x_shape, pads = dw_operator.rows_beyond_reach(p.dx_shape, p.pad, kh, dilation_h)
+    tiling = conv3d_backprop_filter_tiling(x_shape, p.filter_shape, p.dy_shape, p.stride, pads, p.dilation,
+                                           p.groups, dtype=p.dtype, platform=p.platform, enable_hf32=p.hf32,
+                                           deterministic=args.deterministic, tiling_overrides=dict(args.set) or None)
+    t = tiling.dwTiling
+    c0 = t.k0
+    per = dw_operator.groups_per_tiling_group(p.groups, p.cin, p.cout, t)
+
+    def placed(channels_per_group: int, aligned: int, total: int):
+        return lambda a: dw_operator._to_device(a, dtype, per, channels_per_group, aligned, total)
+    x_place = placed(p.cin // p.groups, t.cin1G * c0, -(-t.cin // c0) * c0)
+    y_elems = t.group * t.dk * t.cin1G * t.hk * t.wk * t.cout1G * c0 * c0
+    tensors = {
+        "x": to_device("x", "x", dtype, "NCDHW", p.dx_shape, "NDC1HWC0",
+                       lambda x: x_place(dw_operator._pad_rows_beyond_reach(x, p.pad, kh, dilation_h)[0])),
+        "out_backprop": to_device("out_backprop", "out_backprop", dtype, "NCDHW", p.dy_shape, "NDC1HWC0",
+                                  placed(p.cout // p.groups, t.cout1G * c0, -(-t.cout // c0) * c0)),
+        "y": from_device("y", "y", np.float32, "FRACTAL_Z_3D", (y_elems,), "NCDHW",
+                         lambda flat: dw_operator._from_device(flat, t, p.groups, p.filter_shape)),
+    }
+
+    def expected():
+        x, dy = (tensors[name].logical(initial_gm[tensors[name].allocation]).astype(np.float64)
+                 for name in ("x", "out_backprop"))
+        return conv3d_dw_reference(x, dy, p.filter_shape, p.stride, p.pad, p.dilation, p.groups)
     return OperatorTensors(tensors, "y", expected, _tolerance(p.dtype, p.hf32))
 
 
@@ -157,13 +196,15 @@ def _tolerance(dtype: str, hf32: bool) -> float:
     return TOLERANCE["hf32" if hf32 and dtype == "float32" else dtype]
 
 
+TENSORS = {"conv3d-dx": conv3d_dx_tensors, "conv3d-dw": conv3d_dw_tensors, "conv3d": conv3d_tensors,
+           "matmul": matmul_tensors}
+
+
 def operator_tensors(args, initial_gm: dict) -> OperatorTensors:
-    """The tensors of the run the flags of `ascend-sim conv3d-dx`, `conv3d` or `matmul` describe; initial_gm: GM
-    before the launch ({allocation: bytes})."""
-    if hasattr(args, "m"):
-        return matmul_tensors(args, initial_gm)
-    return conv3d_tensors(args, initial_gm) if hasattr(args, "bias") else conv3d_dx_tensors(args, initial_gm)
+    """The tensors of the run the flags of `ascend-sim debug <operator>` describe; initial_gm: GM before the launch
+    ({allocation: bytes}); args: of `debug <operator>` or of the operator's own command."""
+    return TENSORS[getattr(args, "operator", None) or args.command](args, initial_gm)
 
 
-__all__ = ["GmTensor", "OperatorTensors", "conv3d_dx_tensors", "conv3d_tensors", "matmul_tensors",
+__all__ = ["GmTensor", "OperatorTensors", "conv3d_dw_tensors", "conv3d_dx_tensors", "conv3d_tensors", "matmul_tensors",
            "operator_tensors"]
