@@ -72,9 +72,11 @@ def run(args: argparse.Namespace) -> int:
     shell = debug_shell.DebugShell(dbg, args.dtype, sys.stdout, operator)
     if fault is not None:
         shell.open_post_mortem()
+        print(operator.banner())
     else:
         cores = len({rec.core for rec in dbg.records})
         print(ran.headline)
+        print(operator.banner())
         print(f"{len(dbg)} records on {cores} core{'s' if cores != 1 else ''}; at the start (no record applied). "
               f"`help` lists the commands.")
     if args.command_file is not None:

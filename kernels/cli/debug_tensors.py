@@ -7,7 +7,7 @@ so that a run that faulted has them too. Each mapping is traced from the convers
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -36,12 +36,21 @@ from .report import TOLERANCE
 @dataclass
 class OperatorTensors:
     """tensors: {argument name: GmTensor}; output: the name of the result; expected(): the reference result as
-    float64 in the output's logical format; tolerance: of |got - ref| / (|ref| + rms(ref)) (report.check_against)."""
+    float64 in the output's logical format; tolerance: of |got - ref| / (|ref| + rms(ref)) (report.check_against);
+    aliases: {name the run command prints: argument name} (dy -> out_backprop), usable at the prompt too."""
 
     tensors: dict
     output: str
     expected: object
     tolerance: float
+    aliases: dict = field(default_factory=dict)
+
+    def banner(self) -> str:
+        """The tensors line of the debugger's banner: each name, its alias, logical format and shape."""
+        named = {tensor: alias for alias, tensor in self.aliases.items()}
+        return "tensors: " + ", ".join(
+            f"{name}{f' ({named[name]})' if name in named else ''} {t.logical_format} {t.logical_shape}"
+            for name, t in self.tensors.items())
 
 
 def matmul_tensors(args, initial_gm: dict) -> OperatorTensors:
@@ -88,7 +97,8 @@ def conv3d_dx_tensors(args, initial_gm: dict) -> OperatorTensors:
         dy, weight = (tensors[name].logical(initial_gm[tensors[name].allocation]).astype(np.float64)
                       for name in ("out_backprop", "filter"))
         return conv3d_dx_reference(dy, weight, p.dx_shape, p.stride, p.pad, p.dilation, p.groups)
-    return OperatorTensors(tensors, "y", expected, _tolerance(p.dtype, p.hf32))
+    return OperatorTensors(tensors, "y", expected, _tolerance(p.dtype, p.hf32),
+                           {"dy": "out_backprop", "w": "filter", "dx": "y"})
 
 
 def conv3d_dw_tensors(args, initial_gm: dict) -> OperatorTensors:
@@ -125,7 +135,7 @@ def conv3d_dw_tensors(args, initial_gm: dict) -> OperatorTensors:
         x, dy = (tensors[name].logical(initial_gm[tensors[name].allocation]).astype(np.float64)
                  for name in ("x", "out_backprop"))
         return conv3d_dw_reference(x, dy, p.filter_shape, p.stride, p.pad, p.dilation, p.groups)
-    return OperatorTensors(tensors, "y", expected, _tolerance(p.dtype, p.hf32))
+    return OperatorTensors(tensors, "y", expected, _tolerance(p.dtype, p.hf32), {"dy": "out_backprop", "dw": "y"})
 
 
 def conv3d_tensors(args, initial_gm: dict) -> OperatorTensors:
@@ -160,7 +170,7 @@ def conv3d_tensors(args, initial_gm: dict) -> OperatorTensors:
                 for name in ("x", "filter"))
         b = tensors["bias"].logical(initial_gm["bias"]).astype(np.float64) if args.bias else None
         return conv3d_reference(x, w, b, p.stride, p.pad, p.dilation, p.groups)
-    return OperatorTensors(tensors, "y", expected, _tolerance(p.dtype, p.hf32))
+    return OperatorTensors(tensors, "y", expected, _tolerance(p.dtype, p.hf32), {"w": "filter"})
 
 
 def _matmul_route_tensors(p, mode: str, dtype) -> dict:
