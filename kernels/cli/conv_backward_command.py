@@ -1,8 +1,11 @@
 """`ascend-sim conv-backward`: aclnnConvolutionBackward (dx, dw, db of a 1D / 2D / 3D convolution, transposed or
 not) on the simulated chip, each gradient checked against a numpy reference, with each kernel's report.
 
-The number of values of --size (L, H,W or D,H,W) says the dimensionality; --kernel, --stride, --dilation and
---output-padding take as many (--padding as many, or four in 2D: up,down,left,right).
+The problem flags are every conv command's (--batch --cin --cout --dhw --kernel --stride --pad --dilation --groups
+--dtype --platform). The number of values of --dhw (L, H,W or D,H,W) says the dimensionality; --kernel, --stride,
+--pad, --dilation and --output-padding take one value (every axis) or one per axis (--pad also four in 2D:
+up,down,left,right). The old spellings --size and --padding answer with the new one. --trace writes one trace of
+every launch, one after the other.
 """
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ import argparse
 import dataclasses
 import time
 
-from .flags import FlagError, add_run_arguments, dtype_value, int_in_range, platform_value, read_integer
+from .flags import FlagError, Renamed, add_run_arguments, dtype_value, int_in_range, platform_value, read_integer
 from .report import check_against, print_json, text_stream
 
 GRADIENTS = ("grad_input", "grad_weight", "grad_bias")
@@ -18,7 +21,7 @@ FP16_CUBE_TOLERANCE = 4e-3  # USE_FP16 rounds float32 / bfloat16 operands to flo
 
 
 def _ints(text: str) -> tuple[int, ...]:
-    """type= for 1 to 4 comma-separated integers (their count is checked against --size in run())."""
+    """type= for 1 to 4 comma-separated integers (their count is checked against --dhw in run())."""
     parts = text.replace("x", ",").split(",")
     if not 1 <= len(parts) <= 4:
         raise argparse.ArgumentTypeError(f"{text!r} has {len(parts)} values; expected 1 to 4 comma-separated "
@@ -44,13 +47,17 @@ def add_command(commands) -> argparse.ArgumentParser:
     p.add_argument("--batch", type=int_in_range(1), default=1, help="N (default 1)")
     p.add_argument("--cin", type=int_in_range(1), default=16, help="channels of input (default 16)")
     p.add_argument("--cout", type=int_in_range(1), default=16, help="channels of grad_output (default 16)")
-    p.add_argument("--size", type=_ints, default=(4, 8, 8), metavar="[D,][H,]W",
-                   help="spatial size of input: 1, 2 or 3 values (default 4,8,8)")
-    p.add_argument("--kernel", type=_ints, metavar="K,...", help="default 3 per axis")
-    p.add_argument("--stride", type=_ints, metavar="S,...", help="default 1 per axis")
-    p.add_argument("--padding", type=_ints, metavar="P,...", help="default 1 per axis (2D: also up,down,left,right)")
-    p.add_argument("--dilation", type=_ints, metavar="D,...", help="default 1 per axis")
-    p.add_argument("--output-padding", type=_ints, metavar="O,...", help="transposed only (default 0 per axis)")
+    p.add_argument("--dhw", type=_ints, default=(4, 8, 8), metavar="[D,][H,]W",
+                   help="spatial size of input: 1 (L), 2 (H,W) or 3 (D,H,W) values (default 4,8,8)")
+    p.add_argument("--kernel", type=_ints, metavar="K,...", help="one value or one per axis (default 3)")
+    p.add_argument("--stride", type=_ints, metavar="S,...", help="one value or one per axis (default 1)")
+    p.add_argument("--pad", type=_ints, metavar="P,...",
+                   help="one value or one per axis, 2D also up,down,left,right (default 1)")
+    p.add_argument("--dilation", type=_ints, metavar="D,...", help="one value or one per axis (default 1)")
+    p.add_argument("--output-padding", type=_ints, metavar="O,...",
+                   help="transposed only: one value or one per axis (default 0)")
+    p.add_argument("--size", action=Renamed, new="--dhw", help=argparse.SUPPRESS)
+    p.add_argument("--padding", action=Renamed, new="--pad", help=argparse.SUPPRESS)
     p.add_argument("--groups", type=int_in_range(1, _groups_max), default=1, help="default 1")
     p.add_argument("--transposed", action="store_true", help="the gradients of a transposed convolution")
     p.add_argument("--mask", type=_mask, default=(True, True, True), metavar="I,W,B",
@@ -70,28 +77,32 @@ def _groups_max() -> int:
 
 
 def _per_axis(args, name: str, default: int, spatial: int, lengths: tuple[int, ...]) -> tuple[int, ...]:
+    """The flag's values per axis: the default, one value for every axis, or as many as `lengths` allows."""
     value = getattr(args, name)
     if value is None:
         return (default,) * spatial
+    if len(value) == 1:
+        return value * spatial
     if len(value) not in lengths:
+        expected = " or ".join(map(str, (1, *lengths)))
         raise FlagError(f"argument --{name.replace('_', '-')}: {','.join(map(str, value))} has {len(value)} values; "
-                        f"--size has {spatial}, so {' or '.join(map(str, lengths))} are expected")
+                        f"--dhw has {spatial}, so {expected} are expected")
     return value
 
 
 def _shapes(args, kernel, stride, pairs, dilation, output_padding):
     """(grad_output, input, weight) shapes of the problem the flags describe."""
-    x = (args.batch, args.cin, *args.size)
+    x = (args.batch, args.cin, *args.dhw)
     if args.transposed:
         weight = (args.cin, args.cout // args.groups, *kernel)
         out = tuple((s - 1) * st - b - a + (k - 1) * d + 1 + o for s, st, (b, a), k, d, o in
-                    zip(args.size, stride, pairs, kernel, dilation, output_padding))
+                    zip(args.dhw, stride, pairs, kernel, dilation, output_padding))
     else:
         weight = (args.cout, args.cin // args.groups, *kernel)
         out = tuple((s + b + a - (k - 1) * d - 1) // st + 1 for s, st, (b, a), k, d in
-                    zip(args.size, stride, pairs, kernel, dilation))
+                    zip(args.dhw, stride, pairs, kernel, dilation))
     if min(out) < 1:
-        raise FlagError(f"argument --size: {','.join(map(str, args.size))} gives an output size {out} with these "
+        raise FlagError(f"argument --dhw: {','.join(map(str, args.dhw))} gives an output size {out} with these "
                         "kernel, stride, padding and dilation flags")
     return (args.batch, args.cout, *out), x, weight
 
@@ -105,12 +116,12 @@ def run(args: argparse.Namespace) -> int:
     from ..convolution_backward.operator import convolution_backward_run
     from ..convolution_backward.reference import convolution_backward_reference
     say = text_stream(args.json)
-    spatial = len(args.size)
+    spatial = len(args.dhw)
     if spatial > 3:
-        raise FlagError(f"argument --size: {','.join(map(str, args.size))} has 4 values; 1 (L), 2 (H,W) or 3 (D,H,W)")
+        raise FlagError(f"argument --dhw: {','.join(map(str, args.dhw))} has 4 values; 1 (L), 2 (H,W) or 3 (D,H,W)")
     kernel = _per_axis(args, "kernel", 3, spatial, (spatial,))
     stride = _per_axis(args, "stride", 1, spatial, (spatial,))
-    padding = _per_axis(args, "padding", 1, spatial, (spatial, 4) if spatial == 2 else (spatial,))
+    padding = _per_axis(args, "pad", 1, spatial, (spatial, 4) if spatial == 2 else (spatial,))
     dilation = _per_axis(args, "dilation", 1, spatial, (spatial,))
     output_padding = _per_axis(args, "output_padding", 0, spatial, (spatial,))
     if args.cin % args.groups or args.cout % args.groups:
@@ -152,8 +163,9 @@ def run(args: argparse.Namespace) -> int:
         if launch.gradient in checks:
             print("  " + checks[launch.gradient].line(launch.gradient), file=say)
         print("  " + launch.report.summary().replace("\n", "\n  "), file=say)
-        if launch.trace_path:
-            print(f"  trace written to {launch.trace_path} (open in https://ui.perfetto.dev)", file=say)
+    if args.trace:
+        print(f"trace of the {len(result.launches)} launches written to {args.trace} (open in https://ui.perfetto.dev)",
+              file=say)
     platform_name = result.args.platform.name
     print(f"total: {len(result.launches)} kernels, {result.cycles:,.0f} cycles = {result.microseconds:.2f} us on "
           f"{platform_name}; simulated in {wall:.2f} s", file=say)

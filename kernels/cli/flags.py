@@ -63,6 +63,18 @@ class OneLineParser(argparse.ArgumentParser):
         self.error(f"{message}; see {self.prog} --help")
 
 
+class Renamed(argparse.Action):
+    """An old flag spelling: using it is a one-line error naming the new flag (exit 2)."""
+
+    def __init__(self, option_strings, dest, new: str, **kwargs):
+        self.new = new
+        super().__init__(option_strings, dest, nargs="?", **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        value = f" {values}" if values is not None else ""
+        parser.error(f"argument {option_string}: renamed {self.new}; write {self.new}{value}")
+
+
 def read_integer(text: str, whole: str, label: str | None = None) -> int:
     """int(text), or an ArgumentTypeError that shows the flag's whole value (and which part, by its label)."""
     try:

@@ -14,13 +14,13 @@ The Cast / TransData / view kernels aclnn launches around the cube kernels are d
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ascend_sim.dtypes import DTYPES
 from ascend_sim.report import RunReport
+from ascend_sim.trace import write_chrome_trace_of_launches
 from tiling import check_conv3d_dw_args
 from tiling.conv3d_v2 import check_conv3d_v2_args
 
@@ -180,11 +180,10 @@ def run_plan(plan: ConvBackwardPlan, grad_output, input, weight, *, execute=True
         result, launch = _grad_weight(a, r, go, x, kw)
         grads[1] = None if result is None else result.reshape(a.weight_shape).astype(weight.dtype)
         launches.append(launch)
-    if trace is not None:
-        path = Path(trace)
+    if trace is not None:  # one trace: the launches one after the other, as the stream runs them
+        write_chrome_trace_of_launches([(launch.gradient, launch.report) for launch in launches], str(trace))
         for launch in launches:
-            launch.trace_path = str(path.with_name(f"{path.stem}.{launch.gradient}{path.suffix}"))
-            launch.report.write_trace(launch.trace_path)
+            launch.trace_path = str(trace)
     return ConvBackwardRun(*grads, a, r, launches)
 
 
@@ -193,8 +192,8 @@ def convolution_backward_run(grad_output, input, weight, bias_sizes, stride, pad
                              execute=True, trace=None, check_races=True, engine="auto") -> ConvBackwardRun:
     """Run convolution_backward on the simulator and return the whole record (see convolution_backward).
 
-    execute=False is the timing-only mode (results None). trace: a path; each launch writes its Chrome/Perfetto
-    trace beside it, named <stem>.<gradient><suffix>. engine: "auto" | "exact" | "fast" (ascend_sim.Chip)."""
+    execute=False is the timing-only mode (results None). trace: a path for one Chrome/Perfetto trace of every
+    launch, one after the other (launch i's cores are processes i * 1000 + core, named by the gradient). engine: "auto" | "exact" | "fast" (ascend_sim.Chip)."""
     plan = plan_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
                                      output_padding, groups, output_mask, cube_math_type, platform=platform)
     return run_plan(plan, grad_output, input, weight, execute=execute, trace=trace, check_races=check_races,
