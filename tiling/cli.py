@@ -4,7 +4,7 @@
         --dtype bfloat16 --platform Ascend910B3
     python -m tiling.cli ... --set baseM=512 --set stepKa=8     # experiment: override fields, then validate
 
-The same command as `ascend-sim tiling` (kernels/cli/tiling_command.py), which takes the problem flags of
+The same command as `ascend-sim tiling conv3d-dx` (kernels/cli/tiling_command.py), which takes the problem flags of
 `ascend-sim conv3d-dx` and plans the tiling the way the dx operator does; this module keeps the table format.
 """
 from __future__ import annotations
@@ -34,7 +34,7 @@ def format_table(result: Conv3DBackpropInputV2TilingData) -> str:
 def main(argv: list[str] | None = None) -> int:
     from kernels.cli import main as ascend_sim  # the operator plans the tiling, so the command lives beside it
 
-    return ascend_sim(["tiling", *(sys.argv[1:] if argv is None else argv)])
+    return ascend_sim(["tiling", "conv3d-dx", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

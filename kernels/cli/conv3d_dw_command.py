@@ -6,14 +6,13 @@ tiling (params, dwTiling, basicBlockTiling, tiling_key) by their real names.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .conv_problem import ConvProblem, add_conv_problem_arguments, conv_problem, field_override, field_ranges
+from .conv_problem import ConvProblem, add_conv_problem_arguments, add_format_argument, conv_problem, field_override, field_ranges
 from .flags import FlagError, add_run_arguments
-from .report import Progress, check_against, check_fields, print_json, print_summary, text_stream
+from .report import Progress, check_against, launch_entry, print_json, print_summary, run_document, text_stream
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,14 +36,43 @@ def add_command(commands) -> argparse.ArgumentParser:
         "conv3d-dw", help="run Conv3DBackpropFilterV2 on the simulated chip and check it", conflict_handler="resolve",
         description="Run Conv3DBackpropFilterV2 (dw of a 3D convolution) instruction by instruction on the "
                     "simulated chip, check it against a numpy reference, and report cycles.")
+    add_problem_arguments(parser)
+    add_run_arguments(parser, "x and dy")
+    parser.set_defaults(run=run)
+    return parser
+
+
+def add_problem_arguments(parser) -> None:
+    """The problem flags (`ascend-sim tiling conv3d-dw` takes them too)."""
     add_conv_problem_arguments(parser)
+    add_format_argument(parser)
     parser.add_argument("--set", type=dw_tiling_override, action="append", default=[], metavar="FIELD=VALUE",
                         help="override a field of the dw tiling, repeatable (e.g. --set baseN=64)")
     parser.add_argument("--deterministic", action="store_true",
                         help="the deterministic build (stream-K tails summed by the vector cores in a fixed order)")
-    add_run_arguments(parser, "x and dy")
-    parser.set_defaults(run=run)
-    return parser
+
+
+def plan_tiling(args: argparse.Namespace):
+    """The dw tiling the operator generates for the flags' problem (x with the rows beyond the kernel's reach
+    written out, as kernels/conv3d_backprop_filter/operator.py launches it)."""
+    from tiling import TilingValidationError, conv3d_backprop_filter_tiling
+
+    from ..conv3d_backprop_filter.operator import rows_beyond_reach
+    p = conv_problem(args)
+    kh = p.kernel[1]
+    x_shape, pads = rows_beyond_reach(p.dx_shape, p.pad, kh, p.dilation[1] if kh > 1 else 1)
+    try:
+        return conv3d_backprop_filter_tiling(x_shape, p.filter_shape, p.dy_shape, p.stride, pads, p.dilation,
+                                             p.groups, dtype=p.dtype, platform=p.platform, enable_hf32=p.hf32,
+                                             deterministic=args.deterministic,
+                                             tiling_overrides=dict(args.set) or None)
+    except TilingValidationError as err:
+        raise FlagError(f"argument --set: {err}") from err
+
+
+def tilings(args: argparse.Namespace) -> tuple[list, list, list]:
+    """`ascend-sim tiling conv3d-dw`: [(launch name, kernel, tiling)], notes, broken rules (none: --set is refused when it breaks one)."""
+    return [("dw", "Conv3DBackpropFilterV2", plan_tiling(args))], [], []
 
 
 @dataclass
@@ -61,7 +89,7 @@ class ConvDwRun:
     def headline(self) -> str:
         p = self.problem
         return (f"Conv3DBackpropFilterV2 {p.dtype}: x {p.dx_shape} * dy {p.dy_shape} -> dw {p.filter_shape} "
-                f"(NCDHW), stride {p.stride}, pad {p.pad}, dilation {p.dilation}, groups {p.groups}")
+                f"({p.layout}), stride {p.stride}, pad {p.pad}, dilation {p.dilation}, groups {p.groups}")
 
 
 def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDwRun:
@@ -83,7 +111,7 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDwRun:
     wall = time.perf_counter()
     try:
         result = conv3d_backprop_filter_v2_run(
-            x, problem.filter_shape, dy, execute=not args.timing_only, trace=args.trace,
+            problem.to_format(x), problem.filter_shape, problem.to_format(dy), execute=not args.timing_only, trace=args.trace,
             tiling_overrides=dict(args.set) or None, hooks=(progress or []) + list(hooks or []) or None,
             check_races=not args.no_race_check, engine=args.engine, deterministic=args.deterministic,
             **problem.operator_arguments())
@@ -113,5 +141,6 @@ def run(args: argparse.Namespace) -> int:
     report = result.report
     print_summary(report, wall, args.trace, say)
     if args.json:
-        print_json({**check_fields(check), "tiling": json.loads(t.model_dump_json()), "report": report.to_dict()})
+        print_json(run_document("conv3d-dw", {"dw": check} if check else {},
+                                [launch_entry("dw", "Conv3DBackpropFilterV2", t, report, args.trace)], [], wall))
     return 0 if check is None or check.passed else 1

@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .conv_problem import ConvProblem, add_conv_problem_arguments, conv_problem
+from .conv_problem import ConvProblem, add_conv_problem_arguments, add_format_argument, conv_problem
 from .flags import FlagError, add_run_arguments
-from .report import Progress, check_against, check_fields, print_json, print_summary, text_stream
+from .report import Progress, check_against, launch_entry, print_json, print_summary, run_document, text_stream
 
 if TYPE_CHECKING:
     import numpy as np
@@ -22,13 +21,35 @@ def add_command(commands) -> argparse.ArgumentParser:
         "conv3d-dx", help="run Conv3DBackpropInputV2 on the simulated chip and check it",
         description="Run Conv3DBackpropInputV2 (dx of a 3D convolution) instruction by instruction on the "
                     "simulated chip, check it against a numpy reference, and report cycles.")
-    add_conv_problem_arguments(parser)
+    add_problem_arguments(parser)
     parser.add_argument("--route", default="aclnn", type=_route, metavar="{aclnn,v2}",
                         help="aclnn (default): the shapes aclnn computes with a matmul run the matmul kernel; "
                              "v2: always the Conv3DBackpropInputV2 kernel")
     add_run_arguments(parser, "dy and filter")
     parser.set_defaults(run=run)
     return parser
+
+
+def add_problem_arguments(parser) -> None:
+    """The problem flags (`ascend-sim tiling conv3d-dx` takes them too)."""
+    add_conv_problem_arguments(parser)
+    add_format_argument(parser)
+
+
+def tilings(args: argparse.Namespace) -> tuple[list, list, list]:
+    """`ascend-sim tiling conv3d-dx`: [(launch name, kernel, tiling)], notes, broken rules: the tiling `conv3d-dx
+    --route v2` runs. --set overrides fields without re-deriving anything and the result is validated field by
+    field (an override that breaks a rule is reported, not refused)."""
+    from tiling import validate
+    problem = conv_problem(args)
+    planned = problem.plan("v2", dict(args.set), validate_overrides=False)
+    notes = list(planned.notes)
+    default = problem.plan("aclnn")
+    if default.route == "matmul":
+        notes.append(f"conv3d-dx's default --route aclnn runs this problem as a matmul ({default.matmul_mode}); "
+                     f"this is the tiling of --route v2")
+    report = validate(planned.tiling)
+    return [("dx", "Conv3DBackpropInputV2", planned.tiling)], notes, [str(p) for p in report.problems]
 
 
 @dataclass
@@ -45,7 +66,7 @@ class ConvDxRun:
     def headline(self) -> str:
         p = self.problem
         return (f"Conv3DBackpropInputV2 {p.dtype}: dy {p.dy_shape} * w {p.filter_shape} -> dx {p.dx_shape} "
-                f"(NCDHW), stride {p.stride}, pad {p.pad}, dilation {p.dilation}, groups {p.groups}")
+                f"({p.layout}), stride {p.stride}, pad {p.pad}, dilation {p.dilation}, groups {p.groups}")
 
 
 def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDxRun:
@@ -72,7 +93,7 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDxRun:
     wall = time.perf_counter()
     try:
         result = conv3d_backprop_input_v2_run(
-            problem.dx_shape, weight, dy, execute=not args.timing_only, trace=args.trace,
+            problem.in_format(problem.dx_shape), weight, problem.to_format(dy), execute=not args.timing_only, trace=args.trace,
             tiling_overrides=overrides or None, hooks=(progress or []) + list(hooks or []) or None,
             route=args.route, check_races=not args.no_race_check, engine=args.engine, **problem.operator_arguments())
     except TilingValidationError as err:
@@ -105,14 +126,14 @@ def run(args: argparse.Namespace) -> int:
     if not args.timing_only:
         expect = conv3d_dx_reference(dy.astype(np.float64), weight.astype(np.float64), problem.dx_shape,
                                      problem.stride, problem.pad, problem.dilation, problem.groups)
-        check = check_against(result.result, expect, args.dtype, args.hf32)
+        check = check_against(problem.from_format(result.result), expect, args.dtype, args.hf32)
         print(check.line("dx"), file=say)
     report = result.report
     print_summary(report, wall, args.trace, say)
     if args.json:
-        tiling = json.loads(result.tiling.model_dump_json()) if result.route == "v2" else vars(result.tiling)
-        print_json({**check_fields(check), "route": result.route, "matmul_mode": result.matmul_mode, "tiling": tiling,
-                    "notes": result.notes, "report": report.to_dict()})
+        kernel = "Conv3DBackpropInputV2" if result.route == "v2" else f"MatMul ({result.matmul_mode})"
+        print_json(run_document("conv3d-dx", {"dx": check} if check else {},
+                                [launch_entry("dx", kernel, result.tiling, report, args.trace)], result.notes, wall))
     return 0 if check is None or check.passed else 1
 
 

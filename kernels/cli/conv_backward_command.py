@@ -10,11 +10,10 @@ every launch, one after the other.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import time
 
 from .flags import FlagError, Renamed, add_run_arguments, dtype_value, int_in_range, platform_value, read_integer
-from .report import check_against, print_json, text_stream
+from .report import check_against, launch_entry, print_json, run_document, text_stream, tiling_fields
 
 GRADIENTS = ("grad_input", "grad_weight", "grad_bias")
 FP16_CUBE_TOLERANCE = 4e-3  # USE_FP16 rounds float32 / bfloat16 operands to float16 and the results too
@@ -42,6 +41,14 @@ def add_command(commands) -> argparse.ArgumentParser:
         description="Run aclnnConvolutionBackward's kernels (grad_input, grad_weight, grad_bias of a 1D, 2D or "
                     "3D convolution, transposed or not) on the simulated A2 chip, check each gradient against a "
                     "numpy reference, and report each kernel.")
+    add_problem_arguments(parser)
+    add_run_arguments(parser, "grad_output, input and weight")
+    parser.set_defaults(run=run)
+    return parser
+
+
+def add_problem_arguments(parser) -> None:
+    """The problem flags (`ascend-sim tiling conv-backward` takes them too)."""
     p = parser.add_argument_group("problem (NCL / NCHW / NCDHW; weight (Cout, Cin/groups, k...), transposed "
                                   "(Cin, Cout/groups, k...))")
     p.add_argument("--batch", type=int_in_range(1), default=1, help="N (default 1)")
@@ -66,9 +73,6 @@ def add_command(commands) -> argparse.ArgumentParser:
                    help="0 KEEP_DTYPE, 1 ALLOW_FP32_DOWN_PRECISION, 2 USE_FP16, 3 USE_HF32 (default 0)")
     p.add_argument("--dtype", default="float16", type=dtype_value, help=dtype_value.help)
     p.add_argument("--platform", type=platform_value, default="Ascend910B2", help="an A2/A3 preset or JSON file")
-    add_run_arguments(parser, "grad_output, input and weight")
-    parser.set_defaults(run=run)
-    return parser
 
 
 def _groups_max() -> int:
@@ -107,15 +111,9 @@ def _shapes(args, kernel, stride, pairs, dilation, output_padding):
     return (args.batch, args.cout, *out), x, weight
 
 
-def run(args: argparse.Namespace) -> int:
-    import numpy as np
-
-    from ascend_sim.dtypes import DTYPES
-
-    from ..convolution_backward.arguments import CUBE_MATH_TYPES
-    from ..convolution_backward.operator import convolution_backward_run
-    from ..convolution_backward.reference import convolution_backward_reference
-    say = text_stream(args.json)
+def _problem(args: argparse.Namespace):
+    """(kernel, stride, padding, dilation, output_padding, pad pairs) per axis and the (grad_output, input, weight)
+    shapes the flags describe."""
     spatial = len(args.dhw)
     if spatial > 3:
         raise FlagError(f"argument --dhw: {','.join(map(str, args.dhw))} has 4 values; 1 (L), 2 (H,W) or 3 (D,H,W)")
@@ -128,18 +126,46 @@ def run(args: argparse.Namespace) -> int:
         raise FlagError(f"argument --groups: {args.groups} must divide both --cin {args.cin} and --cout {args.cout}")
     pairs = (((padding[0], padding[1]), (padding[2], padding[3])) if len(padding) == 4
              else tuple((v, v) for v in padding))
-    go_shape, x_shape, w_shape = _shapes(args, kernel, stride, pairs, dilation, output_padding)
+    return (kernel, stride, padding, dilation, output_padding, pairs), _shapes(args, kernel, stride, pairs, dilation,
+                                                                                output_padding)
+
+
+def _simulate(args: argparse.Namespace, *, seed: int, execute: bool, trace=None, check_races: bool = True,
+              engine: str = "auto"):
+    """The operands (random, from the seed) and the operator's run of the flags' problem."""
+    import numpy as np
+
+    from ascend_sim.dtypes import DTYPES
+
+    from ..convolution_backward.operator import convolution_backward_run
+    (kernel, stride, padding, dilation, output_padding, pairs), shapes = _problem(args)
     dtype = DTYPES[args.dtype]
-    rng = np.random.default_rng(args.seed)
-    go, x, w = (rng.standard_normal(shape).astype(dtype) for shape in (go_shape, x_shape, w_shape))
-    bias = [w_shape[1] * args.groups if args.transposed else w_shape[0]]
-    wall = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    go, x, w = (rng.standard_normal(shape).astype(dtype) for shape in shapes)
+    bias = [shapes[2][1] * args.groups if args.transposed else shapes[2][0]]
     result = convolution_backward_run(go, x, w, bias, stride, padding, dilation, args.transposed, output_padding,
                                       args.groups, args.mask, args.cube_math_type, platform=args.platform,
-                                      execute=not args.timing_only, trace=args.trace,
-                                      check_races=not args.no_race_check, engine=args.engine)
+                                      execute=execute, trace=trace, check_races=check_races, engine=engine)
+    return (go, x, w), result
+
+
+def tilings(args: argparse.Namespace) -> tuple[list, list, list]:
+    """`ascend-sim tiling conv-backward`: [(gradient, kernel, tiling)] of each launch, the routing notes, broken
+    rules (none). The tilings are those a timing-only run launches (the aggregate plans each kernel as it goes)."""
+    _, result = _simulate(args, seed=0, execute=False, check_races=False, engine="fast")
+    return [(launch.gradient, launch.kernel, launch.tiling) for launch in result.launches], list(result.route.notes), []
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..convolution_backward.arguments import CUBE_MATH_TYPES
+    from ..convolution_backward.reference import convolution_backward_reference
+    say = text_stream(args.json)
+    (kernel, stride, padding, dilation, output_padding, pairs), (go_shape, x_shape, w_shape) = _problem(args)
+    wall = time.perf_counter()
+    (go, x, w), result = _simulate(args, seed=args.seed, execute=not args.timing_only, trace=args.trace,
+                                   check_races=not args.no_race_check, engine=args.engine)
     wall = time.perf_counter() - wall
-    layout = {1: "NCL", 2: "NCHW", 3: "NCDHW"}[spatial]
+    layout = {1: "NCL", 2: "NCHW", 3: "NCDHW"}[len(args.dhw)]
     print(f"aclnnConvolutionBackward {args.dtype} ({layout}{', transposed' if args.transposed else ''}): "
           f"grad_output {go_shape}, input {x_shape}, weight {w_shape}, stride {stride}, padding {padding}, dilation "
           f"{dilation}, groups {args.groups}, output_mask {tuple(int(m) for m in args.mask)}, cube_math_type "
@@ -170,19 +196,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"total: {len(result.launches)} kernels, {result.cycles:,.0f} cycles = {result.microseconds:.2f} us on "
           f"{platform_name}; simulated in {wall:.2f} s", file=say)
     if args.json:
-        print_json({"check_passed": all(c.passed for c in checks.values()) if checks else None,
-                    "checks": {name: c.to_dict() for name, c in checks.items()}, "notes": result.notes,
-                    "launches": [{"gradient": launch.gradient, "kernel": launch.kernel,
-                                  "tiling": _tiling_dict(launch.tiling), "report": launch.report.to_dict(),
-                                  "trace": launch.trace_path} for launch in result.launches],
-                    "cycles": result.cycles, "microseconds": result.microseconds})
+        print_json(run_document("conv-backward", checks, [
+            launch_entry(launch.gradient, launch.kernel, launch.tiling, launch.report, launch.trace_path)
+            for launch in result.launches], result.notes, wall))
     return 0 if all(c.passed for c in checks.values()) else 1
-
-
-def _tiling_dict(tiling) -> dict:
-    if hasattr(tiling, "model_dump"):
-        return tiling.model_dump(mode="json")
-    return dataclasses.asdict(tiling)
 
 
 def _tiling_line(tiling) -> str:
@@ -193,5 +210,5 @@ def _tiling_line(tiling) -> str:
                 yield from scalars(value)
             elif not isinstance(value, (list, tuple)):
                 yield f"{key} {value}"
-    fields = list(scalars(_tiling_dict(tiling)))
+    fields = list(scalars(tiling_fields(tiling)))
     return ", ".join(fields[:14]) + (", ..." if len(fields) > 14 else "")

@@ -62,6 +62,7 @@ class ConvProblem:
     dtype: str
     platform: str | Platform
     hf32: bool
+    data_format: str = "NCDHW"  # of the data the operator is given (--format); the shapes here are NCDHW
 
     @property
     def dx_shape(self) -> tuple[int, int, int, int, int]:
@@ -84,16 +85,36 @@ class ConvProblem:
         return self.dhw[axis] + self.pad[2 * axis] + self.pad[2 * axis + 1]
 
     def operator_arguments(self) -> dict:
-        """The operator's keyword arguments for this problem, with NCDHW data and filter."""
-        return dict(strides=(1, 1, *self.stride), pads=self.pad, dilations=(1, 1, *self.dilation),
-                    groups=self.groups, data_format="NCDHW", filter_format="NCDHW", platform=self.platform,
+        """The operator's keyword arguments for this problem: data in data_format, the filter NCDHW."""
+        def five(values):  # a D,H,W attribute as the operator's 5 values in data_format order
+            return (1, 1, *values) if self.data_format == "NCDHW" else (1, *values, 1)
+        return dict(strides=five(self.stride), pads=self.pad, dilations=five(self.dilation), groups=self.groups,
+                    data_format=self.data_format, filter_format="NCDHW", platform=self.platform,
                     enable_hf32=self.hf32)
+
+    @property
+    def layout(self) -> str:
+        """How a headline names the layout: the shapes it prints are NCDHW."""
+        return "NCDHW" if self.data_format == "NCDHW" else f"shapes NCDHW, data {self.data_format}"
+
+    def in_format(self, shape: tuple) -> tuple:
+        """An NCDHW shape of data in data_format."""
+        return shape if self.data_format == "NCDHW" else (shape[0], *shape[2:], shape[1])
+
+    def to_format(self, array):
+        """NCDHW data in data_format."""
+        return array if self.data_format == "NCDHW" else array.transpose(0, 2, 3, 4, 1).copy()
+
+    def from_format(self, array):
+        """Data in data_format as NCDHW."""
+        return array if self.data_format == "NCDHW" else array.transpose(0, 4, 1, 2, 3)
 
     def plan(self, route: str, overrides: dict[str, int] | None = None, *,
              validate_overrides: bool = True) -> Conv3dDxPlan:
         """The operator's plan of a run with this route and tiling overrides (see plan_conv3d_dx)."""
         from ..conv3d_backprop_input.plan import plan_conv3d_dx
-        return plan_conv3d_dx(self.dx_shape, self.filter_shape, self.dy_shape, self.dtype, route=route,
+        return plan_conv3d_dx(self.in_format(self.dx_shape), self.filter_shape, self.in_format(self.dy_shape),
+                              self.dtype, route=route,
                               tiling_overrides=overrides, validate_overrides=validate_overrides,
                               **self.operator_arguments())
 
@@ -111,8 +132,10 @@ def add_conv_problem_arguments(parser: argparse.ArgumentParser) -> None:
     shape.add_argument("--stride", type=int_list(DHW, 1, lambda: (_limits().STRIDE_D_MAX, _limits().STRIDE_HW_MAX,
                                                                    _limits().STRIDE_HW_MAX)),
                        default=(1, 1, 1), metavar="D,H,W", help="default 1,1,1")
-    shape.add_argument("--pad", type=int_list(PADS, 0, lambda: _limits().PAD_MAX), default=(1, 1, 1, 1, 1, 1),
-                       metavar="F,B,T,B,L,R", help="front,back,top,bottom,left,right (default 1,1,1,1,1,1)")
+    shape.add_argument("--pad", type=int_list(PADS, 0, lambda: _limits().PAD_MAX, per_axis=2),
+                       default=(1, 1, 1, 1, 1, 1), metavar="F,B,T,B,L,R",
+                       help="front,back,top,bottom,left,right, or D,H,W (each on both sides), or one for all "
+                            "(default 1)")
     shape.add_argument("--dilation", type=int_list(DHW, 1, lambda: _limits().DILATION_MAX), default=(1, 1, 1), metavar="D,H,W",
                        help="default 1,1,1")
     shape.add_argument("--groups", type=int_in_range(1, lambda: _limits().GROUPS_MAX), default=1,
@@ -148,13 +171,20 @@ def field_override(field_ranges, what: str, docs: str):
     return parse
 
 
+def add_format_argument(parser: argparse.ArgumentParser) -> None:
+    """--format: the layout of the data the command hands the operator (the shapes are given NCDHW either way)."""
+    parser.add_argument("--format", default="NCDHW", choices=("NCDHW", "NDHWC"),
+                        help="data_format of x, dy and dx given to the operator (default NCDHW; the filter is NCDHW)")
+
+
 tiling_override = field_override(tiling_field_ranges, "tiling field", "docs/tiling.md")  # kernel-visible fields
 
 
 def conv_problem(args: argparse.Namespace) -> ConvProblem:
     """The problem the flags describe; FlagError names the flags whose values do not go together."""
     problem = ConvProblem(args.batch, args.cin, args.cout, args.dhw, args.kernel, args.stride, args.pad,
-                          args.dilation, args.groups, args.dtype, args.platform, args.hf32)
+                          args.dilation, args.groups, args.dtype, args.platform, args.hf32,
+                          getattr(args, "format", "NCDHW"))
     if args.hf32 and args.dtype != "float32":
         raise FlagError(f"argument --hf32: rounds float32 operands, and --dtype is {args.dtype}; "
                         f"use --dtype float32 or drop --hf32")

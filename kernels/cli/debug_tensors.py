@@ -29,6 +29,7 @@ from ..conv3d_backprop_input.matmul_route import (
 from ..conv3d_v2.reference import conv3d_reference
 from ..conv3d_v2.routing import need_point_wise_kernel, point_wise_kernel_beyond_limits
 from ..reference import conv3d_dx_reference
+from . import conv3d_dw_command
 from .conv_problem import conv_problem
 from .report import TOLERANCE
 
@@ -106,15 +107,10 @@ def conv3d_dw_tensors(args, initial_gm: dict) -> OperatorTensors:
     kernels/conv3d_backprop_filter/operator.py places them (NDC1HWC0 in the tiling's group layout, x with the rows
     beyond the kernel's reach written out; y FRACTAL_Z_3D). The tiling is generated again from the flags: the
     generator is deterministic, and a run that faulted has no result to take it from."""
-    from tiling import conv3d_backprop_filter_tiling
     p = conv_problem(args)
     dtype = np.dtype(DTYPES[p.dtype])
     kh, dilation_h = p.kernel[1], p.dilation[1] if p.kernel[1] > 1 else 1
-    x_shape, pads = dw_operator.rows_beyond_reach(p.dx_shape, p.pad, kh, dilation_h)
-    tiling = conv3d_backprop_filter_tiling(x_shape, p.filter_shape, p.dy_shape, p.stride, pads, p.dilation,
-                                           p.groups, dtype=p.dtype, platform=p.platform, enable_hf32=p.hf32,
-                                           deterministic=args.deterministic, tiling_overrides=dict(args.set) or None)
-    t = tiling.dwTiling
+    t = conv3d_dw_command.plan_tiling(args).dwTiling
     c0 = t.k0
     per = dw_operator.groups_per_tiling_group(p.groups, p.cin, p.cout, t)
 

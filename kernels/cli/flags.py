@@ -33,6 +33,8 @@ class OneLineParser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line (`prog: error: message`, exit 2) and that takes no
     abbreviations (`--strid` is an error, not `--stride`)."""
 
+    missing_command_hint: str | None = None  # said instead when its sub-command is missing or unknown
+
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
@@ -42,6 +44,8 @@ class OneLineParser(argparse.ArgumentParser):
         return super().parse_known_args(args, namespace)
 
     def error(self, message: str):
+        if self.missing_command_hint and ("invalid choice" in message or "arguments are required" in message):
+            self.exit(2, f"{self.prog}: error: {self.missing_command_hint}\n")
         missing = re.fullmatch(r"argument (--[\w-]+): expected one argument", message)
         arguments = getattr(self, "_arguments", [])
         if missing and missing.group(1) in arguments:
@@ -102,18 +106,25 @@ def int_in_range(low: int, high=INT32_MAX):
     return parse
 
 
-def int_list(labels: tuple[str, ...], low: int, limits=INT32_MAX):
-    """type= for len(labels) integers separated by ',' or 'x' (8,56,56 or 8x56x56), each in [low, its high];
-    limits: one high for all, a tuple of one per label, or a function returning either."""
+def int_list(labels: tuple[str, ...], low: int, limits=INT32_MAX, per_axis: int = 1):
+    """type= for len(labels) integers separated by ',' or 'x' (8,56,56 or 8x56x56), each in [low, its high]; one
+    value means all of them, and with per_axis > 1 (pads: before and after each axis) len(labels) // per_axis
+    values give each axis its value on both sides. limits: one high for all, a tuple of one per label, or a function
+    returning either."""
+    axes = len(labels) // per_axis
 
     def parse(text: str) -> tuple[int, ...]:
         highs = _resolve(limits)
         highs = highs if isinstance(highs, tuple) else (highs,) * len(labels)
         parts = text.replace("x", ",").split(",")
+        if len(parts) == 1:
+            parts = parts * len(labels)
+        elif per_axis > 1 and len(parts) == axes:
+            parts = [part for part in parts for _ in range(per_axis)]
         if len(parts) != len(labels):
+            counts = " or ".join(map(str, sorted({1, axes, len(labels)})))
             raise argparse.ArgumentTypeError(
-                f"{text!r} has {len(parts)} value{'s' if len(parts) != 1 else ''}; expected {len(labels)} "
-                f"comma-separated integers ({','.join(labels)})")
+                f"{text!r} has {len(parts)} values; expected {counts} comma-separated integers ({','.join(labels)})")
         values = tuple(read_integer(part, text, label) for part, label in zip(parts, labels))
         for value, label, high in zip(values, labels, highs):
             if not low <= value <= high:
