@@ -68,7 +68,8 @@ def tilings(args: argparse.Namespace) -> tuple[list, list, list]:
         t = plan_conv3d_v2_tiling(checked, dict(args.set) or None, fmap_format)
     except TilingValidationError as err:
         raise FlagError(f"argument --set: {err}") from err
-    return [("y", kernel_class(t.tiling_key, fmap_format).__name__, t)], list(t.notes), []
+    kernel = kernel_class(t.tiling_key, fmap_format).__name__
+    return [("y", "Conv3DV2", t)], [*t.notes, f"kernel: {kernel} (tiling key {t.tiling_key}, fmap {fmap_format})"], []
 
 
 @dataclass

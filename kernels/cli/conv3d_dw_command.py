@@ -71,7 +71,8 @@ def plan_tiling(args: argparse.Namespace):
 
 
 def tilings(args: argparse.Namespace) -> tuple[list, list, list]:
-    """`ascend-sim tiling conv3d-dw`: [(launch name, kernel, tiling)], notes, broken rules (none: --set is refused when it breaks one)."""
+    """`ascend-sim tiling conv3d-dw`: [(launch name, kernel, tiling)], notes, broken rules (none: --set is
+    refused when it breaks one)."""
     return [("dw", "Conv3DBackpropFilterV2", plan_tiling(args))], [], []
 
 

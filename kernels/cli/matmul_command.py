@@ -40,7 +40,8 @@ def add_problem_arguments(parser) -> None:
 
 
 def tilings(args: argparse.Namespace) -> tuple[list, list, list]:
-    """`ascend-sim tiling matmul`: [(launch name, kernel, tiling)], notes, broken rules (none: --set is refused when it breaks one)."""
+    """`ascend-sim tiling matmul`: [(launch name, kernel, tiling)], notes, broken rules (none: --set is
+    refused when it breaks one)."""
     from ..matmul import MatmulTiling
     _check_hf32(args)
     tiling = MatmulTiling.for_shape(args.m, args.n, args.k, args.dtype, batch=args.batch, hf32=args.hf32)

@@ -4,7 +4,7 @@ plan_conv3d_dx does what the host does before any launch: check the arguments, c
 shortcuts or the conv kernel), rewrite the problem into the kernel's envelope, generate the tiling (clearing
 enableKernelSplit, which the kernel entry does not run), apply the overrides and force initOutputFlag where the
 kernel would leave dx elements unwritten, and pick the kernel's y format (the MIX NCDHW build or NDC1HWC0). The
-operator runs the plan on the data; `ascend-sim tiling` prints it.
+operator runs the plan on the data; `ascend-sim tiling conv3d-dx` prints it.
 """
 from __future__ import annotations
 
