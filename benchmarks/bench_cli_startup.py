@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-COMMANDS = [[], ["conv3d-dx"], ["conv3d-dw"], ["conv3d"], ["conv-backward"], ["matmul"], ["tiling"], ["debug"],
-            ["debug", "conv3d-dx"], ["sweep"]]
+COMMANDS = [[], ["conv3d-dx"], ["conv3d-dw"], ["conv3d"], ["conv-backward"], ["matmul"], ["tiling"],
+            ["tiling", "conv3d-dx"], ["debug"], ["debug", "conv3d-dx"], ["debug", "conv-backward"], ["sweep"]]
 
 
 def best_of(argv: list[str], repeats: int = 5) -> float:

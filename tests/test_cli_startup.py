@@ -10,8 +10,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # the commands this test covers (`sweep` is the tiling lab's: its own import cost)
-HELPS = [[], ["conv3d-dx"], ["conv3d-dw"], ["conv3d"], ["conv-backward"], ["matmul"], ["tiling"], ["debug"],
-         ["debug", "conv3d-dx"], ["debug", "matmul"], ["debug", "conv3d"]]
+OPERATORS = ["conv3d-dx", "conv3d-dw", "conv3d", "conv-backward", "matmul"]
+HELPS = [[], ["tiling"], ["debug"], *([op] for op in OPERATORS), *(["tiling", op] for op in OPERATORS),
+         *(["debug", op] for op in OPERATORS)]
 HEAVY = ("numpy", "numba", "pydantic", "tiling", "ascend_sim", "torch")
 
 PROBE = """

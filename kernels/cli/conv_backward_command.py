@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import dataclass
 
 from .flags import FlagError, Renamed, add_run_arguments, dtype_value, int_in_range, platform_value, read_integer
 from .report import check_against, launch_entry, print_json, run_document, text_stream, tiling_fields
@@ -131,7 +132,7 @@ def _problem(args: argparse.Namespace):
 
 
 def _simulate(args: argparse.Namespace, *, seed: int, execute: bool, trace=None, check_races: bool = True,
-              engine: str = "auto"):
+              engine: str = "auto", hooks: dict | None = None):
     """The operands (random, from the seed) and the operator's run of the flags' problem."""
     import numpy as np
 
@@ -145,8 +146,40 @@ def _simulate(args: argparse.Namespace, *, seed: int, execute: bool, trace=None,
     bias = [shapes[2][1] * args.groups if args.transposed else shapes[2][0]]
     result = convolution_backward_run(go, x, w, bias, stride, padding, dilation, args.transposed, output_padding,
                                       args.groups, args.mask, args.cube_math_type, platform=args.platform,
-                                      execute=execute, trace=trace, check_races=check_races, engine=engine)
+                                      execute=execute, trace=trace, check_races=check_races, engine=engine,
+                                      hooks=hooks)
     return (go, x, w), result
+
+
+def add_debug_arguments(parser) -> None:
+    """`ascend-sim debug conv-backward`: which launch the debugger replays."""
+    parser.add_argument("--launch", choices=GRADIENTS, metavar="{" + ",".join(GRADIENTS) + "}",
+                        help="the launch to debug (default: the first gradient --mask computes, in this order)")
+
+
+@dataclass
+class ConvBackwardDebugRun:
+    """What `simulate` ran for the debugger: its headline."""
+
+    headline: str
+
+
+def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvBackwardDebugRun:
+    """Run the flags' problem with `hooks` on one launch (--launch; `ascend-sim debug conv-backward` passes a
+    Capture): the debugger replays that kernel."""
+    computed = [name for name, on in zip(GRADIENTS, args.mask) if on]
+    launch = args.launch or computed[0]
+    if launch not in computed:
+        raise FlagError(f"argument --launch: {launch} is not computed with --mask "
+                        f"{','.join(str(int(m)) for m in args.mask)}; choose from {', '.join(computed)}")
+    _, result = _simulate(args, seed=args.seed, execute=not args.timing_only, trace=args.trace,
+                          check_races=not args.no_race_check, engine=args.engine, hooks={launch: list(hooks or [])})
+    kernel = next(item.kernel for item in result.launches if item.gradient == launch)
+    (_, stride, padding, dilation, _, _), (go_shape, x_shape, w_shape) = _problem(args)
+    return ConvBackwardDebugRun(
+        f"aclnnConvolutionBackward {args.dtype}: grad_output {go_shape}, input {x_shape}, weight {w_shape}, stride "
+        f"{stride}, padding {padding}, dilation {dilation}, groups {args.groups}; the {launch} launch: {kernel} "
+        f"(its GM allocations by their kernel names: `print gm NAME`, `who-wrote NAME BYTE`)")
 
 
 def tilings(args: argparse.Namespace) -> tuple[list, list, list]:

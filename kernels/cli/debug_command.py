@@ -11,10 +11,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import conv3d_command, conv3d_dw_command, conv3d_dx_command, matmul_command
+from . import conv3d_command, conv3d_dw_command, conv3d_dx_command, conv_backward_command, matmul_command
 from .flags import FlagError
 
-OPERATORS = (conv3d_dx_command, conv3d_dw_command, matmul_command, conv3d_command)
+OPERATORS = (conv3d_dx_command, conv3d_dw_command, matmul_command, conv3d_command, conv_backward_command)
 
 
 def command_file(text: str) -> tuple[str, str]:
@@ -30,7 +30,7 @@ def command_file(text: str) -> tuple[str, str]:
 def add_command(commands) -> argparse.ArgumentParser:
     parser = commands.add_parser(
         "debug", help="run an operator command, then step through its run at a gdb-like prompt",
-        description="Run conv3d-dx, conv3d-dw, matmul or conv3d exactly as that command would, then open a gdb-like prompt "
+        description="Run conv3d-dx, conv3d-dw, matmul, conv3d or conv-backward (one of its launches) exactly as that command would, then open a gdb-like prompt "
                     "over the replay debugger: breakpoints, step and reverse-step, the L0 operands as matrices, GM, who "
                     "wrote a byte. `help` at the prompt lists the commands; docs/debugging.md describes them.")
     x_help = "run the debugger commands in FILE first"
@@ -39,6 +39,8 @@ def add_command(commands) -> argparse.ArgumentParser:
     names = []
     for module in OPERATORS:
         sub = module.add_command(operators)
+        if hasattr(module, "add_debug_arguments"):
+            module.add_debug_arguments(sub)
         sub.add_argument("-x", dest="command_file", type=command_file, metavar="FILE", default=argparse.SUPPRESS,
                          help=x_help)
         sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
@@ -71,15 +73,17 @@ def run(args: argparse.Namespace) -> int:
             raise
         ran, fault = None, err  # post-mortem: the records that ran, applied, are the state just before the fault
     operator = operator_tensors(args, capture.initial_gm)
-    dbg = capture.debugger(tensors=operator.tensors, fault=fault)
+    dbg = capture.debugger(tensors=operator.tensors if operator else {}, fault=fault)
     shell = debug_shell.DebugShell(dbg, args.dtype, sys.stdout, operator)
     if fault is not None:
         shell.open_post_mortem()
-        print(operator.banner())
+        if operator:
+            print(operator.banner())
     else:
         cores = len({rec.core for rec in dbg.records})
         print(ran.headline)
-        print(operator.banner())
+        if operator:
+            print(operator.banner())
         print(f"{len(dbg)} records on {cores} core{'s' if cores != 1 else ''}; at the start (no record applied). "
               f"`help` lists the commands.")
     if args.command_file is not None:

@@ -149,7 +149,8 @@ class TensorCommands:
             raise CommandError(f"check takes no arguments, got {rest.strip()!r}")
         op = self.operator
         if op is None:
-            raise CommandError("check needs the operator's reference: run the debugger through an operator command")
+            raise CommandError("check needs the operator's tensors and reference, which this run has not (debug "
+                               "conv-backward replays one launch: debug that gradient's own operator to check it)")
         if self._expected is None:
             self._expected = np.asarray(op.expected(), np.float64)
         result = compare(self.dbg.tensor(op.output), self._expected, op.tolerance)

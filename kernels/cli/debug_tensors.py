@@ -206,10 +206,12 @@ TENSORS = {"conv3d-dx": conv3d_dx_tensors, "conv3d-dw": conv3d_dw_tensors, "conv
            "matmul": matmul_tensors}
 
 
-def operator_tensors(args, initial_gm: dict) -> OperatorTensors:
+def operator_tensors(args, initial_gm: dict) -> OperatorTensors | None:
     """The tensors of the run the flags of `ascend-sim debug <operator>` describe; initial_gm: GM before the launch
-    ({allocation: bytes}); args: of `debug <operator>` or of the operator's own command."""
-    return TENSORS[getattr(args, "operator", None) or args.command](args, initial_gm)
+    ({allocation: bytes}); args: of `debug <operator>` or of the operator's own command. None for conv-backward
+    (its launches see reshaped views of the operands: the GM allocations go by their kernels' names)."""
+    build = TENSORS.get(getattr(args, "operator", None) or args.command)
+    return build(args, initial_gm) if build else None
 
 
 __all__ = ["GmTensor", "OperatorTensors", "conv3d_dw_tensors", "conv3d_dx_tensors", "conv3d_tensors", "matmul_tensors",
