@@ -10,7 +10,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .conv_problem import ConvProblem, add_conv_problem_arguments, add_format_argument, conv_problem, field_override, field_ranges
+from .conv_problem import (ConvProblem, add_conv_problem_arguments, add_format_argument, conv_problem,
+                           field_override, field_ranges)
 from .flags import FlagError, add_run_arguments
 from .report import Progress, check_against, launch_entry, print_json, print_summary, run_document, text_stream
 

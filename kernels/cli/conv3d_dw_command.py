@@ -10,7 +10,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .conv_problem import ConvProblem, add_conv_problem_arguments, add_format_argument, conv_problem, field_override, field_ranges
+from .conv_problem import (ConvProblem, add_conv_problem_arguments, add_format_argument, conv_problem,
+                           field_override, field_ranges)
 from .flags import FlagError, add_run_arguments
 from .report import Progress, check_against, launch_entry, print_json, print_summary, run_document, text_stream
 
@@ -112,7 +113,8 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDwRun:
     wall = time.perf_counter()
     try:
         result = conv3d_backprop_filter_v2_run(
-            problem.to_format(x), problem.filter_shape, problem.to_format(dy), execute=not args.timing_only, trace=args.trace,
+            problem.to_format(x), problem.filter_shape, problem.to_format(dy), execute=not args.timing_only,
+            trace=args.trace,
             tiling_overrides=dict(args.set) or None, hooks=(progress or []) + list(hooks or []) or None,
             check_races=not args.no_race_check, engine=args.engine, deterministic=args.deterministic,
             **problem.operator_arguments())

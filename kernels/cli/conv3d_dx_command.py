@@ -93,7 +93,8 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDxRun:
     wall = time.perf_counter()
     try:
         result = conv3d_backprop_input_v2_run(
-            problem.in_format(problem.dx_shape), weight, problem.to_format(dy), execute=not args.timing_only, trace=args.trace,
+            problem.in_format(problem.dx_shape), weight, problem.to_format(dy), execute=not args.timing_only,
+            trace=args.trace,
             tiling_overrides=overrides or None, hooks=(progress or []) + list(hooks or []) or None,
             route=args.route, check_races=not args.no_race_check, engine=args.engine, **problem.operator_arguments())
     except TilingValidationError as err:

@@ -70,10 +70,20 @@ def add_problem_arguments(parser) -> None:
     p.add_argument("--transposed", action="store_true", help="the gradients of a transposed convolution")
     p.add_argument("--mask", type=_mask, default=(True, True, True), metavar="I,W,B",
                    help="output_mask: grad_input,grad_weight,grad_bias as 0/1 (default 1,1,1)")
-    p.add_argument("--cube-math-type", type=int, choices=range(4), default=0,
+    p.add_argument("--cube-math-type", type=_cube_math_type, default=0, metavar="{0,1,2,3}",
                    help="0 KEEP_DTYPE, 1 ALLOW_FP32_DOWN_PRECISION, 2 USE_FP16, 3 USE_HF32 (default 0)")
     p.add_argument("--dtype", default="float16", type=dtype_value, help=dtype_value.help)
     p.add_argument("--platform", type=platform_value, default="Ascend910B2", help="an A2/A3 preset or JSON file")
+
+
+def _cube_math_type(text: str) -> int:
+    """type= for --cube-math-type: a key of CUBE_MATH_TYPES."""
+    from ..convolution_backward.arguments import CUBE_MATH_TYPES
+    value = read_integer(text, text)
+    if value not in CUBE_MATH_TYPES:
+        raise argparse.ArgumentTypeError(f"{value} is not a cube math type; choose from "
+                                         f"{', '.join(f'{k} {v}' for k, v in CUBE_MATH_TYPES.items())}")
+    return value
 
 
 def _groups_max() -> int:

@@ -136,7 +136,8 @@ def add_conv_problem_arguments(parser: argparse.ArgumentParser) -> None:
                        default=(1, 1, 1, 1, 1, 1), metavar="F,B,T,B,L,R",
                        help="front,back,top,bottom,left,right, or D,H,W (each on both sides), or one for all "
                             "(default 1)")
-    shape.add_argument("--dilation", type=int_list(DHW, 1, lambda: _limits().DILATION_MAX), default=(1, 1, 1), metavar="D,H,W",
+    shape.add_argument("--dilation", type=int_list(DHW, 1, lambda: _limits().DILATION_MAX), default=(1, 1, 1),
+                       metavar="D,H,W",
                        help="default 1,1,1")
     shape.add_argument("--groups", type=int_in_range(1, lambda: _limits().GROUPS_MAX), default=1,
                        help="must divide --cin and --cout (default 1)")

@@ -30,7 +30,8 @@ def command_file(text: str) -> tuple[str, str]:
 def add_command(commands) -> argparse.ArgumentParser:
     parser = commands.add_parser(
         "debug", help="run an operator command, then step through its run at a gdb-like prompt",
-        description="Run conv3d-dx, conv3d-dw, matmul, conv3d or conv-backward (one of its launches) exactly as that command would, then open a gdb-like prompt "
+        description="Run conv3d-dx, conv3d-dw, matmul, conv3d or conv-backward (one of its launches) exactly as "
+                    "that command would, then open a gdb-like prompt "
                     "over the replay debugger: breakpoints, step and reverse-step, the L0 operands as matrices, GM, who "
                     "wrote a byte. `help` at the prompt lists the commands; docs/debugging.md describes them.")
     x_help = "run the debugger commands in FILE first"

@@ -198,7 +198,8 @@ def convolution_backward_run(grad_output, input, weight, bias_sizes, stride, pad
 
     execute=False is the timing-only mode (results None). trace: a path for one Chrome/Perfetto trace of every
     launch, one after the other (launch i's cores are processes i * 1000 + core, named by the gradient). hooks:
-    {gradient: [hook, ...]} for that gradient's launch (Chip hooks). engine: "auto" | "exact" | "fast" (ascend_sim.Chip)."""
+    {gradient: [hook, ...]} for that gradient's launch (Chip hooks). engine: "auto" | "exact" | "fast"
+    (ascend_sim.Chip)."""
     plan = plan_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
                                      output_padding, groups, output_mask, cube_math_type, platform=platform)
     return run_plan(plan, grad_output, input, weight, execute=execute, trace=trace, check_races=check_races,
