@@ -49,3 +49,16 @@ def test_dtype_help_names_every_dtype():
     from ascend_sim.dtypes import DTYPES
     from kernels.cli.flags import dtype_value
     assert all(name in dtype_value.help for name in DTYPES)
+
+
+def test_the_operators_stay_importable_from_kernels_after_their_subpackages():
+    """kernels/__init__.py imports its operators on first use: `from kernels import conv3d_v2` is still the
+    function when kernels.conv3d_v2 (the subpackage of the same name) was imported first."""
+    probe = ("import kernels.conv3d_v2.operator, kernels.convolution_backward.operator\n"
+             "import kernels\n"
+             "from kernels import conv3d_v2, convolution_backward\n"
+             "assert conv3d_v2 is kernels.conv3d_v2 and conv3d_v2.__module__ == 'kernels.conv3d_v2.operator'\n"
+             "assert convolution_backward.__module__ == 'kernels.convolution_backward.operator'\n"
+             "assert all(callable(getattr(kernels, name)) for name in kernels.__all__)\n")
+    run = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
