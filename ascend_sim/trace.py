@@ -7,7 +7,7 @@ from enum import Enum
 
 import numpy as np
 
-from .pipes import QUEUES, Pipe
+from ascend_sim.pipes import QUEUES, Pipe
 
 _TID = {Pipe.MTE2: 1, Pipe.MTE1: 2, Pipe.M: 3, Pipe.FIX: 4, Pipe.MTE3: 5, Pipe.V: 6, Pipe.S: 7}
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from .model import PARAMS_FIELDS, Conv3DBackpropInputV2TilingData
+from tiling.model import PARAMS_FIELDS, Conv3DBackpropInputV2TilingData
 
 
 def format_table(result: Conv3DBackpropInputV2TilingData) -> str:

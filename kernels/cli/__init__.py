@@ -11,6 +11,6 @@ command; conv_problem.py holds the problem flags every convolution command share
 parser and the checked value types, report.py the output every run command shares (the JSON document), app.py the
 parser (each command imported when chosen) and the exit codes.
 """
-from .app import main
+from kernels.cli.app import main
 
 __all__ = ["main"]

@@ -11,7 +11,7 @@ import os
 import sys
 from importlib import import_module
 
-from .flags import OneLineParser, one_line
+from kernels.cli.flags import OneLineParser, one_line
 
 # Each command's module and summary; a module is imported only when its command is chosen (`ascend-sim --help` lists
 # the summaries without importing any operator), and its add_command(commands) adds its parser.

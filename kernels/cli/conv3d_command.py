@@ -10,15 +10,15 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .conv_problem import (ConvProblem, add_conv_problem_arguments, add_format_argument, conv_problem,
+from kernels.cli.conv_problem import (ConvProblem, add_conv_problem_arguments, add_format_argument, conv_problem,
                            field_override, field_ranges)
-from .flags import FlagError, add_run_arguments
-from .report import Progress, check_against, launch_entry, print_json, print_summary, run_document, text_stream
+from kernels.cli.flags import FlagError, add_run_arguments
+from kernels.cli.report import Progress, check_against, launch_entry, print_json, print_summary, run_document, text_stream
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from ..conv3d_v2.operator import Conv3dV2Run
+    from kernels.conv3d_v2.operator import Conv3dV2Run
 
 
 def conv3d_field_ranges() -> dict:
@@ -59,8 +59,8 @@ def tilings(args: argparse.Namespace) -> tuple[list, list, list]:
     from tiling import TilingValidationError
     from tiling.conv3d_v2 import check_conv3d_v2_args
 
-    from ..conv3d_v2.operator import NCDHW, NDC1HWC0, kernel_class, plan_conv3d_v2_tiling
-    from ..conv3d_v2.routing import use_point_wise_kernel
+    from kernels.conv3d_v2.operator import NCDHW, NDC1HWC0, kernel_class, plan_conv3d_v2_tiling
+    from kernels.conv3d_v2.routing import use_point_wise_kernel
     p = conv_problem(args)
     checked = check_conv3d_v2_args(p.dx_shape, p.filter_shape, p.stride, p.pad, p.dilation, p.groups, p.dtype,
                                    p.platform, args.bias, p.hf32)
@@ -101,7 +101,7 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> Conv3dComma
     from ascend_sim.platform import get_platform
     from tiling import TilingValidationError
 
-    from ..conv3d_v2.operator import conv3d_v2_run
+    from kernels.conv3d_v2.operator import conv3d_v2_run
     problem = conv_problem(args)
     dtype = DTYPES[args.dtype]
     rng = np.random.default_rng(args.seed)
@@ -123,7 +123,7 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> Conv3dComma
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..conv3d_v2.reference import conv3d_reference
+    from kernels.conv3d_v2.reference import conv3d_reference
     say = text_stream(args.json)
     ran = simulate(args)
     problem, x, w, bias, result, wall = ran.problem, ran.x, ran.w, ran.bias, ran.run, ran.wall

@@ -10,15 +10,15 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .conv_problem import (ConvProblem, add_conv_problem_arguments, add_format_argument, conv_problem,
+from kernels.cli.conv_problem import (ConvProblem, add_conv_problem_arguments, add_format_argument, conv_problem,
                            field_override, field_ranges)
-from .flags import FlagError, add_run_arguments
-from .report import Progress, check_against, launch_entry, print_json, print_summary, run_document, text_stream
+from kernels.cli.flags import FlagError, add_run_arguments
+from kernels.cli.report import Progress, check_against, launch_entry, print_json, print_summary, run_document, text_stream
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from ..conv3d_backprop_filter.operator import Conv3dDwRun
+    from kernels.conv3d_backprop_filter.operator import Conv3dDwRun
 
 
 
@@ -58,7 +58,7 @@ def plan_tiling(args: argparse.Namespace):
     written out, as kernels/conv3d_backprop_filter/operator.py launches it)."""
     from tiling import TilingValidationError, conv3d_backprop_filter_tiling
 
-    from ..conv3d_backprop_filter.operator import rows_beyond_reach
+    from kernels.conv3d_backprop_filter.operator import rows_beyond_reach
     p = conv_problem(args)
     kh = p.kernel[1]
     x_shape, pads = rows_beyond_reach(p.dx_shape, p.pad, kh, p.dilation[1] if kh > 1 else 1)
@@ -103,7 +103,7 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDwRun:
     from ascend_sim.platform import get_platform
     from tiling import TilingValidationError
 
-    from ..conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run
+    from kernels.conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run
     problem = conv_problem(args)
     dtype = DTYPES[args.dtype]
     rng = np.random.default_rng(args.seed)
@@ -126,7 +126,7 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDwRun:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..conv3d_backprop_filter.reference import conv3d_dw_reference
+    from kernels.conv3d_backprop_filter.reference import conv3d_dw_reference
     say = text_stream(args.json)
     ran = simulate(args)
     problem, x, dy, result, wall = ran.problem, ran.x, ran.dy, ran.result, ran.wall

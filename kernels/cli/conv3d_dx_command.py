@@ -6,14 +6,14 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .conv_problem import ConvProblem, add_conv_problem_arguments, add_format_argument, conv_problem
-from .flags import FlagError, add_run_arguments
-from .report import Progress, check_against, launch_entry, print_json, print_summary, run_document, text_stream
+from kernels.cli.conv_problem import ConvProblem, add_conv_problem_arguments, add_format_argument, conv_problem
+from kernels.cli.flags import FlagError, add_run_arguments
+from kernels.cli.report import Progress, check_against, launch_entry, print_json, print_summary, run_document, text_stream
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from ..conv3d_backprop_input.operator import Conv3dDxRun
+    from kernels.conv3d_backprop_input.operator import Conv3dDxRun
 
 
 def add_command(commands) -> argparse.ArgumentParser:
@@ -78,7 +78,7 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDxRun:
     from ascend_sim.platform import get_platform
     from tiling import TilingValidationError
 
-    from ..conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
+    from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
     problem = conv_problem(args)
     overrides = dict(args.set)
     plan = problem.plan(args.route)  # the operator's own checks and routing, before any data is made
@@ -106,7 +106,7 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDxRun:
 
 def _route(text: str) -> str:
     """type= for --route: one of the operator's ROUTES."""
-    from ..conv3d_backprop_input.plan import ROUTES
+    from kernels.conv3d_backprop_input.plan import ROUTES
     if text not in ROUTES:
         raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from {', '.join(ROUTES)})")
     return text
@@ -115,7 +115,7 @@ def _route(text: str) -> str:
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from ..reference import conv3d_dx_reference
+    from kernels.reference import conv3d_dx_reference
     say = text_stream(args.json)
     ran = simulate(args)
     problem, dy, weight, result, wall = ran.problem, ran.dy, ran.weight, ran.result, ran.wall

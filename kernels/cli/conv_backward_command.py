@@ -13,8 +13,8 @@ import argparse
 import time
 from dataclasses import dataclass
 
-from .flags import FlagError, Renamed, add_run_arguments, dtype_value, int_in_range, platform_value, read_integer
-from .report import check_against, launch_entry, print_json, run_document, text_stream, tiling_fields
+from kernels.cli.flags import FlagError, Renamed, add_run_arguments, dtype_value, int_in_range, platform_value, read_integer
+from kernels.cli.report import check_against, launch_entry, print_json, run_document, text_stream, tiling_fields
 
 GRADIENTS = ("grad_input", "grad_weight", "grad_bias")
 FP16_CUBE_TOLERANCE = 4e-3  # USE_FP16 rounds float32 / bfloat16 operands to float16 and the results too
@@ -78,7 +78,7 @@ def add_problem_arguments(parser) -> None:
 
 def _cube_math_type(text: str) -> int:
     """type= for --cube-math-type: a key of CUBE_MATH_TYPES."""
-    from ..convolution_backward.arguments import CUBE_MATH_TYPES
+    from kernels.convolution_backward.arguments import CUBE_MATH_TYPES
     value = read_integer(text, text)
     if value not in CUBE_MATH_TYPES:
         raise argparse.ArgumentTypeError(f"{value} is not a cube math type; choose from "
@@ -87,7 +87,7 @@ def _cube_math_type(text: str) -> int:
 
 
 def _groups_max() -> int:
-    from ..convolution_backward.arguments import GROUPS_MAX
+    from kernels.convolution_backward.arguments import GROUPS_MAX
     return GROUPS_MAX
 
 
@@ -148,7 +148,7 @@ def _simulate(args: argparse.Namespace, *, seed: int, execute: bool, trace=None,
 
     from ascend_sim.dtypes import DTYPES
 
-    from ..convolution_backward.operator import convolution_backward_run
+    from kernels.convolution_backward.operator import convolution_backward_run
     (kernel, stride, padding, dilation, output_padding, pairs), shapes = _problem(args)
     dtype = DTYPES[args.dtype]
     rng = np.random.default_rng(seed)
@@ -200,8 +200,8 @@ def tilings(args: argparse.Namespace) -> tuple[list, list, list]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..convolution_backward.arguments import CUBE_MATH_TYPES
-    from ..convolution_backward.reference import convolution_backward_reference
+    from kernels.convolution_backward.arguments import CUBE_MATH_TYPES
+    from kernels.convolution_backward.reference import convolution_backward_reference
     say = text_stream(args.json)
     (kernel, stride, padding, dilation, output_padding, pairs), (go_shape, x_shape, w_shape) = _problem(args)
     wall = time.perf_counter()

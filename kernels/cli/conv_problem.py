@@ -17,12 +17,12 @@ from dataclasses import dataclass
 
 from typing import TYPE_CHECKING
 
-from .flags import FlagError, dtype_value, int_in_range, int_list, platform_value, read_integer
+from kernels.cli.flags import FlagError, dtype_value, int_in_range, int_list, platform_value, read_integer
 
 if TYPE_CHECKING:
     from ascend_sim.platform import Platform
 
-    from ..conv3d_backprop_input.plan import Conv3dDxPlan
+    from kernels.conv3d_backprop_input.plan import Conv3dDxPlan
 
 DHW = ("D", "H", "W")
 PADS = ("front", "back", "top", "bottom", "left", "right")
@@ -112,7 +112,7 @@ class ConvProblem:
     def plan(self, route: str, overrides: dict[str, int] | None = None, *,
              validate_overrides: bool = True) -> Conv3dDxPlan:
         """The operator's plan of a run with this route and tiling overrides (see plan_conv3d_dx)."""
-        from ..conv3d_backprop_input.plan import plan_conv3d_dx
+        from kernels.conv3d_backprop_input.plan import plan_conv3d_dx
         return plan_conv3d_dx(self.in_format(self.dx_shape), self.filter_shape, self.in_format(self.dy_shape),
                               self.dtype, route=route,
                               tiling_overrides=overrides, validate_overrides=validate_overrides,

@@ -11,8 +11,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import conv3d_command, conv3d_dw_command, conv3d_dx_command, conv_backward_command, matmul_command
-from .flags import FlagError
+from kernels.cli import conv3d_command, conv3d_dw_command, conv3d_dx_command, conv_backward_command, matmul_command
+from kernels.cli.flags import FlagError
 
 OPERATORS = (conv3d_dx_command, conv3d_dw_command, matmul_command, conv3d_command, conv_backward_command)
 
@@ -56,8 +56,8 @@ def run(args: argparse.Namespace) -> int:
     from ascend_sim import SimFault
     from ascend_sim.debug import Capture
 
-    from . import debug_shell
-    from .debug_tensors import operator_tensors
+    from kernels.cli import debug_shell
+    from kernels.cli.debug_tensors import operator_tensors
     if args.timing_only:
         raise FlagError("argument --timing-only: the debugger replays the data the run moved; drop --timing-only")
     if args.json:

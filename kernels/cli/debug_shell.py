@@ -17,11 +17,11 @@ import numpy as np
 from ascend_sim.debug import Debugger, break_on
 from ascend_sim.pipes import Pipe
 
-from .debug_parsing import Breakpoint, CommandError, format_array, integer, parse_index
-from .debug_tensor_commands import TensorCommands
-from .debug_views import ViewCommands
-from .debug_watch import WatchCommands
-from .flags import one_line
+from kernels.cli.debug_parsing import Breakpoint, CommandError, format_array, integer, parse_index
+from kernels.cli.debug_tensor_commands import TensorCommands
+from kernels.cli.debug_views import ViewCommands
+from kernels.cli.debug_watch import WatchCommands
+from kernels.cli.flags import one_line
 
 PROMPT = "(ascend-sim) "
 ALIASES = {"n": "next", "u": "until", "fin": "finish", "b": "break", "d": "delete", "c": "continue", "s": "step", "rs": "reverse-step",
@@ -147,7 +147,7 @@ class DebugShell(TensorCommands, WatchCommands, ViewCommands):
         completion: debug_prompt.py), else echoed (a transcript)."""
         if stdin.isatty():
             if sys.stdout.isatty():
-                from .debug_prompt import terminal_reader
+                from kernels.cli.debug_prompt import terminal_reader
                 read = terminal_reader(PROMPT, *self.completions())
             else:  # output to a pipe or a file: no screen to edit on
                 def read():

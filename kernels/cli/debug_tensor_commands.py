@@ -11,7 +11,7 @@ import numpy as np
 
 from ascend_sim.gm_tensors import compare
 
-from .debug_parsing import CommandError, format_array, parse_index
+from kernels.cli.debug_parsing import CommandError, format_array, parse_index
 
 _TENSOR = re.compile(r"\s*(\w+)\s*(\[[^\]]*\])?\s*(full)?\s*")
 

@@ -19,19 +19,19 @@ from ascend_sim.formats import (
 )
 from ascend_sim.gm_tensors import GmTensor, from_device, to_device
 
-from ..conv3d_backprop_filter import operator as dw_operator
-from ..conv3d_backprop_filter.reference import conv3d_dw_reference
-from ..conv3d_backprop_input.matmul_route import (
+from kernels.conv3d_backprop_filter import operator as dw_operator
+from kernels.conv3d_backprop_filter.reference import conv3d_dw_reference
+from kernels.conv3d_backprop_input.matmul_route import (
     FM_EQ_KERNEL,
     STRIDE_EQ_KERNEL,
     W1B1_1X1X1,
 )
-from ..conv3d_v2.reference import conv3d_reference
-from ..conv3d_v2.routing import need_point_wise_kernel, point_wise_kernel_beyond_limits
-from ..reference import conv3d_dx_reference
-from . import conv3d_dw_command
-from .conv_problem import conv_problem
-from .report import TOLERANCE
+from kernels.conv3d_v2.reference import conv3d_reference
+from kernels.conv3d_v2.routing import need_point_wise_kernel, point_wise_kernel_beyond_limits
+from kernels.reference import conv3d_dx_reference
+from kernels.cli import conv3d_dw_command
+from kernels.cli.conv_problem import conv_problem
+from kernels.cli.report import TOLERANCE
 
 
 @dataclass

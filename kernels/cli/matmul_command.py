@@ -7,13 +7,13 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .flags import FlagError, add_run_arguments, dtype_value, int_in_range, platform_value
-from .report import Progress, check_against, launch_entry, print_json, print_summary, run_document, text_stream
+from kernels.cli.flags import FlagError, add_run_arguments, dtype_value, int_in_range, platform_value
+from kernels.cli.report import Progress, check_against, launch_entry, print_json, print_summary, run_document, text_stream
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from ..matmul import MatmulTiling
+    from kernels.matmul import MatmulTiling
 
 
 def add_command(commands) -> argparse.ArgumentParser:
@@ -42,7 +42,7 @@ def add_problem_arguments(parser) -> None:
 def tilings(args: argparse.Namespace) -> tuple[list, list, list]:
     """`ascend-sim tiling matmul`: [(launch name, kernel, tiling)], notes, broken rules (none: --set is
     refused when it breaks one)."""
-    from ..matmul import MatmulTiling
+    from kernels.matmul import MatmulTiling
     _check_hf32(args)
     tiling = MatmulTiling.for_shape(args.m, args.n, args.k, args.dtype, batch=args.batch, hf32=args.hf32)
     return [("c", "matmul (kernels/matmul.py)", tiling)], [], []
@@ -79,7 +79,7 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> MatmulRun:
     from ascend_sim.dtypes import DTYPES
     from ascend_sim.platform import get_platform
 
-    from ..matmul import MatmulTiling, run_matmul
+    from kernels.matmul import MatmulTiling, run_matmul
     _check_hf32(args)
     dtype = DTYPES[args.dtype]
     rng = np.random.default_rng(args.seed)

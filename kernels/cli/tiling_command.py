@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from importlib import import_module
 
-from .report import print_json, tiling_fields
+from kernels.cli.report import print_json, tiling_fields
 
 # operator: its command module (the same problem flags as `ascend-sim <operator>`)
 OPERATORS = {"conv3d-dx": "conv3d_dx_command", "conv3d-dw": "conv3d_dw_command", "conv3d": "conv3d_command",

@@ -30,10 +30,10 @@ from ascend_sim.ascendc import (ASCEND_IS_AIV, PIPE_M, GlobalTensor, HardEvent, 
                                 SetHF32Mode, TBuf, TPipe, TPosition, TQue, WaitFlag)
 from ascend_sim.dtypes import float32
 
-from .load_a import InitLoadToA2Params, LoadL12L0a, LoadToA1
-from .load_b import CalcParamsL12L0b, InitLoadToB2Params, InitSetFmatrixParams, LoadL12L0b, LoadToB1
-from .store_c import LoadL0c2Gm
-from .util import BLOCK_CUBE, Ceil, DivHkWk, total_sizes
+from kernels.conv3d_backprop_filter.load_a import InitLoadToA2Params, LoadL12L0a, LoadToA1
+from kernels.conv3d_backprop_filter.load_b import CalcParamsL12L0b, InitLoadToB2Params, InitSetFmatrixParams, LoadL12L0b, LoadToB1
+from kernels.conv3d_backprop_filter.store_c import LoadL0c2Gm
+from kernels.conv3d_backprop_filter.util import BLOCK_CUBE, Ceil, DivHkWk, total_sizes
 
 ORDER_M, ORDER_N = 0, 1
 MMAD_THRESHOLD = 2560  # m*n below which consecutive Mmads on one L0C tile need a PIPE_M barrier
