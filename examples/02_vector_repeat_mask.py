@@ -13,8 +13,10 @@ The matrix here is 16 rows x 256 fp16 in UB (512 B = 16 blocks per row):
   4. Counter mode: Adds over 300 elements, repeatTime ignored (what the count form Adds(dst, src, s, 300) does);
   5. Add with strides: dst reads every other block of src0 (blkStride 2).
 
-    python examples/02_vector_repeat_mask.py
+    python examples/02_vector_repeat_mask.py [--trace TRACE.json]
 """
+import argparse
+
 import numpy as np
 
 from ascend_sim import Chip
@@ -80,6 +82,9 @@ def expected(x: np.ndarray) -> list[np.ndarray]:
 
 
 def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trace", help="write a Chrome/Perfetto trace to this path")
+    args = parser.parse_args(argv)
     x = (np.random.default_rng(0).standard_normal(N) * 4).astype(np.float16)
     chip = Chip("Ascend910B2")
     out = GmAddr(chip.gm.alloc("out", 5 * N * 2))
@@ -98,6 +103,9 @@ def main(argv=None) -> int:
             high, low = regs["vector_mask"]
             print(f"  {rec.name:5s} {rec.end - rec.start:3.0f} cycles  {strides}  {regs['mask_mode']} mask "
                   f"{high:#x}:{low:#x}")
+    if args.trace:
+        report.write_trace(args.trace)
+        print(f"trace written to {args.trace}")
     print("check against numpy", "PASSED" if ok else "FAILED")
     return 0 if ok else 1
 

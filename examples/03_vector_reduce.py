@@ -10,8 +10,10 @@ What it teaches:
 * the hardware adds in a binary tree of adjacent pairs, so results differ from numpy's float64 sums by float
   rounding only: the checks use a tolerance.
 
-    python examples/03_vector_reduce.py
+    python examples/03_vector_reduce.py [--trace TRACE.json]
 """
+import argparse
+
 import numpy as np
 
 from ascend_sim import Chip
@@ -49,6 +51,9 @@ def kernel(x_addr, out_addr):
 
 
 def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trace", help="write a Chrome/Perfetto trace to this path")
+    args = parser.parse_args(argv)
     x = np.random.default_rng(0).standard_normal((ROWS, COLS)).astype(np.float32)
     chip = Chip("Ascend910B2")
     out = GmAddr(chip.gm.alloc("out", 4 * OUT * 4))
@@ -71,6 +76,9 @@ def main(argv=None) -> int:
           f"{int(res[3, 9:10].view(np.uint32)[0])}")
     print(report.summary())
     ok = all(checks.values())
+    if args.trace:
+        report.write_trace(args.trace)
+        print(f"trace written to {args.trace}")
     print("check against numpy", "PASSED" if ok else "FAILED")
     return 0 if ok else 1
 

@@ -65,14 +65,14 @@ def chip_engine(request, monkeypatch):
 @pytest.fixture
 def debug_shells(monkeypatch):
     """The DebugShell instances `ascend-sim debug` makes during the test, in order (for their debugger state)."""
-    from frontends.cli import debug_command
+    from frontends.debugger import shell as debug_shell
     shells = []
 
-    class Keep(debug_command.DebugShell):
+    class Keep(debug_shell.DebugShell):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             shells.append(self)
-    monkeypatch.setattr(debug_command, "DebugShell", Keep)
+    monkeypatch.setattr(debug_shell, "DebugShell", Keep)
     return shells
 
 

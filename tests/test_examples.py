@@ -106,3 +106,28 @@ def test_the_tutorial_walks_through_every_numbered_example_in_order():
     assert [int(n) for n, _ in listed] == [int(name[:2]) for name in on_disk] == list(range(1, len(on_disk) + 1))
     for _, name in listed:  # and each has its own section
         assert f"## {int(name[:2])}. `{name}`" in tutorial
+
+
+ALL_EXAMPLES = sorted(path.stem for path in EXAMPLES.glob("*.py"))
+
+
+@pytest.mark.parametrize("name", ALL_EXAMPLES)
+def test_every_example_takes_help_and_knows_its_documented_flags(name, capsys):
+    """--help prints a usage and exits 0 without running; every flag the example's docstring shows in a
+    `python examples/NAME.py ...` line is one the help lists."""
+    module = _load(name)
+    with pytest.raises(SystemExit) as stop:
+        module.main(["--help"])
+    out = capsys.readouterr().out
+    assert stop.value.code == 0 and out.startswith("usage: ")
+    documented = [line for line in module.__doc__.splitlines() if f"python examples/{name}.py" in line]
+    flags = {word.split("=")[0].strip("[]") for line in documented for word in line.split() if
+             word.strip("[").startswith("--")}
+    assert all(flag in out for flag in flags), flags
+
+
+@pytest.mark.parametrize("name", ["02_vector_repeat_mask", "03_vector_reduce"])
+def test_vector_examples_write_their_trace(name, capsys, tmp_path):
+    trace = tmp_path / "t.json"
+    assert _load(name).main(["--trace", str(trace)]) == 0
+    assert trace.stat().st_size > 0 and f"trace written to {trace}" in capsys.readouterr().out

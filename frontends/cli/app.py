@@ -9,42 +9,75 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from importlib import import_module
 
-from ascend_sim import SimFault, __version__
-from frontends.cli import (conv3d_command, conv3d_dw_command, conv3d_dx_command, conv_backward_command, debug_command,
-                           matmul_command, sweep_command, tiling_command)
 from frontends.cli.flags import OneLineParser, one_line
 
-COMMANDS = (conv3d_dx_command, tiling_command, matmul_command, debug_command, conv3d_dw_command, sweep_command,
-            conv_backward_command, conv3d_command)
+# Each command's module and summary; a module is imported only when its command is chosen (`ascend-sim --help` lists
+# the summaries without importing any operator), and its add_command(commands) adds its parser.
+COMMANDS = {
+    "conv3d-dx": ("conv3d_dx_command", "run Conv3DBackpropInputV2 on the simulated chip and check it"),
+    "tiling": ("tiling_command", "the Conv3DBackpropInputV2 host tiling of a problem (Atlas A2)"),
+    "matmul": ("matmul_command", "the example multi-core tiled matmul (kernels/matmul.py), checked against numpy"),
+    "debug": ("debug_command", "run an operator command, then step through its run at a gdb-like prompt"),
+    "conv3d-dw": ("conv3d_dw_command", "run Conv3DBackpropFilterV2 on the simulated chip and check it"),
+    "sweep": ("sweep_command", "sweep an operator's tiling fields on the simulator (the tiling lab)"),
+    "conv-backward": ("conv_backward_command",
+                      "run aclnnConvolutionBackward (dx, dw, db; 1D/2D/3D) on the simulated chip"),
+    "conv3d": ("conv3d_command", "run Conv3DV2 (forward 3D convolution) on the simulated chip and check it"),
+}
 DEBUG_HELP = "show the full traceback of an error or a simulated fault"
 
 
-def build_parser() -> tuple[OneLineParser, dict[str, OneLineParser]]:
-    """The top-level parser and each command's parser by name."""
+class _Version(argparse.Action):
+    """--version, reading the version (ascend_sim) only when asked."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from ascend_sim import __version__
+        print(f"ascend-sim {__version__}")
+        parser.exit(0)
+
+
+def chosen_command(argv: list[str]) -> str | None:
+    """The command argv names: its first word that is not an option (the top-level options take no value)."""
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
+def build_parser(argv: list[str] | None = None) -> tuple[OneLineParser, dict[str, OneLineParser]]:
+    """The top-level parser and the chosen command's parser by name (every command's when argv is None: for the
+    tests and docs that look at all of them). The other commands get an empty parser, which lists them."""
     parser = OneLineParser(prog="ascend-sim", description="A simulated Ascend AI Core: run, time, check and debug Ascend C kernels.")
-    parser.add_argument("--version", action="version", version=f"ascend-sim {__version__}")
+    parser.add_argument("--version", action=_Version)
     parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     commands = parser.add_subparsers(dest="command", required=True)
+    chosen = chosen_command(argv) if argv is not None else None
     by_name = {}
-    for command in COMMANDS:
-        sub = command.add_command(commands)
+    for name, (module, summary) in COMMANDS.items():
+        if argv is not None and name != chosen:
+            commands.add_parser(name, help=summary)
+            continue
+        sub = import_module(f".{module}", __package__).add_command(commands)
         # also after the command; SUPPRESS keeps `ascend-sim --debug <command>` from being reset to False
         sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
         sub.set_defaults(prog=sub.prog)
-        by_name[sub.prog.split()[-1]] = sub
-    commands.metavar = "{" + ",".join(by_name) + "}"
+        by_name[name] = sub
+    commands.metavar = "{" + ",".join(COMMANDS) + "}"
     return parser, by_name
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser, by_name = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser, by_name = build_parser(argv)
     try:
         args, extras = parser.parse_known_args(argv)
         if extras:
             (getattr(args, "parser", None) or by_name[args.command]).unrecognized(extras)
     except SystemExit as stop:  # --help, --version, or a usage error already printed on one line
         return stop.code if isinstance(stop.code, int) else 2
+    from ascend_sim import SimFault  # the command imported the simulator already
     try:
         return args.run(args)
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as other command-line tools do

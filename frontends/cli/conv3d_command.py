@@ -6,26 +6,29 @@ overrides fields of the Conv3DV2 tiling (convApiTiling, convRunInfo) by their re
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from ascend_sim.machine.dtypes import DTYPES
-from ascend_sim.machine.platform import get_platform
-from frontends.cli.conv_problem import ConvProblem, add_conv_problem_arguments, conv_problem, field_override
+from frontends.cli.conv_problem import (ConvProblem, add_conv_problem_arguments, add_format_argument, conv_problem,
+                                        field_override, field_ranges)
 from frontends.cli.flags import FlagError, add_run_arguments
-from frontends.cli.report import Progress, check_against, check_fields, print_json, print_summary, text_stream
-from kernels.conv3d_v2.operator import Conv3dV2Run, conv3d_v2_run
-from kernels.conv3d_v2.reference import conv3d_reference
-from tiling import TilingValidationError
-from tiling.conv3d_v2.model import API_TILING_FIELDS, RUN_INFO_FIELDS
+from frontends.cli.report import (Progress, check_against, launch_entry, print_json, print_summary, run_document,
+                                  text_stream)
 
-_C_RANGES = {"u8": (0, 255), "i8": (-128, 127), "u32": (0, 2**32 - 1), "u64": (0, 2**64 - 1)}
-CONV3D_FIELD_RANGES = {name: _C_RANGES[ctype] for name, ctype in (*API_TILING_FIELDS, *RUN_INFO_FIELDS)}
+if TYPE_CHECKING:
+    import numpy as np
 
-conv3d_tiling_override = field_override(CONV3D_FIELD_RANGES, "Conv3DV2 tiling field", "docs/conv3d_v2_tiling.md")
+    from kernels.conv3d_v2.operator import Conv3dV2Run
+
+
+def conv3d_field_ranges() -> dict:
+    """The Conv3DV2 tiling fields (convApiTiling, convRunInfo) with their C type's range."""
+    from tiling.conv3d_v2.model import API_TILING_FIELDS, RUN_INFO_FIELDS
+    return field_ranges(API_TILING_FIELDS, RUN_INFO_FIELDS)
+
+
+conv3d_tiling_override = field_override(conv3d_field_ranges, "Conv3DV2 tiling field", "docs/conv3d_v2_tiling.md")
 
 
 def add_command(commands) -> argparse.ArgumentParser:
@@ -35,13 +38,39 @@ def add_command(commands) -> argparse.ArgumentParser:
         conflict_handler="resolve",
         description="Run Conv3DV2 (the forward 3D convolution, y = conv3d(x, w) + bias) instruction by instruction "
                     "on the simulated chip, check it against a numpy reference, and report cycles.")
-    add_conv_problem_arguments(parser)
-    parser.add_argument("--bias", action="store_true", help="add a bias (one value per output channel)")
-    parser.add_argument("--set", type=conv3d_tiling_override, action="append", default=[], metavar="FIELD=VALUE",
-                        help="override a field of the Conv3DV2 tiling, repeatable (e.g. --set mL0=128)")
+    add_problem_arguments(parser)
     add_run_arguments(parser, "x, filter and bias")
     parser.set_defaults(run=run)
     return parser
+
+
+def add_problem_arguments(parser) -> None:
+    """The problem flags (`ascend-sim tiling conv3d` takes them too)."""
+    add_conv_problem_arguments(parser)
+    add_format_argument(parser)
+    parser.add_argument("--bias", action="store_true", help="add a bias (one value per output channel)")
+    parser.add_argument("--set", type=conv3d_tiling_override, action="append", default=[], metavar="FIELD=VALUE",
+                        help="override a field of the Conv3DV2 tiling, repeatable (e.g. --set mL0=128)")
+
+
+def tilings(args: argparse.Namespace) -> tuple[list, list, list]:
+    """`ascend-sim tiling conv3d`: [(launch name, kernel, tiling)], notes, broken rules (none:
+    --set is refused when it breaks one): the tiling conv3d_v2_run plans, on the
+    pointwise kernel where aclnn picks it."""
+    from kernels.conv3d_v2.operator import NCDHW, NDC1HWC0, kernel_class, plan_conv3d_v2_tiling
+    from kernels.conv3d_v2.routing import use_point_wise_kernel
+    from tiling import TilingValidationError
+    from tiling.conv3d_v2 import check_conv3d_v2_args
+    p = conv_problem(args)
+    checked = check_conv3d_v2_args(p.dx_shape, p.filter_shape, p.stride, p.pad, p.dilation, p.groups, p.dtype,
+                                   p.platform, args.bias, p.hf32)
+    fmap_format = NCDHW if use_point_wise_kernel(checked, p.data_format) else NDC1HWC0
+    try:
+        t = plan_conv3d_v2_tiling(checked, dict(args.set) or None, fmap_format)
+    except TilingValidationError as err:
+        raise FlagError(f"argument --set: {err}") from err
+    kernel = kernel_class(t.tiling_key, fmap_format).__name__
+    return [("y", "Conv3DV2", t)], [*t.notes, f"kernel: {kernel} (tiling key {t.tiling_key}, fmap {fmap_format})"], []
 
 
 @dataclass
@@ -59,13 +88,19 @@ class Conv3dCommandRun:
     def headline(self) -> str:
         p = self.problem
         return (f"Conv3DV2 {p.dtype}: x {p.dx_shape} * w {p.filter_shape}{' + bias' if self.bias is not None else ''}"
-                f" -> y {p.dy_shape} (NCDHW), stride {p.stride}, pad {p.pad}, dilation {p.dilation}, groups "
+                f" -> y {p.dy_shape} ({p.layout}), stride {p.stride}, pad {p.pad}, dilation {p.dilation}, groups "
                 f"{p.groups}")
 
 
 def simulate(args: argparse.Namespace, hooks: list | None = None) -> Conv3dCommandRun:
     """Build the problem the flags describe and run it, with `hooks` added to the progress display (`ascend-sim
     debug conv3d` passes a Capture). The GM allocations are x, filter, bias and y (operator.py)."""
+    import numpy as np
+
+    from ascend_sim.machine.dtypes import DTYPES
+    from ascend_sim.machine.platform import get_platform
+    from kernels.conv3d_v2.operator import conv3d_v2_run
+    from tiling import TilingValidationError
     problem = conv_problem(args)
     dtype = DTYPES[args.dtype]
     rng = np.random.default_rng(args.seed)
@@ -75,7 +110,7 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> Conv3dComma
     progress = Progress.hooks(get_platform(problem.platform).aic_cores) if args.engine != "fast" else None
     wall = time.perf_counter()
     try:
-        result = conv3d_v2_run(x, w, bias, execute=not args.timing_only, trace=args.trace,
+        result = conv3d_v2_run(problem.to_format(x), w, bias, execute=not args.timing_only, trace=args.trace,
                                tiling_overrides=dict(args.set) or None,
                                hooks=(progress or []) + list(hooks or []) or None,
                                check_races=not args.no_race_check, engine=args.engine, **problem.operator_arguments())
@@ -87,6 +122,7 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> Conv3dComma
 
 
 def run(args: argparse.Namespace) -> int:
+    from kernels.conv3d_v2.reference import conv3d_reference
     say = text_stream(args.json)
     ran = simulate(args)
     problem, x, w, bias, result, wall = ran.problem, ran.x, ran.w, ran.bias, ran.run, ran.wall
@@ -99,11 +135,11 @@ def run(args: argparse.Namespace) -> int:
     check = None
     if not args.timing_only:
         expect = conv3d_reference(x, w, bias, problem.stride, problem.pad, problem.dilation, problem.groups)
-        check = check_against(result.result, expect, args.dtype, args.hf32)
+        check = check_against(problem.from_format(result.result), expect, args.dtype, args.hf32)
         print(check.line("y"), file=say)
     report = result.report
     print_summary(report, wall, args.trace, say)
     if args.json:
-        print_json({**check_fields(check), "tiling": json.loads(t.model_dump_json(exclude={"platform"})),
-                    "notes": result.notes, "report": report.to_dict()})
+        print_json(run_document("conv3d", {"y": check} if check else {},
+                                [launch_entry("y", "Conv3DV2", t, report, args.trace)], result.notes, wall))
     return 0 if check is None or check.passed else 1

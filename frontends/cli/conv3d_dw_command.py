@@ -6,27 +6,30 @@ tiling (params, dwTiling, basicBlockTiling, tiling_key) by their real names.
 from __future__ import annotations
 
 import argparse
-import json
 import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from ascend_sim.machine.dtypes import DTYPES
-from ascend_sim.machine.platform import get_platform
-from frontends.cli.conv_problem import add_conv_problem_arguments, conv_problem, field_override
+from frontends.cli.conv_problem import (ConvProblem, add_conv_problem_arguments, add_format_argument, conv_problem,
+                                        field_override, field_ranges)
 from frontends.cli.flags import FlagError, add_run_arguments
-from frontends.cli.report import Progress, check_against, check_fields, print_json, print_summary, text_stream
-from kernels.conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run
-from kernels.conv3d_backprop_filter.reference import conv3d_dw_reference
-from tiling import TilingValidationError
-from tiling.conv3d_backprop_filter.model import BASIC_BLOCK_FIELDS, PARAMS_FIELDS, TILING_FIELDS
+from frontends.cli.report import (Progress, check_against, launch_entry, print_json, print_summary, run_document,
+                                  text_stream)
 
-_C_RANGES = {"u32": (0, 2**32 - 1), "u64": (0, 2**64 - 1)}
-DW_FIELD_RANGES = {name: _C_RANGES[ctype] for name, ctype in (*PARAMS_FIELDS, *TILING_FIELDS, *BASIC_BLOCK_FIELDS)}
-DW_FIELD_RANGES["tiling_key"] = (0, 4)
+if TYPE_CHECKING:
+    import numpy as np
+
+    from kernels.conv3d_backprop_filter.operator import Conv3dDwRun
 
 
-dw_tiling_override = field_override(DW_FIELD_RANGES, "dw tiling field", "docs/conv3d_backprop_filter_tiling.md")
+
+def dw_field_ranges() -> dict:
+    """The dw tiling fields (params, dwTiling, basicBlockTiling) with their C type's range, and the tiling key."""
+    from tiling.conv3d_backprop_filter.model import BASIC_BLOCK_FIELDS, PARAMS_FIELDS, TILING_FIELDS
+    return {**field_ranges(PARAMS_FIELDS, TILING_FIELDS, BASIC_BLOCK_FIELDS), "tiling_key": (0, 4)}
+
+
+dw_tiling_override = field_override(dw_field_ranges, "dw tiling field", "docs/conv3d_backprop_filter_tiling.md")
 
 
 def add_command(commands) -> argparse.ArgumentParser:
@@ -35,18 +38,71 @@ def add_command(commands) -> argparse.ArgumentParser:
         "conv3d-dw", help="run Conv3DBackpropFilterV2 on the simulated chip and check it", conflict_handler="resolve",
         description="Run Conv3DBackpropFilterV2 (dw of a 3D convolution) instruction by instruction on the "
                     "simulated chip, check it against a numpy reference, and report cycles.")
-    add_conv_problem_arguments(parser)
-    parser.add_argument("--set", type=dw_tiling_override, action="append", default=[], metavar="FIELD=VALUE",
-                        help="override a field of the dw tiling, repeatable (e.g. --set baseN=64)")
-    parser.add_argument("--deterministic", action="store_true",
-                        help="the deterministic build (stream-K tails summed by the vector cores in a fixed order)")
+    add_problem_arguments(parser)
     add_run_arguments(parser, "x and dy")
     parser.set_defaults(run=run)
     return parser
 
 
-def run(args: argparse.Namespace) -> int:
-    say = text_stream(args.json)
+def add_problem_arguments(parser) -> None:
+    """The problem flags (`ascend-sim tiling conv3d-dw` takes them too)."""
+    add_conv_problem_arguments(parser)
+    add_format_argument(parser)
+    parser.add_argument("--set", type=dw_tiling_override, action="append", default=[], metavar="FIELD=VALUE",
+                        help="override a field of the dw tiling, repeatable (e.g. --set baseN=64)")
+    parser.add_argument("--deterministic", action="store_true",
+                        help="the deterministic build (stream-K tails summed by the vector cores in a fixed order)")
+
+
+def plan_tiling(args: argparse.Namespace):
+    """The dw tiling the operator generates for the flags' problem (x with the rows beyond the kernel's reach
+    written out, as kernels/conv3d_backprop_filter/operator.py launches it)."""
+    from kernels.conv3d_backprop_filter.operator import rows_beyond_reach
+    from tiling import TilingValidationError, conv3d_backprop_filter_tiling
+    p = conv_problem(args)
+    kh = p.kernel[1]
+    x_shape, pads = rows_beyond_reach(p.dx_shape, p.pad, kh, p.dilation[1] if kh > 1 else 1)
+    try:
+        return conv3d_backprop_filter_tiling(x_shape, p.filter_shape, p.dy_shape, p.stride, pads, p.dilation,
+                                             p.groups, dtype=p.dtype, platform=p.platform, enable_hf32=p.hf32,
+                                             deterministic=args.deterministic,
+                                             tiling_overrides=dict(args.set) or None)
+    except TilingValidationError as err:
+        raise FlagError(f"argument --set: {err}") from err
+
+
+def tilings(args: argparse.Namespace) -> tuple[list, list, list]:
+    """`ascend-sim tiling conv3d-dw`: [(launch name, kernel, tiling)], notes, broken rules (none: --set is
+    refused when it breaks one)."""
+    return [("dw", "Conv3DBackpropFilterV2", plan_tiling(args))], [], []
+
+
+@dataclass
+class ConvDwRun:
+    """What `simulate` ran: the problem, the operands, the operator's run record and the wall time."""
+
+    problem: ConvProblem
+    x: np.ndarray
+    dy: np.ndarray
+    result: Conv3dDwRun
+    wall: float
+
+    @property
+    def headline(self) -> str:
+        p = self.problem
+        return (f"Conv3DBackpropFilterV2 {p.dtype}: x {p.dx_shape} * dy {p.dy_shape} -> dw {p.filter_shape} "
+                f"({p.layout}), stride {p.stride}, pad {p.pad}, dilation {p.dilation}, groups {p.groups}")
+
+
+def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDwRun:
+    """Build the problem the flags describe and run the operator on the simulated chip, with `hooks` added to the
+    progress display (`ascend-sim debug conv3d-dw` passes a Capture). Writes --trace."""
+    import numpy as np
+
+    from ascend_sim.machine.dtypes import DTYPES
+    from ascend_sim.machine.platform import get_platform
+    from kernels.conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run
+    from tiling import TilingValidationError
     problem = conv_problem(args)
     dtype = DTYPES[args.dtype]
     rng = np.random.default_rng(args.seed)
@@ -56,19 +112,24 @@ def run(args: argparse.Namespace) -> int:
     wall = time.perf_counter()
     try:
         result = conv3d_backprop_filter_v2_run(
-            x, problem.filter_shape, dy, execute=not args.timing_only, trace=args.trace,
-            tiling_overrides=dict(args.set) or None, hooks=progress, check_races=not args.no_race_check,
-            engine=args.engine,
-            deterministic=args.deterministic,
+            problem.to_format(x), problem.filter_shape, problem.to_format(dy), execute=not args.timing_only,
+            trace=args.trace,
+            tiling_overrides=dict(args.set) or None, hooks=(progress or []) + list(hooks or []) or None,
+            check_races=not args.no_race_check, engine=args.engine, deterministic=args.deterministic,
             **problem.operator_arguments())
     except TilingValidationError as err:
         raise FlagError(f"argument --set: {err}") from err
     finally:
         Progress.done(progress)
-    wall = time.perf_counter() - wall
-    print(f"Conv3DBackpropFilterV2 {problem.dtype}: x {problem.dx_shape} * dy {problem.dy_shape} -> dw "
-          f"{problem.filter_shape} (NCDHW), stride {problem.stride}, pad {problem.pad}, dilation "
-          f"{problem.dilation}, groups {problem.groups}", file=say)
+    return ConvDwRun(problem, x, dy, result, time.perf_counter() - wall)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kernels.conv3d_backprop_filter.reference import conv3d_dw_reference
+    say = text_stream(args.json)
+    ran = simulate(args)
+    problem, x, dy, result, wall = ran.problem, ran.x, ran.dy, ran.result, ran.wall
+    print(ran.headline, file=say)
     t, d = result.tiling, result.tiling.dwTiling
     print(f"tiling key {t.tiling_key} ({t.template}): {t.block_dim} cores, baseM/K/N {d.baseM}/{d.baseK}/{d.baseN}, "
           f"stepKa/Kb {d.stepKa}/{d.stepKb}, al1/bl1 {d.al1Pbuffer}/{d.bl1Pbuffer}, iterateOrder {d.iterateOrder}",
@@ -82,5 +143,6 @@ def run(args: argparse.Namespace) -> int:
     report = result.report
     print_summary(report, wall, args.trace, say)
     if args.json:
-        print_json({**check_fields(check), "tiling": json.loads(t.model_dump_json()), "report": report.to_dict()})
+        print_json(run_document("conv3d-dw", {"dw": check} if check else {},
+                                [launch_entry("dw", "Conv3DBackpropFilterV2", t, report, args.trace)], [], wall))
     return 0 if check is None or check.passed else 1

@@ -2,20 +2,19 @@
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from ascend_sim.machine.dtypes import DTYPES
-from ascend_sim.machine.platform import get_platform
-from frontends.cli.conv_problem import ConvProblem, add_conv_problem_arguments, conv_problem
+from frontends.cli.conv_problem import ConvProblem, add_conv_problem_arguments, add_format_argument, conv_problem
 from frontends.cli.flags import FlagError, add_run_arguments
-from frontends.cli.report import Progress, check_against, check_fields, print_json, print_summary, text_stream
-from kernels.conv3d_backprop_input.operator import ROUTES, Conv3dDxRun, conv3d_backprop_input_v2_run
-from kernels.conv3d_backprop_input.reference import conv3d_dx_reference
-from tiling import TilingValidationError
+from frontends.cli.report import (Progress, check_against, launch_entry, print_json, print_summary, run_document,
+                                  text_stream)
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from kernels.conv3d_backprop_input.operator import Conv3dDxRun
 
 
 def add_command(commands) -> argparse.ArgumentParser:
@@ -23,13 +22,35 @@ def add_command(commands) -> argparse.ArgumentParser:
         "conv3d-dx", help="run Conv3DBackpropInputV2 on the simulated chip and check it",
         description="Run Conv3DBackpropInputV2 (dx of a 3D convolution) instruction by instruction on the "
                     "simulated chip, check it against a numpy reference, and report cycles.")
-    add_conv_problem_arguments(parser)
-    parser.add_argument("--route", default="aclnn", choices=ROUTES,
+    add_problem_arguments(parser)
+    parser.add_argument("--route", default="aclnn", type=_route, metavar="{aclnn,v2}",
                         help="aclnn (default): the shapes aclnn computes with a matmul run the matmul kernel; "
                              "v2: always the Conv3DBackpropInputV2 kernel")
     add_run_arguments(parser, "dy and filter")
     parser.set_defaults(run=run)
     return parser
+
+
+def add_problem_arguments(parser) -> None:
+    """The problem flags (`ascend-sim tiling conv3d-dx` takes them too)."""
+    add_conv_problem_arguments(parser)
+    add_format_argument(parser)
+
+
+def tilings(args: argparse.Namespace) -> tuple[list, list, list]:
+    """`ascend-sim tiling conv3d-dx`: [(launch name, kernel, tiling)], notes, broken rules: the tiling `conv3d-dx
+    --route v2` runs. --set overrides fields without re-deriving anything and the result is validated field by
+    field (an override that breaks a rule is reported, not refused)."""
+    from tiling import validate
+    problem = conv_problem(args)
+    planned = problem.plan("v2", dict(args.set), validate_overrides=False)
+    notes = list(planned.notes)
+    default = problem.plan("aclnn")
+    if default.route == "matmul":
+        notes.append(f"conv3d-dx's default --route aclnn runs this problem as a matmul ({default.matmul_mode}); "
+                     f"this is the tiling of --route v2")
+    report = validate(planned.tiling)
+    return [("dx", "Conv3DBackpropInputV2", planned.tiling)], notes, [str(p) for p in report.problems]
 
 
 @dataclass
@@ -46,12 +67,18 @@ class ConvDxRun:
     def headline(self) -> str:
         p = self.problem
         return (f"Conv3DBackpropInputV2 {p.dtype}: dy {p.dy_shape} * w {p.filter_shape} -> dx {p.dx_shape} "
-                f"(NCDHW), stride {p.stride}, pad {p.pad}, dilation {p.dilation}, groups {p.groups}")
+                f"({p.layout}), stride {p.stride}, pad {p.pad}, dilation {p.dilation}, groups {p.groups}")
 
 
 def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDxRun:
     """Build the problem the flags describe and run the operator on the simulated chip, with `hooks` added to the
     progress display (`ascend-sim debug conv3d-dx` passes a Capture). Writes --trace."""
+    import numpy as np
+
+    from ascend_sim.machine.dtypes import DTYPES
+    from ascend_sim.machine.platform import get_platform
+    from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
+    from tiling import TilingValidationError
     problem = conv_problem(args)
     overrides = dict(args.set)
     plan = problem.plan(args.route)  # the operator's own checks and routing, before any data is made
@@ -66,7 +93,8 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDxRun:
     wall = time.perf_counter()
     try:
         result = conv3d_backprop_input_v2_run(
-            problem.dx_shape, weight, dy, execute=not args.timing_only, trace=args.trace,
+            problem.in_format(problem.dx_shape), weight, problem.to_format(dy), execute=not args.timing_only,
+            trace=args.trace,
             tiling_overrides=overrides or None, hooks=(progress or []) + list(hooks or []) or None,
             route=args.route, check_races=not args.no_race_check, engine=args.engine, **problem.operator_arguments())
     except TilingValidationError as err:
@@ -76,7 +104,18 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDxRun:
     return ConvDxRun(problem, dy, weight, result, time.perf_counter() - wall)
 
 
+def _route(text: str) -> str:
+    """type= for --route: one of the operator's ROUTES."""
+    from kernels.conv3d_backprop_input.plan import ROUTES
+    if text not in ROUTES:
+        raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from {', '.join(ROUTES)})")
+    return text
+
+
 def run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from kernels.conv3d_backprop_input.reference import conv3d_dx_reference
     say = text_stream(args.json)
     ran = simulate(args)
     problem, dy, weight, result, wall = ran.problem, ran.dy, ran.weight, ran.result, ran.wall
@@ -88,14 +127,14 @@ def run(args: argparse.Namespace) -> int:
     if not args.timing_only:
         expect = conv3d_dx_reference(dy.astype(np.float64), weight.astype(np.float64), problem.dx_shape,
                                      problem.stride, problem.pad, problem.dilation, problem.groups)
-        check = check_against(result.result, expect, args.dtype, args.hf32)
+        check = check_against(problem.from_format(result.result), expect, args.dtype, args.hf32)
         print(check.line("dx"), file=say)
     report = result.report
     print_summary(report, wall, args.trace, say)
     if args.json:
-        tiling = json.loads(result.tiling.model_dump_json()) if result.route == "v2" else vars(result.tiling)
-        print_json({**check_fields(check), "route": result.route, "matmul_mode": result.matmul_mode, "tiling": tiling,
-                    "notes": result.notes, "report": report.to_dict()})
+        kernel = "Conv3DBackpropInputV2" if result.route == "v2" else f"MatMul ({result.matmul_mode})"
+        print_json(run_document("conv3d-dx", {"dx": check} if check else {},
+                                [launch_entry("dx", kernel, result.tiling, report, args.trace)], result.notes, wall))
     return 0 if check is None or check.passed else 1
 
 

@@ -1,30 +1,28 @@
 """`ascend-sim conv-backward`: aclnnConvolutionBackward (dx, dw, db of a 1D / 2D / 3D convolution, transposed or
 not) on the simulated chip, each gradient checked against a numpy reference, with each kernel's report.
 
-The number of values of --size (L, H,W or D,H,W) says the dimensionality; --kernel, --stride, --dilation and
---output-padding take as many (--padding as many, or four in 2D: up,down,left,right).
+The problem flags are every conv command's (--batch --cin --cout --dhw --kernel --stride --pad --dilation --groups
+--dtype --platform). The number of values of --dhw (L, H,W or D,H,W) says the dimensionality; --kernel, --stride,
+--pad, --dilation and --output-padding take one value (every axis) or one per axis (--pad also four in 2D:
+up,down,left,right). The old spellings --size and --padding answer with the new one. --trace writes one trace of
+every launch, one after the other.
 """
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import time
+from dataclasses import dataclass
 
-import numpy as np
-
-from ascend_sim.machine.dtypes import DTYPES
-from frontends.cli.flags import FlagError, add_run_arguments, int_in_range, platform_value, read_integer
-from frontends.cli.report import check_against, print_json, text_stream
-from kernels.convolution_backward.arguments import CUBE_MATH_TYPES, GROUPS_MAX
-from kernels.convolution_backward.operator import convolution_backward_run
-from kernels.convolution_backward.reference import convolution_backward_reference
+from frontends.cli.flags import (FlagError, Renamed, add_run_arguments, dtype_value, int_in_range, platform_value,
+                                 read_integer)
+from frontends.cli.report import check_against, launch_entry, print_json, run_document, text_stream, tiling_fields
 
 GRADIENTS = ("grad_input", "grad_weight", "grad_bias")
 FP16_CUBE_TOLERANCE = 4e-3  # USE_FP16 rounds float32 / bfloat16 operands to float16 and the results too
 
 
 def _ints(text: str) -> tuple[int, ...]:
-    """type= for 1 to 4 comma-separated integers (their count is checked against --size in run())."""
+    """type= for 1 to 4 comma-separated integers (their count is checked against --dhw in run())."""
     parts = text.replace("x", ",").split(",")
     if not 1 <= len(parts) <= 4:
         raise argparse.ArgumentTypeError(f"{text!r} has {len(parts)} values; expected 1 to 4 comma-separated "
@@ -45,84 +43,172 @@ def add_command(commands) -> argparse.ArgumentParser:
         description="Run aclnnConvolutionBackward's kernels (grad_input, grad_weight, grad_bias of a 1D, 2D or "
                     "3D convolution, transposed or not) on the simulated A2 chip, check each gradient against a "
                     "numpy reference, and report each kernel.")
-    p = parser.add_argument_group("problem (NCL / NCHW / NCDHW; weight (Cout, Cin/groups, k...), transposed "
-                                  "(Cin, Cout/groups, k...))")
-    p.add_argument("--batch", type=int_in_range(1), default=1, help="N (default 1)")
-    p.add_argument("--cin", type=int_in_range(1), default=16, help="channels of input (default 16)")
-    p.add_argument("--cout", type=int_in_range(1), default=16, help="channels of grad_output (default 16)")
-    p.add_argument("--size", type=_ints, default=(4, 8, 8), metavar="[D,][H,]W",
-                   help="spatial size of input: 1, 2 or 3 values (default 4,8,8)")
-    p.add_argument("--kernel", type=_ints, metavar="K,...", help="default 3 per axis")
-    p.add_argument("--stride", type=_ints, metavar="S,...", help="default 1 per axis")
-    p.add_argument("--padding", type=_ints, metavar="P,...", help="default 1 per axis (2D: also up,down,left,right)")
-    p.add_argument("--dilation", type=_ints, metavar="D,...", help="default 1 per axis")
-    p.add_argument("--output-padding", type=_ints, metavar="O,...", help="transposed only (default 0 per axis)")
-    p.add_argument("--groups", type=int_in_range(1, GROUPS_MAX), default=1, help="default 1")
-    p.add_argument("--transposed", action="store_true", help="the gradients of a transposed convolution")
-    p.add_argument("--mask", type=_mask, default=(True, True, True), metavar="I,W,B",
-                   help="output_mask: grad_input,grad_weight,grad_bias as 0/1 (default 1,1,1)")
-    p.add_argument("--cube-math-type", type=int, choices=sorted(CUBE_MATH_TYPES), default=0,
-                   help="0 KEEP_DTYPE, 1 ALLOW_FP32_DOWN_PRECISION, 2 USE_FP16, 3 USE_HF32 (default 0)")
-    p.add_argument("--dtype", default="float16", choices=sorted(DTYPES), help="default float16")
-    p.add_argument("--platform", type=platform_value, default="Ascend910B2", help="an A2/A3 preset or JSON file")
+    add_problem_arguments(parser)
     add_run_arguments(parser, "grad_output, input and weight")
     parser.set_defaults(run=run)
     return parser
 
 
+def add_problem_arguments(parser) -> None:
+    """The problem flags (`ascend-sim tiling conv-backward` takes them too)."""
+    p = parser.add_argument_group("problem (NCL / NCHW / NCDHW; weight (Cout, Cin/groups, k...), transposed "
+                                  "(Cin, Cout/groups, k...))")
+    p.add_argument("--batch", type=int_in_range(1), default=1, help="N (default 1)")
+    p.add_argument("--cin", type=int_in_range(1), default=16, help="channels of input (default 16)")
+    p.add_argument("--cout", type=int_in_range(1), default=16, help="channels of grad_output (default 16)")
+    p.add_argument("--dhw", type=_ints, default=(4, 8, 8), metavar="[D,][H,]W",
+                   help="spatial size of input: 1 (L), 2 (H,W) or 3 (D,H,W) values (default 4,8,8)")
+    p.add_argument("--kernel", type=_ints, metavar="K,...", help="one value or one per axis (default 3)")
+    p.add_argument("--stride", type=_ints, metavar="S,...", help="one value or one per axis (default 1)")
+    p.add_argument("--pad", type=_ints, metavar="P,...",
+                   help="one value or one per axis, 2D also up,down,left,right (default 1)")
+    p.add_argument("--dilation", type=_ints, metavar="D,...", help="one value or one per axis (default 1)")
+    p.add_argument("--output-padding", type=_ints, metavar="O,...",
+                   help="transposed only: one value or one per axis (default 0)")
+    p.add_argument("--size", action=Renamed, new="--dhw", help=argparse.SUPPRESS)
+    p.add_argument("--padding", action=Renamed, new="--pad", help=argparse.SUPPRESS)
+    p.add_argument("--groups", type=int_in_range(1, _groups_max), default=1, help="default 1")
+    p.add_argument("--transposed", action="store_true", help="the gradients of a transposed convolution")
+    p.add_argument("--mask", type=_mask, default=(True, True, True), metavar="I,W,B",
+                   help="output_mask: grad_input,grad_weight,grad_bias as 0/1 (default 1,1,1)")
+    p.add_argument("--cube-math-type", type=_cube_math_type, default=0, metavar="{0,1,2,3}",
+                   help="0 KEEP_DTYPE, 1 ALLOW_FP32_DOWN_PRECISION, 2 USE_FP16, 3 USE_HF32 (default 0)")
+    p.add_argument("--dtype", default="float16", type=dtype_value, help=dtype_value.help)
+    p.add_argument("--platform", type=platform_value, default="Ascend910B2", help="an A2/A3 preset or JSON file")
+
+
+def _cube_math_type(text: str) -> int:
+    """type= for --cube-math-type: a key of CUBE_MATH_TYPES."""
+    from kernels.convolution_backward.arguments import CUBE_MATH_TYPES
+    value = read_integer(text, text)
+    if value not in CUBE_MATH_TYPES:
+        raise argparse.ArgumentTypeError(f"{value} is not a cube math type; choose from "
+                                         f"{', '.join(f'{k} {v}' for k, v in CUBE_MATH_TYPES.items())}")
+    return value
+
+
+def _groups_max() -> int:
+    from kernels.convolution_backward.arguments import GROUPS_MAX
+    return GROUPS_MAX
+
+
 def _per_axis(args, name: str, default: int, spatial: int, lengths: tuple[int, ...]) -> tuple[int, ...]:
+    """The flag's values per axis: the default, one value for every axis, or as many as `lengths` allows."""
     value = getattr(args, name)
     if value is None:
         return (default,) * spatial
+    if len(value) == 1:
+        return value * spatial
     if len(value) not in lengths:
+        expected = " or ".join(map(str, (1, *lengths)))
         raise FlagError(f"argument --{name.replace('_', '-')}: {','.join(map(str, value))} has {len(value)} values; "
-                        f"--size has {spatial}, so {' or '.join(map(str, lengths))} are expected")
+                        f"--dhw has {spatial}, so {expected} are expected")
     return value
 
 
 def _shapes(args, kernel, stride, pairs, dilation, output_padding):
     """(grad_output, input, weight) shapes of the problem the flags describe."""
-    x = (args.batch, args.cin, *args.size)
+    x = (args.batch, args.cin, *args.dhw)
     if args.transposed:
         weight = (args.cin, args.cout // args.groups, *kernel)
         out = tuple((s - 1) * st - b - a + (k - 1) * d + 1 + o for s, st, (b, a), k, d, o in
-                    zip(args.size, stride, pairs, kernel, dilation, output_padding))
+                    zip(args.dhw, stride, pairs, kernel, dilation, output_padding))
     else:
         weight = (args.cout, args.cin // args.groups, *kernel)
         out = tuple((s + b + a - (k - 1) * d - 1) // st + 1 for s, st, (b, a), k, d in
-                    zip(args.size, stride, pairs, kernel, dilation))
+                    zip(args.dhw, stride, pairs, kernel, dilation))
     if min(out) < 1:
-        raise FlagError(f"argument --size: {','.join(map(str, args.size))} gives an output size {out} with these "
+        raise FlagError(f"argument --dhw: {','.join(map(str, args.dhw))} gives an output size {out} with these "
                         "kernel, stride, padding and dilation flags")
     return (args.batch, args.cout, *out), x, weight
 
 
-def run(args: argparse.Namespace) -> int:
-    say = text_stream(args.json)
-    spatial = len(args.size)
+def _problem(args: argparse.Namespace):
+    """(kernel, stride, padding, dilation, output_padding, pad pairs) per axis and the (grad_output, input, weight)
+    shapes the flags describe."""
+    spatial = len(args.dhw)
     if spatial > 3:
-        raise FlagError(f"argument --size: {','.join(map(str, args.size))} has 4 values; 1 (L), 2 (H,W) or 3 (D,H,W)")
+        raise FlagError(f"argument --dhw: {','.join(map(str, args.dhw))} has 4 values; 1 (L), 2 (H,W) or 3 (D,H,W)")
     kernel = _per_axis(args, "kernel", 3, spatial, (spatial,))
     stride = _per_axis(args, "stride", 1, spatial, (spatial,))
-    padding = _per_axis(args, "padding", 1, spatial, (spatial, 4) if spatial == 2 else (spatial,))
+    padding = _per_axis(args, "pad", 1, spatial, (spatial, 4) if spatial == 2 else (spatial,))
     dilation = _per_axis(args, "dilation", 1, spatial, (spatial,))
     output_padding = _per_axis(args, "output_padding", 0, spatial, (spatial,))
     if args.cin % args.groups or args.cout % args.groups:
         raise FlagError(f"argument --groups: {args.groups} must divide both --cin {args.cin} and --cout {args.cout}")
     pairs = (((padding[0], padding[1]), (padding[2], padding[3])) if len(padding) == 4
              else tuple((v, v) for v in padding))
-    go_shape, x_shape, w_shape = _shapes(args, kernel, stride, pairs, dilation, output_padding)
+    return (kernel, stride, padding, dilation, output_padding, pairs), _shapes(args, kernel, stride, pairs, dilation,
+                                                                                output_padding)
+
+
+def _simulate(args: argparse.Namespace, *, seed: int, execute: bool, trace=None, check_races: bool = True,
+              engine: str = "auto", hooks: dict | None = None):
+    """The operands (random, from the seed) and the operator's run of the flags' problem."""
+    import numpy as np
+
+    from ascend_sim.machine.dtypes import DTYPES
+    from kernels.convolution_backward.operator import convolution_backward_run
+    (kernel, stride, padding, dilation, output_padding, pairs), shapes = _problem(args)
     dtype = DTYPES[args.dtype]
-    rng = np.random.default_rng(args.seed)
-    go, x, w = (rng.standard_normal(shape).astype(dtype) for shape in (go_shape, x_shape, w_shape))
-    bias = [w_shape[1] * args.groups if args.transposed else w_shape[0]]
-    wall = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    go, x, w = (rng.standard_normal(shape).astype(dtype) for shape in shapes)
+    bias = [shapes[2][1] * args.groups if args.transposed else shapes[2][0]]
     result = convolution_backward_run(go, x, w, bias, stride, padding, dilation, args.transposed, output_padding,
                                       args.groups, args.mask, args.cube_math_type, platform=args.platform,
-                                      execute=not args.timing_only, trace=args.trace,
-                                      check_races=not args.no_race_check, engine=args.engine)
+                                      execute=execute, trace=trace, check_races=check_races, engine=engine,
+                                      hooks=hooks)
+    return (go, x, w), result
+
+
+def add_debug_arguments(parser) -> None:
+    """`ascend-sim debug conv-backward`: which launch the debugger replays."""
+    parser.add_argument("--launch", choices=GRADIENTS, metavar="{" + ",".join(GRADIENTS) + "}",
+                        help="the launch to debug (default: the first gradient --mask computes, in this order)")
+
+
+@dataclass
+class ConvBackwardDebugRun:
+    """What `simulate` ran for the debugger: its headline."""
+
+    headline: str
+
+
+def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvBackwardDebugRun:
+    """Run the flags' problem with `hooks` on one launch (--launch; `ascend-sim debug conv-backward` passes a
+    Capture): the debugger replays that kernel."""
+    computed = [name for name, on in zip(GRADIENTS, args.mask) if on]
+    launch = args.launch or computed[0]
+    if launch not in computed:
+        raise FlagError(f"argument --launch: {launch} is not computed with --mask "
+                        f"{','.join(str(int(m)) for m in args.mask)}; choose from {', '.join(computed)}")
+    _, result = _simulate(args, seed=args.seed, execute=not args.timing_only, trace=args.trace,
+                          check_races=not args.no_race_check, engine=args.engine, hooks={launch: list(hooks or [])})
+    kernel = next(item.kernel for item in result.launches if item.gradient == launch)
+    (_, stride, padding, dilation, _, _), (go_shape, x_shape, w_shape) = _problem(args)
+    return ConvBackwardDebugRun(
+        f"aclnnConvolutionBackward {args.dtype}: grad_output {go_shape}, input {x_shape}, weight {w_shape}, stride "
+        f"{stride}, padding {padding}, dilation {dilation}, groups {args.groups}; the {launch} launch: {kernel} "
+        f"(its GM allocations by their kernel names: `print gm NAME`, `who-wrote NAME BYTE`)")
+
+
+def tilings(args: argparse.Namespace) -> tuple[list, list, list]:
+    """`ascend-sim tiling conv-backward`: [(gradient, kernel, tiling)] of each launch, the routing notes, broken
+    rules (none). The tilings are those a timing-only run launches (the aggregate plans each kernel as it goes)."""
+    _, result = _simulate(args, seed=0, execute=False, check_races=False, engine="fast")
+    return [(launch.gradient, launch.kernel, launch.tiling) for launch in result.launches], list(result.route.notes), []
+
+
+def run(args: argparse.Namespace) -> int:
+    from kernels.convolution_backward.arguments import CUBE_MATH_TYPES
+    from kernels.convolution_backward.reference import convolution_backward_reference
+    say = text_stream(args.json)
+    (kernel, stride, padding, dilation, output_padding, pairs), (go_shape, x_shape, w_shape) = _problem(args)
+    wall = time.perf_counter()
+    (go, x, w), result = _simulate(args, seed=args.seed, execute=not args.timing_only, trace=args.trace,
+                                   check_races=not args.no_race_check, engine=args.engine)
     wall = time.perf_counter() - wall
-    layout = {1: "NCL", 2: "NCHW", 3: "NCDHW"}[spatial]
+    layout = {1: "NCL", 2: "NCHW", 3: "NCDHW"}[len(args.dhw)]
     print(f"aclnnConvolutionBackward {args.dtype} ({layout}{', transposed' if args.transposed else ''}): "
           f"grad_output {go_shape}, input {x_shape}, weight {w_shape}, stride {stride}, padding {padding}, dilation "
           f"{dilation}, groups {args.groups}, output_mask {tuple(int(m) for m in args.mask)}, cube_math_type "
@@ -146,25 +232,17 @@ def run(args: argparse.Namespace) -> int:
         if launch.gradient in checks:
             print("  " + checks[launch.gradient].line(launch.gradient), file=say)
         print("  " + launch.report.summary().replace("\n", "\n  "), file=say)
-        if launch.trace_path:
-            print(f"  trace written to {launch.trace_path} (open in https://ui.perfetto.dev)", file=say)
+    if args.trace:
+        print(f"trace of the {len(result.launches)} launches written to {args.trace} (open in https://ui.perfetto.dev)",
+              file=say)
     platform_name = result.args.platform.name
     print(f"total: {len(result.launches)} kernels, {result.cycles:,.0f} cycles = {result.microseconds:.2f} us on "
           f"{platform_name}; simulated in {wall:.2f} s", file=say)
     if args.json:
-        print_json({"check_passed": all(c.passed for c in checks.values()) if checks else None,
-                    "checks": {name: c.to_dict() for name, c in checks.items()}, "notes": result.notes,
-                    "launches": [{"gradient": launch.gradient, "kernel": launch.kernel,
-                                  "tiling": _tiling_dict(launch.tiling), "report": launch.report.to_dict(),
-                                  "trace": launch.trace_path} for launch in result.launches],
-                    "cycles": result.cycles, "microseconds": result.microseconds})
+        print_json(run_document("conv-backward", checks, [
+            launch_entry(launch.gradient, launch.kernel, launch.tiling, launch.report, launch.trace_path)
+            for launch in result.launches], result.notes, wall))
     return 0 if all(c.passed for c in checks.values()) else 1
-
-
-def _tiling_dict(tiling) -> dict:
-    if hasattr(tiling, "model_dump"):
-        return tiling.model_dump(mode="json")
-    return dataclasses.asdict(tiling)
 
 
 def _tiling_line(tiling) -> str:
@@ -175,5 +253,5 @@ def _tiling_line(tiling) -> str:
                 yield from scalars(value)
             elif not isinstance(value, (list, tuple)):
                 yield f"{key} {value}"
-    fields = list(scalars(_tiling_dict(tiling)))
+    fields = list(scalars(tiling_fields(tiling)))
     return ", ".join(fields[:14]) + (", ..." if len(fields) > 14 else "")

@@ -5,27 +5,43 @@ One set of names and defaults: --batch --cin --cout --dhw --kernel --stride --pa
 tiling.common.checks); `conv_problem(args)` then checks what needs several flags (groups dividing the channels, the
 kernel fitting the padded input, HF32 only for float32) and derives the NCDHW shapes of dx, dy and the filter;
 `ConvProblem.plan` plans the operator's run of it from those shapes (no data).
+
+Setting the flags up imports nothing heavy (`--help` stays fast): the limits, the dtypes and the tiling fields are
+read from tiling/ascend_sim when a value is parsed.
 """
 from __future__ import annotations
 
 import argparse
 import difflib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ascend_sim.machine.dtypes import DTYPES
-from ascend_sim.machine.platform import Platform
-from frontends.cli.flags import FlagError, int_in_range, int_list, platform_value, read_integer
-from kernels.conv3d_backprop_input.plan import Conv3dDxPlan, plan_conv3d_dx
-from tiling.common.checks import (DILATION_MAX, GROUPS_MAX, KERNEL_D_MAX, KERNEL_HW_MAX, PAD_MAX, STRIDE_D_MAX,
-                                  STRIDE_HW_MAX)
-from tiling.common.cstruct import I32_MAX, I32_MIN, U32_MAX, U64_MAX
-from tiling.conv3d_backprop_input.arch22.model import PARAMS_FIELDS, TILING_FIELDS
+from frontends.cli.flags import FlagError, dtype_value, int_in_range, int_list, platform_value, read_integer
+
+if TYPE_CHECKING:
+    from ascend_sim.machine.platform import Platform
+    from kernels.conv3d_backprop_input.plan import Conv3dDxPlan
 
 DHW = ("D", "H", "W")
 PADS = ("front", "back", "top", "bottom", "left", "right")
-# The kernel-visible tiling fields (params and conv3DDxTiling) with the range of their C type.
-_C_RANGES = {"u32": (0, U32_MAX), "i32": (I32_MIN, I32_MAX), "u64": (0, U64_MAX)}
-TILING_FIELD_RANGES = {name: _C_RANGES[ctype] for name, ctype in (*PARAMS_FIELDS, *TILING_FIELDS)}
+
+
+def _limits():
+    """The A2 host code's limits (tiling.common.checks), read when a value is parsed."""
+    from tiling.common import checks
+    return checks
+
+
+def field_ranges(*groups) -> dict:
+    """{field: (low, high)} of (name, C type) pairs: the range of each field's C type (tiling.common.cstruct.C_RANGES)."""
+    from tiling.common.cstruct import C_RANGES
+    return {name: C_RANGES[ctype] for group in groups for name, ctype in group}
+
+
+def tiling_field_ranges() -> dict:
+    """The kernel-visible dx tiling fields (params and conv3DDxTiling) with the range of their C type."""
+    from tiling.conv3d_backprop_input.arch22.model import PARAMS_FIELDS, TILING_FIELDS
+    return field_ranges(PARAMS_FIELDS, TILING_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -44,6 +60,7 @@ class ConvProblem:
     dtype: str
     platform: str | Platform
     hf32: bool
+    data_format: str = "NCDHW"  # of the data the operator is given (--format); the shapes here are NCDHW
 
     @property
     def dx_shape(self) -> tuple[int, int, int, int, int]:
@@ -66,15 +83,36 @@ class ConvProblem:
         return self.dhw[axis] + self.pad[2 * axis] + self.pad[2 * axis + 1]
 
     def operator_arguments(self) -> dict:
-        """The operator's keyword arguments for this problem, with NCDHW data and filter."""
-        return dict(strides=(1, 1, *self.stride), pads=self.pad, dilations=(1, 1, *self.dilation),
-                    groups=self.groups, data_format="NCDHW", filter_format="NCDHW", platform=self.platform,
+        """The operator's keyword arguments for this problem: data in data_format, the filter NCDHW."""
+        def five(values):  # a D,H,W attribute as the operator's 5 values in data_format order
+            return (1, 1, *values) if self.data_format == "NCDHW" else (1, *values, 1)
+        return dict(strides=five(self.stride), pads=self.pad, dilations=five(self.dilation), groups=self.groups,
+                    data_format=self.data_format, filter_format="NCDHW", platform=self.platform,
                     enable_hf32=self.hf32)
+
+    @property
+    def layout(self) -> str:
+        """How a headline names the layout: the shapes it prints are NCDHW."""
+        return "NCDHW" if self.data_format == "NCDHW" else f"shapes NCDHW, data {self.data_format}"
+
+    def in_format(self, shape: tuple) -> tuple:
+        """An NCDHW shape of data in data_format."""
+        return shape if self.data_format == "NCDHW" else (shape[0], *shape[2:], shape[1])
+
+    def to_format(self, array):
+        """NCDHW data in data_format."""
+        return array if self.data_format == "NCDHW" else array.transpose(0, 2, 3, 4, 1).copy()
+
+    def from_format(self, array):
+        """Data in data_format as NCDHW."""
+        return array if self.data_format == "NCDHW" else array.transpose(0, 4, 1, 2, 3)
 
     def plan(self, route: str, overrides: dict[str, int] | None = None, *,
              validate_overrides: bool = True) -> Conv3dDxPlan:
         """The operator's plan of a run with this route and tiling overrides (see plan_conv3d_dx)."""
-        return plan_conv3d_dx(self.dx_shape, self.filter_shape, self.dy_shape, self.dtype, route=route,
+        from kernels.conv3d_backprop_input.plan import plan_conv3d_dx
+        return plan_conv3d_dx(self.in_format(self.dx_shape), self.filter_shape, self.in_format(self.dy_shape),
+                              self.dtype, route=route,
                               tiling_overrides=overrides, validate_overrides=validate_overrides,
                               **self.operator_arguments())
 
@@ -86,17 +124,22 @@ def add_conv_problem_arguments(parser: argparse.ArgumentParser) -> None:
     shape.add_argument("--cout", type=int_in_range(1), default=64, help="channels of y and dy (default 64)")
     shape.add_argument("--dhw", type=int_list(DHW, 1), default=(8, 56, 56), metavar="D,H,W",
                        help="D,H,W of x and dx (default 8,56,56)")
-    shape.add_argument("--kernel", type=int_list(DHW, 1, (KERNEL_D_MAX, KERNEL_HW_MAX, KERNEL_HW_MAX)),
+    shape.add_argument("--kernel", type=int_list(DHW, 1, lambda: (_limits().KERNEL_D_MAX, _limits().KERNEL_HW_MAX,
+                                                                   _limits().KERNEL_HW_MAX)),
                        default=(3, 3, 3), metavar="kD,kH,kW", help="default 3,3,3")
-    shape.add_argument("--stride", type=int_list(DHW, 1, (STRIDE_D_MAX, STRIDE_HW_MAX, STRIDE_HW_MAX)),
+    shape.add_argument("--stride", type=int_list(DHW, 1, lambda: (_limits().STRIDE_D_MAX, _limits().STRIDE_HW_MAX,
+                                                                   _limits().STRIDE_HW_MAX)),
                        default=(1, 1, 1), metavar="D,H,W", help="default 1,1,1")
-    shape.add_argument("--pad", type=int_list(PADS, 0, PAD_MAX), default=(1, 1, 1, 1, 1, 1),
-                       metavar="F,B,T,B,L,R", help="front,back,top,bottom,left,right (default 1,1,1,1,1,1)")
-    shape.add_argument("--dilation", type=int_list(DHW, 1, DILATION_MAX), default=(1, 1, 1), metavar="D,H,W",
+    shape.add_argument("--pad", type=int_list(PADS, 0, lambda: _limits().PAD_MAX, per_axis=2),
+                       default=(1, 1, 1, 1, 1, 1), metavar="F,B,T,B,L,R",
+                       help="front,back,top,bottom,left,right, or D,H,W (each on both sides), or one for all "
+                            "(default 1)")
+    shape.add_argument("--dilation", type=int_list(DHW, 1, lambda: _limits().DILATION_MAX), default=(1, 1, 1),
+                       metavar="D,H,W",
                        help="default 1,1,1")
-    shape.add_argument("--groups", type=int_in_range(1, GROUPS_MAX), default=1,
+    shape.add_argument("--groups", type=int_in_range(1, lambda: _limits().GROUPS_MAX), default=1,
                        help="must divide --cin and --cout (default 1)")
-    shape.add_argument("--dtype", default="float16", choices=sorted(DTYPES), help="default float16")
+    shape.add_argument("--dtype", default="float16", type=dtype_value, help=dtype_value.help)
     shape.add_argument("--hf32", action="store_true", help="round float32 operands to HF32 (--dtype float32 only)")
     shape.add_argument("--platform", type=platform_value, default="Ascend910B2",
                        help="a preset name or a platform JSON file (default Ascend910B2)")
@@ -105,10 +148,11 @@ def add_conv_problem_arguments(parser: argparse.ArgumentParser) -> None:
                        help="override a field of the conv kernel's tiling, repeatable (e.g. --set baseM=128)")
 
 
-def field_override(ranges: dict, what: str, docs: str):
-    """type= for --set FIELD=VALUE: a field of `ranges` (name -> (low, high), its C type's range) and an integer
-    in that range; `what` names the kind of field and `docs` where the fields are listed, in the errors."""
+def field_override(field_ranges, what: str, docs: str):
+    """type= for --set FIELD=VALUE: a field of `field_ranges()` (name -> (low, high), its C type's range) and an
+    integer in that range; `what` names the kind of field and `docs` where the fields are listed, in the errors."""
     def parse(text: str) -> tuple[str, int]:
+        ranges = field_ranges()
         name, sep, value = text.partition("=")
         name = name.strip()
         if not sep or not name:
@@ -126,13 +170,20 @@ def field_override(ranges: dict, what: str, docs: str):
     return parse
 
 
-tiling_override = field_override(TILING_FIELD_RANGES, "tiling field", "docs/tiling.md")  # kernel-visible fields
+def add_format_argument(parser: argparse.ArgumentParser) -> None:
+    """--format: the layout of the data the command hands the operator (the shapes are given NCDHW either way)."""
+    parser.add_argument("--format", default="NCDHW", choices=("NCDHW", "NDHWC"),
+                        help="data_format of x, dy and dx given to the operator (default NCDHW; the filter is NCDHW)")
+
+
+tiling_override = field_override(tiling_field_ranges, "tiling field", "docs/tiling.md")  # kernel-visible fields
 
 
 def conv_problem(args: argparse.Namespace) -> ConvProblem:
     """The problem the flags describe; FlagError names the flags whose values do not go together."""
     problem = ConvProblem(args.batch, args.cin, args.cout, args.dhw, args.kernel, args.stride, args.pad,
-                          args.dilation, args.groups, args.dtype, args.platform, args.hf32)
+                          args.dilation, args.groups, args.dtype, args.platform, args.hf32,
+                          getattr(args, "format", "NCDHW"))
     if args.hf32 and args.dtype != "float32":
         raise FlagError(f"argument --hf32: rounds float32 operands, and --dtype is {args.dtype}; "
                         f"use --dtype float32 or drop --hf32")

@@ -1,5 +1,5 @@
 """`ascend-sim debug <operator command> [its flags]`: run the operator as that command would, then open a gdb-like
-prompt over the replay debugger (ascend_sim.debug; the commands are in debug_shell.py).
+prompt over the replay debugger (ascend_sim.debug; the commands are in frontends/debugger/shell.py).
 
 The command's own `simulate(args, hooks)` runs the problem, with a Capture among the hooks, so the run is exactly
 the command's. On a terminal the prompt reads lines as gdb does; otherwise stdin is a script (each line echoed
@@ -11,14 +11,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from ascend_sim import SimFault
-from ascend_sim.debug import Capture
-from frontends.cli import conv3d_command, conv3d_dx_command, matmul_command
+from frontends.cli import conv3d_command, conv3d_dw_command, conv3d_dx_command, conv_backward_command, matmul_command
 from frontends.cli.flags import FlagError
-from frontends.debugger.shell import PROMPT, DebugShell
-from frontends.debugger.tensors import operator_tensors
 
-OPERATORS = (conv3d_dx_command, matmul_command, conv3d_command)
+OPERATORS = (conv3d_dx_command, conv3d_dw_command, matmul_command, conv3d_command, conv_backward_command)
 
 
 def command_file(text: str) -> tuple[str, str]:
@@ -34,7 +30,8 @@ def command_file(text: str) -> tuple[str, str]:
 def add_command(commands) -> argparse.ArgumentParser:
     parser = commands.add_parser(
         "debug", help="run an operator command, then step through its run at a gdb-like prompt",
-        description="Run conv3d-dx, matmul or conv3d exactly as that command would, then open a gdb-like prompt "
+        description="Run conv3d-dx, conv3d-dw, matmul, conv3d or conv-backward (one of its launches) exactly as "
+                    "that command would, then open a gdb-like prompt "
                     "over the replay debugger: breakpoints, step and reverse-step, the L0 operands as matrices, GM, who "
                     "wrote a byte. `help` at the prompt lists the commands; docs/debugging.md describes them.")
     x_help = "run the debugger commands in FILE first"
@@ -43,6 +40,8 @@ def add_command(commands) -> argparse.ArgumentParser:
     names = []
     for module in OPERATORS:
         sub = module.add_command(operators)
+        if hasattr(module, "add_debug_arguments"):
+            module.add_debug_arguments(sub)
         sub.add_argument("-x", dest="command_file", type=command_file, metavar="FILE", default=argparse.SUPPRESS,
                          help=x_help)
         sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
@@ -54,10 +53,17 @@ def add_command(commands) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ascend_sim import SimFault
+    from ascend_sim.debug import Capture
+    from frontends.debugger import shell as debug_shell
+    from frontends.debugger.tensors import operator_tensors
     if args.timing_only:
         raise FlagError("argument --timing-only: the debugger replays the data the run moved; drop --timing-only")
     if args.json:
         raise FlagError("argument --json: the debugger's output is text; drop --json")
+    if getattr(args, "format", "NCDHW") != "NCDHW":
+        raise FlagError(f"argument --format: the debugger maps the tensors of NCDHW runs; drop --format "
+                        f"{args.format}")
     capture = Capture()
     fault = None
     try:
@@ -67,13 +73,17 @@ def run(args: argparse.Namespace) -> int:
             raise
         ran, fault = None, err  # post-mortem: the records that ran, applied, are the state just before the fault
     operator = operator_tensors(args, capture.initial_gm)
-    dbg = capture.debugger(tensors=operator.tensors, fault=fault)
-    shell = DebugShell(dbg, args.dtype, sys.stdout, operator)
+    dbg = capture.debugger(tensors=operator.tensors if operator else {}, fault=fault)
+    shell = debug_shell.DebugShell(dbg, args.dtype, sys.stdout, operator)
     if fault is not None:
         shell.open_post_mortem()
+        if operator:
+            print(operator.banner())
     else:
         cores = len({rec.core for rec in dbg.records})
         print(ran.headline)
+        if operator:
+            print(operator.banner())
         print(f"{len(dbg)} records on {cores} core{'s' if cores != 1 else ''}; at the start (no record applied). "
               f"`help` lists the commands.")
     if args.command_file is not None:
@@ -84,4 +94,4 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["PROMPT", "add_command", "run"]
+__all__ = ["add_command", "run"]

@@ -4,6 +4,9 @@ Every error the user can cause reads `ascend-sim <command>: error: argument --fl
 on one line of stderr, with exit code 2: argparse's own errors (through OneLineParser.error), the value types
 below (argparse prefixes their ArgumentTypeError with the flag) and the checks that need several flags at once
 (FlagError, raised by a command and printed by the app in the same format).
+
+Importing this module (and building a parser with it) imports no numpy or pydantic: a limit may be given as a
+function, and the platform and dtype types import what they check against when a value is parsed.
 """
 from __future__ import annotations
 
@@ -13,10 +16,6 @@ import os
 import re
 import sys
 from pathlib import Path
-
-from pydantic import ValidationError
-
-from ascend_sim.machine.platform import PRESETS, Platform
 
 INT32_MAX = 2**31 - 1
 
@@ -34,6 +33,8 @@ class OneLineParser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line (`prog: error: message`, exit 2) and that takes no
     abbreviations (`--strid` is an error, not `--stride`)."""
 
+    missing_command_hint: str | None = None  # said instead when its sub-command is missing or unknown
+
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
@@ -43,6 +44,8 @@ class OneLineParser(argparse.ArgumentParser):
         return super().parse_known_args(args, namespace)
 
     def error(self, message: str):
+        if self.missing_command_hint and ("invalid choice" in message or "arguments are required" in message):
+            self.exit(2, f"{self.prog}: error: {self.missing_command_hint}\n")
         missing = re.fullmatch(r"argument (--[\w-]+): expected one argument", message)
         arguments = getattr(self, "_arguments", [])
         if missing and missing.group(1) in arguments:
@@ -64,6 +67,18 @@ class OneLineParser(argparse.ArgumentParser):
         self.error(f"{message}; see {self.prog} --help")
 
 
+class Renamed(argparse.Action):
+    """An old flag spelling: using it is a one-line error naming the new flag (exit 2)."""
+
+    def __init__(self, option_strings, dest, new: str, **kwargs):
+        self.new = new
+        super().__init__(option_strings, dest, nargs="?", **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        value = f" {values}" if values is not None else ""
+        parser.error(f"argument {option_string}: renamed {self.new}; write {self.new}{value}")
+
+
 def read_integer(text: str, whole: str, label: str | None = None) -> int:
     """int(text), or an ArgumentTypeError that shows the flag's whole value (and which part, by its label)."""
     try:
@@ -73,28 +88,43 @@ def read_integer(text: str, whole: str, label: str | None = None) -> int:
         raise argparse.ArgumentTypeError(f"{where} is not an integer") from None
 
 
-def int_in_range(low: int, high: int = INT32_MAX):
-    """type= for one integer in [low, high]."""
+def _resolve(limit):
+    """A limit given as a function (to import its module only when a value is parsed) or as a value."""
+    return limit() if callable(limit) else limit
+
+
+def int_in_range(low: int, high=INT32_MAX):
+    """type= for one integer in [low, high] (high: an int, or a function returning one)."""
 
     def parse(text: str) -> int:
+        high_value = _resolve(high)
         value = read_integer(text, text)
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{value} is outside the allowed range [{low}, {high}]")
+        if not low <= value <= high_value:
+            raise argparse.ArgumentTypeError(f"{value} is outside the allowed range [{low}, {high_value}]")
         return value
 
     return parse
 
 
-def int_list(labels: tuple[str, ...], low: int, highs: int | tuple[int, ...] = INT32_MAX):
-    """type= for len(labels) integers separated by ',' or 'x' (8,56,56 or 8x56x56), each in [low, its high]."""
-    highs = highs if isinstance(highs, tuple) else (highs,) * len(labels)
+def int_list(labels: tuple[str, ...], low: int, limits=INT32_MAX, per_axis: int = 1):
+    """type= for len(labels) integers separated by ',' or 'x' (8,56,56 or 8x56x56), each in [low, its high]; one
+    value means all of them, and with per_axis > 1 (pads: before and after each axis) len(labels) // per_axis
+    values give each axis its value on both sides. limits: one high for all, a tuple of one per label, or a function
+    returning either."""
+    axes = len(labels) // per_axis
 
     def parse(text: str) -> tuple[int, ...]:
+        highs = _resolve(limits)
+        highs = highs if isinstance(highs, tuple) else (highs,) * len(labels)
         parts = text.replace("x", ",").split(",")
+        if len(parts) == 1:
+            parts = parts * len(labels)
+        elif per_axis > 1 and len(parts) == axes:
+            parts = [part for part in parts for _ in range(per_axis)]
         if len(parts) != len(labels):
+            counts = " or ".join(map(str, sorted({1, axes, len(labels)})))
             raise argparse.ArgumentTypeError(
-                f"{text!r} has {len(parts)} value{'s' if len(parts) != 1 else ''}; expected {len(labels)} "
-                f"comma-separated integers ({','.join(labels)})")
+                f"{text!r} has {len(parts)} values; expected {counts} comma-separated integers ({','.join(labels)})")
         values = tuple(read_integer(part, text, label) for part, label in zip(parts, labels))
         for value, label, high in zip(values, labels, highs):
             if not low <= value <= high:
@@ -105,8 +135,22 @@ def int_list(labels: tuple[str, ...], low: int, highs: int | tuple[int, ...] = I
     return parse
 
 
-def platform_value(text: str) -> str | Platform:
+def dtype_value(text: str) -> str:
+    """type= for --dtype: a name of ascend_sim.machine.dtypes.DTYPES."""
+    from ascend_sim.machine.dtypes import DTYPES
+    if text not in DTYPES:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a dtype; choose from {', '.join(sorted(DTYPES))}")
+    return text
+
+
+dtype_value.help = "float16, bfloat16 or float32 (default float16)"  # DTYPES' names (a test keeps them equal)
+
+
+def platform_value(text: str):
     """type= for --platform: a preset name, or the path of a platform JSON file (read and checked here)."""
+    from pydantic import ValidationError
+
+    from ascend_sim.machine.platform import PRESETS, Platform
     presets = ", ".join(sorted(PRESETS))
     path = Path(text)
     if text in PRESETS:

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import argparse
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+from frontends.cli.flags import FlagError, add_run_arguments, dtype_value, int_in_range, platform_value
+from frontends.cli.report import (Progress, check_against, launch_entry, print_json, print_summary, run_document,
+                                  text_stream)
 
-from ascend_sim.machine.dtypes import DTYPES
-from ascend_sim.machine.platform import get_platform
-from frontends.cli.flags import FlagError, add_run_arguments, int_in_range, platform_value
-from frontends.cli.report import Progress, check_against, check_fields, print_json, print_summary, text_stream
-from kernels.matmul import MatmulTiling, run_matmul
+if TYPE_CHECKING:
+    import numpy as np
+
+    from kernels.matmul import MatmulTiling
 
 
 def add_command(commands) -> argparse.ArgumentParser:
@@ -20,17 +22,37 @@ def add_command(commands) -> argparse.ArgumentParser:
         "matmul", help="the example multi-core tiled matmul (kernels/matmul.py), checked against numpy",
         description="C[b] = A[b] (M x K) . B[b] (K x N) with the example Ascend C matmul kernel on the simulated "
                     "chip, checked against a float64 numpy product.")
+    add_problem_arguments(parser)
+    add_run_arguments(parser, "A and B")
+    parser.set_defaults(run=run)
+    return parser
+
+
+def add_problem_arguments(parser) -> None:
+    """The problem flags (`ascend-sim tiling matmul` takes them too)."""
     parser.add_argument("--m", type=int_in_range(1), default=512, help="rows of A and C (default 512)")
     parser.add_argument("--n", type=int_in_range(1), default=512, help="columns of B and C (default 512)")
     parser.add_argument("--k", type=int_in_range(1), default=256, help="columns of A, rows of B (default 256)")
     parser.add_argument("--batch", type=int_in_range(1), default=1, help="independent products (default 1)")
-    parser.add_argument("--dtype", default="float16", choices=sorted(DTYPES), help="of A, B and C (default float16)")
+    parser.add_argument("--dtype", default="float16", type=dtype_value, help=f"of A, B and C: {dtype_value.help}")
     parser.add_argument("--hf32", action="store_true", help="round float32 operands to HF32 (--dtype float32 only)")
     parser.add_argument("--platform", type=platform_value, default="Ascend910B2",
                         help="a preset name or a platform JSON file (default Ascend910B2)")
-    add_run_arguments(parser, "A and B")
-    parser.set_defaults(run=run)
-    return parser
+
+
+def tilings(args: argparse.Namespace) -> tuple[list, list, list]:
+    """`ascend-sim tiling matmul`: [(launch name, kernel, tiling)], notes, broken rules (none: --set is
+    refused when it breaks one)."""
+    from kernels.matmul import MatmulTiling
+    _check_hf32(args)
+    tiling = MatmulTiling.for_shape(args.m, args.n, args.k, args.dtype, batch=args.batch, hf32=args.hf32)
+    return [("c", "matmul (kernels/matmul.py)", tiling)], [], []
+
+
+def _check_hf32(args) -> None:
+    if args.hf32 and args.dtype != "float32":
+        raise FlagError(f"argument --hf32: rounds float32 operands, and --dtype is {args.dtype}; "
+                        f"use --dtype float32 or drop --hf32")
 
 
 @dataclass
@@ -53,9 +75,12 @@ class MatmulRun:
 def simulate(args: argparse.Namespace, hooks: list | None = None) -> MatmulRun:
     """Build the problem the flags describe and run it on the simulated chip, with `hooks` added to the progress
     display (`ascend-sim debug matmul` passes a Capture). Writes --trace."""
-    if args.hf32 and args.dtype != "float32":
-        raise FlagError(f"argument --hf32: rounds float32 operands, and --dtype is {args.dtype}; "
-                        f"use --dtype float32 or drop --hf32")
+    import numpy as np
+
+    from ascend_sim.machine.dtypes import DTYPES
+    from ascend_sim.machine.platform import get_platform
+    from kernels.matmul import MatmulTiling, run_matmul
+    _check_hf32(args)
     dtype = DTYPES[args.dtype]
     rng = np.random.default_rng(args.seed)
     a = rng.standard_normal((args.batch, args.m, args.k)).astype(dtype)
@@ -76,6 +101,7 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> MatmulRun:
 
 
 def run(args: argparse.Namespace) -> int:
+    import numpy as np
     say = text_stream(args.json)
     result = simulate(args)
     a, b, tiling, c, report, wall = result.a, result.b, result.tiling, result.c, result.report, result.wall
@@ -88,5 +114,7 @@ def run(args: argparse.Namespace) -> int:
         print(check.line("C"), file=say)
     print_summary(report, wall, args.trace, say)
     if args.json:
-        print_json({**check_fields(check), "tiling": asdict(tiling), "report": report.to_dict()})
+        print_json(run_document("matmul", {"c": check} if check else {},
+                                [launch_entry("c", "matmul (kernels/matmul.py)", tiling, report, args.trace)], [],
+                                wall))
     return 0 if check is None or check.passed else 1

@@ -1,16 +1,19 @@
-"""What the run commands share in their output: the check against a reference, progress, and where text goes.
+"""What the run commands share in their output: the check against a reference, progress, where text goes, and
+the one JSON document every run command prints (run_document; docs/cli.md describes it).
 
 With --json, stdout carries the JSON document alone: every line of text goes to stderr instead.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import time
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 # Tolerance of |got - ref| / (|ref| + rms(ref)): one rounding to the output dtype after fp32 accumulation
 # (half an ulp: 2^-11 fp16, 2^-8 bf16), with margin; HF32 rounds the fp32 operands to 11 mantissa bits.
@@ -33,9 +36,33 @@ def print_summary(report, wall: float, trace, say: TextIO) -> None:
         print(f"trace written to {trace} (open in https://ui.perfetto.dev)", file=say)
 
 
-def check_fields(check: "Check | None") -> dict:
-    """The check's part of a command's JSON document (None for a timing-only run)."""
-    return {"check_passed": check.passed if check else None, "check": check.to_dict() if check else None}
+def tiling_fields(tiling) -> dict:
+    """A tiling as JSON data: a pydantic model's fields (with its int32 blob when it has one) or a dataclass's."""
+    if hasattr(tiling, "model_dump_json"):
+        fields = json.loads(tiling.model_dump_json(exclude={"platform"}))
+        if hasattr(tiling, "to_words"):
+            fields["blob_int32"] = tiling.to_words()
+        return fields
+    return dataclasses.asdict(tiling)
+
+
+def launch_entry(name: str, kernel: str, tiling, report, trace: str | None = None) -> dict:
+    """One kernel launch of a run in the JSON document: what it computed (its output's name), the kernel, its
+    tiling and its report."""
+    return {"name": name, "kernel": kernel, "tiling": tiling_fields(tiling), "report": report.to_dict(),
+            "trace": trace}
+
+
+def run_document(command: str, checks: dict, launches: list[dict], notes: list, wall: float) -> dict:
+    """The JSON document of every run command (docs/cli.md): checks {output: Check} (empty when timing-only),
+    the launches (launch_entry), in the order they ran."""
+    return {"command": command,
+            "check_passed": all(c.passed for c in checks.values()) if checks else None,
+            "checks": {name: c.to_dict() for name, c in checks.items()},
+            "launches": launches,
+            "cycles": sum(launch["report"]["cycles"] for launch in launches),
+            "microseconds": sum(launch["report"]["microseconds"] for launch in launches),
+            "notes": list(notes), "wall_seconds": wall}
 
 
 @dataclass(frozen=True)
@@ -57,6 +84,7 @@ class Check:
 def check_against(got: np.ndarray, expect: np.ndarray, dtype: str, hf32: bool,
                   tolerance: float | None = None) -> Check:
     """tolerance: instead of the dtype's (a run that rounds its operands further, e.g. to float16)."""
+    import numpy as np
     got = got.astype(np.float64)
     rms = float(np.sqrt(np.mean(expect ** 2))) or 1.0
     error = float((np.abs(got - expect) / (np.abs(expect) + rms)).max())

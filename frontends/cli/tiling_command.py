@@ -1,22 +1,67 @@
-"""`ascend-sim tiling`: the conv kernel's tiling for a problem, as a table or JSON.
+"""`ascend-sim tiling <operator>`: the tiling each kernel of an
+operator's run launches with, for the problem flags of `ascend-sim <operator>`, as a table or JSON.
 
-The problem flags are conv3d-dx's, with the same defaults, and the tiling is the one `conv3d-dx --route v2` runs.
---set overrides fields without re-deriving anything and the result is validated field by field: exit code 0 when
-it fits, 1 when an override made it illegal (the report says why), 2 for bad flags.
+Each operator's command module plans them (`tilings(args)`: [(launch name, kernel, tiling)], notes, broken rules).
+conv3d-dx: the tiling `conv3d-dx --route v2` runs, in the host code's table; --set overrides fields without
+re-deriving anything and the result is validated field by field: exit 1 when an override breaks a rule (the report
+says which). The other operators refuse such an override (exit 2, like their run commands). `tiling` without an
+operator answers with the new spelling.
 """
 from __future__ import annotations
 
 import argparse
-import json
+from importlib import import_module
 
-from frontends.cli.conv_problem import add_conv_problem_arguments, conv_problem
-from frontends.cli.report import print_json
-from tiling import validate
-from tiling.conv3d_backprop_input.arch22.model import PARAMS_FIELDS, Conv3DBackpropInputV2TilingData
+from frontends.cli.report import print_json, tiling_fields
+
+# operator: its command module (the same problem flags as `ascend-sim <operator>`)
+OPERATORS = {"conv3d-dx": "conv3d_dx_command", "conv3d-dw": "conv3d_dw_command", "conv3d": "conv3d_command",
+             "conv-backward": "conv_backward_command", "matmul": "matmul_command"}
+SUMMARIES = {"conv3d-dx": "Conv3DBackpropInputV2 (the Atlas A2 host tiling)", "conv3d-dw": "Conv3DBackpropFilterV2",
+             "conv3d": "Conv3DV2", "conv-backward": "aclnnConvolutionBackward: each launch's kernel and tiling",
+             "matmul": "the example matmul's tiling"}
+HINT = (f"name the operator first: ascend-sim tiling {{{','.join(OPERATORS)}}} [its problem flags] "
+        "(e.g. ascend-sim tiling conv3d-dx --cin 16)")
 
 
-def format_table(result: Conv3DBackpropInputV2TilingData) -> str:
-    """Params, then the tiling fields in blob order, four columns wide."""
+def add_command(commands) -> argparse.ArgumentParser:
+    parser = commands.add_parser(
+        "tiling", help="the host tiling an operator's kernels run for a problem",
+        description="Print the tiling each kernel of an operator launches for the problem flags of `ascend-sim "
+                    "<operator>`, without running it (conv-backward: a timing-only run plans them).")
+    parser.missing_command_hint = HINT
+    operators = parser.add_subparsers(dest="operator", required=True, metavar="{" + ",".join(OPERATORS) + "}")
+    for name, module in OPERATORS.items():
+        sub = operators.add_parser(name, help=SUMMARIES[name], conflict_handler="resolve",
+                                   description=f"The tiling of `ascend-sim {name}` for the same problem flags.")
+        import_module(f".{module}", __package__).add_problem_arguments(sub)
+        sub.add_argument("--json", action="store_true", help="print JSON instead of a table")
+        sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                         help="show the full traceback of an error")
+        sub.set_defaults(run=run, prog=sub.prog, parser=sub, module=module)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    launches, notes, broken = import_module(f".{args.module}", __package__).tilings(args)
+    if args.json:
+        print_json({"operator": args.operator, "launches": [
+            {"name": name, "kernel": kernel, "tiling": tiling_fields(tiling)} for name, kernel, tiling in launches],
+            "notes": notes, "validation": broken})
+    else:
+        for name, kernel, tiling in launches:
+            print(table(name, kernel, tiling))
+        for note in notes:
+            print(f"note: {note}")
+        if args.operator == "conv3d-dx":
+            print("\n".join(["the tiling does not fit:", *(f"  {problem}" for problem in broken)]) if broken else
+                  "the tiling fits (validated field by field)")
+    return 1 if broken else 0
+
+
+def format_table(result) -> str:
+    """A Conv3DBackpropInputV2TilingData: params, then the tiling fields in blob order, four columns wide."""
+    from tiling.conv3d_backprop_input.arch22.model import PARAMS_FIELDS  # here: `--help` imports no tiling
     lines = [f"Conv3DBackpropInputV2 tiling  template={result.template}  tiling_key={result.tiling_key} "
              f"(loadB2Condition={result.loadB2Condition}, enableKernelSplit={int(result.enableKernelSplit)}, "
              f"useBasicBlock={int(result.useBasicBlock)})  dtype={result.dtype}  "
@@ -32,34 +77,20 @@ def format_table(result: Conv3DBackpropInputV2TilingData) -> str:
     return "\n".join(lines)
 
 
-def add_command(commands) -> argparse.ArgumentParser:
-    parser = commands.add_parser(
-        "tiling", help="the Conv3DBackpropInputV2 host tiling of a problem (Atlas A2)",
-        description="Print the Conv3DBackpropInputV2 tiling that conv3d-dx --route v2 runs for the same flags.")
-    add_conv_problem_arguments(parser)
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    parser.set_defaults(run=run)
-    return parser
+def table(name: str, kernel: str, tiling) -> str:
+    """The dx tiling as a table (params, then the tiling fields in blob order); any other as `group.field = value`
+    lines."""
+    if kernel == "Conv3DBackpropInputV2" and hasattr(tiling, "conv3DDxTiling"):
+        return format_table(tiling)
+    lines = [f"{name}: {kernel}"]
 
-
-def run(args: argparse.Namespace) -> int:
-    problem = conv_problem(args)
-    # unvalidated overrides: the report below says what they break
-    planned = problem.plan("v2", dict(args.set), validate_overrides=False)
-    notes = list(planned.notes)
-    default = problem.plan("aclnn")
-    if default.route == "matmul":
-        notes.append(f"conv3d-dx's default --route aclnn runs this problem as a matmul ({default.matmul_mode}); "
-                     f"this is the tiling of --route v2")
-    report = validate(planned.tiling)
-    if args.json:
-        document = json.loads(planned.tiling.model_dump_json())
-        document.update(blob_int32=planned.tiling.to_words(), validation=[str(p) for p in report.problems],
-                        run_notes=notes)
-        print_json(document)
-    else:
-        print(format_table(planned.tiling))
-        for note in notes:
-            print(f"note: {note}")
-        print(report)
-    return 0 if report.ok else 1
+    def walk(prefix: str, value) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                walk(f"{prefix}.{key}" if prefix else key, item)
+        elif not isinstance(value, list) or len(value) <= 16:
+            lines.append(f"  {prefix} = {value}")
+    fields = tiling_fields(tiling)
+    fields.pop("blob_int32", None)
+    walk("", fields)
+    return "\n".join(lines)

@@ -55,7 +55,8 @@ HELP = {
              "L0 views default to its operands",
     "x": "x TENSOR[INDEX]: an operator argument in its device format (NDC1HWC0, FRACTAL_Z_3D, ND, ...)",
     "check": "check: the operator's output against its reference: the first wrong element and its provenance",
-    "who-wrote": "who-wrote TENSOR[INDEX] (one element: the store, the Mmads, the loads back to GM) | "
+    "who-wrote": "who-wrote [--all] TENSOR[INDEX] (one element: the store, the Mmads, the loads back to GM; alike "
+                 "records as one line with their range, --all: every record) | "
                  "who-wrote GM_NAME BYTE | who-wrote BUFFER BYTE [core=C]: the record that wrote the byte "
                  "(a Fixpipe: then the Mmads that accumulated it)",
     "echo": "echo TEXT: print TEXT",
@@ -74,7 +75,7 @@ class ConditionFailed(Exception):
 
 class DebugShell(TensorCommands, WatchCommands, ViewCommands):
     """The interpreter: `execute(line)` runs one command line; `done` turns true after quit. operator: the run's
-    debug_tensors.OperatorTensors (its reference and output name, for `check`), or None."""
+    frontends.debugger.tensors.OperatorTensors (its reference and output name, for `check`), or None."""
 
     def __init__(self, dbg: Debugger, dtype: str = "float16", out: TextIO | None = None, operator=None):
         self.dbg = dbg
@@ -133,12 +134,27 @@ class DebugShell(TensorCommands, WatchCommands, ViewCommands):
             if self.done:
                 return
 
+    def completions(self) -> tuple[list[str], list[str]]:
+        """What tab completes at the prompt: the commands (and their short forms), then the names their arguments
+        take in this run (tensors and their aliases, GM allocations, buffers, record and API call names)."""
+        names = [*self.tensor_names(), *self.tensor_aliases(), *self.dbg.chip.gm.allocations, *self.names,
+                 *self.api_names, "L0A", "L0B", "L0C", "L1", "gm", "--all", "breakpoints", "watchpoints",
+                 "registers", "flags", "pipes", "queues", "start", "end"]
+        return [*HELP, *ALIASES], names
+
     def interact(self, stdin: TextIO) -> None:
-        """Read commands until quit or end of input: with a prompt on a terminal, else echoed (a transcript)."""
+        """Read commands until quit or end of input: with a prompt on a terminal (line editing, history, tab
+        completion: frontends/debugger/prompt.py), else echoed (a transcript)."""
         if stdin.isatty():
+            if sys.stdout.isatty():
+                from frontends.debugger.prompt import terminal_reader
+                read = terminal_reader(PROMPT, *self.completions())
+            else:  # output to a pipe or a file: no screen to edit on
+                def read():
+                    return input(PROMPT)
             while not self.done:
                 try:
-                    line = input(PROMPT)
+                    line = read()
                 except EOFError:
                     self.say()
                     return
@@ -564,9 +580,12 @@ class DebugShell(TensorCommands, WatchCommands, ViewCommands):
         return rec.core if rec is not None else 0
 
     def do_who_wrote(self, rest: str) -> None:
+        every = rest.startswith("--all")
+        if every:
+            rest = rest[len("--all"):].strip()
         tensor = self.parse_tensor(rest)
         if tensor is not None:
-            self.who_wrote_element(tensor)
+            self.who_wrote_element(tensor, every)
             return
         options, words = _options(rest, {"core"})
         if len(words) != 2:

@@ -1,7 +1,7 @@
 """The `ascend-sim debug` commands over the operator's GM tensors by argument name: `print y[...]` (logical), `x y[...]`
 (device format), `who-wrote y[...]` (provenance of one element) and `check` (against the operator's reference).
 
-A mixin of DebugShell: it uses self.dbg, self.say and self.operator (debug_tensors.OperatorTensors or None).
+A mixin of DebugShell: it uses self.dbg, self.say and self.operator (frontends.debugger.tensors.OperatorTensors or None).
 """
 from __future__ import annotations
 
@@ -19,12 +19,18 @@ class TensorCommands:
     def tensor_names(self) -> list:
         return list(self.dbg.tensors)
 
+    def tensor_aliases(self) -> dict:
+        """{alias: tensor name}: the names the run command prints (dy, w, dx) for the operator's arguments."""
+        return dict(getattr(self.operator, "aliases", None) or {})
+
     def parse_tensor(self, text: str):
-        """NAME[INDEX] [full] -> (GmTensor, index tuple or (), the index text, full) or None when NAME is no tensor."""
+        """NAME[INDEX] [full] -> (GmTensor, index tuple or (), the index text, full) or None when NAME is no tensor
+        (nor an alias of one)."""
         match = _TENSOR.fullmatch(text)
-        if not match or match.group(1) not in self.dbg.tensors:
+        name = match and self.tensor_aliases().get(match.group(1), match.group(1))
+        if not match or name not in self.dbg.tensors:
             return None
-        name, index, full = match.groups()
+        _, index, full = match.groups()
         return self.dbg.tensors[name], (parse_index(index[1:-1]) if index else ()), index or "", bool(full)
 
     # ------------------------------------------------------------------ print / x
@@ -52,14 +58,16 @@ class TensorCommands:
         self.print_tensor(parsed, device=True)
 
     # ------------------------------------------------------------------ provenance
-    def who_wrote_element(self, parsed) -> None:
+    def who_wrote_element(self, parsed, every: bool = False) -> None:
         t, index, text, _ = parsed
         if len(index) != len(t.logical_shape) or any(isinstance(i, slice) for i in index):
             raise CommandError(f"who-wrote {t.name} needs one element: {len(t.logical_shape)} integers "
                                f"({t.logical_format} {t.logical_shape})")
-        self.show_provenance(t, tuple(index))
+        self.show_provenance(t, tuple(index), every)
 
-    def show_provenance(self, t, index: tuple) -> None:
+    def show_provenance(self, t, index: tuple, every: bool = False) -> None:
+        """The element's path back to GM: one line per kind of step (the Mmads of one source line, the loads of one
+        line into one buffer, ...: a range of records), or with `every` one line per record."""
         pv = self.dbg.trace(t.name, index)
         flat = t.flat_index(index)
         label = f"{t.name}[{', '.join(map(str, index))}]"
@@ -69,18 +77,55 @@ class TensorCommands:
             self.say(f"{head}: no applied record wrote it.")
             return
         self.say(f"{head} came from:")
+        if not every:
+            groups = _similar(pv.steps)
+            for group in groups:
+                self.say(self._step_line(group[0]) if len(group) == 1 else self._group_line(group))
+            if len(groups) < len(pv.steps):
+                self.say("  (who-wrote --all lists every record)")
+            return
         for group in _runs(pv.steps):
-            step, w = group[0], group[0].writer
-            role = step.role if step.role in ("stored", "accumulated") else f"{step.role} {step.into}"
-            extra = step.detail
-            if step.role == "loaded":
-                extra = f"{sum(s.nbytes for s in group)} bytes for {' '.join(f'#{s}' for s in sorted(step.fed))}"
-            for name, offsets in step.inputs.items():
-                extra += "; from " + self._gm_elements(name, offsets)
-            seqs = f"#{w.seq}" if len(group) == 1 else f"#{group[-1].writer.seq}-#{w.seq} ({len(group)} records)"
-            start, end = min(s.writer.start for s in group), max(s.writer.end for s in group)
-            self.say(f"  {role:<13s}{seqs} core {w.core} {w.pipe} {w.name} [{start:.0f}, {end:.0f}) at "
-                     f"{w.source}  {extra}".rstrip())
+            self.say(self._step_line(*group))
+
+    def _step_line(self, *group) -> str:
+        """One step, or a run of adjacent loads (_runs), as one line."""
+        step, w = group[0], group[0].writer
+        role = step.role if step.role in ("stored", "accumulated") else f"{step.role} {step.into}"
+        extra = step.detail
+        if step.role == "loaded":
+            extra = f"{sum(s.nbytes for s in group)} bytes for {' '.join(f'#{s}' for s in sorted(step.fed))}"
+        for name, offsets in step.inputs.items():
+            extra += "; from " + self._gm_elements(name, offsets)
+        seqs = f"#{w.seq}" if len(group) == 1 else f"#{group[-1].writer.seq}-#{w.seq} ({len(group)} records)"
+        start, end = min(s.writer.start for s in group), max(s.writer.end for s in group)
+        return (f"  {role:<13s}{seqs} core {w.core} {w.pipe} {w.name} [{start:.0f}, {end:.0f}) at "
+                f"{w.source}  {extra}".rstrip())
+
+    def _group_line(self, group: list) -> str:
+        """Steps of one kind (_similar) as one line: the records' range, the cores, the time span, and what they
+        share (the Mmad cell when it is the same in all, the bytes each load gave, the GM elements read)."""
+        step, w = group[0], group[0].writer
+        role = step.role if step.role in ("stored", "accumulated") else f"{step.role} {step.into}"
+        seqs = sorted(s.writer.seq for s in group)
+        cores = sorted({s.writer.core for s in group})
+        where = f"core {cores[0]}" if len(cores) == 1 else f"cores {_ranges(cores)}"
+        start, end = min(s.writer.start for s in group), max(s.writer.end for s in group)
+        if step.role == "loaded":
+            sizes = {s.nbytes for s in group}
+            fed = sorted(set().union(*(s.fed for s in group)))
+            extra = (f"{sizes.pop()} bytes each" if len(sizes) == 1 else f"{sum(s.nbytes for s in group)} bytes in "
+                     f"all") + (f" for #{fed[0]}" if len(fed) == 1 else f" for {len(fed)} records #{fed[0]}-#{fed[-1]}")
+        else:
+            details = {s.detail for s in group}
+            extra = f"each: {details.pop()}" if len(details) == 1 else f"{len(details)} different cells"
+        read: dict = {}
+        for s in group:
+            for name, offsets in s.inputs.items():
+                read[name] = np.union1d(read.get(name, np.zeros(0, np.int64)), offsets)
+        for name, offsets in read.items():
+            extra += "; from " + self._gm_elements(name, offsets)
+        return (f"  {role:<13s}{w.name} x{len(group)} (records #{seqs[0]}-#{seqs[-1]}) {where} {w.pipe} "
+                f"[{start:.0f}, {end:.0f}) at {w.source}  {extra}")
 
     def _gm_elements(self, allocation: str, offsets: np.ndarray) -> str:
         """The GM bytes a load read, as elements of the operator's tensor in that allocation (first and last)."""
@@ -103,7 +148,8 @@ class TensorCommands:
             raise CommandError(f"check takes no arguments, got {rest.strip()!r}")
         op = self.operator
         if op is None:
-            raise CommandError("check needs the operator's reference: run the debugger through an operator command")
+            raise CommandError("check needs the operator's tensors and reference, which this run has not (debug "
+                               "conv-backward replays one launch: debug that gradient's own operator to check it)")
         if self._expected is None:
             self._expected = np.asarray(op.expected(), np.float64)
         result = compare(self.dbg.tensor(op.output), self._expected, op.tolerance)
@@ -134,6 +180,26 @@ def _runs(steps: list) -> list:
         else:
             groups.append([step])
     return groups
+
+
+def _similar(steps: list) -> list:
+    """Steps grouped by kind: role, buffer written, pipe, instruction and source line (in order of first step)."""
+    groups: dict = {}
+    for step in steps:
+        w = step.writer
+        groups.setdefault((step.role, step.into, w.pipe, w.name, w.source), []).append(step)
+    return list(groups.values())
+
+
+def _ranges(values: list) -> str:
+    """Sorted integers as ranges: 0-3,8,12-13."""
+    runs: list = []
+    for v in values:
+        if runs and v == runs[-1][1] + 1:
+            runs[-1][1] = v
+        else:
+            runs.append([v, v])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
 
 
 def _check_axes(name: str, index: tuple, shape: tuple, fmt: str) -> None:

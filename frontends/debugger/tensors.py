@@ -7,15 +7,18 @@ so that a run that faulted has them too. Each mapping is traced from the convers
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.formats import filter_to_fractal_z_3d, ncdhw_to_ndc1hwc0, ndc1hwc0_to_ncdhw
 from ascend_sim.machine.gm_tensors import GmTensor, from_device, to_device
+from frontends.cli import conv3d_dw_command
 from frontends.cli.conv_problem import conv_problem
 from frontends.cli.report import TOLERANCE
+from kernels.conv3d_backprop_filter import operator as dw_operator
+from kernels.conv3d_backprop_filter.reference import conv3d_dw_reference
 from kernels.conv3d_backprop_input.matmul_route import FM_EQ_KERNEL, STRIDE_EQ_KERNEL, W1B1_1X1X1
 from kernels.conv3d_backprop_input.reference import conv3d_dx_reference
 from kernels.conv3d_v2.reference import conv3d_reference
@@ -25,12 +28,21 @@ from kernels.conv3d_v2.routing import need_point_wise_kernel, point_wise_kernel_
 @dataclass
 class OperatorTensors:
     """tensors: {argument name: GmTensor}; output: the name of the result; expected(): the reference result as
-    float64 in the output's logical format; tolerance: of |got - ref| / (|ref| + rms(ref)) (report.check_against)."""
+    float64 in the output's logical format; tolerance: of |got - ref| / (|ref| + rms(ref)) (report.check_against);
+    aliases: {name the run command prints: argument name} (dy -> out_backprop), usable at the prompt too."""
 
     tensors: dict
     output: str
     expected: object
     tolerance: float
+    aliases: dict = field(default_factory=dict)
+
+    def banner(self) -> str:
+        """The tensors line of the debugger's banner: each name, its alias, logical format and shape."""
+        named = {tensor: alias for alias, tensor in self.aliases.items()}
+        return "tensors: " + ", ".join(
+            f"{name}{f' ({named[name]})' if name in named else ''} {t.logical_format} {t.logical_shape}"
+            for name, t in self.tensors.items())
 
 
 def matmul_tensors(args, initial_gm: dict) -> OperatorTensors:
@@ -77,7 +89,40 @@ def conv3d_dx_tensors(args, initial_gm: dict) -> OperatorTensors:
         dy, weight = (tensors[name].logical(initial_gm[tensors[name].allocation]).astype(np.float64)
                       for name in ("out_backprop", "filter"))
         return conv3d_dx_reference(dy, weight, p.dx_shape, p.stride, p.pad, p.dilation, p.groups)
-    return OperatorTensors(tensors, "y", expected, _tolerance(p.dtype, p.hf32))
+    return OperatorTensors(tensors, "y", expected, _tolerance(p.dtype, p.hf32),
+                           {"dy": "out_backprop", "w": "filter", "dx": "y"})
+
+
+def conv3d_dw_tensors(args, initial_gm: dict) -> OperatorTensors:
+    """`ascend-sim conv3d-dw` (Conv3DBackpropFilterV2, NCDHW data): x, out_backprop (dy) and y (dw, float32), as
+    kernels/conv3d_backprop_filter/operator.py places them (NDC1HWC0 in the tiling's group layout, x with the rows
+    beyond the kernel's reach written out; y FRACTAL_Z_3D). The tiling is generated again from the flags: the
+    generator is deterministic, and a run that faulted has no result to take it from."""
+    p = conv_problem(args)
+    dtype = np.dtype(DTYPES[p.dtype])
+    kh, dilation_h = p.kernel[1], p.dilation[1] if p.kernel[1] > 1 else 1
+    t = conv3d_dw_command.plan_tiling(args).dwTiling
+    c0 = t.k0
+    per = dw_operator.groups_per_tiling_group(p.groups, p.cin, p.cout, t)
+
+    def placed(channels_per_group: int, aligned: int, total: int):
+        return lambda a: dw_operator._to_device(a, dtype, per, channels_per_group, aligned, total)
+    x_place = placed(p.cin // p.groups, t.cin1G * c0, -(-t.cin // c0) * c0)
+    y_elems = t.group * t.dk * t.cin1G * t.hk * t.wk * t.cout1G * c0 * c0
+    tensors = {
+        "x": to_device("x", "x", dtype, "NCDHW", p.dx_shape, "NDC1HWC0",
+                       lambda x: x_place(dw_operator._pad_rows_beyond_reach(x, p.pad, kh, dilation_h)[0])),
+        "out_backprop": to_device("out_backprop", "out_backprop", dtype, "NCDHW", p.dy_shape, "NDC1HWC0",
+                                  placed(p.cout // p.groups, t.cout1G * c0, -(-t.cout // c0) * c0)),
+        "y": from_device("y", "y", np.float32, "FRACTAL_Z_3D", (y_elems,), "NCDHW",
+                         lambda flat: dw_operator._from_device(flat, t, p.groups, p.filter_shape)),
+    }
+
+    def expected():
+        x, dy = (tensors[name].logical(initial_gm[tensors[name].allocation]).astype(np.float64)
+                 for name in ("x", "out_backprop"))
+        return conv3d_dw_reference(x, dy, p.filter_shape, p.stride, p.pad, p.dilation, p.groups)
+    return OperatorTensors(tensors, "y", expected, _tolerance(p.dtype, p.hf32), {"dy": "out_backprop", "dw": "y"})
 
 
 def conv3d_tensors(args, initial_gm: dict) -> OperatorTensors:
@@ -112,7 +157,7 @@ def conv3d_tensors(args, initial_gm: dict) -> OperatorTensors:
                 for name in ("x", "filter"))
         b = tensors["bias"].logical(initial_gm["bias"]).astype(np.float64) if args.bias else None
         return conv3d_reference(x, w, b, p.stride, p.pad, p.dilation, p.groups)
-    return OperatorTensors(tensors, "y", expected, _tolerance(p.dtype, p.hf32))
+    return OperatorTensors(tensors, "y", expected, _tolerance(p.dtype, p.hf32), {"w": "filter"})
 
 
 def _matmul_route_tensors(p, mode: str, dtype) -> dict:
@@ -148,13 +193,17 @@ def _tolerance(dtype: str, hf32: bool) -> float:
     return TOLERANCE["hf32" if hf32 and dtype == "float32" else dtype]
 
 
-def operator_tensors(args, initial_gm: dict) -> OperatorTensors:
-    """The tensors of the run the flags of `ascend-sim conv3d-dx`, `conv3d` or `matmul` describe; initial_gm: GM
-    before the launch ({allocation: bytes})."""
-    if hasattr(args, "m"):
-        return matmul_tensors(args, initial_gm)
-    return conv3d_tensors(args, initial_gm) if hasattr(args, "bias") else conv3d_dx_tensors(args, initial_gm)
+TENSORS = {"conv3d-dx": conv3d_dx_tensors, "conv3d-dw": conv3d_dw_tensors, "conv3d": conv3d_tensors,
+           "matmul": matmul_tensors}
 
 
-__all__ = ["GmTensor", "OperatorTensors", "conv3d_dx_tensors", "conv3d_tensors", "matmul_tensors",
+def operator_tensors(args, initial_gm: dict) -> OperatorTensors | None:
+    """The tensors of the run the flags of `ascend-sim debug <operator>` describe; initial_gm: GM before the launch
+    ({allocation: bytes}); args: of `debug <operator>` or of the operator's own command. None for conv-backward
+    (its launches see reshaped views of the operands: the GM allocations go by their kernels' names)."""
+    build = TENSORS.get(getattr(args, "operator", None) or args.command)
+    return build(args, initial_gm) if build else None
+
+
+__all__ = ["GmTensor", "OperatorTensors", "conv3d_dw_tensors", "conv3d_dx_tensors", "conv3d_tensors", "matmul_tensors",
            "operator_tensors"]

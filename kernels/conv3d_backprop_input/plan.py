@@ -4,7 +4,7 @@ plan_conv3d_dx does what the host does before any launch: check the arguments, c
 shortcuts or the conv kernel), rewrite the problem into the kernel's envelope, generate the tiling (clearing
 enableKernelSplit, which the kernel entry does not run), apply the overrides and force initOutputFlag where the
 kernel would leave dx elements unwritten, and pick the kernel's y format (the MIX NCDHW build or NDC1HWC0). The
-operator runs the plan on the data; `ascend-sim tiling` prints it.
+operator runs the plan on the data; `ascend-sim tiling conv3d-dx` prints it.
 """
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def plan_conv3d_dx(input_size, filter_shape, out_backprop_shape, dtype, *, strid
     Raises what the operator raises before a launch: TypeError/ValueError for a bad argument, ValueError for
     tiling_overrides on a matmul route, TilingValidationError for overrides that make an illegal tiling.
     validate_overrides=False applies the overrides unchecked, so that a caller can show what they break
-    (tiling.validate); the operator never launches such a tiling.
+    (tiling.conv3d_backprop_input.arch22.validate); the operator never launches such a tiling.
     """
     if not isinstance(route, str) or route not in ROUTES:
         raise ValueError(f"route={route!r} is not supported; allowed: {ROUTES}")

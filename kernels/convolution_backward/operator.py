@@ -14,13 +14,13 @@ The Cast / TransData / view kernels aclnn launches around the cube kernels are d
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.passes.report import RunReport
+from ascend_sim.passes.trace import write_chrome_trace_of_launches
 from kernels.conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run, rows_beyond_reach
 from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
 from kernels.conv3d_backprop_input.plan import plan_conv3d_dx
@@ -117,7 +117,8 @@ def _grad_weight(a, r, go, x, kw) -> tuple[np.ndarray | None, KernelLaunch]:
         right = x.reshape(n, -1)
         tiling = MatmulTiling.for_shape(cout, right.shape[1], n, m.dtype, hf32=m.hf32)
         out, report = run_matmul(left, right, platform=a.platform, tiling=tiling, hf32=m.hf32,
-                                 execute=kw["execute"], check_races=kw["check_races"], engine=kw["engine"])
+                                 execute=kw["execute"], check_races=kw["check_races"], engine=kw["engine"],
+                                 hooks=kw["hooks"])
         result = out.reshape(v.weight_shape) if kw["execute"] else None
         note = ("grad_weight: kernel == feature map, computed by a MatMul of gradOutput^T and input "
                 "(CONV3D_BP_MM_FEATURE_MAP_EQ_KERNEL, CalculateConv3DBackwardDwByMmMode)")
@@ -158,46 +159,50 @@ def plan_convolution_backward(grad_output, input, weight, bias_sizes, stride, pa
 
 
 def run_plan(plan: ConvBackwardPlan, grad_output, input, weight, *, execute=True, trace=None, check_races=True,
-             engine="auto") -> ConvBackwardRun:
-    """Launch the kernels of a plan on arrays of the planned shapes and dtype."""
+             engine="auto", hooks: dict | None = None) -> ConvBackwardRun:
+    """Launch the kernels of a plan on arrays of the planned shapes and dtype. hooks: {gradient: [hook, ...]}, the
+    simulator hooks of that gradient's launch (`ascend-sim debug conv-backward` captures one launch)."""
     a, r = plan.args, plan.route
     v, cube = r.view, DTYPES[r.math.dtype]
     go = np.ascontiguousarray(grad_output).reshape(v.grad_output_shape).astype(cube, copy=False)
     x = np.ascontiguousarray(input).reshape(v.input_shape).astype(cube, copy=False)
     w = np.ascontiguousarray(weight).reshape(v.weight_shape).astype(cube, copy=False)
     kw = dict(execute=execute, check_races=check_races, engine=engine)
+    hooks = hooks or {}
     launches, grads = [], [None, None, None]
     if a.output_mask[2]:  # CalculateBiasGrad runs first
-        bias = run_bias_grad(grad_output, platform=a.platform, **kw)
+        bias = run_bias_grad(grad_output, platform=a.platform, hooks=hooks.get("grad_bias"), **kw)
         grads[2] = bias.result
         launches.append(KernelLaunch("grad_bias", "ReduceSum (AIV)", bias.tiling, bias.report, [BIAS_NOTE]))
     if a.output_mask[0]:
-        result, launch = _grad_input(a, r, go, x, w, kw)
+        result, launch = _grad_input(a, r, go, x, w, {**kw, "hooks": hooks.get("grad_input")})
         grads[0] = None if result is None else result.reshape(a.input_shape).astype(input.dtype)
         launches.append(launch)
     if a.output_mask[1]:
-        result, launch = _grad_weight(a, r, go, x, kw)
+        result, launch = _grad_weight(a, r, go, x, {**kw, "hooks": hooks.get("grad_weight")})
         grads[1] = None if result is None else result.reshape(a.weight_shape).astype(weight.dtype)
         launches.append(launch)
-    if trace is not None:
-        path = Path(trace)
+    if trace is not None:  # one trace: the launches one after the other, as the stream runs them
+        write_chrome_trace_of_launches([(launch.gradient, launch.report) for launch in launches], str(trace))
         for launch in launches:
-            launch.trace_path = str(path.with_name(f"{path.stem}.{launch.gradient}{path.suffix}"))
-            launch.report.write_trace(launch.trace_path)
+            launch.trace_path = str(trace)
     return ConvBackwardRun(*grads, a, r, launches)
 
 
 def convolution_backward_run(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
                              output_padding, groups, output_mask, cube_math_type=0, *, platform="Ascend910B2",
-                             execute=True, trace=None, check_races=True, engine="auto") -> ConvBackwardRun:
+                             execute=True, trace=None, check_races=True, engine="auto",
+                             hooks: dict | None = None) -> ConvBackwardRun:
     """Run convolution_backward on the simulator and return the whole record (see convolution_backward).
 
-    execute=False is the timing-only mode (results None). trace: a path; each launch writes its Chrome/Perfetto
-    trace beside it, named <stem>.<gradient><suffix>. engine: "auto" | "exact" | "fast" (ascend_sim.Chip)."""
+    execute=False is the timing-only mode (results None). trace: a path for one Chrome/Perfetto trace of every
+    launch, one after the other (launch i's cores are processes i * 1000 + core, named by the gradient). hooks:
+    {gradient: [hook, ...]} for that gradient's launch (Chip hooks). engine: "auto" | "exact" | "fast"
+    (ascend_sim.Chip)."""
     plan = plan_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
                                      output_padding, groups, output_mask, cube_math_type, platform=platform)
     return run_plan(plan, grad_output, input, weight, execute=execute, trace=trace, check_races=check_races,
-                    engine=engine)
+                    engine=engine, hooks=hooks)
 
 
 def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ascend_sim.ascendc import (ASCEND_IS_AIV, PIPE_M, GlobalTensor, HardEvent, Mmad, MmadParams, PipeBarrier, SetFlag,
-                                SetHF32Mode, TBuf, TPipe, TPosition, TQue, WaitFlag)
+                                SetHF32Mode, TBuf, TPipe, TPosition, TQue, WaitFlag, api_call)
 from ascend_sim.machine.dtypes import float32
 from kernels.conv3d_backprop_filter.kernel.load_a import InitLoadToA2Params, LoadL12L0a, LoadToA1
 from kernels.conv3d_backprop_filter.kernel.load_b import (CalcParamsL12L0b, InitLoadToB2Params, InitSetFmatrixParams,
@@ -62,6 +62,7 @@ class Conv3DBackpropFilter:
         self.tiling = None
 
     # --------------------------------------------------------------------------------------- Init
+    @api_call
     def Init(self, tiling) -> None:
         self.tiling = tiling
         self._check_tiling()
@@ -140,16 +141,19 @@ class Conv3DBackpropFilter:
         # The L0A/L0B halves start out free: TPipe() set M_MTE1 0 and 1 (its Destroy waits for them).
 
     # --------------------------------------------------------------------------------------- setters
+    @api_call
     def SetFmap(self, fmap: GlobalTensor) -> None:
         self.fmapGlobal = fmap
 
     SetInput = SetFmap  # the asc-devkit name
 
+    @api_call
     def SetOutBackprop(self, outBackprop: GlobalTensor) -> None:
         self.outBackPropGlobal = outBackprop
 
     SetGradOutput = SetOutBackprop  # the asc-devkit name
 
+    @api_call
     def SetSingleShape(self, singleShapeM: int, singleShapeN: int, singleShapeK: int, hoStartIdx: int) -> None:
         """M = couts, N = (cin, kh, kw) elements of this core's block, K = pixels (whole rows of Wo)."""
         t = self.tiling
@@ -182,6 +186,7 @@ class Conv3DBackpropFilter:
         self.curStepM = t.stepM if self.mIter - self.curML0Idx > t.stepM else self.mIter - self.curML1Idx
         self.curStepN = t.stepN if self.nIter - self.curNL0Idx > t.stepN else self.nIter - self.curNL1Idx
 
+    @api_call
     def Iterate(self, enPartialSum: bool = False) -> bool:
         """Compute the next baseM x baseN tile of dw into L0C (all of this block's K); False when all are done.
 
@@ -372,15 +377,18 @@ class Conv3DBackpropFilter:
             PipeBarrier(PIPE_M)
 
     # --------------------------------------------------------------------------------------- output
+    @api_call
     def GetTensorC(self, output: GlobalTensor, enAtomic: int = 0, enSequentialWrite: bool = False) -> None:
         """Fixpipe the current L0C tile into dw (FRACTAL_Z_3D, fp32), added to GM when enAtomic == 1."""
         LoadL0c2Gm(self, output, enAtomic, enSequentialWrite)
 
+    @api_call
     def IterateAll(self, output: GlobalTensor, enAtomic: int = 0) -> None:
         while self.Iterate():
             self.GetTensorC(output, enAtomic)
         self.isFirstIter = True
 
+    @api_call
     def IterateAllDeterministic(self, output: GlobalTensor, enAtomic: int = 0) -> None:
         """IterateAll into a per-core workspace of this block's tiles (isDeterministic: the tile rows are the
         block's couts, not the whole cout1G*C0), for the vector cores to reduce in a fixed order."""
@@ -390,6 +398,7 @@ class Conv3DBackpropFilter:
         self.isFirstIter = True
         self.isDeterministic = False
 
+    @api_call
     def End(self) -> None:
         """Clear HF32 (the M -> MTE1 events TPipe() set are waited by its Destroy)."""
         if ASCEND_IS_AIV():

@@ -30,7 +30,8 @@ def test_conv3d_dx_json_timing_only_and_overrides(capsys):
     code = main(["conv3d-dx", *SMALL_CONV, "--timing-only", "--json", "--set", "al1Pbuffer=1"])
     said = capsys.readouterr()
     data = json.loads(said.out)  # stdout is the JSON document alone; the text went to stderr
-    assert code == 0 and data["tiling"]["conv3DDxTiling"]["al1Pbuffer"] == 1 and data["report"]["cycles"] > 0
+    launch, = data["launches"]
+    assert code == 0 and launch["tiling"]["conv3DDxTiling"]["al1Pbuffer"] == 1 and launch["report"]["cycles"] > 0
     assert data["check_passed"] is None and "tiling key" in said.err
 
 
@@ -53,23 +54,25 @@ def test_conv3d_dx_routed_like_aclnn_and_forced_onto_the_conv_kernel(capsys):
      "1,0,3,1,0,0", "--dtype", "float32", "--set", "initOutputFlag=0"],
 ], ids=["defaults", "rewritten"])
 def test_tiling_prints_the_tiling_conv3d_dx_runs(problem, capsys):
-    assert main(["tiling", *problem, "--json"]) == 0
-    printed = json.loads(capsys.readouterr().out)
+    assert main(["tiling", "conv3d-dx", *problem, "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    printed = document["launches"][0]["tiling"]
     assert main(["conv3d-dx", *problem, "--json", "--route", "v2", "--timing-only"]) == 0
     ran = json.loads(capsys.readouterr().out)
-    assert printed["conv3DDxTiling"] == ran["tiling"]["conv3DDxTiling"]
-    assert printed["params"] == ran["tiling"]["params"] and printed["tiling_key"] == ran["tiling"]["tiling_key"]
-    assert printed["run_notes"] == ran["notes"]
+    ran_tiling = ran["launches"][0]["tiling"]
+    assert printed["conv3DDxTiling"] == ran_tiling["conv3DDxTiling"]
+    assert printed["params"] == ran_tiling["params"] and printed["tiling_key"] == ran_tiling["tiling_key"]
+    assert document["notes"] == ran["notes"]
     assert bool(problem) == any("initOutputFlag forced" in note for note in ran["notes"])
 
 
 def test_tiling_table_overrides_and_the_aclnn_note(capsys):
     shape = ["--cin", "8", "--cout", "24", "--dhw", "4,8,8", "--kernel", "2,2,2", "--stride", "2,2,2", "--pad",
              "0,0,0,0,0,0"]
-    assert main(["tiling", *shape]) == 0
+    assert main(["tiling", "conv3d-dx", *shape]) == 0
     out = capsys.readouterr().out
     assert "[conv3DDxTiling]" in out and "runs this problem as a matmul (STRIDE_EQ_KERNEL)" in out
-    assert main(["tiling", *shape, "--set", "baseM=4096"]) == 1  # printed with what the override broke
+    assert main(["tiling", "conv3d-dx", *shape, "--set", "baseM=4096"]) == 1  # printed with what the override broke
     assert "baseM=4096" in capsys.readouterr().out
 
 
@@ -79,9 +82,10 @@ def test_matmul_checks_every_dtype(dtype, extra, capsys):
     assert main(["matmul", *SMALL_MATMUL, "--batch", "2", "--dtype", dtype, *extra, "--json"]) == 0
     said = capsys.readouterr()
     data = json.loads(said.out)
-    assert data["check_passed"] is True and data["check"]["max_error"] <= data["check"]["tolerance"]
-    assert data["tiling"]["dtype"] == dtype and data["tiling"]["hf32"] == bool(extra)
-    assert "PASSED" in said.err and data["report"]["instruction_counts"]["Mmad"] > 0
+    check, (launch,) = data["checks"]["c"], data["launches"]
+    assert data["check_passed"] is True and check["max_error"] <= check["tolerance"]
+    assert launch["tiling"]["dtype"] == dtype and launch["tiling"]["hf32"] == bool(extra)
+    assert "PASSED" in said.err and launch["report"]["instruction_counts"]["Mmad"] > 0
 
 
 def test_matmul_text_report_timing_only_and_trace(tmp_path, capsys):
@@ -162,7 +166,7 @@ BAD_INPUT = [
     (["conv3d-dx", "--stride", "-1,1,1"], "--stride", "write --stride=-1,1,1"),
     (["conv3d-dx", "--stride", "1,64,1"], "--stride", "H=64"),
     (["conv3d-dx", "--stride", "1,a,1"], "--stride", "H='a'"),
-    (["conv3d-dx", "--pad", "1,1,1"], "--pad", "1,1,1"),
+    (["conv3d-dx", "--pad", "1,1,1,1"], "--pad", "1,1,1,1"),  # 1, 3 (per axis) or 6 values
     (["conv3d-dx", "--pad=0,0,-2,0,0,0"], "--pad", "top=-2"),
     (["conv3d-dx", "--dilation", "1,0,1"], "--dilation", "H=0"),
     (["conv3d-dx", "--groups", "0"], "--groups", "0"),
@@ -184,15 +188,15 @@ BAD_INPUT = [
     (["conv3d-dx", "--seed", "-1"], "--seed", "-1"),
     (["conv3d-dx", "--strid", "1,1,1"], "--strid", "did you mean --stride?"),
     # tiling: the same problem flags
-    (["tiling", "--stride", "0,1,1"], "--stride", "D=0"),
-    (["tiling", "--groups", "3"], "--groups", "3"),
-    (["tiling", "--dhw", "8,56"], "--dhw", "8,56"),
-    (["tiling", "--dilation=-1,1,1"], "--dilation", "D=-1"),
-    (["tiling", "--dtype", "float32", "--set", "stepKa=x"], "--set", "stepKa=x"),
-    (["tiling", "--hf32", "--dtype", "bfloat16"], "--hf32", "bfloat16"),
-    (["tiling", "--platform", "Ascend910"], "--platform", "Ascend910"),
-    (["tiling", "--dy", "1,64,8,56,56"], "--dy", "1,64,8,56,56"),  # the old shape flags are gone
-    (["tiling", "--json=yes"], "--json", "yes"),
+    (["tiling", "conv3d-dx", "--stride", "0,1,1"], "--stride", "D=0"),
+    (["tiling", "conv3d-dx", "--groups", "3"], "--groups", "3"),
+    (["tiling", "conv3d-dx", "--dhw", "8,56"], "--dhw", "8,56"),
+    (["tiling", "conv3d-dx", "--dilation=-1,1,1"], "--dilation", "D=-1"),
+    (["tiling", "conv3d-dx", "--dtype", "float32", "--set", "stepKa=x"], "--set", "stepKa=x"),
+    (["tiling", "conv3d-dx", "--hf32", "--dtype", "bfloat16"], "--hf32", "bfloat16"),
+    (["tiling", "conv3d-dx", "--platform", "Ascend910"], "--platform", "Ascend910"),
+    (["tiling", "conv3d-dx", "--dy", "1,64,8,56,56"], "--dy", "1,64,8,56,56"),  # the old shape flags are gone
+    (["tiling", "conv3d-dx", "--json=yes"], "--json", "yes"),
     # matmul
     (["matmul", "--m", "0"], "--m", "0"),
     (["matmul", "--n", "-3"], "--n", "-3"),
@@ -214,7 +218,8 @@ BAD_INPUT = [
 def test_bad_input_is_one_line_naming_the_flag_and_the_value(argv, flag, value, capsys):
     assert main(argv) == 2
     said = capsys.readouterr()
-    command = argv[0] if argv and argv[0] in ("conv3d-dx", "tiling", "matmul") else None
+    command = (" ".join(argv[:2]) if argv[:1] == ["tiling"] else argv[0]
+               if argv and argv[0] in ("conv3d-dx", "matmul") else None)
     assert said.out == "" and said.err.count("\n") == 1 and "Traceback" not in said.err
     assert said.err.startswith(f"ascend-sim {command}: error: " if command else "ascend-sim: error: ")
     assert flag in said.err and value in said.err
@@ -223,7 +228,7 @@ def test_bad_input_is_one_line_naming_the_flag_and_the_value(argv, flag, value, 
 def test_bad_platform_files_are_one_line(tmp_path, capsys):
     broken = tmp_path / "broken.json"
     broken.write_text('{"name": "x", "L1": 100}')
-    assert main(["tiling", "--platform", str(broken)]) == 2
+    assert main(["tiling", "conv3d-dx", "--platform", str(broken)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not a valid platform file" in err and "aic_cores: Field required" in err
     assert main(["matmul", "--platform", str(tmp_path)]) == 2  # a folder
@@ -232,5 +237,27 @@ def test_bad_platform_files_are_one_line(tmp_path, capsys):
 
 
 def test_help_exits_0(capsys):
-    assert main(["tiling", "--help"]) == 0
+    assert main(["tiling", "conv3d-dx", "--help"]) == 0
     assert "--dhw D,H,W" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv", [["tiling"], ["tiling", "--cin", "16"], ["tiling", "--json"]])
+def test_tiling_without_an_operator_answers_with_the_new_spelling(argv, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("ascend-sim tiling: error: name the operator first: ")
+    assert "ascend-sim tiling {conv3d-dx,conv3d-dw,conv3d,conv-backward,matmul}" in err
+
+
+def test_one_value_means_every_axis_and_three_pads_one_per_axis(capsys):
+    """--kernel 3 --stride 2 --dilation 1 --dhw 6 --pad 1 is the problem of the spelled-out values; --pad D,H,W
+    pads each axis on both sides."""
+    short = ["--cin", "16", "--cout", "16", "--dhw", "6", "--kernel", "3", "--stride", "2", "--dilation", "1"]
+    long = ["--cin", "16", "--cout", "16", "--dhw", "6,6,6", "--kernel", "3,3,3", "--stride", "2,2,2",
+            "--dilation", "1,1,1"]
+    documents = []
+    for flags in ([*short, "--pad", "1"], [*long, "--pad", "1,1,1,1,1,1"], [*long, "--pad", "1,1,1"]):
+        assert main(["tiling", "conv3d-dx", *flags, "--json"]) == 0
+        documents.append(json.loads(capsys.readouterr().out))
+    assert documents[0] == documents[1] == documents[2]
+    assert documents[0]["launches"][0]["tiling"]["conv3DDxTiling"]["strideD"] == 2

@@ -52,7 +52,7 @@ def _commands(folder: Path) -> dict[str, list[str]]:
     commands = {name: [*CLI, *argv] for name, (argv, _, _) in BAD_INPUT.items()}
     commands.update({
         "conv3d-dx json": [*CLI, "conv3d-dx", *SMALL_CONV, "--json"],
-        "tiling json": [*CLI, "tiling", *SMALL_CONV, "--json"],
+        "tiling json": [*CLI, "tiling", "conv3d-dx", *SMALL_CONV, "--json"],
         "matmul json": [*CLI, "matmul", *SMALL_MATMUL, "--json"],
         "version": [*CLI, "--version"],
         "fault": [*CLI, "matmul", *SMALL_MATMUL, "--platform", small_l0],
@@ -60,7 +60,7 @@ def _commands(folder: Path) -> dict[str, list[str]]:
     })
     script = _console_script()
     if script:
-        commands["console script"] = [script, "tiling", "--groups", "0"]
+        commands["console script"] = [script, "tiling", "conv3d-dx", "--groups", "0"]
     return commands
 
 
@@ -117,4 +117,4 @@ def test_console_script(runs):
     if "console script" not in runs:
         pytest.skip("no ascend-sim console script installed beside this Python or on PATH")
     run = runs["console script"]
-    assert run.returncode == 2 and "argument --groups: 0" in _one_line_error(run, "ascend-sim tiling")
+    assert run.returncode == 2 and "argument --groups: 0" in _one_line_error(run, "ascend-sim tiling conv3d-dx")

@@ -25,8 +25,9 @@ def test_conv3d_runs_checks_and_writes_a_trace(tmp_path, capsys):
 def test_conv3d_json_timing_only_overrides_and_engine(capsys):
     assert main(["conv3d", *SMALL, "--timing-only", "--json", "--set", "iterateMNOrder=1", "--engine", "exact"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["check_passed"] is None and doc["tiling"]["convApiTiling"]["iterateMNOrder"] == 1
-    assert doc["report"]["cycles"] > 0
+    launch, = doc["launches"]
+    assert doc["check_passed"] is None and launch["tiling"]["convApiTiling"]["iterateMNOrder"] == 1
+    assert launch["report"]["cycles"] > 0
 
 
 def test_conv3d_refuses_bad_flags_on_one_line(capsys):

@@ -13,13 +13,13 @@ SMALL = ["--cin", "8", "--cout", "16"]
 
 
 @pytest.mark.parametrize("flags,kernels", [
-    (["--size", "12", "--kernel", "3", "--stride", "2"], ["ReduceSum (AIV)", "Conv3DBackpropInputV2",
+    (["--dhw", "12", "--kernel", "3", "--stride", "2"], ["ReduceSum (AIV)", "Conv3DBackpropInputV2",
                                                            "Conv3DBackpropFilterV2"]),
-    (["--size", "4,4", "--kernel", "4,4", "--padding", "0,0", "--dtype", "bfloat16"],
+    (["--dhw", "4,4", "--kernel", "4,4", "--pad", "0,0", "--dtype", "bfloat16"],
      ["ReduceSum (AIV)", "MatMul (FM_EQ_KERNEL)", "MatMul (FM_EQ_KERNEL)"]),
-    (["--size", "2,6,6", "--mask", "0,1,0", "--dtype", "float32", "--cube-math-type", "2"],
+    (["--dhw", "2,6,6", "--mask", "0,1,0", "--dtype", "float32", "--cube-math-type", "2"],
      ["Conv3DBackpropFilterV2"]),
-    (["--size", "2,5,5", "--transposed", "--stride", "1,2,2", "--output-padding", "0,1,1"],
+    (["--dhw", "2,5,5", "--transposed", "--stride", "1,2,2", "--output-padding", "0,1,1"],
      ["ReduceSum (AIV)", "Conv3DV2", "Conv3DBackpropFilterV2"]),
 ])
 def test_runs_and_checks(capsys, flags, kernels):
@@ -32,22 +32,50 @@ def test_runs_and_checks(capsys, flags, kernels):
 
 def test_text_report_traces_and_timing_only(tmp_path, capsys):
     trace = tmp_path / "bp.json"
-    assert main(["conv-backward", *SMALL, "--size", "2,6,6", "--trace", str(trace)]) == 0
+    assert main(["conv-backward", *SMALL, "--dhw", "2,6,6", "--trace", str(trace)]) == 0
     out = capsys.readouterr().out
     assert out.count("PASSED") == 3 and "grad_weight: Conv3DBackpropFilterV2" in out and "total: 3 kernels" in out
-    for gradient in ("grad_input", "grad_weight", "grad_bias"):
-        assert json.loads((tmp_path / f"bp.{gradient}.json").read_text())
-    assert main(["conv-backward", *SMALL, "--size", "2,6,6", "--timing-only", "--json"]) == 0
+    # one trace file with the three launches one after the other (processes launch * 1000 + core)
+    events = json.loads(trace.read_text())["traceEvents"]
+    names = {e["args"]["name"] for e in events if e["name"] == "process_name"}
+    assert {name.split(":")[0] for name in names} == {"grad_input", "grad_weight", "grad_bias"}
+    spans = [e for e in events if e["ph"] == "X"]
+    by_launch = {}
+    for e in spans:
+        by_launch.setdefault(e["pid"] // 1000, []).append(e)
+    assert sorted(by_launch) == [0, 1, 2]
+    for earlier, later in ((0, 1), (1, 2)):  # each launch starts where the one before ended
+        assert max(e["ts"] + e["dur"] for e in by_launch[earlier]) <= min(e["ts"] for e in by_launch[later]) + 1e-9
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bp.json"]
+    assert main(["conv-backward", *SMALL, "--dhw", "2,6,6", "--timing-only", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["check_passed"] is None
 
 
+def test_one_value_means_every_axis(capsys):
+    assert main(["conv-backward", *SMALL, "--dhw", "2,6,6", "--stride", "1", "--kernel", "3", "--pad", "1",
+                 "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["check_passed"] is True
+    assert main(["conv-backward", *SMALL, "--dhw", "2,6,6", "--stride", "1,1,1", "--kernel", "3,3,3", "--pad", "1,1,1",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["launches"] == doc["launches"]
+
+
+@pytest.mark.parametrize("old,new", [(["--size", "2,6,6"], "renamed --dhw; write --dhw 2,6,6"),
+                                     (["--padding", "1"], "renamed --pad; write --pad 1")])
+def test_old_spellings_answer_with_the_new_one(capsys, old, new):
+    assert main(["conv-backward", *old]) == 2
+    err = capsys.readouterr().err
+    assert err == f"ascend-sim conv-backward: error: argument {old[0]}: {new}\n"
+
+
 @pytest.mark.parametrize("flags,words", [
-    (["--size", "4,4", "--stride", "1,1,1"], "argument --stride"),
-    (["--size", "1,2,3,4,5"], "argument --size"),
+    (["--dhw", "4,4", "--stride", "1,1,1"], "argument --stride"),
+    (["--dhw", "1,2,3,4,5"], "argument --dhw"),
     (["--cube-math-type", "4"], "argument --cube-math-type"),
     (["--mask", "1,0"], "argument --mask"),
     (["--groups", "3"], "argument --groups"),
-    (["--size", "4,80,8", "--stride", "1,64,1"], "stride[1] (H)=64 is outside the allowed range [1, 63]"),
+    (["--dhw", "4,80,8", "--stride", "1,64,1"], "stride[1] (H)=64 is outside the allowed range [1, 63]"),
     (["--output-padding", "1,0,0"], "output_padding=(1, 0, 0) must be all 0 when transposed=False"),
 ])
 def test_bad_flags_one_line_exit_2(capsys, flags, words):

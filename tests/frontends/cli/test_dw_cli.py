@@ -25,8 +25,9 @@ def test_conv3d_dw_deterministic(capsys):
 def test_conv3d_dw_json_timing_only_and_overrides(capsys):
     assert main(["conv3d-dw", *SMALL, "--timing-only", "--json", "--set", "baseN=64"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["check_passed"] is None and doc["tiling"]["dwTiling"]["baseN"] == 64
-    assert doc["report"]["cycles"] > 0
+    launch, = doc["launches"]
+    assert doc["check_passed"] is None and launch["tiling"]["dwTiling"]["baseN"] == 64
+    assert launch["report"]["cycles"] > 0
 
 
 def test_conv3d_dw_refuses_bad_flags_on_one_line(capsys):

@@ -242,7 +242,9 @@ def test_on_a_terminal_it_prompts_and_stops_at_end_of_input(session, monkeypatch
     code = main(["debug", *MATMUL])
     assert code == 0 and prompts == [PROMPT] * 5
     out = capsys.readouterr().out.splitlines()
-    # no echo on a terminal; `continue`, then an empty line repeats it (core 3 has one Mmad: to the end)
-    assert out[2].startswith("Breakpoint 1: name=Mmad core=3")
-    assert out[3].startswith("Breakpoint 1, #") and " core 3 pipe M Mmad " in out[3]
-    assert out[5].startswith("The run ended") and out[6].startswith("#139 ") and out[-1] == ""
+    # the banner: headline, tensors, records; no echo on a terminal; `continue`, then an empty line repeats it
+    # (core 3 has one Mmad: to the end)
+    assert out[1] == "tensors: a ND (1, 256, 64), b ND (1, 64, 256), c ND (1, 256, 256)"
+    assert out[3].startswith("Breakpoint 1: name=Mmad core=3")
+    assert out[4].startswith("Breakpoint 1, #") and " core 3 pipe M Mmad " in out[4]
+    assert out[6].startswith("The run ended") and out[7].startswith("#139 ") and out[-1] == ""

@@ -55,18 +55,27 @@ def test_print_and_x_of_conv_tensors(session):
 
 
 def test_who_wrote_an_element_is_the_api_provenance(session):
-    code, out, shell = session(MATMUL, "goto end\nwho-wrote c[1, 33, 17]\nwho-wrote c[1, 33]\n")
+    code, out, shell = session(MATMUL, "goto end\nwho-wrote --all c[1, 33, 17]\nwho-wrote c[1, 33]\n"
+                                       "who-wrote c[1, 33, 17]\n")
     pv = shell.dbg.trace("c", (1, 33, 17))
     lines = out[1]
     assert lines[0].startswith("c[1, 33, 17] = ") and lines[0].endswith("came from:")
     stored = pv.by_role("stored")[0].writer
     assert lines[1].startswith(f"  stored       #{stored.seq} core {stored.core} FIX Fixpipe")
     mmads = [int(re.search(r"#(\d+)", line).group(1)) for line in lines if "accumulated" in line]
-    assert mmads == [s.writer.seq for s in pv.by_role("accumulated")]
+    assert len(mmads) == 3 and mmads == [s.writer.seq for s in pv.by_role("accumulated")]
     l1 = [line for line in lines if "loaded L1" in line]
     assert len(l1) == 2 and any("from a: 150 elements a[1, 33, 0] .. a[1, 33, 149]" in line for line in l1)
     assert any("from b: 150 elements b[1, 0, 17] .. b[1, 149, 17]" in line for line in l1)
     assert out[2] == ["error: who-wrote c needs one element: 3 integers (ND (2, 40, 24))"]
+    # without --all: the three Mmads of one source line are one line with their range, and the L1 loads keep
+    # the GM elements they read
+    grouped = out[3]
+    first, last = min(mmads), max(mmads)
+    accumulated = [line for line in grouped if "accumulated" in line]
+    assert len(accumulated) == 1 and f"Mmad x3 (records #{first}-#{last})" in accumulated[0]
+    assert len(grouped) < len(lines) and grouped[-1] == "  (who-wrote --all lists every record)"
+    assert any("from a: 150 elements a[1, 33, 0] .. a[1, 33, 149]" in line for line in grouped)
 
 
 def test_check_passes_on_a_correct_run_and_says_where(session):
@@ -74,3 +83,18 @@ def test_check_passes_on_a_correct_run_and_says_where(session):
     assert out[0][0].startswith("check c at the start of the run: FAILED: 1920 of 1920 elements wrong")
     assert "FAILED" in out[0][0] and "the first: c[0, 0, 0] = nan" in out[0][0]
     assert out[2][0].startswith("check c at the end of the run: PASSED")
+
+
+def test_the_run_commands_names_are_aliases_and_the_banner_lists_them(monkeypatch, capsys):
+    # conv3d-dx prints dy, w and dx; the operator's arguments are out_backprop, filter and y: both work
+    script = "goto end\nprint dy[0, 3, 1, 2, 2]\nprint out_backprop[0, 3, 1, 2, 2]\nprint w[5, 4, 1, 0, 2]\n" \
+             "print filter[5, 4, 1, 0, 2]\nprint dx[0, 7, 1, 3, 4]\nprint y[0, 7, 1, 3, 4]\nwho-wrote dx[0, 7, 1, 3, 4]\n"
+    monkeypatch.setattr(sys, "stdin", io.StringIO(script))
+    assert main(["debug", *CONV]) == 0
+    head, *chunks = capsys.readouterr().out.split(PROMPT)
+    assert head.splitlines()[1] == ("tensors: out_backprop (dy) NCDHW (1, 24, 3, 4, 4), filter (w) NCDHW "
+                                    "(24, 20, 2, 3, 3), y (dx) NCDHW (1, 20, 2, 8, 8)")
+    out = [chunk.splitlines()[1:] for chunk in chunks]
+    for alias, name in ((1, 2), (3, 4), (5, 6)):
+        assert out[alias] == out[name] and " = " in out[name][0]
+    assert out[7][0].startswith("y[0, 7, 1, 3, 4] = ") and out[7][0].endswith("came from:")

@@ -1,0 +1,63 @@
+"""`ascend-sim --help` and every command's own --help import no operator, tiling or numeric module (issue 22:
+under 0.3 s; benchmarks/bench_cli_startup.py prints the times). Checked in a fresh interpreter by its sys.modules,
+not by a timing."""
+import json
+import subprocess
+import sys
+
+import pytest
+from paths import ROOT
+
+# the commands this test covers (`sweep` is the tiling lab's: its own import cost)
+OPERATORS = ["conv3d-dx", "conv3d-dw", "conv3d", "conv-backward", "matmul"]
+HELPS = [[], ["tiling"], ["debug"], *([op] for op in OPERATORS), *(["tiling", op] for op in OPERATORS),
+         *(["debug", op] for op in OPERATORS)]
+HEAVY = ("numpy", "numba", "pydantic", "tiling", "ascend_sim", "torch")
+
+PROBE = """
+import json, sys
+from frontends.cli.app import main
+code = main(sys.argv[1:] + ["--help"])
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
+"""
+
+
+def _modules_after_help(words: list[str]) -> tuple[int, str, list[str]]:
+    run = subprocess.run([sys.executable, "-c", PROBE, *words], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    probe = json.loads(run.stderr.strip().splitlines()[-1])
+    return probe["code"], run.stdout, probe["modules"]
+
+
+@pytest.mark.parametrize("words", HELPS, ids=lambda words: " ".join(words) or "top")
+def test_help_imports_no_operator(words):
+    code, out, modules = _modules_after_help(words)
+    assert code == 0 and out.startswith(f"usage: ascend-sim {' '.join(words)}".rstrip())
+    operators = [m for m in modules if m.startswith("kernels.") and not m.startswith("frontends.cli")]
+    heavy = [m for m in modules if m.split(".")[0] in HEAVY]
+    assert operators == [] and heavy == []
+
+
+def test_top_level_help_lists_every_command():
+    from frontends.cli.app import COMMANDS
+    _, out, _ = _modules_after_help([])
+    assert all(name in out for name in COMMANDS)
+
+
+def test_dtype_help_names_every_dtype():
+    from ascend_sim.machine.dtypes import DTYPES
+    from frontends.cli.flags import dtype_value
+    assert all(name in dtype_value.help for name in DTYPES)
+
+
+def test_the_operators_stay_importable_from_kernels_after_their_subpackages():
+    """kernels/__init__.py imports its operators on first use: `from kernels import conv3d_v2` is still the
+    function when kernels.conv3d_v2 (the subpackage of the same name) was imported first."""
+    probe = ("import kernels.conv3d_v2.operator, kernels.convolution_backward.operator\n"
+             "import kernels\n"
+             "from kernels import conv3d_v2, convolution_backward\n"
+             "assert conv3d_v2 is kernels.conv3d_v2 and conv3d_v2.__module__ == 'kernels.conv3d_v2.operator'\n"
+             "assert convolution_backward.__module__ == 'kernels.convolution_backward.operator'\n"
+             "assert all(callable(getattr(kernels, name)) for name in kernels.__all__)\n")
+    run = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
