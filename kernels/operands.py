@@ -1,4 +1,5 @@
-"""The host operators' shared operand checks: a format name, an input array, a 5-value D/H/W attribute.
+"""The host operators' shared operand checks: a format name, an input array, a 5-value D/H/W attribute, the lower
+bounds of sizes and attributes (checked before any arithmetic reads them).
 
 Each raises before launch with the argument's name, its value and what is allowed (TypeError for a wrong type,
 ValueError for a wrong value)."""
@@ -30,10 +31,20 @@ def check_array(name: str, value, ndim: int | None = None) -> np.ndarray:
     return value
 
 
+def check_at_least(name: str, values, low: int, labels) -> None:
+    """Every value >= low: a zero stride or channel count would divide by zero, a negative pad or kernel would reach
+    numpy or read as a shape mismatch, so the bound is checked by name before any arithmetic."""
+    for i, (value, label) in enumerate(zip(values, labels)):
+        if value < low:
+            raise ValueError(f"{name}[{i}] ({label})={value} is outside the allowed range: it must be >= {low}")
+
+
 def dhw_attribute(name: str, values, data_format: str) -> tuple[int, int, int]:
-    """The D, H, W entries of a 5-value attribute in data_format order; its N and C entries must be 1."""
+    """The D, H, W entries of a 5-value attribute (strides, dilations: each >= 1) in data_format order; its N and C
+    entries must be 1."""
     values = check_ints(name, values, 5, tuple(data_format))
     n_c = (values[0], values[4]) if data_format == "NDHWC" else values[:2]
     if n_c != (1, 1):
         raise ValueError(f"{name}={values!r}: the N and C entries ({data_format} order) must be 1")
+    check_at_least(name, values, 1, tuple(data_format))
     return values[1:4] if data_format == "NDHWC" else values[2:5]

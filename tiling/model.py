@@ -15,8 +15,7 @@ from ascend_sim.platform import Platform
 
 from .cstruct import I32_MAX, I32_MIN, U32_MAX, U64_MAX  # noqa: F401  (re-exported: kernels/cli reads them here)
 from .cstruct import CStruct as _CStruct
-from .cstruct import check_field_value as _check_field_value
-from .cstruct import unknown_field_message as _unknown_field_message
+from .cstruct import check_overrides as _check_overrides
 
 # (name, C type) in declaration order. The order *is* the blob layout.
 PARAMS_FIELDS: tuple[tuple[str, str], ...] = (
@@ -146,14 +145,12 @@ class Conv3DBackpropInputV2TilingData(BaseModel):
         params = self.params.model_dump()
         tiling = self.conv3DDxTiling.model_dump()
         top = self.model_dump(exclude={"params", "conv3DDxTiling", "tiling_key"})
+        _check_overrides(changes, (Conv3DBackpropInputV2Params, TConv3DInputV2Tiling), top)
         for key, value in changes.items():
             if key in params or key in tiling:
-                _check_field_value(key, value)
                 (params if key in params else tiling)[key] = value
-            elif key in top:
-                top[key] = value
             else:
-                raise ValueError(_unknown_field_message(key, [*params, *tiling, *top]))
+                top[key] = value
         top["notes"] = [*top["notes"], f"overridden: {sorted(changes)}"]
         result = type(self)(params=Conv3DBackpropInputV2Params(**params),
                             conv3DDxTiling=TConv3DInputV2Tiling(**tiling), **top)

@@ -26,12 +26,14 @@ from ascend_sim.report import RunReport
 from ascend_sim.tensor import GmAddr
 from tiling import check_conv3d_dw_args, conv3d_backprop_filter_tiling
 from tiling.checks import check_ints
+from tiling.conv3d_backprop_filter.model import Conv3DBackpropFilterV2TilingData
 
-from ..operands import check_array, check_format, dhw_attribute
+from ..operands import check_array, check_at_least, check_format, dhw_attribute
 from .kernel import conv3d_backprop_filter_v2 as _kernel_entry
 
 DATA_FORMATS = ("NDHWC", "NCDHW")
 FILTER_FORMATS = ("NCDHW", "NDHWC", "DHWCN")
+_FILTER_AXES = {"N": "Cout", "C": "Cin/groups", "D": "kD", "H": "kH", "W": "kW"}  # a filter_format letter's meaning
 
 
 @dataclass
@@ -209,18 +211,27 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
     if x.dtype != dy.dtype:
         raise TypeError(f"x.dtype={x.dtype} and out_backprop.dtype={dy.dtype} differ; both must be the same one of "
                         f"{sorted(DTYPES)}")
-    filter_size = check_ints("filter_size", filter_size, 5, tuple(filter_format))
+    filter_labels = tuple(_FILTER_AXES[axis] for axis in filter_format)
+    filter_size = check_ints("filter_size", filter_size, 5, filter_labels)
+    check_at_least("filter_size", filter_size, 1, filter_labels)
     weight_shape = filter_shape_to_ncdhw(filter_size, filter_format)
     st = dhw_attribute("strides", strides, data_format)
     dl = dhw_attribute("dilations", dilations, data_format)
     x_shape = _to_ncdhw_shape(x.shape, data_format)
     dy_shape = _to_ncdhw_shape(dy.shape, data_format)
-    pd = check_ints("pads", pads, 6, ("front", "back", "top", "bottom", "left", "right"))
+    pad_names = ("front", "back", "top", "bottom", "left", "right")
+    pd = check_ints("pads", pads, 6, pad_names)
+    check_at_least("pads", pd, 0, pad_names)
+    check_at_least("x.shape", x.shape, 1, tuple(data_format))
+    check_at_least("out_backprop.shape", dy.shape, 1, tuple(data_format))
     _check_relations(x_shape, weight_shape, dy_shape, st, pd, dl, data_format)
     x_ncdhw = np.ascontiguousarray(x.transpose(0, 4, 1, 2, 3)) if data_format == "NDHWC" else x
     dy_ncdhw = np.ascontiguousarray(dy.transpose(0, 4, 1, 2, 3)) if data_format == "NDHWC" else dy
     x_ncdhw, pd = _pad_rows_beyond_reach(x_ncdhw, pd, weight_shape[3], dl[1] if weight_shape[3] > 1 else 1)
     x_shape = x_ncdhw.shape
+    if tiling is not None and not isinstance(tiling, Conv3DBackpropFilterV2TilingData):
+        raise TypeError(f"tiling={tiling!r} must be a Conv3DBackpropFilterV2TilingData (from "
+                        f"tiling.conv3d_backprop_filter_tiling) or None, got {type(tiling).__name__}")
     if tiling is None:
         tiling = conv3d_backprop_filter_tiling(x_shape, weight_shape, dy_shape, st, pd, dl, groups,
                                                dtype=x.dtype.name, platform=platform, enable_hf32=enable_hf32,

@@ -8,10 +8,10 @@ operator runs the plan on the data; `ascend-sim tiling` prints it.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from tiling import check_conv3d_dx_args, tiling_for_args
+from tiling.cstruct import overrides_mapping
 from tiling.model import Conv3DBackpropInputV2TilingData
 
 from .arguments import Problem, check_problem
@@ -56,8 +56,7 @@ def plan_conv3d_dx(input_size, filter_shape, out_backprop_shape, dtype, *, strid
     """
     if not isinstance(route, str) or route not in ROUTES:
         raise ValueError(f"route={route!r} is not supported; allowed: {ROUTES}")
-    if tiling_overrides is not None and not isinstance(tiling_overrides, Mapping):
-        raise TypeError(f"tiling_overrides={tiling_overrides!r} must be a dict of tiling field names to integers")
+    tiling_overrides = overrides_mapping(tiling_overrides)
     user = check_problem(input_size, filter_shape, out_backprop_shape, dtype, strides, pads, dilations, groups,
                          data_format, filter_format, platform, enable_hf32)
     mode = aclnn_matmul_mode(user, data_format, filter_format, user.dilations_given) if route == "aclnn" else None

@@ -26,6 +26,7 @@ from ascend_sim.formats import filter_to_fractal_z_3d, ncdhw_to_ndc1hwc0, ndc1hw
 from ascend_sim.report import RunReport
 from ascend_sim.tensor import GmAddr
 from tiling.conv3d_v2 import conv3d_v2_tiling
+from tiling.cstruct import overrides_mapping
 from tiling.conv3d_v2.validate import validate
 
 from .arguments import check_conv3d_v2_operands, operands_to_ncdhw
@@ -63,6 +64,7 @@ class Conv3dV2Run:
 def plan_conv3d_v2_tiling(args, tiling_overrides=None, fmap_format: str = NDC1HWC0):
     """The generated tiling (the pointwise algorithm for NCDHW data) with the overrides applied, validated, and
     checked to select a ported kernel."""
+    tiling_overrides = overrides_mapping(tiling_overrides)
     t = conv3d_v2_tiling(args.x_shape, args.filter_shape, args.strides, args.pads, args.dilations, args.groups,
                          args.dtype, args.platform, args.bias, args.enable_hf32, pointwise=fmap_format == NCDHW)
     if tiling_overrides:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from ascend_sim.platform import Platform
 
 from ..base import TilingInfeasible
+from ..cstruct import overrides_mapping
 from .base import BaseTemplate, TbeTiling, TilingValue
 from .basic_block import BasicBlockTiling, is_capable
 from .checks import DwArgs, check_conv3d_dw_args
@@ -118,6 +119,7 @@ def conv3d_backprop_filter_tiling(x_shape, filter_shape, dy_shape, strides=(1, 1
     """
     args = check_conv3d_dw_args(x_shape, filter_shape, dy_shape, strides, pads, dilations, groups, dtype, platform,
                                 enable_hf32, deterministic)
+    tiling_overrides = overrides_mapping(tiling_overrides)
     result = tiling_for_args(args)
     if tiling_overrides:
         result = result.with_overrides(**tiling_overrides)

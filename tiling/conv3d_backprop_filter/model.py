@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ascend_sim.platform import Platform
 
-from ..cstruct import CStruct, check_field_value, unknown_field_message
+from ..cstruct import CStruct, check_overrides
 
 # The tiling key is GET_TPL_TILING_KEY(conv3DDWTemplateId): the template id itself
 # (conv3d_backprop_filter_v2_tiling_key.h).
@@ -143,15 +143,13 @@ class Conv3DBackpropFilterV2TilingData(BaseModel):
         """
         parts = {name: getattr(self, name).model_dump() for name, _ in _STRUCTS}
         top = self.model_dump(exclude=set(parts))
+        check_overrides(changes, [model for _, model in _STRUCTS], top)
         for key, value in changes.items():
             part = next((p for p in parts.values() if key in p), None)
             if part is not None:
-                check_field_value(key, value)
                 part[key] = value
-            elif key in top:
-                top[key] = value
             else:
-                raise ValueError(unknown_field_message(key, [*self.fields(), *top]))
+                top[key] = value
         top["notes"] = [*top["notes"], f"overridden: {sorted(changes)}"]
         result = type(self)(**{name: model(**parts[name]) for name, model in _STRUCTS}, **top)
         if validate:
