@@ -15,7 +15,7 @@ Host-side layouts (numpy, documented in docs/conv3d_backprop_filter.md):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -29,6 +29,7 @@ from tiling.checks import check_ints
 from tiling.conv3d_backprop_filter.model import Conv3DBackpropFilterV2TilingData
 
 from ..operands import check_array, check_at_least, check_format, dhw_attribute
+from ..tiling_reads import ReadRecorder, flag_unread_overrides
 from .kernel import conv3d_backprop_filter_v2 as _kernel_entry
 
 DATA_FORMATS = ("NDHWC", "NCDHW")
@@ -38,12 +39,13 @@ _FILTER_AXES = {"N": "Cout", "C": "Cin/groups", "D": "kD", "H": "kH", "W": "kW"}
 
 @dataclass
 class Conv3dDwRun:
-    """One run: dw (float32, filter_format; None in timing-only mode), the tiling, the report, the trace path."""
+    """One run: dw (float32, filter_format; None in timing-only mode), the tiling, the report, the trace path, notes."""
 
     result: np.ndarray | None
     tiling: object
     report: RunReport
     trace: str | None = None
+    notes: list[str] = field(default_factory=list)  # tiling overrides that changed nothing
 
 
 def _to_ncdhw_shape(shape, data_format: str) -> tuple:
@@ -240,14 +242,19 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
         check_conv3d_dw_args(x_shape, weight_shape, dy_shape, st, pd, dl, groups, x.dtype.name, platform,
                              enable_hf32, deterministic)
     groups = x_shape[1] // weight_shape[1]
-    dw, report = _launch(x_ncdhw, dy_ncdhw, tiling, groups, weight_shape, platform=platform, execute=execute,
+    reads: set[str] = set()
+    launched = ReadRecorder(tiling, reads) if tiling_overrides else tiling
+    dw, report = _launch(x_ncdhw, dy_ncdhw, launched, groups, weight_shape, platform=platform, execute=execute,
                          check_races=check_races, hooks=hooks, deterministic=deterministic, engine=engine)
+    notes = flag_unread_overrides(tiling_overrides, tiling.fields(), reads,
+                                  f"the Conv3DBackpropFilterV2 kernel of tiling key {tiling.tiling_key}"
+                                  ) if tiling_overrides else []
     result = filter_from_ncdhw(dw, filter_format) if dw is not None else None
     path = None
     if trace is not None:
         report.write_trace(str(trace))
         path = str(trace)
-    return Conv3dDwRun(result, tiling, report, path)
+    return Conv3dDwRun(result, tiling, report, path, notes)
 
 
 def conv3d_backprop_filter_v2(x, filter_size, out_backprop, *, strides, pads, dilations=(1, 1, 1, 1, 1), groups=1,

@@ -29,8 +29,10 @@ from ascend_sim.formats import filter_to_fractal_z_3d, ncdhw_to_ndc1hwc0, ndc1hw
 from ascend_sim.report import RunReport
 from ascend_sim.tensor import GmAddr
 
+from ..tiling_reads import ReadRecorder, flag_unread_overrides
 from .arguments import DATA_FORMATS, FILTER_FORMATS, Problem, check_operands, operands_to_ncdhw  # noqa: F401
 from .kernel import conv3d_backprop_input_v2 as _kernel_entry
+from .kernel import driver_class
 from .matmul_route import dx_by_matmul
 from .plan import ROUTES, plan_conv3d_dx  # noqa: F401 (DATA_FORMATS, FILTER_FORMATS, ROUTES re-exported)
 from .rewrite import Rewrite
@@ -126,9 +128,15 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
         # mm.result is NCDHW, which is data_format: every matmul mode needs NCDHW data
         return Conv3dDxRun(mm.result, mm.tiling, mm.report, plan.rewrite, mm.notes, _write_trace(mm.report, trace),
                            "matmul", plan.matmul_mode)
-    y, report = _launch(plan.kernel_problem, plan.rewrite.filter(weight), dy, plan.tiling, plan.y_format,
+    reads: set[str] = set()
+    launched = ReadRecorder(plan.tiling, reads) if tiling_overrides else plan.tiling
+    y, report = _launch(plan.kernel_problem, plan.rewrite.filter(weight), dy, launched, plan.y_format,
                         execute=execute, check_races=check_races, poison_output=poison_output, hooks=hooks,
                         engine=engine)
+    driver = driver_class(plan.tiling.tiling_key)
+    ignored = flag_unread_overrides(tiling_overrides, plan.tiling.fields(), reads,
+                                    f"{driver.__name__} (tiling key {plan.tiling.tiling_key})",
+                                    driver.COPIED_NOT_USED) if tiling_overrides else []
     result = None
     if y is not None and plan.y_format == FORMAT_NCDHW:
         result = plan.rewrite.crop_ncdhw(y, plan.problem.dx_shape)
@@ -136,7 +144,7 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
         y5 = plan.rewrite.crop(y, plan.problem.dx_shape)
         cin = plan.problem.dx_shape[1]
         result = ndc1hwc0_to_ndhwc(y5, cin) if data_format == "NDHWC" else ndc1hwc0_to_ncdhw(y5, cin)
-    return Conv3dDxRun(result, plan.tiling, report, plan.rewrite, plan.notes, _write_trace(report, trace))
+    return Conv3dDxRun(result, plan.tiling, report, plan.rewrite, [*plan.notes, *ignored], _write_trace(report, trace))
 
 
 def _write_trace(report: RunReport, trace) -> str | None:

@@ -29,6 +29,7 @@ from tiling.conv3d_v2 import conv3d_v2_tiling
 from tiling.cstruct import overrides_mapping
 from tiling.conv3d_v2.validate import validate
 
+from ..tiling_reads import ReadRecorder, flag_unread_overrides
 from .arguments import check_conv3d_v2_operands, operands_to_ncdhw
 from .kernel import conv3dv2, kernel_class
 from .routing import use_point_wise_kernel
@@ -133,7 +134,11 @@ def conv3d_v2_run(x, filter, bias=None, *, strides, pads, dilations=(1, 1, 1, 1,
     fmap_format = NCDHW if use_point_wise_kernel(args, data_format) else NDC1HWC0
     t = plan_conv3d_v2_tiling(args, tiling_overrides, fmap_format)
     x_ncdhw, weight = operands_to_ncdhw(x, filter, data_format, filter_format)
-    y, report = _launch(args, x_ncdhw, weight, bias, t, fmap_format, execute=execute, check_races=check_races,
+    reads: set[str] = set()
+    launched = ReadRecorder(t, reads) if tiling_overrides else t
+    if tiling_overrides:
+        launched.key_from_fields()  # the key (which kernel runs) was derived from these fields
+    y, report = _launch(args, x_ncdhw, weight, bias, launched, fmap_format, execute=execute, check_races=check_races,
                         poison_output=poison_output, hooks=hooks, engine=engine)
     result = y
     if y is not None and fmap_format == NDC1HWC0:
@@ -145,6 +150,9 @@ def conv3d_v2_run(x, filter, bias=None, *, strides, pads, dilations=(1, 1, 1, 1,
         trace_path = str(trace)
     kernel = kernel_class(t.tiling_key, fmap_format).__name__
     notes = [*t.notes, f"kernel: {kernel} (tiling key {t.tiling_key}, fmap {fmap_format})"]
+    if tiling_overrides:
+        fields = [*t.convApiTiling.model_dump(), *t.convRunInfo.model_dump()]
+        notes += flag_unread_overrides(tiling_overrides, fields, reads, f"{kernel} (tiling key {t.tiling_key})")
     if fmap_format == NCDHW:
         notes.append(POINTWISE_NOTE)
         if bias is not None:
