@@ -5,6 +5,8 @@ Each raises before launch with the argument's name, its value and what is allowe
 ValueError for a wrong value)."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ascend_sim.dtypes import DTYPES
@@ -48,3 +50,23 @@ def dhw_attribute(name: str, values, data_format: str) -> tuple[int, int, int]:
         raise ValueError(f"{name}={values!r}: the N and C entries ({data_format} order) must be 1")
     check_at_least(name, values, 1, tuple(data_format))
     return values[1:4] if data_format == "NDHWC" else values[2:5]
+
+
+DEFAULT_DATA_FORMAT = "NDHWC"  # dx and dw, as the real Conv3DBackpropInputV2 / Conv3DBackpropFilterV2 operators
+
+
+class DataFormatAssumedWarning(UserWarning):
+    """data_format was not given, NDHWC was assumed, and the arrays' shapes also fit NCDHW."""
+
+
+def default_data_format(data_format) -> tuple[str, bool]:
+    """(the data_format to use, whether it was assumed): None means the operators' default, NDHWC."""
+    return (DEFAULT_DATA_FORMAT, True) if data_format is None else (data_format, False)
+
+
+def warn_data_format_assumed(operator: str) -> None:
+    """One warning per call: the shapes fit both layouts, so NCDHW arrays passed without data_format would give a
+    plausible but wrong result without a word."""
+    warnings.warn(f"{operator}: data_format was not given, so NDHWC was assumed (the real operator's default); the "
+                  "arrays' shapes also fit NCDHW: pass data_format='NCDHW' if they are NCDHW, or data_format='NDHWC' "
+                  "to silence this", DataFormatAssumedWarning, stacklevel=4)

@@ -3,6 +3,8 @@ message names the argument (and its value), or, through the aclnn API, with a CA
 inside numpy, a ZeroDivisionError, an AttributeError or a pydantic dump."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -143,3 +145,34 @@ def test_aclnn_phase_one_never_raises(no_launch, name):
         if status != aclnn.ACLNN_SUCCESS:
             assert status in (aclnn.ACLNN_ERR_PARAM_INVALID, aclnn.ACLNN_ERR_PARAM_NULLPTR)
             assert executor is None and aclnn.aclGetRecentErrMsg()
+
+
+# shapes that fit both layouts: x / dy (1, 4, 4, 4, 4) and a 1x1x1 filter of 4 x 4 channels
+CUBE = RNG.standard_normal((1, 4, 4, 4, 4)).astype(np.float16)
+W_CUBE = RNG.standard_normal((4, 4, 1, 1, 1)).astype(np.float16)
+AMBIGUOUS = {
+    "dw": lambda **kw: conv3d_backprop_filter_v2_run(CUBE, (4, 4, 1, 1, 1), CUBE, strides=(1,) * 5, pads=(0,) * 6,
+                                                     execute=False, **kw),
+    "dx": lambda **kw: conv3d_backprop_input_v2_run(CUBE.shape, W_CUBE, CUBE, strides=(1,) * 5, pads=(0,) * 6,
+                                                    execute=False, **kw),
+}
+
+
+@pytest.mark.parametrize("op", list(AMBIGUOUS))
+def test_an_assumed_ndhwc_is_warned_when_the_shapes_also_fit_ncdhw(op):
+    from kernels.operands import DataFormatAssumedWarning
+    with pytest.warns(DataFormatAssumedWarning, match="NDHWC was assumed") as caught:
+        AMBIGUOUS[op]()
+    assert len([w for w in caught if w.category is DataFormatAssumedWarning]) == 1
+    for given in ("NDHWC", "NCDHW"):  # given: no warning
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", DataFormatAssumedWarning)
+            AMBIGUOUS[op](data_format=given)
+
+
+@pytest.mark.parametrize("op", [dw, dx])
+def test_no_warning_when_only_ndhwc_fits(op):
+    from kernels.operands import DataFormatAssumedWarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataFormatAssumedWarning)
+        op(data_format=None, execute=False)

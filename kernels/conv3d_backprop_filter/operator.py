@@ -28,7 +28,8 @@ from tiling import check_conv3d_dw_args, conv3d_backprop_filter_tiling
 from tiling.checks import check_ints
 from tiling.conv3d_backprop_filter.model import Conv3DBackpropFilterV2TilingData
 
-from ..operands import check_array, check_at_least, check_format, dhw_attribute
+from ..operands import (check_array, check_at_least, check_format, default_data_format, dhw_attribute,
+                        warn_data_format_assumed)
 from ..tiling_reads import ReadRecorder, flag_unread_overrides
 from .kernel import conv3d_backprop_filter_v2 as _kernel_entry
 
@@ -76,6 +77,16 @@ def _check_relations(x_shape, weight_shape, dy_shape, strides, pads, dilations, 
             raise ValueError(f"out_backprop {letter}={dy_shape[2 + i]} ({axis(letter)}) does not fit the convolution: "
                              f"expected (x {letter}={x_shape[2 + i]} + pads {before}+{after} - dilation {d}*(kernel "
                              f"{k}-1) - 1) // stride {s} + 1 = {expect}")
+
+
+def _fits_ncdhw(x_shape, weight_shape, dy_shape, strides, pads, dilations) -> bool:
+    """Whether the arrays, read as NCDHW, also describe this convolution (the default NDHWC reading did)."""
+    try:
+        st, dl = dhw_attribute("strides", strides, "NCDHW"), dhw_attribute("dilations", dilations, "NCDHW")
+        _check_relations(x_shape, weight_shape, dy_shape, st, pads, dl, "NCDHW")
+    except ValueError:
+        return False
+    return True
 
 
 def rows_beyond_reach(x_shape: tuple, pads: tuple, kh: int, dilation_h: int) -> tuple[tuple, tuple]:
@@ -193,7 +204,7 @@ def _launch(x_ncdhw, dy_ncdhw, tiling_data, groups: int, weight_shape: tuple, *,
 
 
 def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads, dilations=(1, 1, 1, 1, 1),
-                                  groups=1, data_format="NDHWC", filter_format="NCDHW", platform="Ascend910B2",
+                                  groups=1, data_format=None, filter_format="NCDHW", platform="Ascend910B2",
                                   enable_hf32=False, deterministic=False, execute=True, trace=None, tiling=None,
                                   tiling_overrides=None, check_races=True, hooks=None, engine="auto") -> Conv3dDwRun:
     """Run Conv3DBackpropFilterV2 on the simulator and return the whole record (see conv3d_backprop_filter_v2).
@@ -206,6 +217,7 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
     hooks: callables hook(core, instruction) run after every instruction. engine: "auto" | "exact" | "fast"
     (ascend_sim.Chip): the same results, cycles and faults; "auto" is fast unless hooks are given.
     """
+    data_format, assumed = default_data_format(data_format)
     data_format = check_format("data_format", data_format, DATA_FORMATS)
     filter_format = check_format("filter_format", filter_format, FILTER_FORMATS)
     x = check_array("x", x, 5)
@@ -227,6 +239,8 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
     check_at_least("x.shape", x.shape, 1, tuple(data_format))
     check_at_least("out_backprop.shape", dy.shape, 1, tuple(data_format))
     _check_relations(x_shape, weight_shape, dy_shape, st, pd, dl, data_format)
+    if assumed and _fits_ncdhw(x.shape, weight_shape, dy.shape, strides, pd, dilations):
+        warn_data_format_assumed("conv3d_backprop_filter_v2")
     x_ncdhw = np.ascontiguousarray(x.transpose(0, 4, 1, 2, 3)) if data_format == "NDHWC" else x
     dy_ncdhw = np.ascontiguousarray(dy.transpose(0, 4, 1, 2, 3)) if data_format == "NDHWC" else dy
     x_ncdhw, pd = _pad_rows_beyond_reach(x_ncdhw, pd, weight_shape[3], dl[1] if weight_shape[3] > 1 else 1)
@@ -258,7 +272,7 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
 
 
 def conv3d_backprop_filter_v2(x, filter_size, out_backprop, *, strides, pads, dilations=(1, 1, 1, 1, 1), groups=1,
-                              data_format="NDHWC", filter_format="NCDHW", platform="Ascend910B2",
+                              data_format=None, filter_format="NCDHW", platform="Ascend910B2",
                               enable_hf32=False) -> np.ndarray:
     """dw of a 3D convolution, computed by the simulated A2 Conv3DBackpropFilterV2 kernel.
 
@@ -266,7 +280,8 @@ def conv3d_backprop_filter_v2(x, filter_size, out_backprop, *, strides, pads, di
     bfloat16 (ml_dtypes) or float32. filter_size: the 5 filter dims in filter_format (NCDHW = (Cout, Cin/groups,
     kD, kH, kW), NDHWC or DHWCN). strides and dilations: 5 ints in data_format order (N and C must be 1); pads:
     (front, back, top, bottom, left, right). fp32 uses HF32 only if enable_hf32. Returns dw as float32 in
-    filter_format.
+    filter_format. data_format not given is NDHWC, as the real operator; when the shapes also fit NCDHW a
+    DataFormatAssumedWarning says so.
     """
     return conv3d_backprop_filter_v2_run(
         x, filter_size, out_backprop, strides=strides, pads=pads, dilations=dilations, groups=groups,

@@ -29,6 +29,7 @@ from ascend_sim.formats import filter_to_fractal_z_3d, ncdhw_to_ndc1hwc0, ndc1hw
 from ascend_sim.report import RunReport
 from ascend_sim.tensor import GmAddr
 
+from ..operands import default_data_format
 from ..tiling_reads import ReadRecorder, flag_unread_overrides
 from .arguments import DATA_FORMATS, FILTER_FORMATS, Problem, check_operands, operands_to_ncdhw  # noqa: F401
 from .kernel import conv3d_backprop_input_v2 as _kernel_entry
@@ -98,7 +99,7 @@ def _launch(problem: Problem, weight: np.ndarray, dy: np.ndarray, tiling_data, y
 
 
 def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, pads, dilations=(1, 1, 1, 1, 1),
-                                 groups=1, data_format="NDHWC", filter_format="NCDHW", platform="Ascend910B2",
+                                 groups=1, data_format=None, filter_format="NCDHW", platform="Ascend910B2",
                                  enable_hf32=False, execute=True, trace=None, tiling_overrides=None,
                                  check_races=True, poison_output=True, hooks=None, route="aclnn",
                                  engine="auto") -> Conv3dDxRun:
@@ -121,6 +122,7 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
     plan = plan_conv3d_dx(input_size, filter.shape, out_backprop.shape, filter.dtype, strides=strides, pads=pads,
                           dilations=dilations, groups=groups, data_format=data_format, filter_format=filter_format,
                           platform=platform, enable_hf32=enable_hf32, route=route, tiling_overrides=tiling_overrides)
+    data_format = default_data_format(data_format)[0]
     weight, dy = operands_to_ncdhw(filter, out_backprop, data_format, filter_format)
     if plan.route == "matmul":
         mm = dx_by_matmul(plan.problem, weight, dy, plan.matmul_mode, execute=execute, check_races=check_races,
@@ -155,7 +157,7 @@ def _write_trace(report: RunReport, trace) -> str | None:
 
 
 def conv3d_backprop_input_v2(input_size, filter, out_backprop, *, strides, pads, dilations=(1, 1, 1, 1, 1),
-                             groups=1, data_format="NDHWC", filter_format="NCDHW", platform="Ascend910B2",
+                             groups=1, data_format=None, filter_format="NCDHW", platform="Ascend910B2",
                              enable_hf32=False, route="aclnn") -> np.ndarray:
     """dx of a 3D convolution, computed by the simulated A2 Conv3DBackpropInputV2 kernel.
 
@@ -165,7 +167,8 @@ def conv3d_backprop_input_v2(input_size, filter, out_backprop, *, strides, pads,
     dtype: float16, bfloat16 (ml_dtypes) or float32, the same for filter and out_backprop; fp32 uses HF32 only if
     enable_hf32. route: "aclnn" computes the cases aclnn sends to a matmul with the matmul kernel, "v2" always
     uses the conv kernel (see conv3d_backprop_input_v2_run). Returns dx as a numpy array of that dtype in
-    data_format.
+    data_format. data_format not given is NDHWC, as the real operator; when the shapes also fit NCDHW a
+    DataFormatAssumedWarning says so.
     """
     return conv3d_backprop_input_v2_run(
         input_size, filter, out_backprop, strides=strides, pads=pads, dilations=dilations, groups=groups,

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 from tiling import check_conv3d_dx_args, tiling_for_args
 from tiling.cstruct import overrides_mapping
+
+from ..operands import default_data_format
 from tiling.model import Conv3DBackpropInputV2TilingData
 
 from .arguments import Problem, check_problem
@@ -43,7 +45,7 @@ class Conv3dDxPlan:
 
 
 def plan_conv3d_dx(input_size, filter_shape, out_backprop_shape, dtype, *, strides, pads,
-                   dilations=(1, 1, 1, 1, 1), groups=1, data_format="NDHWC", filter_format="NCDHW",
+                   dilations=(1, 1, 1, 1, 1), groups=1, data_format=None, filter_format="NCDHW",
                    platform="Ascend910B2", enable_hf32=False, route="aclnn", tiling_overrides=None,
                    validate_overrides=True) -> Conv3dDxPlan:
     """The plan of conv3d_backprop_input_v2_run for arrays of these shapes (filter in filter_format, out_backprop
@@ -59,6 +61,7 @@ def plan_conv3d_dx(input_size, filter_shape, out_backprop_shape, dtype, *, strid
     tiling_overrides = overrides_mapping(tiling_overrides)
     user = check_problem(input_size, filter_shape, out_backprop_shape, dtype, strides, pads, dilations, groups,
                          data_format, filter_format, platform, enable_hf32)
+    data_format = default_data_format(data_format)[0]
     mode = aclnn_matmul_mode(user, data_format, filter_format, user.dilations_given) if route == "aclnn" else None
     if mode is not None:
         if tiling_overrides:
