@@ -87,6 +87,7 @@ HOSTILE = [
     (forward, dict(tiling_overrides={"mL0": -16, "nope": 1, "kL0": 2**40}), ValueError,
      ["3 problems", "- tiling field mL0=-16", "- unknown tiling field 'nope'", "- tiling field kL0=1099511627776"]),
     (dx, dict(tiling_overrides={"baseM": 16.0}), TypeError, ["baseM=16.0 must be an integer"]),
+    (dw, dict(tiling_overrides={3: 1}), TypeError, ["tiling_overrides key 3", "a string"]),
     # dw's tiling argument
     (dw, dict(tiling="blob"), TypeError, ["tiling='blob'", "Conv3DBackpropFilterV2TilingData"]),
 ]

@@ -86,6 +86,10 @@ def overrides_mapping(overrides) -> Mapping:
     if not isinstance(overrides, Mapping):
         raise TypeError(f"tiling_overrides={overrides!r} must be a dict of tiling field names to integers, got "
                         f"{type(overrides).__name__}")
+    for key in overrides:
+        if not isinstance(key, str):
+            raise TypeError(f"tiling_overrides key {key!r} must be a tiling field name (a string), got "
+                            f"{type(key).__name__}")
     return overrides
 
 
