@@ -98,6 +98,14 @@ def test_grouped_cout_tail_in_the_first_block(dtype, engine):
     _check(run.result, x, w, None, (1, 2, 1), (0,) * 6, groups=5)
 
 
+@pytest.mark.parametrize("platform", ["AtlasA3", "Ascend910B4"])
+def test_grouped_cout_tail_in_the_first_block_ndhwc_other_presets(platform):
+    x, w, _ = _operands((2, 20, 6, 9, 4), (60, 4, 1, 1, 1), np.float16, bias=False)
+    run = conv3d_v2_run(np.ascontiguousarray(x.transpose(0, 2, 3, 4, 1)), w, None, strides=(1, 1, 2, 1, 1),
+                        pads=(0,) * 6, groups=5, data_format="NDHWC", platform=platform)
+    _check(run.result.transpose(0, 4, 1, 2, 3), x, w, None, (1, 2, 1), (0,) * 6, groups=5)
+
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_matches_torch(case):
     x_shape, w_shape, strides, pads, dilations, dtype, bias = CASES[case]

@@ -90,3 +90,12 @@ def test_the_basic_block_driver_really_ignores_the_split_factors():
             assert [len(log) for log in run.report.logs] == [len(log) for log in base.report.logs], (field, value)
             np.testing.assert_array_equal(run.result, base.result)
     assert len(exercised) >= 3, exercised
+
+
+def test_the_cli_says_which_set_changed_nothing(capsys):
+    from kernels.cli.app import main
+    small = ["--cin", "5", "--cout", "7", "--dhw", "4,6,7", "--kernel", "2,3,3", "--timing-only"]
+    with pytest.warns(IgnoredOverrideWarning, match="woL0=3 changed nothing"):
+        assert main(["conv3d", *small, "--set", "woL0=3"]) == 0
+    with pytest.warns(IgnoredOverrideWarning, match="baseD=2 changed nothing"):
+        assert main(["conv3d-dx", *small, "--set", "baseD=2"]) == 0
