@@ -28,7 +28,7 @@ import numpy as np
 from ascend_sim import SimFault
 from ascend_sim.dtypes import DTYPES
 
-from .convolution_backward.operator import KernelLaunch, plan_convolution_backward, run_plan
+from kernels.convolution_backward.operator import KernelLaunch, plan_convolution_backward, run_plan
 
 ACLNN_SUCCESS = 0
 ACLNN_ERR_PARAM_NULLPTR = 161001

@@ -13,9 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field, create_model,
 
 from ascend_sim.platform import Platform
 
-from .cstruct import I32_MAX, I32_MIN, U32_MAX, U64_MAX  # noqa: F401  (re-exported: kernels/cli reads them here)
-from .cstruct import CStruct as _CStruct
-from .cstruct import check_overrides as _check_overrides
+from tiling.cstruct import I32_MAX, I32_MIN, U32_MAX, U64_MAX  # noqa: F401  (re-exported: kernels/cli reads them here)
+from tiling.cstruct import CStruct as _CStruct
+from tiling.cstruct import check_overrides as _check_overrides
 
 # (name, C type) in declaration order. The order *is* the blob layout.
 PARAMS_FIELDS: tuple[tuple[str, str], ...] = (
@@ -158,13 +158,13 @@ class Conv3DBackpropInputV2TilingData(BaseModel):
             if result.platform is None:
                 raise ValueError("with_overrides checks the result against the tiling's platform, and this tiling "
                                  "records none: pass platform=<Platform> among the overrides, or validate=False")
-            from .validate import validate as validate_tiling
+            from tiling.validate import validate as validate_tiling
             validate_tiling(result).raise_if_invalid(result, changes)
         return result
 
     def check(self, platform=None, *, raise_error: bool = False):
         """`tiling.validate(self, platform)`: does this tiling fit (default: the platform it was made for)?"""
-        from .validate import validate
+        from tiling.validate import validate
         return validate(self, platform, raise_error=raise_error)
 
     def fields(self) -> dict[str, int]:

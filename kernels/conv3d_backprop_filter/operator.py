@@ -28,10 +28,10 @@ from tiling import check_conv3d_dw_args, conv3d_backprop_filter_tiling
 from tiling.checks import check_ints
 from tiling.conv3d_backprop_filter.model import Conv3DBackpropFilterV2TilingData
 
-from ..operands import (check_array, check_at_least, check_format, default_data_format, dhw_attribute,
+from kernels.operands import (check_array, check_at_least, check_format, default_data_format, dhw_attribute,
                         warn_data_format_assumed)
-from ..tiling_reads import ReadRecorder, flag_unread_overrides
-from .kernel import conv3d_backprop_filter_v2 as _kernel_entry
+from kernels.tiling_reads import ReadRecorder, flag_unread_overrides
+from kernels.conv3d_backprop_filter.kernel import conv3d_backprop_filter_v2 as _kernel_entry
 
 DATA_FORMATS = ("NDHWC", "NCDHW")
 FILTER_FORMATS = ("NCDHW", "NDHWC", "DHWCN")

@@ -21,7 +21,7 @@ from tiling.checks import (DILATION_MAX, GROUPS_MAX, KERNEL_D_MAX, KERNEL_HW_MAX
                            STRIDE_D_MAX, STRIDE_HW_MAX, ConvArgs, check_dtype, check_hf32, check_in_range, check_int,
                            check_ints, check_platform)
 
-from ..operands import check_array, check_format, default_data_format, warn_data_format_assumed
+from kernels.operands import check_array, check_format, default_data_format, warn_data_format_assumed
 
 DATA_FORMATS = ("NDHWC", "NCDHW")
 FILTER_FORMATS = ("NCDHW", "NDHWC", "DHWCN")

@@ -23,9 +23,9 @@ import numpy as np
 from ascend_sim.ascendc import (ASCEND_IS_AIC, ASCEND_IS_AIV, PIPE_FIX, CrossCoreSetFlag, CrossCoreWaitFlag,
                                 GetBlockIdx, GlobalTensor)
 
-from .api import Conv3DBackpropInput
-from .util import BLOCK_CUBE, FORMAT_NCDHW, FORMAT_NDC1HWC0, DivCeil, total_ub_size
-from .vec_post import SYNC_AIC_AIV_FLAG, SYNC_AIV_AIC_FLAG, SYNC_MODE2, InitMixCoreBuffer, VecPostProcess
+from kernels.conv3d_backprop_input.api import Conv3DBackpropInput
+from kernels.conv3d_backprop_input.util import BLOCK_CUBE, FORMAT_NCDHW, FORMAT_NDC1HWC0, DivCeil, total_ub_size
+from kernels.conv3d_backprop_input.vec_post import SYNC_AIC_AIV_FLAG, SYNC_AIV_AIC_FLAG, SYNC_MODE2, InitMixCoreBuffer, VecPostProcess
 
 
 class Conv3dDx:

@@ -11,9 +11,9 @@ unwritten (the kernel-split variant belongs to Conv3DTransposeV2), which the sim
 """
 from __future__ import annotations
 
-from .drivers import Conv3dDx, Conv3dDxBasicBlockSplitMN
-from .init_output import L0_INIT, Conv3dDxInitOutput
-from .util import FORMAT_NDC1HWC0
+from kernels.conv3d_backprop_input.drivers import Conv3dDx, Conv3dDxBasicBlockSplitMN
+from kernels.conv3d_backprop_input.init_output import L0_INIT, Conv3dDxInitOutput
+from kernels.conv3d_backprop_input.util import FORMAT_NDC1HWC0
 
 
 def decode_tiling_key(key: int) -> tuple[int, bool, bool]:

@@ -29,15 +29,15 @@ from ascend_sim.formats import filter_to_fractal_z_3d, ncdhw_to_ndc1hwc0, ndc1hw
 from ascend_sim.report import RunReport
 from ascend_sim.tensor import GmAddr
 
-from ..operands import default_data_format
-from ..tiling_reads import ReadRecorder, flag_unread_overrides
-from .arguments import DATA_FORMATS, FILTER_FORMATS, Problem, check_operands, operands_to_ncdhw  # noqa: F401
-from .kernel import conv3d_backprop_input_v2 as _kernel_entry
-from .kernel import driver_class
-from .matmul_route import dx_by_matmul
-from .plan import ROUTES, plan_conv3d_dx  # noqa: F401 (DATA_FORMATS, FILTER_FORMATS, ROUTES re-exported)
-from .rewrite import Rewrite
-from .util import FORMAT_NCDHW
+from kernels.operands import default_data_format
+from kernels.tiling_reads import ReadRecorder, flag_unread_overrides
+from kernels.conv3d_backprop_input.arguments import DATA_FORMATS, FILTER_FORMATS, Problem, check_operands, operands_to_ncdhw  # noqa: F401
+from kernels.conv3d_backprop_input.kernel import conv3d_backprop_input_v2 as _kernel_entry
+from kernels.conv3d_backprop_input.kernel import driver_class
+from kernels.conv3d_backprop_input.matmul_route import dx_by_matmul
+from kernels.conv3d_backprop_input.plan import ROUTES, plan_conv3d_dx  # noqa: F401 (DATA_FORMATS, FILTER_FORMATS, ROUTES re-exported)
+from kernels.conv3d_backprop_input.rewrite import Rewrite
+from kernels.conv3d_backprop_input.util import FORMAT_NCDHW
 
 
 # ------------------------------------------------------------------------------------------------- run

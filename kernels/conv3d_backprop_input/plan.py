@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from tiling import check_conv3d_dx_args, tiling_for_args
 from tiling.cstruct import overrides_mapping
 
-from ..operands import default_data_format
+from kernels.operands import default_data_format
 from tiling.model import Conv3DBackpropInputV2TilingData
 
-from .arguments import Problem, check_problem
-from .matmul_route import aclnn_matmul_mode
-from .rewrite import Rewrite, normalise_problem
-from .util import FORMAT_NCDHW, FORMAT_NDC1HWC0
+from kernels.conv3d_backprop_input.arguments import Problem, check_problem
+from kernels.conv3d_backprop_input.matmul_route import aclnn_matmul_mode
+from kernels.conv3d_backprop_input.rewrite import Rewrite, normalise_problem
+from kernels.conv3d_backprop_input.util import FORMAT_NCDHW, FORMAT_NDC1HWC0
 
 ROUTES = ("aclnn", "v2")
 

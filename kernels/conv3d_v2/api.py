@@ -37,17 +37,17 @@ from ascend_sim.ascendc import (PIPE_M, GlobalTensor, HardEvent, PipeBarrier, Se
                                 SetHF32TransMode, TBuf, TPipe, TPosition, TQue, WaitFlag)
 from ascend_sim.dtypes import float32
 
-from .bias import LoadBiasBtTools, LoadChannelWiseL1Tools
-from .hw_mode import CopyOutWithHwModeTools, LoadAL0WithHwModeTools, LoadAL1WithHwModeTools, LoadBL1WithHwModeTools
-from .load_a import LoadAL0Tools, LoadAL1Tools
-from .load_b import LoadBL0Tools, LoadBL1Tools
-from .load_b_groups import LoadBL0WithGroupOptTools, LoadBL1WithGroupOptTools
-from .mmad import MMadTools
-from .pointwise import (CopyOutWithPointWiseTools, LoadAL0WithPointWiseTools, LoadAL1WithPointWiseTools,
+from kernels.conv3d_v2.bias import LoadBiasBtTools, LoadChannelWiseL1Tools
+from kernels.conv3d_v2.hw_mode import CopyOutWithHwModeTools, LoadAL0WithHwModeTools, LoadAL1WithHwModeTools, LoadBL1WithHwModeTools
+from kernels.conv3d_v2.load_a import LoadAL0Tools, LoadAL1Tools
+from kernels.conv3d_v2.load_b import LoadBL0Tools, LoadBL1Tools
+from kernels.conv3d_v2.load_b_groups import LoadBL0WithGroupOptTools, LoadBL1WithGroupOptTools
+from kernels.conv3d_v2.mmad import MMadTools
+from kernels.conv3d_v2.pointwise import (CopyOutWithPointWiseTools, LoadAL0WithPointWiseTools, LoadAL1WithPointWiseTools,
                         LoadBiasL0WithBroadcastTools, LoadBiasL1WithPointWiseTools, LoadBL0WithPointWiseTools,
                         LoadBL1WithPointWiseTools, MMadWithPointWiseTools, K0_BIAS, DATA_COPY_OP_LEN)
-from .store_c import CopyOutTools
-from .util import (ALL_CLOSE, BLOCK_L0_M, BLOCK_L0_N, BT_SIZE, C0_SIZE, L0A_OPEN, L0A_SIZE, L0B_OPEN, L0B_SIZE,
+from kernels.conv3d_v2.store_c import CopyOutTools
+from kernels.conv3d_v2.util import (ALL_CLOSE, BLOCK_L0_M, BLOCK_L0_N, BT_SIZE, C0_SIZE, L0A_OPEN, L0A_SIZE, L0B_OPEN, L0B_SIZE,
                    M_MODE, NCDHW, NDC1HWC0, NOGROUP_CONV, ORDER_MTERFIRST, ORDER_NTERFIRST, AlignB, CeilDIV,
                    GetCurrentKD)
 

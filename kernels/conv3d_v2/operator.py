@@ -29,11 +29,11 @@ from tiling.conv3d_v2 import conv3d_v2_tiling
 from tiling.cstruct import overrides_mapping
 from tiling.conv3d_v2.validate import validate
 
-from ..tiling_reads import ReadRecorder, flag_unread_overrides
-from .arguments import check_conv3d_v2_operands, operands_to_ncdhw
-from .kernel import conv3dv2, kernel_class
-from .routing import use_point_wise_kernel
-from .util import NCDHW, NDC1HWC0
+from kernels.tiling_reads import ReadRecorder, flag_unread_overrides
+from kernels.conv3d_v2.arguments import check_conv3d_v2_operands, operands_to_ncdhw
+from kernels.conv3d_v2.kernel import conv3dv2, kernel_class
+from kernels.conv3d_v2.routing import use_point_wise_kernel
+from kernels.conv3d_v2.util import NCDHW, NDC1HWC0
 
 HOST_LAYOUT_NOTE = ("host: x -> NDC1HWC0, filter -> FRACTAL_Z_3D and y NDC1HWC0 -> data_format converted in numpy "
                     "(TransData kernels on the real stack)")

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from ascend_sim.platform import Platform
 
-from ..base import TilingInfeasible
-from ..cstruct import overrides_mapping
-from .base import BaseTemplate, TbeTiling, TilingValue
-from .basic_block import BasicBlockTiling, is_capable
-from .checks import DwArgs, check_conv3d_dw_args
-from .model import (TPL_SPLIT_DFL, Conv3DBackpropFilterV2Params, Conv3DBackpropFilterV2TilingData,
+from tiling.base import TilingInfeasible
+from tiling.cstruct import overrides_mapping
+from tiling.conv3d_backprop_filter.base import BaseTemplate, TbeTiling, TilingValue
+from tiling.conv3d_backprop_filter.basic_block import BasicBlockTiling, is_capable
+from tiling.conv3d_backprop_filter.checks import DwArgs, check_conv3d_dw_args
+from tiling.conv3d_backprop_filter.model import (TPL_SPLIT_DFL, Conv3DBackpropFilterV2Params, Conv3DBackpropFilterV2TilingData,
                     TConv3DDwBasicBlockTiling, TConv3DDwTiling)
-from .run_info import RunInfo, build_run_info, shape_attr_fields
-from .tbe_rule import TbeDims, own_block_candidates, own_core_dims
-from .validate import validate
+from tiling.conv3d_backprop_filter.run_info import RunInfo, build_run_info, shape_attr_fields
+from tiling.conv3d_backprop_filter.tbe_rule import TbeDims, own_block_candidates, own_core_dims
+from tiling.conv3d_backprop_filter.validate import validate
 
 # The fields the basic-block template keeps from InitTilingValue's TBE branch (the vectors' tbe_dependent_fields).
 BASIC_BLOCK_TBE_FIELDS = ("batchDim", "groupDim", "mDim", "kDim", "nDim", "singleCoreBatch")

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ascend_sim.platform import Platform
 
-from ..cstruct import CStruct, check_overrides
+from tiling.cstruct import CStruct, check_overrides
 
 # The tiling key is GET_TPL_TILING_KEY(conv3DDWTemplateId): the template id itself
 # (conv3d_backprop_filter_v2_tiling_key.h).
@@ -156,11 +156,11 @@ class Conv3DBackpropFilterV2TilingData(BaseModel):
             if result.platform is None:
                 raise ValueError("with_overrides checks the result against the tiling's platform, and this tiling "
                                  "records none: pass platform=<Platform> among the overrides, or validate=False")
-            from .validate import validate as validate_tiling
+            from tiling.conv3d_backprop_filter.validate import validate as validate_tiling
             validate_tiling(result).raise_if_invalid(result, changes)
         return result
 
     def check(self, platform=None, *, raise_error: bool = False):
         """`validate(self, platform)`: does this tiling fit (default: the platform it was made for)?"""
-        from .validate import validate
+        from tiling.conv3d_backprop_filter.validate import validate
         return validate(self, platform, raise_error=raise_error)

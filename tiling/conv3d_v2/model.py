@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ascend_sim.platform import Platform
 
-from ..cstruct import CStruct, check_overrides
+from tiling.cstruct import CStruct, check_overrides
 
 # CONV3D_COMMON_ATTRS, shared by both structs.
 COMMON_ATTRS = tuple((name, "u32") for name in (
