@@ -19,6 +19,7 @@ code; an executor runs once (a second run is ACLNN_ERR_PARAM_INVALID).
 """
 from __future__ import annotations
 
+import numbers
 import re
 from dataclasses import dataclass, field
 
@@ -122,7 +123,7 @@ def aclnnConvolutionBackwardGetWorkspaceSize(gradOutput, input, weight, biasSize
             return _fail(ACLNN_ERR_PARAM_NULLPTR, f"{name} is a null pointer (None)"), 0, None
     try:
         mask = [bool(m) for m in outputMask]
-    except TypeError:
+    except (TypeError, ValueError):  # not iterable, or entries with no single truth value (arrays)
         return _fail(ACLNN_ERR_PARAM_INVALID, f"outputMask={outputMask!r} must be a sequence of 3 bools"), 0, None
     if len(mask) != 3:  # CheckNotNull checks the length, so this is a NULLPTR status on the real stack too
         return _fail(ACLNN_ERR_PARAM_NULLPTR, f"outputMask has {len(mask)} values; it must have 3"), 0, None
@@ -154,6 +155,12 @@ def aclnnConvolutionBackward(workspace, workspaceSize, executor, stream=None) ->
     if not isinstance(executor, aclOpExecutor):
         return _fail(ACLNN_ERR_PARAM_INVALID, f"executor must come from aclnnConvolutionBackwardGetWorkspaceSize, "
                                               f"got {type(executor).__name__}")
+    if isinstance(workspaceSize, (bool, np.bool_)) or not isinstance(workspaceSize, numbers.Integral):
+        return _fail(ACLNN_ERR_PARAM_INVALID, f"workspaceSize={workspaceSize!r} must be an integer (uint64_t), got "
+                                              f"{type(workspaceSize).__name__}")
+    if workspace is not None and not isinstance(workspace, np.ndarray):
+        return _fail(ACLNN_ERR_PARAM_INVALID, f"workspace must be a numpy.ndarray (the device buffer) or None, got "
+                                              f"{type(workspace).__name__}")
     if executor.done:
         return _fail(ACLNN_ERR_PARAM_INVALID, "this executor has already run; call "
                                               "aclnnConvolutionBackwardGetWorkspaceSize again")

@@ -1,8 +1,11 @@
-"""The host operators' shared operand checks: a format name, an input array, a 5-value D/H/W attribute.
+"""The host operators' shared operand checks: a format name, an input array, a 5-value D/H/W attribute, the lower
+bounds of sizes and attributes (checked before any arithmetic reads them).
 
 Each raises before launch with the argument's name, its value and what is allowed (TypeError for a wrong type,
 ValueError for a wrong value)."""
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
@@ -30,10 +33,40 @@ def check_array(name: str, value, ndim: int | None = None) -> np.ndarray:
     return value
 
 
+def check_at_least(name: str, values, low: int, labels) -> None:
+    """Every value >= low: a zero stride or channel count would divide by zero, a negative pad or kernel would reach
+    numpy or read as a shape mismatch, so the bound is checked by name before any arithmetic."""
+    for i, (value, label) in enumerate(zip(values, labels)):
+        if value < low:
+            raise ValueError(f"{name}[{i}] ({label})={value} is outside the allowed range: it must be >= {low}")
+
+
 def dhw_attribute(name: str, values, data_format: str) -> tuple[int, int, int]:
-    """The D, H, W entries of a 5-value attribute in data_format order; its N and C entries must be 1."""
+    """The D, H, W entries of a 5-value attribute (strides, dilations: each >= 1) in data_format order; its N and C
+    entries must be 1."""
     values = check_ints(name, values, 5, tuple(data_format))
     n_c = (values[0], values[4]) if data_format == "NDHWC" else values[:2]
     if n_c != (1, 1):
         raise ValueError(f"{name}={values!r}: the N and C entries ({data_format} order) must be 1")
+    check_at_least(name, values, 1, tuple(data_format))
     return values[1:4] if data_format == "NDHWC" else values[2:5]
+
+
+DEFAULT_DATA_FORMAT = "NDHWC"  # dx and dw, as the real Conv3DBackpropInputV2 / Conv3DBackpropFilterV2 operators
+
+
+class DataFormatAssumedWarning(UserWarning):
+    """data_format was not given, NDHWC was assumed, and the arrays' shapes also fit NCDHW."""
+
+
+def default_data_format(data_format) -> tuple[str, bool]:
+    """(the data_format to use, whether it was assumed): None means the operators' default, NDHWC."""
+    return (DEFAULT_DATA_FORMAT, True) if data_format is None else (data_format, False)
+
+
+def warn_data_format_assumed(operator: str) -> None:
+    """One warning per call: the shapes fit both layouts, so NCDHW arrays passed without data_format would give a
+    plausible but wrong result without a word."""
+    warnings.warn(f"{operator}: data_format was not given, so NDHWC was assumed (the real operator's default); the "
+                  "arrays' shapes also fit NCDHW: pass data_format='NCDHW' if they are NCDHW, or data_format='NDHWC' "
+                  "to silence this", DataFormatAssumedWarning, stacklevel=4)

@@ -15,7 +15,7 @@ Host-side layouts (numpy, documented in docs/conv3d_backprop_filter.md):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -24,23 +24,29 @@ from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.formats import filter_from_ncdhw, filter_shape_to_ncdhw
 from ascend_sim.machine.tensor import GmAddr
 from ascend_sim.passes.report import RunReport
-from kernels.common.operands import check_array, check_format, dhw_attribute
+from kernels.common.operands import (check_array, check_at_least, check_format, default_data_format, dhw_attribute,
+                                     warn_data_format_assumed)
+from kernels.common.tiling_reads import ReadRecorder, flag_unread_overrides
+from kernels.conv3d_backprop_filter.kernel import conv3d_backprop_filter_v2 as _kernel_entry
 from kernels.conv3d_backprop_filter.kernel.conv3d_backprop_filter_v2 import conv3d_backprop_filter_v2 as _kernel_entry
 from tiling import check_conv3d_dw_args, conv3d_backprop_filter_tiling
 from tiling.common.checks import check_ints
+from tiling.conv3d_backprop_filter.model import Conv3DBackpropFilterV2TilingData
 
 DATA_FORMATS = ("NDHWC", "NCDHW")
 FILTER_FORMATS = ("NCDHW", "NDHWC", "DHWCN")
+_FILTER_AXES = {"N": "Cout", "C": "Cin/groups", "D": "kD", "H": "kH", "W": "kW"}  # a filter_format letter's meaning
 
 
 @dataclass
 class Conv3dDwRun:
-    """One run: dw (float32, filter_format; None in timing-only mode), the tiling, the report, the trace path."""
+    """One run: dw (float32, filter_format; None in timing-only mode), the tiling, the report, the trace path, notes."""
 
     result: np.ndarray | None
     tiling: object
     report: RunReport
     trace: str | None = None
+    notes: list[str] = field(default_factory=list)  # tiling overrides that changed nothing
 
 
 def _to_ncdhw_shape(shape, data_format: str) -> tuple:
@@ -71,6 +77,16 @@ def _check_relations(x_shape, weight_shape, dy_shape, strides, pads, dilations, 
             raise ValueError(f"out_backprop {letter}={dy_shape[2 + i]} ({axis(letter)}) does not fit the convolution: "
                              f"expected (x {letter}={x_shape[2 + i]} + pads {before}+{after} - dilation {d}*(kernel "
                              f"{k}-1) - 1) // stride {s} + 1 = {expect}")
+
+
+def _fits_ncdhw(x_shape, weight_shape, dy_shape, strides, pads, dilations) -> bool:
+    """Whether the arrays, read as NCDHW, also describe this convolution (the default NDHWC reading did)."""
+    try:
+        st, dl = dhw_attribute("strides", strides, "NCDHW"), dhw_attribute("dilations", dilations, "NCDHW")
+        _check_relations(x_shape, weight_shape, dy_shape, st, pads, dl, "NCDHW")
+    except ValueError:
+        return False
+    return True
 
 
 def rows_beyond_reach(x_shape: tuple, pads: tuple, kh: int, dilation_h: int) -> tuple[tuple, tuple]:
@@ -188,7 +204,7 @@ def _launch(x_ncdhw, dy_ncdhw, tiling_data, groups: int, weight_shape: tuple, *,
 
 
 def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads, dilations=(1, 1, 1, 1, 1),
-                                  groups=1, data_format="NDHWC", filter_format="NCDHW", platform="Ascend910B2",
+                                  groups=1, data_format=None, filter_format="NCDHW", platform="Ascend910B2",
                                   enable_hf32=False, deterministic=False, execute=True, trace=None, tiling=None,
                                   tiling_overrides=None, check_races=True, hooks=None, engine="auto") -> Conv3dDwRun:
     """Run Conv3DBackpropFilterV2 on the simulator and return the whole record (see conv3d_backprop_filter_v2).
@@ -201,6 +217,7 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
     hooks: callables hook(core, instruction) run after every instruction. engine: "auto" | "exact" | "fast"
     (ascend_sim.Chip): the same results, cycles and faults; "auto" is fast unless hooks are given.
     """
+    data_format, assumed = default_data_format(data_format)
     data_format = check_format("data_format", data_format, DATA_FORMATS)
     filter_format = check_format("filter_format", filter_format, FILTER_FORMATS)
     x = check_array("x", x, 5)
@@ -208,18 +225,29 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
     if x.dtype != dy.dtype:
         raise TypeError(f"x.dtype={x.dtype} and out_backprop.dtype={dy.dtype} differ; both must be the same one of "
                         f"{sorted(DTYPES)}")
-    filter_size = check_ints("filter_size", filter_size, 5, tuple(filter_format))
+    filter_labels = tuple(_FILTER_AXES[axis] for axis in filter_format)
+    filter_size = check_ints("filter_size", filter_size, 5, filter_labels)
+    check_at_least("filter_size", filter_size, 1, filter_labels)
     weight_shape = filter_shape_to_ncdhw(filter_size, filter_format)
     st = dhw_attribute("strides", strides, data_format)
     dl = dhw_attribute("dilations", dilations, data_format)
     x_shape = _to_ncdhw_shape(x.shape, data_format)
     dy_shape = _to_ncdhw_shape(dy.shape, data_format)
-    pd = check_ints("pads", pads, 6, ("front", "back", "top", "bottom", "left", "right"))
+    pad_names = ("front", "back", "top", "bottom", "left", "right")
+    pd = check_ints("pads", pads, 6, pad_names)
+    check_at_least("pads", pd, 0, pad_names)
+    check_at_least("x.shape", x.shape, 1, tuple(data_format))
+    check_at_least("out_backprop.shape", dy.shape, 1, tuple(data_format))
     _check_relations(x_shape, weight_shape, dy_shape, st, pd, dl, data_format)
+    if assumed and _fits_ncdhw(x.shape, weight_shape, dy.shape, strides, pd, dilations):
+        warn_data_format_assumed("conv3d_backprop_filter_v2")
     x_ncdhw = np.ascontiguousarray(x.transpose(0, 4, 1, 2, 3)) if data_format == "NDHWC" else x
     dy_ncdhw = np.ascontiguousarray(dy.transpose(0, 4, 1, 2, 3)) if data_format == "NDHWC" else dy
     x_ncdhw, pd = _pad_rows_beyond_reach(x_ncdhw, pd, weight_shape[3], dl[1] if weight_shape[3] > 1 else 1)
     x_shape = x_ncdhw.shape
+    if tiling is not None and not isinstance(tiling, Conv3DBackpropFilterV2TilingData):
+        raise TypeError(f"tiling={tiling!r} must be a Conv3DBackpropFilterV2TilingData (from "
+                        f"tiling.conv3d_backprop_filter_tiling) or None, got {type(tiling).__name__}")
     if tiling is None:
         tiling = conv3d_backprop_filter_tiling(x_shape, weight_shape, dy_shape, st, pd, dl, groups,
                                                dtype=x.dtype.name, platform=platform, enable_hf32=enable_hf32,
@@ -228,18 +256,23 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
         check_conv3d_dw_args(x_shape, weight_shape, dy_shape, st, pd, dl, groups, x.dtype.name, platform,
                              enable_hf32, deterministic)
     groups = x_shape[1] // weight_shape[1]
-    dw, report = _launch(x_ncdhw, dy_ncdhw, tiling, groups, weight_shape, platform=platform, execute=execute,
+    reads: set[str] = set()
+    launched = ReadRecorder(tiling, reads) if tiling_overrides else tiling
+    dw, report = _launch(x_ncdhw, dy_ncdhw, launched, groups, weight_shape, platform=platform, execute=execute,
                          check_races=check_races, hooks=hooks, deterministic=deterministic, engine=engine)
+    notes = flag_unread_overrides(tiling_overrides, tiling.fields(), reads,
+                                  f"the Conv3DBackpropFilterV2 kernel of tiling key {tiling.tiling_key}"
+                                  ) if tiling_overrides else []
     result = filter_from_ncdhw(dw, filter_format) if dw is not None else None
     path = None
     if trace is not None:
         report.write_trace(str(trace))
         path = str(trace)
-    return Conv3dDwRun(result, tiling, report, path)
+    return Conv3dDwRun(result, tiling, report, path, notes)
 
 
 def conv3d_backprop_filter_v2(x, filter_size, out_backprop, *, strides, pads, dilations=(1, 1, 1, 1, 1), groups=1,
-                              data_format="NDHWC", filter_format="NCDHW", platform="Ascend910B2",
+                              data_format=None, filter_format="NCDHW", platform="Ascend910B2",
                               enable_hf32=False) -> np.ndarray:
     """dw of a 3D convolution, computed by the simulated A2 Conv3DBackpropFilterV2 kernel.
 
@@ -247,7 +280,8 @@ def conv3d_backprop_filter_v2(x, filter_size, out_backprop, *, strides, pads, di
     bfloat16 (ml_dtypes) or float32. filter_size: the 5 filter dims in filter_format (NCDHW = (Cout, Cin/groups,
     kD, kH, kW), NDHWC or DHWCN). strides and dilations: 5 ints in data_format order (N and C must be 1); pads:
     (front, back, top, bottom, left, right). fp32 uses HF32 only if enable_hf32. Returns dw as float32 in
-    filter_format.
+    filter_format. data_format not given is NDHWC, as the real operator; when the shapes also fit NCDHW a
+    DataFormatAssumedWarning says so.
     """
     return conv3d_backprop_filter_v2_run(
         x, filter_size, out_backprop, strides=strides, pads=pads, dilations=dilations, groups=groups,

@@ -15,7 +15,7 @@ import numpy as np
 
 from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.formats import filter_shape_to_ncdhw, filter_to_ncdhw
-from kernels.common.operands import check_array, check_format
+from kernels.common.operands import check_array, check_format, default_data_format, warn_data_format_assumed
 # Envelope limits of the A2 host code (conv_backprop_input_context_utils.cpp), checked on the user's values, and
 # the argument checks themselves: one implementation, shared with the tiling package.
 from tiling.common.checks import (DILATION_MAX, GROUPS_MAX, KERNEL_D_MAX, KERNEL_HW_MAX, PAD_MAX, PAD_NAMES,
@@ -136,7 +136,9 @@ def check_problem(input_size, filter_shape, out_backprop_shape, dtype, strides, 
                   data_format, filter_format, platform, enable_hf32) -> Problem:
     """Every user-visible argument check that needs no data; raises TypeError/ValueError naming the parameter and
     what is allowed. The shapes are the arrays' (filter in filter_format, out_backprop in data_format); dtype is a
-    name or a numpy dtype."""
+    name or a numpy dtype. data_format=None is NDHWC, with a DataFormatAssumedWarning when the shapes also fit
+    NCDHW."""
+    data_format, assumed = default_data_format(data_format)
     data_format = check_format("data_format", data_format, DATA_FORMATS)
     filter_format = check_format("filter_format", filter_format, FILTER_FORMATS)
     filter_shape = _shape("filter", filter_shape)
@@ -164,6 +166,8 @@ def check_problem(input_size, filter_shape, out_backprop_shape, dtype, strides, 
         if _fits_in(other, size5, dy_shape, st5, dl5, weight_shape, pd, groups, filter_shape, filter_format):
             raise ShapeMismatch(f"{err}; with data_format={other!r} the shapes would fit") from None
         raise
+    if assumed and _fits_in("NCDHW", size5, dy_shape, st5, dl5, weight_shape, pd, groups, filter_shape, filter_format):
+        warn_data_format_assumed("conv3d_backprop_input_v2")
     dil = tuple(d if k > 1 else 1 for d, k in zip(lay.dilations, weight_shape[2:]))
     return Problem(lay.dy_shape, weight_shape, lay.size, lay.strides, pd, dil, groups, dtype, enable_hf32, plat,
                    tuple(lay.dilations))

@@ -28,14 +28,18 @@ from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.formats import filter_to_fractal_z_3d, ncdhw_to_ndc1hwc0, ndc1hwc0_to_ncdhw, ndc1hwc0_to_ndhwc
 from ascend_sim.machine.tensor import GmAddr
 from ascend_sim.passes.report import RunReport
+from kernels.common.operands import default_data_format
+from kernels.common.tiling_reads import ReadRecorder, flag_unread_overrides
 from kernels.conv3d_backprop_input.arguments import (DATA_FORMATS, FILTER_FORMATS, Problem,  # noqa: F401
                                                      check_operands, operands_to_ncdhw)
 from kernels.conv3d_backprop_input.kernel.arch22.conv3d_backprop_input_v2 import \
     conv3d_backprop_input_v2 as _kernel_entry
+from kernels.conv3d_backprop_input.kernel.arch22.conv3d_backprop_input_v2 import driver_class
 from kernels.conv3d_backprop_input.kernel.arch22.util import FORMAT_NCDHW
 from kernels.conv3d_backprop_input.matmul_route import dx_by_matmul
 from kernels.conv3d_backprop_input.plan import ROUTES  # noqa: F401 (DATA_FORMATS, FILTER_FORMATS, ROUTES re-exported)
-from kernels.conv3d_backprop_input.plan import plan_conv3d_dx
+from kernels.conv3d_backprop_input.plan import \
+    plan_conv3d_dx  # noqa: F401 (DATA_FORMATS, FILTER_FORMATS, ROUTES re-exported)
 from kernels.conv3d_backprop_input.rewrite import Rewrite
 
 
@@ -98,7 +102,7 @@ def _launch(problem: Problem, weight: np.ndarray, dy: np.ndarray, tiling_data, y
 
 
 def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, pads, dilations=(1, 1, 1, 1, 1),
-                                 groups=1, data_format="NDHWC", filter_format="NCDHW", platform="Ascend910B2",
+                                 groups=1, data_format=None, filter_format="NCDHW", platform="Ascend910B2",
                                  enable_hf32=False, execute=True, trace=None, tiling_overrides=None,
                                  check_races=True, poison_output=True, hooks=None, route="aclnn",
                                  engine="auto") -> Conv3dDxRun:
@@ -110,7 +114,7 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
 
     execute=False runs the timing-only mode (no data moved, result None). trace: a path for the
     Chrome/Perfetto trace. tiling_overrides: {field: value} applied to the generated tiling by real field name;
-    the result is validated (tiling.validate) before the launch, and an illegal one raises TilingValidationError
+    the result is validated (tiling.conv3d_backprop_input.arch22.validate) before the launch, and an illegal one raises TilingValidationError
     (a ValueError) naming each broken rule as field=value, an unknown field ValueError with the close matches.
     poison_output fills y with NaN before the launch so that an element the kernel never writes is visible.
     hooks: callables `hook(core, instruction)` run after every instruction (progress, stepping, inspection).
@@ -121,6 +125,7 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
     plan = plan_conv3d_dx(input_size, filter.shape, out_backprop.shape, filter.dtype, strides=strides, pads=pads,
                           dilations=dilations, groups=groups, data_format=data_format, filter_format=filter_format,
                           platform=platform, enable_hf32=enable_hf32, route=route, tiling_overrides=tiling_overrides)
+    data_format = default_data_format(data_format)[0]
     weight, dy = operands_to_ncdhw(filter, out_backprop, data_format, filter_format)
     if plan.route == "matmul":
         mm = dx_by_matmul(plan.problem, weight, dy, plan.matmul_mode, execute=execute, check_races=check_races,
@@ -128,9 +133,15 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
         # mm.result is NCDHW, which is data_format: every matmul mode needs NCDHW data
         return Conv3dDxRun(mm.result, mm.tiling, mm.report, plan.rewrite, mm.notes, _write_trace(mm.report, trace),
                            "matmul", plan.matmul_mode)
-    y, report = _launch(plan.kernel_problem, plan.rewrite.filter(weight), dy, plan.tiling, plan.y_format,
+    reads: set[str] = set()
+    launched = ReadRecorder(plan.tiling, reads) if tiling_overrides else plan.tiling
+    y, report = _launch(plan.kernel_problem, plan.rewrite.filter(weight), dy, launched, plan.y_format,
                         execute=execute, check_races=check_races, poison_output=poison_output, hooks=hooks,
                         engine=engine)
+    driver = driver_class(plan.tiling.tiling_key)
+    ignored = flag_unread_overrides(tiling_overrides, plan.tiling.fields(), reads,
+                                    f"{driver.__name__} (tiling key {plan.tiling.tiling_key})",
+                                    driver.COPIED_NOT_USED) if tiling_overrides else []
     result = None
     if y is not None and plan.y_format == FORMAT_NCDHW:
         result = plan.rewrite.crop_ncdhw(y, plan.problem.dx_shape)
@@ -138,7 +149,7 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
         y5 = plan.rewrite.crop(y, plan.problem.dx_shape)
         cin = plan.problem.dx_shape[1]
         result = ndc1hwc0_to_ndhwc(y5, cin) if data_format == "NDHWC" else ndc1hwc0_to_ncdhw(y5, cin)
-    return Conv3dDxRun(result, plan.tiling, report, plan.rewrite, plan.notes, _write_trace(report, trace))
+    return Conv3dDxRun(result, plan.tiling, report, plan.rewrite, [*plan.notes, *ignored], _write_trace(report, trace))
 
 
 def _write_trace(report: RunReport, trace) -> str | None:
@@ -149,7 +160,7 @@ def _write_trace(report: RunReport, trace) -> str | None:
 
 
 def conv3d_backprop_input_v2(input_size, filter, out_backprop, *, strides, pads, dilations=(1, 1, 1, 1, 1),
-                             groups=1, data_format="NDHWC", filter_format="NCDHW", platform="Ascend910B2",
+                             groups=1, data_format=None, filter_format="NCDHW", platform="Ascend910B2",
                              enable_hf32=False, route="aclnn") -> np.ndarray:
     """dx of a 3D convolution, computed by the simulated A2 Conv3DBackpropInputV2 kernel.
 
@@ -159,7 +170,8 @@ def conv3d_backprop_input_v2(input_size, filter, out_backprop, *, strides, pads,
     dtype: float16, bfloat16 (ml_dtypes) or float32, the same for filter and out_backprop; fp32 uses HF32 only if
     enable_hf32. route: "aclnn" computes the cases aclnn sends to a matmul with the matmul kernel, "v2" always
     uses the conv kernel (see conv3d_backprop_input_v2_run). Returns dx as a numpy array of that dtype in
-    data_format.
+    data_format. data_format not given is NDHWC, as the real operator; when the shapes also fit NCDHW a
+    DataFormatAssumedWarning says so.
     """
     return conv3d_backprop_input_v2_run(
         input_size, filter, out_backprop, strides=strides, pads=pads, dilations=dilations, groups=groups,

@@ -8,14 +8,15 @@ operator runs the plan on the data; `ascend-sim tiling conv3d-dx` prints it.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from kernels.common.operands import default_data_format
 from kernels.conv3d_backprop_input.arguments import Problem, check_problem
 from kernels.conv3d_backprop_input.kernel.arch22.util import FORMAT_NCDHW, FORMAT_NDC1HWC0
 from kernels.conv3d_backprop_input.matmul_route import aclnn_matmul_mode
 from kernels.conv3d_backprop_input.rewrite import Rewrite, normalise_problem
 from tiling import check_conv3d_dx_args, tiling_for_args
+from tiling.common.cstruct import overrides_mapping
 from tiling.conv3d_backprop_input.arch22.model import Conv3DBackpropInputV2TilingData
 
 ROUTES = ("aclnn", "v2")
@@ -42,7 +43,7 @@ class Conv3dDxPlan:
 
 
 def plan_conv3d_dx(input_size, filter_shape, out_backprop_shape, dtype, *, strides, pads,
-                   dilations=(1, 1, 1, 1, 1), groups=1, data_format="NDHWC", filter_format="NCDHW",
+                   dilations=(1, 1, 1, 1, 1), groups=1, data_format=None, filter_format="NCDHW",
                    platform="Ascend910B2", enable_hf32=False, route="aclnn", tiling_overrides=None,
                    validate_overrides=True) -> Conv3dDxPlan:
     """The plan of conv3d_backprop_input_v2_run for arrays of these shapes (filter in filter_format, out_backprop
@@ -55,10 +56,10 @@ def plan_conv3d_dx(input_size, filter_shape, out_backprop_shape, dtype, *, strid
     """
     if not isinstance(route, str) or route not in ROUTES:
         raise ValueError(f"route={route!r} is not supported; allowed: {ROUTES}")
-    if tiling_overrides is not None and not isinstance(tiling_overrides, Mapping):
-        raise TypeError(f"tiling_overrides={tiling_overrides!r} must be a dict of tiling field names to integers")
+    tiling_overrides = overrides_mapping(tiling_overrides)
     user = check_problem(input_size, filter_shape, out_backprop_shape, dtype, strides, pads, dilations, groups,
                          data_format, filter_format, platform, enable_hf32)
+    data_format = default_data_format(data_format)[0]
     mode = aclnn_matmul_mode(user, data_format, filter_format, user.dilations_given) if route == "aclnn" else None
     if mode is not None:
         if tiling_overrides:

@@ -25,10 +25,12 @@ from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.formats import filter_to_fractal_z_3d, ncdhw_to_ndc1hwc0, ndc1hwc0_to_ncdhw, ndc1hwc0_to_ndhwc
 from ascend_sim.machine.tensor import GmAddr
 from ascend_sim.passes.report import RunReport
+from kernels.common.tiling_reads import ReadRecorder, flag_unread_overrides
 from kernels.conv3d_v2.arguments import check_conv3d_v2_operands, operands_to_ncdhw
 from kernels.conv3d_v2.kernel.conv3d_v2 import conv3dv2, kernel_class
 from kernels.conv3d_v2.kernel.util import NCDHW, NDC1HWC0
 from kernels.conv3d_v2.routing import use_point_wise_kernel
+from tiling.common.cstruct import overrides_mapping
 from tiling.conv3d_v2 import conv3d_v2_tiling
 from tiling.conv3d_v2.validate import validate
 
@@ -62,6 +64,7 @@ class Conv3dV2Run:
 def plan_conv3d_v2_tiling(args, tiling_overrides=None, fmap_format: str = NDC1HWC0):
     """The generated tiling (the pointwise algorithm for NCDHW data) with the overrides applied, validated, and
     checked to select a ported kernel."""
+    tiling_overrides = overrides_mapping(tiling_overrides)
     t = conv3d_v2_tiling(args.x_shape, args.filter_shape, args.strides, args.pads, args.dilations, args.groups,
                          args.dtype, args.platform, args.bias, args.enable_hf32, pointwise=fmap_format == NCDHW)
     if tiling_overrides:
@@ -130,7 +133,11 @@ def conv3d_v2_run(x, filter, bias=None, *, strides, pads, dilations=(1, 1, 1, 1,
     fmap_format = NCDHW if use_point_wise_kernel(args, data_format) else NDC1HWC0
     t = plan_conv3d_v2_tiling(args, tiling_overrides, fmap_format)
     x_ncdhw, weight = operands_to_ncdhw(x, filter, data_format, filter_format)
-    y, report = _launch(args, x_ncdhw, weight, bias, t, fmap_format, execute=execute, check_races=check_races,
+    reads: set[str] = set()
+    launched = ReadRecorder(t, reads) if tiling_overrides else t
+    if tiling_overrides:
+        launched.key_from_fields()  # the key (which kernel runs) was derived from these fields
+    y, report = _launch(args, x_ncdhw, weight, bias, launched, fmap_format, execute=execute, check_races=check_races,
                         poison_output=poison_output, hooks=hooks, engine=engine)
     result = y
     if y is not None and fmap_format == NDC1HWC0:
@@ -142,6 +149,9 @@ def conv3d_v2_run(x, filter, bias=None, *, strides, pads, dilations=(1, 1, 1, 1,
         trace_path = str(trace)
     kernel = kernel_class(t.tiling_key, fmap_format).__name__
     notes = [*t.notes, f"kernel: {kernel} (tiling key {t.tiling_key}, fmap {fmap_format})"]
+    if tiling_overrides:
+        fields = [*t.convApiTiling.model_dump(), *t.convRunInfo.model_dump()]
+        notes += flag_unread_overrides(tiling_overrides, fields, reads, f"{kernel} (tiling key {t.tiling_key})")
     if fmap_format == NCDHW:
         notes.append(POINTWISE_NOTE)
         if bias is not None:

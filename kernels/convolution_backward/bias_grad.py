@@ -29,6 +29,7 @@ from ascend_sim.passes.report import RunReport
 
 TILE = 4096  # elements per UB tile (float32: 16 KiB)
 RESULTS = 2048  # channel results kept in UB before they are written out
+ADD_REPEAT = 256 // 4  # float32 elements one Add repeat covers
 BLOCK_COUNT_MAX = 4095  # DataCopyPad blockCount
 
 
@@ -42,14 +43,15 @@ class BiasGradTiling:
     blockDim: int  # AIV cores used
     channelsPerCore: int
     chunkLen: int  # elements of a row per copy (<= TILE)
-    rowPitch: int  # elements between rows in UB (chunkLen rounded up to 32 bytes)
+    rowPitch: int  # elements between rows in UB: chunkLen rounded up to whole float32 Add repeats
     rowsPerCopy: int  # rows (batch entries) per copy, when a whole row fits a tile several times
 
 
 def bias_grad_tiling(n: int, c: int, length: int, itemsize: int, aiv_cores: int) -> BiasGradTiling:
-    per_block = 32 // itemsize
     chunk = min(length, TILE)
-    pitch = -(-chunk // per_block) * per_block
+    # Add covers whole 256-byte repeats (the tail repeat masked): a row that ends inside a repeat would have its
+    # last repeat span the next buffer, the accumulator, which an earlier repeat of the same Add wrote
+    pitch = -(-chunk // ADD_REPEAT) * ADD_REPEAT
     rows = min(n, TILE // pitch, BLOCK_COUNT_MAX) if chunk == length else 1
     per_core = -(-c // min(c, aiv_cores))
     return BiasGradTiling(n, c, length, -(-c // per_core), per_core, chunk, pitch, rows)
@@ -100,9 +102,11 @@ def _channel_sum(t: BiasGradTiling, dy_gm, in_que, wide, acc, ch: int, dtype, wi
         for l0 in range(0, t.L, t.chunkLen):
             count = min(t.chunkLen, t.L - l0)
             x = in_que.AllocTensor(dtype)
-            # the rows of one channel are C*L elements apart in GM: srcStride is the gap after each row, in bytes
+            # the rows of one channel are C*L elements apart in GM: srcStride is the gap after each row, in bytes;
+            # in UB a row starts every rowPitch elements: dstStride is the gap after its 32-byte padded end
+            gap_blocks = (t.rowPitch * size - -(-count * size // 32) * 32) // 32
             DataCopyPad(x, dy_gm[(n0 * t.C + ch) * t.L + l0],
-                        DataCopyExtParams(rows, count * size, (t.C * t.L - count) * size, 0, 0),
+                        DataCopyExtParams(rows, count * size, (t.C * t.L - count) * size, gap_blocks, 0),
                         DataCopyPadExtParams(False, 0, 0, 0))
             in_que.EnQue(x)
             x = in_que.DeQue(dtype)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import difflib
 import numbers
 import struct
+from collections.abc import Mapping
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -69,12 +70,6 @@ class CStruct(BaseModel):
         return cls(**dict(zip((name for name, _ in cls.FIELDS), values)))
 
 
-def check_field_value(name: str, value) -> None:
-    """Tiling fields are C integers: refuse a bool or a non-integer before pydantic would coerce it."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"tiling field {name}={value!r} must be an integer, got {type(value).__name__}")
-
-
 def unknown_field_message(name: str, known: list[str]) -> str:
     by_lower = {k.lower(): k for k in known}
     if name.lower() in by_lower:  # only the case differs
@@ -83,3 +78,43 @@ def unknown_field_message(name: str, known: list[str]) -> str:
     if close:
         return f"unknown tiling field {name!r}; did you mean {' or '.join(repr(c) for c in close)}?"
     return f"unknown tiling field {name!r}; the fields are: {', '.join(known)}"
+
+
+def overrides_mapping(overrides) -> Mapping:
+    """tiling_overrides as given to an operator: None or a mapping of field names to integers."""
+    if overrides is None:
+        return {}
+    if not isinstance(overrides, Mapping):
+        raise TypeError(f"tiling_overrides={overrides!r} must be a dict of tiling field names to integers, got "
+                        f"{type(overrides).__name__}")
+    for key in overrides:
+        if not isinstance(key, str):
+            raise TypeError(f"tiling_overrides key {key!r} must be a tiling field name (a string), got "
+                            f"{type(key).__name__}")
+    return overrides
+
+
+def check_overrides(changes: Mapping, structs, other_names=()) -> None:
+    """Refuse a set of overrides before any is applied, one line per broken rule: a name no struct (or the tiling
+    around them, other_names) has, a value that is not an integer (TypeError when that is all that is wrong), a
+    value outside its field's C type."""
+    ctypes = {name: ctype for model in structs for name, ctype in model.FIELDS}
+    known = [*ctypes, *other_names]
+    problems, type_only = [], True
+    for key, value in changes.items():
+        if key not in ctypes:
+            if key not in other_names:
+                problems.append(unknown_field_message(key, known))
+                type_only = False
+        elif isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            problems.append(f"tiling field {key}={value!r} must be an integer, got {type(value).__name__}")
+        else:
+            low, high = C_RANGES[ctypes[key]]
+            if not low <= value <= high:
+                problems.append(f"tiling field {key}={value} does not fit its C type {ctypes[key]} [{low}, {high}]")
+                type_only = False
+    if len(problems) == 1:
+        raise (TypeError if type_only else ValueError)(problems[0])
+    if problems:
+        raise (TypeError if type_only else ValueError)(
+            f"tiling_overrides: {len(problems)} problems:\n" + "\n".join(f"- {p}" for p in problems))

@@ -7,16 +7,19 @@ tiling's notes say which fields that decided. Every answer is checked with `vali
 from __future__ import annotations
 
 from ascend_sim.machine.platform import Platform
+from tiling.common.cstruct import overrides_mapping
 from tiling.common.validation import TilingInfeasible
 from tiling.conv3d_backprop_filter.base import BaseTemplate, TbeTiling, TilingValue
 from tiling.conv3d_backprop_filter.basic_block import BasicBlockTiling, is_capable
 from tiling.conv3d_backprop_filter.checks import DwArgs, check_conv3d_dw_args
 from tiling.conv3d_backprop_filter.keys import TPL_SPLIT_DFL
-from tiling.conv3d_backprop_filter.model import (Conv3DBackpropFilterV2Params, Conv3DBackpropFilterV2TilingData,
-                                                 TConv3DDwBasicBlockTiling, TConv3DDwTiling)
+from tiling.conv3d_backprop_filter.model import (TPL_SPLIT_DFL, Conv3DBackpropFilterV2Params,
+                                                 Conv3DBackpropFilterV2TilingData, TConv3DDwBasicBlockTiling,
+                                                 TConv3DDwTiling)
 from tiling.conv3d_backprop_filter.run_info import RunInfo, build_run_info, shape_attr_fields
 from tiling.conv3d_backprop_filter.tbe_rule import TbeDims, own_block_candidates, own_core_dims
 from tiling.conv3d_backprop_filter.validate import validate
+from tiling.conv3d_backprop_input.arch22.base import TilingInfeasible
 
 # The fields the basic-block template keeps from InitTilingValue's TBE branch (the vectors' tbe_dependent_fields).
 BASIC_BLOCK_TBE_FIELDS = ("batchDim", "groupDim", "mDim", "kDim", "nDim", "singleCoreBatch")
@@ -118,6 +121,7 @@ def conv3d_backprop_filter_tiling(x_shape, filter_shape, dy_shape, strides=(1, 1
     """
     args = check_conv3d_dw_args(x_shape, filter_shape, dy_shape, strides, pads, dilations, groups, dtype, platform,
                                 enable_hf32, deterministic)
+    tiling_overrides = overrides_mapping(tiling_overrides)
     result = tiling_for_args(args)
     if tiling_overrides:
         result = result.with_overrides(**tiling_overrides)

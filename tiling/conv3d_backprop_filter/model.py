@@ -12,7 +12,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ascend_sim.machine.platform import Platform
-from tiling.common.cstruct import CStruct, check_field_value, unknown_field_message
+from tiling.common.cstruct import CStruct, check_overrides
 from tiling.conv3d_backprop_filter.keys import TPL_SPLIT_DFL, TPL_SPLIT_M_N_STREAMK
 from tiling.conv3d_backprop_filter.validate import validate as validate_tiling
 
@@ -136,21 +136,20 @@ class Conv3DBackpropFilterV2TilingData(BaseModel):
         """
         parts = {name: getattr(self, name).model_dump() for name, _ in _STRUCTS}
         top = self.model_dump(exclude=set(parts))
+        check_overrides(changes, [model for _, model in _STRUCTS], top)
         for key, value in changes.items():
             part = next((p for p in parts.values() if key in p), None)
             if part is not None:
-                check_field_value(key, value)
                 part[key] = value
-            elif key in top:
-                top[key] = value
             else:
-                raise ValueError(unknown_field_message(key, [*self.fields(), *top]))
+                top[key] = value
         top["notes"] = [*top["notes"], f"overridden: {sorted(changes)}"]
         result = type(self)(**{name: model(**parts[name]) for name, model in _STRUCTS}, **top)
         if validate:
             if result.platform is None:
                 raise ValueError("with_overrides checks the result against the tiling's platform, and this tiling "
                                  "records none: pass platform=<Platform> among the overrides, or validate=False")
+            from tiling.conv3d_backprop_filter.validate import validate as validate_tiling
             validate_tiling(result).raise_if_invalid(result, changes)
         return result
 

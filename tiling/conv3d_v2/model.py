@@ -14,7 +14,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ascend_sim.machine.platform import Platform
-from tiling.common.cstruct import CStruct, check_field_value, unknown_field_message
+from tiling.common.cstruct import CStruct, check_overrides
 
 # CONV3D_COMMON_ATTRS, shared by both structs.
 COMMON_ATTRS = tuple((name, "u32") for name in (
@@ -140,15 +140,12 @@ class Conv3DV2TilingData(BaseModel):
         (strideH, groups, hasBias, ...) are both set. Nothing is re-derived."""
         parts = {name: getattr(self, name).model_dump() for name, _ in _STRUCTS}
         top = self.model_dump(exclude=set(parts))
+        check_overrides(changes, [model for _, model in _STRUCTS], top)
         for key, value in changes.items():
             holders = [p for p in parts.values() if key in p]
-            if holders:
-                check_field_value(key, value)
-                for part in holders:
-                    part[key] = value
-            elif key in top:
+            for part in holders:
+                part[key] = value
+            if not holders:
                 top[key] = value
-            else:
-                raise ValueError(unknown_field_message(key, [*parts["convApiTiling"], *parts["convRunInfo"], *top]))
         top["notes"] = [*top["notes"], f"overridden: {sorted(changes)}"]
         return type(self)(**{name: model(**parts[name]) for name, model in _STRUCTS}, **top)

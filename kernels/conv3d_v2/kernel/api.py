@@ -327,8 +327,11 @@ class Conv3D:
         elif self.conv3dTiling.iterateMNOrder == ORDER_NTERFIRST:
             if not self.IterateNFirst():
                 return False
-        self.IterateK()
+        # ops-nn's order (conv3d_common_func.h IterateImpl): the tail loop counts first, so the first Iterate of a
+        # core whose only nBL1 block is a tail (a group-opt Cout tail) already knows it; asc-devkit's copy runs
+        # IterateK first and computes that block nL0 wide (issue 22: a grouped batch-2 run wrote past y)
         self.UpdateL1TailLoop()
+        self.IterateK()
         return True
 
     def FirstIterateImpl(self) -> None:

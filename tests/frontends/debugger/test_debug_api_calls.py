@@ -5,7 +5,6 @@ import sys
 
 import numpy as np
 import pytest
-from test_debug_tensors import CONV, simulate
 
 from ascend_sim import Chip
 from ascend_sim.ascendc import HardEvent, PipeBarrier, SetFlag, WaitFlag
@@ -13,6 +12,7 @@ from ascend_sim.debug import Debugger
 from ascend_sim.engine.api_call import api_call
 from ascend_sim.machine.pipes import Pipe
 from frontends.cli import main
+from tests.frontends.debugger.test_debug_tensors import CONV, simulate
 
 PROMPT = "(ascend-sim) "
 

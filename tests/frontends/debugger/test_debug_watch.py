@@ -6,9 +6,9 @@ import sys
 
 import numpy as np
 import pytest
-from test_debug_tensors import MATMUL, simulate
 
 from frontends.cli import main
+from tests.frontends.debugger.test_debug_tensors import MATMUL, simulate
 
 PROMPT = "(ascend-sim) "
 

@@ -11,12 +11,12 @@ import re
 
 import numpy as np
 import pytest
-from test_conv3d_dx import BF16, F16, F32, check_case
 
 from ascend_sim import SyncFault
 from kernels import conv3d_backprop_input_v2_run
 from kernels.conv3d_backprop_input import plan_conv3d_dx
 from kernels.conv3d_backprop_input.kernel.arch22 import vec_post
+from tests.kernels.conv3d_backprop_input.test_conv3d_dx import BF16, F16, F32, check_case
 
 AIV_SIDE = ("DataCopy(GM->UB)", "TransDataTo5HD", "DataCopyPad(UB->GM)")
 

@@ -87,6 +87,26 @@ def test_groups_match_torch(case):
     _check(run.result, x, w, b, (1, 1, 1), pads, groups=groups)
 
 
+@pytest.mark.parametrize("dtype", [np.float16, BF16, np.float32])
+@pytest.mark.parametrize("engine", ["exact", "fast"])
+def test_grouped_cout_tail_in_the_first_block(dtype, engine):
+    # issue 22: a core whose only nBL1 block is the group-opt Cout tail (12 of 48 couts) computed its first block
+    # nL0 wide, because UpdateL1TailLoop ran after IterateK (asc-devkit's order, not ops-nn's); batch 2 put that
+    # core's extra channels past the end of y (CrossCoreRace / OutOfBounds)
+    x, w, b = _operands((2, 20, 6, 9, 4), (60, 4, 1, 1, 1), dtype, bias=False)
+    run = conv3d_v2_run(x, w, None, strides=(1, 1, 1, 2, 1), pads=(0,) * 6, groups=5, engine=engine)
+    assert run.tiling.tiling_key & 0b1000
+    _check(run.result, x, w, None, (1, 2, 1), (0,) * 6, groups=5)
+
+
+@pytest.mark.parametrize("platform", ["AtlasA3", "Ascend910B4"])
+def test_grouped_cout_tail_in_the_first_block_ndhwc_other_presets(platform):
+    x, w, _ = _operands((2, 20, 6, 9, 4), (60, 4, 1, 1, 1), np.float16, bias=False)
+    run = conv3d_v2_run(np.ascontiguousarray(x.transpose(0, 2, 3, 4, 1)), w, None, strides=(1, 1, 2, 1, 1),
+                        pads=(0,) * 6, groups=5, data_format="NDHWC", platform=platform)
+    _check(run.result.transpose(0, 4, 1, 2, 3), x, w, None, (1, 2, 1), (0,) * 6, groups=5)
+
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_matches_torch(case):
     x_shape, w_shape, strides, pads, dilations, dtype, bias = CASES[case]

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from test_conv3d_v2 import _check, _operands
 
 from kernels import conv3d_v2_run
 from kernels.conv3d_v2.routing import need_point_wise_kernel, point_wise_kernel_beyond_limits
+from tests.kernels.conv3d_v2.test_conv3d_v2 import _check, _operands
 from tiling import TilingValidationError
 
 BF16 = np.dtype(ml_dtypes.bfloat16)

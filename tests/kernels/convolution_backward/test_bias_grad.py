@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from kernels.convolution_backward import bias_grad
-from kernels.convolution_backward.bias_grad import bias_grad_tiling, run_bias_grad
+from kernels.convolution_backward.bias_grad import TILE, bias_grad_tiling, run_bias_grad
 
 # one rounding of a float32 sum to the output dtype (half an ulp), with margin; float32: accumulation order only
 TOL = {"float16": 1e-3, "bfloat16": 8e-3, "float32": 1e-6}
@@ -39,7 +39,7 @@ def test_the_split_over_cores_and_chunks():
     t = bias_grad_tiling(n=3, c=100, length=9000, itemsize=2, aiv_cores=48)
     assert (t.blockDim, t.channelsPerCore, t.chunkLen, t.rowsPerCopy) == (34, 3, 4096, 1)
     short = bias_grad_tiling(n=300, c=2, length=20, itemsize=2, aiv_cores=48)
-    assert (short.rowPitch, short.rowsPerCopy) == (32, 128)  # 20 fp16 rows padded to 64 bytes, 4096 / 32 per copy
+    assert (short.rowPitch, short.rowsPerCopy) == (64, 64)  # 20 elements padded to one float32 Add repeat, 4096 / 64
     run = run_bias_grad(np.zeros((3, 100, 9000), np.float16))
     assert run.report.cores and len(run.report.cores) == 34
 
@@ -54,3 +54,22 @@ def test_timing_only_mode_gives_the_same_cycles():
     g = np.random.default_rng(3).standard_normal((2, 30, 100)).astype(np.float32)
     full, timing = run_bias_grad(g), run_bias_grad(g, execute=False)
     assert timing.result is None and timing.report.cycles == full.report.cycles
+
+
+# issue 22: with 16-bit rows padded only to 32 bytes, 3 rows of 1352 or 1360 elements filled the tile so that the last
+# row's Add, whose tail repeat spans 64 float32 lanes, reached into the accumulator it was writing
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("length", [1288, 1336, 1344, 1352, 1360, 1368, 1376])
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16])
+def test_rows_that_nearly_fill_the_tile(n, length, dtype):
+    g = np.random.default_rng(length + n).standard_normal((n, 2, length)).astype(dtype)
+    _check(g, run_bias_grad(g).result)
+
+
+@pytest.mark.parametrize("itemsize", [2, 4])
+def test_no_row_reaches_past_the_tile(itemsize):
+    # whole Add repeats of every row of a copy stay inside the TILE-element float32 buffer, for every row length
+    for length in range(1, 2 * TILE + 2):
+        t = bias_grad_tiling(n=TILE, c=1, length=length, itemsize=itemsize, aiv_cores=1)
+        last_end = (t.rowsPerCopy - 1) * t.rowPitch + -(-t.chunkLen // 64) * 64
+        assert last_end <= TILE, (length, t)

@@ -297,3 +297,10 @@ def test_the_engines_agree_on_every_launch():
                     (fast.grad_input, fast.grad_weight, fast.grad_bias)):
         assert np.array_equal(a, b)
     assert [launch.report.cycles for launch in exact.launches] == [launch.report.cycles for launch in fast.launches]
+
+
+@pytest.mark.parametrize("dtype", [np.float16, BF16])
+@pytest.mark.parametrize("x_shape", [(3, 2, 8, 13, 13), (4, 2, 8, 10, 17)])  # D*H*W = 1352 and 1360
+def test_grad_bias_of_rows_that_nearly_fill_a_ub_tile(dtype, x_shape):
+    # issue 22: these faulted in the grad_bias AIV kernel (an Add's tail repeat reached its accumulator)
+    check(x_shape, (2, 2, 1, 1, 1), (1, 1, 1), (0, 0, 0), dtype=dtype, mask=(False, False, True))

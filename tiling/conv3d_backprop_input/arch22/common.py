@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ascend_sim.machine.formats import group_enlarge
 from tiling.common.checks import ConvArgs
-from tiling.common.integers import align_up, ceil_div, max_divisor_at_most
+from tiling.common.integers import ceil_div, max_divisor_at_most
 
 BLOCK_CUBE = 16  # cube fractal edge, and the cout padding unit of FRACTAL_Z_3D
 PAD_MAX = 255

@@ -13,8 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field, create_model,
 
 from ascend_sim.machine.platform import Platform
 from tiling.common.cstruct import CStruct as _CStruct
-from tiling.common.cstruct import check_field_value as _check_field_value
-from tiling.common.cstruct import unknown_field_message as _unknown_field_message
+from tiling.common.cstruct import check_overrides as _check_overrides
 from tiling.conv3d_backprop_input.arch22.validate import validate as validate_tiling
 
 # (name, C type) in declaration order. The order *is* the blob layout.
@@ -145,14 +144,12 @@ class Conv3DBackpropInputV2TilingData(BaseModel):
         params = self.params.model_dump()
         tiling = self.conv3DDxTiling.model_dump()
         top = self.model_dump(exclude={"params", "conv3DDxTiling", "tiling_key"})
+        _check_overrides(changes, (Conv3DBackpropInputV2Params, TConv3DInputV2Tiling), top)
         for key, value in changes.items():
             if key in params or key in tiling:
-                _check_field_value(key, value)
                 (params if key in params else tiling)[key] = value
-            elif key in top:
-                top[key] = value
             else:
-                raise ValueError(_unknown_field_message(key, [*params, *tiling, *top]))
+                top[key] = value
         top["notes"] = [*top["notes"], f"overridden: {sorted(changes)}"]
         result = type(self)(params=Conv3DBackpropInputV2Params(**params),
                             conv3DDxTiling=TConv3DInputV2Tiling(**tiling), **top)
@@ -160,6 +157,7 @@ class Conv3DBackpropInputV2TilingData(BaseModel):
             if result.platform is None:
                 raise ValueError("with_overrides checks the result against the tiling's platform, and this tiling "
                                  "records none: pass platform=<Platform> among the overrides, or validate=False")
+            from tiling.conv3d_backprop_input.arch22.validate import validate as validate_tiling
             validate_tiling(result).raise_if_invalid(result, changes)
         return result
 

@@ -21,6 +21,11 @@ def decode_tiling_key(key: int) -> tuple[int, bool, bool]:
     return key & 0xFF, bool((key >> 8) & 1), bool((key >> 9) & 1)
 
 
+def driver_class(tiling_key: int) -> type:
+    """The driver the entry runs for this key: Conv3dDxBasicBlockSplitMN when useBasicBlock, else Conv3dDx."""
+    return Conv3dDxBasicBlockSplitMN if decode_tiling_key(tiling_key)[2] else Conv3dDx
+
+
 def conv3d_backprop_input_v2(input_size, filter, out_backprop, y, workspace, tilingData, *, tiling_key: int,
                              dtype, yFormat: str = FORMAT_NDC1HWC0) -> None:
     """One core's work. `filter`, `out_backprop`, `y` are GmAddr (FRACTAL_Z_3D, NDC1HWC0, yFormat); `workspace`
@@ -39,7 +44,6 @@ def conv3d_backprop_input_v2(input_size, filter, out_backprop, y, workspace, til
         init.Init(y, tilingData)
         init.Process()
         init.Destroy()
-    driver_cls = Conv3dDxBasicBlockSplitMN if useBasicBlock else Conv3dDx
-    op = driver_cls(dtype, dtype, dtype, loadB2Condition, yFormat)
+    op = driver_class(tiling_key)(dtype, dtype, dtype, loadB2Condition, yFormat)
     op.Init(filter, out_backprop, y, workspace, tilingData)
     op.Process()

@@ -30,6 +30,7 @@ from kernels.conv3d_backprop_input.kernel.arch22.vec_post import (SYNC_AIC_AIV_F
 
 
 class Conv3dDx:
+    COPIED_NOT_USED: tuple[str, ...] = ()  # tiling fields InitTilingData copies that this driver never uses
     def __init__(self, filter_dtype, dedy_dtype, y_dtype, loadB2Condition: int, yFormat: str = FORMAT_NDC1HWC0):
         self.filterType = np.dtype(filter_dtype)
         self.dedyType = np.dtype(dedy_dtype)
@@ -259,6 +260,10 @@ class Conv3dDx:
 
 
 class Conv3dDxBasicBlockSplitMN(Conv3dDx):
+    # InitTilingData copies the split factors as the C++ does, but this driver deals basic blocks out over
+    # coreNum cores and never uses them (only Conv3dDx.CalSingleCoreShape does): an override changes nothing
+    COPIED_NOT_USED = ("batchDim", "mDim", "nDim", "kDim", "dDim", "groupDim")
+
     def InitTilingData(self, tilingData) -> None:
         super().InitTilingData(tilingData)
         self.usedCoreNum = tilingData.params.coreNum
