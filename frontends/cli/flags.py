@@ -136,14 +136,17 @@ def int_list(labels: tuple[str, ...], low: int, limits=INT32_MAX, per_axis: int 
 
 
 def dtype_value(text: str) -> str:
-    """type= for --dtype: a name of ascend_sim.machine.dtypes.DTYPES."""
-    from ascend_sim.machine.dtypes import DTYPES
-    if text not in DTYPES:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a dtype; choose from {', '.join(sorted(DTYPES))}")
+    """type= for --dtype: a name of ascend_sim.machine.dtypes.DTYPES or EIGHT_BIT_DTYPES (the operator refuses an
+    8-bit type on a platform without it, by name)."""
+    from ascend_sim.machine.dtypes import DTYPES, EIGHT_BIT_DTYPES
+    names = [*DTYPES, *EIGHT_BIT_DTYPES]
+    if text not in names:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a dtype; choose from {', '.join(names)}")
     return text
 
 
-dtype_value.help = "float16, bfloat16 or float32 (default float16)"  # DTYPES' names (a test keeps them equal)
+# DTYPES' and EIGHT_BIT_DTYPES' names (a test keeps them equal)
+dtype_value.help = "float16, bfloat16 or float32 (default float16); hifloat8 or float8_e4m3fn on an Ascend 950"
 
 
 def platform_value(text: str):

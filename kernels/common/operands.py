@@ -1,5 +1,5 @@
 """The host operators' shared operand checks: a format name, an input array, a 5-value D/H/W attribute, the lower
-bounds of sizes and attributes (checked before any arithmetic reads them).
+bounds of sizes and attributes (checked before any arithmetic reads them), the arch a ported kernel runs on.
 
 Each raises before launch with the argument's name, its value and what is allowed (TypeError for a wrong type,
 ValueError for a wrong value)."""
@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from ascend_sim.machine.dtypes import DTYPES
+from ascend_sim.machine.platform import get_platform
 from tiling.common.checks import check_ints
 
 
@@ -70,3 +71,13 @@ def warn_data_format_assumed(operator: str) -> None:
     warnings.warn(f"{operator}: data_format was not given, so NDHWC was assumed (the real operator's default); the "
                   "arrays' shapes also fit NCDHW: pass data_format='NCDHW' if they are NCDHW, or data_format='NDHWC' "
                   "to silence this", DataFormatAssumedWarning, stacklevel=4)
+
+
+def require_arch22_kernel(op: str, platform) -> None:
+    """Refuse a platform whose npu_arch is not 2201 for an operator whose only port is its arch22 kernel: the 950
+    (arch 3510) reads L0A as NZ, has other load paths and runs the arch35 kernel, which the real hardware would
+    never run the arch22 one in place of."""
+    plat = get_platform(platform)
+    if plat.npu_arch != 2201:
+        raise ValueError(f"platform={plat.name!r} (npu_arch {plat.npu_arch}): {op} runs its arch22 kernel (Atlas "
+                         f"A2/A3, npu_arch 2201) only; the arch35 kernel (op_kernel/arch35) is not ported yet")

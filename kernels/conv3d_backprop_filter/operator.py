@@ -25,9 +25,8 @@ from ascend_sim.machine.formats import filter_from_ncdhw, filter_shape_to_ncdhw
 from ascend_sim.machine.tensor import GmAddr
 from ascend_sim.passes.report import RunReport
 from kernels.common.operands import (check_array, check_at_least, check_format, default_data_format, dhw_attribute,
-                                     warn_data_format_assumed)
+                                     require_arch22_kernel, warn_data_format_assumed)
 from kernels.common.tiling_reads import ReadRecorder, flag_unread_overrides
-from kernels.conv3d_backprop_filter.kernel import conv3d_backprop_filter_v2 as _kernel_entry
 from kernels.conv3d_backprop_filter.kernel.conv3d_backprop_filter_v2 import conv3d_backprop_filter_v2 as _kernel_entry
 from tiling import check_conv3d_dw_args, conv3d_backprop_filter_tiling
 from tiling.common.checks import check_ints
@@ -217,6 +216,7 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
     hooks: callables hook(core, instruction) run after every instruction. engine: "auto" | "exact" | "fast"
     (ascend_sim.Chip): the same results, cycles and faults; "auto" is fast unless hooks are given.
     """
+    require_arch22_kernel("Conv3DBackpropFilterV2", platform)
     data_format, assumed = default_data_format(data_format)
     data_format = check_format("data_format", data_format, DATA_FORMATS)
     filter_format = check_format("filter_format", filter_format, FILTER_FORMATS)
