@@ -55,14 +55,14 @@ def test_grid_sweep_rows_pruning_and_default(target, tmp_path):
     space = {"stepKa": (1, 3, 6), "baseN": (16, 32)}
     result = sweep(target, space, search="grid", budget=7, workers=1, progress=False)
     rows = result.rows
-    assert len(rows) == 6  # the 6 grid points, one of which (stepKa 6, baseN 32) is the generator's own
+    # stepKa=1 with baseK 48 is a third of a 3x3 window of C0 channels: the whole-window rule leaves it out
+    # of the legal space, so the 4 others are the rows, one of which (stepKa 6, baseN 32) is the generator's own
+    assert len(rows) == 4 and {r["stepKa"] for r in rows} == {3, 6} and all(r["valid"] for r in rows)
+    assert result.space["cuts"] == {"stepKa*baseK whole kernel windows": 2}
+    assert "stepKa*baseK whole kernel windows cut 2 choice(s)" in result.summary()
     default = rows[0]
     assert default["default"] and sum(r["default"] for r in rows) == 1
     assert default["stepKa"] == target.tiling.conv3DDxTiling.stepKa
-    pruned = [r for r in rows if not r["valid"]]
-    # stepKa=1 with baseK 48 is a third of a 3x3 window of C0 channels: the validator's whole-window rule
-    assert {r["stepKa"] for r in pruned} == {1}
-    assert all("whole kernel windows" in r["reason"] and r.get("cycles") is None for r in pruned)
     simulated = [r for r in rows if r["valid"] and not r.get("pruned_by_bound")]
     assert all(r["cycles"] > 0 and r["bound"] in ("MTE1", "MTE2", "M", "FIX") for r in simulated)
     # the legal ones not simulated: their lower bound exceeds the best simulated cycles, and the row says so
@@ -89,9 +89,9 @@ def test_grid_sweep_rows_pruning_and_default(target, tmp_path):
     assert (tmp_path / "cycles.png").read_bytes()[:4] == b"\x89PNG"
     with open(tmp_path / "results.csv") as handle:
         table = list(csv.DictReader(handle))
-    assert len(table) == 6 and table[0]["default"] == "True"
+    assert len(table) == 4 and table[0]["default"] == "True"
     document = json.loads((tmp_path / "results.json").read_text())
-    assert document["default_rank"] == result.default_rank() and len(document["rows"]) == 6
+    assert document["default_rank"] == result.default_rank() and len(document["rows"]) == 4
     assert len(files) == 5
     assert "rank" in result.summary()
 
@@ -110,8 +110,8 @@ def test_pruning_by_the_bound_keeps_the_best(target):
     """Pruned against the full sweep: the same best candidate; every pruned one is legal and its simulated
     cycles (from the full sweep) are at least its bound, which exceeds the best; with --top 3 the three best."""
     space = {"baseM": (64, 128, 256), "baseN": (16, 32), "stepKa": (3, 6), "al1Pbuffer": (1, 2)}
-    full = sweep(target, space, budget=24, workers=1, progress=False, prune=False)
-    pruned = sweep(target, space, budget=24, workers=1, progress=False)
+    full = sweep(target, space, search="grid", budget=24, workers=1, progress=False, prune=False)
+    pruned = sweep(target, space, search="grid", budget=24, workers=1, progress=False)
     assert len(full.simulated) == 24 and len(pruned.rows) == 24
     assert pruned.best["index"] == full.best["index"] and pruned.best["cycles"] == full.best["cycles"]
     skipped = [r for r in pruned.rows if r.get("pruned_by_bound")]
@@ -119,7 +119,7 @@ def test_pruning_by_the_bound_keeps_the_best(target):
     for row in skipped:
         assert row["valid"] and f"> best {full.best['cycles']:,.0f}" in row["reason"]
         assert full.rows[row["index"]]["cycles"] >= row["est_roofline"] > full.best["cycles"]
-    top3 = sweep(target, space, budget=24, workers=1, progress=False, top=3)
+    top3 = sweep(target, space, search="grid", budget=24, workers=1, progress=False, top=3)
     assert [r["index"] for r in top3.simulated[:3]] == [r["index"] for r in full.simulated[:3]]
     assert all("> 3rd best " in r["reason"] for r in top3.rows if r.get("pruned_by_bound"))
     assert "pruned by the bound" in pruned.summary()

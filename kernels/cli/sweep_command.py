@@ -1,6 +1,6 @@
 """`ascend-sim sweep <operator>`: the tiling lab on the command line (a thin layer over kernels.lab.sweep).
 
-    ascend-sim sweep conv3d-dx [problem flags] --budget 200 --out lab/ [--search grid|random|optuna]
+    ascend-sim sweep conv3d-dx [problem flags] --budget 200 --out lab/ [--search local|grid|random|optuna]
         [--vary stepKa=1..12 --vary baseN=16,32,64] [--seed 0] [--workers N] [--backend local|dask|ray]
         [--scheduler ADDRESS] [--top K | --no-prune] [--no-plots]
 
@@ -46,12 +46,14 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
     lab.add_argument("--budget", type=int_in_range(1, 1_000_000), default=100,
                      help="candidates to try, the generator's own included (default 100)")
     lab.add_argument("--out", type=output_dir, metavar="DIR", help="write results.json, results.csv and plots here")
-    lab.add_argument("--search", choices=SEARCHES, default="grid",
-                     help="grid: the grid's points in order; random: distinct random points; optuna: TPE "
-                          "(default grid)")
+    lab.add_argument("--search", choices=SEARCHES, default="local",
+                     help="local: from the generator's tiling, every legal one-knob change of the best so far "
+                          "(default); grid: points spread evenly over the legal space; random: distinct legal "
+                          "points; optuna: TPE on the analytical estimate, then on the simulated cycles")
     lab.add_argument("--vary", action="append", default=[], metavar="FIELD=RANGE",
-                     help="a field and its values: LOW..HIGH, LOW..HIGH:STEP or A,B,C; repeatable (default: the "
-                          "operator's knobs around its generator's tiling)")
+                     help="narrow a field to these values: LOW..HIGH, LOW..HIGH:STEP or A,B,C; repeatable (default: "
+                          "the operator's legal space around its generator's tiling; the other knobs stay at the "
+                          "generator's values)")
     lab.add_argument("--seed", type=int_in_range(0), default=0, help="seed of the random and optuna searches")
     lab.add_argument("--workers", type=int_in_range(1, 1024), default=os.cpu_count() or 1,
                      help=f"local worker processes (default: the CPU count, {os.cpu_count()})")

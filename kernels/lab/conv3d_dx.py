@@ -2,14 +2,13 @@
 
 A target is what the lab needs of an operator (another operator plugs in with the same five members):
 `name`, `default_point(space)` (the generator's own values of the varied fields), `fields` (every field a space
-may vary, with its allowed range), `default_space()` (the knobs swept when no --vary is given), `prepare(point)`
+may vary, with its allowed range), `legal_space()` (the tilings a sweep draws from, kernels/lab/legal.py), `prepare(point)`
 (the candidate's tiling, validated, with its buffer usage and the analytical estimate, whose `est_roofline` must
 be a lower bound of the simulated cycles for the sweep's pruning; no simulation) and
 `simulate(point)` (a timing-only run on the fast engine; called in the worker processes).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +27,7 @@ from tiling.model import (
 from tiling.validate import l1_bytes
 
 from ..conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
+from .conv3d_dx_space import conv3d_dx_space
 from .estimate import PIPES, estimate_conv3d_dx
 
 _C_RANGES = {"u32": (0, U32_MAX), "i32": (I32_MIN, I32_MAX), "u64": (0, U64_MAX)}
@@ -73,26 +73,9 @@ class Conv3dDxTarget:
         fields = self.tiling.fields()
         return {name: int(fields[name]) for name in names}
 
-    def default_space(self) -> dict[str, tuple[int, ...]]:
-        """Values around the generator's tiling: blocks of 16 (C0 for K) from 1/4 to 4 times its own, K steps
-        1-16 and its own, the double buffers, the order, and the core count from a quarter to all."""
-        f = self.tiling.fields()
-        c0 = f["c0"]
-
-        def around(value: int, unit: int) -> tuple[int, ...]:
-            scaled = {unit * max(1, round(value * factor / unit)) for factor in (0.25, 0.5, 1, 2, 4)}
-            return tuple(sorted(v for v in scaled | {value} if v <= 4095))
-
-        # K steps in whole kernel windows of the generator's baseK (the validator refuses the others)
-        window = f["hk"] * f["wk"] * c0
-        unit = window // math.gcd(f["baseK"], window)
-        steps = {unit * i for i in (1, 2, 3, 4, 6, 8)}
-        cores = self.platform.aic_cores
-        return {"baseM": around(f["baseM"], 16), "baseN": around(f["baseN"], 16), "baseK": around(f["baseK"], c0),
-                "stepKa": tuple(sorted(steps | {f["stepKa"]})), "stepKb": tuple(sorted(steps | {f["stepKb"]})),
-                "al1Pbuffer": (1, 2), "bl1Pbuffer": (1, 2), "cl0Pbuffer": (1, 2), "iterateOrder": (0, 1),
-                **({"coreNum": tuple(sorted({max(1, cores // 4), cores // 2, cores, f["coreNum"]}))}
-                   if self.tiling.useBasicBlock else {})}
+    def legal_space(self):
+        """The tilings around the generator's that satisfy the tiling rules by construction."""
+        return conv3d_dx_space(self.tiling, self.platform)
 
     def candidate(self, point: dict[str, int]):
         """The tiling of a point: the generator's, with the point's fields overridden (not validated)."""

@@ -25,6 +25,8 @@ class SweepResult:
     files: list[str] = field(default_factory=list)
     prune: bool = False
     top: int = 1
+    space: dict = field(default_factory=dict)  # the legal space: size, knobs, values cut per rule
+    space_text: str = ""
 
     @property
     def simulated(self) -> list[dict]:
@@ -59,7 +61,7 @@ class SweepResult:
         return len(self.rows) / self.seconds if self.seconds else 0.0
 
     def summary(self, top: int = 5) -> str:
-        lines = [self.description,
+        lines = [self.description, *([self.space_text] if self.space_text else []),
                  (f"{len(self.rows)} candidates ({self.search}, space of {self.space_size:,}, seed {self.seed}) on "
                   f"{self.workers} worker(s) in {self.seconds:.1f} s = {self.candidates_per_second:.2f} candidates/s")]
         pruned = [r for r in self.rows if not r["valid"]]
@@ -90,7 +92,7 @@ class SweepResult:
     def to_dict(self) -> dict:
         return {"target": self.target, "description": self.description, "varied": self.varied,
                 "search": self.search, "budget": self.budget, "workers": self.workers, "seed": self.seed,
-                "space_size": self.space_size, "seconds": self.seconds, "prune": self.prune, "top": self.top,
+                "space_size": self.space_size, "space": self.space, "seconds": self.seconds, "prune": self.prune, "top": self.top,
                 "simulated": len(self.simulated),
                 "candidates_per_second": self.candidates_per_second, "default_rank": self.default_rank(),
                 "default_gap": self.default_gap(), "rows": self.rows}
