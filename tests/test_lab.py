@@ -70,7 +70,7 @@ def test_grid_sweep_rows_pruning_and_default(target, tmp_path):
     for row in (r for r in rows if r.get("pruned_by_bound")):
         assert row["valid"] and row.get("cycles") is None and row["est_roofline"] > best
         assert row["reason"].startswith("pruned: bound ") and f"> best {best:,.0f}" in row["reason"]
-    assert all(0 < r["l1_bytes"] <= 512 * 1024 and 0 <= r["util_MTE1"] <= 1 for r in simulated)
+    assert all(0 < r["l1_bytes"] <= 512 * 1024 and 0 <= r["aic_utilisation.MTE1"] <= 1 for r in simulated)
     # the default row is the generator's own run: the same cycles as the operator without overrides
     import numpy as np
 

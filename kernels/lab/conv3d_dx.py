@@ -120,11 +120,18 @@ class Conv3dDxTarget:
         cube = [(i, core) for i, core in enumerate(report.cores) if core.kind == "AIC"]
         block, (index, slowest) = max(enumerate(cube), key=lambda item: item[1][1].cycles)
         return {"cycles": report.cycles, "microseconds": report.microseconds, "bound": report.bound,
-                **{f"util_{pipe}": u for pipe, u in report.utilisation.items() if pipe in PIPES},
+                **utilisation_columns(report),
                 **{f"bytes_{path}": n for path, n in report.bytes_by_path.items()},
                 **{f"slowest_core_busy_{pipe}": slowest.busy.get(pipe, 0.0) for pipe in PIPES},
                 "slowest_core": block, "cube_cycles": slowest.cycles, **_bound_pipe_idle(report.logs[index], slowest),
                 "instructions": report.instructions}
+
+
+def utilisation_columns(report) -> dict:
+    """`aic_utilisation.MTE1`, `aiv_utilisation.V`, ...: per core type, busy / chip cycles averaged over the cores
+    of that type, the figures the text report and `--json` give (RunReport.utilisation_of)."""
+    return {f"{kind.lower()}_utilisation.{pipe}": u for kind in report.kinds
+            for pipe, u in report.utilisation_of(kind).items()}
 
 
 def _bound_pipe_idle(log, core) -> dict:
