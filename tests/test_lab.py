@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 
 import pytest
 
@@ -253,3 +254,12 @@ def test_cli_scheduler_needs_dask(capsys):
     assert main(["sweep", "conv3d-dx", *TINY_FLAGS, "--scheduler", "tcp://127.0.0.1:8786"]) == 2
     assert ("argument --scheduler: names a dask scheduler or a Ray cluster; add --backend dask or ray"
             in capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("backend, module", [("ray", "ray"), ("dask", "dask.distributed")])
+def test_cli_missing_cluster_backend_is_one_line(backend, module, monkeypatch, capsys):
+    """Without its package (an import that fails), --backend dask|ray is one line naming the extra, exit 2."""
+    monkeypatch.setitem(sys.modules, module, None)
+    assert main(["sweep", "conv3d-dx", *TINY_FLAGS, "--budget", "2", "--backend", backend]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "ascend-sim[cluster]" in err and f"backend={backend!r}" in err

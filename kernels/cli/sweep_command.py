@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 from ..lab import BACKENDS, SEARCHES, Conv3dDxTarget, SpaceError, parse_vary, sweep
+from ..lab.sweep import check_backend
 from .conv_problem import add_conv_problem_arguments, conv_problem
 from .flags import FlagError, int_in_range
 from .report import print_json
@@ -103,6 +104,10 @@ def run_sweep(target, args: argparse.Namespace) -> int:
         raise FlagError("argument --scheduler: names a dask scheduler or a Ray cluster; add --backend dask or ray")
     if args.no_prune and args.top != 1:
         raise FlagError("argument --top: keeps the K best when pruning; --no-prune simulates every candidate")
+    try:
+        check_backend(args.backend)
+    except SpaceError as err:
+        raise FlagError(f"argument --backend: {err}") from None
     result = sweep(target, space, search=args.search, budget=args.budget, workers=args.workers, seed=args.seed,
                    backend=args.backend, scheduler=args.scheduler, prune=not args.no_prune, top=args.top)
     if args.out:

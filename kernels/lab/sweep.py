@@ -20,6 +20,7 @@ distinct tilings seed a second TPE study on the simulated cycles.
 from __future__ import annotations
 
 import bisect
+import importlib
 import os
 import sys
 import time
@@ -57,6 +58,7 @@ def sweep(target, space: dict[str, tuple[int, ...]] | None = None, *, search: st
     workers = workers or os.cpu_count() or 1
     if not isinstance(workers, int) or workers < 1:
         raise SpaceError(f"workers={workers!r} must be an integer of at least 1")
+    check_backend(backend)
     legal = search_space(target, space)
     start = time.perf_counter()
     bar = _progress_bar(budget, progress)
@@ -98,6 +100,24 @@ def search_space(target, space: dict[str, tuple[int, ...]] | None) -> LegalSpace
 
 def _values(legal: LegalSpace, name: str) -> set:
     return {point[name] for point in legal.points()}
+
+
+class MissingBackend(SpaceError):
+    """A cluster backend whose package is not installed (the `cluster` extra)."""
+
+
+CLUSTER_PACKAGES = {"dask": "dask.distributed", "ray": "ray"}
+
+
+def check_backend(backend: str) -> None:
+    """Refuse a cluster backend whose package is missing, before any work, naming the extra that installs it."""
+    if backend not in CLUSTER_PACKAGES:
+        return
+    try:
+        importlib.import_module(CLUSTER_PACKAGES[backend])
+    except ImportError:
+        raise MissingBackend(f"backend={backend!r} needs the {CLUSTER_PACKAGES[backend]} package: "
+                             "pip install 'ascend-sim[cluster]'") from None
 
 
 def _runner(backend: str, target, workers: int, scheduler: str | None):
