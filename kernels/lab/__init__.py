@@ -4,6 +4,8 @@
 - space.py      --vary FIELD=RANGE parsing
 - conv3d_dx.py  the conv3d-dx operator as a sweep target (default tiling, legal space, validation, a timing-only run)
 - conv3d_dx_space.py  the dx tiling's knobs and rules
+- target.py     the operator protocol a target implements, and the run columns every target shares
+- conv3d_dw.py, conv3d_v2.py, matmul.py   conv3d-dw, conv3d (Conv3DV2) and matmul as sweep targets
 - estimate.py   the analytical estimate of a dx tiling: per-pipe cycles and bytes, the bound, the roofline
 - runner.py     local worker processes (and the window of candidates in flight every backend shares)
 - dask_runner.py, ray_runner.py   the same on a dask.distributed or a Ray cluster
@@ -15,12 +17,15 @@
     result = sweep(Conv3dDxTarget(problem), budget=40)   # or narrowed: sweep(target, {"stepKa": (3, 6)}, ...)
     print(result.summary()); result.write("out")
 """
+from .conv3d_dw import Conv3dDwTarget
 from .conv3d_dx import Conv3dDxTarget, buffer_usage
+from .conv3d_v2 import Conv3dV2Target
 from .estimate import Estimate, estimate_conv3d_dx
 from .legal import Knob, LegalSpace, Rule
+from .matmul import MatmulProblem, MatmulTarget
 from .results import SweepResult
 from .space import SpaceError, parse_range, parse_vary
 from .sweep import BACKENDS, SEARCHES, sweep
 
-__all__ = ["BACKENDS", "SEARCHES", "Conv3dDxTarget", "Estimate", "Knob", "LegalSpace", "Rule", "SpaceError", "SweepResult", "buffer_usage",
+__all__ = ["BACKENDS", "SEARCHES", "Conv3dDwTarget", "Conv3dDxTarget", "Conv3dV2Target", "Estimate", "Knob", "LegalSpace", "MatmulProblem", "MatmulTarget", "Rule", "SpaceError", "SweepResult", "buffer_usage",
            "estimate_conv3d_dx", "parse_range", "parse_vary", "sweep"]

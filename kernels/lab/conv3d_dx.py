@@ -9,8 +9,6 @@ be a lower bound of the simulated cycles for the sweep's pruning; no simulation)
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ascend_sim.dtypes import DTYPES
@@ -28,7 +26,8 @@ from tiling.validate import l1_bytes
 
 from ..conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
 from .conv3d_dx_space import conv3d_dx_space
-from .estimate import PIPES, estimate_conv3d_dx
+from .estimate import estimate_conv3d_dx
+from .target import Prepared, report_columns
 
 _C_RANGES = {"u32": (0, U32_MAX), "i32": (I32_MIN, I32_MAX), "u64": (0, U64_MAX)}
 FIELDS = {name: _C_RANGES[ctype] for name, ctype in (*PARAMS_FIELDS, *TILING_FIELDS)}
@@ -37,16 +36,6 @@ FIELDS.update(useBasicBlock=(0, 1), loadB2Condition=(0, 2))
 # The generator's knobs (docs/tiling.md): blocks, K steps, buffers, order, core split.
 KNOBS = ("baseM", "baseN", "baseK", "stepM", "stepN", "stepKa", "stepKb", "al0Pbuffer", "bl0Pbuffer", "cl0Pbuffer",
          "al1Pbuffer", "bl1Pbuffer", "iterateOrder", "coreNum", "singleCoreM", "singleCoreCin1", "singleCoreDin")
-
-
-@dataclass
-class Prepared:
-    """A candidate before simulation: its validity (and why not), buffer usage and the analytical estimate."""
-
-    valid: bool
-    reason: str
-    usage: dict
-    estimate: dict
 
 
 class Conv3dDxTarget:
@@ -116,22 +105,10 @@ class Conv3dDxTarget:
                                            route="v2", tiling_overrides=self.overrides(point) or None,
                                            **p.operator_arguments())
         report = run.report
-        # the cube cores' pipes (the estimate's); a MIX launch's vector cores are left out
-        cube = [(i, core) for i, core in enumerate(report.cores) if core.kind == "AIC"]
-        block, (index, slowest) = max(enumerate(cube), key=lambda item: item[1][1].cycles)
-        return {"cycles": report.cycles, "microseconds": report.microseconds, "bound": report.bound,
-                **utilisation_columns(report),
-                **{f"bytes_{path}": n for path, n in report.bytes_by_path.items()},
-                **{f"slowest_core_busy_{pipe}": slowest.busy.get(pipe, 0.0) for pipe in PIPES},
-                "slowest_core": block, "cube_cycles": slowest.cycles, **_bound_pipe_idle(report.logs[index], slowest),
-                "instructions": report.instructions}
-
-
-def utilisation_columns(report) -> dict:
-    """`aic_utilisation.MTE1`, `aiv_utilisation.V`, ...: per core type, busy / chip cycles averaged over the cores
-    of that type, the figures the text report and `--json` give (RunReport.utilisation_of)."""
-    return {f"{kind.lower()}_utilisation.{pipe}": u for kind in report.kinds
-            for pipe, u in report.utilisation_of(kind).items()}
+        # the slowest cube core's busiest pipe: where it idles (a MIX launch's vector cores are left out)
+        index, slowest = max(((i, core) for i, core in enumerate(report.cores) if core.kind == "AIC"),
+                             key=lambda item: item[1].cycles)
+        return {**report_columns(report), **_bound_pipe_idle(report.logs[index], slowest)}
 
 
 def _bound_pipe_idle(log, core) -> dict:

@@ -67,19 +67,21 @@ class SweepResult:
         pruned = [r for r in self.rows if not r["valid"]]
         bounded = [r for r in self.rows if r.get("pruned_by_bound")]
         faulted = [r for r in self.rows if r["valid"] and r.get("cycles") is None and not r.get("pruned_by_bound")]
-        lines.append(f"simulated {len(self.simulated)}, pruned by the validator {len(pruned)}, faulted {len(faulted)}"
+        estimated = any("est_roofline" in r for r in self.rows)  # operators without an estimate have no bound
+        lines.append(f"simulated {len(self.simulated)}, refused by the validator {len(pruned)}, faulted {len(faulted)}"
                      + (f", pruned by the bound {len(bounded)} (legal, not simulated: their lower bound exceeds "
                         f"the {kth_best(self.top)} simulated cycles)"
-                        if self.prune else ""))
+                        if self.prune and estimated else ""))
         if pruned:
             rules = Counter(r["reason"].split("=")[0] for r in pruned)
-            lines.append("pruned on: " + ", ".join(f"{name} ({n})" for name, n in rules.most_common(5)))
+            lines.append("refused on: " + ", ".join(f"{name} ({n})" for name, n in rules.most_common(5)))
         for row in faulted[:3]:
             lines.append(f"faulted: {_point(row, self.varied)}: {row.get('error', '')[:160]}")
         lines.append(f"best {min(top, len(self.simulated))}:")
         for rank, row in enumerate(self.simulated[:top], 1):
-            lines.append(f"  {rank}. {row['cycles']:>12,.0f} cycles  bound {row['bound']:<4}  est "
-                         f"{row.get('est_cycles', 0):>12,.0f}  L1 {row['l1_bytes']:>7,}  "
+            est = f"  est {row['est_cycles']:>12,.0f}" if "est_cycles" in row else ""
+            lines.append(f"  {rank}. {row['cycles']:>12,.0f} cycles  bound {row['bound']:<4}{est}  L1 "
+                         f"{row['l1_bytes']:>7,}  "
                          f"{_point(row, self.varied)}{'  (default)' if row['default'] else ''}")
         rank, gap = self.default_rank(), self.default_gap()
         if rank is None:

@@ -160,10 +160,12 @@ class _Table:
         return index if prepared.valid else None
 
     def ordered(self, keys: list[int]) -> list[int]:
-        """When pruning: the lowest bounds first (ties: the lowest estimate), so that the best come early."""
+        """When pruning: the lowest bounds first (ties: the lowest estimate), so that the best come early; in
+        proposal order without an estimate."""
         if not self.prune:
             return keys
-        return sorted(keys, key=lambda k: (self.rows[k]["est_roofline"], self.rows[k]["est_cycles"], k))
+        return sorted(keys, key=lambda k: (self.rows[k].get("est_roofline", 0.0), self.rows[k].get("est_cycles", 0.0),
+                                           k))
 
     def simulate(self, runner, keys) -> None:
         """Simulate the rows of `keys` (an iterable, read as the runner frees up), unless pruned by the bound."""
@@ -183,7 +185,8 @@ class _Table:
         for key in keys:
             row = self.rows[key]
             limit = self.cycles[self.top - 1] if self.prune and len(self.cycles) >= self.top else None
-            if limit is not None and not row["default"] and row["est_roofline"] > limit:
+            # an operator without an analytical estimate has no bound: nothing is pruned
+            if limit is not None and not row["default"] and row.get("est_roofline", 0.0) > limit:
                 row.update(pruned_by_bound=True,
                            reason=f"pruned: bound {row['est_roofline']:,.0f} > {kth_best(self.top)} {limit:,.0f}")
                 if self.bar is not None:
