@@ -18,7 +18,8 @@ from kernels.lab import (
     parse_vary,
     sweep,
 )
-from kernels.lab.plots import pareto_front
+from kernels.lab.plots import _padded, differs, influence, pareto_front
+from kernels.lab.report import explain
 
 
 def tiny(cin=32, cout=32, dhw=(4, 16, 16), kernel=(3, 3, 3), stride=(1, 1, 1), pad=(1,) * 6, groups=1,
@@ -85,15 +86,15 @@ def test_grid_sweep_rows_pruning_and_default(target, tmp_path):
     assert result.best["cycles"] == min(r["cycles"] for r in simulated)
 
     files = result.write(tmp_path)
-    for name in ("results.json", "results.csv", "cycles.png", "pareto_l1.png", "utilisation.png"):
+    for name in ("results.json", "results.csv", "heatmap.png", "pipes.png", "pareto_l1.png", "report.md"):
         assert (tmp_path / name).stat().st_size > 0, name
-    assert (tmp_path / "cycles.png").read_bytes()[:4] == b"\x89PNG"
+    assert (tmp_path / "heatmap.png").read_bytes()[:4] == b"\x89PNG"
     with open(tmp_path / "results.csv") as handle:
         table = list(csv.DictReader(handle))
     assert len(table) == 4 and table[0]["default"] == "True"
     document = json.loads((tmp_path / "results.json").read_text())
     assert document["default_rank"] == result.default_rank() and len(document["rows"]) == 4
-    assert len(files) == 5
+    assert len(files) == 6
     assert "rank" in result.summary()
 
 
@@ -157,7 +158,7 @@ def test_cli_sweep_writes_results(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0
     assert "the generator's tiling:" in out and "3 candidates" in out
-    assert (tmp_path / "lab" / "results.csv").exists() and not (tmp_path / "lab" / "cycles.png").exists()
+    assert (tmp_path / "lab" / "results.csv").exists() and not (tmp_path / "lab" / "heatmap.png").exists()
 
 
 @pytest.mark.parametrize("flags, message", [
@@ -263,3 +264,24 @@ def test_cli_missing_cluster_backend_is_one_line(backend, module, monkeypatch, c
     assert main(["sweep", "conv3d-dx", *TINY_FLAGS, "--budget", "2", "--backend", backend]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "ascend-sim[cluster]" in err and f"backend={backend!r}" in err
+
+
+def test_plot_helpers():
+    assert _padded(5.0, 5.0)[0] < 5.0 < _padded(5.0, 5.0)[1]  # one point: a sane axis around it
+    assert _padded(0.0, 0.0)[1] > 0
+    rows = [{"a": 1, "b": 1, "cycles": 100}, {"a": 2, "b": 1, "cycles": 160}, {"a": 1, "b": 2, "cycles": 90},
+            {"a": 2, "b": 2, "cycles": 95}]
+    # one-knob changes: a moves the cycles by 60 (and 5), b by 10 (and 65) -> b first
+    assert influence(rows, ["a", "b"]) == [("b", 65), ("a", 60)]
+    assert differs(rows[3], rows[0], ["a", "b"]) == "a 1->2, b 1->2" and differs(rows[0], rows[0], ["a"]) == "generator"
+
+
+def test_explanation_names_the_pipe_that_waits_less():
+    default = {"a": 1, "cycles": 1000, "cube_cycles": 1000, "slowest_core_busy_MTE1": 600,
+               "slowest_core_busy_MTE2": 300, "bound_pipe_wait_MTE2_MTE1": 300}
+    best = {"a": 2, "cycles": 700, "cube_cycles": 700, "slowest_core_busy_MTE1": 610,
+            "slowest_core_busy_MTE2": 300, "bound_pipe_wait_MTE2_MTE1": 20}
+    text = "\n".join(explain(best, default, ["a"]))
+    assert "30.0% fewer" in text and "bound by MTE1" in text
+    assert "MTE1: more busy by 10 cycles (more work), waits less by 310 cycles" in text
+    assert "mostly less waiting" in text and "MTE1 waiting for MTE2" in text

@@ -1,4 +1,5 @@
-"""A sweep's result table: ranking, the printed summary, and the files (results.json, results.csv, plots)."""
+"""A sweep's result table: ranking, the printed summary, and the files (results.json, results.csv, plots,
+report.md)."""
 from __future__ import annotations
 
 import csv
@@ -7,8 +8,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-PIPES = ("MTE2", "MTE1", "M", "FIX")
-
+from .plots import write_plots
+from .report import write_report
 
 @dataclass
 class SweepResult:
@@ -100,7 +101,8 @@ class SweepResult:
                 "default_gap": self.default_gap(), "rows": self.rows}
 
     def write(self, out_dir: str | Path, plots: bool = True) -> list[str]:
-        """results.json, results.csv and (plots=True) the PNG plots in out_dir; returns the paths written."""
+        """results.json, results.csv, (plots=True) the PNG plots and report.md in out_dir; returns the paths
+        written."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         (out / "results.json").write_text(json.dumps(self.to_dict(), indent=1, default=str))
@@ -112,11 +114,8 @@ class SweepResult:
             writer.writeheader()
             writer.writerows(self.rows)
         self.files = [str(out / "results.json"), str(out / "results.csv")]
-        if plots:
-            from .plots import (
-                write_plots,  # lazily: matplotlib only when plots are asked for
-            )
-            self.files += write_plots(self, out)
+        images = write_plots(self, out) if plots else []
+        self.files += images + [write_report(self, out, images)]
         return self.files
 
 
