@@ -1,12 +1,13 @@
 """`ascend-sim sweep <operator>`: the tiling lab on the command line (a thin layer over kernels.lab.sweep).
 
-    ascend-sim sweep conv3d-dx|conv3d-dw|conv3d|matmul [problem flags] --budget 200 --out lab/ [--search local|grid|random|optuna]
-        [--vary stepKa=1..12 --vary baseN=16,32,64] [--seed 0] [--workers N] [--backend local|dask|ray]
-        [--scheduler ADDRESS] [--top K | --no-prune] [--no-plots]
+    ascend-sim sweep conv3d-dx|conv3d-dw|conv3d|matmul [problem flags] --budget 40 --out lab/
+        [--search local|grid|random|optuna] [--vary stepKa=1..12 --vary baseN=16,32,64] [--seed 0] [--workers N]
+        [--backend local|dask|ray] [--scheduler ADDRESS] [--top K | --no-prune] [--no-plots]
 
 Each operator is a sub-command with its own problem flags (the conv operators: those of `ascend-sim conv3d-dx`;
-matmul: --m --n --k --batch --dtype --hf32 --platform); the sweep flags are the same for all. Exit 0 when the sweep ran (pruned or faulted candidates are results, not
-errors), 2 for bad flags (one line naming the flag).
+matmul: --m --n --k --batch --dtype --hf32 --platform); the sweep flags are the same for all. Exit 0 when the
+sweep ran (pruned or faulted candidates are results, not errors), 2 for bad flags or a missing cluster backend
+(one line naming the flag).
 """
 from __future__ import annotations
 

@@ -27,5 +27,6 @@ from .results import SweepResult
 from .space import SpaceError, parse_range, parse_vary
 from .sweep import BACKENDS, SEARCHES, sweep
 
-__all__ = ["BACKENDS", "SEARCHES", "Conv3dDwTarget", "Conv3dDxTarget", "Conv3dV2Target", "Estimate", "Knob", "LegalSpace", "MatmulProblem", "MatmulTarget", "Rule", "SpaceError", "SweepResult", "buffer_usage",
+__all__ = ["BACKENDS", "SEARCHES", "Conv3dDwTarget", "Conv3dDxTarget", "Conv3dV2Target", "Estimate", "Knob",
+           "LegalSpace", "MatmulProblem", "MatmulTarget", "Rule", "SpaceError", "SweepResult", "buffer_usage",
            "estimate_conv3d_dx", "parse_range", "parse_vary", "sweep"]

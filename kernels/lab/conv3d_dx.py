@@ -1,10 +1,10 @@
 """The conv3d-dx operator as a sweep target: its default tiling, its knobs, one candidate checked, one run.
 
-A target is what the lab needs of an operator (another operator plugs in with the same five members):
+A target is what the lab needs of an operator (the protocol: kernels/lab/target.py):
 `name`, `default_point(space)` (the generator's own values of the varied fields), `fields` (every field a space
-may vary, with its allowed range), `legal_space()` (the tilings a sweep draws from, kernels/lab/legal.py), `prepare(point)`
-(the candidate's tiling, validated, with its buffer usage and the analytical estimate, whose `est_roofline` must
-be a lower bound of the simulated cycles for the sweep's pruning; no simulation) and
+may vary, with its allowed range), `legal_space()` (the tilings a sweep draws from, kernels/lab/legal.py),
+`prepare(point)` (the candidate's tiling, validated, with its buffer usage and the analytical estimate, whose
+`est_roofline` must be a lower bound of the simulated cycles for the sweep's pruning; no simulation) and
 `simulate(point)` (a timing-only run on the fast engine; called in the worker processes).
 """
 from __future__ import annotations

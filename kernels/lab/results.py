@@ -95,7 +95,8 @@ class SweepResult:
     def to_dict(self) -> dict:
         return {"target": self.target, "description": self.description, "varied": self.varied,
                 "search": self.search, "budget": self.budget, "workers": self.workers, "seed": self.seed,
-                "space_size": self.space_size, "space": self.space, "seconds": self.seconds, "prune": self.prune, "top": self.top,
+                "space_size": self.space_size, "space": self.space, "seconds": self.seconds, "prune": self.prune,
+                "top": self.top,
                 "simulated": len(self.simulated),
                 "candidates_per_second": self.candidates_per_second, "default_rank": self.default_rank(),
                 "default_gap": self.default_gap(), "rows": self.rows}
