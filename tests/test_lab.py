@@ -86,7 +86,8 @@ def test_grid_sweep_rows_pruning_and_default(target, tmp_path):
     assert result.best["cycles"] == min(r["cycles"] for r in simulated)
 
     files = result.write(tmp_path)
-    for name in ("results.json", "results.csv", "heatmap.png", "pipes.png", "pareto_l1.png", "report.md"):
+    for name in ("results.json", "results.csv", "heatmap.png", "pipes.png", "pareto_l1.png", "utilisation.png",
+                 "report.md"):
         assert (tmp_path / name).stat().st_size > 0, name
     assert (tmp_path / "heatmap.png").read_bytes()[:4] == b"\x89PNG"
     with open(tmp_path / "results.csv") as handle:
@@ -94,7 +95,7 @@ def test_grid_sweep_rows_pruning_and_default(target, tmp_path):
     assert len(table) == 4 and table[0]["default"] == "True"
     document = json.loads((tmp_path / "results.json").read_text())
     assert document["default_rank"] == result.default_rank() and len(document["rows"]) == 4
-    assert len(files) == 6
+    assert len(files) == 7
     assert "rank" in result.summary()
 
 

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from kernels.cli.conv_problem import ConvProblem
-from kernels.lab import Conv3dDxTarget
+from kernels.lab import Conv3dDwTarget, Conv3dDxTarget, Conv3dV2Target, MatmulProblem, MatmulTarget
 from kernels.lab.legal import Knob, LegalSpace, Rule, fixed
 from tiling import validate
 
@@ -84,3 +84,20 @@ def test_the_default_search_finds_the_step_ka_win_within_40():
     default = rows[0]
     best = min(r["cycles"] for r in rows if r.get("cycles") is not None)
     assert default["default"] and best <= 0.9 * default["cycles"]
+
+
+@pytest.mark.parametrize("make", [
+    lambda: Conv3dDwTarget(PROBLEMS["fp16 3x3x3 basic block"]), lambda: Conv3dDwTarget(PROBLEMS["fp32 3x3x3"]),
+    lambda: Conv3dDwTarget(PROBLEMS["fp16 groups 2 stride 2"]), lambda: Conv3dDwTarget(PROBLEMS["bf16 1x1x1"]),
+    lambda: Conv3dV2Target(PROBLEMS["fp16 3x3x3 basic block"]), lambda: Conv3dV2Target(PROBLEMS["fp32 3x3x3"]),
+    lambda: Conv3dV2Target(PROBLEMS["fp16 groups 2 stride 2"]), lambda: Conv3dV2Target(PROBLEMS["bf16 1x1x1"]),
+    lambda: MatmulTarget(MatmulProblem(512, 256, 384)), lambda: MatmulTarget(MatmulProblem(96, 80, 200, 2, "float32")),
+], ids=["dw fp16", "dw fp32", "dw groups", "dw 1x1", "conv3d fp16", "conv3d fp32", "conv3d groups", "conv3d 1x1",
+        "matmul fp16", "matmul fp32 batch"])
+def test_other_operators_validators_refuse_no_constructed_candidate(make):
+    target = make()
+    points = target.legal_space().points()
+    assert len(points) > 1
+    drawn = points if len(points) <= 800 else random.Random(0).sample(points, 800)
+    refused = [(p, problems) for p in drawn if (problems := target.check(target.tiling_for(p)))]
+    assert refused == []

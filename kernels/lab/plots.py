@@ -4,6 +4,8 @@
 - pipes.png      the top candidates and the default as stacked per-pipe busy / idle bars of the slowest cube core,
                  labelled by the knobs that differ from the generator's tiling
 - pareto_l1.png  cycles against L1 bytes, the Pareto front labelled the same way
+- utilisation.png  the same tilings' utilisation per pipe and core type: the `aic_utilisation.<pipe>` /
+                 `aiv_utilisation.<pipe>` columns, the figures the text report and --json give
 
 Every axis gets a margin, so one simulated point still draws a sane plot.
 """
@@ -25,7 +27,7 @@ def write_plots(result, out: Path) -> list[str]:
     if not rows:
         return []
     return [_heatmap(result, rows, out / "heatmap.png", plt), _pipes(result, rows, out / "pipes.png", plt),
-            _pareto(result, rows, out / "pareto_l1.png", plt)]
+            _pareto(result, rows, out / "pareto_l1.png", plt), _utilisation(result, rows, out / "utilisation.png", plt)]
 
 
 def differs(row: dict, default: dict, names: list[str]) -> str:
@@ -148,6 +150,23 @@ def _pareto(result, rows, path: Path, plt) -> str:
     ax.set_ylim(*_padded(min(ys), max(ys)))
     ax.set(xlabel="L1 used (KiB)", ylabel="simulated cycles", title=f"{result.target}: cycles against L1 usage")
     ax.legend(fontsize=8)
+    return _save(fig, path, plt)
+
+
+def _utilisation(result, rows, path: Path, plt) -> str:
+    top = _top_and_default(result, rows)
+    default = result.default
+    keys = sorted({k for r in top for k in r if k.endswith(tuple(f"_utilisation.{p}" for p in ("MTE2", "MTE1", "M",
+                                                                                                "FIX", "V", "MTE3")))})
+    fig, ax = plt.subplots(figsize=(max(7, 1.2 * len(keys) + 3), 4.5))
+    width = 0.8 / len(top)
+    for i, row in enumerate(top):
+        label = "generator's tiling" if row["default"] else f"#{i + 1} {differs(row, default, result.varied)}"
+        ax.bar([j + i * width for j in range(len(keys))], [row.get(k, 0.0) * 100 for k in keys], width, label=label)
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(keys))], keys, rotation=30, ha="right", fontsize=8)
+    ax.set(ylabel="% of the chip's cycles (mean over the cores of that type)", ylim=(0, 105),
+           title="utilisation per pipe and core type: the best tilings and the generator's")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return _save(fig, path, plt)
 
 

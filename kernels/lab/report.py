@@ -105,7 +105,8 @@ def write_report(result, out: Path, plots: list[str], top: int = 10) -> str:
         lines += ["", "## Plots", ""]
         captions = {"heatmap.png": "Best cycles over the two most influential knobs",
                     "pipes.png": "Per-pipe busy (solid) and idle (light) cycles of the slowest cube core",
-                    "pareto_l1.png": "Cycles against L1 bytes, with the Pareto front"}
+                    "pareto_l1.png": "Cycles against L1 bytes, with the Pareto front",
+                    "utilisation.png": "Utilisation per pipe and core type (aic_utilisation.<pipe>, ...)"}
         for path in plots:
             name = Path(path).name
             lines += [f"![{captions.get(name, name)}]({name})", ""]
