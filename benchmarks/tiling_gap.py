@@ -2,7 +2,7 @@
 
     python benchmarks/tiling_gap.py [--ops conv3d-dx conv3d-dw conv3d matmul] [--budget 16] [--workers 2]
         [--search local] [--seed 0] [--only NAME ...] [--sizes 512 1024] [--out DIR]
-        [--platform NAME|FILE.json] [--before NAME|FILE.json | --before-rev GIT_REVISION] [--no-prune]
+        [--platform NAME|FILE.json] [--before NAME|FILE.json | --before-rev GIT_REVISION] [--no-prune] [--check]
 
 The layers are those of benchmarks/bench_conv3d_dx.py (which bench_conv3d_dw.py and bench_conv3d_v2.py share) for
 conv3d-dx, conv3d-dw and conv3d, and the square sizes of bench_matmul.py for matmul. Per operator and layer: a
@@ -11,7 +11,9 @@ then the generator's cycles, the best found, the gap (how much slower the genera
 %), the default's rank among the simulated candidates, the pipe that bounds each (the most busy cycles over the
 chip), and what the best changed. conv3d-dx prunes by its estimate's bound unless --no-prune (the best is the
 same; the rank then counts only the candidates that could beat the best). Layers that aclnn computes as a matmul
-(VideoMAE patch embed) are skipped for conv3d-dx: the lab sweeps the conv kernel's tiling.
+(VideoMAE patch embed) are skipped for conv3d-dx: the lab sweeps the conv kernel's tiling. --check runs each best
+tiling found with data and prints its error against PyTorch (benchmarks/sweep_check.py): the sweeps time
+candidates without data.
 
 Before and after calibration: --before runs the same sweeps on a second platform (a preset, or a platform JSON
 such as one dumped with `get_platform("Ascend910B2").to_json("before.json")` from the tree before calibration),
@@ -29,6 +31,7 @@ import tempfile
 from pathlib import Path
 
 from bench_conv3d_dx import LAYERS
+from sweep_check import check_tiling
 
 from ascend_sim.platform import get_platform
 from kernels.cli.conv_problem import ConvProblem
@@ -100,10 +103,12 @@ def gap_row(op: str, name: str, target, platform, args) -> dict:
                    progress=False, prune=not args.no_prune)
     if args.out:
         platform_name = get_platform(platform).name
-        result.files = result.write(f"{args.out}/{platform_name}/{op}/{name.replace(' ', '_')}")
+        result.write(f"{args.out}/{platform_name}/{op}/{name.replace(' ', '_')}")
     default, best = result.default, result.best
-    return {"default": default["cycles"], "best": best["cycles"], "gap": result.default_gap(),
-            "rank": f"{result.default_rank()}/{len(result.simulated)}", "bound": f"{default['bound']}/{best['bound']}",
+    error = check_tiling(target, best["overrides"]) if args.check and not best["default"] else None
+    return {"error": "" if error is None else f"{error:.1e}", "default": default["cycles"], "best": best["cycles"],
+            "gap": result.default_gap(), "rank": f"{result.default_rank()}/{len(result.simulated)}",
+            "bound": f"{default['bound']}/{best['bound']}",
             "simulated": len(result.simulated), "seconds": result.seconds,
             "best_point": "the generator's" if best["default"] else
             " ".join(f"{n}={default[n]}->{best[n]}" for n in result.varied if best[n] != default[n])}
@@ -126,6 +131,8 @@ def main(argv=None) -> None:
     before.add_argument("--before-rev", metavar="REVISION",
                         help="the --platform preset with the timing constants of this git revision")
     parser.add_argument("--no-prune", action="store_true", help="simulate every legal candidate")
+    parser.add_argument("--check", action="store_true",
+                        help="run each best tiling found with data and print its error against PyTorch")
     args = parser.parse_args(argv)
     columns = [("", args.platform)]
     if args.before is not None:
@@ -137,14 +144,14 @@ def main(argv=None) -> None:
     print(f"{args.search} sweep of {args.budget} legal candidates per layer on {args.workers} workers, seed "
           f"{args.seed}; platforms: " + ", ".join(f"{label or 'the'} {get_platform(p).name}" for label, p in columns))
     print(f"{'operator':<10} {'layer':<24} {'platform':<8} {'default':>11} {'best':>11} {'gap':>7} {'rank':>6} "
-          f"{'bound':>10} {'sim':>4} {'s':>6}  best found")
+          f"{'bound':>10} {'sim':>4} {'s':>6} {'error' if args.check else ''}  best found")
     for op in args.ops:
         for name, make in cases(op, args):
             for label, platform in columns:
                 row = gap_row(op, name, make(platform), platform, args)
                 print(f"{op:<10} {name:<24} {label:<8} {row['default']:>11,.0f} {row['best']:>11,.0f} "
                       f"{row['gap']:>6.1%} {row['rank']:>6} {row['bound']:>10} {row['simulated']:>4} "
-                      f"{row['seconds']:>6.0f}  {row['best_point']}", flush=True)
+                      f"{row['seconds']:>6.0f} {row['error'] if args.check else ''}  {row['best_point']}", flush=True)
 
 
 if __name__ == "__main__":
