@@ -101,3 +101,9 @@ def test_other_operators_validators_refuse_no_constructed_candidate(make):
     drawn = points if len(points) <= 800 else random.Random(0).sample(points, 800)
     refused = [(p, problems) for p in drawn if (problems := target.check(target.tiling_for(p)))]
     assert refused == []
+
+
+def test_narrowing_holds_the_other_knobs_at_their_nearest_legal_value():
+    space = toy().restricted({"a": (3, 4)})
+    # b stays 2 where a*b is a multiple of 4 (a=4), else moves to the nearest legal b (a=3: 4); c stays 0
+    assert space.points() == [{"a": 3, "b": 4, "c": 0}, {"a": 4, "b": 2, "c": 0}]

@@ -55,12 +55,24 @@ class LegalSpace:
 
     def restricted(self, values: Mapping[str, tuple[int, ...]]) -> LegalSpace:
         """The same rules with the named knobs' candidates replaced by `values` (--vary) and every other knob
-        fixed at its base value."""
+        held at its base value, or, where the varied ones make that illegal, at its nearest legal value (a
+        varied baseK moves the K steps to whole kernel windows of it)."""
         knobs = []
         for knob in self.knobs:
-            chosen = tuple(values[knob.name]) if knob.name in values else (self.base[knob.name],)
-            knobs.append(Knob(knob.name, lambda point, chosen=chosen: chosen, knob.rules))
+            if knob.name in values:
+                chosen = tuple(values[knob.name])
+                knobs.append(Knob(knob.name, lambda point, chosen=chosen: chosen, knob.rules))
+            else:
+                knobs.append(Knob(knob.name, lambda point, knob=knob: self._nearest(knob, point), knob.rules))
         return LegalSpace(knobs, self.base)
+
+    def _nearest(self, knob: Knob, point: dict) -> tuple[int, ...]:
+        """The legal value of `knob` nearest its base value given `point` (none if it has none)."""
+        base = self.base[knob.name]
+        for value in sorted({base, *knob.candidates(point)}, key=lambda v: (abs(v - base), v)):
+            if all(rule.holds({**point, knob.name: value}) for rule in knob.rules):
+                return (value,)
+        return ()
 
     def legal_values(self, index: int, point: dict, count: bool = False) -> list[int]:
         """The values of knob `index` that pass its rules, given `point` (which sets the earlier knobs)."""
