@@ -107,3 +107,15 @@ def test_narrowing_holds_the_other_knobs_at_their_nearest_legal_value():
     space = toy().restricted({"a": (3, 4)})
     # b stays 2 where a*b is a multiple of 4 (a=4), else moves to the nearest legal b (a=3: 4); c stays 0
     assert space.points() == [{"a": 3, "b": 4, "c": 0}, {"a": 4, "b": 2, "c": 0}]
+
+
+def test_sampling_a_truncated_space_reaches_all_of_it(monkeypatch):
+    monkeypatch.setattr("kernels.lab.legal.MAX_POINTS", 5)
+    space = toy()
+    assert len(space.points()) == 5 and space.truncated
+    drawn = space.sample(12, seed=1)
+    legal = [(a, b, c) for a, b, c in itertools.product(range(1, 7), range(1, 13), (0, 1))
+             if b <= 2 * a and a * b % 4 == 0 and a + b + c <= 9]  # 18 points
+    assert len({tuple(p.values()) for p in drawn}) == len(drawn) == 12
+    assert all(tuple(p.values()) in legal for p in drawn)
+    assert max(p["a"] for p in drawn) > max(p["a"] for p in space.points())  # beyond the enumerated first 5

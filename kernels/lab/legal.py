@@ -149,9 +149,30 @@ class LegalSpace:
         return [points[int(i * step)] for i in range(count)]
 
     def sample(self, count: int, seed: int) -> list[dict]:
-        """`count` distinct legal points drawn uniformly with `seed`."""
+        """`count` distinct legal points drawn with `seed`: uniformly from the whole space, or, when it is larger
+        than MAX_POINTS (its enumeration stops there), by random descents (each knob a uniform choice among its
+        legal values given the earlier ones), so that the draws reach the whole space."""
         points = self.points()
-        return random.Random(seed).sample(points, min(count, len(points)))
+        rng = random.Random(seed)
+        if not self.truncated:
+            return rng.sample(points, min(count, len(points)))
+        drawn: dict[tuple, dict] = {}
+        for _ in range(20 * count):
+            if len(drawn) >= count:
+                break
+            point = self._descend(rng)
+            if point is not None:
+                drawn.setdefault(tuple(point.values()), point)
+        return list(drawn.values())
+
+    def _descend(self, rng: random.Random) -> dict | None:
+        point = dict(self.base)
+        for index, knob in enumerate(self.knobs):
+            legal = self.legal_values(index, point)
+            if not legal:
+                return None
+            point[knob.name] = rng.choice(legal)
+        return {name: point[name] for name in self.names}
 
     def describe(self) -> str:
         """What shapes the space: its size, each knob's legal values, and how many values each rule cut."""

@@ -63,7 +63,8 @@ class SweepResult:
 
     def summary(self, top: int = 5) -> str:
         lines = [self.description, *([self.space_text] if self.space_text else []),
-                 (f"{len(self.rows)} candidates ({self.search}, space of {self.space_size:,}, seed {self.seed}) on "
+                 (f"{len(self.rows)} candidates ({self.search}, space of {self.space_size:,}"
+                  f"{'+' if self.space.get('truncated') else ''}, seed {self.seed}) on "
                   f"{self.workers} worker(s) in {self.seconds:.1f} s = {self.candidates_per_second:.2f} candidates/s")]
         pruned = [r for r in self.rows if not r["valid"]]
         bounded = [r for r in self.rows if r.get("pruned_by_bound")]
