@@ -97,6 +97,8 @@ def test_grid_sweep_rows_pruning_and_default(target, tmp_path):
     assert document["default_rank"] == result.default_rank() and len(document["rows"]) == 4
     assert len(files) == 7
     assert "rank" in result.summary()
+    report = (tmp_path / "report.md").read_text()
+    assert "## Why the best beats the generator's tiling" in report and "![" in report and "| rank |" in report
 
 
 def test_random_sweep_is_reproducible_and_distinct(target):

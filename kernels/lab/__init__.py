@@ -10,8 +10,9 @@
 - runner.py     local worker processes (and the window of candidates in flight every backend shares)
 - dask_runner.py, ray_runner.py   the same on a dask.distributed or a Ray cluster
 - sweep.py      sweep(): local / grid / random / optuna search into a result table, pruned by the estimate's bound
-- results.py    ranking, summary, results.json / results.csv
-- plots.py      the PNG plots (matplotlib)
+- results.py    ranking, summary, the files (results.json / results.csv, the plots, report.md)
+- plots.py      the PNG plots (matplotlib): heat map, per-pipe busy/idle bars, Pareto front, utilisation
+- report.py     report.md: the table, the plots and why the best beats the generator's tiling
 
     from kernels.lab import Conv3dDxTarget, sweep
     result = sweep(Conv3dDxTarget(problem), budget=40)   # or narrowed: sweep(target, {"stepKa": (3, 6)}, ...)
