@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .pipes import QUEUES, Pipe
+from ascend_sim.pipes import QUEUES, Pipe
 
 _DATA_PIPES = (Pipe.MTE2, Pipe.MTE1, Pipe.M, Pipe.FIX, Pipe.MTE3, Pipe.V)
 
@@ -151,7 +151,7 @@ class RunReport:
         end, releases, busy, cycles, faults). "fast" pays off when warm and on long streams (1.5 to 2 times as
         fast on the C3D conv3a dx layer, benchmarks/bench_retime.py); its first call in a process imports numba and
         loads (or compiles) its functions, about a second (or ten)."""
-        from .platform import get_platform
+        from ascend_sim.platform import get_platform
 
         if engine not in ("fast", "exact"):
             raise ValueError(f"engine={engine!r} must be 'fast' or 'exact'")
@@ -162,10 +162,10 @@ class RunReport:
             raise ValueError("retime needs the recorded streams: run with Chip(record=True) (the default)")
         kinds, groups = [c.kind for c in self.cores], [c.group for c in self.cores]
         if engine == "fast":
-            from .fast_schedule import retime
+            from ascend_sim.fast_schedule import retime
             logs, cycles, busy_rows = retime(self.logs, kinds, groups, platform)
         else:
-            from .schedule import retime
+            from ascend_sim.schedule import retime
             schedules = retime(self.logs, kinds, groups, platform)
             logs, cycles, busy_rows = [s.records for s in schedules], [s.cycles for s in schedules], \
                 [s.busy for s in schedules]
@@ -177,5 +177,5 @@ class RunReport:
         return RunReport(platform, cores, logs)
 
     def write_trace(self, path: str) -> None:
-        from .trace import write_chrome_trace
+        from ascend_sim.trace import write_chrome_trace
         write_chrome_trace(self, path)

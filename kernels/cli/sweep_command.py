@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ascend_sim.dtypes import DTYPES
 
-from ..lab import (
+from kernels.lab import (
     BACKENDS,
     SEARCHES,
     Conv3dDwTarget,
@@ -29,10 +29,10 @@ from ..lab import (
     parse_vary,
     sweep,
 )
-from ..lab.sweep import check_backend
-from .conv_problem import add_conv_problem_arguments, conv_problem
-from .flags import FlagError, int_in_range, platform_value
-from .report import print_json
+from kernels.lab.sweep import check_backend
+from kernels.cli.conv_problem import add_conv_problem_arguments, conv_problem
+from kernels.cli.flags import FlagError, int_in_range, platform_value
+from kernels.cli.report import print_json
 
 DEBUG_HELP = "show the full traceback of an error"
 

@@ -18,15 +18,15 @@
     result = sweep(Conv3dDxTarget(problem), budget=40)   # or narrowed: sweep(target, {"stepKa": (3, 6)}, ...)
     print(result.summary()); result.write("out")
 """
-from .conv3d_dw import Conv3dDwTarget
-from .conv3d_dx import Conv3dDxTarget, buffer_usage
-from .conv3d_v2 import Conv3dV2Target
-from .estimate import Estimate, estimate_conv3d_dx
-from .legal import Knob, LegalSpace, Rule
-from .matmul import MatmulProblem, MatmulTarget
-from .results import SweepResult
-from .space import SpaceError, parse_range, parse_vary
-from .sweep import BACKENDS, SEARCHES, sweep
+from kernels.lab.conv3d_dw import Conv3dDwTarget
+from kernels.lab.conv3d_dx import Conv3dDxTarget, buffer_usage
+from kernels.lab.conv3d_v2 import Conv3dV2Target
+from kernels.lab.estimate import Estimate, estimate_conv3d_dx
+from kernels.lab.legal import Knob, LegalSpace, Rule
+from kernels.lab.matmul import MatmulProblem, MatmulTarget
+from kernels.lab.results import SweepResult
+from kernels.lab.space import SpaceError, parse_range, parse_vary
+from kernels.lab.sweep import BACKENDS, SEARCHES, sweep
 
 __all__ = ["BACKENDS", "SEARCHES", "Conv3dDwTarget", "Conv3dDxTarget", "Conv3dV2Target", "Estimate", "Knob",
            "LegalSpace", "MatmulProblem", "MatmulTarget", "Rule", "SpaceError", "SweepResult", "buffer_usage",

@@ -31,10 +31,10 @@ from tiling.conv3d_backprop_filter.validate import (
     validate,
 )
 
-from ..conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run, rows_beyond_reach
-from .conv3d_dx_space import around
-from .legal import Knob, LegalSpace, Rule, fixed
-from .target import OperatorTarget
+from kernels.conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run, rows_beyond_reach
+from kernels.lab.conv3d_dx_space import around
+from kernels.lab.legal import Knob, LegalSpace, Rule, fixed
+from kernels.lab.target import OperatorTarget
 
 FIELDS = {name: C_RANGES[ctype] for name, ctype in (*PARAMS_FIELDS, *TILING_FIELDS)}
 STEP_FACTORS = (0.25, 0.5, 1, 2, 4)

@@ -24,10 +24,10 @@ from tiling.model import (
 )
 from tiling.validate import l1_bytes
 
-from ..conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
-from .conv3d_dx_space import conv3d_dx_space
-from .estimate import estimate_conv3d_dx
-from .target import Prepared, report_columns
+from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
+from kernels.lab.conv3d_dx_space import conv3d_dx_space
+from kernels.lab.estimate import estimate_conv3d_dx
+from kernels.lab.target import Prepared, report_columns
 
 _C_RANGES = {"u32": (0, U32_MAX), "i32": (I32_MIN, I32_MAX), "u64": (0, U64_MAX)}
 FIELDS = {name: _C_RANGES[ctype] for name, ctype in (*PARAMS_FIELDS, *TILING_FIELDS)}

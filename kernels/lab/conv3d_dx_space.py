@@ -20,7 +20,7 @@ from tiling.validate import (
     l1_bytes,
 )
 
-from .legal import Knob, LegalSpace, Rule, fixed
+from kernels.lab.legal import Knob, LegalSpace, Rule, fixed
 
 FACTORS = (0.25, 0.5, 1, 2, 4)  # block sizes tried around the generator's
 

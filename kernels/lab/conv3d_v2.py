@@ -19,14 +19,14 @@ from tiling.conv3d_v2.model import API_TILING_FIELDS, RUN_INFO_FIELDS
 from tiling.cstruct import C_RANGES
 from tiling.conv3d_v2.validate import C0_BYTES, CUBE, MMAD_MAX, PB_CL0, PB_L0A, PB_L0B, buffer_bytes, validate
 
-from ..conv3d_v2.arguments import check_conv3d_v2_operands
-from ..conv3d_v2.kernel import kernel_class
-from ..conv3d_v2.operator import conv3d_v2_run, plan_conv3d_v2_tiling
-from ..conv3d_v2.routing import use_point_wise_kernel
-from ..conv3d_v2.util import NCDHW, NDC1HWC0
-from .conv3d_dx_space import around
-from .legal import Knob, LegalSpace, Rule, fixed
-from .target import OperatorTarget
+from kernels.conv3d_v2.arguments import check_conv3d_v2_operands
+from kernels.conv3d_v2.kernel import kernel_class
+from kernels.conv3d_v2.operator import conv3d_v2_run, plan_conv3d_v2_tiling
+from kernels.conv3d_v2.routing import use_point_wise_kernel
+from kernels.conv3d_v2.util import NCDHW, NDC1HWC0
+from kernels.lab.conv3d_dx_space import around
+from kernels.lab.legal import Knob, LegalSpace, Rule, fixed
+from kernels.lab.target import OperatorTarget
 
 FIELDS = {name: C_RANGES[ctype] for name, ctype in (*API_TILING_FIELDS, *RUN_INFO_FIELDS)}
 

@@ -14,10 +14,10 @@ import numpy as np
 from ascend_sim.dtypes import DTYPES
 from ascend_sim.platform import get_platform
 
-from ..matmul import L0_HALF, L0C_SIZE, MatmulTiling, run_matmul
-from .conv3d_dx_space import around
-from .legal import Knob, LegalSpace, Rule, fixed
-from .target import OperatorTarget
+from kernels.matmul import L0_HALF, L0C_SIZE, MatmulTiling, run_matmul
+from kernels.lab.conv3d_dx_space import around
+from kernels.lab.legal import Knob, LegalSpace, Rule, fixed
+from kernels.lab.target import OperatorTarget
 
 KNOBS = ("baseM", "baseN", "baseK", "stepK", "l1_buffers")
 FIELDS = {"baseM": (16, 4096), "baseN": (16, 4096), "baseK": (16, 4096), "stepK": (1, 4096), "l1_buffers": (1, 2)}

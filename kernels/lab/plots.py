@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .target import PIPES
+from kernels.lab.target import PIPES
 
 TOP = 5
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .plots import differs
-from .target import PIPES
+from kernels.lab.plots import differs
+from kernels.lab.target import PIPES
 
 # What a knob's change does to the pipeline, in words (for the explanation; the figures come from the runs).
 KNOB_EFFECTS = {

@@ -8,8 +8,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .plots import write_plots
-from .report import write_report
+from kernels.lab.plots import write_plots
+from kernels.lab.report import write_report
 
 @dataclass
 class SweepResult:

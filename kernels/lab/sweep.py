@@ -25,10 +25,10 @@ import os
 import sys
 import time
 
-from .legal import LegalSpace, fixed
-from .results import SweepResult, kth_best
-from .runner import LocalRunner
-from .space import SpaceError
+from kernels.lab.legal import LegalSpace, fixed
+from kernels.lab.results import SweepResult, kth_best
+from kernels.lab.runner import LocalRunner
+from kernels.lab.space import SpaceError
 
 SEARCHES = ("local", "grid", "random", "optuna")
 BACKENDS = ("local", "dask", "ray")
@@ -122,10 +122,10 @@ def check_backend(backend: str) -> None:
 
 def _runner(backend: str, target, workers: int, scheduler: str | None):
     if backend == "dask":
-        from .dask_runner import DaskRunner
+        from kernels.lab.dask_runner import DaskRunner
         return DaskRunner(target, workers, scheduler)
     if backend == "ray":
-        from .ray_runner import RayRunner
+        from kernels.lab.ray_runner import RayRunner
         return RayRunner(target, workers, scheduler)
     return LocalRunner(target, workers)
 
