@@ -1,7 +1,7 @@
 """A check of `--backend ray`, by hand (not in the test suite: Ray's start-up alone takes 20-30 s on the 2-core
 machine, docs/tiling_lab.md): a small sweep on a local Ray of one CPU against the same sweep on the local backend.
 
-    python -m pip install -e ".[lab]"   # ray among the lab extras
+    python -m pip install -e ".[cluster]"   # ray in the cluster extra
     python benchmarks/ray_backend_check.py
 
 Exit code 0 when both give the same cycles for every candidate, 1 otherwise.

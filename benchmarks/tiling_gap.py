@@ -1,14 +1,19 @@
-"""The real generator's tiling against the best a modest sweep finds, on the layers of bench_conv3d_dx.py.
+"""The real generators' tilings against the best a modest sweep finds, for every operator on its benchmark layers.
 
-    python benchmarks/tiling_gap.py [--budget 40] [--workers 2] [--seed 0] [--only NAME ...] [--out DIR]
-        [--platform NAME|FILE.json] [--before NAME|FILE.json | --before-rev GIT_REVISION] [--no-prune]
+    python benchmarks/tiling_gap.py [--ops conv3d-dx conv3d-dw conv3d matmul] [--budget 16] [--workers 2]
+        [--search local] [--seed 0] [--only NAME ...] [--sizes 512 1024] [--out DIR]
+        [--platform NAME|FILE.json] [--before NAME|FILE.json | --before-rev GIT_REVISION] [--no-prune] [--check]
 
-Per layer: a random sweep (frontends.lab.sweep) of --budget candidates around the generator's tiling over the
-space below, then the generator's cycles, the best found, the gap (how much slower the generator's tiling is
-than the best, in %), the default's rank among the simulated candidates, the analytical estimate of both, and
-the sweep's throughput. The sweep prunes by the estimate's bound unless --no-prune (the best is the same; the
-rank then counts only the candidates that could beat the best). Layers that aclnn computes as a matmul (VideoMAE
-patch embed) are skipped: the lab sweeps the conv kernel's tiling.
+The layers are those of benchmarks/bench_conv3d_dx.py (which bench_conv3d_dw.py and bench_conv3d_v2.py share) for
+conv3d-dx, conv3d-dw and conv3d, and the square sizes of bench_matmul.py for matmul. Per operator and layer: a
+sweep (frontends.lab.sweep, by default the local search from the generator's tiling) of --budget legal candidates,
+then the generator's cycles, the best found, the gap (how much slower the generator's tiling is than the best, in
+%), the default's rank among the simulated candidates, the pipe that bounds each (the most busy cycles over the
+chip), and what the best changed. conv3d-dx prunes by its estimate's bound unless --no-prune (the best is the
+same; the rank then counts only the candidates that could beat the best). Layers that aclnn computes as a matmul
+(VideoMAE patch embed) are skipped for conv3d-dx: the lab sweeps the conv kernel's tiling. --check runs each best
+tiling found with data and prints its error against PyTorch (benchmarks/sweep_check.py): the sweeps time
+candidates without data.
 
 Before and after calibration: --before runs the same sweeps on a second platform (a preset, or a platform JSON
 such as one dumped with `get_platform("Ascend910B2").to_json("before.json")` from the tree before calibration),
@@ -20,13 +25,13 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import math
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from bench_conv3d_dx import LAYERS
+from sweep_check import check_tiling
 
 from ascend_sim.machine.platform import get_platform
 from frontends.cli.conv_problem import ConvProblem
@@ -42,20 +47,23 @@ def problem_of(layer, dtype: str = "float16", platform="Ascend910B2") -> ConvPro
                        layer.groups, dtype, platform, False)
 
 
-def space_around(target) -> dict:
-    """Blocks at 1/2, 1 and 2 times the generator's (16-aligned; baseK in C0), K steps in whole windows, the
-    L1 double buffers and the loop order."""
-    f = target.tiling.fields()
-    window = f["hk"] * f["wk"] * f["c0"]
-    unit = window // math.gcd(f["baseK"], window)
+CONV_TARGETS = {"conv3d-dx": Conv3dDxTarget, "conv3d-dw": Conv3dDwTarget, "conv3d": Conv3dV2Target}
+OPS = (*CONV_TARGETS, "matmul")
 
-    def scaled(value: int, step: int) -> tuple:
-        return tuple(sorted({step * max(1, round(value * s / step)) for s in (0.5, 1, 2)}))
 
-    return {"baseM": scaled(f["baseM"], 16), "baseN": scaled(f["baseN"], 16),
-            "stepKa": tuple(sorted({unit, 2 * unit, 4 * unit, f["stepKa"], max(unit, f["stepKa"] // 2)})),
-            "stepKb": tuple(sorted({unit, 2 * unit, 4 * unit, f["stepKb"], max(unit, f["stepKb"] // 2)})),
-            "al1Pbuffer": (1, 2), "bl1Pbuffer": (1, 2), "iterateOrder": (0, 1)}
+def cases(op: str, args):
+    """(name, target factory) of each benchmark layer of one operator (a factory: the platform varies)."""
+    if op == "matmul":
+        for n in args.sizes:
+            yield f"matmul {n}", lambda platform, n=n: MatmulTarget(MatmulProblem(n, n, n, platform=platform))
+        return
+    for layer in LAYERS:
+        if args.only and not any(word.lower() in layer.name.lower() for word in args.only):
+            continue
+        if op == "conv3d-dx" and problem_of(layer).plan("aclnn").route == "matmul":
+            print(f"{op:<10} {layer.name:<24} skipped: aclnn computes it as a matmul")
+            continue
+        yield layer.name, lambda platform, layer=layer: CONV_TARGETS[op](problem_of(layer, platform=platform))
 
 
 def platform_at_revision(name: str, revision: str):
@@ -89,31 +97,32 @@ def platform_at_revision(name: str, revision: str):
     return current.with_overrides(name=f"{name}@{revision}", **changes) if changes else current, changes
 
 
-def gap_row(layer, platform, args) -> dict | None:
-    """The sweep of one layer on one platform as a dict of the report's columns (None: a matmul layer)."""
-    problem = problem_of(layer, platform=platform)
-    if problem.plan("aclnn").route == "matmul":
-        return None
-    target = Conv3dDxTarget(problem)
-    result = sweep(target, space_around(target), search="random", budget=args.budget, workers=args.workers,
-                   seed=args.seed, progress=False, prune=not args.no_prune)
+def gap_row(op: str, name: str, target, platform, args) -> dict:
+    """The sweep of one layer of one operator on one platform as a dict of the report's columns."""
+    result = sweep(target, search=args.search, budget=args.budget, workers=args.workers, seed=args.seed,
+                   progress=False, prune=not args.no_prune)
     if args.out:
         platform_name = get_platform(platform).name
-        result.write(f"{args.out}/{platform_name}/{layer.name.replace(' ', '_')}")
+        result.write(f"{args.out}/{platform_name}/{op}/{name.replace(' ', '_')}")
     default, best = result.default, result.best
-    return {"default": default["cycles"], "best": best["cycles"], "gap": result.default_gap(),
-            "rank": f"{result.default_rank()}/{len(result.simulated)}", "est_default": default["est_cycles"],
-            "est_best": best["est_cycles"], "simulated": len(result.simulated), "rate": result.candidates_per_second,
+    error = check_tiling(target, best["overrides"]) if args.check and not best["default"] else None
+    return {"error": "" if error is None else f"{error:.1e}", "default": default["cycles"], "best": best["cycles"],
+            "gap": result.default_gap(), "rank": f"{result.default_rank()}/{len(result.simulated)}",
+            "bound": f"{default['bound']}/{best['bound']}",
+            "simulated": len(result.simulated), "seconds": result.seconds,
             "best_point": "the generator's" if best["default"] else
-            " ".join(f"{n}={best[n]}" for n in result.varied if best[n] != default[n])}
+            " ".join(f"{n}={default[n]}->{best[n]}" for n in result.varied if best[n] != default[n])}
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--budget", type=int, default=40)
+    parser.add_argument("--ops", nargs="+", choices=OPS, default=list(OPS))
+    parser.add_argument("--budget", type=int, default=16)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--search", default="local", choices=("local", "grid", "random", "optuna"))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--only", nargs="*", help="run only layers whose name contains one of these words")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[512, 1024], help="matmul sizes (M = N = K)")
     parser.add_argument("--out", help="write each layer's results under this directory")
     parser.add_argument("--platform", type=platform_value, default="Ascend910B2",
                         help="the platform (after calibration): a preset or a platform JSON (default Ascend910B2)")
@@ -122,6 +131,8 @@ def main(argv=None) -> None:
     before.add_argument("--before-rev", metavar="REVISION",
                         help="the --platform preset with the timing constants of this git revision")
     parser.add_argument("--no-prune", action="store_true", help="simulate every legal candidate")
+    parser.add_argument("--check", action="store_true",
+                        help="run each best tiling found with data and print its error against PyTorch")
     args = parser.parse_args(argv)
     columns = [("", args.platform)]
     if args.before is not None:
@@ -130,22 +141,17 @@ def main(argv=None) -> None:
         old, changes = platform_at_revision(get_platform(args.platform).name, args.before_rev)
         print(f"{old.name}: {changes or 'the same constants as today'}")
         columns = [("before", old), ("after", args.platform)]
-    print(f"random sweep of {args.budget} candidates per layer on {args.workers} workers, seed {args.seed}, "
-          f"{'every legal candidate simulated' if args.no_prune else 'pruned by the bound'}; platforms: "
-          + ", ".join(f"{label or 'the'} {get_platform(p).name}" for label, p in columns))
-    print(f"{'layer':<24} {'platform':<8} {'default':>10} {'best':>10} {'gap':>7} {'rank':>7} {'est def':>10} "
-          f"{'est best':>10} {'sim':>4} {'cand/s':>6}  best found")
-    for layer in LAYERS:
-        if args.only and not any(word.lower() in layer.name.lower() for word in args.only):
-            continue
-        for label, platform in columns:
-            row = gap_row(layer, platform, args)
-            if row is None:
-                print(f"{layer.name:<24} skipped: aclnn computes it as a matmul")
-                break
-            print(f"{layer.name:<24} {label:<8} {row['default']:>10,.0f} {row['best']:>10,.0f} {row['gap']:>6.1%} "
-                  f"{row['rank']:>7} {row['est_default']:>10,.0f} {row['est_best']:>10,.0f} {row['simulated']:>4} "
-                  f"{row['rate']:>6.2f}  {row['best_point']}")
+    print(f"{args.search} sweep of {args.budget} legal candidates per layer on {args.workers} workers, seed "
+          f"{args.seed}; platforms: " + ", ".join(f"{label or 'the'} {get_platform(p).name}" for label, p in columns))
+    print(f"{'operator':<10} {'layer':<24} {'platform':<8} {'default':>11} {'best':>11} {'gap':>7} {'rank':>6} "
+          f"{'bound':>10} {'sim':>4} {'s':>6} {'error' if args.check else ''}  best found")
+    for op in args.ops:
+        for name, make in cases(op, args):
+            for label, platform in columns:
+                row = gap_row(op, name, make(platform), platform, args)
+                print(f"{op:<10} {name:<24} {label:<8} {row['default']:>11,.0f} {row['best']:>11,.0f} "
+                      f"{row['gap']:>6.1%} {row['rank']:>6} {row['bound']:>10} {row['simulated']:>4} "
+                      f"{row['seconds']:>6.0f} {row['error'] if args.check else ''}  {row['best_point']}", flush=True)
 
 
 if __name__ == "__main__":

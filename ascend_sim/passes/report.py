@@ -74,6 +74,11 @@ class RunReport:
         span = self.cycles * len(self.cores)
         return {pipe: (busy / span if span else 0.0) for pipe, busy in self.busy.items()}
 
+    @property
+    def kinds(self) -> list[str]:
+        """The core types launched (AIC, AIV), in core order."""
+        return list(dict.fromkeys(c.kind for c in self.cores))
+
     def utilisation_of(self, kind: str) -> dict[str, float]:
         """Mean over the cores of one type (AIC or AIV) of busy / chip cycles, for the pipes they used."""
         cores = [c for c in self.cores if c.kind == kind]
@@ -111,14 +116,13 @@ class RunReport:
 
     def summary(self) -> str:
         """A few readable lines: cycles, time, utilisation per pipe, the bound, bytes per path."""
-        kinds = list(dict.fromkeys(c.kind for c in self.cores))
-        if len(kinds) > 1:  # a MIX launch: each core type over its own cores (an AIV has no MTE1, an AIC no V)
-            util = "  |  ".join(kind + "  " + "  ".join(f"{pipe} {u:6.1%}" for pipe, u in self.utilisation_of(
-                kind).items()) for kind in kinds)
-            cores = " + ".join(f"{sum(c.kind == kind for c in self.cores)} {kind}" for kind in kinds)
-        else:
-            util = "  ".join(f"{pipe} {u:6.1%}" for pipe, u in self.utilisation.items() if self.busy[pipe] > 0)
-            cores = str(len(self.cores))
+        # each core type over its own cores (an AIV has no MTE1, an AIC no V): the figures of to_dict's
+        # <kind>_utilisation and of the lab's rows
+        kinds = self.kinds
+        util = "  |  ".join(kind + "  " + "  ".join(f"{pipe} {u:6.1%}" for pipe, u in self.utilisation_of(
+            kind).items()) for kind in kinds)
+        cores = " + ".join(f"{sum(c.kind == kind for c in self.cores)} {kind}" for kind in kinds) \
+            if len(kinds) > 1 else str(len(self.cores))
         paths = "  ".join(f"{path} {n / 1e6:.3f} MB" for path, n in sorted(self.bytes_by_path.items()))
         return (f"{self.platform.name}: {cores} cores, {self.cycles:,.0f} cycles = "
                 f"{self.microseconds:,.2f} us at {self.platform.clock_mhz:g} MHz\n"
@@ -130,11 +134,13 @@ class RunReport:
     def to_dict(self) -> dict:
         return {
             "platform": self.platform.name, "cores": len(self.cores), "cycles": self.cycles,
-            "microseconds": self.microseconds, "utilisation": self.utilisation,
-            "utilisation_by_kind": {kind: self.utilisation_of(kind) for kind in dict.fromkeys(c.kind for c in self.cores)},
+            "microseconds": self.microseconds,
+            # per core type, busy / chip cycles averaged over the cores of that type (as summary() prints it)
+            **{f"{kind.lower()}_utilisation": self.utilisation_of(kind) for kind in self.kinds},
             "bound": self.bound,
             "bytes_by_path": self.bytes_by_path, "instruction_counts": self.counts,
-            "per_core": [{"core": c.core, "name": c.name, "cycles": c.cycles, "busy": c.busy, "bound": c.bound,
+            "per_core": [{"core": c.core, "name": c.name, "kind": c.kind, "cycles": c.cycles, "busy": c.busy,
+                          "bound": c.bound,
                           "bytes_by_path": c.bytes_by_path, "instructions": c.instructions} for c in self.cores],
         }
 

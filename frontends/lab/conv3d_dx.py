@@ -1,45 +1,33 @@
 """The conv3d-dx operator as a sweep target: its default tiling, its knobs, one candidate checked, one run.
 
-A target is what the lab needs of an operator (another operator plugs in with the same five members):
+A target is what the lab needs of an operator (the protocol: frontends/lab/target.py):
 `name`, `default_point(space)` (the generator's own values of the varied fields), `fields` (every field a space
-may vary, with its allowed range), `default_space()` (the knobs swept when no --vary is given), `prepare(point)`
-(the candidate's tiling, validated, with its buffer usage and the analytical estimate, whose `est_roofline` must
-be a lower bound of the simulated cycles for the sweep's pruning; no simulation) and
+may vary, with its allowed range), `legal_space()` (the tilings a sweep draws from, frontends/lab/legal.py),
+`prepare(point)` (the candidate's tiling, validated, with its buffer usage and the analytical estimate, whose
+`est_roofline` must be a lower bound of the simulated cycles for the sweep's pruning; no simulation) and
 `simulate(point)` (a timing-only run on the fast engine; called in the worker processes).
 """
 from __future__ import annotations
-
-import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.platform import get_platform
-from frontends.lab.estimate import PIPES, estimate_conv3d_dx
+from frontends.lab.conv3d_dx_space import conv3d_dx_space
+from frontends.lab.estimate import estimate_conv3d_dx
+from frontends.lab.target import Prepared, report_columns
 from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
 from tiling import validate
-from tiling.common.cstruct import I32_MAX, I32_MIN, U32_MAX, U64_MAX
+from tiling.common.cstruct import C_RANGES
 from tiling.conv3d_backprop_input.arch22.model import PARAMS_FIELDS, TILING_FIELDS
 from tiling.conv3d_backprop_input.arch22.validate import l1_bytes
 
-_C_RANGES = {"u32": (0, U32_MAX), "i32": (I32_MIN, I32_MAX), "u64": (0, U64_MAX)}
-FIELDS = {name: _C_RANGES[ctype] for name, ctype in (*PARAMS_FIELDS, *TILING_FIELDS)}
+FIELDS = {name: C_RANGES[ctype] for name, ctype in (*PARAMS_FIELDS, *TILING_FIELDS)}
 # The template flags of the tiling key: the basic-block driver or the general one, and the L0B load variant.
 FIELDS.update(useBasicBlock=(0, 1), loadB2Condition=(0, 2))
 # The generator's knobs (docs/tiling.md): blocks, K steps, buffers, order, core split.
 KNOBS = ("baseM", "baseN", "baseK", "stepM", "stepN", "stepKa", "stepKb", "al0Pbuffer", "bl0Pbuffer", "cl0Pbuffer",
          "al1Pbuffer", "bl1Pbuffer", "iterateOrder", "coreNum", "singleCoreM", "singleCoreCin1", "singleCoreDin")
-
-
-@dataclass
-class Prepared:
-    """A candidate before simulation: its validity (and why not), buffer usage and the analytical estimate."""
-
-    valid: bool
-    reason: str
-    usage: dict
-    estimate: dict
 
 
 class Conv3dDxTarget:
@@ -66,26 +54,9 @@ class Conv3dDxTarget:
         fields = self.tiling.fields()
         return {name: int(fields[name]) for name in names}
 
-    def default_space(self) -> dict[str, tuple[int, ...]]:
-        """Values around the generator's tiling: blocks of 16 (C0 for K) from 1/4 to 4 times its own, K steps
-        1-16 and its own, the double buffers, the order, and the core count from a quarter to all."""
-        f = self.tiling.fields()
-        c0 = f["c0"]
-
-        def around(value: int, unit: int) -> tuple[int, ...]:
-            scaled = {unit * max(1, round(value * factor / unit)) for factor in (0.25, 0.5, 1, 2, 4)}
-            return tuple(sorted(v for v in scaled | {value} if v <= 4095))
-
-        # K steps in whole kernel windows of the generator's baseK (the validator refuses the others)
-        window = f["hk"] * f["wk"] * c0
-        unit = window // math.gcd(f["baseK"], window)
-        steps = {unit * i for i in (1, 2, 3, 4, 6, 8)}
-        cores = self.platform.aic_cores
-        return {"baseM": around(f["baseM"], 16), "baseN": around(f["baseN"], 16), "baseK": around(f["baseK"], c0),
-                "stepKa": tuple(sorted(steps | {f["stepKa"]})), "stepKb": tuple(sorted(steps | {f["stepKb"]})),
-                "al1Pbuffer": (1, 2), "bl1Pbuffer": (1, 2), "cl0Pbuffer": (1, 2), "iterateOrder": (0, 1),
-                **({"coreNum": tuple(sorted({max(1, cores // 4), cores // 2, cores, f["coreNum"]}))}
-                   if self.tiling.useBasicBlock else {})}
+    def legal_space(self):
+        """The tilings around the generator's that satisfy the tiling rules by construction."""
+        return conv3d_dx_space(self.tiling, self.platform)
 
     def candidate(self, point: dict[str, int]):
         """The tiling of a point: the generator's, with the point's fields overridden (not validated)."""
@@ -126,15 +97,10 @@ class Conv3dDxTarget:
                                            route="v2", tiling_overrides=self.overrides(point) or None,
                                            **p.operator_arguments())
         report = run.report
-        # the cube cores' pipes (the estimate's); a MIX launch's vector cores are left out
-        cube = [(i, core) for i, core in enumerate(report.cores) if core.kind == "AIC"]
-        block, (index, slowest) = max(enumerate(cube), key=lambda item: item[1][1].cycles)
-        return {"cycles": report.cycles, "microseconds": report.microseconds, "bound": report.bound,
-                **{f"util_{pipe}": u for pipe, u in report.utilisation.items() if pipe in PIPES},
-                **{f"bytes_{path}": n for path, n in report.bytes_by_path.items()},
-                **{f"slowest_core_busy_{pipe}": slowest.busy.get(pipe, 0.0) for pipe in PIPES},
-                "slowest_core": block, "cube_cycles": slowest.cycles, **_bound_pipe_idle(report.logs[index], slowest),
-                "instructions": report.instructions}
+        # the slowest cube core's busiest pipe: where it idles (a MIX launch's vector cores are left out)
+        index, slowest = max(((i, core) for i, core in enumerate(report.cores) if core.kind == "AIC"),
+                             key=lambda item: item[1].cycles)
+        return {**report_columns(report), **_bound_pipe_idle(report.logs[index], slowest)}
 
 
 def _bound_pipe_idle(log, core) -> dict:

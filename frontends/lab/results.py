@@ -1,4 +1,5 @@
-"""A sweep's result table: ranking, the printed summary, and the files (results.json, results.csv, plots)."""
+"""A sweep's result table: ranking, the printed summary, and the files (results.json, results.csv, plots,
+report.md)."""
 from __future__ import annotations
 
 import csv
@@ -7,7 +8,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-PIPES = ("MTE2", "MTE1", "M", "FIX")
+from frontends.lab.plots import write_plots
+from frontends.lab.report import write_report
 
 
 @dataclass
@@ -25,6 +27,8 @@ class SweepResult:
     files: list[str] = field(default_factory=list)
     prune: bool = False
     top: int = 1
+    space: dict = field(default_factory=dict)  # the legal space: size, knobs, values cut per rule
+    space_text: str = ""
 
     @property
     def simulated(self) -> list[dict]:
@@ -59,25 +63,28 @@ class SweepResult:
         return len(self.rows) / self.seconds if self.seconds else 0.0
 
     def summary(self, top: int = 5) -> str:
-        lines = [self.description,
-                 (f"{len(self.rows)} candidates ({self.search}, space of {self.space_size:,}, seed {self.seed}) on "
+        lines = [self.description, *([self.space_text] if self.space_text else []),
+                 (f"{len(self.rows)} candidates ({self.search}, space of {self.space_size:,}"
+                  f"{'+' if self.space.get('truncated') else ''}, seed {self.seed}) on "
                   f"{self.workers} worker(s) in {self.seconds:.1f} s = {self.candidates_per_second:.2f} candidates/s")]
         pruned = [r for r in self.rows if not r["valid"]]
         bounded = [r for r in self.rows if r.get("pruned_by_bound")]
         faulted = [r for r in self.rows if r["valid"] and r.get("cycles") is None and not r.get("pruned_by_bound")]
-        lines.append(f"simulated {len(self.simulated)}, pruned by the validator {len(pruned)}, faulted {len(faulted)}"
+        estimated = any("est_roofline" in r for r in self.rows)  # operators without an estimate have no bound
+        lines.append(f"simulated {len(self.simulated)}, refused by the validator {len(pruned)}, faulted {len(faulted)}"
                      + (f", pruned by the bound {len(bounded)} (legal, not simulated: their lower bound exceeds "
                         f"the {kth_best(self.top)} simulated cycles)"
-                        if self.prune else ""))
+                        if self.prune and estimated else ""))
         if pruned:
             rules = Counter(r["reason"].split("=")[0] for r in pruned)
-            lines.append("pruned on: " + ", ".join(f"{name} ({n})" for name, n in rules.most_common(5)))
+            lines.append("refused on: " + ", ".join(f"{name} ({n})" for name, n in rules.most_common(5)))
         for row in faulted[:3]:
             lines.append(f"faulted: {_point(row, self.varied)}: {row.get('error', '')[:160]}")
         lines.append(f"best {min(top, len(self.simulated))}:")
         for rank, row in enumerate(self.simulated[:top], 1):
-            lines.append(f"  {rank}. {row['cycles']:>12,.0f} cycles  bound {row['bound']:<4}  est "
-                         f"{row.get('est_cycles', 0):>12,.0f}  L1 {row['l1_bytes']:>7,}  "
+            est = f"  est {row['est_cycles']:>12,.0f}" if "est_cycles" in row else ""
+            lines.append(f"  {rank}. {row['cycles']:>12,.0f} cycles  bound {row['bound']:<4}{est}  L1 "
+                         f"{row['l1_bytes']:>7,}  "
                          f"{_point(row, self.varied)}{'  (default)' if row['default'] else ''}")
         rank, gap = self.default_rank(), self.default_gap()
         if rank is None:
@@ -90,13 +97,15 @@ class SweepResult:
     def to_dict(self) -> dict:
         return {"target": self.target, "description": self.description, "varied": self.varied,
                 "search": self.search, "budget": self.budget, "workers": self.workers, "seed": self.seed,
-                "space_size": self.space_size, "seconds": self.seconds, "prune": self.prune, "top": self.top,
+                "space_size": self.space_size, "space": self.space, "seconds": self.seconds, "prune": self.prune,
+                "top": self.top,
                 "simulated": len(self.simulated),
                 "candidates_per_second": self.candidates_per_second, "default_rank": self.default_rank(),
                 "default_gap": self.default_gap(), "rows": self.rows}
 
     def write(self, out_dir: str | Path, plots: bool = True) -> list[str]:
-        """results.json, results.csv and (plots=True) the PNG plots in out_dir; returns the paths written."""
+        """results.json, results.csv, (plots=True) the PNG plots and report.md in out_dir; returns the paths
+        written."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         (out / "results.json").write_text(json.dumps(self.to_dict(), indent=1, default=str))
@@ -108,9 +117,8 @@ class SweepResult:
             writer.writeheader()
             writer.writerows(self.rows)
         self.files = [str(out / "results.json"), str(out / "results.csv")]
-        if plots:
-            from frontends.lab.plots import write_plots  # lazily: matplotlib only when plots are asked for
-            self.files += write_plots(self, out)
+        images = write_plots(self, out) if plots else []
+        self.files += images + [write_report(self, out, images)]
         return self.files
 
 

@@ -1,15 +1,12 @@
-"""The search space of a tiling sweep: which fields vary and over which values.
+"""--vary: which fields a sweep narrows and to which values.
 
 A space maps tiling field names (the real names the generator's overrides take) to the values to try. `--vary`
 ranges read `FIELD=LOW..HIGH` (every integer), `FIELD=LOW..HIGH:STEP` or `FIELD=A,B,C`. Without any --vary the
-space is the operator's default knobs around its generator's own tiling (see Conv3dDxTarget.default_space).
+sweep draws from the operator's whole legal space (frontends/lab/legal.py).
 """
 from __future__ import annotations
 
-import itertools
-import math
-import random
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 
 MAX_VALUES = 100_000  # values in one range: a typo such as 1..1000000 is refused, not enumerated
 
@@ -63,30 +60,3 @@ def parse_vary(items: list[str], fields: Mapping[str, tuple[int, int]]) -> dict[
             raise SpaceError(f"{item!r}: {name} is varied twice")
         space[name] = values
     return space
-
-
-def space_size(space: Mapping[str, tuple[int, ...]]) -> int:
-    return math.prod(len(v) for v in space.values())
-
-
-def grid(space: Mapping[str, tuple[int, ...]], budget: int) -> Iterator[dict[str, int]]:
-    """The first `budget` points of the full grid, last field fastest (the order is the same on every run)."""
-    names = list(space)
-    for values in itertools.islice(itertools.product(*(space[n] for n in names)), budget):
-        yield dict(zip(names, values))
-
-
-def sample(space: Mapping[str, tuple[int, ...]], budget: int, seed: int) -> list[dict[str, int]]:
-    """`budget` distinct points drawn uniformly without replacement (all of them if the space is smaller)."""
-    size = space_size(space)
-    rng = random.Random(seed)
-    names = list(space)
-    picks = rng.sample(range(size), min(budget, size))
-    points = []
-    for index in picks:
-        point = {}
-        for name in reversed(names):
-            index, i = divmod(index, len(space[name]))
-            point[name] = space[name][i]
-        points.append({n: point[n] for n in names})
-    return points

@@ -12,8 +12,8 @@ from core_buffers import fill, local
 from vector_reference import run_on_ub
 
 from ascend_sim import Chip
-from ascend_sim.ascendc import (Cast, Fixpipe, FixpipeParamsArch3510, GlobalTensor, QuantMode_t, RoundMode,
-                                SetCtrlSpr, current_core)
+from ascend_sim.ascendc import (Cast, Fixpipe, FixpipeParamsArch3510, GlobalTensor, QuantMode_t, RoundMode, SetCtrlSpr,
+                                current_core)
 from ascend_sim.machine.dtypes import float8_e4m3fn, float32, hifloat8
 from ascend_sim.machine.faults import ParameterOutOfRange
 from ascend_sim.machine.tensor import GmAddr

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 
 import pytest
 
 from frontends.cli import main
 from frontends.cli.conv_problem import ConvProblem
 from frontends.lab import Conv3dDxTarget, SpaceError, estimate_conv3d_dx, parse_range, parse_vary, sweep
-from frontends.lab.plots import pareto_front
+from frontends.lab.plots import _padded, differs, influence, pareto_front
+from frontends.lab.report import explain
 
 
 def tiny(cin=32, cout=32, dhw=(4, 16, 16), kernel=(3, 3, 3), stride=(1, 1, 1), pad=(1,) * 6, groups=1,
@@ -48,14 +50,14 @@ def test_grid_sweep_rows_pruning_and_default(target, tmp_path):
     space = {"stepKa": (1, 3, 6), "baseN": (16, 32)}
     result = sweep(target, space, search="grid", budget=7, workers=1, progress=False)
     rows = result.rows
-    assert len(rows) == 6  # the 6 grid points, one of which (stepKa 6, baseN 32) is the generator's own
+    # stepKa=1 with baseK 48 is a third of a 3x3 window of C0 channels: the whole-window rule leaves it out
+    # of the legal space, so the 4 others are the rows, one of which (stepKa 6, baseN 32) is the generator's own
+    assert len(rows) == 4 and {r["stepKa"] for r in rows} == {3, 6} and all(r["valid"] for r in rows)
+    assert result.space["cuts"] == {"stepKa*baseK whole kernel windows": 2}
+    assert "stepKa*baseK whole kernel windows cut 2 choice(s)" in result.summary()
     default = rows[0]
     assert default["default"] and sum(r["default"] for r in rows) == 1
     assert default["stepKa"] == target.tiling.conv3DDxTiling.stepKa
-    pruned = [r for r in rows if not r["valid"]]
-    # stepKa=1 with baseK 48 is a third of a 3x3 window of C0 channels: the validator's whole-window rule
-    assert {r["stepKa"] for r in pruned} == {1}
-    assert all("whole kernel windows" in r["reason"] and r.get("cycles") is None for r in pruned)
     simulated = [r for r in rows if r["valid"] and not r.get("pruned_by_bound")]
     assert all(r["cycles"] > 0 and r["bound"] in ("MTE1", "MTE2", "M", "FIX") for r in simulated)
     # the legal ones not simulated: their lower bound exceeds the best simulated cycles, and the row says so
@@ -63,7 +65,7 @@ def test_grid_sweep_rows_pruning_and_default(target, tmp_path):
     for row in (r for r in rows if r.get("pruned_by_bound")):
         assert row["valid"] and row.get("cycles") is None and row["est_roofline"] > best
         assert row["reason"].startswith("pruned: bound ") and f"> best {best:,.0f}" in row["reason"]
-    assert all(0 < r["l1_bytes"] <= 512 * 1024 and 0 <= r["util_MTE1"] <= 1 for r in simulated)
+    assert all(0 < r["l1_bytes"] <= 512 * 1024 and 0 <= r["aic_utilisation.MTE1"] <= 1 for r in simulated)
     # the default row is the generator's own run: the same cycles as the operator without overrides
     import numpy as np
 
@@ -77,16 +79,19 @@ def test_grid_sweep_rows_pruning_and_default(target, tmp_path):
     assert result.best["cycles"] == min(r["cycles"] for r in simulated)
 
     files = result.write(tmp_path)
-    for name in ("results.json", "results.csv", "cycles.png", "pareto_l1.png", "utilisation.png"):
+    for name in ("results.json", "results.csv", "heatmap.png", "pipes.png", "pareto_l1.png", "utilisation.png",
+                 "report.md"):
         assert (tmp_path / name).stat().st_size > 0, name
-    assert (tmp_path / "cycles.png").read_bytes()[:4] == b"\x89PNG"
+    assert (tmp_path / "heatmap.png").read_bytes()[:4] == b"\x89PNG"
     with open(tmp_path / "results.csv") as handle:
         table = list(csv.DictReader(handle))
-    assert len(table) == 6 and table[0]["default"] == "True"
+    assert len(table) == 4 and table[0]["default"] == "True"
     document = json.loads((tmp_path / "results.json").read_text())
-    assert document["default_rank"] == result.default_rank() and len(document["rows"]) == 6
-    assert len(files) == 5
+    assert document["default_rank"] == result.default_rank() and len(document["rows"]) == 4
+    assert len(files) == 7
     assert "rank" in result.summary()
+    report = (tmp_path / "report.md").read_text()
+    assert "## Why the best beats the generator's tiling" in report and "![" in report and "| rank |" in report
 
 
 def test_random_sweep_is_reproducible_and_distinct(target):
@@ -103,8 +108,8 @@ def test_pruning_by_the_bound_keeps_the_best(target):
     """Pruned against the full sweep: the same best candidate; every pruned one is legal and its simulated
     cycles (from the full sweep) are at least its bound, which exceeds the best; with --top 3 the three best."""
     space = {"baseM": (64, 128, 256), "baseN": (16, 32), "stepKa": (3, 6), "al1Pbuffer": (1, 2)}
-    full = sweep(target, space, budget=24, workers=1, progress=False, prune=False)
-    pruned = sweep(target, space, budget=24, workers=1, progress=False)
+    full = sweep(target, space, search="grid", budget=24, workers=1, progress=False, prune=False)
+    pruned = sweep(target, space, search="grid", budget=24, workers=1, progress=False)
     assert len(full.simulated) == 24 and len(pruned.rows) == 24
     assert pruned.best["index"] == full.best["index"] and pruned.best["cycles"] == full.best["cycles"]
     skipped = [r for r in pruned.rows if r.get("pruned_by_bound")]
@@ -112,7 +117,7 @@ def test_pruning_by_the_bound_keeps_the_best(target):
     for row in skipped:
         assert row["valid"] and f"> best {full.best['cycles']:,.0f}" in row["reason"]
         assert full.rows[row["index"]]["cycles"] >= row["est_roofline"] > full.best["cycles"]
-    top3 = sweep(target, space, budget=24, workers=1, progress=False, top=3)
+    top3 = sweep(target, space, search="grid", budget=24, workers=1, progress=False, top=3)
     assert [r["index"] for r in top3.simulated[:3]] == [r["index"] for r in full.simulated[:3]]
     assert all("> 3rd best " in r["reason"] for r in top3.rows if r.get("pruned_by_bound"))
     assert "pruned by the bound" in pruned.summary()
@@ -149,7 +154,7 @@ def test_cli_sweep_writes_results(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0
     assert "the generator's tiling:" in out and "3 candidates" in out
-    assert (tmp_path / "lab" / "results.csv").exists() and not (tmp_path / "lab" / "cycles.png").exists()
+    assert (tmp_path / "lab" / "results.csv").exists() and not (tmp_path / "lab" / "heatmap.png").exists()
 
 
 @pytest.mark.parametrize("flags, message", [
@@ -246,3 +251,33 @@ def test_cli_scheduler_needs_dask(capsys):
     assert main(["sweep", "conv3d-dx", *TINY_FLAGS, "--scheduler", "tcp://127.0.0.1:8786"]) == 2
     assert ("argument --scheduler: names a dask scheduler or a Ray cluster; add --backend dask or ray"
             in capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("backend, module", [("ray", "ray"), ("dask", "dask.distributed")])
+def test_cli_missing_cluster_backend_is_one_line(backend, module, monkeypatch, capsys):
+    """Without its package (an import that fails), --backend dask|ray is one line naming the extra, exit 2."""
+    monkeypatch.setitem(sys.modules, module, None)
+    assert main(["sweep", "conv3d-dx", *TINY_FLAGS, "--budget", "2", "--backend", backend]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "ascend-sim[cluster]" in err and f"backend={backend!r}" in err
+
+
+def test_plot_helpers():
+    assert _padded(5.0, 5.0)[0] < 5.0 < _padded(5.0, 5.0)[1]  # one point: a sane axis around it
+    assert _padded(0.0, 0.0)[1] > 0
+    rows = [{"a": 1, "b": 1, "cycles": 100}, {"a": 2, "b": 1, "cycles": 160}, {"a": 1, "b": 2, "cycles": 90},
+            {"a": 2, "b": 2, "cycles": 95}]
+    # one-knob changes: a moves the cycles by 60 (and 5), b by 10 (and 65) -> b first
+    assert influence(rows, ["a", "b"]) == [("b", 65), ("a", 60)]
+    assert differs(rows[3], rows[0], ["a", "b"]) == "a 1->2, b 1->2" and differs(rows[0], rows[0], ["a"]) == "generator"
+
+
+def test_explanation_names_the_pipe_that_waits_less():
+    default = {"a": 1, "cycles": 1000, "cube_cycles": 1000, "slowest_core_busy_MTE1": 600,
+               "slowest_core_busy_MTE2": 300, "bound_pipe_wait_MTE2_MTE1": 300}
+    best = {"a": 2, "cycles": 700, "cube_cycles": 700, "slowest_core_busy_MTE1": 610,
+            "slowest_core_busy_MTE2": 300, "bound_pipe_wait_MTE2_MTE1": 20}
+    text = "\n".join(explain(best, default, ["a"]))
+    assert "30.0% fewer" in text and "bound by MTE1" in text
+    assert "MTE1: more busy by 10 cycles (more work), waits less by 310 cycles" in text
+    assert "mostly less waiting" in text and "MTE1 waiting for MTE2" in text

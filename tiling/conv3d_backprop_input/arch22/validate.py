@@ -165,7 +165,7 @@ def _check_k_steps(f: dict, out: list[Problem]) -> None:
         # LoadToB2V1 / LoadToB2Pro walk the kernel positions of one cout1 window from the step's first one
         _problem(out, f, "baseK", f"must be whole kernel windows or divide one (hk*wk*C0={window}): a K step "
                                   "must not cross from one cout1 block's kernel window into the next")
-    longest_k = max(_cout1_per_k_loop(f)) * window
+    longest_k = max(cout1_per_k_loop(f)) * window
     for name in ("stepKa", "stepKb"):
         load = f[name] * f["baseK"]
         # A B load that holds a whole K loop is cut to it (curLoadKbl1); A's Load3Dv2 channelSize is
@@ -176,7 +176,7 @@ def _check_k_steps(f: dict, out: list[Problem]) -> None:
                                    f"{window}) so L1 holds whole cout1 blocks{unless}")
 
 
-def _cout1_per_k_loop(f: dict) -> set[int]:
+def cout1_per_k_loop(f: dict) -> set[int]:
     """cout1 blocks one K loop runs over: all of cout1 (group == 1); per group cout1G, and the last group's rest."""
     if f["group"] <= 1:
         return {f["cout1"]}
@@ -184,7 +184,7 @@ def _cout1_per_k_loop(f: dict) -> set[int]:
     return {f["cout1G"]} | ({last} if 0 < last < f["cout1G"] else set())
 
 
-def _fp32_tail_misread(f: dict, k: int) -> bool:
+def fp32_tail_misread(f: dict, k: int) -> bool:
     """Whether fp32 B of the last, short K step of a K loop of length k lands at the wrong couts in L0B.
 
     LoadToB2Pro picks the 8-cout half of a 16-cout group by (kIdx*mmad.k / hk*wk*C0) & 1 and the kernel position
@@ -205,7 +205,7 @@ def _fp32_tail_misread(f: dict, k: int) -> bool:
     return half or position
 
 
-def _fp32_last_b1_load_short(f: dict, cout1: int) -> tuple[int, int] | None:
+def fp32_last_b1_load_short(f: dict, cout1: int) -> tuple[int, int] | None:
     """(first block, blocks) of the last B1 load of a K loop over cout1 blocks (hk*wk > 1), if LoadToB1Fp32's
     whole 16-cout groups (two C0 blocks each, counted from the load's first block) do not cover it.
 
@@ -225,15 +225,15 @@ def _fp32_last_b1_load_short(f: dict, cout1: int) -> tuple[int, int] | None:
 def _check_fp32_b_steps(f: dict, out: list[Problem]) -> None:
     """fp32 B reaches L0B by Load3Dv2 from whole 16-cout groups in L1 (LoadToB2Pro / LoadToB2ProGemm)."""
     window = f["hk"] * f["wk"] * f["c0"]
-    for cout1 in sorted(_cout1_per_k_loop(f)):
+    for cout1 in sorted(cout1_per_k_loop(f)):
         k = cout1 * window
-        if _fp32_tail_misread(f, k):
+        if fp32_tail_misread(f, k):
             _problem(out, f, "baseK", f"float32: K = {cout1} cout1 blocks x hk*wk*C0 = {k} ends in a short step "
                                       f"(k = {k % f['baseK']}) that LoadToB2Pro/ProGemm would read from the wrong "
                                       "couts (they place a step by its own k, which is its start only for full "
                                       "steps): make baseK divide K, or change stepKb")
         load = f["stepKb"] * f["baseK"]
-        short = _fp32_last_b1_load_short(f, cout1)
+        short = fp32_last_b1_load_short(f, cout1)
         if short:
             start, count = short
             _problem(out, f, "stepKb", f"float32: the last B1 load of a K loop over {cout1} cout1 blocks takes "
