@@ -106,6 +106,7 @@ def check_on_grid(got: np.ndarray, expect: np.ndarray) -> Check:
     grid steps each element lies from the reference rounded once (to the nearest grid value, saturating at the
     largest as the 950 does by default); one step allows for the fp32 accumulation moving a value across a
     rounding boundary."""
+    import numpy as np  # here: `--help` imports no numpy
     values = np.arange(256, dtype=np.uint8).view(got.dtype).astype(np.float64)
     grid = np.unique(values[np.isfinite(values)])
     got64 = got.astype(np.float64).reshape(-1)
