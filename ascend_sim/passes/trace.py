@@ -8,6 +8,7 @@ from enum import Enum
 import numpy as np
 
 from ascend_sim.machine.pipes import QUEUES, Pipe
+from ascend_sim.record import Kind
 
 _TID = {Pipe.MTE2: 1, Pipe.MTE1: 2, Pipe.M: 3, Pipe.FIX: 4, Pipe.MTE3: 5, Pipe.V: 6, Pipe.S: 7}
 
@@ -51,14 +52,15 @@ def chrome_trace_events(report) -> list[dict]:
                 args["path"], args["bytes"] = instr.path, instr.nbytes
             events.append({"ph": "X", "name": instr.name, "pid": core_index, "tid": tid, "ts": instr.start * us,
                            "dur": max(instr.end - instr.start, 0.0) * us, "args": args})
-            if instr.name == "SetFlag":
+            kind = instr.spec.kind
+            if kind is Kind.SET_FLAG:
                 events.append({"ph": "s", "name": "flag", "cat": "sync", "id": f"{core_index}.{instr.seq}",
                                "pid": core_index, "tid": tid, "ts": instr.end * us})
-            elif instr.name == "WaitFlag":
+            elif kind is Kind.WAIT_FLAG:
                 events.append({"ph": "f", "bp": "e", "name": "flag", "cat": "sync",
                                "id": f"{core_index}.{instr.released_by.seq}", "pid": core_index,
                                "tid": tid, "ts": instr.start * us})
-            elif instr.name == "CrossCoreWaitFlag":  # one arrow from each core whose set released it
+            elif kind is Kind.CROSS_CORE_WAIT:  # one arrow from each core whose set released it
                 for setter in instr.released_by:
                     flow = f"x{setter.core}.{setter.seq}-{core_index}.{instr.seq}"
                     events.append({"ph": "s", "name": "cross-core flag", "cat": "sync", "id": flow,
