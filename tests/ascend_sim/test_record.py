@@ -8,6 +8,7 @@ from conftest import run_kernel
 from core_buffers import local
 from paths import ROOT
 
+import ascend_sim.ascendc  # noqa: F401  (defines every instruction, for the SPECS checks)
 from ascend_sim.ascendc import (DataCopy, DataCopyParams, GlobalTensor, HardEvent, Mmad, MmadParams, PipeBarrier,
                                 SetFlag, WaitFlag)
 from ascend_sim.engine.chip import current_core
@@ -34,16 +35,17 @@ def test_no_reader_indexes_a_records_operands_by_position():
 
 
 def test_no_pass_recognises_a_synchronisation_instruction_by_its_name():
-    sync_names = r"\"(SetFlag|WaitFlag|PipeBarrier|SyncAll|CrossCoreSetFlag|CrossCoreWaitFlag)\""
-    pattern = re.compile(r"\.name\s*(==|!=)\s*" + sync_names + r"|" + sync_names + r"\s*(==|!=)\s*\w+\.name")
+    sync_names = r"[\"'](SetFlag|WaitFlag|PipeBarrier|SyncAll|CrossCoreSetFlag|CrossCoreWaitFlag)[\"']"
+    pattern = re.compile(r"\.name\s*(==|!=|in)\s*" + sync_names + r"|" + sync_names + r"\s*(==|!=)\s*\w+\.name")
+    # frontends/lab/conv3d_dx.py (the idle causes of the bound pipe) is left to the branch reworking the lab
+    # (h21lab); it is converted to rec.spec.kind when the branches meet
     hits = [f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
             for path in _sources() for n, line in enumerate(path.read_text().splitlines(), 1)
-            if pattern.search(line) and "frontends/lab/conv3d_dx.py" not in str(path)]
+            if pattern.search(line) and path != ROOT / "frontends" / "lab" / "conv3d_dx.py"]
     assert not hits, "dispatch on rec.spec.kind, not on the name:\n" + "\n".join(hits)
 
 
 def test_every_instruction_has_a_kind_and_every_costed_one_its_operands_type():
-    import ascend_sim.ascendc  # noqa: F401  (defines every instruction)
     assert len(SPECS) > 40
     for spec in SPECS.values():
         assert isinstance(spec.kind, Kind), spec.name
