@@ -24,19 +24,20 @@ from typing import Callable
 from ascend_sim.machine.pipes import Pipe
 
 
-class Kind(enum.Enum):
-    """What the passes (schedulers, race checkers, trace, debugger) do differently for an instruction."""
+class Kind(enum.IntEnum):
+    """What the passes (schedulers, race checkers, trace, debugger) do differently for an instruction. An IntEnum
+    so that the schedulers' set lookups hash in C (an Enum member hashes through a Python method)."""
 
-    COMPUTE = "compute"  # arithmetic into its destination (Mmad, Fixpipe's conversions, the vector unit)
-    MOVE = "move"  # copies (and zero-pads, or fills) bytes without arithmetic: its sources can be traced by tags
-    REGISTER_WRITE = "register write"  # a scalar-pipe write of a control register (SetFmatrix, SetAtomicAdd ...)
-    VECTOR_REGISTER = "vector register"  # arch 3510 Reg:: instructions: UB <-> vector registers, or on registers
-    SET_FLAG = "set flag"  # SetFlag: sets (src, dst, id) once src's earlier instructions have completed
-    WAIT_FLAG = "wait flag"  # WaitFlag: holds dst until the flag is set
-    BARRIER = "barrier"  # PipeBarrier
-    SYNC_ALL = "sync all"  # SyncAll: every core drained
-    CROSS_CORE_SET = "cross-core set"  # CrossCoreSetFlag
-    CROSS_CORE_WAIT = "cross-core wait"  # CrossCoreWaitFlag
+    COMPUTE = 0  # arithmetic into its destination (Mmad, Fixpipe's conversions, the vector unit)
+    MOVE = 1  # copies (and zero-pads, or fills) bytes without arithmetic: its sources can be traced by tags
+    REGISTER_WRITE = 2  # a scalar-pipe write of a control register (SetFmatrix, SetAtomicAdd ...)
+    VECTOR_REGISTER = 3  # arch 3510 Reg:: instructions: UB <-> vector registers, or on registers
+    SET_FLAG = 4  # SetFlag: sets (src, dst, id) once src's earlier instructions have completed
+    WAIT_FLAG = 5  # WaitFlag: holds dst until the flag is set
+    BARRIER = 6  # PipeBarrier
+    SYNC_ALL = 7  # SyncAll: every core drained
+    CROSS_CORE_SET = 8  # CrossCoreSetFlag
+    CROSS_CORE_WAIT = 9  # CrossCoreWaitFlag
 
 
 # the kinds that may wait for something other than their pipe and the scalar unit
