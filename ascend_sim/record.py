@@ -58,10 +58,6 @@ class Spec:
         self.name, self.pipe, self.kind, self.operands = name, pipe, kind, operands
         self.cost, self.execute, self.params, self.doc = cost, execute, params, doc
 
-    def cycles(self, rec, model) -> float:
-        """The record's cost: its operands' (0 for a NOP)."""
-        return 0.0 if rec.args is None else self.cost(rec.args, model)
-
     def __repr__(self) -> str:
         return f"<instruction {self.name} on {self.pipe.name if self.pipe is not None else 'its destination pipe'}>"
 
@@ -96,7 +92,8 @@ def operands_type(name: str, fields: str, doc: str) -> type:
     return cls
 
 
-RegisterWrite = operands_type("RegisterWrite", "register value", "A register write: the register's name, its new value.")
+RegisterWrite = operands_type("RegisterWrite", "register value",
+                              "A register write: the register's name, its new value.")
 
 
 # ------------------------------------------------------------------------------------------ parameter snapshots

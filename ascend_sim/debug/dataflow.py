@@ -6,8 +6,9 @@ say which record last wrote a byte. Instead a record is executed again, alone, o
 * written bytes: fill its read spans with random bytes and its write spans with a sentinel, execute, and see what
   changed; twice, with the same random bytes and another sentinel: a byte the record computes from its sources
   is the same in both runs, so it cannot equal both sentinels;
-* sources of a move (an instruction of kind MOVE: DataCopy, LoadData, TransDataTo5HD ...): fill one read span with tags (each
-  2-byte granule its own index, in 14-bit digits, one run per digit), execute, and read the tags that arrived.
+* sources of a move (an instruction of kind MOVE: DataCopy, LoadData, TransDataTo5HD ...): fill one read span
+  with tags (each 2-byte granule its own index, in 14-bit digits, one run per digit), execute, and read the tags
+  that arrived.
 
 The debugger's state is restored after each run, byte for byte.
 """

@@ -46,7 +46,8 @@ def _execute(rec) -> None:
         dbuf.view(ddtype, d0 + i * d_pitch, n)[...] = values.astype(ddtype)
 
 
-DATA_COPY_L1_BT = define("DataCopy(L1->BT)", MTE1, kind=Kind.MOVE, operands=BiasCopyOperands, cost=_cost, execute=_execute,
+DATA_COPY_L1_BT = define("DataCopy(L1->BT)", MTE1, kind=Kind.MOVE, operands=BiasCopyOperands, cost=_cost,
+                         execute=_execute,
                          doc="L1 -> BT: bias blocks of 64 bytes, half converted to float on the way.")
 
 

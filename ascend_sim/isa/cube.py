@@ -39,8 +39,10 @@ class MmadParams:
     cmatrixInitVal: bool = True
 
 
-SET_HF32_MODE = define("SetHF32Mode", Pipe.S, kind=Kind.REGISTER_WRITE, doc="Round fp32 cube operands to HF32 before multiplying.")
-SET_HF32_TRANS_MODE = define("SetHF32TransMode", Pipe.S, kind=Kind.REGISTER_WRITE, doc="How fp32 rounds to HF32 (nearest even or half away).")
+SET_HF32_MODE = define("SetHF32Mode", Pipe.S, kind=Kind.REGISTER_WRITE,
+                       doc="Round fp32 cube operands to HF32 before multiplying.")
+SET_HF32_TRANS_MODE = define("SetHF32TransMode", Pipe.S, kind=Kind.REGISTER_WRITE,
+                             doc="How fp32 rounds to HF32 (nearest even or half away).")
 
 
 def SetHF32Mode(enable: bool) -> None:
@@ -134,7 +136,8 @@ def _eight_bit_operand(core, name: str, dtype: np.dtype) -> np.dtype:
     return hifloat8 if (ctrl_value(core) >> HIF8_MMAD_BIT) & 1 else dtype
 
 
-MMAD = define("Mmad", M, kind=Kind.COMPUTE, operands=MmadOperands, cost=_mmad_cost, execute=_mmad_execute, params=MmadParams,
+MMAD = define("Mmad", M, kind=Kind.COMPUTE, operands=MmadOperands, cost=_mmad_cost, execute=_mmad_execute,
+              params=MmadParams,
               doc="C = or += A . B on the cube, fp32 accumulation in L0C.")
 
 

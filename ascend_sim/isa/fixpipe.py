@@ -125,7 +125,8 @@ def _fixpipe_execute(rec) -> None:
             store(rec, d, converted)
 
 
-FIXPIPE = define("Fixpipe", FIX, kind=Kind.COMPUTE, operands=FixpipeOperands, cost=_fixpipe_cost, execute=_fixpipe_execute, params=FixpipeParamsV220,
+FIXPIPE = define("Fixpipe", FIX, kind=Kind.COMPUTE, operands=FixpipeOperands, cost=_fixpipe_cost,
+                 execute=_fixpipe_execute, params=FixpipeParamsV220,
                  doc="L0C -> GM with conversion (F322F16, F322BF16, NoQuant), NZ2ND, NZ or channel split.")
 
 

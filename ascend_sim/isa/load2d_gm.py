@@ -28,7 +28,8 @@ def _execute(rec) -> None:
     dbuf.strided(d0, (reps, FRACTAL), (d_pitch, 1))[...] = sbuf.strided(s0, (reps, FRACTAL), (s_pitch, 1))
 
 
-LOAD_DATA_2D_GM = define("LoadData2D(GM)", MTE2, kind=Kind.MOVE, operands=CopyOperands, cost=_mte2_cost, execute=_execute, params=LoadData2DParams,
+LOAD_DATA_2D_GM = define("LoadData2D(GM)", MTE2, kind=Kind.MOVE, operands=CopyOperands, cost=_mte2_cost,
+                         execute=_execute, params=LoadData2DParams,
                          doc="GM -> L1/L0A/L0B: whole 512-byte fractals read by MTE2.")
 
 

@@ -60,7 +60,8 @@ def _execute(rec) -> None:
 TransposeOperands = operands_type("TransposeOperands", "sbuf s0 s_pitch dbuf d0 d_pitch reps frac_pitch dtype nbytes",
                                   "reps squares from sbuf at s0 (s_pitch apart) into dbuf at d0 (d_pitch apart; "
                                   "the second half of a b32 square frac_pitch later), transposed (nbytes moved).")
-LOAD_DATA_WITH_TRANSPOSE = define(NAME, MTE1, kind=Kind.MOVE, operands=TransposeOperands, cost=_load_cost, execute=_execute, params=LoadData2dTransposeParams,
+LOAD_DATA_WITH_TRANSPOSE = define(NAME, MTE1, kind=Kind.MOVE, operands=TransposeOperands, cost=_load_cost,
+                                  execute=_execute, params=LoadData2dTransposeParams,
                                   doc="L1 -> L0A/L0B: 512-byte (b16) or 1 KB (b32) squares, transposed.")
 
 

@@ -75,8 +75,10 @@ class Fmatrix:
 FMATRIX_LEFT, FMATRIX_RIGHT = "FMATRIX_LEFT", "FMATRIX_RIGHT"
 
 
-SET_FMATRIX = define("SetFmatrix", Pipe.S, kind=Kind.REGISTER_WRITE, doc="Write the LEFT or RIGHT feature-map register (l1H, l1W, pads).")
-SET_LOAD_DATA_REPEAT = define("SetLoadDataRepeat", Pipe.S, kind=Kind.REGISTER_WRITE, doc="Write the LoadData 3Dv2 repeat register.")
+SET_FMATRIX = define("SetFmatrix", Pipe.S, kind=Kind.REGISTER_WRITE,
+                     doc="Write the LEFT or RIGHT feature-map register (l1H, l1W, pads).")
+SET_LOAD_DATA_REPEAT = define("SetLoadDataRepeat", Pipe.S, kind=Kind.REGISTER_WRITE,
+                              doc="Write the LoadData 3Dv2 repeat register.")
 
 
 def SetFmatrix(l1H: int, l1W: int, padList, fmatrixMode: str = FMATRIX_LEFT) -> None:
@@ -138,7 +140,8 @@ def _load2d_execute(rec) -> None:
         dbuf.strided(d0, (reps, FRACTAL), (d_pitch, 1))[...] = sbuf.strided(s0, (reps, FRACTAL), (s_pitch, 1))
 
 
-LOAD_DATA_2D = define("LoadData2D", MTE1, kind=Kind.MOVE, operands=Load2DOperands, cost=_load_cost, execute=_load2d_execute, params=LoadData2DParams,
+LOAD_DATA_2D = define("LoadData2D", MTE1, kind=Kind.MOVE, operands=Load2DOperands, cost=_load_cost,
+                      execute=_load2d_execute, params=LoadData2DParams,
                       doc="L1 -> L0A/L0B: whole 512-byte fractals, optionally transposed.")
 
 
@@ -265,7 +268,8 @@ def _load3d_execute(rec) -> None:
         dbuf.view(dtype, d0, extent)[written] = values
 
 
-LOAD_DATA_3DV2 = define("LoadData3Dv2", MTE1, kind=Kind.MOVE, operands=Load3DOperands, cost=_load3d_cost, execute=_load3d_execute,
+LOAD_DATA_3DV2 = define("LoadData3Dv2", MTE1, kind=Kind.MOVE, operands=Load3DOperands, cost=_load3d_cost,
+                        execute=_load3d_execute,
                         params=LoadData3DParamsV2, doc="L1 -> L0A/L0B: img2col of an NC1HWC0 feature map.")
 
 

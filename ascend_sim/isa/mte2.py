@@ -84,7 +84,8 @@ def _datacopy_execute(rec) -> None:
         dbuf.strided(d0, (count, blen), (d_pitch, 1))[...] = sbuf.strided(s0, (count, blen), (s_pitch, 1))
 
 
-DATA_COPY = define("DataCopy", MTE2, kind=Kind.MOVE, operands=CopyOperands, cost=_mte2_cost, execute=_datacopy_execute, params=DataCopyParams,
+DATA_COPY = define("DataCopy", MTE2, kind=Kind.MOVE, operands=CopyOperands, cost=_mte2_cost,
+                   execute=_datacopy_execute, params=DataCopyParams,
                    doc="GM -> L1: blockCount blocks of blockLen 32-byte DataBlocks with gaps.")
 
 
@@ -154,7 +155,8 @@ def _nd2nz_execute(rec) -> None:
     dbuf.view(dtype, d0, dspan)[dmap] = values
 
 
-DATA_COPY_ND2NZ = define("DataCopy(Nd2Nz)", MTE2, kind=Kind.MOVE, operands=Nd2NzOperands, cost=_mte2_cost, execute=_nd2nz_execute, params=Nd2NzParams,
+DATA_COPY_ND2NZ = define("DataCopy(Nd2Nz)", MTE2, kind=Kind.MOVE, operands=Nd2NzOperands, cost=_mte2_cost,
+                         execute=_nd2nz_execute, params=Nd2NzParams,
                          doc="GM -> L1: ndNum ND matrices into NZ (C0-wide column blocks).")
 
 
@@ -198,7 +200,8 @@ def _init_const_execute(rec) -> None:
 
 
 # a fill is a move without a source (the dataflow finds no sources for what it wrote)
-INIT_CONST_VALUE = define("InitConstValue", kind=Kind.MOVE, operands=InitConstOperands, cost=_init_const_cost, execute=_init_const_execute,
+INIT_CONST_VALUE = define("InitConstValue", kind=Kind.MOVE, operands=InitConstOperands, cost=_init_const_cost,
+                          execute=_init_const_execute,
                           params=InitConstValueParams, doc="Fill blocks of L1 (MTE2) or L0A/L0B (MTE1) with a value.")
 
 

@@ -34,7 +34,8 @@ def _l1_to_gm_execute(rec) -> None:
           sbuf.strided(s0, (count, n), (s_pitch, dtype.itemsize), dtype))
 
 
-DATA_COPY_L1_TO_GM = define("DataCopyL1ToGM", MTE3, kind=Kind.MOVE, operands=StoreOperands, cost=_mte3_cost, execute=_l1_to_gm_execute,
+DATA_COPY_L1_TO_GM = define("DataCopyL1ToGM", MTE3, kind=Kind.MOVE, operands=StoreOperands, cost=_mte3_cost,
+                            execute=_l1_to_gm_execute,
                             doc="L1 -> GM: blockCount blocks of blockLen 32-byte DataBlocks with gaps.")
 
 

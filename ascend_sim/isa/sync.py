@@ -112,10 +112,12 @@ def ASCEND_IS_AIV() -> bool:
     return current_core().core_type.name == "AIV"
 
 
-CROSS_CORE_SET_FLAG = define("CrossCoreSetFlag", kind=Kind.CROSS_CORE_SET, doc="Signal other cores once the earlier instructions of the "
+CROSS_CORE_SET_FLAG = define("CrossCoreSetFlag", kind=Kind.CROSS_CORE_SET,
+                             doc="Signal other cores once the earlier instructions of the "
                              "pipe have completed (mode 0: all cores of this type; 1: the AIVs of this AI core; "
                              "2: an AIC and its AIVs; 4, arch 3510: an AIC and one AIV).")
-CROSS_CORE_WAIT_FLAG = define("CrossCoreWaitFlag", Pipe.S, kind=Kind.CROSS_CORE_WAIT, doc="Stop issuing until the flag's counter is non-zero, "
+CROSS_CORE_WAIT_FLAG = define("CrossCoreWaitFlag", Pipe.S, kind=Kind.CROSS_CORE_WAIT,
+                              doc="Stop issuing until the flag's counter is non-zero, "
                               "then decrement it.")
 _CROSS_MODES = {0: "every core of this type", 1: "the AIVs of this AI core", 2: "an AIC and its AIVs",
                 4: "an AIC and one of its AIVs"}

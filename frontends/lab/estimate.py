@@ -80,7 +80,8 @@ class _Walker:
         self.db, self.ob = dtype_bytes, out_bytes
         self.operand = "hf32" if dtype_bytes == 4 and hf32 else ("float32" if dtype_bytes == 4 else "float16")
         # the destinations the loads' rates depend on (their cost reads the destination buffer's name)
-        self.l0a, self.l0b = (Buffer(name, platform.capacity(name), platform.alignment(name)) for name in ("L0A", "L0B"))
+        self.l0a, self.l0b = (Buffer(name, platform.capacity(name), platform.alignment(name))
+                              for name in ("L0A", "L0B"))
         self.hkwk = t.hk * t.wk
         self.hkwkc0 = self.hkwk * t.c0
         self.k_cost = lru_cache(maxsize=None)(self._k_loop)

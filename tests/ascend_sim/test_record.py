@@ -8,7 +8,6 @@ from conftest import run_kernel
 from core_buffers import local
 from paths import ROOT
 
-import ascend_sim.ascendc  # noqa: F401  (defines every instruction, for the SPECS checks)
 from ascend_sim.ascendc import (DataCopy, DataCopyParams, GlobalTensor, HardEvent, Mmad, MmadParams, PipeBarrier,
                                 SetFlag, WaitFlag)
 from ascend_sim.engine.chip import current_core

@@ -180,7 +180,8 @@ def _execute(rec) -> None:
         target[dst] = converted
 
 
-FIXPIPE_3510 = define("Fixpipe(Arch3510)", FIX, kind=Kind.COMPUTE, operands=Fixpipe3510Operands, cost=_cost, execute=_execute, params=FixpipeParamsArch3510,
+FIXPIPE_3510 = define("Fixpipe(Arch3510)", FIX, kind=Kind.COMPUTE, operands=Fixpipe3510Operands, cost=_cost,
+                      execute=_execute, params=FixpipeParamsArch3510,
                       doc="L0C -> GM / UB (arch 3510): NZ2ND, NZ2DN or NZ, dstStride in elements, 8-bit quant.")
 
 

@@ -92,7 +92,8 @@ def _execute(rec) -> None:
 Load2DV2Operands = operands_type("Load2DV2Operands", "sbuf s0 dbuf d0 src dst size transpose m_step k_step nbytes",
                                  "fractal src[i] of sbuf at s0 into fractal dst[i] of dbuf at d0 (elements of `size` "
                                  "bytes), transposed as an m_step x k_step grid when set (nbytes moved).")
-LOAD_DATA_2D_V2 = define("LoadData2DV2", MTE1, kind=Kind.MOVE, operands=Load2DV2Operands, cost=_load_cost, execute=_execute, params=LoadData2DParamsV2,
+LOAD_DATA_2D_V2 = define("LoadData2DV2", MTE1, kind=Kind.MOVE, operands=Load2DV2Operands, cost=_load_cost,
+                         execute=_execute, params=LoadData2DParamsV2,
                          doc="L1 -> L0A/L0B (arch 3510): mStep x kStep fractals, signed K stride, optional transpose.")
 
 

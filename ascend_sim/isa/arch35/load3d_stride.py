@@ -103,7 +103,8 @@ def _execute(rec) -> None:
     dbuf.view(dtype, d0, extent)[positions] = values
 
 
-LOAD_DATA_WITH_STRIDE = define("LoadDataWithStride", MTE1, kind=Kind.MOVE, operands=StrideLoadOperands, cost=_cost, execute=_execute,
+LOAD_DATA_WITH_STRIDE = define("LoadDataWithStride", MTE1, kind=Kind.MOVE, operands=StrideLoadOperands, cost=_cost,
+                               execute=_execute,
                                params=LoadData3DParamsV2,
                                doc="L1 -> L0A (NZ) / L0B (arch 3510): img2col with a K-direction fractal stride.")
 

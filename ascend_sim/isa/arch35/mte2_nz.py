@@ -73,7 +73,8 @@ def _dn2nz_maps(dnNum, nValue, dValue, sMS, sD, c0s, ns, dMS, c0):
     return src, dst, np.flatnonzero(~valid), int(src.max()) + 1, int(dst.max()) + 1, strided
 
 
-DATA_COPY_DN2NZ = define("DataCopy(Dn2Nz)", MTE2, kind=Kind.MOVE, operands=Nd2NzOperands, cost=_mte2_cost, execute=_nd2nz_execute, params=Dn2NzParams,
+DATA_COPY_DN2NZ = define("DataCopy(Dn2Nz)", MTE2, kind=Kind.MOVE, operands=Nd2NzOperands, cost=_mte2_cost,
+                         execute=_nd2nz_execute, params=Dn2NzParams,
                          doc="GM -> L1 (arch 3510): dnNum DN (column-major) matrices into NZ.")
 
 

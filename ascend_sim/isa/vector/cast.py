@@ -108,7 +108,8 @@ def _round_to_int_valued(x: np.ndarray, mode: str) -> np.ndarray:
     return {"CAST_RINT": np.rint, "CAST_FLOOR": np.floor, "CAST_CEIL": np.ceil, "CAST_TRUNC": np.trunc}[mode](x)
 
 
-CAST = define("Cast", V, kind=Kind.COMPUTE, operands=VectorOperands, cost=vector_cost, execute=run_on_plan, params=UnaryRepeatParams,
+CAST = define("Cast", V, kind=Kind.COMPUTE, operands=VectorOperands, cost=vector_cost, execute=run_on_plan,
+              params=UnaryRepeatParams,
               doc="dst = the src element converted to dst's type with a RoundMode.")
 
 

@@ -94,11 +94,14 @@ def _ub_to_ub_cost(ops, model) -> float:
     return float(count * -(-blen // 256) + 12)
 
 
-GM_TO_UB = define("DataCopy(GM->UB)", MTE2, kind=Kind.MOVE, operands=CopyOperands, cost=_read_cost, execute=_copy_rows, params=DataCopyParams,
+GM_TO_UB = define("DataCopy(GM->UB)", MTE2, kind=Kind.MOVE, operands=CopyOperands, cost=_read_cost,
+                  execute=_copy_rows, params=DataCopyParams,
                   doc="GM -> UB: blockCount blocks of blockLen DataBlocks with gaps.")
-UB_TO_GM = define("DataCopy(UB->GM)", MTE3, kind=Kind.MOVE, operands=CopyOperands, cost=_write_cost, execute=_copy_rows, params=DataCopyParams,
+UB_TO_GM = define("DataCopy(UB->GM)", MTE3, kind=Kind.MOVE, operands=CopyOperands, cost=_write_cost,
+                  execute=_copy_rows, params=DataCopyParams,
                   doc="UB -> GM: blockCount blocks of blockLen DataBlocks with gaps.")
-UB_TO_UB = define("DataCopy(UB->UB)", Pipe.V, kind=Kind.MOVE, operands=CopyOperands, cost=_ub_to_ub_cost, execute=_copy_rows, params=DataCopyParams,
+UB_TO_UB = define("DataCopy(UB->UB)", Pipe.V, kind=Kind.MOVE, operands=CopyOperands, cost=_ub_to_ub_cost,
+                  execute=_copy_rows, params=DataCopyParams,
                   doc="UB -> UB on PIPE_V: blockCount blocks of blockLen DataBlocks with gaps.")
 
 
@@ -190,9 +193,11 @@ def _unpad_execute(rec) -> None:
     dbuf.strided(d0, (count, blen), (d_pitch, 1))[...] = sbuf.strided(s0, (count, blen), (s_pitch, 1))
 
 
-GM_TO_UB_PAD = define("DataCopyPad(GM->UB)", MTE2, kind=Kind.MOVE, operands=PadOperands, cost=_read_cost, execute=_pad_execute,
+GM_TO_UB_PAD = define("DataCopyPad(GM->UB)", MTE2, kind=Kind.MOVE, operands=PadOperands, cost=_read_cost,
+                      execute=_pad_execute,
                       params=DataCopyExtParams, doc="GM -> UB: byte-granular blocks, each padded to 32 B in UB.")
-UB_TO_GM_PAD = define("DataCopyPad(UB->GM)", MTE3, kind=Kind.MOVE, operands=CopyOperands, cost=_write_cost, execute=_unpad_execute,
+UB_TO_GM_PAD = define("DataCopyPad(UB->GM)", MTE3, kind=Kind.MOVE, operands=CopyOperands, cost=_write_cost,
+                      execute=_unpad_execute,
                       params=DataCopyExtParams, doc="UB -> GM: byte-granular blocks from 32 B aligned UB rows.")
 
 

@@ -66,7 +66,8 @@ def _execute(rec) -> None:
         ub[dst_idx[r]] = ub[src_idx[r]]
 
 
-TRANS_DATA_TO_5HD = define("TransDataTo5HD", V, kind=Kind.MOVE, operands=TransDataOperands, cost=vector_cost, execute=_execute, params=TransDataTo5HDParams,
+TRANS_DATA_TO_5HD = define("TransDataTo5HD", V, kind=Kind.MOVE, operands=TransDataOperands, cost=vector_cost,
+                           execute=_execute, params=TransDataTo5HDParams,
                            doc="16 DataBlocks as the rows of a matrix, written transposed to 16 DataBlocks.")
 
 
