@@ -8,8 +8,7 @@ from conftest import run_kernel
 from core_buffers import local
 from paths import ROOT
 
-from ascend_sim.ascendc import (DataCopy, DataCopyParams, GlobalTensor, HardEvent, Mmad, MmadParams, PipeBarrier,
-                                SetFlag, WaitFlag)
+from ascend_sim.ascendc import DataCopy, DataCopyParams, GlobalTensor, Mmad, MmadParams
 from ascend_sim.engine.chip import current_core
 from ascend_sim.isa.cube import MMAD, MmadOperands
 from ascend_sim.isa.mte2 import DATA_COPY, CopyOperands
@@ -88,9 +87,6 @@ def test_a_cost_from_operands_alone_is_what_the_scheduler_charged():
         core = current_core()
         Mmad(local(core, "L0C", np.float32), local(core, "L0A", np.float16), local(core, "L0B", np.float16),
              MmadParams(m, n, k))
-        SetFlag(HardEvent.M_MTE1, 0)
-        WaitFlag(HardEvent.M_MTE1, 0)
-        PipeBarrier(Pipe.ALL)
         DataCopy(local(core, "L1", np.float16), GlobalTensor(np.float16).SetGlobalBuffer(src),
                  DataCopyParams(3, 4, 1, 2))
 
