@@ -1,9 +1,12 @@
 """Instructions as specs, and the record every issued instruction becomes.
 
-An instruction is defined once (`define`): its name, its pipe, its cost (a function of the record and a
-`CostModel`, so a recorded stream can be timed again on another platform) and its semantics (a function of the
-record alone, so it can be executed again). The Ascend C call that issues it (in `isa/`) checks its operands
-and parameters, decodes them into the record's `args`, and hands the record to its core.
+An instruction is defined once (`define`): its name, its pipe, its kind (what the passes do differently for it:
+a flag, a barrier, a move ...), its operands (a named tuple type: what its front end decodes a call into), its cost
+(a function of its operands and a `CostModel`, so a recorded stream can be timed again on another platform and a
+tile's instructions can be costed without issuing them) and its semantics (a function of the record, so it can be
+executed again). The Ascend C call that issues it (in `isa/`) checks its operands and parameters, decodes them
+into the record's `args` (an instance of the spec's operands type: every reader uses its field names), and hands
+the record to its core.
 
 A record's content is fixed when it is issued: the parameter struct is a snapshot (a named tuple with the
 struct's field names), the byte ranges, the register values it depends on and the kernel source line are its
@@ -12,6 +15,7 @@ own. The scheduler only adds when it ran (issue, start, end) and, for a WaitFlag
 from __future__ import annotations
 
 import dataclasses
+import enum
 import os
 from collections import namedtuple
 from operator import attrgetter
@@ -20,13 +24,39 @@ from typing import Callable
 from ascend_sim.machine.pipes import Pipe
 
 
+class Kind(enum.IntEnum):
+    """What the passes (schedulers, race checkers, trace, debugger) do differently for an instruction. An IntEnum
+    so that the schedulers' set lookups hash in C (an Enum member hashes through a Python method)."""
+
+    COMPUTE = 0  # arithmetic into its destination (Mmad, Fixpipe's conversions, the vector unit)
+    MOVE = 1  # copies (and zero-pads, or fills) bytes without arithmetic: its sources can be traced by tags
+    REGISTER_WRITE = 2  # a scalar-pipe write of a control register (SetFmatrix, SetAtomicAdd ...)
+    VECTOR_REGISTER = 3  # arch 3510 Reg:: instructions: UB <-> vector registers, or on registers
+    SET_FLAG = 4  # SetFlag: sets (src, dst, id) once src's earlier instructions have completed
+    WAIT_FLAG = 5  # WaitFlag: holds dst until the flag is set
+    BARRIER = 6  # PipeBarrier
+    SYNC_ALL = 7  # SyncAll: every core drained
+    CROSS_CORE_SET = 8  # CrossCoreSetFlag
+    CROSS_CORE_WAIT = 9  # CrossCoreWaitFlag
+
+
+# the kinds that may wait for something other than their pipe and the scalar unit
+SYNC_KINDS = frozenset((Kind.WAIT_FLAG, Kind.BARRIER, Kind.SYNC_ALL, Kind.CROSS_CORE_SET, Kind.CROSS_CORE_WAIT))
+# the kinds that order GM accesses between cores
+GM_ORDERING_KINDS = frozenset((Kind.SYNC_ALL, Kind.CROSS_CORE_SET, Kind.CROSS_CORE_WAIT))
+
+
 class Spec:
-    """One instruction: name, pipe (None when the destination decides it), cost and semantics."""
+    """One instruction: name, pipe (None when the destination decides it), kind, operands type, cost and
+    semantics. cost(operands, model) -> cycles, for operands of the spec's type (never None: a NOP record, whose
+    args are None, costs nothing and is not executed)."""
 
-    __slots__ = ("name", "pipe", "cost", "execute", "params", "doc")
+    __slots__ = ("name", "pipe", "kind", "operands", "cost", "execute", "params", "doc")
 
-    def __init__(self, name: str, pipe: Pipe | None, cost: Callable, execute: Callable | None, params, doc: str):
-        self.name, self.pipe, self.cost, self.execute, self.params, self.doc = name, pipe, cost, execute, params, doc
+    def __init__(self, name: str, pipe: Pipe | None, kind: Kind, operands: type | None, cost: Callable,
+                 execute: Callable | None, params, doc: str):
+        self.name, self.pipe, self.kind, self.operands = name, pipe, kind, operands
+        self.cost, self.execute, self.params, self.doc = cost, execute, params, doc
 
     def __repr__(self) -> str:
         return f"<instruction {self.name} on {self.pipe.name if self.pipe is not None else 'its destination pipe'}>"
@@ -35,17 +65,35 @@ class Spec:
 SPECS: dict[str, Spec] = {}
 
 
-def _no_cost(rec, model) -> float:
+def _no_cost(operands, model) -> float:
     return 0.0
 
 
-def define(name: str, pipe: Pipe | None = None, *, cost: Callable = _no_cost, execute: Callable | None = None,
-           params: type | None = None, doc: str = "") -> Spec:
-    """Register instruction `name`. cost(record, model) -> cycles; execute(record) moves the data."""
+def define(name: str, pipe: Pipe | None = None, *, kind: Kind, operands: type | None = None,
+           cost: Callable = _no_cost, execute: Callable | None = None, params: type | None = None,
+           doc: str = "") -> Spec:
+    """Register instruction `name`. cost(operands, model) -> cycles; execute(record) moves the data."""
     if name in SPECS:
         raise ValueError(f"instruction {name!r} is defined twice")
-    spec = SPECS[name] = Spec(name, pipe, cost, execute, params, doc)
+    if kind is Kind.REGISTER_WRITE and operands is None:  # every register write is issued by AICore.write_register
+        operands = RegisterWrite
+    if cost is not _no_cost and operands is None:
+        raise ValueError(f"instruction {name!r} has a cost but no operands type to compute it from")
+    spec = SPECS[name] = Spec(name, pipe, kind, operands, cost, execute, params, doc)
     return spec
+
+
+def operands_type(name: str, fields: str, doc: str) -> type:
+    """The operands type of an instruction: a named tuple (cheap to make: records are made by the ten thousand),
+    every field defaulting to None so that a cost can be asked of the few fields it reads."""
+    names = fields.split()
+    cls = namedtuple(name, names, defaults=(None,) * len(names))
+    cls.__doc__ = doc
+    return cls
+
+
+RegisterWrite = operands_type("RegisterWrite", "register value",
+                              "A register write: the register's name, its new value.")
 
 
 # ------------------------------------------------------------------------------------------ parameter snapshots
@@ -101,7 +149,8 @@ def source_path(src: tuple) -> str | None:
 # ------------------------------------------------------------------------------------------ the record
 class Record:
     """One issued instruction. `reads`/`writes` are (Buffer, start, end) byte ranges; `args` is what its spec's
-    cost and semantics read (the decoded operands; None for a NOP: a zero count that only takes its issue slot);
+    cost and semantics read (the decoded operands, of the spec's operands type; None for a NOP: a zero count that
+    only takes its issue slot);
     `registers` the register values it depended on. The byte ranges are spans; `footprint` lists the exact
     GM bytes it touches."""
 

@@ -6,8 +6,9 @@ say which record last wrote a byte. Instead a record is executed again, alone, o
 * written bytes: fill its read spans with random bytes and its write spans with a sentinel, execute, and see what
   changed; twice, with the same random bytes and another sentinel: a byte the record computes from its sources
   is the same in both runs, so it cannot equal both sentinels;
-* sources of a move (DataCopy, LoadData, any pure copy on MTE1/MTE2/MTE3, TransDataTo5HD): fill one read span with tags (each
-  2-byte granule its own index, in 14-bit digits, one run per digit), execute, and read the tags that arrived.
+* sources of a move (an instruction of kind MOVE: DataCopy, LoadData, TransDataTo5HD ...): fill one read span
+  with tags (each 2-byte granule its own index, in 14-bit digits, one run per digit), execute, and read the tags
+  that arrived.
 
 The debugger's state is restored after each run, byte for byte.
 """
@@ -15,15 +16,15 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["MOVE_PIPES", "MOVE_NAMES", "DataFlow", "is_move"]
+from ascend_sim.record import Kind
 
-MOVE_PIPES = ("MTE1", "MTE2", "MTE3")  # records on these pipes copy (and zero-pad) bytes without arithmetic
-MOVE_NAMES = ("TransDataTo5HD",)  # vector instructions that only permute 16-bit elements
+__all__ = ["DataFlow", "is_move"]
 
 
 def is_move(rec) -> bool:
-    """Whether a record only moves bytes, so that the sources of what it wrote can be traced with tags."""
-    return rec.pipe.name in MOVE_PIPES or rec.name in MOVE_NAMES
+    """Whether a record only moves bytes (its spec's kind is MOVE), so that the sources of what it wrote can be
+    traced with tags."""
+    return rec.spec.kind is Kind.MOVE
 _DIGIT_BITS = 14
 _SENTINELS = (0xA5, 0x3C)
 

@@ -138,7 +138,10 @@ def trace_element(dbg, gm_name: str, byte_offset: int) -> Provenance:
 def mmad_operands(rec, l0c_byte: int):
     """The L0A bytes of row r and the L0B bytes of column c that an Mmad multiplies into the L0C cell holding byte
     `l0c_byte` (NZ [n1][m1*16][16] fp32 at its destination): (A offsets, B offsets, (r, c))."""
-    (_, a0, _, _, b0, _, _, c0_addr, _, dtype, m, k, m1, n1, k1, c0, _, gemv, *_, a_nz) = rec.args
+    ops = rec.args  # MmadOperands (isa/cube.py)
+    a0, b0, c0_addr, dtype, k, m1, n1, k1, c0, gemv = (ops.a0, ops.b0, ops.c0_addr, ops.dtype, ops.k, ops.m1, ops.n1,
+                                                       ops.k1, ops.c0, ops.gemv)
+    a_nz = ops.a_nz
     rel = l0c_byte - c0_addr
     block = m1 * 16 * 16 * 4  # one 16-column block of C
     row, col = (rel % block) // 64, (rel // block) * 16 + (rel % 64) // 4

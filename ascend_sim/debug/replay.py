@@ -27,6 +27,7 @@ from ascend_sim.debug.writers import Writer, fixpipe_source_byte, strided_index
 from ascend_sim.machine.blas import blas_threads
 from ascend_sim.machine.faults import SimFault
 from ascend_sim.machine.formats import nz_to_nd, zn_to_nd, zz_to_nd
+from ascend_sim.record import Kind
 
 __all__ = ["ApiCall", "Capture", "Debugger", "Writer", "break_on"]
 
@@ -338,9 +339,10 @@ class Debugger:
         count: dict = {}
         for rec in self.records[:self.seq]:
             if rec.core == core and rec.event is not None:
-                if rec.name == "SetFlag":
+                kind = rec.spec.kind
+                if kind is Kind.SET_FLAG:
                     count[rec.event] = count.get(rec.event, 0) + 1
-                elif rec.name == "WaitFlag":
+                elif kind is Kind.WAIT_FLAG:
                     count[rec.event] = count.get(rec.event, 0) - 1
         return {key: c for key, c in count.items() if c > 0}
 
@@ -480,7 +482,7 @@ class Debugger:
         l0c_byte = fixpipe_source_byte(fix, gm_buf, byte_offset)
         if l0c_byte is None:
             return []
-        return self._l0c_writers(fix.core, fix.args[0], l0c_byte, index)
+        return self._l0c_writers(fix.core, fix.args.sbuf, l0c_byte, index)
 
     # ------------------------------------------------------------------ machinery
     @staticmethod

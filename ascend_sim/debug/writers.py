@@ -29,9 +29,11 @@ class Writer:
 
 def fixpipe_source_byte(fix, gm_buf, byte_offset: int):
     """The L0C byte (first byte of the fp32 value) that Fixpipe `fix` wrote to GM byte byte_offset, or None."""
-    (_, s0, s_pitch, s_nd, dbuf, d0, d_nd, shape, strides, out, _, _, _, nd_num, _, nz2nd, split, _) = fix.args
-    if dbuf is not gm_buf:
+    ops = fix.args  # FixpipeOperands (isa/fixpipe.py)
+    if ops.dbuf is not gm_buf:
         return None
+    s0, s_pitch, s_nd, d0, d_nd = ops.s0, ops.s_pitch, ops.s_nd, ops.d0, ops.d_nd
+    shape, strides, out, nd_num, nz2nd, split = ops.shape, ops.strides, ops.out, ops.nd_num, ops.nz2nd, ops.split
     size = out.itemsize
     for t in range(nd_num):
         base = d0 + t * d_nd * size

@@ -11,17 +11,12 @@ from __future__ import annotations
 import sys
 
 from ascend_sim.machine.coretypes import DATA_PATHS, CoreType, missing_path
-from ascend_sim.machine.faults import MissingDataPath, ParameterOutOfRange, SimFault, SyncFault
+from ascend_sim.machine.faults import MissingDataPath, SimFault, SyncFault
 from ascend_sim.machine.memory import Buffer
-from ascend_sim.machine.pipes import HardEvent, Pipe
-from ascend_sim.passes.races import GM_ORDERING, RaceChecker
+from ascend_sim.machine.pipes import Pipe
+from ascend_sim.passes.races import RaceChecker
 from ascend_sim.passes.schedule import CoreSchedule
-from ascend_sim.record import _PKG_DIR, Record, define, format_source, snapshot
-
-SET_FLAG = define("SetFlag", doc="Set flag (src, dst, id) once every earlier instruction of src has completed.")
-WAIT_FLAG = define("WaitFlag", doc="Hold pipe dst until the flag is set, then clear it.")
-PIPE_BARRIER = define("PipeBarrier", doc="Order everything after the barrier behind everything before it.")
-SYNC_ALL = define("SyncAll", Pipe.ALL, doc="Every core waits until all cores have drained everything before it.")
+from ascend_sim.record import _PKG_DIR, GM_ORDERING_KINDS, Kind, Record, RegisterWrite, format_source, snapshot
 
 # id(code) -> True when the code belongs to ascend_sim; (id(code), lasti) -> line. Keyed by id because hashing
 # a code object hashes its constants every time; _CODES keeps the code objects alive so no id is reused.
@@ -86,7 +81,7 @@ class AICore:
         self.counts: dict[str, int] = {}
         # Registers set by SetFmatrix, SetLoadDataRepeat, SetHF32Mode ... (each write is a record too)
         self.registers: dict[str, object] = {"hf32": False, "hf32_trans_mode": 0}
-        self.flag_balance: dict[tuple, int] = {}  # (event, id) -> SetFlags minus WaitFlags issued so far
+        self.flag_balance: dict[tuple, int] = {}  # (event, id) -> SetFlags minus WaitFlags issued (isa/sync.py)
         self.tpipes: list = []
         self.api: tuple = ()  # the high-level API calls running (api_call.py), stored on each record issued
         self._seq = 0
@@ -126,14 +121,15 @@ class AICore:
     def write_register(self, spec, name: str, value) -> Record:
         """A register write (SetFmatrix, SetHF32Mode, ...): a record on the scalar pipe."""
         self.registers[name] = value
-        return self.issue(spec, Pipe.S, {"register": name, "value": value}, args=(name, value))
+        return self.issue(spec, Pipe.S, {"register": name, "value": value},
+                          args=RegisterWrite(name, value))
 
     def _run(self, rec: Record) -> None:
         """The passes of a record the scheduler has just run: races, semantics, hooks."""
         if self.races is not None:
             try:
                 self.races.observe(rec)
-                if rec.footprint is not None or rec.name in GM_ORDERING:  # what the GM race checker looks at
+                if rec.footprint is not None or rec.spec.kind in GM_ORDERING_KINDS:  # what the GM race checker looks at
                     self.chip.gm_races.observe(self.index, rec)
             except SimFault as fault:
                 raise self.with_context(fault, rec) from None
@@ -173,53 +169,6 @@ class AICore:
         """This core's name in a fault, when its launch index alone would not say it (AIVs, MIX launches)."""
         return None if self.name == f"AIC {self.index}" else self.name
 
-    # ------------------------------------------------------------------ synchronisation
-    def _event_pipes(self, event: HardEvent, name: str) -> tuple[Pipe, Pipe]:
-        pipes = self.core_type.events.get(event._value_) if event.__class__ is HardEvent else None
-        if pipes is None:
-            if event.__class__ is not HardEvent:
-                raise self.fault(ParameterOutOfRange(f"{name} takes a HardEvent, got {event!r}"), name, Pipe.S)
-            raise self.fault(SyncFault(f"HardEvent::{event.value} is not a legal event on the A2/A3 "
-                                       f"{self.core_type.title} ({self.core_type.name}); same-pipe ordering needs "
-                                       "PipeBarrier"), name, event.src)
-        return pipes
-
-    def _check_event_id(self, event_id, name: str, pipe: Pipe) -> None:
-        if event_id.__class__ is not int or not 0 <= event_id < self.event_ids:
-            raise self.fault(ParameterOutOfRange(f"event id {event_id} outside [0, {self.event_ids})"), name, pipe)
-
-    def set_flag(self, event: HardEvent, event_id: int, api: str = "SetFlag") -> Record:
-        src, dst = self._event_pipes(event, "SetFlag")
-        self._check_event_id(event_id, "SetFlag", src)
-        if src == dst:  # FIX_FIX / V_V: Ascend C issues PipeBarrier<pipe> instead of a flag
-            return self.pipe_barrier(src)
-        key = (event._value_, event_id)
-        balance = self.flag_balance.get(key, 0) + 1
-        if balance > 1:
-            raise self.fault(SyncFault(
-                f"SetFlag<{event.value}>({event_id}) while the flag is already set and not yet waited "
-                "(undefined on hardware)"), "SetFlag", src)
-        self.flag_balance[key] = balance
-        return self.issue(SET_FLAG, src, {"event": event.value, "id": event_id, "api": api}, event=key)
-
-    def wait_flag(self, event: HardEvent, event_id: int, api: str = "WaitFlag") -> Record | None:
-        src, dst = self._event_pipes(event, "WaitFlag")
-        self._check_event_id(event_id, "WaitFlag", dst)
-        if src == dst:  # FIX_FIX waits with PipeBarrier<PIPE_FIX>; V_V's wait does nothing
-            return self.pipe_barrier(dst) if dst == Pipe.FIX else None
-        key = (event._value_, event_id)
-        self.flag_balance[key] = self.flag_balance.get(key, 0) - 1
-        return self.issue(WAIT_FLAG, dst, {"event": event.value, "id": event_id, "api": api}, event=key)
-
-    def pipe_barrier(self, pipe: Pipe, api: str = "PipeBarrier") -> Record:
-        if pipe == Pipe.S:
-            raise self.fault(SyncFault("PipeBarrier<PIPE_S> is not supported (scalar ordering is automatic)"),
-                             "PipeBarrier", pipe)
-        return self.issue(PIPE_BARRIER, pipe, {"pipe": pipe.name, "api": api})
-
-    def sync_all(self) -> Record:
-        return self.issue(SYNC_ALL, Pipe.ALL, None)
-
     # ------------------------------------------------------------------ results
     @property
     def cycles(self) -> float:
@@ -247,10 +196,10 @@ class AICore:
         stuck = self.schedule.stuck()
         if stuck:
             # the root: a WaitFlag whose flag has more waits than sets; else the first blocked record
-            unset = [r for r in stuck if r.name == "WaitFlag" and self.flag_balance[r.event] < 0]
+            unset = [r for r in stuck if r.spec.kind is Kind.WAIT_FLAG and self.flag_balance[r.event] < 0]
             if unset:
                 root, what = unset[0], f"waits, but no SetFlag<{unset[0].event[0]}>({unset[0].event[1]}) follows it"
-            elif stuck[0].name == "CrossCoreWaitFlag":
+            elif stuck[0].spec.kind is Kind.CROSS_CORE_WAIT:
                 root, what = stuck[0], self._cross_core_deadlock(stuck[0])
             else:
                 root, what = stuck[0], "can never run: what it waits for is blocked behind it"

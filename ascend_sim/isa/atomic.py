@@ -11,13 +11,15 @@ import numpy as np
 from ascend_sim.isa.common import current_core
 from ascend_sim.machine.faults import ParameterOutOfRange
 from ascend_sim.machine.pipes import Pipe
-from ascend_sim.record import define
+from ascend_sim.record import Kind, define
 
 ATOMIC = "atomic"  # register name; its value is the dtype name of the adds, or None
 ATOMIC_WRITE = "atomic"  # footprint kind of an atomic-add store: atomic adds of different cores commute
 
-SET_ATOMIC_ADD = define("SetAtomicAdd", Pipe.S, doc="Make later stores into GM atomic adds of type T.")
-SET_ATOMIC_NONE = define("SetAtomicNone", Pipe.S, doc="Make later stores into GM plain writes again.")
+SET_ATOMIC_ADD = define("SetAtomicAdd", Pipe.S, kind=Kind.REGISTER_WRITE,
+                        doc="Make later stores into GM atomic adds of type T.")
+SET_ATOMIC_NONE = define("SetAtomicNone", Pipe.S, kind=Kind.REGISTER_WRITE,
+                         doc="Make later stores into GM plain writes again.")
 
 # int8/int16/int32 adds exist on the hardware too; only the float types the kernels here use are modelled
 _ATOMIC_TYPES = ("float32", "float16", "bfloat16")

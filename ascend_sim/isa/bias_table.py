@@ -16,7 +16,7 @@ from ascend_sim.isa.common import BLOCK, check_aligned, current_core, expect_pos
 from ascend_sim.machine.faults import ParameterOutOfRange
 from ascend_sim.machine.pipes import Pipe
 from ascend_sim.machine.tensor import LocalTensor
-from ascend_sim.record import define
+from ascend_sim.record import Kind, define, operands_type
 
 MTE1 = Pipe.MTE1
 BT_BLOCK = 64
@@ -28,20 +28,26 @@ _check = fields_checker({"blockCount": (0, 4095), "blockLen": (0, 65535), "srcSt
                          "dstStride": (0, 65535)})
 
 
-def _cost(rec, model) -> float:
-    return 0.0 if rec.args is None else model.rates.mte1_overhead + rec.nbytes / L1_TO_BT_BYTES_PER_CYCLE
+BiasCopyOperands = operands_type("BiasCopyOperands", "sbuf s0 s_pitch dbuf d0 d_pitch count blen sdtype ddtype nbytes",
+                                 "count source blocks of blen bytes of sdtype, s_pitch / d_pitch apart, into "
+                                 "ddtype blocks of the bias table (nbytes read).")
+
+
+def _cost(ops, model) -> float:
+    return model.rates.mte1_overhead + ops.nbytes / L1_TO_BT_BYTES_PER_CYCLE
 
 
 def _execute(rec) -> None:
     """Each source block (blen bytes) lands in its destination block, converted to the destination dtype."""
-    sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen, sdtype, ddtype = rec.args
+    sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen, sdtype, ddtype, _ = rec.args
     n = blen // sdtype.itemsize
     for i in range(count):
         values = sbuf.view(sdtype, s0 + i * s_pitch, n)
         dbuf.view(ddtype, d0 + i * d_pitch, n)[...] = values.astype(ddtype)
 
 
-DATA_COPY_L1_BT = define("DataCopy(L1->BT)", MTE1, cost=_cost, execute=_execute,
+DATA_COPY_L1_BT = define("DataCopy(L1->BT)", MTE1, kind=Kind.MOVE, operands=BiasCopyOperands, cost=_cost,
+                         execute=_execute,
                          doc="L1 -> BT: bias blocks of 64 bytes, half converted to float on the way.")
 
 
@@ -71,5 +77,6 @@ def copy_l1_to_bt(dst, src, params) -> None:
     s0, d0 = src.address, dst.address
     s1, d1 = s0 + (count - 1) * s_pitch + blen, d0 + (count - 1) * d_pitch + blen * scale
     core.issue(DATA_COPY_L1_BT, MTE1, params, ((src.buffer, s0, s1),), ((dst.buffer, d0, d1),),
-               (src.buffer, s0, s_pitch, dst.buffer, d0, d_pitch, count, blen, sdtype, ddtype), "L1->BT",
+               BiasCopyOperands(src.buffer, s0, s_pitch, dst.buffer, d0, d_pitch, count, blen, sdtype, ddtype,
+                                count * blen), "L1->BT",
                count * blen)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from ascend_sim.isa.common import current_core
 from ascend_sim.machine.faults import ParameterOutOfRange
 from ascend_sim.machine.pipes import Pipe
-from ascend_sim.record import define
+from ascend_sim.record import Kind, define
 
 S = Pipe.S
 CTRL_RESET = {3510: 0x1000000000000008, 2201: 0}
@@ -29,8 +29,10 @@ SATURATION_OFF_BIT = 48  # 0: inf -> +-max, NaN -> 0; 1: inf / NaN kept
 FP8_NAN_KEEP_BIT = 50  # with saturation on, 0: fp8 NaN -> 0, 1: NaN kept
 GLOBAL_SATURATION_BIT = 60  # 1: CTRL[48] / CTRL[59] decide for every instruction; 0: each instruction decides
 
-SET_CTRL_SPR = define("SetCtrlSpr", S, doc="Write bits [startBit, endBit] of the CTRL register.")
-RESET_CTRL_SPR = define("ResetCtrlSpr", S, doc="Reset bits [startBit, endBit] of the CTRL register.")
+SET_CTRL_SPR = define("SetCtrlSpr", S, kind=Kind.REGISTER_WRITE,
+                      doc="Write bits [startBit, endBit] of the CTRL register.")
+RESET_CTRL_SPR = define("ResetCtrlSpr", S, kind=Kind.REGISTER_WRITE,
+                        doc="Reset bits [startBit, endBit] of the CTRL register.")
 
 
 def ctrl_value(core) -> int:

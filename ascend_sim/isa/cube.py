@@ -23,7 +23,7 @@ from ascend_sim.machine.dtypes import EIGHT_BIT_DTYPES, arch_refuses, hifloat8, 
 from ascend_sim.machine.faults import ParameterOutOfRange
 from ascend_sim.machine.pipes import Pipe
 from ascend_sim.machine.tensor import LocalTensor
-from ascend_sim.record import define
+from ascend_sim.record import Kind, define, operands_type
 
 M = Pipe.M
 
@@ -44,8 +44,10 @@ class MmadParams:
     cmatrixInitVal: bool = True
 
 
-SET_HF32_MODE = define("SetHF32Mode", Pipe.S, doc="Round fp32 cube operands to HF32 before multiplying.")
-SET_HF32_TRANS_MODE = define("SetHF32TransMode", Pipe.S, doc="How fp32 rounds to HF32 (nearest even or half away).")
+SET_HF32_MODE = define("SetHF32Mode", Pipe.S, kind=Kind.REGISTER_WRITE,
+                       doc="Round fp32 cube operands to HF32 before multiplying.")
+SET_HF32_TRANS_MODE = define("SetHF32TransMode", Pipe.S, kind=Kind.REGISTER_WRITE,
+                             doc="How fp32 rounds to HF32 (nearest even or half away).")
 
 
 def SetHF32Mode(enable: bool) -> None:
@@ -84,12 +86,18 @@ def _fractals_to_f32(data: np.ndarray, dtype: np.dtype, shape: tuple, axes: tupl
     return out
 
 
-def _mmad_cost(rec, model) -> float:
+MmadOperands = operands_type(
+    "MmadOperands", "abuf a0 a_bytes bbuf b0 b_bytes cbuf c0_addr c_bytes dtype m k m1 n1 k1 c0 init gemv operand "
+    "hf32_rounding bias_bt a_nz",
+    "A (a_bytes of abuf at a0, ZZ), B (b_bytes of bbuf at b0, ZN) and C (c_bytes of cbuf at c0_addr, NZ fp32); "
+    "dtype the operands' element type, m x k x n in m1 x k1 x n1 fractals of 16 x c0; init: C = A.B (else +=); "
+    "gemv: A is one row; operand the cube_k key (a dtype or 'hf32'); hf32_rounding (mantissa bits, trans mode) or "
+    "None; bias_bt the bias table C starts from, or None; a_nz: L0A holds NZ fractals (the 950), else ZZ.")
+
+
+def _mmad_cost(ops, model) -> float:
     """A fixed overhead, then m1 x n1 x k1 fractal products at the cube rate of the operand dtype."""
-    if rec.args is None:
-        return 0.0
-    m1, n1, k1, c0 = rec.args[12:16]
-    return model.rates.mmad_overhead + m1 * n1 * k1 * (c0 / model.cube_k[rec.args[18]])
+    return model.rates.mmad_overhead + ops.m1 * ops.n1 * ops.k1 * (ops.c0 / model.cube_k[ops.operand])
 
 
 def _mmad_execute(rec) -> None:
@@ -136,7 +144,8 @@ def _eight_bit_operand(core, name: str, dtype: np.dtype) -> np.dtype:
     return hifloat8 if (ctrl_value(core) >> HIF8_MMAD_BIT) & 1 else dtype
 
 
-MMAD = define("Mmad", M, cost=_mmad_cost, execute=_mmad_execute, params=MmadParams,
+MMAD = define("Mmad", M, kind=Kind.COMPUTE, operands=MmadOperands, cost=_mmad_cost, execute=_mmad_execute,
+              params=MmadParams,
               doc="C = or += A . B on the cube, fp32 accumulation in L0C.")
 
 
@@ -197,6 +206,6 @@ def Mmad(dst, fm, filter, params: MmadParams) -> None:
     elif not init:  # accumulating reads C as well
         reads += ((cbuf, c_0, c_0 + c_bytes),)
     core.issue(MMAD, M, params, reads, ((cbuf, c_0, c_0 + c_bytes),),
-               (abuf, a0, a_bytes, bbuf, b0, b_bytes, cbuf, c_0, c_bytes, dtype, m, k, m1, n1, k1, c0, init, gemv,
-                operand, hf32_rounding, bias_bt, core.platform.l0a_layout == "NZ"),
+               MmadOperands(abuf, a0, a_bytes, bbuf, b0, b_bytes, cbuf, c_0, c_bytes, dtype, m, k, m1, n1, k1, c0,
+                            init, gemv, operand, hf32_rounding, bias_bt, core.platform.l0a_layout == "NZ"),
                registers=(("hf32", hf32), ("hf32_trans_mode", registers["hf32_trans_mode"])) + depends)

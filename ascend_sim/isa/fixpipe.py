@@ -11,7 +11,7 @@ from ascend_sim.isa.common import check_aligned, check_range, current_core, expe
 from ascend_sim.machine.dtypes import bfloat16, float16, float32
 from ascend_sim.machine.faults import ParameterOutOfRange
 from ascend_sim.machine.pipes import Pipe
-from ascend_sim.record import define
+from ascend_sim.record import Kind, define, operands_type
 
 FIX = Pipe.FIX
 
@@ -89,12 +89,19 @@ class FixpipeParams:
     unitFlag: int = 0
 
 
-def _fixpipe_cost(rec, model) -> float:
+FixpipeOperands = operands_type(
+    "FixpipeOperands", "sbuf s0 s_pitch s_nd dbuf d0 d_nd shape strides out n1 m_size n_size nd_num relu nz2nd split "
+    "elems nbytes",
+    "nd_num blocks (s_nd bytes apart in L0C, d_nd elements apart in GM) of n1 Z columns (s_pitch bytes apart) of "
+    "m_size x n_size fp32 values from sbuf at s0, converted to `out` (ReLU first when set) and written to dbuf at d0 "
+    "as the (shape, byte strides) view: ND rows (nz2nd), NZ columns, or 8-wide columns (split); elems values, nbytes "
+    "written.")
+
+
+def _fixpipe_cost(ops, model) -> float:
     """A fixed overhead, then the elements through the conversion unit or the bytes to GM, the slower."""
-    if rec.args is None:
-        return 0.0
     rates = model.rates
-    return rates.fixpipe_overhead + max(rec.args[-1] / rates.fixpipe_elems, rec.nbytes / model.gm_write_rate)
+    return rates.fixpipe_overhead + max(ops.elems / rates.fixpipe_elems, ops.nbytes / model.gm_write_rate)
 
 
 def _fixpipe_execute(rec) -> None:
@@ -102,7 +109,7 @@ def _fixpipe_execute(rec) -> None:
     (nearest even), written as ND rows (NZ2ND), as NZ columns, or as 8-wide NZ columns (channel split); added
     to GM instead under SetAtomicAdd (the record's atomic register)."""
     (sbuf, s0, s_pitch, s_nd, dbuf, d0, d_nd, shape, strides, out, n1, m_size, n_size, nd_num, relu, nz2nd,
-     split, _) = rec.args
+     split, _, _) = rec.args
     for t in range(nd_num):
         values = sbuf.strided(s0 + t * s_nd, (n1, m_size, 16), (s_pitch, 64, 4), float32)
         if relu:
@@ -118,7 +125,8 @@ def _fixpipe_execute(rec) -> None:
             store(rec, d, converted)
 
 
-FIXPIPE = define("Fixpipe", FIX, cost=_fixpipe_cost, execute=_fixpipe_execute, params=FixpipeParamsV220,
+FIXPIPE = define("Fixpipe", FIX, kind=Kind.COMPUTE, operands=FixpipeOperands, cost=_fixpipe_cost,
+                 execute=_fixpipe_execute, params=FixpipeParamsV220,
                  doc="L0C -> GM with conversion (F322F16, F322BF16, NoQuant), NZ2ND, NZ or channel split.")
 
 
@@ -211,7 +219,7 @@ def _fixpipe(dst, src, n_size, m_size, src_stride, dst_stride, quant, relu, spli
     kind = True if registers[0][1] is None else ATOMIC_WRITE  # an atomic add also reads GM, as one access
     reads = ((sbuf, s0, s0 + s_span),) if kind is True else ((sbuf, s0, s0 + s_span), (dbuf, d0, d0 + d_span))
     core.issue(FIXPIPE, FIX, params, reads, ((dbuf, d0, d0 + d_span),),
-               (sbuf, s0, s_pitch, s_nd, dbuf, d0, d_nd, shape, strides, out, n1, m_size, n_size, nd_num, relu, nz2nd,
-                split, elems), "L0C->GM", elems * osize, registers,
+               FixpipeOperands(sbuf, s0, s_pitch, s_nd, dbuf, d0, d_nd, shape, strides, out, n1, m_size, n_size,
+                               nd_num, relu, nz2nd, split, elems, elems * osize), "L0C->GM", elems * osize, registers,
                footprint=tuple((dbuf, d0 + t * d_nd * osize, (*shape, osize), (*strides, 1), kind)
                                for t in range(nd_num)))

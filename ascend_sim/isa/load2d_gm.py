@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from ascend_sim.isa.common import FRACTAL, check_aligned, current_core, expect_position, fields_checker
 from ascend_sim.isa.mte1 import LoadData2DParams
-from ascend_sim.isa.mte2 import _mte2_cost
+from ascend_sim.isa.mte2 import CopyOperands, _mte2_cost
 from ascend_sim.machine.faults import ParameterOutOfRange
 from ascend_sim.machine.pipes import Pipe
 from ascend_sim.machine.tensor import GlobalTensor, LocalTensor
-from ascend_sim.record import define
+from ascend_sim.record import Kind, define
 
 MTE2 = Pipe.MTE2
 _DSTS = ("L1", "L0A", "L0B")
@@ -24,11 +24,12 @@ _check_load2d = fields_checker({"startIndex": (0, 65535), "repeatTimes": (0, 255
 
 def _execute(rec) -> None:
     """repeatTimes fractals, each FRACTAL bytes, from the source pitch to the destination pitch."""
-    sbuf, s0, s_pitch, dbuf, d0, d_pitch, reps = rec.args
+    sbuf, s0, s_pitch, dbuf, d0, d_pitch, reps, _, _ = rec.args
     dbuf.strided(d0, (reps, FRACTAL), (d_pitch, 1))[...] = sbuf.strided(s0, (reps, FRACTAL), (s_pitch, 1))
 
 
-LOAD_DATA_2D_GM = define("LoadData2D(GM)", MTE2, cost=_mte2_cost, execute=_execute, params=LoadData2DParams,
+LOAD_DATA_2D_GM = define("LoadData2D(GM)", MTE2, kind=Kind.MOVE, operands=CopyOperands, cost=_mte2_cost,
+                         execute=_execute, params=LoadData2DParams,
                          doc="GM -> L1/L0A/L0B: whole 512-byte fractals read by MTE2.")
 
 
@@ -59,5 +60,6 @@ def load_data_2d_gm(dst, src, params: LoadData2DParams) -> None:
     s1, d1 = s0 + (reps - 1) * s_pitch + FRACTAL, d0 + (reps - 1) * d_pitch + FRACTAL
     sbuf = src.buffer
     core.issue(LOAD_DATA_2D_GM, MTE2, params, ((sbuf, s0, s1),), ((dbuf, d0, d1),),
-               (sbuf, s0, s_pitch, dbuf, d0, d_pitch, reps), _PATH[dbuf.name], reps * FRACTAL,
+               CopyOperands(sbuf, s0, s_pitch, dbuf, d0, d_pitch, reps, FRACTAL, reps * FRACTAL), _PATH[dbuf.name],
+               reps * FRACTAL,
                footprint=((sbuf, s0, (reps, FRACTAL), (s_pitch, 1), False),))

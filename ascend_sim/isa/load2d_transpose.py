@@ -17,7 +17,7 @@ from ascend_sim.isa.mte1 import _load_cost
 from ascend_sim.machine.faults import ParameterOutOfRange
 from ascend_sim.machine.pipes import Pipe
 from ascend_sim.machine.tensor import LocalTensor
-from ascend_sim.record import define
+from ascend_sim.record import Kind, define, operands_type
 
 MTE1 = Pipe.MTE1
 NAME = "LoadDataWithTranspose"
@@ -45,7 +45,7 @@ _PATH = {"L0A": "L1->L0A", "L0B": "L1->L0B"}
 def _execute(rec) -> None:
     """b16: dst[r][c] = src[c][r] per 16 x 16 fractal. b32: the square Q[r][c] (c < 8 from the first 16 x 8
     fractal, c >= 8 from the second) goes out as Q^T[:, 0:8] and, dstFracGap fractals later, Q^T[:, 8:16]."""
-    sbuf, s0, s_pitch, dbuf, d0, d_pitch, reps, frac_pitch, dtype = rec.args
+    sbuf, s0, s_pitch, dbuf, d0, d_pitch, reps, frac_pitch, dtype, _ = rec.args
     if dtype.itemsize == 2:
         dbuf.strided(d0, (reps, 16, 16), (d_pitch, 32, 2), dtype)[...] = \
             sbuf.strided(s0, (reps, 16, 16), (s_pitch, 32, 2), dtype).transpose(0, 2, 1)
@@ -57,7 +57,11 @@ def _execute(rec) -> None:
     dst[...] = src.reshape(reps, 2, 2, 8, 8).transpose(0, 2, 1, 4, 3)
 
 
-LOAD_DATA_WITH_TRANSPOSE = define(NAME, MTE1, cost=_load_cost, execute=_execute, params=LoadData2dTransposeParams,
+TransposeOperands = operands_type("TransposeOperands", "sbuf s0 s_pitch dbuf d0 d_pitch reps frac_pitch dtype nbytes",
+                                  "reps squares from sbuf at s0 (s_pitch apart) into dbuf at d0 (d_pitch apart; "
+                                  "the second half of a b32 square frac_pitch later), transposed (nbytes moved).")
+LOAD_DATA_WITH_TRANSPOSE = define(NAME, MTE1, kind=Kind.MOVE, operands=TransposeOperands, cost=_load_cost,
+                                  execute=_execute, params=LoadData2dTransposeParams,
                                   doc="L1 -> L0A/L0B: 512-byte (b16) or 1 KB (b32) squares, transposed.")
 
 
@@ -94,5 +98,5 @@ def LoadDataWithTranspose(dst, src, params: LoadData2dTransposeParams) -> None:
     d1 = d0 + (reps - 1) * d_pitch + (frac_pitch if b32 else 0) + FRACTAL
     sbuf, dbuf = src.buffer, dst.buffer
     core.issue(LOAD_DATA_WITH_TRANSPOSE, MTE1, params, ((sbuf, s0, s1),), ((dbuf, d0, d1),),
-               (sbuf, s0, s_pitch, dbuf, d0, d_pitch, reps, frac_pitch, src.dtype), _PATH[dbuf.name],
-               reps * square)
+               TransposeOperands(sbuf, s0, s_pitch, dbuf, d0, d_pitch, reps, frac_pitch, src.dtype, reps * square),
+               _PATH[dbuf.name], reps * square)

@@ -11,7 +11,7 @@ from ascend_sim.isa.common import FRACTAL, check_aligned, check_range, current_c
 from ascend_sim.machine.faults import ParameterOutOfRange
 from ascend_sim.machine.pipes import Pipe
 from ascend_sim.machine.tensor import LocalTensor
-from ascend_sim.record import define
+from ascend_sim.record import Kind, define, operands_type
 
 MTE1 = Pipe.MTE1
 
@@ -75,8 +75,10 @@ class Fmatrix:
 FMATRIX_LEFT, FMATRIX_RIGHT = "FMATRIX_LEFT", "FMATRIX_RIGHT"
 
 
-SET_FMATRIX = define("SetFmatrix", Pipe.S, doc="Write the LEFT or RIGHT feature-map register (l1H, l1W, pads).")
-SET_LOAD_DATA_REPEAT = define("SetLoadDataRepeat", Pipe.S, doc="Write the LoadData 3Dv2 repeat register.")
+SET_FMATRIX = define("SetFmatrix", Pipe.S, kind=Kind.REGISTER_WRITE,
+                     doc="Write the LEFT or RIGHT feature-map register (l1H, l1W, pads).")
+SET_LOAD_DATA_REPEAT = define("SetLoadDataRepeat", Pipe.S, kind=Kind.REGISTER_WRITE,
+                              doc="Write the LoadData 3Dv2 repeat register.")
 
 
 def SetFmatrix(l1H: int, l1W: int, padList, fmatrixMode: str = FMATRIX_LEFT) -> None:
@@ -113,16 +115,24 @@ _L0AB, _L1 = ("L0A", "L0B"), ("L1",)
 _PATH = {"L0A": "L1->L0A", "L0B": "L1->L0B"}  # one string per path, not one per instruction
 
 
-def _load_cost(rec, model) -> float:
-    """A fixed overhead, then the bytes at the L1 -> L0A / L0B rate (a NOP costs 0)."""
-    if rec.args is None:
-        return 0.0
-    return model.rates.mte1_overhead + rec.nbytes / _l0_rate(model.rates, rec.writes[0][0].name)
+Load2DOperands = operands_type("Load2DOperands", "sbuf s0 s_pitch dbuf d0 d_pitch reps transpose dtype nbytes",
+                               "reps fractals of 512 B, s_pitch / d_pitch apart, from sbuf at s0 into dbuf (L0A or "
+                               "L0B) at d0, each transposed when transpose is set (nbytes moved).")
+Load3DOperands = operands_type("Load3DOperands", "sbuf s0 span dbuf d0 count extent dtype index pad_positions written "
+                               "pad_value stride_w rows nbytes",
+                               "img2col: count elements gathered from sbuf[s0, s0 + span) by index, padValue at "
+                               "pad_positions, into dbuf at d0 (at `written` of its extent when not dense); "
+                               "stride_w and the fmap rows the window touches set the rate (nbytes moved).")
+
+
+def _load_cost(ops, model) -> float:
+    """A fixed overhead, then the bytes at the L1 -> L0A / L0B rate."""
+    return model.rates.mte1_overhead + ops.nbytes / _l0_rate(model.rates, ops.dbuf.name)
 
 
 def _load2d_execute(rec) -> None:
     """repeatTimes fractals of 512 B; with ifTranspose element [r][c] of each 16 x 16 fractal goes to [c][r]."""
-    sbuf, s0, s_pitch, dbuf, d0, d_pitch, reps, transpose, dtype = rec.args
+    sbuf, s0, s_pitch, dbuf, d0, d_pitch, reps, transpose, dtype, _ = rec.args
     if transpose:
         dbuf.strided(d0, (reps, 16, 16), (d_pitch, 32, 2), dtype)[...] = \
             sbuf.strided(s0, (reps, 16, 16), (s_pitch, 32, 2), dtype).transpose(0, 2, 1)
@@ -130,7 +140,8 @@ def _load2d_execute(rec) -> None:
         dbuf.strided(d0, (reps, FRACTAL), (d_pitch, 1))[...] = sbuf.strided(s0, (reps, FRACTAL), (s_pitch, 1))
 
 
-LOAD_DATA_2D = define("LoadData2D", MTE1, cost=_load_cost, execute=_load2d_execute, params=LoadData2DParams,
+LOAD_DATA_2D = define("LoadData2D", MTE1, kind=Kind.MOVE, operands=Load2DOperands, cost=_load_cost,
+                      execute=_load2d_execute, params=LoadData2DParams,
                       doc="L1 -> L0A/L0B: whole 512-byte fractals, optionally transposed.")
 
 
@@ -162,7 +173,8 @@ def load_data_2d(dst, src, params: LoadData2DParams) -> None:
     d1 = d0 + (reps - 1) * d_pitch + FRACTAL
 
     core.issue(LOAD_DATA_2D, MTE1, params, ((sbuf, s0, s1),), ((dbuf, d0, d1),),
-               (sbuf, s0, s_pitch, dbuf, d0, d_pitch, reps, transpose, dtype), _PATH[dbuf.name], reps * FRACTAL)
+               Load2DOperands(sbuf, s0, s_pitch, dbuf, d0, d_pitch, reps, transpose, dtype, reps * FRACTAL),
+               _PATH[dbuf.name], reps * FRACTAL)
 
 
 _CHANNEL_RULE = {1: "4, 8, 16, 32N, 32N+4, 32N+8 or 32N+16", 2: "4, 8, 16N, 16N+4 or 16N+8", 4: "4, 8N or 8N+4"}
@@ -235,17 +247,14 @@ _LOAD3D_RANGES = {"channelSize": (0, 65535), "kExtension": (0, 65535), "mExtensi
 _check_load3d = fields_checker(_LOAD3D_RANGES)
 
 
-def _load3d_cost(rec, model) -> float:
-    if rec.args is None:
-        return 0.0
-    stride_w, rows = rec.args[-2:]
-    return model.rates.mte1_overhead + rec.nbytes / load3d_rate(model.rates, rec.writes[0][0].name, stride_w, rows)
+def _load3d_cost(ops, model) -> float:
+    return model.rates.mte1_overhead + ops.nbytes / load3d_rate(model.rates, ops.dbuf.name, ops.stride_w, ops.rows)
 
 
 def _load3d_execute(rec) -> None:
     """img2col: each destination element takes the feature-map element its (row, column) maps to, or padValue
     where that falls in the padding."""
-    sbuf, s0, span, dbuf, d0, count, extent, dtype, index, pad_positions, written, pad_value, _, _ = rec.args
+    sbuf, s0, span, dbuf, d0, count, extent, dtype, index, pad_positions, written, pad_value, _, _, _ = rec.args
     source = sbuf.view(dtype, s0, span)
     if written is None:  # gather straight into L0 (every index is inside the source: pads read element 0)
         values = dbuf.view(dtype, d0, count)
@@ -259,7 +268,8 @@ def _load3d_execute(rec) -> None:
         dbuf.view(dtype, d0, extent)[written] = values
 
 
-LOAD_DATA_3DV2 = define("LoadData3Dv2", MTE1, cost=_load3d_cost, execute=_load3d_execute,
+LOAD_DATA_3DV2 = define("LoadData3Dv2", MTE1, kind=Kind.MOVE, operands=Load3DOperands, cost=_load3d_cost,
+                        execute=_load3d_execute,
                         params=LoadData3DParamsV2, doc="L1 -> L0A/L0B: img2col of an NC1HWC0 feature map.")
 
 
@@ -394,8 +404,9 @@ def load_data_3d_v2(dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool = T
     rows = -(-((p.mStartPt % img2col.wout) + p.mExtension) // img2col.wout)  # fmap rows the window touches (rate)
     reads = ((sbuf, s0 + read[0] * size, s0 + read[1] * size),) if read[1] else ()
     core.issue(LOAD_DATA_3DV2, MTE1, params, reads, ((dbuf, d0, d0 + extent * size),),
-               (sbuf, s0, img2col.span, dbuf, d0, count, extent, dtype, img2col.index, img2col.pad_positions, written,
-                p.padValue, p.strideW, rows), _PATH[dbuf.name], count * size, img2col.registers)
+               Load3DOperands(sbuf, s0, img2col.span, dbuf, d0, count, extent, dtype, img2col.index,
+                              img2col.pad_positions, written, p.padValue, p.strideW, rows, count * size),
+               _PATH[dbuf.name], count * size, img2col.registers)
 
 
 def load3d_rate(rates, dst_name: str, stride_w: int, rows: int) -> float:

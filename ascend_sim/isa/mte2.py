@@ -10,7 +10,7 @@ from ascend_sim.isa.common import (BLOCK, FRACTAL, check_aligned, check_fields, 
                                    fields_checker)
 from ascend_sim.machine.pipes import Pipe
 from ascend_sim.machine.tensor import GlobalTensor, LocalTensor
-from ascend_sim.record import define
+from ascend_sim.record import Kind, define, operands_type
 
 MTE2 = Pipe.MTE2
 
@@ -61,21 +61,31 @@ _check_nd2nz = fields_checker(_ND2NZ_RANGES)
 _L1, _GM = ("L1",), ("GM",)
 
 
-def _mte2_cost(rec, model) -> float:
-    """A GM read: a fixed overhead, then the bytes at this core's share of the GM bandwidth (a NOP costs 0)."""
-    return 0.0 if rec.args is None else model.rates.mte2_overhead + rec.nbytes / model.gm_read_rate
+CopyOperands = operands_type("CopyOperands", "sbuf s0 s_pitch dbuf d0 d_pitch count blen nbytes",
+                             "count rows of blen bytes, s_pitch / d_pitch apart, from sbuf at s0 to dbuf at d0 "
+                             "(nbytes moved).")
+Nd2NzOperands = operands_type("Nd2NzOperands", "sbuf s0 dbuf d0 dtype maps nbytes",
+                              "sbuf at s0 to dbuf at d0 by the index maps of _nd2nz_maps (nbytes moved).")
+InitConstOperands = operands_type("InitConstOperands", "dbuf d0 reps blen pitch dtype value nbytes",
+                                  "reps rows of blen bytes, pitch apart, of dbuf at d0 set to value.")
+
+
+def _mte2_cost(ops, model) -> float:
+    """A GM read: a fixed overhead, then the bytes at this core's share of the GM bandwidth."""
+    return model.rates.mte2_overhead + ops.nbytes / model.gm_read_rate
 
 
 def _datacopy_execute(rec) -> None:
     """blockCount blocks of blockLen DataBlocks, each copied from the source pitch to the destination pitch."""
-    sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen = rec.args
+    sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen, _ = rec.args
     if count == 1:
         dbuf.data[d0:d0 + blen] = sbuf.data[s0:s0 + blen]
     else:
         dbuf.strided(d0, (count, blen), (d_pitch, 1))[...] = sbuf.strided(s0, (count, blen), (s_pitch, 1))
 
 
-DATA_COPY = define("DataCopy", MTE2, cost=_mte2_cost, execute=_datacopy_execute, params=DataCopyParams,
+DATA_COPY = define("DataCopy", MTE2, kind=Kind.MOVE, operands=CopyOperands, cost=_mte2_cost,
+                   execute=_datacopy_execute, params=DataCopyParams,
                    doc="GM -> L1: blockCount blocks of blockLen 32-byte DataBlocks with gaps.")
 
 
@@ -99,7 +109,7 @@ def copy_gm_to_l1(dst, src, params: DataCopyParams) -> None:
     s1, d1 = s0 + (count - 1) * src_pitch + blen, d0 + (count - 1) * dst_pitch + blen
     sbuf, dbuf = src.buffer, dst.buffer
     core.issue(DATA_COPY, MTE2, params, ((sbuf, s0, s1),), ((dbuf, d0, d1),),
-               (sbuf, s0, src_pitch, dbuf, d0, dst_pitch, count, blen), "GM->L1", nbytes,
+               CopyOperands(sbuf, s0, src_pitch, dbuf, d0, dst_pitch, count, blen, nbytes), "GM->L1", nbytes,
                footprint=((sbuf, s0, (count, blen), (src_pitch, 1), False),))
 
 
@@ -132,7 +142,7 @@ def _nd2nz_maps(ndNum, nValue, dValue, sMS, sD, c0s, ns, dMS, c0):
 def _nd2nz_execute(rec) -> None:
     """Each source row's dValue elements, cut into C0-wide pieces, land in the NZ columns; the tail of the last
     piece is zero."""
-    sbuf, s0, dbuf, d0, dtype, maps = rec.args
+    sbuf, s0, dbuf, d0, dtype, maps, _ = rec.args
     smap, dmap, pads, sspan, dspan, strided = maps
     if strided is not None:  # the same element moves as the index maps, as one strided copy
         shape, s_strides, d_strides = strided
@@ -145,7 +155,8 @@ def _nd2nz_execute(rec) -> None:
     dbuf.view(dtype, d0, dspan)[dmap] = values
 
 
-DATA_COPY_ND2NZ = define("DataCopy(Nd2Nz)", MTE2, cost=_mte2_cost, execute=_nd2nz_execute, params=Nd2NzParams,
+DATA_COPY_ND2NZ = define("DataCopy(Nd2Nz)", MTE2, kind=Kind.MOVE, operands=Nd2NzOperands, cost=_mte2_cost,
+                         execute=_nd2nz_execute, params=Nd2NzParams,
                          doc="GM -> L1: ndNum ND matrices into NZ (C0-wide column blocks).")
 
 
@@ -172,13 +183,13 @@ def copy_gm_to_l1_nd2nz(dst, src, params: Nd2NzParams) -> None:
     sbuf, dbuf, s0, d0 = src.buffer, dst.buffer, src.address, dst.address
     nbytes = p.ndNum * p.nValue * p.dValue * size
     core.issue(DATA_COPY_ND2NZ, MTE2, params, ((sbuf, s0, s0 + sspan * size),), ((dbuf, d0, d0 + dspan * size),),
-               (sbuf, s0, dbuf, d0, dtype, maps), "GM->L1", nbytes,
+               Nd2NzOperands(sbuf, s0, dbuf, d0, dtype, maps, nbytes), "GM->L1", nbytes,
                footprint=((sbuf, s0, (p.ndNum, p.nValue, p.dValue * size),
                            (p.srcNdMatrixStride * size, p.srcDValue * size, 1), False),))
 
 
-def _init_const_cost(rec, model) -> float:
-    return 0.0 if rec.args is None else model.rates.mte1_overhead + rec.args[-1] / model.rates.l1_init_bytes
+def _init_const_cost(ops, model) -> float:
+    return model.rates.mte1_overhead + ops.nbytes / model.rates.l1_init_bytes
 
 
 def _init_const_execute(rec) -> None:
@@ -188,7 +199,9 @@ def _init_const_execute(rec) -> None:
     rows[...] = np.full(blen // dtype.itemsize, value, dtype=dtype).view(np.uint8)
 
 
-INIT_CONST_VALUE = define("InitConstValue", cost=_init_const_cost, execute=_init_const_execute,
+# a fill is a move without a source (the dataflow finds no sources for what it wrote)
+INIT_CONST_VALUE = define("InitConstValue", kind=Kind.MOVE, operands=InitConstOperands, cost=_init_const_cost,
+                          execute=_init_const_execute,
                           params=InitConstValueParams, doc="Fill blocks of L1 (MTE2) or L0A/L0B (MTE1) with a value.")
 
 
@@ -211,4 +224,4 @@ def InitConstValue(dst, params: InitConstValueParams) -> None:
     d1 = d0 + (reps - 1) * pitch + blen
     dbuf = dst.buffer
     core.issue(INIT_CONST_VALUE, pipe, params, (), ((dbuf, d0, d1),),
-               (dbuf, d0, reps, blen, pitch, dst.dtype, params.initValue, nbytes))
+               InitConstOperands(dbuf, d0, reps, blen, pitch, dst.dtype, params.initValue, nbytes))

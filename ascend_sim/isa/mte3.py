@@ -10,26 +10,32 @@ from ascend_sim.isa.atomic import ATOMIC_WRITE, atomic_register, store
 from ascend_sim.isa.common import BLOCK, check_aligned, current_core, expect_position, fields_checker
 from ascend_sim.machine.pipes import Pipe
 from ascend_sim.machine.tensor import GlobalTensor, LocalTensor
-from ascend_sim.record import define
+from ascend_sim.record import Kind, define, operands_type
 
 MTE3 = Pipe.MTE3
 _check_datacopy = fields_checker({"blockCount": (0, 4095), "blockLen": (0, 65535), "srcStride": (0, 65535),
                                   "dstStride": (0, 65535)})
 
 
-def _mte3_cost(rec, model) -> float:
+StoreOperands = operands_type("StoreOperands", "sbuf s0 s_pitch dbuf d0 d_pitch count blen dtype nbytes",
+                              "count rows of blen bytes of dtype elements, s_pitch / d_pitch apart, from sbuf at "
+                              "s0 to dbuf at d0 in GM (nbytes moved; an atomic add when the atomic register is set).")
+
+
+def _mte3_cost(ops, model) -> float:
     """A GM write: the write's fixed overhead, then the bytes at this core's GM write rate."""
-    return 0.0 if rec.args is None else model.rates.mte3_overhead + rec.nbytes / model.gm_write_rate
+    return model.rates.mte3_overhead + ops.nbytes / model.gm_write_rate
 
 
 def _l1_to_gm_execute(rec) -> None:
-    sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen, dtype = rec.args
+    sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen, dtype, _ = rec.args
     n = blen // dtype.itemsize
     store(rec, dbuf.strided(d0, (count, n), (d_pitch, dtype.itemsize), dtype),
           sbuf.strided(s0, (count, n), (s_pitch, dtype.itemsize), dtype))
 
 
-DATA_COPY_L1_TO_GM = define("DataCopyL1ToGM", MTE3, cost=_mte3_cost, execute=_l1_to_gm_execute,
+DATA_COPY_L1_TO_GM = define("DataCopyL1ToGM", MTE3, kind=Kind.MOVE, operands=StoreOperands, cost=_mte3_cost,
+                            execute=_l1_to_gm_execute,
                             doc="L1 -> GM: blockCount blocks of blockLen 32-byte DataBlocks with gaps.")
 
 
@@ -57,5 +63,6 @@ def copy_l1_to_gm(dst, src, params) -> None:
     kind = True if registers[0][1] is None else ATOMIC_WRITE
     reads = ((sbuf, s0, s1),) if kind is True else ((sbuf, s0, s1), (dbuf, d0, d1))
     core.issue(DATA_COPY_L1_TO_GM, MTE3, params, reads, ((dbuf, d0, d1),),
-               (sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen, dst.dtype), "L1->GM", count * blen, registers,
+               StoreOperands(sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen, dst.dtype, count * blen), "L1->GM",
+               count * blen, registers,
                footprint=((dbuf, d0, (count, blen), (d_pitch, 1), kind),))

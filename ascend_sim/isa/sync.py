@@ -1,33 +1,93 @@
-"""SetFlag / WaitFlag / PipeBarrier inside a core, SyncAll across cores, and the block index queries."""
+"""SetFlag / WaitFlag / PipeBarrier inside a core, SyncAll and the cross-core flags across cores, and the block
+index queries. The specs of the synchronisation instructions live here; the scheduler (passes/schedule.py) keeps the
+queue mechanics they need and recognises them by their kind."""
 from __future__ import annotations
 
 from ascend_sim.engine.chip import current_core
 from ascend_sim.machine.coretypes import CROSS_CORE_MODES, MODE4_AIV1_OFFSET, MODE4_FLAGS
 from ascend_sim.machine.faults import ParameterOutOfRange, SyncFault
 from ascend_sim.machine.pipes import HardEvent, Pipe
-from ascend_sim.record import define
+from ascend_sim.record import Kind, define
+
+
+SET_FLAG = define("SetFlag", kind=Kind.SET_FLAG,
+                  doc="Set flag (src, dst, id) once every earlier instruction of src has completed.")
+WAIT_FLAG = define("WaitFlag", kind=Kind.WAIT_FLAG, doc="Hold pipe dst until the flag is set, then clear it.")
+PIPE_BARRIER = define("PipeBarrier", kind=Kind.BARRIER,
+                      doc="Order everything after the barrier behind everything before it.")
+SYNC_ALL = define("SyncAll", Pipe.ALL, kind=Kind.SYNC_ALL,
+                  doc="Every core waits until all cores have drained everything before it.")
 
 
 def SetFlag(event: HardEvent, event_id: int = 0) -> None:
     """Set flag (src, dst, id) once every earlier instruction of the source pipe has completed."""
-    current_core().set_flag(event, event_id)
+    set_flag(current_core(), event, event_id)
 
 
 def WaitFlag(event: HardEvent, event_id: int = 0) -> None:
     """Block the destination pipe until the flag is set, then clear it."""
-    current_core().wait_flag(event, event_id)
+    wait_flag(current_core(), event, event_id)
 
 
 def PipeBarrier(pipe: Pipe) -> None:
     """Order everything after the barrier behind everything before it, on `pipe` (or PIPE_ALL)."""
-    current_core().pipe_barrier(pipe)
+    pipe_barrier(current_core(), pipe)
 
 
 def SyncAll() -> None:
     """Cross-core barrier: every core waits until all cores have drained everything issued before it."""
     core = current_core()
-    core.pipe_barrier(Pipe.ALL)
-    core.sync_all()
+    pipe_barrier(core, Pipe.ALL)
+    core.issue(SYNC_ALL, Pipe.ALL, None)
+
+
+# ---------------------------------------------------------------- the front ends (TPipe / TQue issue them too)
+def _event_pipes(core, event: HardEvent, name: str) -> tuple[Pipe, Pipe]:
+    pipes = core.core_type.events.get(event._value_) if event.__class__ is HardEvent else None
+    if pipes is None:
+        if event.__class__ is not HardEvent:
+            raise core.fault(ParameterOutOfRange(f"{name} takes a HardEvent, got {event!r}"), name, Pipe.S)
+        raise core.fault(SyncFault(f"HardEvent::{event.value} is not a legal event on the A2/A3 "
+                                   f"{core.core_type.title} ({core.core_type.name}); same-pipe ordering needs "
+                                   "PipeBarrier"), name, event.src)
+    return pipes
+
+
+def _check_event_id(core, event_id, name: str, pipe: Pipe) -> None:
+    if event_id.__class__ is not int or not 0 <= event_id < core.event_ids:
+        raise core.fault(ParameterOutOfRange(f"event id {event_id} outside [0, {core.event_ids})"), name, pipe)
+
+
+def set_flag(core, event: HardEvent, event_id: int, api: str = "SetFlag"):
+    src, dst = _event_pipes(core, event, "SetFlag")
+    _check_event_id(core, event_id, "SetFlag", src)
+    if src == dst:  # FIX_FIX / V_V: Ascend C issues PipeBarrier<pipe> instead of a flag
+        return pipe_barrier(core, src)
+    key = (event._value_, event_id)
+    balance = core.flag_balance.get(key, 0) + 1
+    if balance > 1:
+        raise core.fault(SyncFault(
+            f"SetFlag<{event.value}>({event_id}) while the flag is already set and not yet waited "
+            "(undefined on hardware)"), "SetFlag", src)
+    core.flag_balance[key] = balance
+    return core.issue(SET_FLAG, src, {"event": event.value, "id": event_id, "api": api}, event=key)
+
+
+def wait_flag(core, event: HardEvent, event_id: int, api: str = "WaitFlag"):
+    src, dst = _event_pipes(core, event, "WaitFlag")
+    _check_event_id(core, event_id, "WaitFlag", dst)
+    if src == dst:  # FIX_FIX waits with PipeBarrier<PIPE_FIX>; V_V's wait does nothing
+        return pipe_barrier(core, dst) if dst == Pipe.FIX else None
+    key = (event._value_, event_id)
+    core.flag_balance[key] = core.flag_balance.get(key, 0) - 1
+    return core.issue(WAIT_FLAG, dst, {"event": event.value, "id": event_id, "api": api}, event=key)
+
+
+def pipe_barrier(core, pipe: Pipe, api: str = "PipeBarrier"):
+    if pipe == Pipe.S:
+        raise core.fault(SyncFault("PipeBarrier<PIPE_S> is not supported (scalar ordering is automatic)"),
+                         "PipeBarrier", pipe)
+    return core.issue(PIPE_BARRIER, pipe, {"pipe": pipe.name, "api": api})
 
 
 def GetBlockIdx() -> int:
@@ -52,10 +112,12 @@ def ASCEND_IS_AIV() -> bool:
     return current_core().core_type.name == "AIV"
 
 
-CROSS_CORE_SET_FLAG = define("CrossCoreSetFlag", doc="Signal other cores once the earlier instructions of the "
+CROSS_CORE_SET_FLAG = define("CrossCoreSetFlag", kind=Kind.CROSS_CORE_SET,
+                             doc="Signal other cores once the earlier instructions of the "
                              "pipe have completed (mode 0: all cores of this type; 1: the AIVs of this AI core; "
                              "2: an AIC and its AIVs; 4, arch 3510: an AIC and one AIV).")
-CROSS_CORE_WAIT_FLAG = define("CrossCoreWaitFlag", Pipe.S, doc="Stop issuing until the flag's counter is non-zero, "
+CROSS_CORE_WAIT_FLAG = define("CrossCoreWaitFlag", Pipe.S, kind=Kind.CROSS_CORE_WAIT,
+                              doc="Stop issuing until the flag's counter is non-zero, "
                               "then decrement it.")
 _CROSS_MODES = {0: "every core of this type", 1: "the AIVs of this AI core", 2: "an AIC and its AIVs",
                 4: "an AIC and one of its AIVs"}

@@ -17,6 +17,7 @@ from collections import deque
 import numpy as np
 
 from ascend_sim.engine.chip import current_core
+from ascend_sim.isa.sync import pipe_barrier, set_flag, wait_flag
 from ascend_sim.machine.faults import CapacityExceeded, ParameterOutOfRange, SyncFault
 from ascend_sim.machine.pipes import HardEvent, Pipe
 from ascend_sim.machine.tensor import LocalTensor, TPosition
@@ -50,7 +51,7 @@ class TPipe:
         self.core.tpipes.append(self)  # destroyed when the kernel returns, like the C++ destructor
         if self.core.core_type.name == "AIC":  # the L0 halves (0, 1) and the bias table (2) start out free
             for _ in range(L0_FREE_EVENT_IDS):
-                self.core.set_flag(HardEvent.M_MTE1, self.AllocEventID(HardEvent.M_MTE1), "TPipe.Init")
+                set_flag(self.core, HardEvent.M_MTE1, self.AllocEventID(HardEvent.M_MTE1), "TPipe.Init")
 
     def InitBuffer(self, target, num_or_len: int, length: int | None = None) -> None:
         """InitBuffer(que, num, len) for a TQue or InitBuffer(buf, len) for a TBuf."""
@@ -101,12 +102,12 @@ class TPipe:
         self.destroyed = True
         for que in self.queues:
             for slot in sorted(que.freed_pending):
-                self.core.wait_flag(que.back, que.free_ids.pop(slot), "TPipe.Destroy")
+                wait_flag(self.core, que.back, que.free_ids.pop(slot), "TPipe.Destroy")
             que.freed_pending.clear()
         if self.core.core_type.name == "AIC":
             for event_id in range(L0_FREE_EVENT_IDS):
-                self.core.wait_flag(HardEvent.M_MTE1, event_id, "TPipe.Destroy")
-        self.core.pipe_barrier(Pipe.ALL, "TPipe.Destroy")
+                wait_flag(self.core, HardEvent.M_MTE1, event_id, "TPipe.Destroy")
+        pipe_barrier(self.core, Pipe.ALL, "TPipe.Destroy")
         self.queues.clear()
         self.used.clear()
         self.event_ids.clear()
@@ -170,7 +171,7 @@ class TQue:
         if slot in self.freed_pending:  # wait until the consumer has released this buffer
             self.freed_pending.discard(slot)
             event_id = self.free_ids.pop(slot)
-            core.wait_flag(self.back, event_id, "TQue.AllocTensor")
+            wait_flag(core, self.back, event_id, "TQue.AllocTensor")
             self.pipe.ReleaseEventID(self.back, event_id)
         size = self.length // np.dtype(dtype).itemsize
         return LocalTensor(self.buffer, self.addresses[slot], dtype, size, self.position.name)
@@ -178,7 +179,7 @@ class TQue:
     def EnQue(self, tensor: LocalTensor) -> None:
         slot = self._slot_of(tensor)
         event_id = self.enque_ids[slot] = self.pipe.AllocEventID(self.fwd)
-        self.pipe.core.set_flag(self.fwd, event_id, "TQue.EnQue")
+        set_flag(self.pipe.core, self.fwd, event_id, "TQue.EnQue")
         self.queued.append(tensor)
 
     def DeQue(self, dtype=None) -> LocalTensor:
@@ -187,7 +188,7 @@ class TQue:
                                        self.consumer)
         tensor = self.queued.popleft()
         event_id = self.enque_ids.pop(self._slot_of(tensor))
-        self.pipe.core.wait_flag(self.fwd, event_id, "TQue.DeQue")
+        wait_flag(self.pipe.core, self.fwd, event_id, "TQue.DeQue")
         self.pipe.ReleaseEventID(self.fwd, event_id)
         return tensor if dtype is None else tensor.ReinterpretCast(dtype)
 
@@ -196,7 +197,7 @@ class TQue:
         the buffers stay usable; their next AllocTensor waits for nothing)."""
         for slot in sorted(self.freed_pending):
             event_id = self.free_ids.pop(slot)
-            self.pipe.core.wait_flag(self.back, event_id, "TQue.FreeAllEvent")
+            wait_flag(self.pipe.core, self.back, event_id, "TQue.FreeAllEvent")
             self.pipe.ReleaseEventID(self.back, event_id)
         self.freed_pending.clear()
 
@@ -206,6 +207,6 @@ class TQue:
             raise self.pipe.core.fault(SyncFault("FreeTensor of a buffer that is not allocated (double free)"),
                                        "FreeTensor", self.consumer)
         event_id = self.free_ids[slot] = self.pipe.AllocEventID(self.back)
-        self.pipe.core.set_flag(self.back, event_id, "TQue.FreeTensor")
+        set_flag(self.pipe.core, self.back, event_id, "TQue.FreeTensor")
         self.freed_pending.add(slot)
         self.free_slots.append(slot)

@@ -39,14 +39,14 @@ from ascend_sim.machine.coretypes import mode4_route
 from ascend_sim.machine.faults import SyncFault
 from ascend_sim.machine.pipes import QUEUES, Pipe
 from ascend_sim.passes.schedule import CostModel
-from ascend_sim.record import Record, _no_cost
+from ascend_sim.record import Kind, Record, _no_cost
 
 _N = len(QUEUES)  # pipes with a queue (S .. FIX); Pipe.ALL is 7
 _ALL = int(Pipe.ALL)
 # record kinds (what the scheduler does differently for them); a PipeBarrier on one pipe is plain (pipes are serial)
 PLAIN, SET_FLAG, WAIT_FLAG, BARRIER_ALL, SYNC_ALL, CROSS_SET, CROSS_WAIT, BARRIER = range(8)
-_KINDS = {"SetFlag": SET_FLAG, "WaitFlag": WAIT_FLAG, "PipeBarrier": BARRIER, "SyncAll": SYNC_ALL,
-          "CrossCoreSetFlag": CROSS_SET, "CrossCoreWaitFlag": CROSS_WAIT}
+_KINDS = {Kind.SET_FLAG: SET_FLAG, Kind.WAIT_FLAG: WAIT_FLAG, Kind.BARRIER: BARRIER, Kind.SYNC_ALL: SYNC_ALL,
+          Kind.CROSS_CORE_SET: CROSS_SET, Kind.CROSS_CORE_WAIT: CROSS_WAIT}
 _BLOCKED, _ISSUED, _DONE = 0, 1, 2
 _OVERFLOW = 1  # status: a cross-core flag counted past 15
 _CAP = 16  # cross-core counts held per (core, flag): the 16th faults
@@ -327,7 +327,7 @@ def _run(R, T, prev, core_off, pl_off, plist, rel, done, CI, CF, KQ, key_buf, D,
 
 
 # ------------------------------------------------------------------------------------------ streams -> arrays
-_spec, _pipe, _event = attrgetter("spec"), attrgetter("pipe"), attrgetter("event")
+_spec, _pipe, _event, _args = attrgetter("spec"), attrgetter("pipe"), attrgetter("event"), attrgetter("args")
 
 
 def _take(log: list, idx: np.ndarray) -> list:
@@ -344,7 +344,7 @@ def encode(streams, kinds, groups, platform):
 
     Per-record Python is kept to C-level maps (attrgetter, itemgetter, dict.setdefault) except the cost: records
     are grouped by spec (the kind code is the spec's), a spec without a cost (flags, barriers) costs nothing,
-    and every other record's cost is its spec's own function, called once per record (spec.cost(rec, model)),
+    and every other record's cost is its spec's own function, called once per record (spec.cost(rec.args, model)),
     so that no cost formula is written twice. On the C3D conv3a layer the costs are about a fifth of a fast
     retime; the timed copies of the records are the largest part (benchmarks/bench_retime.py)."""
     models = {kind: CostModel(platform, kinds.count(kind)) for kind in set(kinds)}
@@ -374,10 +374,14 @@ def encode(streams, kinds, groups, platform):
         kind_of = np.empty(uniq.size, np.int64)
         for u, j in enumerate(first.tolist()):
             spec = specs[j]
-            kind_of[u] = _KINDS.get(spec.name, PLAIN)
+            kind_of[u] = _KINDS.get(spec.kind, PLAIN)
             if spec.cost is not _no_cost:
                 idx = np.flatnonzero(which == u)
-                cost[lo + idx] = np.fromiter(map(spec.cost, _take(log, idx), repeat(model)), np.float64, idx.size)
+                args = list(map(_args, _take(log, idx)))
+                if None in args:  # NOPs (no operands) cost nothing
+                    keep = np.fromiter((a is not None for a in args), bool, idx.size)
+                    idx, args = idx[keep], [a for a in args if a is not None]
+                cost[lo + idx] = np.fromiter(map(spec.cost, args, repeat(model)), np.float64, idx.size)
         kind = kind_of[which]
         # the exact scheduler's order of tests: CrossCoreWaitFlag, then anything on PIPE_ALL (or SyncAll)
         kind[(pipes == _ALL) & (kind != CROSS_WAIT) & (kind != SYNC_ALL)] = BARRIER_ALL

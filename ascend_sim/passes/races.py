@@ -23,6 +23,7 @@ import numpy as np
 
 from ascend_sim.machine.faults import CrossCoreRace, RaceFault
 from ascend_sim.machine.pipes import QUEUES, Pipe
+from ascend_sim.record import Kind
 
 _N = len(QUEUES)
 _ALL = Pipe.ALL
@@ -52,19 +53,19 @@ class RaceChecker:
         if self.applied[p] < len(self.learned):
             self._take_learned(p, rec.seq)
         clock[p] += 1
-        name = rec.name
-        if name == "SetFlag":
+        kind = rec.spec.kind
+        if kind is Kind.SET_FLAG:
             self.set_clocks[rec.seq] = clock[:]
-        elif name == "WaitFlag":  # what the waiting pipe has seen now includes what the setter had seen
+        elif kind is Kind.WAIT_FLAG:  # what the waiting pipe has seen now includes what the setter had seen
             seen = self.set_clocks.pop(rec.released_by.seq)
             for i in range(_N):
                 if seen[i] > clock[i]:
                     clock[i] = seen[i]
         elif rec.reads or rec.writes:
             self._check(rec, p, clock)
-        elif name == "CrossCoreSetFlag":
+        elif kind is Kind.CROSS_CORE_SET:
             self.cross_set_clocks.append(clock[:])
-        elif name == "CrossCoreWaitFlag" and self.gm is not None:
+        elif kind is Kind.CROSS_CORE_WAIT and self.gm is not None:
             known = self.gm.own_sets_known(self.core, rec)  # how many of this core's own sets the trip carried
             if known:
                 seen = [max(c[i] for c in self.cross_set_clocks[:known]) for i in range(_N)]
@@ -122,11 +123,10 @@ def _race(entry, buf, lo, hi, is_write):
                     buffer=buf.name, addr_range=(lo, hi))
 
 
-# The records that order GM accesses between cores; the GM accesses themselves are the records' footprints
-# (every instruction that reads or writes GM gives its exact bytes as a footprint).
-GM_ORDERING = frozenset(("SyncAll", "CrossCoreSetFlag", "CrossCoreWaitFlag"))
-# bytes per shadow entry: on arch 2201 every GM element the instructions move is 2 or 4 bytes, 2-aligned; the
-# Ascend 950 (arch 3510) moves 1-byte elements (hifloat8, float8_e4m3fn), whose neighbours another core may write
+# The records that order GM accesses between cores are those of GM_ORDERING_KINDS (record.py); the GM accesses
+# themselves are the records' footprints (every instruction that reads or writes GM gives its exact bytes).
+# Bytes per shadow entry: on arch 2201 every GM element the instructions move is 2 or 4 bytes, 2-aligned; the
+# Ascend 950 (arch 3510) moves 1-byte elements (hifloat8, float8_e4m3fn), whose neighbours another core may write.
 _GRANULE = 2
 GRANULE_BY_ARCH = {3510: 1}
 
@@ -165,16 +165,16 @@ class GmRaceChecker:
         self.shadows: dict[str, dict] = {}  # GM allocation -> {"write": ids, "read": ids} (int32 per byte)
 
     def observe(self, c: int, rec) -> None:
-        name = rec.name
-        if name == "SyncAll":
+        kind = rec.spec.kind
+        if kind is Kind.SYNC_ALL:
             self.generation[c] += 1
             if self.generation[c] > self.current:  # the first core past the barrier
                 self.current = self.generation[c]
                 self.generation_start = len(self.accesses)
-        elif name == "CrossCoreSetFlag":
+        elif kind is Kind.CROSS_CORE_SET:
             self.snapshots[id(rec)] = self.clock[c][:]
             self.clock[c][c] += 1
-        elif name == "CrossCoreWaitFlag":
+        elif kind is Kind.CROSS_CORE_WAIT:
             clock = self.clock[c]
             for setter in rec.released_by:
                 for i, tick in enumerate(self.snapshots[id(setter)]):

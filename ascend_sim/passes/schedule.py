@@ -18,12 +18,13 @@ from collections import deque
 from ascend_sim.machine.coretypes import mode4_route
 from ascend_sim.machine.faults import SyncFault
 from ascend_sim.machine.pipes import QUEUES, Pipe
+from ascend_sim.record import SYNC_KINDS, Kind
 
 _N = len(QUEUES)
 _ALL = Pipe.ALL
 _BLOCKED, _ISSUED, _DONE = 0, 1, 2
-# records that may wait for something other than their pipe and the scalar unit
-_SPECIAL = frozenset(("WaitFlag", "PipeBarrier", "SyncAll", "CrossCoreSetFlag", "CrossCoreWaitFlag"))
+_WAIT, _SET, _SYNC_ALL = Kind.WAIT_FLAG, Kind.SET_FLAG, Kind.SYNC_ALL
+_CROSS_SET, _CROSS_WAIT = Kind.CROSS_CORE_SET, Kind.CROSS_CORE_WAIT
 
 
 class CostModel:
@@ -64,8 +65,8 @@ class CoreSchedule:
 
     # ------------------------------------------------------------------ entry
     def submit(self, rec) -> None:
-        name = rec.name
-        if not self.pending and (name not in _SPECIAL or name == "WaitFlag" and self.sets.get(rec.event)):
+        kind = rec.spec.kind
+        if not self.pending and (kind not in SYNC_KINDS or kind is _WAIT and self.sets.get(rec.event)):
             # The common case, inline (the hot path): nothing is pending, so the record issues (as in _issue)
             # and starts at once (a WaitFlag: its SetFlag has run).
             issue = self.scalar_time
@@ -130,8 +131,8 @@ class CoreSchedule:
 
     def _issue(self, rec) -> int:
         """Give `rec` its issue cycle if the scalar unit can issue it now."""
-        name = rec.name
-        if name == "CrossCoreWaitFlag":  # blocks the issue of everything after it until a set has arrived
+        kind = rec.spec.kind
+        if kind is _CROSS_WAIT:  # blocks the issue of everything after it until a set has arrived
             arrived = self.cross_flags.get(rec.event[1])
             if not arrived:
                 return _BLOCKED
@@ -141,10 +142,10 @@ class CoreSchedule:
             rec.end = max(self.scalar_time, time + self.sync_latency)
             self.scalar_time = rec.end + self.issue_cycles
             return _DONE
-        if rec.pipe == _ALL or name == "SyncAll":  # PipeBarrier(PIPE_ALL) / SyncAll: every pipe drained first
+        if rec.pipe == _ALL or kind is _SYNC_ALL:  # PipeBarrier(PIPE_ALL) / SyncAll: every pipe drained first
             if not self._drained():
                 return _BLOCKED
-            if name == "SyncAll" and not self.launch.arrive(self, rec):
+            if kind is _SYNC_ALL and not self.launch.arrive(self, rec):
                 return _BLOCKED
             t = max(max(self.pipe_free), self.scalar_time)
             self.pipe_free = [t] * _N
@@ -165,7 +166,7 @@ class CoreSchedule:
         return _ISSUED
 
     def _ready(self, rec) -> bool:
-        return rec.name != "WaitFlag" or bool(self.sets.get(rec.event))
+        return rec.spec.kind is not _WAIT or bool(self.sets.get(rec.event))
 
     def _start(self, rec) -> None:
         p = rec.pipe
@@ -173,25 +174,27 @@ class CoreSchedule:
         start = pipe_free[p]
         if rec.issue > start:
             start = rec.issue
-        name = rec.name
-        if name == "WaitFlag":
+        spec = rec.spec
+        kind = spec.kind
+        if kind is _WAIT:
             set_rec = self.sets[rec.event].popleft()
             rec.released_by = set_rec
             released = set_rec.end + self.sync_latency
             if released > start:
                 start = released
-        cycles = rec.spec.cost(rec, self.model)
+        args = rec.args
+        cycles = 0.0 if args is None else spec.cost(args, self.model)  # no args: a NOP
         end = start + cycles
         rec.start = start
         rec.end = end
         pipe_free[p] = end
         self.busy[p] += cycles
-        if name == "SetFlag":
+        if kind is _SET:
             queue = self.sets.get(rec.event)
             if queue is None:
                 queue = self.sets[rec.event] = deque()
             queue.append(rec)
-        elif name == "CrossCoreSetFlag":
+        elif kind is _CROSS_SET:
             self.launch.cross_core_set(self, rec)
         self.on_start(rec)
 

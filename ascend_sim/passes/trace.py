@@ -8,6 +8,7 @@ from enum import Enum
 import numpy as np
 
 from ascend_sim.machine.pipes import QUEUES, Pipe
+from ascend_sim.record import Kind
 
 _TID = {Pipe.MTE2: 1, Pipe.MTE1: 2, Pipe.M: 3, Pipe.FIX: 4, Pipe.MTE3: 5, Pipe.V: 6, Pipe.S: 7}
 
@@ -56,14 +57,15 @@ def chrome_trace_events(report, *, pid_base: int = 0, start_us: float = 0.0, lab
                 args["path"], args["bytes"] = instr.path, instr.nbytes
             events.append({"ph": "X", "name": instr.name, "pid": pid, "tid": tid, "ts": start_us + instr.start * us,
                            "dur": max(instr.end - instr.start, 0.0) * us, "args": args})
-            if instr.name == "SetFlag":
+            kind = instr.spec.kind
+            if kind is Kind.SET_FLAG:
                 events.append({"ph": "s", "name": "flag", "cat": "sync", "id": f"{pid}.{instr.seq}",
                                "pid": pid, "tid": tid, "ts": start_us + instr.end * us})
-            elif instr.name == "WaitFlag":
+            elif kind is Kind.WAIT_FLAG:
                 events.append({"ph": "f", "bp": "e", "name": "flag", "cat": "sync",
                                "id": f"{pid}.{instr.released_by.seq}", "pid": pid,
                                "tid": tid, "ts": start_us + instr.start * us})
-            elif instr.name == "CrossCoreWaitFlag":  # one arrow from each core whose set released it
+            elif kind is Kind.CROSS_CORE_WAIT:  # one arrow from each core whose set released it
                 for setter in instr.released_by:
                     flow = f"x{pid_base + setter.core}.{setter.seq}-{pid}.{instr.seq}"
                     events.append({"ph": "s", "name": "cross-core flag", "cat": "sync", "id": flow,

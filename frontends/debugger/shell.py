@@ -474,7 +474,7 @@ class DebugShell(TensorCommands, WatchCommands, ViewCommands):
             # the Mmad's operands: reads are (L0A, L0B[, L0C]) and writes (L0C,), as (buffer, start, end)
             operand = {"L0A": mmad.reads[0], "L0B": mmad.reads[1], "L0C": mmad.writes[0]}[which]
             defaults = {"core": mmad.core, "addr": operand[1], "m": mmad.params.m, "n": mmad.params.n,
-                        "k": mmad.params.k, "dtype": mmad.args[9]}  # args[9]: the operand dtype (isa/cube.py)
+                        "k": mmad.params.k, "dtype": mmad.args.dtype}  # MmadOperands.dtype (isa/cube.py)
         values = {}
         for key in ("core", "addr", *dims):
             if key in options:

@@ -7,6 +7,7 @@ TQue.EnQue / DeQue / FreeTensor / AllocTensor are flags whose records name the c
 from __future__ import annotations
 
 from ascend_sim.machine.pipes import Pipe
+from ascend_sim.record import Kind
 from frontends.debugger.parsing import CommandError, integer
 
 QUEUE_CALLS = ("TQue.EnQue", "TQue.DeQue", "TQue.AllocTensor", "TQue.FreeTensor")
@@ -26,7 +27,7 @@ class ViewCommands:
             api = rec.params.get("api")
             if api in counts:
                 counts[api] += 1
-            if rec.name == "WaitFlag":  # DeQue, AllocTensor, or TPipe.Destroy's final waits
+            if rec.spec.kind is Kind.WAIT_FLAG:  # DeQue, AllocTensor, or TPipe.Destroy's final waits
                 pending.pop(rec.event, None)
             elif api in ("TQue.EnQue", "TQue.FreeTensor"):
                 pending[rec.event] = (i, rec)

@@ -13,6 +13,7 @@ import numpy as np
 
 from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.platform import get_platform
+from ascend_sim.record import Kind
 from frontends.lab.conv3d_dx_space import conv3d_dx_space
 from frontends.lab.estimate import estimate_conv3d_dx
 from frontends.lab.target import Prepared, report_columns
@@ -120,7 +121,7 @@ def _bound_pipe_idle(log, core) -> dict:
     free = first
     for r in records:
         if free < r.start <= last:
-            cause = f"bound_pipe_wait_{r.event[0] if r.name == 'WaitFlag' else r.name}"
+            cause = f"bound_pipe_wait_{r.event[0] if r.spec.kind is Kind.WAIT_FLAG else r.name}"
             idle[cause] = idle.get(cause, 0.0) + r.start - free
         free = max(free, r.end)
     return idle

@@ -3,9 +3,10 @@
 The kernel's loop nest is walked at the level of tiles (one baseM x baseN block of dx for one output depth), not
 instructions: per core, the tasks the driver gives it (basic-block tasks, or the general driver's single-core
 shape), per task the M x N tiles, per tile the kernel planes kd that reach its output depth, and per plane the K
-loop in closed form (full K steps and the tail). Each pipe's busy cycles are the sum over its instructions of the
-platform's cost (the same formulas the simulator's cost functions use: a fixed overhead per instruction, then
-bytes over the path's rate, or m1 x n1 x k1 fractals over the cube rate):
+loop in closed form (full K steps and the tail). Each pipe's busy cycles are the sum over its instructions of their
+cost: the operands each instruction would be issued with (the few fields its cost reads) priced by the instruction's
+own cost function (`spec.cost(operands, model)`, the one the simulator's schedulers call), so no formula is written
+twice:
 
   MTE2  GM->L1: the A1 loads (dy rows of stepKa K steps) and B1 loads (weights of stepKb K steps), InitConstValue
         before a zero-inserting A1 load;
@@ -27,8 +28,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ascend_sim.isa.mte1 import load3d_rate
+from ascend_sim.isa.cube import MMAD, MmadOperands
+from ascend_sim.isa.fixpipe import FIXPIPE, FixpipeOperands
+from ascend_sim.isa.mte1 import LOAD_DATA_2D, LOAD_DATA_3DV2, Load2DOperands, Load3DOperands
+from ascend_sim.isa.mte2 import DATA_COPY, INIT_CONST_VALUE, CopyOperands, InitConstOperands
+from ascend_sim.machine.memory import Buffer
 from ascend_sim.machine.platform import get_platform
+from ascend_sim.passes.schedule import CostModel
 
 PIPES = ("MTE2", "MTE1", "M", "FIX")
 BLOCK = 16
@@ -70,24 +76,41 @@ class _Walker:
 
     def __init__(self, t, platform, dtype_bytes: int, out_bytes: int, block_dim: int, hf32: bool):
         self.t, self.p = t, platform
-        r = platform.rates
-        self.rates = r
-        share = r.chip_gm_bytes_per_cycle / block_dim
-        self.read_rate, self.write_rate = min(r.gm_to_l1, share), min(r.l0c_to_gm, share)
+        self.model = CostModel(platform, block_dim)  # the launch's share of the GM bandwidth, as the run's
         self.db, self.ob = dtype_bytes, out_bytes
-        operand = "hf32" if dtype_bytes == 4 and hf32 else ("float32" if dtype_bytes == 4 else "float16")
-        self.cube_k = platform.cube.cube_k(operand)
+        self.operand = "hf32" if dtype_bytes == 4 and hf32 else ("float32" if dtype_bytes == 4 else "float16")
+        # the destinations the loads' rates depend on (their cost reads the destination buffer's name)
+        self.l0a, self.l0b = (Buffer(name, platform.capacity(name), platform.alignment(name))
+                              for name in ("L0A", "L0B"))
         self.hkwk = t.hk * t.wk
         self.hkwkc0 = self.hkwk * t.c0
         self.k_cost = lru_cache(maxsize=None)(self._k_loop)
 
     # ------------------------------------------------------------------------------------------ costs
+    # Each is the instruction's own cost of the operands it would be issued with (only the fields it reads).
     def _mte2(self, nbytes: float, count: int = 1) -> float:
-        return count * self.rates.mte2_overhead + nbytes / self.read_rate if count else 0.0
+        """`count` GM -> L1 DataCopys moving `nbytes` in all (the cost is linear in the bytes)."""
+        if not count:
+            return 0.0
+        model = self.model
+        return (DATA_COPY.cost(CopyOperands(nbytes=nbytes), model)
+                + (count - 1) * DATA_COPY.cost(CopyOperands(nbytes=0), model))
 
-    def _load3d_rate(self, rows: int, to_a: bool) -> float:
+    def _load3d(self, nbytes: int, rows: int, to_a: bool) -> float:
         # the kernel's LoadData 3Dv2 reads its L1 fmap with strideW 1 (zeros are inserted in L1)
-        return load3d_rate(self.rates, "L0A" if to_a else "L0B", 1, rows)
+        ops = Load3DOperands(dbuf=self.l0a if to_a else self.l0b, stride_w=1, rows=rows, nbytes=nbytes)
+        return LOAD_DATA_3DV2.cost(ops, self.model)
+
+    def _load2d_l0b(self, nbytes: int) -> float:
+        return LOAD_DATA_2D.cost(Load2DOperands(dbuf=self.l0b, nbytes=nbytes), self.model)
+
+    def _mmad(self, m: int, n: int, k: int) -> float:
+        c0 = self.t.c0
+        ops = MmadOperands(m1=_ceil(m, BLOCK), n1=_ceil(n, BLOCK), k1=_ceil(k, c0), c0=c0, operand=self.operand)
+        return MMAD.cost(ops, self.model)
+
+    def fixpipe(self, elems: int) -> float:
+        return FIXPIPE.cost(FixpipeOperands(elems=elems, nbytes=elems * self.ob), self.model)
 
     def _a1_load(self, cout1: int, ho_size: int, skip: int) -> tuple[float, float, int]:
         """(MTE2 cycles, init cycles, bytes) of one A1 load of cout1 channel blocks and ho_size window rows."""
@@ -105,7 +128,7 @@ class _Walker:
             nbytes = cout1 * rows * t.wo * 32
         init = 0.0
         if t.strideW * t.strideH > 1:
-            init = self.rates.mte1_overhead + self.a1_buffer / self.rates.l1_init_bytes
+            init = INIT_CONST_VALUE.cost(InitConstOperands(nbytes=self.a1_buffer), self.model)
         # a load of zero blocks still issues one (empty) DataCopy: an issue slot, no cost
         return self._mte2(nbytes, copies), init, nbytes
 
@@ -146,20 +169,20 @@ class _Walker:
             if count <= 0:
                 continue
             a_bytes = m_ext * k * db
-            mte1 += count * (self.rates.mte1_overhead + a_bytes / self._load3d_rate(rows_a, True))
+            mte1 += count * self._load3d(a_bytes, rows_a, True)
             l0a += count * a_bytes
             if db == 2:
                 loads, per = k // c0, _ceil(n_use, c0) * FRACTAL_BYTES
                 b_bytes = loads * per
-                mte1 += count * loads * (self.rates.mte1_overhead + per / self.rates.l1_to_l0b)
+                mte1 += count * loads * self._load2d_l0b(per)
             else:  # one LoadData 3Dv2 of 16 couts x n_use per C0 (8) couts of K, per 16 with a 1x1 kernel
                 loads = _ceil(k, BLOCK) if t.loadB2Condition == 2 else k // c0
                 per = BLOCK * n_use * db
                 b_bytes = loads * per
-                mte1 += count * loads * (self.rates.mte1_overhead + per / self._load3d_rate(1, False))
+                mte1 += count * loads * self._load3d(per, 1, False)
             l0b += count * b_bytes
             f = _ceil(m_use, BLOCK) * _ceil(n_use, BLOCK) * _ceil(k, c0)
-            m += count * (self.rates.mmad_overhead + f * c0 / self.cube_k)
+            m += count * self._mmad(m_use, n_use, k)
             fractals += count * f
         return mte2 + init, mte1, m, gm_l1, l0a, l0b, fractals, a_mte2
 
@@ -230,8 +253,7 @@ def estimate_conv3d_dx(tiling, platform=None, *, out_dtype_bytes: int | None = N
                         busy["M"] += mm
                         elems = m_use * n_use
                         out = elems * walker.ob
-                        busy["FIX"] += plat.rates.fixpipe_overhead + max(elems / plat.rates.fixpipe_elems,
-                                                                          out / walker.write_rate)
+                        busy["FIX"] += walker.fixpipe(elems)
                         paths["GM->L1"] += gm_l1
                         paths["L1->L0A"] += l0a
                         paths["L1->L0B"] += l0b

@@ -39,7 +39,7 @@ from ascend_sim.isa.fixpipe import QuantMode_t
 from ascend_sim.machine.dtypes import bfloat16, float8_e4m3fn, float16, float32, hifloat8
 from ascend_sim.machine.faults import ParameterOutOfRange
 from ascend_sim.machine.pipes import Pipe
-from ascend_sim.record import define
+from ascend_sim.record import Kind, define, operands_type
 
 FIX = Pipe.FIX
 
@@ -149,20 +149,25 @@ def conversion_rate(out: np.dtype, layout: CO2Layout, c0_stride: int) -> int:
     return rate // 4 if layout is CO2Layout.COLUMN_MAJOR and c0_stride > 1 else rate
 
 
-def _cost(rec, model) -> float:
+Fixpipe3510Operands = operands_type(
+    "Fixpipe3510Operands", "sbuf s0 s_span dbuf d0 d_span out src dst relu scale saturation rate to_gm elems nbytes",
+    "fp32 elements src (indices into sbuf[s0, s0 + s_span)) to `out` elements dst (indices into dbuf from d0, "
+    "d_span of them), ReLU and scaled when set; saturation: the 8-bit conversion's (saturate, nan_to_zero) as "
+    "CTRL was when it issued; rate: elements per cycle of the conversion; to_gm: into GM (else "
+    "UB); elems values, nbytes written.")
+
+
+def _cost(ops, model) -> float:
     """The fixed Fixpipe overhead (the A2 modelling choice), then the elements at the conversion rate or, into GM,
     the bytes at the GM write rate, the slower."""
-    if rec.args is None:
-        return 0.0
-    elems, to_gm, rate = rec.args[-1], rec.args[-2], rec.args[-3]
-    gm = rec.nbytes / model.gm_write_rate if to_gm else 0.0
-    return model.rates.fixpipe_overhead + max(elems / rate, gm)
+    gm = ops.nbytes / model.gm_write_rate if ops.to_gm else 0.0
+    return model.rates.fixpipe_overhead + max(ops.elems / ops.rate, gm)
 
 
 def _execute(rec) -> None:
     """Each element: ReLU if asked, times the scale of the QF322*_PRE modes, converted once to the output type,
     written (or atomically added, into GM under SetAtomicAdd) at its destination."""
-    sbuf, s0, s_span, dbuf, d0, d_span, out, src, dst, relu, scale, saturation, _, to_gm, _ = rec.args
+    sbuf, s0, s_span, dbuf, d0, d_span, out, src, dst, relu, scale, saturation, _, to_gm, _, _ = rec.args
     values = sbuf.view(float32, s0, s_span)[src]
     if relu:
         values = np.maximum(values, np.float32(0))
@@ -178,7 +183,8 @@ def _execute(rec) -> None:
         target[dst] = converted
 
 
-FIXPIPE_3510 = define("Fixpipe(Arch3510)", FIX, cost=_cost, execute=_execute, params=FixpipeParamsArch3510,
+FIXPIPE_3510 = define("Fixpipe(Arch3510)", FIX, kind=Kind.COMPUTE, operands=Fixpipe3510Operands, cost=_cost,
+                      execute=_execute, params=FixpipeParamsArch3510,
                       doc="L0C -> GM / UB (arch 3510): NZ2ND, NZ2DN or NZ, dstStride in elements, 8-bit quant.")
 
 
@@ -287,6 +293,6 @@ def fixpipe_arch35(dst, src, params: FixpipeParamsArch3510, config) -> None:
                 CO2Layout.NZ: ((n // 16, m * 16 * osize), (p.dstStride * osize, 1))}[layout]
         footprint = tuple((dbuf, d0 + t * dst_matrix * osize, walk[0], walk[1], kind) for t in range(count))
     core.issue(FIXPIPE_3510, FIX, snap, reads, ((dbuf, d0, d0 + d_span * osize),),
-               (sbuf, s0, s_span, dbuf, d0, d_span, out, src_idx, dst_idx, p.reluEn, scale, saturation,
-                conversion_rate(out, layout, c0_stride), to_gm, elems),
+               Fixpipe3510Operands(sbuf, s0, s_span, dbuf, d0, d_span, out, src_idx, dst_idx, p.reluEn, scale,
+                                   saturation, conversion_rate(out, layout, c0_stride), to_gm, elems, elems * osize),
                "L0C->GM" if to_gm else "L0C->UB", elems * osize, registers, footprint=footprint)

@@ -27,7 +27,7 @@ from ascend_sim.isa.mte1 import _PATH, _load_cost
 from ascend_sim.machine.faults import ParameterOutOfRange
 from ascend_sim.machine.pipes import Pipe
 from ascend_sim.machine.tensor import LocalTensor
-from ascend_sim.record import define
+from ascend_sim.record import Kind, define, operands_type
 
 MTE1 = Pipe.MTE1
 
@@ -80,7 +80,7 @@ def _transposed(frac: np.ndarray, size: int, m_step: int, k_step: int) -> np.nda
 
 
 def _execute(rec) -> None:
-    sbuf, s0, dbuf, d0, src, dst, size, transpose, m_step, k_step = rec.args
+    sbuf, s0, dbuf, d0, src, dst, size, transpose, m_step, k_step, _ = rec.args
     word = _UINT[size]
     per = FRACTAL // size
     source = sbuf.view(word, s0, (int(src.max()) + 1) * per).reshape(-1, per)[src]
@@ -89,7 +89,11 @@ def _execute(rec) -> None:
     dbuf.view(word, d0, (int(dst.max()) + 1) * per).reshape(-1, per)[dst] = source.reshape(-1, per)
 
 
-LOAD_DATA_2D_V2 = define("LoadData2DV2", MTE1, cost=_load_cost, execute=_execute, params=LoadData2DParamsV2,
+Load2DV2Operands = operands_type("Load2DV2Operands", "sbuf s0 dbuf d0 src dst size transpose m_step k_step nbytes",
+                                 "fractal src[i] of sbuf at s0 into fractal dst[i] of dbuf at d0 (elements of `size` "
+                                 "bytes), transposed as an m_step x k_step grid when set (nbytes moved).")
+LOAD_DATA_2D_V2 = define("LoadData2DV2", MTE1, kind=Kind.MOVE, operands=Load2DV2Operands, cost=_load_cost,
+                         execute=_execute, params=LoadData2DParamsV2,
                          doc="L1 -> L0A/L0B (arch 3510): mStep x kStep fractals, signed K stride, optional transpose.")
 
 
@@ -137,5 +141,6 @@ def load_data_2d_v2(dst, src, params: LoadData2DParamsV2) -> None:
     writes = ((dbuf, d0, d0 + (int(dst_fracs.max()) + 1) * FRACTAL),)
     count = p.mStep * p.kStep
     core.issue(LOAD_DATA_2D_V2, MTE1, params, reads, writes,
-               (sbuf, s0, dbuf, d0, src_fracs, dst_fracs, size, transpose, p.mStep, p.kStep),
+               Load2DV2Operands(sbuf, s0, dbuf, d0, src_fracs, dst_fracs, size, transpose, p.mStep, p.kStep,
+                                count * FRACTAL),
                _PATH[dbuf.name], count * FRACTAL)

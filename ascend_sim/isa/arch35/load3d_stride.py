@@ -24,7 +24,7 @@ from ascend_sim.isa.common import check_fields, current_core
 from ascend_sim.isa.mte1 import _PATH, LoadData3DParamsV2, decode_img2col
 from ascend_sim.machine.faults import ParameterOutOfRange
 from ascend_sim.machine.pipes import Pipe
-from ascend_sim.record import define
+from ascend_sim.record import Kind, define, operands_type
 
 MTE1 = Pipe.MTE1
 _REGISTER = "loaddata_repeat_with_stride"
@@ -38,7 +38,7 @@ class LoadDataRepeatParamWithStride:
     dstStride: int = 0
 
 
-SET_LOAD_DATA_REPEAT_WITH_STRIDE = define("SetLoadDataRepeatWithStride", Pipe.S,
+SET_LOAD_DATA_REPEAT_WITH_STRIDE = define("SetLoadDataRepeatWithStride", Pipe.S, kind=Kind.REGISTER_WRITE,
                                           doc="Write the LoadDataWithStride repeat register (arch 3510).")
 
 
@@ -82,24 +82,29 @@ def load3d_rate_3510(stride_w: int, rows: int) -> int:
     return 32
 
 
-def _cost(rec, model) -> float:
+StrideLoadOperands = operands_type("StrideLoadOperands", "sbuf s0 span dbuf d0 extent dtype index pad_positions "
+                                   "positions pad_value stride_w rows nbytes",
+                                   "img2col: elements gathered from sbuf[s0, s0 + span) by index, padValue at "
+                                   "pad_positions, into `positions` of dbuf at d0; stride_w and the fmap rows the "
+                                   "window touches set the rate (nbytes moved).")
+
+
+def _cost(ops, model) -> float:
     """The MTE1 overhead (the A2 modelling choice), then the bytes at table 6's rate."""
-    if rec.args is None:
-        return 0.0
-    stride_w, rows = rec.args[-2:]
-    return model.rates.mte1_overhead + rec.nbytes / load3d_rate_3510(stride_w, rows)
+    return model.rates.mte1_overhead + ops.nbytes / load3d_rate_3510(ops.stride_w, ops.rows)
 
 
 def _execute(rec) -> None:
     """img2col: every destination element takes the fmap element its (row, column) maps to, or padValue."""
-    sbuf, s0, span, dbuf, d0, extent, dtype, index, pad_positions, positions, pad_value, _, _ = rec.args
+    sbuf, s0, span, dbuf, d0, extent, dtype, index, pad_positions, positions, pad_value, _, _, _ = rec.args
     values = sbuf.view(dtype, s0, span).take(index, mode="clip")
     if pad_positions.size:
         values[pad_positions] = pad_value
     dbuf.view(dtype, d0, extent)[positions] = values
 
 
-LOAD_DATA_WITH_STRIDE = define("LoadDataWithStride", MTE1, cost=_cost, execute=_execute,
+LOAD_DATA_WITH_STRIDE = define("LoadDataWithStride", MTE1, kind=Kind.MOVE, operands=StrideLoadOperands, cost=_cost,
+                               execute=_execute,
                                params=LoadData3DParamsV2,
                                doc="L1 -> L0A (NZ) / L0B (arch 3510): img2col with a K-direction fractal stride.")
 
@@ -143,6 +148,7 @@ def LoadDataWithStride(dst, src, loadDataParams: LoadData3DParamsV2, isSetFMatri
     rows_touched = -(-((p.mStartPt % img2col.wout) + p.mExtension) // img2col.wout)
     count = p.mExtension * p.kExtension
     core.issue(LOAD_DATA_WITH_STRIDE, MTE1, p, reads, ((dbuf, d0, d0 + extent * size),),
-               (sbuf, s0, img2col.span, dbuf, d0, extent, dtype, img2col.index, img2col.pad_positions, positions,
-                p.padValue, p.strideW, rows_touched), _PATH[dbuf.name], count * size,
+               StrideLoadOperands(sbuf, s0, img2col.span, dbuf, d0, extent, dtype, img2col.index,
+                                  img2col.pad_positions, positions, p.padValue, p.strideW, rows_touched, count * size),
+               _PATH[dbuf.name], count * size,
                img2col.registers + ((_REGISTER, repeat),))

@@ -17,11 +17,11 @@ import numpy as np
 
 from ascend_sim.isa.arch35.common import require_arch35
 from ascend_sim.isa.common import BLOCK, check_aligned, current_core, expect_position, fields_checker
-from ascend_sim.isa.mte2 import DATA_COPY_ND2NZ, Nd2NzParams, _mte2_cost, _nd2nz_execute, _nd2nz_maps
+from ascend_sim.isa.mte2 import DATA_COPY_ND2NZ, Nd2NzOperands, Nd2NzParams, _mte2_cost, _nd2nz_execute, _nd2nz_maps
 from ascend_sim.machine.faults import ParameterOutOfRange
 from ascend_sim.machine.pipes import Pipe
 from ascend_sim.machine.tensor import GlobalTensor, LocalTensor
-from ascend_sim.record import define
+from ascend_sim.record import Kind, define
 
 MTE2 = Pipe.MTE2
 
@@ -73,7 +73,8 @@ def _dn2nz_maps(dnNum, nValue, dValue, sMS, sD, c0s, ns, dMS, c0):
     return src, dst, np.flatnonzero(~valid), int(src.max()) + 1, int(dst.max()) + 1, strided
 
 
-DATA_COPY_DN2NZ = define("DataCopy(Dn2Nz)", MTE2, cost=_mte2_cost, execute=_nd2nz_execute, params=Dn2NzParams,
+DATA_COPY_DN2NZ = define("DataCopy(Dn2Nz)", MTE2, kind=Kind.MOVE, operands=Nd2NzOperands, cost=_mte2_cost,
+                         execute=_nd2nz_execute, params=Dn2NzParams,
                          doc="GM -> L1 (arch 3510): dnNum DN (column-major) matrices into NZ.")
 
 
@@ -139,5 +140,5 @@ def _issue(core, spec, dst, src, params, maps, nbytes, gm_walk):
     sspan, dspan = maps[3], maps[4]
     sbuf, dbuf, s0, d0 = src.buffer, dst.buffer, src.address, dst.address
     core.issue(spec, MTE2, params, ((sbuf, s0, s0 + sspan * size),), ((dbuf, d0, d0 + dspan * size),),
-               (sbuf, s0, dbuf, d0, dtype, maps), "GM->L1", nbytes,
+               Nd2NzOperands(sbuf, s0, dbuf, d0, dtype, maps, nbytes), "GM->L1", nbytes,
                footprint=((sbuf, s0, gm_walk[0], gm_walk[1], False),))

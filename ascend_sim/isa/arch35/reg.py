@@ -29,7 +29,7 @@ from ascend_sim.isa.common import BLOCK, check_aligned, current_core
 from ascend_sim.machine.faults import OutOfBounds, ParameterOutOfRange
 from ascend_sim.machine.pipes import Pipe
 from ascend_sim.machine.tensor import LocalTensor
-from ascend_sim.record import define
+from ascend_sim.record import Kind, define, operands_type
 
 V = Pipe.V
 VL = 256  # bytes in one vector register
@@ -104,8 +104,19 @@ def UpdateMask(dtype, scalarValue: int) -> tuple[MaskReg, int]:
     return _first(min(int(scalarValue), n), dtype), max(int(scalarValue) - n, 0)
 
 
-def _cost(rec, model) -> float:
-    return 0.0 if rec.args is None else 1.0
+RegLoadOperands = operands_type("RegLoadOperands", "buf address reg", "reg = VL bytes of buf at address.")
+RegStoreOperands = operands_type("RegStoreOperands", "buf address reg active",
+                                 "buf at address = reg where `active` (the mask's lanes).")
+RegGatherOperands = operands_type("RegGatherOperands", "buf address src_dtype dst index active",
+                                  "dst[i] = buf's src_dtype element index[i] from address where active, else 0.")
+RegInterleaveOperands = operands_type("RegInterleaveOperands", "dst0 dst1 src0 src1",
+                                      "dst0 / dst1 = src0 and src1 interleaved.")
+RegDuplicateOperands = operands_type("RegDuplicateOperands", "dst value", "dst = value in every lane.")
+RegAddsOperands = operands_type("RegAddsOperands", "dst src value active", "dst = src + value where active, else 0.")
+
+
+def _cost(ops, model) -> float:
+    return 1.0
 
 
 def _execute_load(rec) -> None:
@@ -155,15 +166,20 @@ def _execute_adds(rec) -> None:
     dst.data[...] = np.where(active, result, dst.dtype.type(0))
 
 
-LOAD_ALIGN = define("Reg::LoadAlign", V, cost=_cost, execute=_execute_load, doc="UB -> register: VL bytes.")
-STORE_ALIGN = define("Reg::StoreAlign", V, cost=_cost, execute=_execute_store,
+_REG = Kind.VECTOR_REGISTER
+LOAD_ALIGN = define("Reg::LoadAlign", V, kind=_REG, operands=RegLoadOperands, cost=_cost, execute=_execute_load,
+                    doc="UB -> register: VL bytes.")
+STORE_ALIGN = define("Reg::StoreAlign", V, kind=_REG, operands=RegStoreOperands, cost=_cost, execute=_execute_store,
                      doc="register -> UB: the mask's active elements.")
-GATHER = define("Reg::Gather", V, cost=_cost, execute=_execute_gather,
+GATHER = define("Reg::Gather", V, kind=_REG, operands=RegGatherOperands, cost=_cost, execute=_execute_gather,
                 doc="UB -> register: element i from base + index[i] where the mask is active.")
-INTERLEAVE = define("Reg::Interleave", V, cost=_cost, execute=_execute_interleave,
-                    doc="dst0 / dst1 = src0 and src1 interleaved, low halves then high halves.")
-DUPLICATE = define("Reg::Duplicate", V, cost=_cost, execute=_execute_duplicate, doc="register = one scalar.")
-ADDS = define("Reg::Adds", V, cost=_cost, execute=_execute_adds, doc="register = register + scalar, masked.")
+INTERLEAVE = define("Reg::Interleave", V, kind=_REG, operands=RegInterleaveOperands, cost=_cost,
+                    execute=_execute_interleave, doc="dst0 / dst1 = src0 and src1 interleaved, low halves then high "
+                    "halves.")
+DUPLICATE = define("Reg::Duplicate", V, kind=_REG, operands=RegDuplicateOperands, cost=_cost,
+                   execute=_execute_duplicate, doc="register = one scalar.")
+ADDS = define("Reg::Adds", V, kind=_REG, operands=RegAddsOperands, cost=_cost, execute=_execute_adds,
+              doc="register = register + scalar, masked.")
 
 
 def _ub_address(core, name, tensor, role):
@@ -191,7 +207,8 @@ def LoadAlign(dstReg: RegTensor, srcAddr) -> None:
     core = _begin(name)
     _registers(core, name, dstReg)
     buf, address = _ub_address(core, name, srcAddr, "srcAddr")
-    core.issue(LOAD_ALIGN, V, {"dtype": dstReg.dtype.name}, ((buf, address, address + VL),), (), (buf, address, dstReg))
+    core.issue(LOAD_ALIGN, V, {"dtype": dstReg.dtype.name}, ((buf, address, address + VL),), (),
+               RegLoadOperands(buf, address, dstReg))
 
 
 def StoreAlign(dstAddr, srcReg: RegTensor, mask: MaskReg) -> None:
@@ -200,7 +217,7 @@ def StoreAlign(dstAddr, srcReg: RegTensor, mask: MaskReg) -> None:
     _registers(core, name, srcReg)
     buf, address = _ub_address(core, name, dstAddr, "dstAddr")
     core.issue(STORE_ALIGN, V, {"dtype": srcReg.dtype.name}, (), ((buf, address, address + VL),),
-               (buf, address, srcReg, mask.active(srcReg.dtype)))
+               RegStoreOperands(buf, address, srcReg, mask.active(srcReg.dtype)))
 
 
 # Gather's table 3: (dst, src) -> index type
@@ -222,7 +239,7 @@ def Gather(dstReg: RegTensor, baseAddr, index: RegTensor, mask: MaskReg) -> None
             f"Gather of {src_dtype} into RegTensor<{dstReg.dtype}> with a {index.dtype} index is not in table 3 "
             f"(index type for this pair: {want})"), name, V)
     core.issue(GATHER, V, {"dtype": dstReg.dtype.name}, ((buf, address, buf.capacity),), (),
-               (buf, address, src_dtype, dstReg, index, mask.active(dstReg.dtype)))
+               RegGatherOperands(buf, address, src_dtype, dstReg, index, mask.active(dstReg.dtype)))
 
 
 def Interleave(dstReg0: RegTensor, dstReg1: RegTensor, srcReg0: RegTensor, srcReg1: RegTensor) -> None:
@@ -233,7 +250,8 @@ def Interleave(dstReg0: RegTensor, dstReg1: RegTensor, srcReg0: RegTensor, srcRe
         raise core.fault(ParameterOutOfRange("dstReg0 and dstReg1 may not be the same RegTensor"), name, V)
     if len({r.dtype for r in (dstReg0, dstReg1, srcReg0, srcReg1)}) != 1:
         raise core.fault(ParameterOutOfRange("the four RegTensors must have one data type"), name, V)
-    core.issue(INTERLEAVE, V, {"dtype": dstReg0.dtype.name}, (), (), (dstReg0, dstReg1, srcReg0, srcReg1))
+    core.issue(INTERLEAVE, V, {"dtype": dstReg0.dtype.name}, (), (),
+               RegInterleaveOperands(dstReg0, dstReg1, srcReg0, srcReg1))
 
 
 def Duplicate(dstReg: RegTensor, scalarValue) -> None:
@@ -241,7 +259,7 @@ def Duplicate(dstReg: RegTensor, scalarValue) -> None:
     core = _begin(name)
     _registers(core, name, dstReg)
     core.issue(DUPLICATE, V, {"dtype": dstReg.dtype.name, "scalarValue": scalarValue}, (), (),
-               (dstReg, dstReg.dtype.type(scalarValue)))
+               RegDuplicateOperands(dstReg, dstReg.dtype.type(scalarValue)))
 
 
 def Adds(dstReg: RegTensor, srcReg: RegTensor, scalarValue, mask: MaskReg) -> None:
@@ -249,7 +267,7 @@ def Adds(dstReg: RegTensor, srcReg: RegTensor, scalarValue, mask: MaskReg) -> No
     core = _begin(name)
     _registers(core, name, dstReg, srcReg)
     core.issue(ADDS, V, {"dtype": dstReg.dtype.name, "scalarValue": scalarValue}, (), (),
-               (dstReg, srcReg, scalarValue, mask.active(dstReg.dtype)))
+               RegAddsOperands(dstReg, srcReg, scalarValue, mask.active(dstReg.dtype)))
 
 
 __all__ = ["MaskPattern", "RegTensor", "MaskReg", "CreateMask", "UpdateMask", "LoadAlign", "StoreAlign", "Gather",

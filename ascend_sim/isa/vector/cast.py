@@ -20,10 +20,11 @@ import numpy as np
 from ascend_sim.isa.arch35.cast_8bit import EIGHT_BIT, PAIRS_3510, convert_8bit
 from ascend_sim.isa.arch35.common import eight_bit_saturation, require_arch35
 from ascend_sim.isa.vector.common import V, check_count, check_ub, current_core, vector_cost
-from ascend_sim.isa.vector.elementwise import UNARY_RANGES, UnaryRepeatParams, check_params, issue_vector, run_on_plan
+from ascend_sim.isa.vector.elementwise import (UNARY_RANGES, UnaryRepeatParams, VectorOperands, check_params,
+                                              issue_vector, run_on_plan)
 from ascend_sim.machine.dtypes import bfloat16
 from ascend_sim.machine.faults import ParameterOutOfRange
-from ascend_sim.record import define
+from ascend_sim.record import Kind, define
 
 
 class RoundMode(Enum):
@@ -108,7 +109,8 @@ def _round_to_int_valued(x: np.ndarray, mode: str) -> np.ndarray:
     return {"CAST_RINT": np.rint, "CAST_FLOOR": np.floor, "CAST_CEIL": np.ceil, "CAST_TRUNC": np.trunc}[mode](x)
 
 
-CAST = define("Cast", V, cost=vector_cost, execute=run_on_plan, params=UnaryRepeatParams,
+CAST = define("Cast", V, kind=Kind.COMPUTE, operands=VectorOperands, cost=vector_cost, execute=run_on_plan,
+              params=UnaryRepeatParams,
               doc="dst = the src element converted to dst's type with a RoundMode.")
 
 

@@ -251,10 +251,10 @@ def run_elementwise(plan: Plan, operands: tuple, fn) -> None:
             views[0][plan.index(0, part)] = fn(*(views[i][plan.index(i, part)] for i in range(1, n)))
 
 
-def vector_cost(rec, model) -> float:
-    """The instruction's cycles from its timing key (name, dtype, repeats, per_repeat; the last of its args) in
-    the platform's vector table (timing.py)."""
-    return 0.0 if rec.args is None else vector_cycles(*rec.args[-1], model.platform.vector_timing)
+def vector_cost(ops, model) -> float:
+    """The instruction's cycles from its operands' timing key (name, dtype, repeats, per_repeat) in the
+    platform's vector table (timing.py)."""
+    return vector_cycles(*ops.timing, model.platform.vector_timing)
 
 
 __all__ = ["V", "REPEAT_BYTES", "FULL_MASK", "MASK_PLACEHOLDER", "NORM", "COUNT", "check_in_ub", "check_ub", "check_dtype",

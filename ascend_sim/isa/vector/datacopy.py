@@ -22,11 +22,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ascend_sim.isa.common import BLOCK, check_aligned, current_core, expect_position, fields_checker
-from ascend_sim.isa.mte2 import DataCopyParams
+from ascend_sim.isa.mte2 import CopyOperands, DataCopyParams
 from ascend_sim.machine.faults import ParameterOutOfRange
 from ascend_sim.machine.pipes import Pipe
 from ascend_sim.machine.tensor import GlobalTensor, LocalTensor
-from ascend_sim.record import define, snapshot
+from ascend_sim.record import Kind, define, operands_type, snapshot
 
 MTE2, MTE3 = Pipe.MTE2, Pipe.MTE3
 UB_TO_GM_RATE = 64.0  # bytes/cycle, ub_to_ddr in the 2201 SoC INI (reference §4.2)
@@ -62,39 +62,46 @@ _check_ext = fields_checker(_EXT_RANGES)
 _UB, _GM = ("UB",), ("GM",)
 
 
-def _read_cost(rec, model) -> float:
-    return 0.0 if rec.args is None else model.rates.mte2_overhead + rec.nbytes / model.gm_read_rate
+PadOperands = operands_type("PadOperands", "sbuf s0 s_pitch dbuf d0 d_pitch count blen dtype left right fill row_bytes "
+                            "nbytes",
+                            "count rows of blen bytes from sbuf at s0 (s_pitch apart) into rows of row_bytes of "
+                            "dbuf at d0 (d_pitch apart), after `left` dtype elements; the rest of each row set to "
+                            "`fill` ('first': its first element; None: left as it is); nbytes read.")
 
 
-def _write_cost(rec, model) -> float:
-    return 0.0 if rec.args is None else model.rates.mte3_overhead + rec.nbytes / min(UB_TO_GM_RATE,
-                                                                                     model.gm_write_rate)
+def _read_cost(ops, model) -> float:
+    return model.rates.mte2_overhead + ops.nbytes / model.gm_read_rate
+
+
+def _write_cost(ops, model) -> float:
+    return model.rates.mte3_overhead + ops.nbytes / min(UB_TO_GM_RATE, model.gm_write_rate)
 
 
 def _copy_rows(rec) -> None:
     """count rows of blen bytes, from the source pitch to the destination pitch."""
-    sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen = rec.args
+    sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen, _ = rec.args
     dbuf.strided(d0, (count, blen), (d_pitch, 1))[...] = sbuf.strided(s0, (count, blen), (s_pitch, 1))
 
 
-def _ub_to_ub_cost(rec, model) -> float:
+def _ub_to_ub_cost(ops, model) -> float:
     """Measured (vector_timing "measured"): one 32-byte DataBlock per cycle plus 5, the fit of pto-isa's tmov
     profiling (3186c381 tests/costmodel/st/testcase/tmov: one copy_ubuf_to_ubuf of 1024 blocks 1029 cycles, 63
     of 16 blocks 1323, 15 of 3 blocks 120). Published: 256 B per cycle (Vector指令理论性能汇总.md table 3) per
     block, plus the 12-cycle UB data path latency of pypto's CalcMovUbUb (def.h / pipe.cpp)."""
-    if rec.args is None:
-        return 0.0
-    count, blen = rec.args[6], rec.args[7]
+    count, blen = ops.count, ops.blen
     if model.platform.vector_timing == "measured":
         return float(count * -(-blen // BLOCK) + 5)
     return float(count * -(-blen // 256) + 12)
 
 
-GM_TO_UB = define("DataCopy(GM->UB)", MTE2, cost=_read_cost, execute=_copy_rows, params=DataCopyParams,
+GM_TO_UB = define("DataCopy(GM->UB)", MTE2, kind=Kind.MOVE, operands=CopyOperands, cost=_read_cost,
+                  execute=_copy_rows, params=DataCopyParams,
                   doc="GM -> UB: blockCount blocks of blockLen DataBlocks with gaps.")
-UB_TO_GM = define("DataCopy(UB->GM)", MTE3, cost=_write_cost, execute=_copy_rows, params=DataCopyParams,
+UB_TO_GM = define("DataCopy(UB->GM)", MTE3, kind=Kind.MOVE, operands=CopyOperands, cost=_write_cost,
+                  execute=_copy_rows, params=DataCopyParams,
                   doc="UB -> GM: blockCount blocks of blockLen DataBlocks with gaps.")
-UB_TO_UB = define("DataCopy(UB->UB)", Pipe.V, cost=_ub_to_ub_cost, execute=_copy_rows, params=DataCopyParams,
+UB_TO_UB = define("DataCopy(UB->UB)", Pipe.V, kind=Kind.MOVE, operands=CopyOperands, cost=_ub_to_ub_cost,
+                  execute=_copy_rows, params=DataCopyParams,
                   doc="UB -> UB on PIPE_V: blockCount blocks of blockLen DataBlocks with gaps.")
 
 
@@ -119,7 +126,8 @@ def _issue_rows(core, spec, pipe, params, src, dst, count, blen, s_pitch, d_pitc
     sbuf, dbuf = src.buffer, dst.buffer
     gm, gm0, gm_pitch, is_write = (sbuf, s0, s_pitch, False) if pipe == MTE2 else (dbuf, d0, d_pitch, True)
     return core.issue(spec, pipe, params, ((sbuf, s0, s1),), ((dbuf, d0, d1),),
-                      (sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen), path, count * blen,
+                      CopyOperands(sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen, count * blen), path,
+                      count * blen,
                       footprint=((gm, gm0, (count, blen), (gm_pitch, 1), is_write),))
 
 
@@ -139,7 +147,7 @@ def copy_ub_to_ub(dst, src, params: DataCopyParams) -> None:
     s0, d0 = src.address, dst.address
     core.issue(UB_TO_UB, Pipe.V, params, ((src.buffer, s0, s0 + (count - 1) * s_pitch + blen),),
                ((dst.buffer, d0, d0 + (count - 1) * d_pitch + blen),),
-               (src.buffer, s0, s_pitch, dst.buffer, d0, d_pitch, count, blen))
+               CopyOperands(src.buffer, s0, s_pitch, dst.buffer, d0, d_pitch, count, blen, count * blen))
 
 
 def copy_ub(dst, src, params: DataCopyParams) -> None:
@@ -167,7 +175,7 @@ def copy_ub_contiguous(dst, src, count: int) -> None:
 
 # ------------------------------------------------------------------------------------------ DataCopyPad
 def _pad_execute(rec) -> None:
-    (sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen, dtype, left, _, fill, row_bytes) = rec.args
+    (sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen, dtype, left, _, fill, row_bytes, _) = rec.args
     size = dtype.itemsize
     rows = dbuf.strided(d0, (count, row_bytes), (d_pitch, 1))
     rows[:, left * size:left * size + blen] = sbuf.strided(s0, (count, blen), (s_pitch, 1))
@@ -181,13 +189,15 @@ def _pad_execute(rec) -> None:
 
 
 def _unpad_execute(rec) -> None:
-    sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen = rec.args[:8]
+    sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen, _ = rec.args
     dbuf.strided(d0, (count, blen), (d_pitch, 1))[...] = sbuf.strided(s0, (count, blen), (s_pitch, 1))
 
 
-GM_TO_UB_PAD = define("DataCopyPad(GM->UB)", MTE2, cost=_read_cost, execute=_pad_execute,
+GM_TO_UB_PAD = define("DataCopyPad(GM->UB)", MTE2, kind=Kind.MOVE, operands=PadOperands, cost=_read_cost,
+                      execute=_pad_execute,
                       params=DataCopyExtParams, doc="GM -> UB: byte-granular blocks, each padded to 32 B in UB.")
-UB_TO_GM_PAD = define("DataCopyPad(UB->GM)", MTE3, cost=_write_cost, execute=_unpad_execute,
+UB_TO_GM_PAD = define("DataCopyPad(UB->GM)", MTE3, kind=Kind.MOVE, operands=CopyOperands, cost=_write_cost,
+                      execute=_unpad_execute,
                       params=DataCopyExtParams, doc="UB -> GM: byte-granular blocks from 32 B aligned UB rows.")
 
 
@@ -235,7 +245,8 @@ def DataCopyPad(dst, src, dataCopyParams: DataCopyExtParams, padParams: DataCopy
     sbuf, dbuf = src.buffer, dst.buffer
     core.issue(spec, pipe, (snapshot(p), snapshot(pad)), ((sbuf, s0, s0 + (count - 1) * s_pitch + blen),),
                ((dbuf, d0, d0 + (count - 1) * d_pitch + row_bytes),),
-               (sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen, dtype, left, right, fill, row_bytes),
+               PadOperands(sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen, dtype, left, right, fill, row_bytes,
+                           count * blen),
                "GM->UB", count * blen, footprint=((sbuf, s0, (count, blen), (s_pitch, 1), False),))
 
 

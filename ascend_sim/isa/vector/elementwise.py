@@ -23,7 +23,7 @@ from ascend_sim.isa.vector.common import (V, check_count, check_dtype, check_ele
                                           set_mask, vector_cost)
 from ascend_sim.machine.dtypes import bfloat16
 from ascend_sim.machine.faults import ParameterOutOfRange
-from ascend_sim.record import define
+from ascend_sim.record import Kind, define, operands_type
 
 F16, F32, I16, I32 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.int16), np.dtype(np.int32)
 U16, U32 = np.dtype(np.uint16), np.dtype(np.uint32)
@@ -67,10 +67,16 @@ UNARY_RANGES = {"dstBlkStride": (0, 65535), "srcBlkStride": (0, 65535), "dstRepS
                  "srcRepStride": (0, 255)}
 
 
+VectorOperands = operands_type("VectorOperands", "fn plan operands timing",
+                               "fn over the plan's selected elements of `operands` ((buffer, address, dtype) per "
+                               "tensor, dst first); timing: the vector table's key (name, dtype, repeats, "
+                               "per_repeat).")
+
+
 def run_on_plan(rec) -> None:
     """The semantics of every instruction built by issue_vector: fn over the plan's selected elements."""
-    fn, plan, operands, _ = rec.args
-    run_elementwise(plan, operands, fn)
+    ops = rec.args
+    run_elementwise(ops.plan, ops.operands, ops.fn)
 
 
 def check_params(core, name, params, kind, ranges) -> None:
@@ -113,7 +119,7 @@ def issue_vector(core, spec, name, params, tensors, strides, fn, repeat_time, ma
     writes = ((bufs[0], *plan.byte_ranges[0]),)
     operands = tuple((t.buffer, t.address, t.dtype) for t in tensors)
     timing = (name, dtype, repeats, per_repeat)  # priced by vector_cost on the run's platform
-    return core.issue(spec, V, params, reads, writes, (fn, plan, operands, timing), registers=registers)
+    return core.issue(spec, V, params, reads, writes, VectorOperands(fn, plan, operands, timing), registers=registers)
 
 
 # 通用说明和约束.md (通用地址重叠约束): across repeats, only these may read in a later repeat what an earlier one
@@ -160,11 +166,12 @@ _DOCS = {"Add": "dst = src0 + src1", "Sub": "dst = src0 - src1", "Mul": "dst = s
          "Adds": "dst = src + scalar", "Muls": "dst = src * scalar", "Maxs": "dst = max(src, scalar)",
          "Mins": "dst = min(src, scalar)", "Exp": "dst = e^src", "Ln": "dst = ln(src)", "Abs": "dst = |src|",
          "Relu": "dst = max(src, 0)", "Duplicate": "dst = scalar"}
-SPECS = {name: define(name, V, cost=vector_cost, execute=run_on_plan,
+SPECS = {name: define(name, V, kind=Kind.COMPUTE, operands=VectorOperands, cost=vector_cost, execute=run_on_plan,
                       params=UnaryRepeatParams if name in _SCALAR or name in _UNARY else BinaryRepeatParams,
                       doc=_DOCS[name])
          for name in (*_BINARY, *_SCALAR, *_UNARY)}
-SPECS["Duplicate"] = define("Duplicate", V, cost=vector_cost, execute=run_on_plan, doc=_DOCS["Duplicate"])
+SPECS["Duplicate"] = define("Duplicate", V, kind=Kind.COMPUTE, operands=VectorOperands, cost=vector_cost,
+                            execute=run_on_plan, doc=_DOCS["Duplicate"])
 
 
 def _binary(name):

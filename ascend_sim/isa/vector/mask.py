@@ -8,10 +8,12 @@ import numpy as np
 
 from ascend_sim.isa.common import check_range, current_core
 from ascend_sim.isa.vector.common import COUNT, FULL_MASK, NORM, V
-from ascend_sim.record import define
+from ascend_sim.record import Kind, define
 
-SET_VECTOR_MASK = define("SetVectorMask", doc="Write the 128-bit vector mask (high, low) or a count.")
-SET_MASK_MODE = define("SetMaskMode", doc="SetMaskCount / SetMaskNorm: Counter or Normal mask mode.")
+SET_VECTOR_MASK = define("SetVectorMask", kind=Kind.REGISTER_WRITE,
+                         doc="Write the 128-bit vector mask (high, low) or a count.")
+SET_MASK_MODE = define("SetMaskMode", kind=Kind.REGISTER_WRITE,
+                       doc="SetMaskCount / SetMaskNorm: Counter or Normal mask mode.")
 
 
 def SetVectorMask(*args, dtype=np.float16) -> None:

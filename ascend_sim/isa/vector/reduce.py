@@ -26,7 +26,7 @@ from ascend_sim.isa.common import check_range
 from ascend_sim.isa.vector.common import (V, check_count, check_dtype, check_in_ub, check_ub, current_core,
                                           repeat_offsets, selected, selection, set_mask, vector_cost)
 from ascend_sim.machine.faults import Misaligned, ParameterOutOfRange
-from ascend_sim.record import define
+from ascend_sim.record import Kind, define, operands_type
 
 FLOAT = frozenset((np.dtype(np.float16), np.dtype(np.float32)))
 
@@ -72,6 +72,14 @@ def _geometry(repeats, per_repeat, itemsize, blk, rep, key):
     return repeat_offsets(repeats, per_repeat, itemsize, blk, rep), selected(key, repeats, per_repeat)
 
 
+ReduceOperands = operands_type(
+    "ReduceOperands", "sbuf s0 dbuf d0 dtype geometry kind group order d_unit d_stride sequential timing",
+    "repeats of sbuf at s0 (geometry: repeats, per_repeat, itemsize, strides, selection key) reduced (kind) in "
+    "groups of `group` into dbuf at d0, d_unit elements per result, d_stride per repeat, `order` of value and "
+    "index; sequential: repeat by repeat; timing: the vector table's key. The count forms (ReduceSum, ReduceMax) "
+    "leave group, d_unit, d_stride and sequential None.")
+
+
 def _execute(rec) -> None:
     (sbuf, s0, dbuf, d0, dtype, geometry, kind, group, order, d_unit, d_stride, sequential, _) = rec.args
     offs, sel = _geometry(*geometry)
@@ -106,7 +114,8 @@ def _store(dst, positions, values, index, order, dtype) -> None:
 
 _NAMES = ("WholeReduceSum", "WholeReduceMax", "WholeReduceMin", "BlockReduceSum", "BlockReduceMax", "BlockReduceMin",
           "ReduceSum", "ReduceMax")
-SPECS = {name: define(name, V, cost=vector_cost, execute=_execute, doc=__doc__.split("\n")[0]) for name in _NAMES}
+SPECS = {name: define(name, V, kind=Kind.COMPUTE, operands=ReduceOperands, cost=vector_cost, execute=_execute,
+                      doc=__doc__.split("\n")[0]) for name in _NAMES}
 _LATENCY_NAME = {"Sum": "WholeReduceSum", "Max": "WholeReduceMax", "Min": "WholeReduceMax"}
 
 
@@ -160,17 +169,21 @@ def _issue(name, dst, src, kind, block_level, mask, repeat_time, dst_rep_stride,
     # in order when a result lands where a later repeat reads, or several repeats write one place (last wins)
     sequential = repeats > 1 and ((d_lo < s_hi and s_lo < d_hi) or d_stride == 0)
     timing = (_LATENCY_NAME[name[-3:]] if not block_level else "BlockReduceSum", dtype, repeats, per_repeat)
-    args = (src.buffer, src.address, dst.buffer, dst.address, dtype, geometry, kind, group, order, d_unit,
-            d_stride, sequential, timing)
     if count is not None:
-        args = (src.buffer, src.address, dst.buffer, dst.address, dtype, geometry, kind, order, timing)
+        args = ReduceOperands(src.buffer, src.address, dst.buffer, dst.address, dtype, geometry, kind, order=order,
+                              timing=timing)
+    else:
+        args = ReduceOperands(src.buffer, src.address, dst.buffer, dst.address, dtype, geometry, kind, group, order,
+                              d_unit, d_stride, sequential, timing)
     return core.issue(spec, V, params, ((src.buffer, s_lo, s_hi),), ((dst.buffer, d_lo, d_hi),), args,
                       registers=registers)
 
 
 def _total_execute(rec) -> None:
     """The count forms: ReduceSum's running total of per-repeat tree sums; ReduceMax's first maximum."""
-    sbuf, s0, dbuf, d0, dtype, geometry, kind, order, _ = rec.args
+    ops = rec.args
+    sbuf, s0, dbuf, d0, dtype, geometry, kind, order = (ops.sbuf, ops.s0, ops.dbuf, ops.d0, ops.dtype, ops.geometry,
+                                                        ops.kind, ops.order)
     offs, sel = _geometry(*geometry)
     src = sbuf.view(dtype, s0, int(offs.max()) + 1)
     rows = np.where(sel, src[offs], np.array(_identity(kind, dtype), dtype))

@@ -22,7 +22,7 @@ import numpy as np
 from ascend_sim.isa.common import BLOCK, check_range
 from ascend_sim.isa.vector.common import V, check_ub, current_core, vector_cost
 from ascend_sim.machine.faults import Misaligned, ParameterOutOfRange
-from ascend_sim.record import define
+from ascend_sim.record import Kind, define, operands_type
 
 LIST_SIZE = 16  # NCHW_CONV_ADDR_LIST_SIZE
 B16 = (np.dtype(np.float16), np.dtype(np.int16), np.dtype(np.uint16))
@@ -51,6 +51,11 @@ class TransDataTo5HDParams:
     srcRepStride: int = 0
 
 
+TransDataOperands = operands_type("TransDataOperands", "buf dtype src_idx dst_idx sequential timing",
+                                  "buf's dtype elements src_idx[r] moved to dst_idx[r] per repeat r (repeat by "
+                                  "repeat when sequential); timing: the vector table's key.")
+
+
 def _execute(rec) -> None:
     buf, dtype, src_idx, dst_idx, sequential, _ = rec.args
     ub = buf.view(dtype, 0, buf.capacity // dtype.itemsize)
@@ -61,7 +66,8 @@ def _execute(rec) -> None:
         ub[dst_idx[r]] = ub[src_idx[r]]
 
 
-TRANS_DATA_TO_5HD = define("TransDataTo5HD", V, cost=vector_cost, execute=_execute, params=TransDataTo5HDParams,
+TRANS_DATA_TO_5HD = define("TransDataTo5HD", V, kind=Kind.MOVE, operands=TransDataOperands, cost=vector_cost,
+                           execute=_execute, params=TransDataTo5HDParams,
                            doc="16 DataBlocks as the rows of a matrix, written transposed to 16 DataBlocks.")
 
 
@@ -121,7 +127,7 @@ def TransDataTo5HD(dstList, srcList, nchwconvParams: TransDataTo5HDParams, dtype
     dst_idx = dst_blocks[:, d_blk] * c0 + d_el
     timing = (name, dt, repeats, d_blk.size)  # 256 elements per repeat (128 of a 32-bit type)
     core.issue(TRANS_DATA_TO_5HD, V, p, ((buf, s_lo, s_hi),), ((buf, d_lo, d_hi),),
-               (buf, dt, src_idx, dst_idx, sequential, timing))
+               TransDataOperands(buf, dt, src_idx, dst_idx, sequential, timing))
 
 
 __all__ = ["TransDataTo5HD", "TransDataTo5HDParams"]

@@ -169,7 +169,7 @@ def test_the_logical_views_are_the_mmad_operands(live):
     mmads = 0
     while dbg.continue_(break_on(name="Mmad")) is not None:
         rec = dbg.record
-        a0, b0, c_0 = rec.args[1], rec.args[4], rec.args[7]
+        a0, b0, c_0 = rec.args.a0, rec.args.b0, rec.args.c0_addr
         p = rec.params
         va = dbg.l0a(rec.core, a0, p.m, p.k, np.float16)
         vb = dbg.l0b(rec.core, b0, p.k, p.n, np.float16)
@@ -215,8 +215,8 @@ def test_who_wrote_names_the_fixpipe_and_its_mmads():
             rec = m.record
             dbg.goto(m.seq + 1)
             p = rec.params
-            va = dbg.l0a(rec.core, rec.args[1], p.m, p.k, np.float16).astype(np.float64)
-            vb = dbg.l0b(rec.core, rec.args[4], p.k, p.n, np.float16).astype(np.float64)
+            va = dbg.l0a(rec.core, rec.args.a0, p.m, p.k, np.float16).astype(np.float64)
+            vb = dbg.l0b(rec.core, rec.args.b0, p.k, p.n, np.float16).astype(np.float64)
             total += (va @ vb)[r % BASE, col % BASE]
         assert np.float16(total) == c[r, col] or abs(total - float(c[r, col])) < 2e-2
         assert abs(float(c[r, col]) - float(a[r].astype(np.float64) @ b[:, col].astype(np.float64))) < 2e-2

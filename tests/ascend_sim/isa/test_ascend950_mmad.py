@@ -169,7 +169,7 @@ def _mmad_cycles(platform, dtype, m, n, k, hf32=False):
         Mmad(local(core, "L0C", np.float32), local(core, "L0A", dtype), local(core, "L0B", dtype), MmadParams(m, n, k))
     rec = [r for r in _run(body, platform).log if r.name == "Mmad"][0]
     model = CostModel(Chip(platform).platform, 1)
-    return MMAD.cost(rec, model) - model.rates.mmad_overhead
+    return MMAD.cost(rec.args, model) - model.rates.mmad_overhead
 
 
 # Cube指令理论性能汇总 tables 1 (2201) and 2 (3510): cycles per 16 x 16 x k0 fractal product = k0 / cube_k

@@ -105,7 +105,7 @@ def test_accumulate_into_dst_with_zero_repeat_stride(rng):
     # dst = src0[r] + dst over the repeats: the pattern 通用说明和约束.md allows (dst and src1 overlap, RepStride 0)
     report = run_binary("Add", np.float32, 64, 6, BinaryRepeatParams(1, 1, 1, 0, 8, 0), rng, src1=DST)
     add = next(r for r in report.logs[0] if r.name == "Add")
-    assert add.args[1].sequential
+    assert add.args.plan.sequential
 
 
 def test_dst_equal_to_src_in_place(rng):

@@ -12,15 +12,14 @@ from ascend_sim import Chip, SyncFault
 from ascend_sim.ascendc import (ASCEND_IS_AIV, PIPE_MTE2, PIPE_MTE3, CrossCoreSetFlag, CrossCoreWaitFlag, DataCopy,
                                 DataCopyParams, GetBlockIdx, GlobalTensor, HardEvent, LoadData, LoadData2DParams,
                                 SetFlag, WaitFlag)
-from ascend_sim.engine.core import PIPE_BARRIER, SET_FLAG, SYNC_ALL, WAIT_FLAG
-from ascend_sim.isa.sync import CROSS_CORE_SET_FLAG, CROSS_CORE_WAIT_FLAG
+from ascend_sim.isa.sync import CROSS_CORE_SET_FLAG, CROSS_CORE_WAIT_FLAG, PIPE_BARRIER, SET_FLAG, SYNC_ALL, WAIT_FLAG
 from ascend_sim.machine.coretypes import KernelType, launch_cores
 from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.pipes import Pipe
 from ascend_sim.machine.platform import get_platform
 from ascend_sim.machine.tensor import GmAddr
 from ascend_sim.passes.report import CoreReport, RunReport
-from ascend_sim.record import Record, Spec
+from ascend_sim.record import Kind, Record, Spec, operands_type
 from kernels import conv3d_backprop_input_v2_run
 from kernels.matmul import run_matmul
 
@@ -203,8 +202,9 @@ _AIV_PIPES = (Pipe.S, Pipe.V, Pipe.MTE2, Pipe.MTE3)
 _EVENTS = {"AIC": (("MTE2_MTE1", Pipe.MTE2, Pipe.MTE1), ("M_MTE1", Pipe.M, Pipe.MTE1), ("M_FIX", Pipe.M, Pipe.FIX)),
            "AIV": (("MTE2_V", Pipe.MTE2, Pipe.V), ("V_MTE3", Pipe.V, Pipe.MTE3))}
 # a plain instruction whose cost depends on the platform and the launch (the GM read rate is shared by the cores)
-_OP = Spec("SyntheticOp", None, lambda rec, model: rec.args[0] * (110.0 / model.gm_read_rate) + rec.args[1],
-           None, None, "")
+_Synthetic = operands_type("Synthetic", "scale cycles", "scale x 110 bytes at the GM read rate, plus cycles")
+_OP = Spec("SyntheticOp", None, Kind.COMPUTE, _Synthetic,
+           lambda ops, model: ops.scale * (110.0 / model.gm_read_rate) + ops.cycles, None, None, "")
 
 
 def _synthetic_report(seed: int) -> RunReport:
@@ -230,7 +230,7 @@ def _synthetic_report(seed: int) -> RunReport:
         pipes = _AIC_PIPES if kind == "AIC" else _AIV_PIPES
         for _ in range(int(rng.integers(0, 25))):
             cost = float(rng.choice([0.0, 1.0, 2.5, 7.0, 1 / 3, 13.75]))
-            op(c, _OP, pipes[int(rng.integers(len(pipes)))], (cost, float(rng.integers(0, 3))))
+            op(c, _OP, pipes[int(rng.integers(len(pipes)))], _Synthetic(cost, float(rng.integers(0, 3))))
         for _ in range(int(rng.integers(0, 5))):  # flag pairs on one key
             name, src, dst = _EVENTS[kind][int(rng.integers(len(_EVENTS[kind])))]
             event = (name, int(rng.integers(0, 2)))

@@ -115,14 +115,14 @@ def test_print_l0c_after_an_mmad_is_the_product_of_the_printed_operands(session,
     m, n, k = rec.params.m, rec.params.n, rec.params.k
     assert a.shape == (m, k) and b.shape == (k, n) and c.shape == (m, n)
     # the printed text is the API's views exactly (floatmode unique round-trips)
-    assert np.array_equal(a, dbg.l0a(core, rec.args[1], m, k, rec.args[9]).astype(np.float64))
-    assert np.array_equal(b, dbg.l0b(core, rec.args[4], k, n, rec.args[9]).astype(np.float64))
-    assert np.array_equal(c, dbg.l0c(core, rec.args[7], m, n).astype(np.float64))
+    assert np.array_equal(a, dbg.l0a(core, rec.args.a0, m, k, rec.args.dtype).astype(np.float64))
+    assert np.array_equal(b, dbg.l0b(core, rec.args.b0, k, n, rec.args.dtype).astype(np.float64))
+    assert np.array_equal(c, dbg.l0c(core, rec.args.c0_addr, m, n).astype(np.float64))
     if rec.params.cmatrixInitVal:
         assert np.allclose(c, a @ b, rtol=1e-5, atol=1e-4)
     else:
         dbg.back()
-        before = dbg.l0c(core, rec.args[7], m, n).astype(np.float64)
+        before = dbg.l0c(core, rec.args.c0_addr, m, n).astype(np.float64)
         assert np.allclose(c, before + a @ b, rtol=1e-5, atol=1e-4)
     assert "..." in "\n".join(r[5])  # without `full` a 128 x 128 matrix is truncated
 
