@@ -13,13 +13,11 @@ from tiling.conv3d_backprop_filter.base import BaseTemplate, TbeTiling, TilingVa
 from tiling.conv3d_backprop_filter.basic_block import BasicBlockTiling, is_capable
 from tiling.conv3d_backprop_filter.checks import DwArgs, check_conv3d_dw_args
 from tiling.conv3d_backprop_filter.keys import TPL_SPLIT_DFL
-from tiling.conv3d_backprop_filter.model import (TPL_SPLIT_DFL, Conv3DBackpropFilterV2Params,
-                                                 Conv3DBackpropFilterV2TilingData, TConv3DDwBasicBlockTiling,
-                                                 TConv3DDwTiling)
+from tiling.conv3d_backprop_filter.model import (Conv3DBackpropFilterV2Params, Conv3DBackpropFilterV2TilingData,
+                                                 TConv3DDwBasicBlockTiling, TConv3DDwTiling)
 from tiling.conv3d_backprop_filter.run_info import RunInfo, build_run_info, shape_attr_fields
 from tiling.conv3d_backprop_filter.tbe_rule import TbeDims, own_block_candidates, own_core_dims
 from tiling.conv3d_backprop_filter.validate import validate
-from tiling.conv3d_backprop_input.arch22.base import TilingInfeasible
 
 # The fields the basic-block template keeps from InitTilingValue's TBE branch (the vectors' tbe_dependent_fields).
 BASIC_BLOCK_TBE_FIELDS = ("batchDim", "groupDim", "mDim", "kDim", "nDim", "singleCoreBatch")

@@ -16,12 +16,12 @@ keeps the first proposal the validator accepts.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Iterator
 
 from ascend_sim.machine.platform import Platform
 from tiling.common.integers import ceil_div
+from tiling.common.tbe_rule import greedy_core_split
 from tiling.conv3d_backprop_filter.base import BaseTemplate, TbeTiling, TilingValue
 from tiling.conv3d_backprop_filter.run_info import BLOCK_CUBE, RunInfo
 
@@ -36,39 +36,13 @@ class TbeDims:
     k_dim: int = 1
 
 
-def _next_split(extent: int, current: int, divisors_only: bool, cores: int) -> int | None:
-    """The next core count along an axis that lowers the per-core share (a divisor of extent if asked)."""
-    if divisors_only:  # no axis can take more than all the cores
-        return next((d for d in range(current + 1, min(extent, cores) + 1) if extent % d == 0), None)
-    share = ceil_div(extent, current)
-    return None if share <= 1 else ceil_div(extent, share - 1)
-
-
 def own_core_dims(run: RunInfo, cores: int) -> TbeDims:
+    """Greedy split (tiling/common/tbe_rule.py): batch and dout by their divisors, then group, M = cout blocks,
+    N = cin blocks x kernel depth, K = dy rows."""
     m_units = ceil_div(run.cout1_g * run.k0, BLOCK_CUBE)  # singleCoreCout is aligned to 16
     n_units = run.cin1_g if run.split_dk else run.cin1_g * run.kd
-    axes = {"batch": (run.batch, True), "depth": (run.dout, True), "group": (run.real_g, False),
-            "m": (m_units, False), "n": (n_units, False), "k": (run.ho, False)}
-    dims = dict.fromkeys(axes, 1)
-
-    def work(d: dict) -> int:
-        return math.prod(ceil_div(axes[a][0], d[a]) for a in axes)
-
-    used = 1
-    while True:
-        best = None
-        for axis, (extent, divisors_only) in axes.items():  # dict order breaks ties
-            nxt = _next_split(extent, dims[axis], divisors_only, cores)
-            if nxt is None or used // dims[axis] * nxt > cores:
-                continue
-            gain = math.log(work(dims) / work({**dims, axis: nxt})) / math.log(nxt / dims[axis])
-            if best is None or gain > best[0] + 1e-12:
-                best = (gain, axis, nxt)
-        if best is None:
-            break
-        _, axis, nxt = best
-        used = used // dims[axis] * nxt
-        dims[axis] = nxt
+    dims = greedy_core_split({"batch": (run.batch, True), "depth": (run.dout, True), "group": (run.real_g, False),
+                              "m": (m_units, False), "n": (n_units, False), "k": (run.ho, False)}, cores)
     m_dim = ceil_div(m_units, ceil_div(m_units, dims["m"]))
     return TbeDims(batch_dim=dims["batch"], d_dim=dims["depth"], group_dim=dims["group"], m_dim=m_dim,
                    n_dim=dims["n"], k_dim=dims["k"])

@@ -15,12 +15,12 @@ shrink the block, then buffers, then loads until the kernel's rules are met.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Iterator
 
 from ascend_sim.machine.platform import Platform
 from tiling.common.integers import ceil_div
+from tiling.common.tbe_rule import greedy_core_split
 from tiling.conv3d_backprop_input.arch22.common import BLOCK_CUBE, RunInfo
 
 MAX_BLOCK_FRACTALS = 16  # 256 rows or columns
@@ -57,40 +57,11 @@ class CoreDims:
     n: int
 
 
-def _next_dim(extent: int, current: int) -> int | None:
-    """The next core count along an axis that still changes the per-core share (ceil(extent/dim) drops)."""
-    share = ceil_div(extent, current)
-    if share <= 1:
-        return None
-    return ceil_div(extent, share - 1)
-
-
 def own_core_dims(run: RunInfo, cores: int) -> CoreDims:
-    """Greedy split: each step takes the axis whose next split gives the best work cut per core added."""
-    extents = {"batch": run.batch_n, "depth": run.dedx_d, "group": run.real_g, "m": run.dedx_h,
-               "n": run.dedx_cin1_g}
-    dims = dict.fromkeys(extents, 1)
-
-    def work(d: dict) -> int:
-        return math.prod(ceil_div(extents[k], d[k]) for k in extents)
-
-    used = 1
-    while True:
-        best = None
-        current_work = work(dims)
-        for axis in extents:  # dict order is the tie-break priority
-            nxt = _next_dim(extents[axis], dims[axis])
-            if nxt is None or used // dims[axis] * nxt > cores:
-                continue
-            trial = {**dims, axis: nxt}
-            gain = math.log(current_work / work(trial)) / math.log(nxt / dims[axis])
-            if best is None or gain > best[0] + 1e-12:
-                best = (gain, axis, nxt)
-        if best is None:
-            break
-        _, axis, nxt = best
-        used = used // dims[axis] * nxt
-        dims[axis] = nxt
+    """Greedy split (tiling/common/tbe_rule.py) over batch, depth, group, M rows and N channel blocks."""
+    dims = greedy_core_split({"batch": (run.batch_n, False), "depth": (run.dedx_d, False),
+                              "group": (run.real_g, False), "m": (run.dedx_h, False),
+                              "n": (run.dedx_cin1_g, False)}, cores)
     return CoreDims(dims["group"], dims["batch"], dims["depth"], dims["m"], dims["n"])
 
 
