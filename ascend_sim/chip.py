@@ -59,7 +59,7 @@ class Chip:
         self.platform = get_platform(platform)
         self.engine = engine
         self.blas_threads = blas_threads
-        self.gm = GlobalMemory()
+        self.gm = GlobalMemory(allocate=execute)  # timing-only: size-only allocations
         self.execute = execute
         self.check_races = check_races
         self.record = record

@@ -212,7 +212,7 @@ def run_matmul(a: np.ndarray, b: np.ndarray, *, platform="Ascend910B2", block_di
     batch. The operand dtype is a's if it is float16, bfloat16 or float32 (b is cast to it), else float16.
     out_dtype: C's dtype (default the operand dtype). hf32: round float32 operands to HF32 in the cube.
     poison_output fills C with NaN first (float outputs), so that an element the kernel never writes shows.
-    C is (M, N) for a 2-D a, else (batch, M, N); all zeros when execute=False.
+    C is (M, N) for a 2-D a, else (batch, M, N); None when execute=False (timing-only: GM holds no bytes).
     """
     a, b = np.asarray(a), np.asarray(b)
     if a.ndim not in (2, 3) or b.ndim not in (2, 3):
@@ -244,5 +244,7 @@ def run_matmul(a: np.ndarray, b: np.ndarray, *, platform="Ascend910B2", block_di
         c_gm.data.view(result)[:] = np.nan
     from ascend_sim.tensor import GmAddr
     report = chip.launch(matmul_kernel, block_dim, GmAddr(a_gm), GmAddr(b_gm), GmAddr(c_gm), t)
+    if not execute:
+        return None, report
     c = c_gm.data.view(result).reshape(batch, m, n).copy()
     return (c if a.ndim == 3 else c[0]), report

@@ -37,3 +37,9 @@ def dhw_attribute(name: str, values, data_format: str) -> tuple[int, int, int]:
     if n_c != (1, 1):
         raise ValueError(f"{name}={values!r}: the N and C entries ({data_format} order) must be 1")
     return values[1:4] if data_format == "NDHWC" else values[2:5]
+
+
+def stand_in(shape: tuple, dtype) -> np.ndarray:
+    """A read-only array of `shape` and `dtype` that takes no memory (a broadcast zero): the operand of a
+    timing-only run, whose bytes nothing reads."""
+    return np.broadcast_to(np.zeros((), dtype), tuple(int(d) for d in shape))

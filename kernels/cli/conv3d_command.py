@@ -21,7 +21,8 @@ from ..conv3d_v2.operator import Conv3dV2Run, conv3d_v2_run
 from ..conv3d_v2.reference import conv3d_reference
 from .conv_problem import ConvProblem, add_conv_problem_arguments, conv_problem, field_override
 from .flags import FlagError, add_run_arguments
-from .report import Progress, check_against, check_fields, print_json, print_summary, text_stream
+from .report import (Progress, check_against, check_fields, print_json, print_summary, random_operands,
+                     text_stream)
 
 _C_RANGES = {"u8": (0, 255), "i8": (-128, 127), "u32": (0, 2**32 - 1), "u64": (0, 2**64 - 1)}
 CONV3D_FIELD_RANGES = {name: _C_RANGES[ctype] for name, ctype in (*API_TILING_FIELDS, *RUN_INFO_FIELDS)}
@@ -69,10 +70,8 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> Conv3dComma
     debug conv3d` passes a Capture). The GM allocations are x, filter, bias and y (operator.py)."""
     problem = conv_problem(args)
     dtype = DTYPES[args.dtype]
-    rng = np.random.default_rng(args.seed)
-    x = rng.standard_normal(problem.dx_shape).astype(dtype)
-    w = rng.standard_normal(problem.filter_shape).astype(dtype)
-    bias = rng.standard_normal(problem.cout).astype(dtype) if args.bias else None
+    x, w, bias = random_operands(args.seed, dtype, args.timing_only, problem.dx_shape, problem.filter_shape,
+                                 problem.cout if args.bias else None)
     progress = Progress.hooks(get_platform(problem.platform).aic_cores) if args.engine != "fast" else None
     wall = time.perf_counter()
     try:

@@ -9,7 +9,6 @@ import argparse
 import json
 import time
 
-import numpy as np
 
 from ascend_sim.dtypes import DTYPES
 from ascend_sim.platform import get_platform
@@ -20,7 +19,8 @@ from ..conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run
 from ..conv3d_backprop_filter.reference import conv3d_dw_reference
 from .conv_problem import add_conv_problem_arguments, conv_problem, field_override
 from .flags import FlagError, add_run_arguments
-from .report import Progress, check_against, check_fields, print_json, print_summary, text_stream
+from .report import (Progress, check_against, check_fields, print_json, print_summary, random_operands,
+                     text_stream)
 
 _C_RANGES = {"u32": (0, 2**32 - 1), "u64": (0, 2**64 - 1)}
 DW_FIELD_RANGES = {name: _C_RANGES[ctype] for name, ctype in (*PARAMS_FIELDS, *TILING_FIELDS, *BASIC_BLOCK_FIELDS)}
@@ -50,9 +50,7 @@ def run(args: argparse.Namespace) -> int:
     say = text_stream(args.json)
     problem = conv_problem(args)
     dtype = DTYPES[args.dtype]
-    rng = np.random.default_rng(args.seed)
-    x = rng.standard_normal(problem.dx_shape).astype(dtype)
-    dy = rng.standard_normal(problem.dy_shape).astype(dtype)
+    x, dy = random_operands(args.seed, dtype, args.timing_only, problem.dx_shape, problem.dy_shape)
     progress = Progress.hooks(get_platform(problem.platform).aic_cores) if args.engine != "fast" else None
     wall = time.perf_counter()
     try:

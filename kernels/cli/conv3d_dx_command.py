@@ -16,7 +16,8 @@ from ..conv3d_backprop_input.operator import ROUTES, Conv3dDxRun, conv3d_backpro
 from ..reference import conv3d_dx_reference
 from .conv_problem import ConvProblem, add_conv_problem_arguments, conv_problem
 from .flags import FlagError, add_run_arguments
-from .report import Progress, check_against, check_fields, print_json, print_summary, text_stream
+from .report import (Progress, check_against, check_fields, print_json, print_summary, random_operands,
+                     text_stream)
 
 
 def add_command(commands) -> argparse.ArgumentParser:
@@ -60,9 +61,7 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDxRun:
         raise FlagError(f"argument --set: this problem runs as a matmul on --route aclnn ({plan.matmul_mode}), "
                         f"which has no conv tiling to override; add --route v2 to run the conv kernel")
     dtype = DTYPES[args.dtype]
-    rng = np.random.default_rng(args.seed)
-    dy = rng.standard_normal(problem.dy_shape).astype(dtype)
-    weight = rng.standard_normal(problem.filter_shape).astype(dtype)
+    dy, weight = random_operands(args.seed, dtype, args.timing_only, problem.dy_shape, problem.filter_shape)
     progress = Progress.hooks(get_platform(problem.platform).aic_cores) if args.engine != "fast" else None
     wall = time.perf_counter()
     try:

@@ -10,7 +10,6 @@ import argparse
 import dataclasses
 import time
 
-import numpy as np
 
 from ascend_sim.dtypes import DTYPES
 
@@ -18,7 +17,7 @@ from ..convolution_backward.arguments import CUBE_MATH_TYPES, GROUPS_MAX
 from ..convolution_backward.operator import convolution_backward_run
 from ..convolution_backward.reference import convolution_backward_reference
 from .flags import FlagError, int_in_range, platform_value, read_integer, add_run_arguments
-from .report import check_against, print_json, text_stream
+from .report import check_against, print_json, random_operands, text_stream
 
 GRADIENTS = ("grad_input", "grad_weight", "grad_bias")
 FP16_CUBE_TOLERANCE = 4e-3  # USE_FP16 rounds float32 / bfloat16 operands to float16 and the results too
@@ -114,8 +113,7 @@ def run(args: argparse.Namespace) -> int:
              else tuple((v, v) for v in padding))
     go_shape, x_shape, w_shape = _shapes(args, kernel, stride, pairs, dilation, output_padding)
     dtype = DTYPES[args.dtype]
-    rng = np.random.default_rng(args.seed)
-    go, x, w = (rng.standard_normal(shape).astype(dtype) for shape in (go_shape, x_shape, w_shape))
+    go, x, w = random_operands(args.seed, dtype, args.timing_only, go_shape, x_shape, w_shape)
     bias = [w_shape[1] * args.groups if args.transposed else w_shape[0]]
     wall = time.perf_counter()
     result = convolution_backward_run(go, x, w, bias, stride, padding, dilation, args.transposed, output_padding,

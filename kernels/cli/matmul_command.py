@@ -13,7 +13,8 @@ from ascend_sim.platform import get_platform
 
 from ..matmul import MatmulTiling, run_matmul
 from .flags import FlagError, add_run_arguments, int_in_range, platform_value
-from .report import Progress, check_against, check_fields, print_json, print_summary, text_stream
+from .report import (Progress, check_against, check_fields, print_json, print_summary, random_operands,
+                     text_stream)
 
 
 def add_command(commands) -> argparse.ArgumentParser:
@@ -41,14 +42,14 @@ class MatmulRun:
     a: np.ndarray
     b: np.ndarray
     tiling: MatmulTiling
-    c: np.ndarray
+    c: np.ndarray | None  # None in timing-only mode
     report: object
     wall: float
 
     @property
     def headline(self) -> str:
         return (f"Matmul {self.tiling.dtype}{' (HF32)' if self.tiling.hf32 else ''}: A {self.a.shape} . "
-                f"B {self.b.shape} -> C {self.c.shape}")
+                f"B {self.b.shape} -> C {(self.a.shape[0], self.a.shape[1], self.b.shape[2])}")
 
 
 def simulate(args: argparse.Namespace, hooks: list | None = None) -> MatmulRun:
@@ -58,9 +59,8 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> MatmulRun:
         raise FlagError(f"argument --hf32: rounds float32 operands, and --dtype is {args.dtype}; "
                         f"use --dtype float32 or drop --hf32")
     dtype = DTYPES[args.dtype]
-    rng = np.random.default_rng(args.seed)
-    a = rng.standard_normal((args.batch, args.m, args.k)).astype(dtype)
-    b = rng.standard_normal((args.batch, args.k, args.n)).astype(dtype)
+    a, b = random_operands(args.seed, dtype, args.timing_only, (args.batch, args.m, args.k),
+                           (args.batch, args.k, args.n))
     tiling = MatmulTiling.for_shape(args.m, args.n, args.k, args.dtype, batch=args.batch, hf32=args.hf32)
     progress = Progress.hooks(get_platform(args.platform).aic_cores) if args.engine != "fast" else None
     wall = time.perf_counter()

@@ -12,9 +12,20 @@ from typing import TextIO
 
 import numpy as np
 
+from ..operands import stand_in
+
 # Tolerance of |got - ref| / (|ref| + rms(ref)): one rounding to the output dtype after fp32 accumulation
 # (half an ulp: 2^-11 fp16, 2^-8 bf16), with margin; HF32 rounds the fp32 operands to 11 mantissa bits.
 TOLERANCE = {"float16": 1e-3, "bfloat16": 8e-3, "float32": 1e-5, "hf32": 2e-3}
+
+
+def random_operands(seed: int, dtype, timing_only: bool, *shapes) -> list:
+    """Standard-normal operands of these shapes drawn in order from one seeded generator (None for a shape
+    None); with timing_only, size-only stand-ins instead, which take no memory (nothing reads their bytes)."""
+    if timing_only:
+        return [None if shape is None else stand_in(shape, dtype) for shape in shapes]
+    rng = np.random.default_rng(seed)
+    return [None if shape is None else rng.standard_normal(shape).astype(dtype) for shape in shapes]
 
 
 def text_stream(json_output: bool) -> TextIO:

@@ -144,15 +144,17 @@ def _from_device(dw_flat: np.ndarray, t, groups: int, weight_shape: tuple) -> np
     return w
 
 
-def _launch(x_ncdhw, dy_ncdhw, tiling_data, groups: int, weight_shape: tuple, *, platform, execute: bool,
-            check_races: bool, hooks, deterministic: bool = False, engine: str = "auto"):
+def _launch(x_ncdhw, dy_ncdhw, x_shape: tuple, dy_shape: tuple, dtype, tiling_data, groups: int, weight_shape: tuple,
+            *, platform, execute: bool, check_races: bool, hooks, deterministic: bool = False, engine: str = "auto"):
+    """dw (None in timing-only mode, where x_ncdhw and dy_ncdhw are None: GM then holds size-only allocations of
+    the device shapes and nothing is converted) and the report; x_shape, dy_shape NCDHW."""
     t = tiling_data.dwTiling
-    dtype = x_ncdhw.dtype
+    dtype = np.dtype(dtype)
     c0 = t.k0
     if c0 != 32 // dtype.itemsize:
         raise ValueError(f"the tiling's k0={c0} does not match {dtype} data (C0={32 // dtype.itemsize})")
-    per = groups_per_tiling_group(groups, x_ncdhw.shape[1], dy_ncdhw.shape[1], t)
-    cin_g, cout_g = x_ncdhw.shape[1] // groups, dy_ncdhw.shape[1] // groups
+    per = groups_per_tiling_group(groups, x_shape[1], dy_shape[1], t)
+    cin_g, cout_g = x_shape[1] // groups, dy_shape[1] // groups
     cinG, coutG = t.cin1G * c0, t.cout1G * c0
     # the channel count the kernel's offsets assume: (group - 1) whole groups plus the tail group
     cin_total, cout_total = -(-t.cin // c0) * c0, -(-t.cout // c0) * c0
@@ -161,20 +163,23 @@ def _launch(x_ncdhw, dy_ncdhw, tiling_data, groups: int, weight_shape: tuple, *,
         if (last // per) * cg_aligned + (last % per + 1) * c_g > total or per * c_g > cg_aligned:
             raise ValueError(f"the tiling's group layout (group={t.group}, {name} per group {cg_aligned}) does not "
                              f"hold {groups} groups of {c_g} {name} channels")
-    x_5hd = _to_device(x_ncdhw, dtype, per, cin_g, cinG, cin_total)
-    dy_5hd = _to_device(dy_ncdhw, dtype, per, cout_g, coutG, cout_total)
     chip = Chip(platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine)
     workspace = None
     if deterministic:  # the stream-K partial sums: singleCoreM x singleCoreN fp32 per core
         bb = tiling_data.basicBlockTiling
         partial_sums = tiling_data.block_dim * bb.singleCoreM * bb.singleCoreN * 4
         workspace = GmAddr(chip.gm.alloc("workspace", max(1, partial_sums)))
-    x_gm = chip.gm.upload("x", x_5hd)
+    n, _, d, h, w = x_shape
+    x_gm = chip.gm.place("x", (n, d, cin_total // c0, h, w, c0), dtype,
+                         lambda: _to_device(x_ncdhw, dtype, per, cin_g, cinG, cin_total))
     # Zero slack after dy: the basic-block drivers with separate (group, kd) GEMMs read M blocks of
     # cout1G*C0 couts even where dy holds fewer (fp32: cout1G*8 can pass ceil(Cout/8)*8); on the device that
     # reads past the tensor, here it reads zeros, and the rows land in dw rows past Cout, which are dropped.
-    slack = coutG * dy_5hd.shape[3] * dy_5hd.shape[4]  # cout1G planes of one (batch, depth)
-    dy_gm = chip.gm.upload("out_backprop", np.concatenate([dy_5hd.reshape(-1), np.zeros(slack, dy_5hd.dtype)]))
+    n, _, do, ho, wo = dy_shape
+    slack = coutG * ho * wo  # cout1G planes of one (batch, depth)
+    dy_elements = n * do * cout_total * ho * wo + slack
+    dy_gm = chip.gm.place("out_backprop", (dy_elements,), dtype, lambda: np.concatenate(
+        [_to_device(dy_ncdhw, dtype, per, cout_g, coutG, cout_total).reshape(-1), np.zeros(slack, dtype)]))
     y_elems = t.group * t.dk * t.cin1G * t.hk * t.wk * coutG * c0
     y_gm = chip.gm.alloc("y", y_elems * 4)
     if execute:
@@ -217,10 +222,13 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
     dy_shape = _to_ncdhw_shape(dy.shape, data_format)
     pd = check_ints("pads", pads, 6, ("front", "back", "top", "bottom", "left", "right"))
     _check_relations(x_shape, weight_shape, dy_shape, st, pd, dl, data_format)
-    x_ncdhw = np.ascontiguousarray(x.transpose(0, 4, 1, 2, 3)) if data_format == "NDHWC" else x
-    dy_ncdhw = np.ascontiguousarray(dy.transpose(0, 4, 1, 2, 3)) if data_format == "NDHWC" else dy
-    x_ncdhw, pd = _pad_rows_beyond_reach(x_ncdhw, pd, weight_shape[3], dl[1] if weight_shape[3] > 1 else 1)
-    x_shape = x_ncdhw.shape
+    x_ncdhw = dy_ncdhw = None  # timing-only: no host conversion, the operands' bytes are never read
+    kh_dilation = dl[1] if weight_shape[3] > 1 else 1
+    if execute:
+        x_ncdhw = np.ascontiguousarray(x.transpose(0, 4, 1, 2, 3)) if data_format == "NDHWC" else x
+        dy_ncdhw = np.ascontiguousarray(dy.transpose(0, 4, 1, 2, 3)) if data_format == "NDHWC" else dy
+        x_ncdhw, _ = _pad_rows_beyond_reach(x_ncdhw, pd, weight_shape[3], kh_dilation)
+    x_shape, pd = rows_beyond_reach(x_shape, pd, weight_shape[3], kh_dilation)
     if tiling is None:
         tiling = conv3d_backprop_filter_tiling(x_shape, weight_shape, dy_shape, st, pd, dl, groups,
                                                dtype=x.dtype.name, platform=platform, enable_hf32=enable_hf32,
@@ -229,7 +237,8 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
         check_conv3d_dw_args(x_shape, weight_shape, dy_shape, st, pd, dl, groups, x.dtype.name, platform,
                              enable_hf32, deterministic)
     groups = x_shape[1] // weight_shape[1]
-    dw, report = _launch(x_ncdhw, dy_ncdhw, tiling, groups, weight_shape, platform=platform, execute=execute,
+    dw, report = _launch(x_ncdhw, dy_ncdhw, x_shape, dy_shape, x.dtype, tiling, groups, weight_shape,
+                         platform=platform, execute=execute,
                          check_races=check_races, hooks=hooks, deterministic=deterministic, engine=engine)
     result = filter_from_ncdhw(dw, filter_format) if dw is not None else None
     path = None

@@ -25,7 +25,8 @@ import numpy as np
 
 from ascend_sim import Chip
 from ascend_sim.dtypes import DTYPES
-from ascend_sim.formats import filter_to_fractal_z_3d, ncdhw_to_ndc1hwc0, ndc1hwc0_to_ncdhw, ndc1hwc0_to_ndhwc
+from ascend_sim.formats import (filter_to_fractal_z_3d, fractal_z_3d_shape, ncdhw_to_ndc1hwc0, ndc1hwc0_to_ncdhw,
+                                ndc1hwc0_to_ndhwc)
 from ascend_sim.report import RunReport
 from ascend_sim.tensor import GmAddr
 
@@ -69,19 +70,22 @@ class Conv3dDxRun:
         return self.report.retime(platform)
 
 
-def _launch(problem: Problem, weight: np.ndarray, dy: np.ndarray, tiling_data, y_format: str, *, execute: bool,
-            check_races: bool, poison_output: bool, hooks, engine: str):
-    """(y in y_format, report): y NCDHW, or NDC1HWC0 as (N, D, C1, H, W, C0)."""
+def _launch(problem: Problem, weight: np.ndarray | None, dy: np.ndarray | None, tiling_data, y_format: str, *,
+            execute: bool, check_races: bool, poison_output: bool, hooks, engine: str):
+    """(y in y_format, report): y NCDHW, or NDC1HWC0 as (N, D, C1, H, W, C0). weight and dy (NCDHW) are None in
+    timing-only mode: GM then holds size-only allocations of the device shapes and nothing is converted."""
     dtype = DTYPES[problem.dtype]
     n, cin, di, hi, wi = problem.dx_shape
+    _, cout, do, ho, wo = problem.dy_shape
     c0 = 32 // dtype.itemsize
     cin1 = -(-cin // c0)
     core_num = tiling_data.params.coreNum
     chip = Chip(problem.platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine)
-    dy_5hd = ncdhw_to_ndc1hwc0(dy.astype(dtype, copy=False))
-    w_fz = filter_to_fractal_z_3d(weight.astype(dtype, copy=False), problem.groups, "NCDHW")
-    dy_gm = chip.gm.upload("out_backprop", dy_5hd)
-    w_gm = chip.gm.upload("filter", w_fz)
+    dy_gm = chip.gm.place("out_backprop", (n, do, -(-cout // c0), ho, wo, c0), dtype,
+                          lambda: ncdhw_to_ndc1hwc0(dy.astype(dtype, copy=False)))
+    cout_w, cin_g, *kernel = problem.filter_shape
+    w_gm = chip.gm.place("filter", fractal_z_3d_shape(cout_w, cin_g, kernel, problem.groups, dtype), dtype,
+                         lambda: filter_to_fractal_z_3d(weight.astype(dtype, copy=False), problem.groups, "NCDHW"))
     ncdhw = y_format == FORMAT_NCDHW
     y_shape = (n, cin, di, hi, wi) if ncdhw else (n, di, cin1, hi, wi, c0)
     y_gm = chip.gm.alloc("y", int(np.prod(y_shape)) * dtype.itemsize)
@@ -119,14 +123,17 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
     plan = plan_conv3d_dx(input_size, filter.shape, out_backprop.shape, filter.dtype, strides=strides, pads=pads,
                           dilations=dilations, groups=groups, data_format=data_format, filter_format=filter_format,
                           platform=platform, enable_hf32=enable_hf32, route=route, tiling_overrides=tiling_overrides)
-    weight, dy = operands_to_ncdhw(filter, out_backprop, data_format, filter_format)
+    weight, dy = None, None  # timing-only: no host conversion, the operands' bytes are never read
+    if execute:
+        weight, dy = operands_to_ncdhw(filter, out_backprop, data_format, filter_format)
     if plan.route == "matmul":
         mm = dx_by_matmul(plan.problem, weight, dy, plan.matmul_mode, execute=execute, check_races=check_races,
                           poison_output=poison_output, hooks=hooks, engine=engine)
         # mm.result is NCDHW, which is data_format: every matmul mode needs NCDHW data
         return Conv3dDxRun(mm.result, mm.tiling, mm.report, plan.rewrite, mm.notes, _write_trace(mm.report, trace),
                            "matmul", plan.matmul_mode)
-    y, report = _launch(plan.kernel_problem, plan.rewrite.filter(weight), dy, plan.tiling, plan.y_format,
+    kernel_weight = plan.rewrite.filter(weight) if execute else None
+    y, report = _launch(plan.kernel_problem, kernel_weight, dy, plan.tiling, plan.y_format,
                         execute=execute, check_races=check_races, poison_output=poison_output, hooks=hooks,
                         engine=engine)
     result = None

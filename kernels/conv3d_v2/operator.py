@@ -22,7 +22,8 @@ import numpy as np
 
 from ascend_sim import Chip
 from ascend_sim.dtypes import DTYPES
-from ascend_sim.formats import filter_to_fractal_z_3d, ncdhw_to_ndc1hwc0, ndc1hwc0_to_ncdhw, ndc1hwc0_to_ndhwc
+from ascend_sim.formats import (filter_to_fractal_z_3d, fractal_z_3d_shape, ncdhw_to_ndc1hwc0, ndc1hwc0_to_ncdhw,
+                                ndc1hwc0_to_ndhwc)
 from ascend_sim.report import RunReport
 from ascend_sim.tensor import GmAddr
 from tiling.conv3d_v2 import conv3d_v2_tiling
@@ -90,14 +91,18 @@ def _launch(args, x, weight, bias, t, fmap_format, *, execute, check_races, pois
     n, cout, do, ho, wo = args.y_shape
     c0 = 32 // dtype.itemsize
     chip = Chip(args.platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine)
+    # x and weight are None in timing-only mode: place() then makes size-only allocations and converts nothing
     if fmap_format == NCDHW:  # the pointwise kernel reads x [N][Cin][DHW] and the filter [Cout][Cin] as given
-        x_gm = chip.gm.upload("x", np.ascontiguousarray(x, dtype))
-        w_gm = chip.gm.upload("filter", np.ascontiguousarray(weight, dtype))
+        x_gm = chip.gm.place("x", args.x_shape, dtype, lambda: np.ascontiguousarray(x, dtype))
+        w_gm = chip.gm.place("filter", args.filter_shape, dtype, lambda: np.ascontiguousarray(weight, dtype))
         y_shape = (n, cout, do, ho, wo)
     else:
-        x_gm = chip.gm.upload("x", ncdhw_to_ndc1hwc0(x.astype(dtype, copy=False)))
-        w_gm = chip.gm.upload("filter", filter_to_fractal_z_3d(weight.astype(dtype, copy=False), args.groups,
-                                                               "NCDHW"))
+        xn, cin, xd, xh, xw = args.x_shape
+        x_gm = chip.gm.place("x", (xn, xd, -(-cin // c0), xh, xw, c0), dtype,
+                             lambda: ncdhw_to_ndc1hwc0(x.astype(dtype, copy=False)))
+        wz_shape = fractal_z_3d_shape(cout, args.filter_shape[1], args.filter_shape[2:], args.groups, dtype)
+        w_gm = chip.gm.place("filter", wz_shape, dtype, lambda: filter_to_fractal_z_3d(
+            weight.astype(dtype, copy=False), args.groups, "NCDHW"))
         y_shape = (n, do, -(-cout // c0), ho, wo, c0)
     b_gm = None
     if bias is not None:
@@ -130,7 +135,9 @@ def conv3d_v2_run(x, filter, bias=None, *, strides, pads, dilations=(1, 1, 1, 1,
                                     platform, enable_hf32)
     fmap_format = NCDHW if use_point_wise_kernel(args, data_format) else NDC1HWC0
     t = plan_conv3d_v2_tiling(args, tiling_overrides, fmap_format)
-    x_ncdhw, weight = operands_to_ncdhw(x, filter, data_format, filter_format)
+    x_ncdhw = weight = None  # timing-only: no host conversion, the operands' bytes are never read
+    if execute:
+        x_ncdhw, weight = operands_to_ncdhw(x, filter, data_format, filter_format)
     y, report = _launch(args, x_ncdhw, weight, bias, t, fmap_format, execute=execute, check_races=check_races,
                         poison_output=poison_output, hooks=hooks, engine=engine)
     result = y
