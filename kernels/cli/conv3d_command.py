@@ -21,8 +21,8 @@ from ..conv3d_v2.operator import Conv3dV2Run, conv3d_v2_run
 from ..conv3d_v2.reference import conv3d_reference
 from .conv_problem import ConvProblem, add_conv_problem_arguments, conv_problem, field_override
 from .flags import FlagError, add_run_arguments
-from .report import (Progress, check_against, check_fields, print_json, print_summary, random_operands,
-                     text_stream)
+from .report import (Progress, check_fields, print_json, print_summary, random_operands, reference_precision,
+                     text_stream, timed_check)
 
 _C_RANGES = {"u8": (0, 255), "i8": (-128, 127), "u32": (0, 2**32 - 1), "u64": (0, 2**64 - 1)}
 CONV3D_FIELD_RANGES = {name: _C_RANGES[ctype] for name, ctype in (*API_TILING_FIELDS, *RUN_INFO_FIELDS)}
@@ -98,11 +98,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: {note}", file=say)
     check = None
     if not args.timing_only:
-        expect = conv3d_reference(x, w, bias, problem.stride, problem.pad, problem.dilation, problem.groups)
-        check = check_against(result.result, expect, args.dtype, args.hf32)
+        check = timed_check(lambda: conv3d_reference(x, w, bias, problem.stride, problem.pad, problem.dilation,
+                                                     problem.groups, precision=reference_precision(args.dtype)),
+                            result.result, args.dtype, args.hf32)
         print(check.line("y"), file=say)
     report = result.report
-    print_summary(report, wall, args.trace, say)
+    print_summary(report, wall, args.trace, say, check)
     if args.json:
         print_json({**check_fields(check), "tiling": json.loads(t.model_dump_json(exclude={"platform"})),
                     "notes": result.notes, "report": report.to_dict()})

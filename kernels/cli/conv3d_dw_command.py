@@ -19,8 +19,8 @@ from ..conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run
 from ..conv3d_backprop_filter.reference import conv3d_dw_reference
 from .conv_problem import add_conv_problem_arguments, conv_problem, field_override
 from .flags import FlagError, add_run_arguments
-from .report import (Progress, check_against, check_fields, print_json, print_summary, random_operands,
-                     text_stream)
+from .report import (Progress, check_fields, print_json, print_summary, random_operands, reference_precision,
+                     text_stream, timed_check)
 
 _C_RANGES = {"u32": (0, 2**32 - 1), "u64": (0, 2**64 - 1)}
 DW_FIELD_RANGES = {name: _C_RANGES[ctype] for name, ctype in (*PARAMS_FIELDS, *TILING_FIELDS, *BASIC_BLOCK_FIELDS)}
@@ -74,12 +74,13 @@ def run(args: argparse.Namespace) -> int:
           file=say)
     check = None
     if not args.timing_only:
-        expect = conv3d_dw_reference(x, dy, problem.filter_shape, problem.stride, problem.pad, problem.dilation,
-                                     problem.groups)
-        check = check_against(result.result, expect, args.dtype, args.hf32)
+        check = timed_check(lambda: conv3d_dw_reference(x, dy, problem.filter_shape, problem.stride, problem.pad,
+                                                        problem.dilation, problem.groups,
+                                                        precision=reference_precision(args.dtype)),
+                            result.result, args.dtype, args.hf32)
         print(check.line("dw"), file=say)
     report = result.report
-    print_summary(report, wall, args.trace, say)
+    print_summary(report, wall, args.trace, say, check)
     if args.json:
         print_json({**check_fields(check), "tiling": json.loads(t.model_dump_json()), "report": report.to_dict()})
     return 0 if check is None or check.passed else 1

@@ -16,8 +16,8 @@ from ..conv3d_backprop_input.operator import ROUTES, Conv3dDxRun, conv3d_backpro
 from ..reference import conv3d_dx_reference
 from .conv_problem import ConvProblem, add_conv_problem_arguments, conv_problem
 from .flags import FlagError, add_run_arguments
-from .report import (Progress, check_against, check_fields, print_json, print_summary, random_operands,
-                     text_stream)
+from .report import (Progress, check_fields, print_json, print_summary, random_operands, reference_precision,
+                     text_stream, timed_check)
 
 
 def add_command(commands) -> argparse.ArgumentParser:
@@ -86,12 +86,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: {note}", file=say)
     check = None
     if not args.timing_only:
-        expect = conv3d_dx_reference(dy.astype(np.float64), weight.astype(np.float64), problem.dx_shape,
-                                     problem.stride, problem.pad, problem.dilation, problem.groups)
-        check = check_against(result.result, expect, args.dtype, args.hf32)
+        check = timed_check(lambda: conv3d_dx_reference(dy, weight, problem.dx_shape, problem.stride, problem.pad,
+                                                        problem.dilation, problem.groups,
+                                                        precision=reference_precision(args.dtype)),
+                            result.result, args.dtype, args.hf32)
         print(check.line("dx"), file=say)
     report = result.report
-    print_summary(report, wall, args.trace, say)
+    print_summary(report, wall, args.trace, say, check)
     if args.json:
         tiling = json.loads(result.tiling.model_dump_json()) if result.route == "v2" else vars(result.tiling)
         print_json({**check_fields(check), "route": result.route, "matmul_mode": result.matmul_mode, "tiling": tiling,

@@ -17,7 +17,7 @@ from ..convolution_backward.arguments import CUBE_MATH_TYPES, GROUPS_MAX
 from ..convolution_backward.operator import convolution_backward_run
 from ..convolution_backward.reference import convolution_backward_reference
 from .flags import FlagError, int_in_range, platform_value, read_integer, add_run_arguments
-from .report import check_against, print_json, random_operands, text_stream
+from .report import check_against, print_json, random_operands, reference_precision, text_stream
 
 GRADIENTS = ("grad_input", "grad_weight", "grad_bias")
 FP16_CUBE_TOLERANCE = 4e-3  # USE_FP16 rounds float32 / bfloat16 operands to float16 and the results too
@@ -128,10 +128,11 @@ def run(args: argparse.Namespace) -> int:
           f"{args.cube_math_type} ({CUBE_MATH_TYPES[args.cube_math_type]})", file=say)
     for note in result.route.notes:
         print(f"  {note}", file=say)
-    checks = {}
+    checks, check_seconds = {}, 0.0
     if not args.timing_only:
+        check_seconds = time.perf_counter()
         refs = convolution_backward_reference(go, x, w, stride, pairs, dilation, args.transposed, args.groups,
-                                              args.mask)
+                                              args.mask, precision=reference_precision(args.dtype))
         math = result.route.math
         tolerance = FP16_CUBE_TOLERANCE if math.dtype != args.dtype else None
         for name, got, ref in zip(GRADIENTS, (result.grad_input, result.grad_weight, result.grad_bias), refs):
@@ -139,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
                 # grad_bias is summed in grad_output's own dtype: cube_math_type does not touch it
                 checks[name] = check_against(got, ref, args.dtype, math.hf32,
                                              None if name == "grad_bias" else tolerance)
+        check_seconds = time.perf_counter() - check_seconds
     for launch in result.launches:
         print(f"{launch.gradient}: {launch.kernel}", file=say)
         print(f"  tiling: {_tiling_line(launch.tiling)}", file=say)
@@ -149,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"  trace written to {launch.trace_path} (open in https://ui.perfetto.dev)", file=say)
     platform_name = result.args.platform.name
     print(f"total: {len(result.launches)} kernels, {result.cycles:,.0f} cycles = {result.microseconds:.2f} us on "
-          f"{platform_name}; simulated in {wall:.2f} s", file=say)
+          f"{platform_name}; simulated in {wall:.2f} s; reference check {check_seconds:.2f} s", file=say)
     if args.json:
         print_json({"check_passed": all(c.passed for c in checks.values()) if checks else None,
                     "checks": {name: c.to_dict() for name, c in checks.items()}, "notes": result.notes,

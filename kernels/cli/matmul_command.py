@@ -13,8 +13,8 @@ from ascend_sim.platform import get_platform
 
 from ..matmul import MatmulTiling, run_matmul
 from .flags import FlagError, add_run_arguments, int_in_range, platform_value
-from .report import (Progress, check_against, check_fields, print_json, print_summary, random_operands,
-                     text_stream)
+from .report import (Progress, check_fields, print_json, print_summary, random_operands, reference_precision,
+                     text_stream, timed_check)
 
 
 def add_command(commands) -> argparse.ArgumentParser:
@@ -85,9 +85,10 @@ def run(args: argparse.Namespace) -> int:
           f"{tiling.l1_buffers}", file=say)
     check = None
     if not args.timing_only:
-        check = check_against(c, np.matmul(a.astype(np.float64), b.astype(np.float64)), args.dtype, args.hf32)
+        precision = reference_precision(args.dtype)
+        check = timed_check(lambda: np.matmul(a.astype(precision), b.astype(precision)), c, args.dtype, args.hf32)
         print(check.line("C"), file=say)
-    print_summary(report, wall, args.trace, say)
+    print_summary(report, wall, args.trace, say, check)
     if args.json:
         print_json({**check_fields(check), "tiling": asdict(tiling), "report": report.to_dict()})
     return 0 if check is None or check.passed else 1

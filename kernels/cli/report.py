@@ -7,12 +7,15 @@ from __future__ import annotations
 import json
 import sys
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import TextIO
 
 import numpy as np
 
 from ..operands import stand_in
+
+STARTED = time.perf_counter()  # the command's start, near enough: its modules load first
 
 # Tolerance of |got - ref| / (|ref| + rms(ref)): one rounding to the output dtype after fp32 accumulation
 # (half an ulp: 2^-11 fp16, 2^-8 bf16), with margin; HF32 rounds the fp32 operands to 11 mantissa bits.
@@ -36,10 +39,12 @@ def print_json(document: dict) -> None:
     print(json.dumps(document, indent=1, default=str))
 
 
-def print_summary(report, wall: float, trace, say: TextIO) -> None:
-    """The run report, the simulator's own speed and where the trace went."""
+def print_summary(report, wall: float, trace, say: TextIO, check: "Check | None" = None) -> None:
+    """The run report, the simulator's own speed, the check's time and where the trace went."""
     print(report.summary(), file=say)
-    print(f"simulated in {wall:.2f} s ({report.instructions / wall:,.0f} instructions/s)", file=say)
+    print(f"simulated in {wall:.2f} s ({report.instructions / max(wall, 1e-9):,.0f} instructions/s)"
+          + (f"; reference check {check.seconds:.2f} s" if check is not None and check.seconds is not None else "")
+          + f"; {time.perf_counter() - STARTED:.2f} s since start", file=say)
     if trace:
         print(f"trace written to {trace} (open in https://ui.perfetto.dev)", file=say)
 
@@ -51,28 +56,44 @@ def check_fields(check: "Check | None") -> dict:
 
 @dataclass(frozen=True)
 class Check:
-    """The result against a float64 reference: the largest error relative to |ref| + rms(ref)."""
+    """The result against a reference: the largest error relative to |ref| + rms(ref); seconds: the time the
+    reference and the comparison took (timed_check)."""
 
     passed: bool
     error: float
     tolerance: float
+    seconds: float | None = None
 
     def line(self, name: str) -> str:
         return (f"check against the numpy reference: {'PASSED' if self.passed else 'FAILED'} "
                 f"(max |{name} - ref| / (|ref| + rms) = {self.error:.2e}, tolerance {self.tolerance:.0e})")
 
     def to_dict(self) -> dict:
-        return {"passed": self.passed, "max_error": self.error, "tolerance": self.tolerance}
+        return {"passed": self.passed, "max_error": self.error, "tolerance": self.tolerance, "seconds": self.seconds}
+
+
+def reference_precision(dtype: str):
+    """The dtype the reference computes in: float32 for float16/bfloat16 data (its rounding error, about 1e-6 of
+    rms, is far below their tolerances of 1e-3 and 8e-3), float64 for float32 data (tolerance 1e-5)."""
+    return np.float64 if dtype == "float32" else np.float32
 
 
 def check_against(got: np.ndarray, expect: np.ndarray, dtype: str, hf32: bool,
                   tolerance: float | None = None) -> Check:
     """tolerance: instead of the dtype's (a run that rounds its operands further, e.g. to float16)."""
     got = got.astype(np.float64)
-    rms = float(np.sqrt(np.mean(expect ** 2))) or 1.0
+    rms = float(np.sqrt(np.mean(np.square(expect, dtype=np.float64)))) or 1.0
     error = float((np.abs(got - expect) / (np.abs(expect) + rms)).max())
     tolerance = tolerance or TOLERANCE["hf32" if hf32 and dtype == "float32" else dtype]
     return Check(bool(np.isfinite(got).all() and error <= tolerance), error, tolerance)
+
+
+def timed_check(reference: Callable[[], np.ndarray], got: np.ndarray, dtype: str, hf32: bool,
+                tolerance: float | None = None) -> Check:
+    """check_against(got, reference()), with the time both took."""
+    start = time.perf_counter()
+    check = check_against(got, reference(), dtype, hf32, tolerance)
+    return replace(check, seconds=time.perf_counter() - start)
 
 
 class Progress:
