@@ -78,7 +78,8 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> Conv3dComma
         result = conv3d_v2_run(x, w, bias, execute=not args.timing_only, trace=args.trace,
                                tiling_overrides=dict(args.set) or None,
                                hooks=(progress or []) + list(hooks or []) or None,
-                               check_races=not args.no_race_check, engine=args.engine, **problem.operator_arguments())
+                               check_races=not args.no_race_check, engine=args.engine, max_memory=args.max_memory,
+                               **problem.operator_arguments())
     except TilingValidationError as err:
         raise FlagError(f"argument --set: {err}") from err
     finally:

@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         result = conv3d_backprop_filter_v2_run(
             x, problem.filter_shape, dy, execute=not args.timing_only, trace=args.trace,
             tiling_overrides=dict(args.set) or None, hooks=progress, check_races=not args.no_race_check,
-            engine=args.engine,
+            engine=args.engine, max_memory=args.max_memory,
             deterministic=args.deterministic,
             **problem.operator_arguments())
     except TilingValidationError as err:

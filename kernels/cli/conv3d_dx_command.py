@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 from dataclasses import dataclass
 
@@ -12,12 +13,12 @@ from ascend_sim.dtypes import DTYPES
 from ascend_sim.platform import get_platform
 from tiling import TilingValidationError
 
-from ..conv3d_backprop_input.operator import ROUTES, Conv3dDxRun, conv3d_backprop_input_v2_run
+from ..conv3d_backprop_input.operator import ROUTES, Conv3dDxRun, conv3d_backprop_input_v2_run, estimate_conv3d_dx
 from ..reference import conv3d_dx_reference
 from .conv_problem import ConvProblem, add_conv_problem_arguments, conv_problem
 from .flags import FlagError, add_run_arguments
-from .report import (Progress, check_fields, print_json, print_summary, random_operands, reference_precision,
-                     text_stream, timed_check)
+from .report import (Progress, check_cli_run, check_fields, print_json, print_summary, random_operands,
+                     reference_precision, text_stream, timed_check)
 
 
 def add_command(commands) -> argparse.ArgumentParser:
@@ -60,6 +61,9 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDxRun:
     if overrides and plan.route == "matmul":
         raise FlagError(f"argument --set: this problem runs as a matmul on --route aclnn ({plan.matmul_mode}), "
                         f"which has no conv tiling to override; add --route v2 to run the conv kernel")
+    check_cli_run(estimate_conv3d_dx(plan, execute=not args.timing_only, check_races=not args.no_race_check),
+                  math.prod(problem.dy_shape) + math.prod(problem.filter_shape), math.prod(problem.dx_shape),
+                  args.dtype, args)
     dtype = DTYPES[args.dtype]
     dy, weight = random_operands(args.seed, dtype, args.timing_only, problem.dy_shape, problem.filter_shape)
     progress = Progress.hooks(get_platform(problem.platform).aic_cores) if args.engine != "fast" else None
@@ -68,7 +72,8 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDxRun:
         result = conv3d_backprop_input_v2_run(
             problem.dx_shape, weight, dy, execute=not args.timing_only, trace=args.trace,
             tiling_overrides=overrides or None, hooks=(progress or []) + list(hooks or []) or None,
-            route=args.route, check_races=not args.no_race_check, engine=args.engine, **problem.operator_arguments())
+            route=args.route, check_races=not args.no_race_check, engine=args.engine, max_memory=args.max_memory,
+            **problem.operator_arguments())
     except TilingValidationError as err:
         raise FlagError(f"argument --set: {err}") from err
     finally:

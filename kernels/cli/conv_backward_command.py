@@ -119,7 +119,8 @@ def run(args: argparse.Namespace) -> int:
     result = convolution_backward_run(go, x, w, bias, stride, padding, dilation, args.transposed, output_padding,
                                       args.groups, args.mask, args.cube_math_type, platform=args.platform,
                                       execute=not args.timing_only, trace=args.trace,
-                                      check_races=not args.no_race_check, engine=args.engine)
+                                      check_races=not args.no_race_check, engine=args.engine,
+                                      max_memory=args.max_memory)
     wall = time.perf_counter() - wall
     layout = {1: "NCL", 2: "NCHW", 3: "NCDHW"}[spatial]
     print(f"aclnnConvolutionBackward {args.dtype} ({layout}{', transposed' if args.transposed else ''}): "

@@ -13,7 +13,10 @@ from typing import TextIO
 
 import numpy as np
 
+from ascend_sim.dtypes import DTYPES
+
 from ..operands import stand_in
+from ..size_guard import check_fits
 
 STARTED = time.perf_counter()  # the command's start, near enough: its modules load first
 
@@ -29,6 +32,18 @@ def random_operands(seed: int, dtype, timing_only: bool, *shapes) -> list:
         return [None if shape is None else stand_in(shape, dtype) for shape in shapes]
     rng = np.random.default_rng(seed)
     return [None if shape is None else rng.standard_normal(shape).astype(dtype) for shape in shapes]
+
+
+def check_cli_run(estimate, input_elements: int, output_elements: int, dtype: str, args) -> None:
+    """The size guard of a run command, before it draws its operands: the operator's estimate (size_guard.py)
+    plus, in a full run, the operands (drawn in float64, kept in dtype) and the reference check (the operands and
+    the output in its precision, about twice)."""
+    extra = 0
+    if not args.timing_only:
+        precision = np.dtype(reference_precision(dtype)).itemsize
+        extra = input_elements * (8 + np.dtype(DTYPES[dtype]).itemsize) + 2 * precision * (input_elements
+                                                                                             + output_elements)
+    check_fits(estimate.with_extra(extra), args.max_memory)
 
 
 def text_stream(json_output: bool) -> TextIO:

@@ -28,6 +28,7 @@ from tiling import check_conv3d_dw_args, conv3d_backprop_filter_tiling
 from tiling.checks import check_ints
 
 from ..operands import check_array, check_format, dhw_attribute
+from ..size_guard import RunEstimate, check_fits, conv_estimate, gemm_tiles, tensor_bytes
 from .kernel import conv3d_backprop_filter_v2 as _kernel_entry
 
 DATA_FORMATS = ("NDHWC", "NCDHW")
@@ -193,10 +194,25 @@ def _launch(x_ncdhw, dy_ncdhw, x_shape: tuple, dy_shape: tuple, dtype, tiling_da
     return dw, report
 
 
+def estimate_conv3d_dw(tiling_data, x_shape: tuple, dy_shape: tuple, weight_shape: tuple, groups: int, itemsize: int,
+                       *, execute: bool = True, check_races: bool = True) -> RunEstimate:
+    """What a run will take (kernels/size_guard.py); shapes NCDHW, dw accumulated in float32."""
+    t = tiling_data.dwTiling
+    cout, cin_g, *kernel = weight_shape
+    n, _, *out = dy_shape
+    tiles = gemm_tiles(cout // groups, cin_g * math.prod(kernel), n * math.prod(out), t.baseM, t.baseN, t.baseK,
+                       groups)
+    c0 = 32 // itemsize
+    inputs = (tensor_bytes(x_shape, itemsize, c0), tensor_bytes(dy_shape, itemsize, c0))
+    return conv_estimate(inputs, tensor_bytes(weight_shape, 4, c0), tiles=tiles, cores=tiling_data.block_dim,
+                         execute=execute, check_races=check_races)
+
+
 def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads, dilations=(1, 1, 1, 1, 1),
                                   groups=1, data_format="NDHWC", filter_format="NCDHW", platform="Ascend910B2",
                                   enable_hf32=False, deterministic=False, execute=True, trace=None, tiling=None,
-                                  tiling_overrides=None, check_races=True, hooks=None, engine="auto") -> Conv3dDwRun:
+                                  tiling_overrides=None, check_races=True, hooks=None, engine="auto",
+                                  max_memory=None) -> Conv3dDwRun:
     """Run Conv3DBackpropFilterV2 on the simulator and return the whole record (see conv3d_backprop_filter_v2).
 
     deterministic=True: the deterministic build (the host tiles for it; stream-K tail blocks are summed by the
@@ -206,6 +222,8 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
     problem); tiling_overrides: {field: value} applied to the generated tiling by real field name.
     hooks: callables hook(core, instruction) run after every instruction. engine: "auto" | "exact" | "fast"
     (ascend_sim.Chip): the same results, cycles and faults; "auto" is fast unless hooks are given.
+    max_memory: the bytes the run may take (default: a fraction of the machine's available memory); a run
+    estimated to need more is refused before anything is allocated (kernels/size_guard.py, MemoryLimitError).
     """
     data_format = check_format("data_format", data_format, DATA_FORMATS)
     filter_format = check_format("filter_format", filter_format, FILTER_FORMATS)
@@ -237,6 +255,8 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
         check_conv3d_dw_args(x_shape, weight_shape, dy_shape, st, pd, dl, groups, x.dtype.name, platform,
                              enable_hf32, deterministic)
     groups = x_shape[1] // weight_shape[1]
+    check_fits(estimate_conv3d_dw(tiling, x_shape, dy_shape, weight_shape, groups, x.dtype.itemsize, execute=execute,
+                                  check_races=check_races), max_memory)
     dw, report = _launch(x_ncdhw, dy_ncdhw, x_shape, dy_shape, x.dtype, tiling, groups, weight_shape,
                          platform=platform, execute=execute,
                          check_races=check_races, hooks=hooks, deterministic=deterministic, engine=engine)

@@ -18,6 +18,7 @@ Steps (what aclnn + the V2 op do on A2, done here on the host in numpy where the
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,7 @@ from ascend_sim.formats import (filter_to_fractal_z_3d, fractal_z_3d_shape, ncdh
 from ascend_sim.report import RunReport
 from ascend_sim.tensor import GmAddr
 
+from ..size_guard import RunEstimate, check_fits, conv_estimate, gemm_tiles, tensor_bytes
 from .arguments import DATA_FORMATS, FILTER_FORMATS, Problem, check_operands, operands_to_ncdhw  # noqa: F401
 from .kernel import conv3d_backprop_input_v2 as _kernel_entry
 from .matmul_route import dx_by_matmul
@@ -70,6 +72,27 @@ class Conv3dDxRun:
         return self.report.retime(platform)
 
 
+def estimate_conv3d_dx(plan, *, execute: bool = True, check_races: bool = True) -> RunEstimate:
+    """What a run of this plan will take (kernels/size_guard.py); the matmul route is estimated as the dx GEMM with
+    128 x 128 x 64 tiles on every cube core."""
+    p = plan.kernel_problem
+    itemsize = DTYPES[p.dtype].itemsize
+    c0 = 32 // itemsize
+    n, cin, di, hi, wi = p.dx_shape
+    cout, cin_g, *kernel = p.filter_shape
+    k = cout // p.groups * math.prod(kernel)
+    if plan.route == "matmul":
+        tiles, cores, workspace = gemm_tiles(n * di * hi * wi, cin, k * p.groups, 128, 128, 64), p.platform.aic_cores, 0
+    else:
+        c = plan.tiling.conv3DDxTiling
+        cores = plan.tiling.params.coreNum
+        tiles = gemm_tiles(n * di * hi * wi, cin_g, k, c.baseM, c.baseN, c.baseK, p.groups)
+        workspace = cores * p.platform.L0C if plan.y_format == FORMAT_NCDHW else 0
+    inputs = (tensor_bytes(p.dy_shape, itemsize, c0), tensor_bytes(p.filter_shape, itemsize, c0))
+    return conv_estimate(inputs, tensor_bytes(p.dx_shape, itemsize, c0), workspace=workspace, tiles=tiles,
+                         cores=cores, execute=execute, check_races=check_races)
+
+
 def _launch(problem: Problem, weight: np.ndarray | None, dy: np.ndarray | None, tiling_data, y_format: str, *,
             execute: bool, check_races: bool, poison_output: bool, hooks, engine: str):
     """(y in y_format, report): y NCDHW, or NDC1HWC0 as (N, D, C1, H, W, C0). weight and dy (NCDHW) are None in
@@ -103,7 +126,7 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
                                  groups=1, data_format="NDHWC", filter_format="NCDHW", platform="Ascend910B2",
                                  enable_hf32=False, execute=True, trace=None, tiling_overrides=None,
                                  check_races=True, poison_output=True, hooks=None, route="aclnn",
-                                 engine="auto") -> Conv3dDxRun:
+                                 engine="auto", max_memory=None) -> Conv3dDxRun:
     """Run Conv3DBackpropInputV2 on the simulator and return the whole record (see conv3d_backprop_input_v2).
 
     route="aclnn" (default): like aclnnConvolutionBackward on the platform, the cases it computes with a
@@ -117,12 +140,15 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
     poison_output fills y with NaN before the launch so that an element the kernel never writes is visible.
     hooks: callables `hook(core, instruction)` run after every instruction (progress, stepping, inspection).
     engine: "auto" | "exact" | "fast" (ascend_sim.Chip): the same results, cycles and faults; "auto" is fast
-    unless hooks are given.
+    unless hooks are given. max_memory: the bytes the run may take (default: a fraction of the machine's
+    available memory); a run estimated to need more is refused before anything is allocated
+    (kernels/size_guard.py, MemoryLimitError, a ValueError).
     """
     check_operands(filter, out_backprop)
     plan = plan_conv3d_dx(input_size, filter.shape, out_backprop.shape, filter.dtype, strides=strides, pads=pads,
                           dilations=dilations, groups=groups, data_format=data_format, filter_format=filter_format,
                           platform=platform, enable_hf32=enable_hf32, route=route, tiling_overrides=tiling_overrides)
+    check_fits(estimate_conv3d_dx(plan, execute=execute, check_races=check_races), max_memory)
     weight, dy = None, None  # timing-only: no host conversion, the operands' bytes are never read
     if execute:
         weight, dy = operands_to_ncdhw(filter, out_backprop, data_format, filter_format)

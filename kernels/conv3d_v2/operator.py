@@ -15,6 +15,7 @@ TransData kernels are done here on the host in numpy, and the run's notes say so
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,7 @@ from ascend_sim.tensor import GmAddr
 from tiling.conv3d_v2 import conv3d_v2_tiling
 from tiling.conv3d_v2.validate import validate
 
+from ..size_guard import RunEstimate, check_fits, conv_estimate, gemm_tiles, tensor_bytes
 from .arguments import check_conv3d_v2_operands, operands_to_ncdhw
 from .kernel import conv3dv2, kernel_class
 from .routing import use_point_wise_kernel
@@ -77,6 +79,20 @@ def plan_conv3d_v2_tiling(args, tiling_overrides=None, fmap_format: str = NDC1HW
     return t
 
 
+def estimate_conv3d_v2(args, t, *, execute: bool = True, check_races: bool = True) -> RunEstimate:
+    """What a run will take (kernels/size_guard.py)."""
+    a = t.convApiTiling
+    itemsize = DTYPES[args.dtype].itemsize
+    c0 = 32 // itemsize
+    n, cout, *out = args.y_shape
+    _, cin_g, *kernel = args.filter_shape
+    tiles = gemm_tiles(n * math.prod(out), cout // args.groups, cin_g * math.prod(kernel), a.mL0, a.nL0, a.kL0,
+                       args.groups)
+    inputs = (tensor_bytes(args.x_shape, itemsize, c0), tensor_bytes(args.filter_shape, itemsize, c0))
+    return conv_estimate(inputs, tensor_bytes(args.y_shape, itemsize, c0), tiles=tiles, cores=t.block_dim,
+                         execute=execute, check_races=check_races)
+
+
 def _bias_dtype(args, bias, fmap_format: str) -> np.dtype:
     """DTYPE_BIAS: aclnn's bias type (fp16 for fp16 data, else fp32; fp32 always in the pointwise branch); without a
     bias the entry's default, float."""
@@ -123,18 +139,21 @@ def _launch(args, x, weight, bias, t, fmap_format, *, execute, check_races, pois
 def conv3d_v2_run(x, filter, bias=None, *, strides, pads, dilations=(1, 1, 1, 1, 1), groups=1, data_format="NCDHW",
                   filter_format="NCDHW", platform="Ascend910B2", enable_hf32=False, execute=True, trace=None,
                   tiling_overrides=None, check_races=True, poison_output=True, hooks=None,
-                  engine="auto") -> Conv3dV2Run:
+                  engine="auto", max_memory=None) -> Conv3dV2Run:
     """Run Conv3DV2 on the simulator and return the whole record (see conv3d_v2).
 
     execute=False runs the timing-only mode (no data moved, result None). trace: a path for the Chrome/Perfetto
     trace. tiling_overrides: {field: value} applied to the generated tiling by real field name, then validated
     (TilingValidationError, a ValueError, lists each broken rule). hooks: callables hook(core, instruction) after
-    every instruction. engine: "auto" | "exact" | "fast" (the same results, cycles and faults).
+    every instruction. engine: "auto" | "exact" | "fast" (the same results, cycles and faults). max_memory: the
+    bytes the run may take (default: a fraction of the machine's available memory); a run estimated to need more
+    is refused before anything is allocated (kernels/size_guard.py, MemoryLimitError).
     """
     args = check_conv3d_v2_operands(x, filter, bias, strides, pads, dilations, groups, data_format, filter_format,
                                     platform, enable_hf32)
     fmap_format = NCDHW if use_point_wise_kernel(args, data_format) else NDC1HWC0
     t = plan_conv3d_v2_tiling(args, tiling_overrides, fmap_format)
+    check_fits(estimate_conv3d_v2(args, t, execute=execute, check_races=check_races), max_memory)
     x_ncdhw = weight = None  # timing-only: no host conversion, the operands' bytes are never read
     if execute:
         x_ncdhw, weight = operands_to_ncdhw(x, filter, data_format, filter_format)

@@ -160,8 +160,9 @@ def plan_convolution_backward(grad_output, input, weight, bias_sizes, stride, pa
 
 
 def run_plan(plan: ConvBackwardPlan, grad_output, input, weight, *, execute=True, trace=None, check_races=True,
-             engine="auto") -> ConvBackwardRun:
-    """Launch the kernels of a plan on arrays of the planned shapes and dtype."""
+             engine="auto", max_memory=None) -> ConvBackwardRun:
+    """Launch the kernels of a plan on arrays of the planned shapes and dtype; max_memory: each cube kernel's run
+    is refused if estimated to need more (kernels/size_guard.py)."""
     a, r = plan.args, plan.route
     v, cube = r.view, DTYPES[r.math.dtype]
     if execute:
@@ -171,17 +172,18 @@ def run_plan(plan: ConvBackwardPlan, grad_output, input, weight, *, execute=True
     else:  # timing-only: size-only stand-ins, no cast or copy of operands whose bytes nothing reads
         go, x, w = (stand_in(shape, cube) for shape in (v.grad_output_shape, v.input_shape, v.weight_shape))
     kw = dict(execute=execute, check_races=check_races, engine=engine)
+    cube_kw = {**kw, "max_memory": max_memory}
     launches, grads = [], [None, None, None]
     if a.output_mask[2]:  # CalculateBiasGrad runs first
         bias = run_bias_grad(grad_output, platform=a.platform, **kw)
         grads[2] = bias.result
         launches.append(KernelLaunch("grad_bias", "ReduceSum (AIV)", bias.tiling, bias.report, [BIAS_NOTE]))
     if a.output_mask[0]:
-        result, launch = _grad_input(a, r, go, x, w, kw)
+        result, launch = _grad_input(a, r, go, x, w, cube_kw)
         grads[0] = None if result is None else result.reshape(a.input_shape).astype(input.dtype)
         launches.append(launch)
     if a.output_mask[1]:
-        result, launch = _grad_weight(a, r, go, x, kw)
+        result, launch = _grad_weight(a, r, go, x, cube_kw)
         grads[1] = None if result is None else result.reshape(a.weight_shape).astype(weight.dtype)
         launches.append(launch)
     if trace is not None:
@@ -194,15 +196,17 @@ def run_plan(plan: ConvBackwardPlan, grad_output, input, weight, *, execute=True
 
 def convolution_backward_run(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
                              output_padding, groups, output_mask, cube_math_type=0, *, platform="Ascend910B2",
-                             execute=True, trace=None, check_races=True, engine="auto") -> ConvBackwardRun:
+                             execute=True, trace=None, check_races=True, engine="auto",
+                             max_memory=None) -> ConvBackwardRun:
     """Run convolution_backward on the simulator and return the whole record (see convolution_backward).
 
     execute=False is the timing-only mode (results None). trace: a path; each launch writes its Chrome/Perfetto
-    trace beside it, named <stem>.<gradient><suffix>. engine: "auto" | "exact" | "fast" (ascend_sim.Chip)."""
+    trace beside it, named <stem>.<gradient><suffix>. engine: "auto" | "exact" | "fast" (ascend_sim.Chip).
+    max_memory: the bytes each cube kernel's run may take (kernels/size_guard.py)."""
     plan = plan_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
                                      output_padding, groups, output_mask, cube_math_type, platform=platform)
     return run_plan(plan, grad_output, input, weight, execute=execute, trace=trace, check_races=check_races,
-                    engine=engine)
+                    engine=engine, max_memory=max_memory)
 
 
 def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
