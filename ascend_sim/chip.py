@@ -32,6 +32,9 @@ def current_core() -> AICore:
 
 
 ENGINES = ("auto", "exact", "fast")
+# callables observer(chip), called when a launch has made its cores and before any kernel Python runs: a progress
+# display polls the cores' counts from its own thread (no per-instruction cost and no hook, so the engine stays)
+LAUNCH_OBSERVERS: list[Callable] = []
 AUTO_COMPILED_FROM = 100_000  # records: numba's first import and load take about 1.5 s, it saves ~5 us a record
 
 
@@ -104,6 +107,8 @@ class Chip:
             before = getattr(hook, "before_launch", None)
             if before is not None:
                 before(self)
+        for observe in LAUNCH_OBSERVERS:
+            observe(self)
         # The run allocates a few long-lived objects per instruction (the log); the cyclic garbage collector
         # would traverse the whole heap again and again for them (a third of the run time when torch is
         # loaded). Nothing the simulator keeps per instruction is cyclic, so it is paused for the run only.

@@ -31,6 +31,10 @@ CORE_BUFFER_BYTES = 3 << 19  # a full run's on-chip buffers per AI core: L1, L0A
 DEFAULT_FRACTION = 0.8
 
 
+# callables observer(estimate), called with every estimate check_fits accepts (a progress display's total)
+ESTIMATE_OBSERVERS: list = []
+
+
 class MemoryLimitError(ValueError):
     """A run refused before launch because its estimated memory exceeds the limit."""
 
@@ -104,6 +108,8 @@ def check_fits(estimate: RunEstimate, max_memory: int | None = None) -> None:
             f"limit of {format_bytes(limit)} ({source}); pass max_memory= (--max-memory) to move the limit, or "
             "run timing-only (execute=False, --timing-only) and without the race check (check_races=False, "
             "--no-race-check) to need less")
+    for observe in ESTIMATE_OBSERVERS:
+        observe(estimate)
 
 
 def gemm_tiles(m: int, n: int, k: int, base_m: int, base_n: int, base_k: int, groups: int = 1) -> int:

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ascend_sim.dtypes import DTYPES
-from ascend_sim.platform import get_platform
 from tiling import TilingValidationError
 from tiling.conv3d_v2.model import API_TILING_FIELDS, RUN_INFO_FIELDS
 
@@ -21,7 +20,8 @@ from ..conv3d_v2.operator import Conv3dV2Run, conv3d_v2_run
 from ..conv3d_v2.reference import conv3d_reference
 from .conv_problem import ConvProblem, add_conv_problem_arguments, conv_problem, field_override
 from .flags import FlagError, add_run_arguments
-from .report import (Progress, check_fields, print_json, print_summary, random_operands, reference_precision,
+from .progress import LaunchProgress
+from .report import (check_fields, print_json, print_summary, random_operands, reference_precision,
                      text_stream, timed_check)
 
 _C_RANGES = {"u8": (0, 255), "i8": (-128, 127), "u32": (0, 2**32 - 1), "u64": (0, 2**64 - 1)}
@@ -72,18 +72,15 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> Conv3dComma
     dtype = DTYPES[args.dtype]
     x, w, bias = random_operands(args.seed, dtype, args.timing_only, problem.dx_shape, problem.filter_shape,
                                  problem.cout if args.bias else None)
-    progress = Progress.hooks(get_platform(problem.platform).aic_cores) if args.engine != "fast" else None
     wall = time.perf_counter()
     try:
-        result = conv3d_v2_run(x, w, bias, execute=not args.timing_only, trace=args.trace,
-                               tiling_overrides=dict(args.set) or None,
-                               hooks=(progress or []) + list(hooks or []) or None,
-                               check_races=not args.no_race_check, engine=args.engine, max_memory=args.max_memory,
-                               **problem.operator_arguments())
+        with LaunchProgress():
+            result = conv3d_v2_run(x, w, bias, execute=not args.timing_only, trace=args.trace,
+                                   tiling_overrides=dict(args.set) or None, hooks=hooks or None,
+                                   check_races=not args.no_race_check, engine=args.engine,
+                                   max_memory=args.max_memory, **problem.operator_arguments())
     except TilingValidationError as err:
         raise FlagError(f"argument --set: {err}") from err
-    finally:
-        Progress.done(progress)
     return Conv3dCommandRun(problem, x, w, bias, result, time.perf_counter() - wall)
 
 

@@ -11,7 +11,6 @@ import time
 
 
 from ascend_sim.dtypes import DTYPES
-from ascend_sim.platform import get_platform
 from tiling import TilingValidationError
 from tiling.conv3d_backprop_filter.model import BASIC_BLOCK_FIELDS, PARAMS_FIELDS, TILING_FIELDS
 
@@ -19,7 +18,8 @@ from ..conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run
 from ..conv3d_backprop_filter.reference import conv3d_dw_reference
 from .conv_problem import add_conv_problem_arguments, conv_problem, field_override
 from .flags import FlagError, add_run_arguments
-from .report import (Progress, check_fields, print_json, print_summary, random_operands, reference_precision,
+from .progress import LaunchProgress
+from .report import (check_fields, print_json, print_summary, random_operands, reference_precision,
                      text_stream, timed_check)
 
 _C_RANGES = {"u32": (0, 2**32 - 1), "u64": (0, 2**64 - 1)}
@@ -51,19 +51,15 @@ def run(args: argparse.Namespace) -> int:
     problem = conv_problem(args)
     dtype = DTYPES[args.dtype]
     x, dy = random_operands(args.seed, dtype, args.timing_only, problem.dx_shape, problem.dy_shape)
-    progress = Progress.hooks(get_platform(problem.platform).aic_cores) if args.engine != "fast" else None
     wall = time.perf_counter()
     try:
-        result = conv3d_backprop_filter_v2_run(
-            x, problem.filter_shape, dy, execute=not args.timing_only, trace=args.trace,
-            tiling_overrides=dict(args.set) or None, hooks=progress, check_races=not args.no_race_check,
-            engine=args.engine, max_memory=args.max_memory,
-            deterministic=args.deterministic,
-            **problem.operator_arguments())
+        with LaunchProgress():
+            result = conv3d_backprop_filter_v2_run(
+                x, problem.filter_shape, dy, execute=not args.timing_only, trace=args.trace,
+                tiling_overrides=dict(args.set) or None, check_races=not args.no_race_check, engine=args.engine,
+                max_memory=args.max_memory, deterministic=args.deterministic, **problem.operator_arguments())
     except TilingValidationError as err:
         raise FlagError(f"argument --set: {err}") from err
-    finally:
-        Progress.done(progress)
     wall = time.perf_counter() - wall
     print(f"Conv3DBackpropFilterV2 {problem.dtype}: x {problem.dx_shape} * dy {problem.dy_shape} -> dw "
           f"{problem.filter_shape} (NCDHW), stride {problem.stride}, pad {problem.pad}, dilation "

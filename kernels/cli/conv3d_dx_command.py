@@ -10,14 +10,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ascend_sim.dtypes import DTYPES
-from ascend_sim.platform import get_platform
 from tiling import TilingValidationError
 
 from ..conv3d_backprop_input.operator import ROUTES, Conv3dDxRun, conv3d_backprop_input_v2_run, estimate_conv3d_dx
 from ..reference import conv3d_dx_reference
 from .conv_problem import ConvProblem, add_conv_problem_arguments, conv_problem
 from .flags import FlagError, add_run_arguments
-from .report import (Progress, check_cli_run, check_fields, print_json, print_summary, random_operands,
+from .progress import LaunchProgress
+from .report import (check_cli_run, check_fields, print_json, print_summary, random_operands,
                      reference_precision, text_stream, timed_check)
 
 
@@ -66,18 +66,16 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDxRun:
                   args.dtype, args)
     dtype = DTYPES[args.dtype]
     dy, weight = random_operands(args.seed, dtype, args.timing_only, problem.dy_shape, problem.filter_shape)
-    progress = Progress.hooks(get_platform(problem.platform).aic_cores) if args.engine != "fast" else None
     wall = time.perf_counter()
     try:
-        result = conv3d_backprop_input_v2_run(
-            problem.dx_shape, weight, dy, execute=not args.timing_only, trace=args.trace,
-            tiling_overrides=overrides or None, hooks=(progress or []) + list(hooks or []) or None,
-            route=args.route, check_races=not args.no_race_check, engine=args.engine, max_memory=args.max_memory,
-            **problem.operator_arguments())
+        with LaunchProgress():
+            result = conv3d_backprop_input_v2_run(
+                problem.dx_shape, weight, dy, execute=not args.timing_only, trace=args.trace,
+                tiling_overrides=overrides or None, hooks=hooks or None, route=args.route,
+                check_races=not args.no_race_check, engine=args.engine, max_memory=args.max_memory,
+                **problem.operator_arguments())
     except TilingValidationError as err:
         raise FlagError(f"argument --set: {err}") from err
-    finally:
-        Progress.done(progress)
     return ConvDxRun(problem, dy, weight, result, time.perf_counter() - wall)
 
 

@@ -17,6 +17,7 @@ from ..convolution_backward.arguments import CUBE_MATH_TYPES, GROUPS_MAX
 from ..convolution_backward.operator import convolution_backward_run
 from ..convolution_backward.reference import convolution_backward_reference
 from .flags import FlagError, int_in_range, platform_value, read_integer, add_run_arguments
+from .progress import LaunchProgress
 from .report import check_against, print_json, random_operands, reference_precision, text_stream
 
 GRADIENTS = ("grad_input", "grad_weight", "grad_bias")
@@ -116,11 +117,12 @@ def run(args: argparse.Namespace) -> int:
     go, x, w = random_operands(args.seed, dtype, args.timing_only, go_shape, x_shape, w_shape)
     bias = [w_shape[1] * args.groups if args.transposed else w_shape[0]]
     wall = time.perf_counter()
-    result = convolution_backward_run(go, x, w, bias, stride, padding, dilation, args.transposed, output_padding,
-                                      args.groups, args.mask, args.cube_math_type, platform=args.platform,
-                                      execute=not args.timing_only, trace=args.trace,
-                                      check_races=not args.no_race_check, engine=args.engine,
-                                      max_memory=args.max_memory)
+    with LaunchProgress():
+        result = convolution_backward_run(go, x, w, bias, stride, padding, dilation, args.transposed,
+                                          output_padding, args.groups, args.mask, args.cube_math_type,
+                                          platform=args.platform, execute=not args.timing_only, trace=args.trace,
+                                          check_races=not args.no_race_check, engine=args.engine,
+                                          max_memory=args.max_memory)
     wall = time.perf_counter() - wall
     layout = {1: "NCL", 2: "NCHW", 3: "NCDHW"}[spatial]
     print(f"aclnnConvolutionBackward {args.dtype} ({layout}{', transposed' if args.transposed else ''}): "

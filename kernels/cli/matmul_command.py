@@ -9,11 +9,12 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ascend_sim.dtypes import DTYPES
-from ascend_sim.platform import get_platform
 
 from ..matmul import MatmulTiling, run_matmul
+from ..size_guard import RECORDS_PER_TILE, gemm_tiles
 from .flags import FlagError, add_run_arguments, int_in_range, platform_value
-from .report import (Progress, check_fields, print_json, print_summary, random_operands, reference_precision,
+from .progress import LaunchProgress
+from .report import (check_fields, print_json, print_summary, random_operands, reference_precision,
                      text_stream, timed_check)
 
 
@@ -62,14 +63,12 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> MatmulRun:
     a, b = random_operands(args.seed, dtype, args.timing_only, (args.batch, args.m, args.k),
                            (args.batch, args.k, args.n))
     tiling = MatmulTiling.for_shape(args.m, args.n, args.k, args.dtype, batch=args.batch, hf32=args.hf32)
-    progress = Progress.hooks(get_platform(args.platform).aic_cores) if args.engine != "fast" else None
+    tiles = gemm_tiles(args.m, args.n, args.k, tiling.baseM, tiling.baseN, tiling.baseK, args.batch)
     wall = time.perf_counter()
-    try:
+    with LaunchProgress(tiles * RECORDS_PER_TILE):  # size_guard's rule; the matmul has no size guard
         c, report = run_matmul(a, b, platform=args.platform, tiling=tiling, execute=not args.timing_only,
-                               hooks=(progress or []) + list(hooks or []) or None, poison_output=True,
-                               check_races=not args.no_race_check, engine=args.engine)
-    finally:
-        Progress.done(progress)
+                               hooks=hooks or None, poison_output=True, check_races=not args.no_race_check,
+                               engine=args.engine)
     wall = time.perf_counter() - wall
     if args.trace:
         report.write_trace(args.trace)

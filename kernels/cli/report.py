@@ -1,4 +1,4 @@
-"""What the run commands share in their output: the check against a reference, progress, and where text goes.
+"""What the run commands share in their output: the operands, the check against a reference, and where text goes.
 
 With --json, stdout carries the JSON document alone: every line of text goes to stderr instead.
 """
@@ -109,26 +109,3 @@ def timed_check(reference: Callable[[], np.ndarray], got: np.ndarray, dtype: str
     start = time.perf_counter()
     check = check_against(got, reference(), dtype, hf32, tolerance)
     return replace(check, seconds=time.perf_counter() - start)
-
-
-class Progress:
-    """A simulator hook that shows which core is running, on stderr and only when stderr is a terminal."""
-
-    def __init__(self, cores: int):
-        self.cores, self.current, self.start = cores, -1, time.perf_counter()
-
-    @classmethod
-    def hooks(cls, cores: int) -> list | None:
-        return [cls(cores)] if sys.stderr.isatty() else None
-
-    def __call__(self, core, instruction) -> None:
-        if core.index != self.current:
-            self.current = core.index
-            sys.stderr.write(f"\r  simulating core {core.index + 1} of at most {self.cores} "
-                             f"({time.perf_counter() - self.start:.1f} s)")
-            sys.stderr.flush()
-
-    @staticmethod
-    def done(hooks: list | None) -> None:
-        if hooks and hooks[0].current >= 0:
-            sys.stderr.write("\r" + " " * 60 + "\r")
