@@ -45,7 +45,9 @@ class Chip:
     "fast" schedules the whole stream once the kernel's Python has run, with the compiled scheduler
     (fast_engine.py), and runs no hooks; both give the same results, cycles, records and faults. "auto" (the
     default) is "exact" when hooks are attached; otherwise it schedules after the kernel's Python too, with the
-    compiled scheduler from AUTO_COMPILED_FROM records on (below that, importing numba costs more than it saves).
+    compiled scheduler from AUTO_COMPILED_FROM records on (below that, importing numba costs more than it saves),
+    unless record=False: then "auto" is "exact", which schedules each record as it is issued and keeps none, so a
+    timing-only run of any length takes constant memory (the report has no per-instruction logs).
 
     `blas_threads` (default 1) limits numpy's OpenBLAS during each launch: one thread makes full runs several
     times faster and the fp32 sums of every Mmad independent of the machine's core count (ascend_sim/blas.py);
@@ -75,7 +77,7 @@ class Chip:
     @property
     def deferred(self) -> bool:
         """Whether launches schedule the stream after the kernel's Python (not "exact", no hooks)."""
-        return self.engine == "fast" or (self.engine == "auto" and not self.hooks)
+        return self.engine == "fast" or (self.engine == "auto" and not self.hooks and self.record)
 
     def launch(self, kernel: Callable, block_dim: int, *args, kernel_type: KernelType | str = KernelType.AIC_ONLY,
                **kwargs) -> RunReport:

@@ -8,7 +8,8 @@ Memory (bytes), each term from the problem's shapes and the tiling, nothing allo
   converted; the CLI adds its random operands and the reference check, `extra_bytes`);
 - race shadows: the GM race checker's 4 bytes per byte of every written allocation (ascend_sim/races.py);
 - records: BYTES_PER_RECORD per instruction, measured (tracemalloc peak of a timing-only dx run on the fast engine,
-  28,040 records: 2,840 B each; the exact engine keeps about 1 KB).
+  28,040 records: 2,840 B each; the exact engine keeps about 1 KB); none with record=False, where the chip
+  schedules each record as it is issued and drops it.
 Instructions: the GEMM's tiles (ceil(M/baseM) * ceil(N/baseN) * ceil(K/baseK) per group) times
 RECORDS_PER_TILE, plus RECORDS_PER_CORE per core; our own rule, calibrated on dx, dw and forward runs of the
 default layer and four others (1x1x1 to 3x3x3 kernels, strides 1-2): within a factor of 3 of the real count on
@@ -48,10 +49,11 @@ class RunEstimate:
     race_bytes: int
     instructions: int
     extra_bytes: int = 0  # the caller's own (the CLI's operands and reference check)
+    records_kept: bool = True  # record=False: each record is dropped once scheduled (ascend_sim.Chip)
 
     @property
     def record_bytes(self) -> int:
-        return self.instructions * BYTES_PER_RECORD
+        return self.instructions * BYTES_PER_RECORD if self.records_kept else 0
 
     @property
     def total_bytes(self) -> int:
@@ -59,7 +61,7 @@ class RunEstimate:
 
     def with_extra(self, extra_bytes: int) -> RunEstimate:
         return RunEstimate(self.gm_bytes, self.host_bytes, self.race_bytes, self.instructions,
-                           self.extra_bytes + int(extra_bytes))
+                           self.extra_bytes + int(extra_bytes), self.records_kept)
 
     def parts(self) -> str:
         named = (("GM tensors", self.gm_bytes), ("host copies", self.host_bytes), ("race shadows", self.race_bytes),
@@ -106,8 +108,8 @@ def check_fits(estimate: RunEstimate, max_memory: int | None = None) -> None:
         raise MemoryLimitError(
             f"this run needs an estimated {format_bytes(estimate.total_bytes)} ({estimate.parts()}), more than the "
             f"limit of {format_bytes(limit)} ({source}); pass max_memory= (--max-memory) to move the limit, or "
-            "run timing-only (execute=False, --timing-only) and without the race check (check_races=False, "
-            "--no-race-check) to need less")
+            "run timing-only (execute=False, --timing-only), without the race check (check_races=False, "
+            "--no-race-check) and keeping no records (record=False, --no-records) to need less")
     for observe in ESTIMATE_OBSERVERS:
         observe(estimate)
 
@@ -117,7 +119,7 @@ def gemm_tiles(m: int, n: int, k: int, base_m: int, base_n: int, base_k: int, gr
 
 
 def conv_estimate(inputs: tuple, output: int, *, workspace: int = 0, tiles: int, cores: int, execute: bool,
-                  check_races: bool) -> RunEstimate:
+                  check_races: bool, record: bool = True) -> RunEstimate:
     """inputs: the operands' device bytes; output: the output's device bytes (both as in GM); tiles: gemm_tiles."""
     gm = sum(inputs) + output + workspace
     host = 0
@@ -125,7 +127,7 @@ def conv_estimate(inputs: tuple, output: int, *, workspace: int = 0, tiles: int,
         host = 2 * sum(inputs) + 2 * output + cores * CORE_BUFFER_BYTES
     races = RACE_SHADOW_BYTES_PER_BYTE * (output + workspace) if check_races else 0
     instructions = tiles * RECORDS_PER_TILE + cores * RECORDS_PER_CORE
-    return RunEstimate(gm if execute else 0, host, races, instructions)
+    return RunEstimate(gm if execute else 0, host, races, instructions, records_kept=record)
 
 
 def tensor_bytes(shape: tuple, itemsize: int, c0: int | None = None, channel_axis: int = 1) -> int:

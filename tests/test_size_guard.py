@@ -100,3 +100,17 @@ def test_cli_refuses_a_256_cubed_dx_on_one_line(timing, capsys):
 def test_cli_max_memory_flag_is_checked(capsys):
     assert main(["conv3d-dx", "--max-memory", "lots"]) == 2
     assert "argument --max-memory: 'lots' is not a memory size" in capsys.readouterr().err
+
+
+def test_no_records_is_refused_with_a_trace_and_by_the_commands_that_keep_records(tmp_path, capsys):
+    assert main(["conv3d-dx", "--no-records", "--trace", str(tmp_path / "t.json")]) == 2
+    assert "argument --trace: a trace is drawn from the instruction records" in capsys.readouterr().err
+    assert main(["matmul", "--no-records"]) == 2
+    assert "argument --no-records: not supported by ascend-sim matmul" in capsys.readouterr().err
+
+
+def test_the_estimate_without_records_counts_none():
+    plan = plan_conv3d_dx((1, 64, 8, 56, 56), (64, 64, 3, 3, 3), (1, 64, 8, 56, 56), "float16", strides=ONE,
+                          pads=(1,) * 6, data_format="NCDHW")
+    kept, dropped = estimate_conv3d_dx(plan, execute=False), estimate_conv3d_dx(plan, execute=False, record=False)
+    assert kept.record_bytes == kept.instructions * BYTES_PER_RECORD and dropped.record_bytes == 0

@@ -164,3 +164,23 @@ def test_timing_only_faults_as_the_full_run(body, fault):
         messages.append(str(info.value))
     assert messages[0] == messages[1]
     assert all(buf.data is None for buf in chip.cores[0].buffers.values())
+
+
+@pytest.mark.parametrize("operator", ["dx", "dw", "forward"])
+def test_without_records_a_timing_only_run_keeps_constant_memory_and_the_same_cycles(operator):
+    x_shape, w_shape = (1, 32, 16, 48, 48), (32, 32, 3, 3, 3)
+    x, w = stand_in(x_shape, np.float16), stand_in(w_shape, np.float16)
+    common = dict(strides=(1,) * 5, pads=(1,) * 6, execute=False, check_races=False)
+    run = {"dx": lambda **kw: conv3d_backprop_input_v2_run(x_shape, w, x, data_format="NCDHW", route="v2", **kw),
+           "dw": lambda **kw: conv3d_backprop_filter_v2_run(x, w_shape, x, data_format="NCDHW", **kw),
+           "forward": lambda **kw: conv3d_v2_run(x, w, **kw)}[operator]
+    peaks, reports = [], []
+    for record in (True, False):
+        tracemalloc.start()
+        reports.append(run(record=record, **common).report)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    kept, dropped = reports
+    assert dropped.cycles == kept.cycles and dropped.counts == kept.counts and dropped.instructions > 10_000
+    # what is left is the instruction helpers' caches (LoadData 3Dv2 index maps, about 7 MiB), not per record
+    assert not any(dropped.logs) and peaks[0] - peaks[1] > 500 * kept.instructions and peaks[1] < peaks[0] / 2, peaks

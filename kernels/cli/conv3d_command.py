@@ -19,7 +19,7 @@ from tiling.conv3d_v2.model import API_TILING_FIELDS, RUN_INFO_FIELDS
 from ..conv3d_v2.operator import Conv3dV2Run, conv3d_v2_run
 from ..conv3d_v2.reference import conv3d_reference
 from .conv_problem import ConvProblem, add_conv_problem_arguments, conv_problem, field_override
-from .flags import FlagError, add_run_arguments
+from .flags import FlagError, add_run_arguments, check_run_flags
 from .progress import LaunchProgress
 from .report import (check_fields, print_json, print_summary, random_operands, reference_precision,
                      text_stream, timed_check)
@@ -68,6 +68,7 @@ class Conv3dCommandRun:
 def simulate(args: argparse.Namespace, hooks: list | None = None) -> Conv3dCommandRun:
     """Build the problem the flags describe and run it, with `hooks` added to the progress display (`ascend-sim
     debug conv3d` passes a Capture). The GM allocations are x, filter, bias and y (operator.py)."""
+    check_run_flags(args)
     problem = conv_problem(args)
     dtype = DTYPES[args.dtype]
     x, w, bias = random_operands(args.seed, dtype, args.timing_only, problem.dx_shape, problem.filter_shape,
@@ -78,7 +79,8 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> Conv3dComma
             result = conv3d_v2_run(x, w, bias, execute=not args.timing_only, trace=args.trace,
                                    tiling_overrides=dict(args.set) or None, hooks=hooks or None,
                                    check_races=not args.no_race_check, engine=args.engine,
-                                   max_memory=args.max_memory, **problem.operator_arguments())
+                                   max_memory=args.max_memory, record=not args.no_records,
+                                   **problem.operator_arguments())
     except TilingValidationError as err:
         raise FlagError(f"argument --set: {err}") from err
     return Conv3dCommandRun(problem, x, w, bias, result, time.perf_counter() - wall)

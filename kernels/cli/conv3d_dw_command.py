@@ -17,7 +17,7 @@ from tiling.conv3d_backprop_filter.model import BASIC_BLOCK_FIELDS, PARAMS_FIELD
 from ..conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run
 from ..conv3d_backprop_filter.reference import conv3d_dw_reference
 from .conv_problem import add_conv_problem_arguments, conv_problem, field_override
-from .flags import FlagError, add_run_arguments
+from .flags import FlagError, add_run_arguments, check_run_flags
 from .progress import LaunchProgress
 from .report import (check_fields, print_json, print_summary, random_operands, reference_precision,
                      text_stream, timed_check)
@@ -48,6 +48,7 @@ def add_command(commands) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     say = text_stream(args.json)
+    check_run_flags(args)
     problem = conv_problem(args)
     dtype = DTYPES[args.dtype]
     x, dy = random_operands(args.seed, dtype, args.timing_only, problem.dx_shape, problem.dy_shape)
@@ -57,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
             result = conv3d_backprop_filter_v2_run(
                 x, problem.filter_shape, dy, execute=not args.timing_only, trace=args.trace,
                 tiling_overrides=dict(args.set) or None, check_races=not args.no_race_check, engine=args.engine,
-                max_memory=args.max_memory, deterministic=args.deterministic, **problem.operator_arguments())
+                max_memory=args.max_memory, record=not args.no_records, deterministic=args.deterministic,
+                **problem.operator_arguments())
     except TilingValidationError as err:
         raise FlagError(f"argument --set: {err}") from err
     wall = time.perf_counter() - wall

@@ -15,7 +15,7 @@ from tiling import TilingValidationError
 from ..conv3d_backprop_input.operator import ROUTES, Conv3dDxRun, conv3d_backprop_input_v2_run, estimate_conv3d_dx
 from ..reference import conv3d_dx_reference
 from .conv_problem import ConvProblem, add_conv_problem_arguments, conv_problem
-from .flags import FlagError, add_run_arguments
+from .flags import FlagError, add_run_arguments, check_run_flags
 from .progress import LaunchProgress
 from .report import (check_cli_run, check_fields, print_json, print_summary, random_operands,
                      reference_precision, text_stream, timed_check)
@@ -55,6 +55,7 @@ class ConvDxRun:
 def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDxRun:
     """Build the problem the flags describe and run the operator on the simulated chip, with `hooks` added to the
     progress display (`ascend-sim debug conv3d-dx` passes a Capture). Writes --trace."""
+    check_run_flags(args)
     problem = conv_problem(args)
     overrides = dict(args.set)
     plan = problem.plan(args.route)  # the operator's own checks and routing, before any data is made
@@ -73,7 +74,7 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDxRun:
                 problem.dx_shape, weight, dy, execute=not args.timing_only, trace=args.trace,
                 tiling_overrides=overrides or None, hooks=hooks or None, route=args.route,
                 check_races=not args.no_race_check, engine=args.engine, max_memory=args.max_memory,
-                **problem.operator_arguments())
+                record=not args.no_records, **problem.operator_arguments())
     except TilingValidationError as err:
         raise FlagError(f"argument --set: {err}") from err
     return ConvDxRun(problem, dy, weight, result, time.perf_counter() - wall)

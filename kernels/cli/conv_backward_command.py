@@ -16,7 +16,7 @@ from ascend_sim.dtypes import DTYPES
 from ..convolution_backward.arguments import CUBE_MATH_TYPES, GROUPS_MAX
 from ..convolution_backward.operator import convolution_backward_run
 from ..convolution_backward.reference import convolution_backward_reference
-from .flags import FlagError, int_in_range, platform_value, read_integer, add_run_arguments
+from .flags import FlagError, add_run_arguments, int_in_range, platform_value, read_integer, refuse_no_records
 from .progress import LaunchProgress
 from .report import check_against, print_json, random_operands, reference_precision, text_stream
 
@@ -99,6 +99,7 @@ def _shapes(args, kernel, stride, pairs, dilation, output_padding):
 
 
 def run(args: argparse.Namespace) -> int:
+    refuse_no_records(args)
     say = text_stream(args.json)
     spatial = len(args.size)
     if spatial > 3:

@@ -25,6 +25,19 @@ class FlagError(ValueError):
     """A value that each flag accepts alone but not together with the others; the message names the flags."""
 
 
+def check_run_flags(args) -> None:
+    """The run flags that exclude each other (add_run_arguments)."""
+    if args.no_records and args.trace:
+        raise FlagError("argument --trace: a trace is drawn from the instruction records, which --no-records drops")
+
+
+def refuse_no_records(args) -> None:
+    """For the commands whose operators keep every record (matmul, conv-backward)."""
+    if args.no_records:
+        raise FlagError(f"argument --no-records: not supported by {args.prog}; the conv3d-dx, conv3d-dw and conv3d "
+                        "commands take it")
+
+
 def one_line(message: object) -> str:
     """Any message as one line: the lines of a multi-line one joined, runs of spaces collapsed."""
     return " ".join(str(message).split())
@@ -167,6 +180,9 @@ def add_run_arguments(parser, seeded: str) -> None:
     parser.add_argument("--engine", choices=("auto", "exact", "fast"), default="auto",
                         help="exact: each instruction scheduled as it is issued (shows progress); fast: the stream "
                              "scheduled afterwards, compiled; the same results and cycles (default auto)")
+    parser.add_argument("--no-records", action="store_true",
+                        help="keep no instruction records: each is scheduled as issued and dropped, so a run of any "
+                             "length needs constant memory for them (same cycles; no --trace)")
     parser.add_argument("--max-memory", type=memory_size, metavar="SIZE",
                         help="refuse a run estimated to need more memory than this (8G, 512M; default 80%% of the "
                              "memory available now)")

@@ -12,7 +12,7 @@ from ascend_sim.dtypes import DTYPES
 
 from ..matmul import MatmulTiling, run_matmul
 from ..size_guard import RECORDS_PER_TILE, gemm_tiles
-from .flags import FlagError, add_run_arguments, int_in_range, platform_value
+from .flags import FlagError, add_run_arguments, int_in_range, platform_value, refuse_no_records
 from .progress import LaunchProgress
 from .report import (check_fields, print_json, print_summary, random_operands, reference_precision,
                      text_stream, timed_check)
@@ -56,6 +56,7 @@ class MatmulRun:
 def simulate(args: argparse.Namespace, hooks: list | None = None) -> MatmulRun:
     """Build the problem the flags describe and run it on the simulated chip, with `hooks` added to the progress
     display (`ascend-sim debug matmul` passes a Capture). Writes --trace."""
+    refuse_no_records(args)
     if args.hf32 and args.dtype != "float32":
         raise FlagError(f"argument --hf32: rounds float32 operands, and --dtype is {args.dtype}; "
                         f"use --dtype float32 or drop --hf32")

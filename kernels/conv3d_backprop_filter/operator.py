@@ -146,7 +146,8 @@ def _from_device(dw_flat: np.ndarray, t, groups: int, weight_shape: tuple) -> np
 
 
 def _launch(x_ncdhw, dy_ncdhw, x_shape: tuple, dy_shape: tuple, dtype, tiling_data, groups: int, weight_shape: tuple,
-            *, platform, execute: bool, check_races: bool, hooks, deterministic: bool = False, engine: str = "auto"):
+            *, platform, execute: bool, check_races: bool, hooks, deterministic: bool = False, engine: str = "auto",
+            record: bool = True):
     """dw (None in timing-only mode, where x_ncdhw and dy_ncdhw are None: GM then holds size-only allocations of
     the device shapes and nothing is converted) and the report; x_shape, dy_shape NCDHW."""
     t = tiling_data.dwTiling
@@ -164,7 +165,7 @@ def _launch(x_ncdhw, dy_ncdhw, x_shape: tuple, dy_shape: tuple, dtype, tiling_da
         if (last // per) * cg_aligned + (last % per + 1) * c_g > total or per * c_g > cg_aligned:
             raise ValueError(f"the tiling's group layout (group={t.group}, {name} per group {cg_aligned}) does not "
                              f"hold {groups} groups of {c_g} {name} channels")
-    chip = Chip(platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine)
+    chip = Chip(platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine, record=record)
     workspace = None
     if deterministic:  # the stream-K partial sums: singleCoreM x singleCoreN fp32 per core
         bb = tiling_data.basicBlockTiling
@@ -195,7 +196,7 @@ def _launch(x_ncdhw, dy_ncdhw, x_shape: tuple, dy_shape: tuple, dtype, tiling_da
 
 
 def estimate_conv3d_dw(tiling_data, x_shape: tuple, dy_shape: tuple, weight_shape: tuple, groups: int, itemsize: int,
-                       *, execute: bool = True, check_races: bool = True) -> RunEstimate:
+                       *, execute: bool = True, check_races: bool = True, record: bool = True) -> RunEstimate:
     """What a run will take (kernels/size_guard.py); shapes NCDHW, dw accumulated in float32."""
     t = tiling_data.dwTiling
     cout, cin_g, *kernel = weight_shape
@@ -205,14 +206,14 @@ def estimate_conv3d_dw(tiling_data, x_shape: tuple, dy_shape: tuple, weight_shap
     c0 = 32 // itemsize
     inputs = (tensor_bytes(x_shape, itemsize, c0), tensor_bytes(dy_shape, itemsize, c0))
     return conv_estimate(inputs, tensor_bytes(weight_shape, 4, c0), tiles=tiles, cores=tiling_data.block_dim,
-                         execute=execute, check_races=check_races)
+                         execute=execute, check_races=check_races, record=record)
 
 
 def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads, dilations=(1, 1, 1, 1, 1),
                                   groups=1, data_format="NDHWC", filter_format="NCDHW", platform="Ascend910B2",
                                   enable_hf32=False, deterministic=False, execute=True, trace=None, tiling=None,
                                   tiling_overrides=None, check_races=True, hooks=None, engine="auto",
-                                  max_memory=None) -> Conv3dDwRun:
+                                  max_memory=None, record=True) -> Conv3dDwRun:
     """Run Conv3DBackpropFilterV2 on the simulator and return the whole record (see conv3d_backprop_filter_v2).
 
     deterministic=True: the deterministic build (the host tiles for it; stream-K tail blocks are summed by the
@@ -224,6 +225,8 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
     (ascend_sim.Chip): the same results, cycles and faults; "auto" is fast unless hooks are given.
     max_memory: the bytes the run may take (default: a fraction of the machine's available memory); a run
     estimated to need more is refused before anything is allocated (kernels/size_guard.py, MemoryLimitError).
+    record=False keeps no instruction records: a timing-only run of any length in constant memory (see
+    conv3d_backprop_input_v2_run).
     """
     data_format = check_format("data_format", data_format, DATA_FORMATS)
     filter_format = check_format("filter_format", filter_format, FILTER_FORMATS)
@@ -256,10 +259,11 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
                              enable_hf32, deterministic)
     groups = x_shape[1] // weight_shape[1]
     check_fits(estimate_conv3d_dw(tiling, x_shape, dy_shape, weight_shape, groups, x.dtype.itemsize, execute=execute,
-                                  check_races=check_races), max_memory)
+                                  check_races=check_races, record=record), max_memory)
     dw, report = _launch(x_ncdhw, dy_ncdhw, x_shape, dy_shape, x.dtype, tiling, groups, weight_shape,
                          platform=platform, execute=execute,
-                         check_races=check_races, hooks=hooks, deterministic=deterministic, engine=engine)
+                         check_races=check_races, hooks=hooks, deterministic=deterministic, engine=engine,
+                         record=record)
     result = filter_from_ncdhw(dw, filter_format) if dw is not None else None
     path = None
     if trace is not None:

@@ -72,7 +72,7 @@ class Conv3dDxRun:
         return self.report.retime(platform)
 
 
-def estimate_conv3d_dx(plan, *, execute: bool = True, check_races: bool = True) -> RunEstimate:
+def estimate_conv3d_dx(plan, *, execute: bool = True, check_races: bool = True, record: bool = True) -> RunEstimate:
     """What a run of this plan will take (kernels/size_guard.py); the matmul route is estimated as the dx GEMM with
     128 x 128 x 64 tiles on every cube core."""
     p = plan.kernel_problem
@@ -90,11 +90,11 @@ def estimate_conv3d_dx(plan, *, execute: bool = True, check_races: bool = True) 
         workspace = cores * p.platform.L0C if plan.y_format == FORMAT_NCDHW else 0
     inputs = (tensor_bytes(p.dy_shape, itemsize, c0), tensor_bytes(p.filter_shape, itemsize, c0))
     return conv_estimate(inputs, tensor_bytes(p.dx_shape, itemsize, c0), workspace=workspace, tiles=tiles,
-                         cores=cores, execute=execute, check_races=check_races)
+                         cores=cores, execute=execute, check_races=check_races, record=record)
 
 
 def _launch(problem: Problem, weight: np.ndarray | None, dy: np.ndarray | None, tiling_data, y_format: str, *,
-            execute: bool, check_races: bool, poison_output: bool, hooks, engine: str):
+            execute: bool, check_races: bool, poison_output: bool, hooks, engine: str, record: bool = True):
     """(y in y_format, report): y NCDHW, or NDC1HWC0 as (N, D, C1, H, W, C0). weight and dy (NCDHW) are None in
     timing-only mode: GM then holds size-only allocations of the device shapes and nothing is converted."""
     dtype = DTYPES[problem.dtype]
@@ -103,7 +103,8 @@ def _launch(problem: Problem, weight: np.ndarray | None, dy: np.ndarray | None, 
     c0 = 32 // dtype.itemsize
     cin1 = -(-cin // c0)
     core_num = tiling_data.params.coreNum
-    chip = Chip(problem.platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine)
+    chip = Chip(problem.platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine,
+                record=record)
     dy_gm = chip.gm.place("out_backprop", (n, do, -(-cout // c0), ho, wo, c0), dtype,
                           lambda: ncdhw_to_ndc1hwc0(dy.astype(dtype, copy=False)))
     cout_w, cin_g, *kernel = problem.filter_shape
@@ -126,7 +127,7 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
                                  groups=1, data_format="NDHWC", filter_format="NCDHW", platform="Ascend910B2",
                                  enable_hf32=False, execute=True, trace=None, tiling_overrides=None,
                                  check_races=True, poison_output=True, hooks=None, route="aclnn",
-                                 engine="auto", max_memory=None) -> Conv3dDxRun:
+                                 engine="auto", max_memory=None, record=True) -> Conv3dDxRun:
     """Run Conv3DBackpropInputV2 on the simulator and return the whole record (see conv3d_backprop_input_v2).
 
     route="aclnn" (default): like aclnnConvolutionBackward on the platform, the cases it computes with a
@@ -142,13 +143,16 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
     engine: "auto" | "exact" | "fast" (ascend_sim.Chip): the same results, cycles and faults; "auto" is fast
     unless hooks are given. max_memory: the bytes the run may take (default: a fraction of the machine's
     available memory); a run estimated to need more is refused before anything is allocated
-    (kernels/size_guard.py, MemoryLimitError, a ValueError).
+    (kernels/size_guard.py, MemoryLimitError, a ValueError). record=False keeps no instruction records (the conv
+    kernel's route; with engine "auto" each is scheduled as issued and dropped): a timing-only run of any length
+    in constant memory, with the same cycles; the report then has no logs (no trace, no retime).
     """
     check_operands(filter, out_backprop)
     plan = plan_conv3d_dx(input_size, filter.shape, out_backprop.shape, filter.dtype, strides=strides, pads=pads,
                           dilations=dilations, groups=groups, data_format=data_format, filter_format=filter_format,
                           platform=platform, enable_hf32=enable_hf32, route=route, tiling_overrides=tiling_overrides)
-    check_fits(estimate_conv3d_dx(plan, execute=execute, check_races=check_races), max_memory)
+    check_fits(estimate_conv3d_dx(plan, execute=execute, check_races=check_races,
+                                  record=record or plan.route == "matmul"), max_memory)
     weight, dy = None, None  # timing-only: no host conversion, the operands' bytes are never read
     if execute:
         weight, dy = operands_to_ncdhw(filter, out_backprop, data_format, filter_format)
@@ -161,7 +165,7 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
     kernel_weight = plan.rewrite.filter(weight) if execute else None
     y, report = _launch(plan.kernel_problem, kernel_weight, dy, plan.tiling, plan.y_format,
                         execute=execute, check_races=check_races, poison_output=poison_output, hooks=hooks,
-                        engine=engine)
+                        engine=engine, record=record)
     result = None
     if y is not None and plan.y_format == FORMAT_NCDHW:
         result = plan.rewrite.crop_ncdhw(y, plan.problem.dx_shape)

@@ -79,7 +79,7 @@ def plan_conv3d_v2_tiling(args, tiling_overrides=None, fmap_format: str = NDC1HW
     return t
 
 
-def estimate_conv3d_v2(args, t, *, execute: bool = True, check_races: bool = True) -> RunEstimate:
+def estimate_conv3d_v2(args, t, *, execute: bool = True, check_races: bool = True, record: bool = True) -> RunEstimate:
     """What a run will take (kernels/size_guard.py)."""
     a = t.convApiTiling
     itemsize = DTYPES[args.dtype].itemsize
@@ -90,7 +90,7 @@ def estimate_conv3d_v2(args, t, *, execute: bool = True, check_races: bool = Tru
                        args.groups)
     inputs = (tensor_bytes(args.x_shape, itemsize, c0), tensor_bytes(args.filter_shape, itemsize, c0))
     return conv_estimate(inputs, tensor_bytes(args.y_shape, itemsize, c0), tiles=tiles, cores=t.block_dim,
-                         execute=execute, check_races=check_races)
+                         execute=execute, check_races=check_races, record=record)
 
 
 def _bias_dtype(args, bias, fmap_format: str) -> np.dtype:
@@ -101,12 +101,13 @@ def _bias_dtype(args, bias, fmap_format: str) -> np.dtype:
     return np.dtype(np.float32)
 
 
-def _launch(args, x, weight, bias, t, fmap_format, *, execute, check_races, poison_output, hooks, engine):
+def _launch(args, x, weight, bias, t, fmap_format, *, execute, check_races, poison_output, hooks, engine,
+            record=True):
     dtype = DTYPES[args.dtype]
     bias_dtype = _bias_dtype(args, bias, fmap_format)
     n, cout, do, ho, wo = args.y_shape
     c0 = 32 // dtype.itemsize
-    chip = Chip(args.platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine)
+    chip = Chip(args.platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine, record=record)
     # x and weight are None in timing-only mode: place() then makes size-only allocations and converts nothing
     if fmap_format == NCDHW:  # the pointwise kernel reads x [N][Cin][DHW] and the filter [Cout][Cin] as given
         x_gm = chip.gm.place("x", args.x_shape, dtype, lambda: np.ascontiguousarray(x, dtype))
@@ -139,7 +140,7 @@ def _launch(args, x, weight, bias, t, fmap_format, *, execute, check_races, pois
 def conv3d_v2_run(x, filter, bias=None, *, strides, pads, dilations=(1, 1, 1, 1, 1), groups=1, data_format="NCDHW",
                   filter_format="NCDHW", platform="Ascend910B2", enable_hf32=False, execute=True, trace=None,
                   tiling_overrides=None, check_races=True, poison_output=True, hooks=None,
-                  engine="auto", max_memory=None) -> Conv3dV2Run:
+                  engine="auto", max_memory=None, record=True) -> Conv3dV2Run:
     """Run Conv3DV2 on the simulator and return the whole record (see conv3d_v2).
 
     execute=False runs the timing-only mode (no data moved, result None). trace: a path for the Chrome/Perfetto
@@ -147,18 +148,19 @@ def conv3d_v2_run(x, filter, bias=None, *, strides, pads, dilations=(1, 1, 1, 1,
     (TilingValidationError, a ValueError, lists each broken rule). hooks: callables hook(core, instruction) after
     every instruction. engine: "auto" | "exact" | "fast" (the same results, cycles and faults). max_memory: the
     bytes the run may take (default: a fraction of the machine's available memory); a run estimated to need more
-    is refused before anything is allocated (kernels/size_guard.py, MemoryLimitError).
+    is refused before anything is allocated (kernels/size_guard.py, MemoryLimitError). record=False keeps no
+    instruction records: a timing-only run of any length in constant memory (see conv3d_backprop_input_v2_run).
     """
     args = check_conv3d_v2_operands(x, filter, bias, strides, pads, dilations, groups, data_format, filter_format,
                                     platform, enable_hf32)
     fmap_format = NCDHW if use_point_wise_kernel(args, data_format) else NDC1HWC0
     t = plan_conv3d_v2_tiling(args, tiling_overrides, fmap_format)
-    check_fits(estimate_conv3d_v2(args, t, execute=execute, check_races=check_races), max_memory)
+    check_fits(estimate_conv3d_v2(args, t, execute=execute, check_races=check_races, record=record), max_memory)
     x_ncdhw = weight = None  # timing-only: no host conversion, the operands' bytes are never read
     if execute:
         x_ncdhw, weight = operands_to_ncdhw(x, filter, data_format, filter_format)
     y, report = _launch(args, x_ncdhw, weight, bias, t, fmap_format, execute=execute, check_races=check_races,
-                        poison_output=poison_output, hooks=hooks, engine=engine)
+                        poison_output=poison_output, hooks=hooks, engine=engine, record=record)
     result = y
     if y is not None and fmap_format == NDC1HWC0:
         cout = args.y_shape[1]
