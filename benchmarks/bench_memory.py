@@ -1,6 +1,7 @@
 """Benchmark: the memory of timing-only runs of large layers against the problem's tensor bytes.
 
     python benchmarks/bench_memory.py [--batch 4] [--dtype float16] [--only NAME ...] [--ops dx dw forward]
+                                      [--no-records]
 
 For each layer of bench_conv3d_dx.py (3D CNN layers, batch scaled by --batch) and each operator: a timing-only run
 (execute=False, no race check, the fast engine) on size-only stand-in operands, with tracemalloc's peak of the
@@ -8,7 +9,8 @@ Python and numpy allocations during the run, against the bytes the problem's ten
 dtype) would take; also the instruction count and the wall
 time (tracemalloc slows allocation-heavy code, so the wall times are not the simulator's speed). The process's
 maximum resident set size (getrusage) is printed at the end. The peak is the records' (about 1-3 KB an
-instruction), not the tensors'.
+instruction), not the tensors'; with --no-records (record=False: each record scheduled as issued and dropped) it
+stays near constant.
 """
 from __future__ import annotations
 
@@ -28,14 +30,14 @@ from timing import selected_layers
 OPERATORS = ("dx", "dw", "forward")
 
 
-def run_layer(op: str, layer, batch: int, dtype):
+def run_layer(op: str, layer, batch: int, dtype, record: bool = True):
     n, *rest = layer.x
     x_shape = (n * batch, *rest)
     dy = list(dy_shape(layer))
     dy[0] *= batch
     w_shape = (layer.cout, layer.x[1] // layer.groups, *layer.kernel)
     common = dict(strides=(1, 1, *layer.stride), pads=layer.pads, groups=layer.groups, execute=False,
-                  check_races=False, engine="fast", max_memory=1 << 50)
+                  check_races=False, engine="fast" if record else "auto", max_memory=1 << 50, record=record)
     tensors = (math.prod(x_shape) + math.prod(dy) + math.prod(w_shape)) * dtype.itemsize
     if op == "dx":
         run = lambda: conv3d_backprop_input_v2_run(x_shape, stand_in(w_shape, dtype), stand_in(dy, dtype),  # noqa
@@ -54,13 +56,14 @@ def main(argv=None) -> None:
     parser.add_argument("--dtype", default="float16", choices=sorted(DTYPES))
     parser.add_argument("--only", nargs="*", help="run only layers whose name contains one of these words")
     parser.add_argument("--ops", nargs="*", default=list(OPERATORS), choices=OPERATORS)
+    parser.add_argument("--no-records", action="store_true", help="record=False: keep no instruction records")
     args = parser.parse_args(argv)
     dtype = DTYPES[args.dtype]
     print(f"{'layer':<24} {'op':<8} {'tensors':>10} {'peak':>10} {'peak/tensors':>12} {'instr':>10} "
           f"{'peak/instr':>10} {'wall s':>7}")
     for layer in selected_layers(LAYERS, args.only):
         for op in args.ops:
-            tensors, run = run_layer(op, layer, args.batch, dtype)
+            tensors, run = run_layer(op, layer, args.batch, dtype, record=not args.no_records)
             start = time.perf_counter()
             tracemalloc.start()
             try:

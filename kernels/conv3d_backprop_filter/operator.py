@@ -196,7 +196,7 @@ def _launch(x_ncdhw, dy_ncdhw, x_shape: tuple, dy_shape: tuple, dtype, tiling_da
 
 
 def estimate_conv3d_dw(tiling_data, x_shape: tuple, dy_shape: tuple, weight_shape: tuple, groups: int, itemsize: int,
-                       *, execute: bool = True, check_races: bool = True, record: bool = True) -> RunEstimate:
+                       *, execute: bool = True, check_races: bool = True) -> RunEstimate:
     """What a run will take (kernels/size_guard.py); shapes NCDHW, dw accumulated in float32."""
     t = tiling_data.dwTiling
     cout, cin_g, *kernel = weight_shape
@@ -206,7 +206,7 @@ def estimate_conv3d_dw(tiling_data, x_shape: tuple, dy_shape: tuple, weight_shap
     c0 = 32 // itemsize
     inputs = (tensor_bytes(x_shape, itemsize, c0), tensor_bytes(dy_shape, itemsize, c0))
     return conv_estimate(inputs, tensor_bytes(weight_shape, 4, c0), tiles=tiles, cores=tiling_data.block_dim,
-                         execute=execute, check_races=check_races, record=record)
+                         execute=execute, check_races=check_races)
 
 
 def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads, dilations=(1, 1, 1, 1, 1),
@@ -258,8 +258,10 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
         check_conv3d_dw_args(x_shape, weight_shape, dy_shape, st, pd, dl, groups, x.dtype.name, platform,
                              enable_hf32, deterministic)
     groups = x_shape[1] // weight_shape[1]
+    # records counted even with record=False: behind the init pass's cross-core barrier they stay pending until
+    # every core has issued up to it (docs/performance.md, "Big problems")
     check_fits(estimate_conv3d_dw(tiling, x_shape, dy_shape, weight_shape, groups, x.dtype.itemsize, execute=execute,
-                                  check_races=check_races, record=record), max_memory)
+                                  check_races=check_races), max_memory)
     dw, report = _launch(x_ncdhw, dy_ncdhw, x_shape, dy_shape, x.dtype, tiling, groups, weight_shape,
                          platform=platform, execute=execute,
                          check_races=check_races, hooks=hooks, deterministic=deterministic, engine=engine,
