@@ -114,3 +114,17 @@ def test_the_estimate_without_records_counts_none():
                           pads=(1,) * 6, data_format="NCDHW")
     kept, dropped = estimate_conv3d_dx(plan, execute=False), estimate_conv3d_dx(plan, execute=False, record=False)
     assert kept.record_bytes == kept.instructions * BYTES_PER_RECORD and dropped.record_bytes == 0
+
+
+def test_cli_without_records_or_race_shadows_lets_a_timing_only_run_start(monkeypatch, capsys):
+    """The guard of `conv3d-dx --timing-only --no-race-check --no-records` counts no records: the 256^3 layer that
+    is refused above passes it (the launch is stopped at once here: it is 18 million instructions)."""
+    import kernels.cli.conv3d_dx_command as command
+
+    def stop(*args, **kwargs):
+        raise ValueError("launch reached")
+
+    monkeypatch.setattr(command, "conv3d_backprop_input_v2_run", stop)
+    assert main(["conv3d-dx", "--dhw", "256,256,256", "--max-memory", "16G", "--timing-only", "--no-race-check",
+                 "--no-records"]) == 2
+    assert "launch reached" in capsys.readouterr().err

@@ -62,7 +62,8 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDxRun:
     if overrides and plan.route == "matmul":
         raise FlagError(f"argument --set: this problem runs as a matmul on --route aclnn ({plan.matmul_mode}), "
                         f"which has no conv tiling to override; add --route v2 to run the conv kernel")
-    check_cli_run(estimate_conv3d_dx(plan, execute=not args.timing_only, check_races=not args.no_race_check),
+    check_cli_run(estimate_conv3d_dx(plan, execute=not args.timing_only, check_races=not args.no_race_check,
+                                     record=not args.no_records),
                   math.prod(problem.dy_shape) + math.prod(problem.filter_shape), math.prod(problem.dx_shape),
                   args.dtype, args)
     dtype = DTYPES[args.dtype]

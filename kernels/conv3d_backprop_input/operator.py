@@ -74,7 +74,7 @@ class Conv3dDxRun:
 
 def estimate_conv3d_dx(plan, *, execute: bool = True, check_races: bool = True, record: bool = True) -> RunEstimate:
     """What a run of this plan will take (kernels/size_guard.py); the matmul route is estimated as the dx GEMM with
-    128 x 128 x 64 tiles on every cube core."""
+    128 x 128 x 64 tiles on every cube core, and keeps its records whatever `record` says (run_matmul has none)."""
     p = plan.kernel_problem
     itemsize = DTYPES[p.dtype].itemsize
     c0 = 32 // itemsize
@@ -90,7 +90,8 @@ def estimate_conv3d_dx(plan, *, execute: bool = True, check_races: bool = True, 
         workspace = cores * p.platform.L0C if plan.y_format == FORMAT_NCDHW else 0
     inputs = (tensor_bytes(p.dy_shape, itemsize, c0), tensor_bytes(p.filter_shape, itemsize, c0))
     return conv_estimate(inputs, tensor_bytes(p.dx_shape, itemsize, c0), workspace=workspace, tiles=tiles,
-                         cores=cores, execute=execute, check_races=check_races, record=record)
+                         cores=cores, execute=execute, check_races=check_races,
+                         record=record or plan.route == "matmul")
 
 
 def _launch(problem: Problem, weight: np.ndarray | None, dy: np.ndarray | None, tiling_data, y_format: str, *,
@@ -151,8 +152,7 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
     plan = plan_conv3d_dx(input_size, filter.shape, out_backprop.shape, filter.dtype, strides=strides, pads=pads,
                           dilations=dilations, groups=groups, data_format=data_format, filter_format=filter_format,
                           platform=platform, enable_hf32=enable_hf32, route=route, tiling_overrides=tiling_overrides)
-    check_fits(estimate_conv3d_dx(plan, execute=execute, check_races=check_races,
-                                  record=record or plan.route == "matmul"), max_memory)
+    check_fits(estimate_conv3d_dx(plan, execute=execute, check_races=check_races, record=record), max_memory)
     weight, dy = None, None  # timing-only: no host conversion, the operands' bytes are never read
     if execute:
         weight, dy = operands_to_ncdhw(filter, out_backprop, data_format, filter_format)
