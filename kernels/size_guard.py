@@ -8,8 +8,8 @@ Memory (bytes), each term from the problem's shapes and the tiling, nothing allo
   converted; the CLI adds its random operands and the reference check, `extra_bytes`);
 - race shadows: the GM race checker's 4 bytes per byte of every written allocation (ascend_sim/races.py);
 - records: BYTES_PER_RECORD per instruction, measured (tracemalloc peak of a timing-only dx run on the fast engine,
-  28,040 records: 2,840 B each; the exact engine keeps about 1 KB); none with record=False, where the chip
-  schedules each record as it is issued and drops it.
+  28,040 records: 2,840 B each; the exact engine keeps about 1 KB); with record=False the chip schedules each
+  record as it is issued and drops it, except those waiting for another core (conv_estimate's `pending`).
 Instructions: the GEMM's tiles (ceil(M/baseM) * ceil(N/baseN) * ceil(K/baseK) per group) times
 RECORDS_PER_TILE, plus RECORDS_PER_CORE per core; our own rule, calibrated on dx, dw and forward runs of the
 default layer and four others (1x1x1 to 3x3x3 kernels, strides 1-2): within a factor of 3 of the real count on
@@ -49,11 +49,11 @@ class RunEstimate:
     race_bytes: int
     instructions: int
     extra_bytes: int = 0  # the caller's own (the CLI's operands and reference check)
-    records_kept: bool = True  # record=False: each record is dropped once scheduled (ascend_sim.Chip)
+    held: float = 1.0  # the share of the records alive at once: 1 when kept, less with record=False
 
     @property
     def record_bytes(self) -> int:
-        return self.instructions * BYTES_PER_RECORD if self.records_kept else 0
+        return int(self.instructions * self.held) * BYTES_PER_RECORD
 
     @property
     def total_bytes(self) -> int:
@@ -61,7 +61,7 @@ class RunEstimate:
 
     def with_extra(self, extra_bytes: int) -> RunEstimate:
         return RunEstimate(self.gm_bytes, self.host_bytes, self.race_bytes, self.instructions,
-                           self.extra_bytes + int(extra_bytes), self.records_kept)
+                           self.extra_bytes + int(extra_bytes), self.held)
 
     def parts(self) -> str:
         named = (("GM tensors", self.gm_bytes), ("host copies", self.host_bytes), ("race shadows", self.race_bytes),
@@ -119,15 +119,18 @@ def gemm_tiles(m: int, n: int, k: int, base_m: int, base_n: int, base_k: int, gr
 
 
 def conv_estimate(inputs: tuple, output: int, *, workspace: int = 0, tiles: int, cores: int, execute: bool,
-                  check_races: bool, record: bool = True) -> RunEstimate:
-    """inputs: the operands' device bytes; output: the output's device bytes (both as in GM); tiles: gemm_tiles."""
+                  check_races: bool, record: bool = True, pending: float = 0.0) -> RunEstimate:
+    """inputs: the operands' device bytes; output: the output's device bytes (both as in GM); tiles: gemm_tiles;
+    pending: with record=False, the share of the records still alive at once because they wait for a core whose
+    Python runs later (the cores run one after the other): 1 behind a barrier of all cores (an init pass), 1/cores
+    for a MIX kernel whose AIC waits for its own AIVs, 0 without cross-core waits."""
     gm = sum(inputs) + output + workspace
     host = 0
     if execute:  # each operand converted twice (NCDHW, device format), the output read back twice, on-chip buffers
         host = 2 * sum(inputs) + 2 * output + cores * CORE_BUFFER_BYTES
     races = RACE_SHADOW_BYTES_PER_BYTE * (output + workspace) if check_races else 0
     instructions = tiles * RECORDS_PER_TILE + cores * RECORDS_PER_CORE
-    return RunEstimate(gm if execute else 0, host, races, instructions, records_kept=record)
+    return RunEstimate(gm if execute else 0, host, races, instructions, held=1.0 if record else pending)
 
 
 def tensor_bytes(shape: tuple, itemsize: int, c0: int | None = None, channel_axis: int = 1) -> int:

@@ -109,11 +109,18 @@ def test_no_records_is_refused_with_a_trace_and_by_the_commands_that_keep_record
     assert "argument --no-records: not supported by ascend-sim matmul" in capsys.readouterr().err
 
 
-def test_the_estimate_without_records_counts_none():
-    plan = plan_conv3d_dx((1, 64, 8, 56, 56), (64, 64, 3, 3, 3), (1, 64, 8, 56, 56), "float16", strides=ONE,
-                          pads=(1,) * 6, data_format="NCDHW")
+@pytest.mark.parametrize("data_format, held", [("NDHWC", 0), ("NCDHW", 1 / 24)])
+def test_the_estimate_without_records_counts_those_waiting_for_another_core(data_format, held):
+    """NDHWC runs the AIC-only NDC1HWC0 build: nothing waits; NCDHW fp16 the MIX build, whose AIC waits for its
+    AIVs (one core pair's stream of 24)."""
+    shapes = ((1, 64, 8, 56, 56), (64, 64, 3, 3, 3), (1, 64, 8, 56, 56))
+    if data_format == "NDHWC":
+        shapes = ((1, 8, 56, 56, 64), (64, 64, 3, 3, 3), (1, 8, 56, 56, 64))
+    plan = plan_conv3d_dx(*shapes, "float16", strides=ONE, pads=(1,) * 6, data_format=data_format)
+    assert plan.tiling.conv3DDxTiling.initOutputFlag == 0 and plan.tiling.params.coreNum == 24
     kept, dropped = estimate_conv3d_dx(plan, execute=False), estimate_conv3d_dx(plan, execute=False, record=False)
-    assert kept.record_bytes == kept.instructions * BYTES_PER_RECORD and dropped.record_bytes == 0
+    assert kept.record_bytes == kept.instructions * BYTES_PER_RECORD
+    assert dropped.record_bytes == int(dropped.instructions * held) * BYTES_PER_RECORD
 
 
 def test_cli_without_records_or_race_shadows_lets_a_timing_only_run_start(monkeypatch, capsys):

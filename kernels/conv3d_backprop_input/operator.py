@@ -74,13 +74,16 @@ class Conv3dDxRun:
 
 def estimate_conv3d_dx(plan, *, execute: bool = True, check_races: bool = True, record: bool = True) -> RunEstimate:
     """What a run of this plan will take (kernels/size_guard.py); the matmul route is estimated as the dx GEMM with
-    128 x 128 x 64 tiles on every cube core, and keeps its records whatever `record` says (run_matmul has none)."""
+    128 x 128 x 64 tiles on every cube core, and keeps its records whatever `record` says (run_matmul has none).
+    With record=False, records stay alive behind the init pass's all-core barrier (initOutputFlag 1), or one AIC's
+    stream waiting for its AIVs in the MIX NCDHW build."""
     p = plan.kernel_problem
     itemsize = DTYPES[p.dtype].itemsize
     c0 = 32 // itemsize
     n, cin, di, hi, wi = p.dx_shape
     cout, cin_g, *kernel = p.filter_shape
     k = cout // p.groups * math.prod(kernel)
+    pending = 1.0
     if plan.route == "matmul":
         tiles, cores, workspace = gemm_tiles(n * di * hi * wi, cin, k * p.groups, 128, 128, 64), p.platform.aic_cores, 0
     else:
@@ -88,10 +91,11 @@ def estimate_conv3d_dx(plan, *, execute: bool = True, check_races: bool = True, 
         cores = plan.tiling.params.coreNum
         tiles = gemm_tiles(n * di * hi * wi, cin_g, k, c.baseM, c.baseN, c.baseK, p.groups)
         workspace = cores * p.platform.L0C if plan.y_format == FORMAT_NCDHW else 0
+        if c.initOutputFlag != 1:
+            pending = 1 / cores if plan.y_format == FORMAT_NCDHW else 0.0
     inputs = (tensor_bytes(p.dy_shape, itemsize, c0), tensor_bytes(p.filter_shape, itemsize, c0))
     return conv_estimate(inputs, tensor_bytes(p.dx_shape, itemsize, c0), workspace=workspace, tiles=tiles,
-                         cores=cores, execute=execute, check_races=check_races,
-                         record=record or plan.route == "matmul")
+                         cores=cores, execute=execute, check_races=check_races, record=record, pending=pending)
 
 
 def _launch(problem: Problem, weight: np.ndarray | None, dy: np.ndarray | None, tiling_data, y_format: str, *,
