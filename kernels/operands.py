@@ -39,7 +39,7 @@ def dhw_attribute(name: str, values, data_format: str) -> tuple[int, int, int]:
     return values[1:4] if data_format == "NDHWC" else values[2:5]
 
 
-def stand_in(shape: tuple, dtype) -> np.ndarray:
+def stand_in(shape: tuple | int, dtype) -> np.ndarray:
     """A read-only array of `shape` and `dtype` that takes no memory (a broadcast zero): the operand of a
     timing-only run, whose bytes nothing reads."""
-    return np.broadcast_to(np.zeros((), dtype), tuple(int(d) for d in shape))
+    return np.broadcast_to(np.zeros((), dtype), shape)

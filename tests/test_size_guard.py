@@ -135,3 +135,12 @@ def test_cli_without_records_or_race_shadows_lets_a_timing_only_run_start(monkey
     assert main(["conv3d-dx", "--dhw", "256,256,256", "--max-memory", "16G", "--timing-only", "--no-race-check",
                  "--no-records"]) == 2
     assert "launch reached" in capsys.readouterr().err
+
+
+def test_cli_conv3d_is_guarded_before_its_operands_are_drawn(capsys):
+    start = time.perf_counter()
+    assert main(["conv3d", "--dhw", "256,256,256", "--bias", "--max-memory", "16G"]) == 2
+    err = capsys.readouterr().err
+    assert "operands and reference check" in err and "limit of 16.0 GiB (max_memory)" in err
+    assert time.perf_counter() - start < 10
+    assert main(["conv3d", "--cin", "16", "--cout", "16", "--dhw", "2,8,8", "--bias", "--timing-only"]) == 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 from dataclasses import dataclass
 
@@ -16,12 +17,13 @@ from ascend_sim.dtypes import DTYPES
 from tiling import TilingValidationError
 from tiling.conv3d_v2.model import API_TILING_FIELDS, RUN_INFO_FIELDS
 
-from ..conv3d_v2.operator import Conv3dV2Run, conv3d_v2_run
+from ..conv3d_v2.operator import Conv3dV2Run, conv3d_v2_run, estimate_conv3d_v2, plan_conv3d_v2_run
+from ..operands import stand_in
 from ..conv3d_v2.reference import conv3d_reference
 from .conv_problem import ConvProblem, add_conv_problem_arguments, conv_problem, field_override
 from .flags import FlagError, add_run_arguments, check_run_flags
 from .progress import LaunchProgress
-from .report import (check_fields, print_json, print_summary, random_operands, reference_precision,
+from .report import (check_cli_run, check_fields, print_json, print_summary, random_operands, reference_precision,
                      text_stream, timed_check)
 
 _C_RANGES = {"u8": (0, 255), "i8": (-128, 127), "u32": (0, 2**32 - 1), "u64": (0, 2**64 - 1)}
@@ -71,10 +73,18 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> Conv3dComma
     check_run_flags(args)
     problem = conv_problem(args)
     dtype = DTYPES[args.dtype]
-    x, w, bias = random_operands(args.seed, dtype, args.timing_only, problem.dx_shape, problem.filter_shape,
-                                 problem.cout if args.bias else None)
-    wall = time.perf_counter()
+    shapes = (problem.dx_shape, problem.filter_shape, problem.cout if args.bias else None)
     try:
+        # the size guard with the CLI's own operands and check, before they are drawn
+        plan_args, _, tiling = plan_conv3d_v2_run(*(shape and stand_in(shape, dtype) for shape in shapes),
+                                                  tiling_overrides=dict(args.set) or None,
+                                                  **problem.operator_arguments())
+        check_cli_run(estimate_conv3d_v2(plan_args, tiling, execute=not args.timing_only,
+                                         check_races=not args.no_race_check, record=not args.no_records),
+                      math.prod(problem.dx_shape) + math.prod(problem.filter_shape), math.prod(problem.dy_shape),
+                      args.dtype, args)
+        x, w, bias = random_operands(args.seed, dtype, args.timing_only, *shapes)
+        wall = time.perf_counter()
         with LaunchProgress():
             result = conv3d_v2_run(x, w, bias, execute=not args.timing_only, trace=args.trace,
                                    tiling_overrides=dict(args.set) or None, hooks=hooks or None,

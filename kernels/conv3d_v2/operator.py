@@ -137,6 +137,17 @@ def _launch(args, x, weight, bias, t, fmap_format, *, execute, check_races, pois
     return y, report
 
 
+def plan_conv3d_v2_run(x, filter, bias=None, *, strides, pads, dilations=(1, 1, 1, 1, 1), groups=1,
+                       data_format="NCDHW", filter_format="NCDHW", platform="Ascend910B2", enable_hf32=False,
+                       tiling_overrides=None):
+    """(checked arguments, fmap format, tiling) of a conv3d_v2_run with these arguments: all it decides before
+    touching data (only the operands' shapes and dtypes are read: size-only stand-ins will do)."""
+    args = check_conv3d_v2_operands(x, filter, bias, strides, pads, dilations, groups, data_format, filter_format,
+                                    platform, enable_hf32)
+    fmap_format = NCDHW if use_point_wise_kernel(args, data_format) else NDC1HWC0
+    return args, fmap_format, plan_conv3d_v2_tiling(args, tiling_overrides, fmap_format)
+
+
 def conv3d_v2_run(x, filter, bias=None, *, strides, pads, dilations=(1, 1, 1, 1, 1), groups=1, data_format="NCDHW",
                   filter_format="NCDHW", platform="Ascend910B2", enable_hf32=False, execute=True, trace=None,
                   tiling_overrides=None, check_races=True, poison_output=True, hooks=None,
@@ -151,10 +162,10 @@ def conv3d_v2_run(x, filter, bias=None, *, strides, pads, dilations=(1, 1, 1, 1,
     is refused before anything is allocated (kernels/size_guard.py, MemoryLimitError). record=False keeps no
     instruction records: a timing-only run of any length in constant memory (see conv3d_backprop_input_v2_run).
     """
-    args = check_conv3d_v2_operands(x, filter, bias, strides, pads, dilations, groups, data_format, filter_format,
-                                    platform, enable_hf32)
-    fmap_format = NCDHW if use_point_wise_kernel(args, data_format) else NDC1HWC0
-    t = plan_conv3d_v2_tiling(args, tiling_overrides, fmap_format)
+    args, fmap_format, t = plan_conv3d_v2_run(x, filter, bias, strides=strides, pads=pads, dilations=dilations,
+                                              groups=groups, data_format=data_format, filter_format=filter_format,
+                                              platform=platform, enable_hf32=enable_hf32,
+                                              tiling_overrides=tiling_overrides)
     check_fits(estimate_conv3d_v2(args, t, execute=execute, check_races=check_races, record=record), max_memory)
     x_ncdhw = weight = None  # timing-only: no host conversion, the operands' bytes are never read
     if execute:
