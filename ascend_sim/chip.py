@@ -46,8 +46,9 @@ class Chip:
     (fast_engine.py), and runs no hooks; both give the same results, cycles, records and faults. "auto" (the
     default) is "exact" when hooks are attached; otherwise it schedules after the kernel's Python too, with the
     compiled scheduler from AUTO_COMPILED_FROM records on (below that, importing numba costs more than it saves),
-    unless record=False: then "auto" is "exact", which schedules each record as it is issued and keeps none, so a
-    timing-only run of any length takes constant memory (the report has no per-instruction logs).
+    unless record=False: then "auto" is "exact", which schedules each record as it is issued and keeps none once
+    it has run (the report has no per-instruction logs); a record waiting for another core (SyncAll, a cross-core
+    flag) stays until that core's Python has issued what it waits for.
 
     `blas_threads` (default 1) limits numpy's OpenBLAS during each launch: one thread makes full runs several
     times faster and the fp32 sums of every Mmad independent of the machine's core count (ascend_sim/blas.py);

@@ -181,8 +181,8 @@ def add_run_arguments(parser, seeded: str) -> None:
                         help="exact: each instruction scheduled as it is issued (shows progress); fast: the stream "
                              "scheduled afterwards, compiled; the same results and cycles (default auto)")
     parser.add_argument("--no-records", action="store_true",
-                        help="keep no instruction records: each is scheduled as issued and dropped, so a run of any "
-                             "length needs constant memory for them (same cycles; no --trace)")
+                        help="keep no instruction records: each is scheduled as issued and dropped (except those "
+                             "waiting for another core), for long timing-only runs (same cycles; no --trace)")
     parser.add_argument("--max-memory", type=memory_size, metavar="SIZE",
                         help="refuse a run estimated to need more memory than this (8G, 512M; default 80%% of the "
                              "memory available now)")

@@ -225,8 +225,8 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
     (ascend_sim.Chip): the same results, cycles and faults; "auto" is fast unless hooks are given.
     max_memory: the bytes the run may take (default: a fraction of the machine's available memory); a run
     estimated to need more is refused before anything is allocated (kernels/size_guard.py, MemoryLimitError).
-    record=False keeps no instruction records: a timing-only run of any length in constant memory (see
-    conv3d_backprop_input_v2_run).
+    record=False keeps no instruction records once scheduled (see conv3d_backprop_input_v2_run); dw's init pass
+    barrier still holds every core's records until the last core reaches it.
     """
     data_format = check_format("data_format", data_format, DATA_FORMATS)
     filter_format = check_format("filter_format", filter_format, FILTER_FORMATS)

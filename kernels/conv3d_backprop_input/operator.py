@@ -149,8 +149,9 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
     unless hooks are given. max_memory: the bytes the run may take (default: a fraction of the machine's
     available memory); a run estimated to need more is refused before anything is allocated
     (kernels/size_guard.py, MemoryLimitError, a ValueError). record=False keeps no instruction records (the conv
-    kernel's route; with engine "auto" each is scheduled as issued and dropped): a timing-only run of any length
-    in constant memory, with the same cycles; the report then has no logs (no trace, no retime).
+    kernel's route; with engine "auto" each is scheduled as issued and dropped, except those waiting for another
+    core: one AIC's stream in the MIX NCDHW build, all behind the init pass's barrier): long timing-only runs in
+    much less memory, with the same cycles; the report then has no logs (no trace, no retime).
     """
     check_operands(filter, out_backprop)
     plan = plan_conv3d_dx(input_size, filter.shape, out_backprop.shape, filter.dtype, strides=strides, pads=pads,

@@ -160,7 +160,7 @@ def conv3d_v2_run(x, filter, bias=None, *, strides, pads, dilations=(1, 1, 1, 1,
     every instruction. engine: "auto" | "exact" | "fast" (the same results, cycles and faults). max_memory: the
     bytes the run may take (default: a fraction of the machine's available memory); a run estimated to need more
     is refused before anything is allocated (kernels/size_guard.py, MemoryLimitError). record=False keeps no
-    instruction records: a timing-only run of any length in constant memory (see conv3d_backprop_input_v2_run).
+    instruction records once scheduled (see conv3d_backprop_input_v2_run).
     """
     args, fmap_format, t = plan_conv3d_v2_run(x, filter, bias, strides=strides, pads=pads, dilations=dilations,
                                               groups=groups, data_format=data_format, filter_format=filter_format,
