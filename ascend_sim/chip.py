@@ -10,16 +10,16 @@ from __future__ import annotations
 import gc
 from typing import Callable
 
-from . import fast_engine
-from .blas import blas_threads
-from .core import AICore
-from .coretypes import KernelType, launch_cores
-from .faults import SimFault, SyncFault
-from .memory import GlobalMemory
-from .platform import Platform, get_platform
-from .races import GmRaceChecker
-from .report import RunReport
-from .schedule import CostModel, Launch
+from ascend_sim import fast_engine
+from ascend_sim.blas import blas_threads
+from ascend_sim.core import AICore
+from ascend_sim.coretypes import KernelType, launch_cores
+from ascend_sim.faults import SimFault, SyncFault
+from ascend_sim.memory import GlobalMemory
+from ascend_sim.platform import Platform, get_platform
+from ascend_sim.races import GmRaceChecker
+from ascend_sim.report import RunReport
+from ascend_sim.schedule import CostModel, Launch
 
 _running: list = [None]  # the core whose kernel Python is running
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import sys
 
-from .coretypes import CoreType
-from .faults import ParameterOutOfRange, SimFault, SyncFault
-from .memory import Buffer
-from .pipes import HardEvent, Pipe
-from .races import GM_ORDERING, RaceChecker
-from .record import _PKG_DIR, Record, define, format_source, snapshot
-from .schedule import CoreSchedule
+from ascend_sim.coretypes import CoreType
+from ascend_sim.faults import ParameterOutOfRange, SimFault, SyncFault
+from ascend_sim.memory import Buffer
+from ascend_sim.pipes import HardEvent, Pipe
+from ascend_sim.races import GM_ORDERING, RaceChecker
+from ascend_sim.record import _PKG_DIR, Record, define, format_source, snapshot
+from ascend_sim.schedule import CoreSchedule
 
 SET_FLAG = define("SetFlag", doc="Set flag (src, dst, id) once every earlier instruction of src has completed.")
 WAIT_FLAG = define("WaitFlag", doc="Hold pipe dst until the flag is set, then clear it.")

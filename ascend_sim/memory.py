@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .faults import Misaligned, OutOfBounds
+from ascend_sim.faults import Misaligned, OutOfBounds
 
 
 class Buffer:

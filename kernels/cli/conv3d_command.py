@@ -17,13 +17,13 @@ from ascend_sim.dtypes import DTYPES
 from tiling import TilingValidationError
 from tiling.conv3d_v2.model import API_TILING_FIELDS, RUN_INFO_FIELDS
 
-from ..conv3d_v2.operator import Conv3dV2Run, conv3d_v2_run, estimate_conv3d_v2, plan_conv3d_v2_run
-from ..operands import stand_in
-from ..conv3d_v2.reference import conv3d_reference
-from .conv_problem import ConvProblem, add_conv_problem_arguments, conv_problem, field_override
-from .flags import FlagError, add_run_arguments, check_run_flags
-from .progress import LaunchProgress
-from .report import (check_cli_run, check_fields, print_json, print_summary, random_operands, reference_precision,
+from kernels.conv3d_v2.operator import Conv3dV2Run, conv3d_v2_run, estimate_conv3d_v2, plan_conv3d_v2_run
+from kernels.operands import stand_in
+from kernels.conv3d_v2.reference import conv3d_reference
+from kernels.cli.conv_problem import ConvProblem, add_conv_problem_arguments, conv_problem, field_override
+from kernels.cli.flags import FlagError, add_run_arguments, check_run_flags
+from kernels.cli.progress import LaunchProgress
+from kernels.cli.report import (check_cli_run, check_fields, print_json, print_summary, random_operands, reference_precision,
                      text_stream, timed_check)
 
 _C_RANGES = {"u8": (0, 255), "i8": (-128, 127), "u32": (0, 2**32 - 1), "u64": (0, 2**64 - 1)}

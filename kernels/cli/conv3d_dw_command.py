@@ -14,12 +14,12 @@ from ascend_sim.dtypes import DTYPES
 from tiling import TilingValidationError
 from tiling.conv3d_backprop_filter.model import BASIC_BLOCK_FIELDS, PARAMS_FIELDS, TILING_FIELDS
 
-from ..conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run
-from ..conv3d_backprop_filter.reference import conv3d_dw_reference
-from .conv_problem import add_conv_problem_arguments, conv_problem, field_override
-from .flags import FlagError, add_run_arguments, check_run_flags
-from .progress import LaunchProgress
-from .report import (check_fields, print_json, print_summary, random_operands, reference_precision,
+from kernels.conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run
+from kernels.conv3d_backprop_filter.reference import conv3d_dw_reference
+from kernels.cli.conv_problem import add_conv_problem_arguments, conv_problem, field_override
+from kernels.cli.flags import FlagError, add_run_arguments, check_run_flags
+from kernels.cli.progress import LaunchProgress
+from kernels.cli.report import (check_fields, print_json, print_summary, random_operands, reference_precision,
                      text_stream, timed_check)
 
 _C_RANGES = {"u32": (0, 2**32 - 1), "u64": (0, 2**64 - 1)}

@@ -12,12 +12,12 @@ import numpy as np
 from ascend_sim.dtypes import DTYPES
 from tiling import TilingValidationError
 
-from ..conv3d_backprop_input.operator import ROUTES, Conv3dDxRun, conv3d_backprop_input_v2_run, estimate_conv3d_dx
-from ..reference import conv3d_dx_reference
-from .conv_problem import ConvProblem, add_conv_problem_arguments, conv_problem
-from .flags import FlagError, add_run_arguments, check_run_flags
-from .progress import LaunchProgress
-from .report import (check_cli_run, check_fields, print_json, print_summary, random_operands,
+from kernels.conv3d_backprop_input.operator import ROUTES, Conv3dDxRun, conv3d_backprop_input_v2_run, estimate_conv3d_dx
+from kernels.reference import conv3d_dx_reference
+from kernels.cli.conv_problem import ConvProblem, add_conv_problem_arguments, conv_problem
+from kernels.cli.flags import FlagError, add_run_arguments, check_run_flags
+from kernels.cli.progress import LaunchProgress
+from kernels.cli.report import (check_cli_run, check_fields, print_json, print_summary, random_operands,
                      reference_precision, text_stream, timed_check)
 
 

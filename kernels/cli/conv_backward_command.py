@@ -13,12 +13,12 @@ import time
 
 from ascend_sim.dtypes import DTYPES
 
-from ..convolution_backward.arguments import CUBE_MATH_TYPES, GROUPS_MAX
-from ..convolution_backward.operator import convolution_backward_run
-from ..convolution_backward.reference import convolution_backward_reference
-from .flags import FlagError, add_run_arguments, int_in_range, platform_value, read_integer, refuse_no_records
-from .progress import LaunchProgress
-from .report import check_against, print_json, random_operands, reference_precision, text_stream
+from kernels.convolution_backward.arguments import CUBE_MATH_TYPES, GROUPS_MAX
+from kernels.convolution_backward.operator import convolution_backward_run
+from kernels.convolution_backward.reference import convolution_backward_reference
+from kernels.cli.flags import FlagError, add_run_arguments, int_in_range, platform_value, read_integer, refuse_no_records
+from kernels.cli.progress import LaunchProgress
+from kernels.cli.report import check_against, print_json, random_operands, reference_precision, text_stream
 
 GRADIENTS = ("grad_input", "grad_weight", "grad_bias")
 FP16_CUBE_TOLERANCE = 4e-3  # USE_FP16 rounds float32 / bfloat16 operands to float16 and the results too

@@ -10,11 +10,11 @@ import numpy as np
 
 from ascend_sim.dtypes import DTYPES
 
-from ..matmul import MatmulTiling, run_matmul
-from ..size_guard import RECORDS_PER_TILE, gemm_tiles
-from .flags import FlagError, add_run_arguments, int_in_range, platform_value, refuse_no_records
-from .progress import LaunchProgress
-from .report import (check_fields, print_json, print_summary, random_operands, reference_precision,
+from kernels.matmul import MatmulTiling, run_matmul
+from kernels.size_guard import RECORDS_PER_TILE, gemm_tiles
+from kernels.cli.flags import FlagError, add_run_arguments, int_in_range, platform_value, refuse_no_records
+from kernels.cli.progress import LaunchProgress
+from kernels.cli.report import (check_fields, print_json, print_summary, random_operands, reference_precision,
                      text_stream, timed_check)
 
 

@@ -13,7 +13,7 @@ import threading
 
 from ascend_sim import chip as chip_module
 
-from ..size_guard import ESTIMATE_OBSERVERS
+from kernels.size_guard import ESTIMATE_OBSERVERS
 
 LONG_RUN = 100_000  # instructions: about 5 s or more at the simulator's usual 10,000-20,000 instructions/s
 POLL_SECONDS = 0.25

@@ -16,8 +16,8 @@ import numpy as np
 
 from ascend_sim.dtypes import DTYPES
 
-from ..operands import stand_in
-from ..size_guard import check_fits
+from kernels.operands import stand_in
+from kernels.size_guard import check_fits
 
 STARTED = time.perf_counter()  # where /proc is missing: the time since this module loaded
 

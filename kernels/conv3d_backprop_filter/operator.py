@@ -27,9 +27,9 @@ from ascend_sim.tensor import GmAddr
 from tiling import check_conv3d_dw_args, conv3d_backprop_filter_tiling
 from tiling.checks import check_ints
 
-from ..operands import check_array, check_format, dhw_attribute
-from ..size_guard import RunEstimate, check_fits, conv_estimate, gemm_tiles, tensor_bytes
-from .kernel import conv3d_backprop_filter_v2 as _kernel_entry
+from kernels.operands import check_array, check_format, dhw_attribute
+from kernels.size_guard import RunEstimate, check_fits, conv_estimate, gemm_tiles, tensor_bytes
+from kernels.conv3d_backprop_filter.kernel import conv3d_backprop_filter_v2 as _kernel_entry
 
 DATA_FORMATS = ("NDHWC", "NCDHW")
 FILTER_FORMATS = ("NCDHW", "NDHWC", "DHWCN")

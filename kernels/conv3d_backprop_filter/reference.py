@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..reference import tap_window
+from kernels.reference import tap_window
 
 
 def conv3d_dw_reference(x: np.ndarray, dy: np.ndarray, filter_shape, strides=(1, 1, 1), pads=(0, 0, 0, 0, 0, 0),

@@ -40,8 +40,8 @@ import numpy as np
 
 from ascend_sim.dtypes import DTYPES
 
-from ..matmul import MatmulTiling, run_matmul
-from ..operands import stand_in
+from kernels.matmul import MatmulTiling, run_matmul
+from kernels.operands import stand_in
 
 STRIDE_EQ_KERNEL = "STRIDE_EQ_KERNEL"
 FM_EQ_KERNEL = "FM_EQ_KERNEL"

@@ -31,13 +31,13 @@ from ascend_sim.formats import (filter_to_fractal_z_3d, fractal_z_3d_shape, ncdh
 from ascend_sim.report import RunReport
 from ascend_sim.tensor import GmAddr
 
-from ..size_guard import RunEstimate, check_fits, conv_estimate, gemm_tiles, tensor_bytes
-from .arguments import DATA_FORMATS, FILTER_FORMATS, Problem, check_operands, operands_to_ncdhw  # noqa: F401
-from .kernel import conv3d_backprop_input_v2 as _kernel_entry
-from .matmul_route import dx_by_matmul
-from .plan import ROUTES, plan_conv3d_dx  # noqa: F401 (DATA_FORMATS, FILTER_FORMATS, ROUTES re-exported)
-from .rewrite import Rewrite
-from .util import FORMAT_NCDHW
+from kernels.size_guard import RunEstimate, check_fits, conv_estimate, gemm_tiles, tensor_bytes
+from kernels.conv3d_backprop_input.arguments import DATA_FORMATS, FILTER_FORMATS, Problem, check_operands, operands_to_ncdhw  # noqa: F401
+from kernels.conv3d_backprop_input.kernel import conv3d_backprop_input_v2 as _kernel_entry
+from kernels.conv3d_backprop_input.matmul_route import dx_by_matmul
+from kernels.conv3d_backprop_input.plan import ROUTES, plan_conv3d_dx  # noqa: F401 (DATA_FORMATS, FILTER_FORMATS, ROUTES re-exported)
+from kernels.conv3d_backprop_input.rewrite import Rewrite
+from kernels.conv3d_backprop_input.util import FORMAT_NCDHW
 
 
 # ------------------------------------------------------------------------------------------------- run

@@ -30,11 +30,11 @@ from ascend_sim.tensor import GmAddr
 from tiling.conv3d_v2 import conv3d_v2_tiling
 from tiling.conv3d_v2.validate import validate
 
-from ..size_guard import RunEstimate, check_fits, conv_estimate, gemm_tiles, tensor_bytes
-from .arguments import check_conv3d_v2_operands, operands_to_ncdhw
-from .kernel import conv3dv2, kernel_class
-from .routing import use_point_wise_kernel
-from .util import NCDHW, NDC1HWC0
+from kernels.size_guard import RunEstimate, check_fits, conv_estimate, gemm_tiles, tensor_bytes
+from kernels.conv3d_v2.arguments import check_conv3d_v2_operands, operands_to_ncdhw
+from kernels.conv3d_v2.kernel import conv3dv2, kernel_class
+from kernels.conv3d_v2.routing import use_point_wise_kernel
+from kernels.conv3d_v2.util import NCDHW, NDC1HWC0
 
 HOST_LAYOUT_NOTE = ("host: x -> NDC1HWC0, filter -> FRACTAL_Z_3D and y NDC1HWC0 -> data_format converted in numpy "
                     "(TransData kernels on the real stack)")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..reference import tap_window
+from kernels.reference import tap_window
 
 
 def conv3d_reference(x: np.ndarray, weight: np.ndarray, bias=None, strides=(1, 1, 1), pads=(0, 0, 0, 0, 0, 0),

@@ -24,16 +24,16 @@ from ascend_sim.report import RunReport
 from tiling import check_conv3d_dw_args
 from tiling.conv3d_v2 import check_conv3d_v2_args
 
-from ..conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run, rows_beyond_reach
-from ..conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
-from ..conv3d_backprop_input.plan import plan_conv3d_dx
-from ..conv3d_v2.operator import conv3d_v2_run, plan_conv3d_v2_tiling
-from ..matmul import MatmulTiling, run_matmul
-from ..operands import stand_in
-from .arguments import ConvBackwardArgs, check_arguments
-from .bias_grad import run_bias_grad
-from .routing import FM_EQ_KERNEL, Route, route
-from .v2_or_tbe import conv3d_dw_tbe_reason, conv3d_dx_tbe_reason
+from kernels.conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run, rows_beyond_reach
+from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
+from kernels.conv3d_backprop_input.plan import plan_conv3d_dx
+from kernels.conv3d_v2.operator import conv3d_v2_run, plan_conv3d_v2_tiling
+from kernels.matmul import MatmulTiling, run_matmul
+from kernels.operands import stand_in
+from kernels.convolution_backward.arguments import ConvBackwardArgs, check_arguments
+from kernels.convolution_backward.bias_grad import run_bias_grad
+from kernels.convolution_backward.routing import FM_EQ_KERNEL, Route, route
+from kernels.convolution_backward.v2_or_tbe import conv3d_dw_tbe_reason, conv3d_dx_tbe_reason
 
 BIAS_NOTE = ("grad_bias: ReduceSum over N and the spatial axes (CalculateBiasGrad) by our own AIV kernel; the real "
              "ReduceSum kernel and tiling are not modelled")

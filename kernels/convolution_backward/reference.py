@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..conv3d_backprop_filter.reference import conv3d_dw_reference
-from ..conv3d_v2.reference import conv3d_reference
-from ..reference import conv3d_dx_reference
+from kernels.conv3d_backprop_filter.reference import conv3d_dw_reference
+from kernels.conv3d_v2.reference import conv3d_reference
+from kernels.reference import conv3d_dx_reference
 
 
 def _as_3d(a: np.ndarray) -> np.ndarray:
