@@ -52,7 +52,13 @@ class TransDataTo5HDParams:
 
 
 def _execute(rec) -> None:
-    buf, dtype, src_idx, dst_idx, sequential, _ = rec.args
+    buf, dtype, src_blocks, dst_blocks, high_halves, sequential, _ = rec.args
+    # the element indices are made here, not at issue: a record waiting to run (or a timing-only one) holds only
+    # the block numbers (repeats x 16) instead of repeats x 256 element indices
+    c0 = BLOCK // dtype.itemsize
+    d_blk, d_el, s_blk, s_el = _element_map(dtype.itemsize, *high_halves)
+    src_idx = src_blocks[:, s_blk] * c0 + s_el  # (repeats, elements moved per repeat)
+    dst_idx = dst_blocks[:, d_blk] * c0 + d_el
     ub = buf.view(dtype, 0, buf.capacity // dtype.itemsize)
     if not sequential:
         ub[dst_idx] = ub[src_idx]
@@ -115,13 +121,9 @@ def TransDataTo5HD(dstList, srcList, nchwconvParams: TransDataTo5HDParams, dtype
     # repeats run in order when one writes what a later one reads or rewrites
     sequential = repeats > 1 and ((d_lo < s_hi and s_lo < d_hi)
                                   or len(set(dst_blocks.ravel().tolist())) < dst_blocks.size)
-    c0 = BLOCK // dt.itemsize
-    d_blk, d_el, s_blk, s_el = _element_map(dt.itemsize, p.dstHighHalf, p.srcHighHalf)
-    src_idx = src_blocks[:, s_blk] * c0 + s_el  # (repeats, elements moved per repeat)
-    dst_idx = dst_blocks[:, d_blk] * c0 + d_el
-    timing = (name, dt, repeats, d_blk.size)  # 256 elements per repeat (128 of a 32-bit type)
+    timing = (name, dt, repeats, 128 if dt.itemsize == 4 else 256)  # elements moved per repeat (_element_map)
     core.issue(TRANS_DATA_TO_5HD, V, p, ((buf, s_lo, s_hi),), ((buf, d_lo, d_hi),),
-               (buf, dt, src_idx, dst_idx, sequential, timing))
+               (buf, dt, src_blocks, dst_blocks, (p.dstHighHalf, p.srcHighHalf), sequential, timing))
 
 
 __all__ = ["TransDataTo5HD", "TransDataTo5HDParams"]
