@@ -225,7 +225,7 @@ def add_run_arguments(parser, seeded: str) -> None:
     parser.add_argument("--no-race-check", action="store_true",
                         help="skip the race checks between pipes and between cores (faster; no shadow memory of GM)")
     parser.add_argument("--engine", choices=("auto", "exact", "fast"), default="auto",
-                        help="exact: each instruction scheduled as it is issued (shows progress); fast: the stream "
+                        help="exact: each instruction scheduled as it is issued; fast: the stream "
                              "scheduled afterwards, compiled; the same results and cycles (default auto)")
     parser.add_argument("--no-records", action="store_true",
                         help="keep no instruction records: each is scheduled as issued and dropped (except those "
