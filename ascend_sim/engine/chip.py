@@ -32,6 +32,9 @@ def current_core() -> AICore:
 
 
 ENGINES = ("auto", "exact", "fast")
+# callables observer(chip), called when a launch has made its cores and before any kernel Python runs: a progress
+# display polls the cores' counts from its own thread (no per-instruction cost and no hook, so the engine stays)
+LAUNCH_OBSERVERS: list[Callable] = []
 AUTO_COMPILED_FROM = 100_000  # records: numba's first import and load take about 1.5 s, it saves ~5 us a record
 
 
@@ -42,7 +45,10 @@ class Chip:
     "fast" schedules the whole stream once the kernel's Python has run, with the compiled scheduler
     (fast_engine.py), and runs no hooks; both give the same results, cycles, records and faults. "auto" (the
     default) is "exact" when hooks are attached; otherwise it schedules after the kernel's Python too, with the
-    compiled scheduler from AUTO_COMPILED_FROM records on (below that, importing numba costs more than it saves).
+    compiled scheduler from AUTO_COMPILED_FROM records on (below that, importing numba costs more than it saves),
+    unless record=False: then "auto" is "exact", which schedules each record as it is issued and keeps none once
+    it has run (the report has no per-instruction logs); a record waiting for another core (SyncAll, a cross-core
+    flag) stays until that core's Python has issued what it waits for.
 
     `blas_threads` (default 1) limits numpy's OpenBLAS during each launch: one thread makes full runs several
     times faster and the fp32 sums of every Mmad independent of the machine's core count (ascend_sim/machine/blas.py);
@@ -59,7 +65,7 @@ class Chip:
         self.platform = get_platform(platform)
         self.engine = engine
         self.blas_threads = blas_threads
-        self.gm = GlobalMemory()
+        self.gm = GlobalMemory(allocate=execute)  # timing-only: size-only allocations
         self.execute = execute
         self.check_races = check_races
         self.record = record
@@ -72,7 +78,7 @@ class Chip:
     @property
     def deferred(self) -> bool:
         """Whether launches schedule the stream after the kernel's Python (not "exact", no hooks)."""
-        return self.engine == "fast" or (self.engine == "auto" and not self.hooks)
+        return self.engine == "fast" or (self.engine == "auto" and not self.hooks and self.record)
 
     def launch(self, kernel: Callable, block_dim: int, *args, kernel_type: KernelType | str = KernelType.AIC_ONLY,
                **kwargs) -> RunReport:
@@ -105,6 +111,8 @@ class Chip:
             before = getattr(hook, "before_launch", None)
             if before is not None:
                 before(self)
+        for observe in LAUNCH_OBSERVERS:
+            observe(self)
         # The run allocates a few long-lived objects per instruction (the log); the cyclic garbage collector
         # would traverse the whole heap again and again for them (a third of the run time when torch is
         # loaded). Nothing the simulator keeps per instruction is cyclic, so it is paused for the run only.

@@ -6,15 +6,16 @@ overrides fields of the Conv3DV2 tiling (convApiTiling, convRunInfo) by their re
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from frontends.cli.conv_problem import (ConvProblem, add_conv_problem_arguments, add_format_argument, conv_problem,
                                         field_override, field_ranges)
-from frontends.cli.flags import FlagError, add_run_arguments
-from frontends.cli.report import (Progress, check_against, launch_entry, print_json, print_summary, run_document,
-                                  text_stream)
+from frontends.cli.flags import FlagError, add_run_arguments, check_run_flags
+from frontends.cli.report import (check_cli_run, launch_entry, print_json, print_summary, random_operands,
+                                  reference_precision, run_document, text_stream, timed_check)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -95,29 +96,35 @@ class Conv3dCommandRun:
 def simulate(args: argparse.Namespace, hooks: list | None = None) -> Conv3dCommandRun:
     """Build the problem the flags describe and run it, with `hooks` added to the progress display (`ascend-sim
     debug conv3d` passes a Capture). The GM allocations are x, filter, bias and y (operator.py)."""
-    import numpy as np
-
     from ascend_sim.machine.dtypes import DTYPES
-    from ascend_sim.machine.platform import get_platform
-    from kernels.conv3d_v2.operator import conv3d_v2_run
+    from frontends.cli.progress import LaunchProgress
+    from kernels.common.operands import stand_in
+    from kernels.conv3d_v2.operator import conv3d_v2_run, estimate_conv3d_v2, plan_conv3d_v2_run
     from tiling import TilingValidationError
+    check_run_flags(args)
     problem = conv_problem(args)
     dtype = DTYPES[args.dtype]
-    rng = np.random.default_rng(args.seed)
-    x = rng.standard_normal(problem.dx_shape).astype(dtype)
-    w = rng.standard_normal(problem.filter_shape).astype(dtype)
-    bias = rng.standard_normal(problem.cout).astype(dtype) if args.bias else None
-    progress = Progress.hooks(get_platform(problem.platform).aic_cores) if args.engine != "fast" else None
-    wall = time.perf_counter()
+    shapes = (problem.dx_shape, problem.filter_shape, problem.cout if args.bias else None)
     try:
-        result = conv3d_v2_run(problem.to_format(x), w, bias, execute=not args.timing_only, trace=args.trace,
-                               tiling_overrides=dict(args.set) or None,
-                               hooks=(progress or []) + list(hooks or []) or None,
-                               check_races=not args.no_race_check, engine=args.engine, **problem.operator_arguments())
+        # the size guard with the CLI's own operands and check, before they are drawn
+        x_in, w_in, bias_in = (shape and stand_in(shape, dtype) for shape in shapes)
+        plan_args, _, tiling = plan_conv3d_v2_run(problem.to_format(x_in), w_in, bias_in,
+                                                  tiling_overrides=dict(args.set) or None,
+                                                  **problem.operator_arguments())
+        check_cli_run(estimate_conv3d_v2(plan_args, tiling, execute=not args.timing_only,
+                                         check_races=not args.no_race_check, record=not args.no_records),
+                      math.prod(problem.dx_shape) + math.prod(problem.filter_shape), math.prod(problem.dy_shape),
+                      args.dtype, args)
+        x, w, bias = random_operands(args.seed, dtype, args.timing_only, *shapes)
+        wall = time.perf_counter()
+        with LaunchProgress():
+            result = conv3d_v2_run(problem.to_format(x), w, bias, execute=not args.timing_only, trace=args.trace,
+                                   tiling_overrides=dict(args.set) or None, hooks=hooks or None,
+                                   check_races=not args.no_race_check, engine=args.engine,
+                                   max_memory=args.max_memory, record=not args.no_records,
+                                   **problem.operator_arguments())
     except TilingValidationError as err:
         raise FlagError(f"argument --set: {err}") from err
-    finally:
-        Progress.done(progress)
     return Conv3dCommandRun(problem, x, w, bias, result, time.perf_counter() - wall)
 
 
@@ -134,11 +141,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: {note}", file=say)
     check = None
     if not args.timing_only:
-        expect = conv3d_reference(x, w, bias, problem.stride, problem.pad, problem.dilation, problem.groups)
-        check = check_against(problem.from_format(result.result), expect, args.dtype, args.hf32)
+        check = timed_check(lambda: conv3d_reference(x, w, bias, problem.stride, problem.pad, problem.dilation,
+                                                     problem.groups, precision=reference_precision(args.dtype)),
+                            problem.from_format(result.result), args.dtype, args.hf32)
         print(check.line("y"), file=say)
     report = result.report
-    print_summary(report, wall, args.trace, say)
+    print_summary(report, wall, args.trace, say, check)
     if args.json:
         print_json(run_document("conv3d", {"y": check} if check else {},
                                 [launch_entry("y", "Conv3DV2", t, report, args.trace)], result.notes, wall))

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 from frontends.cli.conv_problem import (ConvProblem, add_conv_problem_arguments, add_format_argument, conv_problem,
                                         field_override, field_ranges)
-from frontends.cli.flags import FlagError, add_run_arguments
-from frontends.cli.report import (Progress, check_against, launch_entry, print_json, print_summary, run_document,
-                                  text_stream)
+from frontends.cli.flags import FlagError, add_run_arguments, check_run_flags
+from frontends.cli.report import (launch_entry, print_json, print_summary, random_operands, reference_precision,
+                                  run_document, text_stream, timed_check)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -97,30 +97,24 @@ class ConvDwRun:
 def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDwRun:
     """Build the problem the flags describe and run the operator on the simulated chip, with `hooks` added to the
     progress display (`ascend-sim debug conv3d-dw` passes a Capture). Writes --trace."""
-    import numpy as np
-
     from ascend_sim.machine.dtypes import DTYPES
-    from ascend_sim.machine.platform import get_platform
+    from frontends.cli.progress import LaunchProgress
     from kernels.conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run
     from tiling import TilingValidationError
+    check_run_flags(args)
     problem = conv_problem(args)
     dtype = DTYPES[args.dtype]
-    rng = np.random.default_rng(args.seed)
-    x = rng.standard_normal(problem.dx_shape).astype(dtype)
-    dy = rng.standard_normal(problem.dy_shape).astype(dtype)
-    progress = Progress.hooks(get_platform(problem.platform).aic_cores) if args.engine != "fast" else None
+    x, dy = random_operands(args.seed, dtype, args.timing_only, problem.dx_shape, problem.dy_shape)
     wall = time.perf_counter()
     try:
-        result = conv3d_backprop_filter_v2_run(
-            problem.to_format(x), problem.filter_shape, problem.to_format(dy), execute=not args.timing_only,
-            trace=args.trace,
-            tiling_overrides=dict(args.set) or None, hooks=(progress or []) + list(hooks or []) or None,
-            check_races=not args.no_race_check, engine=args.engine, deterministic=args.deterministic,
-            **problem.operator_arguments())
+        with LaunchProgress():
+            result = conv3d_backprop_filter_v2_run(
+                problem.to_format(x), problem.filter_shape, problem.to_format(dy), execute=not args.timing_only,
+                trace=args.trace, tiling_overrides=dict(args.set) or None, hooks=hooks or None,
+                check_races=not args.no_race_check, engine=args.engine, max_memory=args.max_memory,
+                record=not args.no_records, deterministic=args.deterministic, **problem.operator_arguments())
     except TilingValidationError as err:
         raise FlagError(f"argument --set: {err}") from err
-    finally:
-        Progress.done(progress)
     return ConvDwRun(problem, x, dy, result, time.perf_counter() - wall)
 
 
@@ -136,12 +130,13 @@ def run(args: argparse.Namespace) -> int:
           file=say)
     check = None
     if not args.timing_only:
-        expect = conv3d_dw_reference(x, dy, problem.filter_shape, problem.stride, problem.pad, problem.dilation,
-                                     problem.groups)
-        check = check_against(result.result, expect, args.dtype, args.hf32)
+        check = timed_check(lambda: conv3d_dw_reference(x, dy, problem.filter_shape, problem.stride, problem.pad,
+                                                        problem.dilation, problem.groups,
+                                                        precision=reference_precision(args.dtype)),
+                            result.result, args.dtype, args.hf32)
         print(check.line("dw"), file=say)
     report = result.report
-    print_summary(report, wall, args.trace, say)
+    print_summary(report, wall, args.trace, say, check)
     if args.json:
         print_json(run_document("conv3d-dw", {"dw": check} if check else {},
                                 [launch_entry("dw", "Conv3DBackpropFilterV2", t, report, args.trace)], [], wall))

@@ -2,14 +2,15 @@
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from frontends.cli.conv_problem import ConvProblem, add_conv_problem_arguments, add_format_argument, conv_problem
-from frontends.cli.flags import FlagError, add_run_arguments
-from frontends.cli.report import (Progress, check_against, launch_entry, print_json, print_summary, run_document,
-                                  text_stream)
+from frontends.cli.flags import FlagError, add_run_arguments, check_run_flags
+from frontends.cli.report import (check_cli_run, launch_entry, print_json, print_summary, random_operands,
+                                  reference_precision, run_document, text_stream, timed_check)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -73,34 +74,33 @@ class ConvDxRun:
 def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDxRun:
     """Build the problem the flags describe and run the operator on the simulated chip, with `hooks` added to the
     progress display (`ascend-sim debug conv3d-dx` passes a Capture). Writes --trace."""
-    import numpy as np
-
     from ascend_sim.machine.dtypes import DTYPES
-    from ascend_sim.machine.platform import get_platform
-    from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
+    from frontends.cli.progress import LaunchProgress
+    from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run, estimate_conv3d_dx
     from tiling import TilingValidationError
+    check_run_flags(args)
     problem = conv_problem(args)
     overrides = dict(args.set)
     plan = problem.plan(args.route)  # the operator's own checks and routing, before any data is made
     if overrides and plan.route == "matmul":
         raise FlagError(f"argument --set: this problem runs as a matmul on --route aclnn ({plan.matmul_mode}), "
                         f"which has no conv tiling to override; add --route v2 to run the conv kernel")
+    check_cli_run(estimate_conv3d_dx(plan, execute=not args.timing_only, check_races=not args.no_race_check,
+                                     record=not args.no_records),
+                  math.prod(problem.dy_shape) + math.prod(problem.filter_shape), math.prod(problem.dx_shape),
+                  args.dtype, args)
     dtype = DTYPES[args.dtype]
-    rng = np.random.default_rng(args.seed)
-    dy = rng.standard_normal(problem.dy_shape).astype(dtype)
-    weight = rng.standard_normal(problem.filter_shape).astype(dtype)
-    progress = Progress.hooks(get_platform(problem.platform).aic_cores) if args.engine != "fast" else None
+    dy, weight = random_operands(args.seed, dtype, args.timing_only, problem.dy_shape, problem.filter_shape)
     wall = time.perf_counter()
     try:
-        result = conv3d_backprop_input_v2_run(
-            problem.in_format(problem.dx_shape), weight, problem.to_format(dy), execute=not args.timing_only,
-            trace=args.trace,
-            tiling_overrides=overrides or None, hooks=(progress or []) + list(hooks or []) or None,
-            route=args.route, check_races=not args.no_race_check, engine=args.engine, **problem.operator_arguments())
+        with LaunchProgress():
+            result = conv3d_backprop_input_v2_run(
+                problem.in_format(problem.dx_shape), weight, problem.to_format(dy), execute=not args.timing_only,
+                trace=args.trace, tiling_overrides=overrides or None, hooks=hooks or None, route=args.route,
+                check_races=not args.no_race_check, engine=args.engine, max_memory=args.max_memory,
+                record=not args.no_records, **problem.operator_arguments())
     except TilingValidationError as err:
         raise FlagError(f"argument --set: {err}") from err
-    finally:
-        Progress.done(progress)
     return ConvDxRun(problem, dy, weight, result, time.perf_counter() - wall)
 
 
@@ -113,8 +113,6 @@ def _route(text: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    import numpy as np
-
     from kernels.conv3d_backprop_input.reference import conv3d_dx_reference
     say = text_stream(args.json)
     ran = simulate(args)
@@ -125,12 +123,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: {note}", file=say)
     check = None
     if not args.timing_only:
-        expect = conv3d_dx_reference(dy.astype(np.float64), weight.astype(np.float64), problem.dx_shape,
-                                     problem.stride, problem.pad, problem.dilation, problem.groups)
-        check = check_against(problem.from_format(result.result), expect, args.dtype, args.hf32)
+        check = timed_check(lambda: conv3d_dx_reference(dy, weight, problem.dx_shape, problem.stride, problem.pad,
+                                                        problem.dilation, problem.groups,
+                                                        precision=reference_precision(args.dtype)),
+                            problem.from_format(result.result), args.dtype, args.hf32)
         print(check.line("dx"), file=say)
     report = result.report
-    print_summary(report, wall, args.trace, say)
+    print_summary(report, wall, args.trace, say, check)
     if args.json:
         kernel = "Conv3DBackpropInputV2" if result.route == "v2" else f"MatMul ({result.matmul_mode})"
         print_json(run_document("conv3d-dx", {"dx": check} if check else {},

@@ -14,8 +14,9 @@ import time
 from dataclasses import dataclass
 
 from frontends.cli.flags import (FlagError, Renamed, add_run_arguments, dtype_value, int_in_range, platform_value,
-                                 read_integer)
-from frontends.cli.report import check_against, launch_entry, print_json, run_document, text_stream, tiling_fields
+                                 read_integer, refuse_no_records)
+from frontends.cli.report import (check_against, launch_entry, print_json, random_operands, reference_precision,
+                                  run_document, seconds_since_start, text_stream, tiling_fields)
 
 GRADIENTS = ("grad_input", "grad_weight", "grad_bias")
 FP16_CUBE_TOLERANCE = 4e-3  # USE_FP16 rounds float32 / bfloat16 operands to float16 and the results too
@@ -143,21 +144,20 @@ def _problem(args: argparse.Namespace):
 
 
 def _simulate(args: argparse.Namespace, *, seed: int, execute: bool, trace=None, check_races: bool = True,
-              engine: str = "auto", hooks: dict | None = None):
-    """The operands (random, from the seed) and the operator's run of the flags' problem."""
-    import numpy as np
-
+              engine: str = "auto", hooks: dict | None = None, max_memory: int | None = None):
+    """The operands (random, from the seed; size-only stand-ins when not executing) and the operator's run of the
+    flags' problem, with the progress bar of a long run."""
     from ascend_sim.machine.dtypes import DTYPES
+    from frontends.cli.progress import LaunchProgress
     from kernels.convolution_backward.operator import convolution_backward_run
     (kernel, stride, padding, dilation, output_padding, pairs), shapes = _problem(args)
-    dtype = DTYPES[args.dtype]
-    rng = np.random.default_rng(seed)
-    go, x, w = (rng.standard_normal(shape).astype(dtype) for shape in shapes)
+    go, x, w = random_operands(seed, DTYPES[args.dtype], not execute, *shapes)
     bias = [shapes[2][1] * args.groups if args.transposed else shapes[2][0]]
-    result = convolution_backward_run(go, x, w, bias, stride, padding, dilation, args.transposed, output_padding,
-                                      args.groups, args.mask, args.cube_math_type, platform=args.platform,
-                                      execute=execute, trace=trace, check_races=check_races, engine=engine,
-                                      hooks=hooks)
+    with LaunchProgress():
+        result = convolution_backward_run(go, x, w, bias, stride, padding, dilation, args.transposed,
+                                          output_padding, args.groups, args.mask, args.cube_math_type,
+                                          platform=args.platform, execute=execute, trace=trace,
+                                          check_races=check_races, engine=engine, hooks=hooks, max_memory=max_memory)
     return (go, x, w), result
 
 
@@ -177,13 +177,15 @@ class ConvBackwardDebugRun:
 def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvBackwardDebugRun:
     """Run the flags' problem with `hooks` on one launch (--launch; `ascend-sim debug conv-backward` passes a
     Capture): the debugger replays that kernel."""
+    refuse_no_records(args)
     computed = [name for name, on in zip(GRADIENTS, args.mask) if on]
     launch = args.launch or computed[0]
     if launch not in computed:
         raise FlagError(f"argument --launch: {launch} is not computed with --mask "
                         f"{','.join(str(int(m)) for m in args.mask)}; choose from {', '.join(computed)}")
     _, result = _simulate(args, seed=args.seed, execute=not args.timing_only, trace=args.trace,
-                          check_races=not args.no_race_check, engine=args.engine, hooks={launch: list(hooks or [])})
+                          check_races=not args.no_race_check, engine=args.engine, hooks={launch: list(hooks or [])},
+                          max_memory=args.max_memory)
     kernel = next(item.kernel for item in result.launches if item.gradient == launch)
     (_, stride, padding, dilation, _, _), (go_shape, x_shape, w_shape) = _problem(args)
     return ConvBackwardDebugRun(
@@ -202,11 +204,13 @@ def tilings(args: argparse.Namespace) -> tuple[list, list, list]:
 def run(args: argparse.Namespace) -> int:
     from kernels.convolution_backward.arguments import CUBE_MATH_TYPES
     from kernels.convolution_backward.reference import convolution_backward_reference
+    refuse_no_records(args)
     say = text_stream(args.json)
     (kernel, stride, padding, dilation, output_padding, pairs), (go_shape, x_shape, w_shape) = _problem(args)
     wall = time.perf_counter()
     (go, x, w), result = _simulate(args, seed=args.seed, execute=not args.timing_only, trace=args.trace,
-                                   check_races=not args.no_race_check, engine=args.engine)
+                                   check_races=not args.no_race_check, engine=args.engine,
+                                   max_memory=args.max_memory)
     wall = time.perf_counter() - wall
     layout = {1: "NCL", 2: "NCHW", 3: "NCDHW"}[len(args.dhw)]
     print(f"aclnnConvolutionBackward {args.dtype} ({layout}{', transposed' if args.transposed else ''}): "
@@ -215,10 +219,11 @@ def run(args: argparse.Namespace) -> int:
           f"{args.cube_math_type} ({CUBE_MATH_TYPES[args.cube_math_type]})", file=say)
     for note in result.route.notes:
         print(f"  {note}", file=say)
-    checks = {}
+    checks, check_seconds = {}, 0.0
     if not args.timing_only:
+        check_seconds = time.perf_counter()
         refs = convolution_backward_reference(go, x, w, stride, pairs, dilation, args.transposed, args.groups,
-                                              args.mask)
+                                              args.mask, precision=reference_precision(args.dtype))
         math = result.route.math
         tolerance = FP16_CUBE_TOLERANCE if math.dtype != args.dtype else None
         for name, got, ref in zip(GRADIENTS, (result.grad_input, result.grad_weight, result.grad_bias), refs):
@@ -226,6 +231,7 @@ def run(args: argparse.Namespace) -> int:
                 # grad_bias is summed in grad_output's own dtype: cube_math_type does not touch it
                 checks[name] = check_against(got, ref, args.dtype, math.hf32,
                                              None if name == "grad_bias" else tolerance)
+        check_seconds = time.perf_counter() - check_seconds
     for launch in result.launches:
         print(f"{launch.gradient}: {launch.kernel}", file=say)
         print(f"  tiling: {_tiling_line(launch.tiling)}", file=say)
@@ -237,7 +243,8 @@ def run(args: argparse.Namespace) -> int:
               file=say)
     platform_name = result.args.platform.name
     print(f"total: {len(result.launches)} kernels, {result.cycles:,.0f} cycles = {result.microseconds:.2f} us on "
-          f"{platform_name}; simulated in {wall:.2f} s", file=say)
+          f"{platform_name}; simulated in {wall:.2f} s; reference check {check_seconds:.2f} s; "
+          f"{seconds_since_start():.2f} s since start", file=say)
     if args.json:
         print_json(run_document("conv-backward", checks, [
             launch_entry(launch.gradient, launch.kernel, launch.tiling, launch.report, launch.trace_path)

@@ -100,8 +100,11 @@ class ConvProblem:
         return shape if self.data_format == "NCDHW" else (shape[0], *shape[2:], shape[1])
 
     def to_format(self, array):
-        """NCDHW data in data_format."""
-        return array if self.data_format == "NCDHW" else array.transpose(0, 2, 3, 4, 1).copy()
+        """NCDHW data in data_format (a timing-only stand-in, all strides 0, stays a view: it holds no bytes)."""
+        if self.data_format == "NCDHW":
+            return array
+        moved = array.transpose(0, 2, 3, 4, 1)
+        return moved if not any(array.strides) else moved.copy()
 
     def from_format(self, array):
         """Data in data_format as NCDHW."""

@@ -61,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
         raise FlagError("argument --timing-only: the debugger replays the data the run moved; drop --timing-only")
     if args.json:
         raise FlagError("argument --json: the debugger's output is text; drop --json")
+    if args.no_records:
+        raise FlagError("argument --no-records: the debugger replays the instruction records; drop --no-records")
     if getattr(args, "format", "NCDHW") != "NCDHW":
         raise FlagError(f"argument --format: the debugger maps the tensors of NCDHW runs; drop --format "
                         f"{args.format}")

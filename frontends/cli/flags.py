@@ -24,6 +24,19 @@ class FlagError(ValueError):
     """A value that each flag accepts alone but not together with the others; the message names the flags."""
 
 
+def check_run_flags(args) -> None:
+    """The run flags that exclude each other (add_run_arguments)."""
+    if args.no_records and args.trace:
+        raise FlagError("argument --trace: a trace is drawn from the instruction records, which --no-records drops")
+
+
+def refuse_no_records(args) -> None:
+    """For the commands whose operators keep every record (matmul, conv-backward)."""
+    if args.no_records:
+        raise FlagError(f"argument --no-records: not supported by {args.prog}; the conv3d-dx, conv3d-dw and conv3d "
+                        "commands take it")
+
+
 def one_line(message: object) -> str:
     """Any message as one line: the lines of a multi-line one joined, runs of spaces collapsed."""
     return " ".join(str(message).split())
@@ -185,6 +198,23 @@ def writable_path(text: str) -> str:
     return text
 
 
+_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20, "MIB": 1 << 20,
+          "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30, "T": 1 << 40, "TB": 1 << 40, "TIB": 1 << 40}
+
+
+def memory_size(text: str) -> int:
+    """type= for a memory size: bytes, or a number with K, M, G or T (binary units: 8G = 8 GiB, 1.5G)."""
+    found = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]*)\s*", text)
+    unit = found.group(2).upper() if found else None
+    if not found or unit not in _UNITS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a memory size; give bytes or a number with K, M, G or T "
+                                         "(8G, 512M, 1.5G)")
+    size = int(float(found.group(1)) * _UNITS[unit])
+    if size < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is outside the allowed range: at least 1 byte")
+    return size
+
+
 def add_run_arguments(parser, seeded: str) -> None:
     """The flags every run command shares: timing-only mode, the trace, JSON output and the data's seed."""
     parser.add_argument("--timing-only", action="store_true", help="no data: same cycles, faster, no check")
@@ -195,5 +225,11 @@ def add_run_arguments(parser, seeded: str) -> None:
     parser.add_argument("--no-race-check", action="store_true",
                         help="skip the race checks between pipes and between cores (faster; no shadow memory of GM)")
     parser.add_argument("--engine", choices=("auto", "exact", "fast"), default="auto",
-                        help="exact: each instruction scheduled as it is issued (shows progress); fast: the stream "
+                        help="exact: each instruction scheduled as it is issued; fast: the stream "
                              "scheduled afterwards, compiled; the same results and cycles (default auto)")
+    parser.add_argument("--no-records", action="store_true",
+                        help="keep no instruction records: each is scheduled as issued and dropped (except those "
+                             "waiting for another core), for long timing-only runs (same cycles; no --trace)")
+    parser.add_argument("--max-memory", type=memory_size, metavar="SIZE",
+                        help="refuse a run estimated to need more memory than this (8G, 512M; default 80%% of the "
+                             "memory available now)")

@@ -9,9 +9,10 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from frontends.cli.flags import FlagError, add_run_arguments, dtype_value, int_in_range, platform_value
-from frontends.cli.report import (Progress, check_against, check_on_grid, launch_entry, print_json, print_summary,
-                                  run_document, text_stream)
+from frontends.cli.flags import (FlagError, add_run_arguments, dtype_value, int_in_range, platform_value,
+                                 refuse_no_records)
+from frontends.cli.report import (launch_entry, print_json, print_summary, random_operands, reference_precision,
+                                  run_document, text_stream, timed_check)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -64,38 +65,35 @@ class MatmulRun:
     a: np.ndarray
     b: np.ndarray
     tiling: MatmulTiling
-    c: np.ndarray
+    c: np.ndarray | None  # None in timing-only mode
     report: object
     wall: float
 
     @property
     def headline(self) -> str:
         return (f"Matmul {self.tiling.dtype}{' (HF32)' if self.tiling.hf32 else ''}: A {self.a.shape} . "
-                f"B {self.b.shape} -> C {self.c.shape}")
+                f"B {self.b.shape} -> C {(self.a.shape[0], self.a.shape[1], self.b.shape[2])}")
 
 
 def simulate(args: argparse.Namespace, hooks: list | None = None) -> MatmulRun:
     """Build the problem the flags describe and run it on the simulated chip, with `hooks` added to the progress
     display (`ascend-sim debug matmul` passes a Capture). Writes --trace."""
-    import numpy as np
-
-    from ascend_sim.machine.platform import get_platform
+    from frontends.cli.progress import LaunchProgress
+    from kernels.common.size_guard import RECORDS_PER_TILE, gemm_tiles
     from kernels.matmul import MatmulTiling, run_matmul
     from tiling.matmul import OPERAND_DTYPES
+    refuse_no_records(args)
     _check_hf32(args)
     dtype = OPERAND_DTYPES[args.dtype]
-    rng = np.random.default_rng(args.seed)
-    a = rng.standard_normal((args.batch, args.m, args.k)).astype(dtype)
-    b = rng.standard_normal((args.batch, args.k, args.n)).astype(dtype)
+    a, b = random_operands(args.seed, dtype, args.timing_only, (args.batch, args.m, args.k),
+                           (args.batch, args.k, args.n))
     tiling = MatmulTiling.for_shape(args.m, args.n, args.k, args.dtype, batch=args.batch, hf32=args.hf32)
-    progress = Progress.hooks(get_platform(args.platform).aic_cores) if args.engine != "fast" else None
+    tiles = gemm_tiles(args.m, args.n, args.k, tiling.baseM, tiling.baseN, tiling.baseK, args.batch)
     wall = time.perf_counter()
-    try:
+    with LaunchProgress(tiles * RECORDS_PER_TILE):  # size_guard's rule; the matmul has no size guard
         c, report = run_matmul(a, b, platform=args.platform, tiling=tiling, execute=not args.timing_only,
-                               hooks=(progress or []) + list(hooks or []) or None, poison_output=True,
-                               check_races=not args.no_race_check, engine=args.engine)
-    finally:
-        Progress.done(progress)
+                               hooks=hooks or None, poison_output=True, check_races=not args.no_race_check,
+                               engine=args.engine)
     wall = time.perf_counter() - wall
     if args.trace:
         report.write_trace(args.trace)
@@ -114,11 +112,11 @@ def run(args: argparse.Namespace) -> int:
           f"{tiling.l1_buffers}", file=say)
     check = None
     if not args.timing_only:
-        exact = np.matmul(a.astype(np.float64), b.astype(np.float64))  # the operands as stored, decoded
-        check = (check_on_grid(c, exact) if args.dtype in EIGHT_BIT_DTYPES
-                 else check_against(c, exact, args.dtype, args.hf32))
+        precision = reference_precision(args.dtype)  # float64 for the 8-bit types: the product as stored, decoded
+        check = timed_check(lambda: np.matmul(a.astype(precision), b.astype(precision)), c, args.dtype, args.hf32,
+                            on_grid=args.dtype in EIGHT_BIT_DTYPES)
         print(check.line("C"), file=say)
-    print_summary(report, wall, args.trace, say)
+    print_summary(report, wall, args.trace, say, check)
     if args.json:
         print_json(run_document("matmul", {"c": check} if check else {},
                                 [launch_entry("c", "matmul (kernels/matmul.py)", tiling, report, args.trace)], [],

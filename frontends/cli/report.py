@@ -1,5 +1,6 @@
-"""What the run commands share in their output: the check against a reference, progress, where text goes, and
-the one JSON document every run command prints (run_document; docs/cli.md describes it).
+"""What the run commands share in their output: the operands, the check against a reference, where text goes, and
+the one JSON document every run command prints (run_document; docs/cli.md describes it). numpy and the operators
+are imported where used: `ascend-sim --help` imports this module.
 
 With --json, stdout carries the JSON document alone: every line of text goes to stderr instead.
 """
@@ -7,13 +8,29 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import sys
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
     import numpy as np
+
+STARTED = time.perf_counter()  # where /proc is missing: the time since this module loaded
+
+
+def seconds_since_start() -> float:
+    """Wall seconds since the process started (Linux /proc: its start in clock ticks after boot), imports included."""
+    try:
+        with open("/proc/self/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()  # after "pid (comm)": field 3 (state) onwards
+        with open("/proc/uptime") as uptime:
+            now = float(uptime.read().split()[0])
+        return now - int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: starttime
+    except (OSError, ValueError, IndexError):
+        return time.perf_counter() - STARTED
 
 # Tolerance of |got - ref| / (|ref| + rms(ref)): one rounding to the output dtype after fp32 accumulation
 # (half an ulp: 2^-11 fp16, 2^-8 bf16), with margin; HF32 rounds the fp32 operands to 11 mantissa bits.
@@ -24,6 +41,34 @@ TOLERANCE = {"float16": 1e-3, "bfloat16": 8e-3, "float32": 1e-5, "hf32": 2e-3, "
              "hifloat8": 0.13}
 
 
+def random_operands(seed: int, dtype, timing_only: bool, *shapes) -> list:
+    """Standard-normal operands of these shapes drawn in order from one seeded generator (None for a shape
+    None); with timing_only, size-only stand-ins instead, which take no memory (nothing reads their bytes)."""
+    import numpy as np
+
+    from kernels.common.operands import stand_in
+    if timing_only:
+        return [None if shape is None else stand_in(shape, dtype) for shape in shapes]
+    rng = np.random.default_rng(seed)
+    return [None if shape is None else rng.standard_normal(shape).astype(dtype) for shape in shapes]
+
+
+def check_cli_run(estimate, input_elements: int, output_elements: int, dtype: str, args) -> None:
+    """The size guard of a run command, before it draws its operands: the operator's estimate
+    (kernels/common/size_guard.py) plus, in a full run, the operands (drawn in float64, kept in dtype) and the
+    reference check (the operands and the output in its precision, about twice)."""
+    import numpy as np
+
+    from ascend_sim.machine.dtypes import DTYPES
+    from kernels.common.size_guard import check_fits
+    extra = 0
+    if not args.timing_only:
+        precision = np.dtype(reference_precision(dtype)).itemsize
+        extra = input_elements * (8 + np.dtype(DTYPES[dtype]).itemsize) + 2 * precision * (input_elements
+                                                                                             + output_elements)
+    check_fits(estimate.with_extra(extra), args.max_memory)
+
+
 def text_stream(json_output: bool) -> TextIO:
     return sys.stderr if json_output else sys.stdout
 
@@ -32,10 +77,13 @@ def print_json(document: dict) -> None:
     print(json.dumps(document, indent=1, default=str))
 
 
-def print_summary(report, wall: float, trace, say: TextIO) -> None:
-    """The run report, the simulator's own speed and where the trace went."""
+def print_summary(report, wall: float, trace, say: TextIO, check: Check | None = None) -> None:
+    """The run report, the simulator's own speed, the check's time, the time since start and where the trace
+    went."""
     print(report.summary(), file=say)
-    print(f"simulated in {wall:.2f} s ({report.instructions / wall:,.0f} instructions/s)", file=say)
+    print(f"simulated in {wall:.2f} s ({report.instructions / max(wall, 1e-9):,.0f} instructions/s)"
+          + (f"; reference check {check.seconds:.2f} s" if check is not None and check.seconds is not None else "")
+          + f"; {seconds_since_start():.2f} s since start", file=say)
     if trace:
         print(f"trace written to {trace} (open in https://ui.perfetto.dev)", file=say)
 
@@ -71,12 +119,14 @@ def run_document(command: str, checks: dict, launches: list[dict], notes: list, 
 
 @dataclass(frozen=True)
 class Check:
-    """The result against a float64 reference: the largest error relative to |ref| + rms(ref)."""
+    """The result against a reference: the largest error relative to |ref| + rms(ref) (or in grid steps);
+    seconds: the time the reference and the comparison took (timed_check)."""
 
     passed: bool
     error: float
     tolerance: float
     measure: str = "relative"  # or "grid": steps of the result type's grid from the reference rounded once
+    seconds: float | None = None
 
     def line(self, name: str) -> str:
         verdict = "PASSED" if self.passed else "FAILED"
@@ -87,7 +137,16 @@ class Check:
                 f"(max |{name} - ref| / (|ref| + rms) = {self.error:.2e}, tolerance {self.tolerance:.0e})")
 
     def to_dict(self) -> dict:
-        return {"passed": self.passed, "max_error": self.error, "tolerance": self.tolerance, "measure": self.measure}
+        return {"passed": self.passed, "max_error": self.error, "tolerance": self.tolerance, "measure": self.measure,
+                "seconds": self.seconds}
+
+
+def reference_precision(dtype: str):
+    """The dtype the reference computes in: float32 for float16/bfloat16 data (its rounding error, about 1e-6 of
+    rms, is far below their tolerances of 1e-3 and 8e-3), float64 for the rest (float32's tolerance is 1e-5; the
+    8-bit grid check rounds the reference to the grid, where float32 sums could cross a rounding boundary)."""
+    import numpy as np
+    return np.float32 if dtype in ("float16", "bfloat16") else np.float64
 
 
 def check_against(got: np.ndarray, expect: np.ndarray, dtype: str, hf32: bool,
@@ -95,7 +154,7 @@ def check_against(got: np.ndarray, expect: np.ndarray, dtype: str, hf32: bool,
     """tolerance: instead of the dtype's (a run that rounds its operands further, e.g. to float16)."""
     import numpy as np
     got = got.astype(np.float64)
-    rms = float(np.sqrt(np.mean(expect ** 2))) or 1.0
+    rms = float(np.sqrt(np.mean(np.square(expect, dtype=np.float64)))) or 1.0
     error = float((np.abs(got - expect) / (np.abs(expect) + rms)).max())
     tolerance = tolerance or TOLERANCE["hf32" if hf32 and dtype == "float32" else dtype]
     return Check(bool(np.isfinite(got).all() and error <= tolerance), error, tolerance)
@@ -119,24 +178,10 @@ def check_on_grid(got: np.ndarray, expect: np.ndarray) -> Check:
     return Check(steps <= 1, steps, 1.0, "grid")
 
 
-class Progress:
-    """A simulator hook that shows which core is running, on stderr and only when stderr is a terminal."""
-
-    def __init__(self, cores: int):
-        self.cores, self.current, self.start = cores, -1, time.perf_counter()
-
-    @classmethod
-    def hooks(cls, cores: int) -> list | None:
-        return [cls(cores)] if sys.stderr.isatty() else None
-
-    def __call__(self, core, instruction) -> None:
-        if core.index != self.current:
-            self.current = core.index
-            sys.stderr.write(f"\r  simulating core {core.index + 1} of at most {self.cores} "
-                             f"({time.perf_counter() - self.start:.1f} s)")
-            sys.stderr.flush()
-
-    @staticmethod
-    def done(hooks: list | None) -> None:
-        if hooks and hooks[0].current >= 0:
-            sys.stderr.write("\r" + " " * 60 + "\r")
+def timed_check(reference: Callable[[], np.ndarray], got: np.ndarray, dtype: str, hf32: bool,
+                tolerance: float | None = None, on_grid: bool = False) -> Check:
+    """check_against(got, reference()) (check_on_grid with on_grid), with the time both took."""
+    start = time.perf_counter()
+    expect = reference()
+    check = check_on_grid(got, expect) if on_grid else check_against(got, expect, dtype, hf32, tolerance)
+    return replace(check, seconds=time.perf_counter() - start)

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.platform import get_platform
 from frontends.lab.conv3d_dx_space import around
 from frontends.lab.legal import Knob, LegalSpace, Rule, fixed
 from frontends.lab.target import OperatorTarget
+from kernels.common.operands import stand_in
 from kernels.conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run, rows_beyond_reach
 from tiling.common.cstruct import C_RANGES
 from tiling.common.integers import align_up
@@ -84,7 +83,7 @@ class Conv3dDwTarget(OperatorTarget):
         p = self.problem
         if self._operands is None:
             dtype = DTYPES[p.dtype]
-            self._operands = (np.zeros(p.dx_shape, dtype), np.zeros(p.dy_shape, dtype))
+            self._operands = (stand_in(p.dx_shape, dtype), stand_in(p.dy_shape, dtype))
         x, dy = self._operands
         return conv3d_backprop_filter_v2_run(x, p.filter_shape, dy, execute=False, check_races=False, engine="fast",
                                              tiling_overrides=self.overrides(point) or None,

@@ -9,14 +9,13 @@ may vary, with its allowed range), `legal_space()` (the tilings a sweep draws fr
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.platform import get_platform
 from ascend_sim.record import Kind
 from frontends.lab.conv3d_dx_space import conv3d_dx_space
 from frontends.lab.estimate import estimate_conv3d_dx
 from frontends.lab.target import Prepared, report_columns
+from kernels.common.operands import stand_in
 from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
 from tiling import validate
 from tiling.common.cstruct import C_RANGES
@@ -92,7 +91,7 @@ class Conv3dDxTarget:
         p = self.problem
         if self._operands is None:
             dtype = DTYPES[p.dtype]
-            self._operands = (np.zeros(p.filter_shape, dtype), np.zeros(p.dy_shape, dtype))
+            self._operands = (stand_in(p.filter_shape, dtype), stand_in(p.dy_shape, dtype))
         weight, dy = self._operands
         run = conv3d_backprop_input_v2_run(p.dx_shape, weight, dy, execute=False, check_races=False, engine="fast",
                                            route="v2", tiling_overrides=self.overrides(point) or None,

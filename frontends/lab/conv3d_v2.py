@@ -11,13 +11,12 @@ the kernel selection judge every candidate.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.platform import get_platform
 from frontends.lab.conv3d_dx_space import around
 from frontends.lab.legal import Knob, LegalSpace, Rule, fixed
 from frontends.lab.target import OperatorTarget
+from kernels.common.operands import stand_in
 from kernels.conv3d_v2.arguments import check_conv3d_v2_operands
 from kernels.conv3d_v2.kernel.conv3d_v2 import kernel_class
 from kernels.conv3d_v2.kernel.util import NCDHW, NDC1HWC0
@@ -40,7 +39,7 @@ class Conv3dV2Target(OperatorTarget):
         self.problem = p = problem
         self.platform = get_platform(p.platform)
         dtype = DTYPES[p.dtype]
-        self._operands = (np.zeros(p.dx_shape, dtype), np.zeros(p.filter_shape, dtype))
+        self._operands = (stand_in(p.dx_shape, dtype), stand_in(p.filter_shape, dtype))
         kwargs = p.operator_arguments()
         self.args = check_conv3d_v2_operands(*self._operands, None, kwargs["strides"], kwargs["pads"],
                                              kwargs["dilations"], kwargs["groups"], kwargs["data_format"],

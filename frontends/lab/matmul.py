@@ -9,13 +9,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.platform import get_platform
 from frontends.lab.conv3d_dx_space import around
 from frontends.lab.legal import Knob, LegalSpace, Rule, fixed
 from frontends.lab.target import OperatorTarget
+from kernels.common.operands import stand_in
 from kernels.matmul import run_matmul
 from tiling.matmul import L0_HALF, L0C_SIZE, MatmulTiling
 
@@ -73,7 +72,7 @@ class MatmulTarget(OperatorTarget):
         p = self.problem
         if self._operands is None:
             dtype = DTYPES[p.dtype]
-            self._operands = (np.zeros((p.batch, p.m, p.k), dtype), np.zeros((p.batch, p.k, p.n), dtype))
+            self._operands = (stand_in((p.batch, p.m, p.k), dtype), stand_in((p.batch, p.k, p.n), dtype))
         a, b = self._operands
         _, report = run_matmul(a, b, platform=p.platform, tiling=self.tiling_for(point), execute=False,
                                check_races=False, engine="fast", hf32=p.hf32)

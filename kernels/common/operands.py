@@ -81,3 +81,9 @@ def require_arch22_kernel(op: str, platform) -> None:
     if plat.npu_arch != 2201:
         raise ValueError(f"platform={plat.name!r} (npu_arch {plat.npu_arch}): {op} runs its arch22 kernel (Atlas "
                          f"A2/A3, npu_arch 2201) only; the arch35 kernel (op_kernel/arch35) is not ported yet")
+
+
+def stand_in(shape: tuple | int, dtype) -> np.ndarray:
+    """A read-only array of `shape` and `dtype` that takes no memory (a broadcast zero): the operand of a
+    timing-only run, whose bytes nothing reads."""
+    return np.broadcast_to(np.zeros((), dtype), shape)

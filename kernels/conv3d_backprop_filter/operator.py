@@ -31,6 +31,7 @@ from kernels.conv3d_backprop_filter.kernel.conv3d_backprop_filter_v2 import conv
 from tiling import check_conv3d_dw_args, conv3d_backprop_filter_tiling
 from tiling.common.checks import check_ints
 from tiling.conv3d_backprop_filter.model import Conv3DBackpropFilterV2TilingData
+from kernels.common.size_guard import RunEstimate, check_fits, conv_estimate, gemm_tiles, tensor_bytes
 
 DATA_FORMATS = ("NDHWC", "NCDHW")
 FILTER_FORMATS = ("NCDHW", "NDHWC", "DHWCN")
@@ -158,15 +159,18 @@ def _from_device(dw_flat: np.ndarray, t, groups: int, weight_shape: tuple) -> np
     return w
 
 
-def _launch(x_ncdhw, dy_ncdhw, tiling_data, groups: int, weight_shape: tuple, *, platform, execute: bool,
-            check_races: bool, hooks, deterministic: bool = False, engine: str = "auto"):
+def _launch(x_ncdhw, dy_ncdhw, x_shape: tuple, dy_shape: tuple, dtype, tiling_data, groups: int, weight_shape: tuple,
+            *, platform, execute: bool, check_races: bool, hooks, deterministic: bool = False, engine: str = "auto",
+            record: bool = True):
+    """dw (None in timing-only mode, where x_ncdhw and dy_ncdhw are None: GM then holds size-only allocations of
+    the device shapes and nothing is converted) and the report; x_shape, dy_shape NCDHW."""
     t = tiling_data.dwTiling
-    dtype = x_ncdhw.dtype
+    dtype = np.dtype(dtype)
     c0 = t.k0
     if c0 != 32 // dtype.itemsize:
         raise ValueError(f"the tiling's k0={c0} does not match {dtype} data (C0={32 // dtype.itemsize})")
-    per = groups_per_tiling_group(groups, x_ncdhw.shape[1], dy_ncdhw.shape[1], t)
-    cin_g, cout_g = x_ncdhw.shape[1] // groups, dy_ncdhw.shape[1] // groups
+    per = groups_per_tiling_group(groups, x_shape[1], dy_shape[1], t)
+    cin_g, cout_g = x_shape[1] // groups, dy_shape[1] // groups
     cinG, coutG = t.cin1G * c0, t.cout1G * c0
     # the channel count the kernel's offsets assume: (group - 1) whole groups plus the tail group
     cin_total, cout_total = -(-t.cin // c0) * c0, -(-t.cout // c0) * c0
@@ -175,20 +179,23 @@ def _launch(x_ncdhw, dy_ncdhw, tiling_data, groups: int, weight_shape: tuple, *,
         if (last // per) * cg_aligned + (last % per + 1) * c_g > total or per * c_g > cg_aligned:
             raise ValueError(f"the tiling's group layout (group={t.group}, {name} per group {cg_aligned}) does not "
                              f"hold {groups} groups of {c_g} {name} channels")
-    x_5hd = _to_device(x_ncdhw, dtype, per, cin_g, cinG, cin_total)
-    dy_5hd = _to_device(dy_ncdhw, dtype, per, cout_g, coutG, cout_total)
-    chip = Chip(platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine)
+    chip = Chip(platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine, record=record)
     workspace = None
     if deterministic:  # the stream-K partial sums: singleCoreM x singleCoreN fp32 per core
         bb = tiling_data.basicBlockTiling
         partial_sums = tiling_data.block_dim * bb.singleCoreM * bb.singleCoreN * 4
         workspace = GmAddr(chip.gm.alloc("workspace", max(1, partial_sums)))
-    x_gm = chip.gm.upload("x", x_5hd)
+    n, _, d, h, w = x_shape
+    x_gm = chip.gm.place("x", (n, d, cin_total // c0, h, w, c0), dtype,
+                         lambda: _to_device(x_ncdhw, dtype, per, cin_g, cinG, cin_total))
     # Zero slack after dy: the basic-block drivers with separate (group, kd) GEMMs read M blocks of
     # cout1G*C0 couts even where dy holds fewer (fp32: cout1G*8 can pass ceil(Cout/8)*8); on the device that
     # reads past the tensor, here it reads zeros, and the rows land in dw rows past Cout, which are dropped.
-    slack = coutG * dy_5hd.shape[3] * dy_5hd.shape[4]  # cout1G planes of one (batch, depth)
-    dy_gm = chip.gm.upload("out_backprop", np.concatenate([dy_5hd.reshape(-1), np.zeros(slack, dy_5hd.dtype)]))
+    n, _, do, ho, wo = dy_shape
+    slack = coutG * ho * wo  # cout1G planes of one (batch, depth)
+    dy_elements = n * do * cout_total * ho * wo + slack
+    dy_gm = chip.gm.place("out_backprop", (dy_elements,), dtype, lambda: np.concatenate(
+        [_to_device(dy_ncdhw, dtype, per, cout_g, coutG, cout_total).reshape(-1), np.zeros(slack, dtype)]))
     y_elems = t.group * t.dk * t.cin1G * t.hk * t.wk * coutG * c0
     y_gm = chip.gm.alloc("y", y_elems * 4)
     if execute:
@@ -202,10 +209,25 @@ def _launch(x_ncdhw, dy_ncdhw, tiling_data, groups: int, weight_shape: tuple, *,
     return dw, report
 
 
+def estimate_conv3d_dw(tiling_data, x_shape: tuple, dy_shape: tuple, weight_shape: tuple, groups: int, itemsize: int,
+                       *, execute: bool = True, check_races: bool = True) -> RunEstimate:
+    """What a run will take (kernels/common/size_guard.py); shapes NCDHW, dw accumulated in float32."""
+    t = tiling_data.dwTiling
+    cout, cin_g, *kernel = weight_shape
+    n, _, *out = dy_shape
+    tiles = gemm_tiles(cout // groups, cin_g * math.prod(kernel), n * math.prod(out), t.baseM, t.baseN, t.baseK,
+                       groups)
+    c0 = 32 // itemsize
+    inputs = (tensor_bytes(x_shape, itemsize, c0), tensor_bytes(dy_shape, itemsize, c0))
+    return conv_estimate(inputs, tensor_bytes(weight_shape, 4, c0), tiles=tiles, cores=tiling_data.block_dim,
+                         execute=execute, check_races=check_races)
+
+
 def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads, dilations=(1, 1, 1, 1, 1),
                                   groups=1, data_format=None, filter_format="NCDHW", platform="Ascend910B2",
                                   enable_hf32=False, deterministic=False, execute=True, trace=None, tiling=None,
-                                  tiling_overrides=None, check_races=True, hooks=None, engine="auto") -> Conv3dDwRun:
+                                  tiling_overrides=None, check_races=True, hooks=None, engine="auto",
+                                  max_memory=None, record=True) -> Conv3dDwRun:
     """Run Conv3DBackpropFilterV2 on the simulator and return the whole record (see conv3d_backprop_filter_v2).
 
     deterministic=True: the deterministic build (the host tiles for it; stream-K tail blocks are summed by the
@@ -215,6 +237,10 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
     problem); tiling_overrides: {field: value} applied to the generated tiling by real field name.
     hooks: callables hook(core, instruction) run after every instruction. engine: "auto" | "exact" | "fast"
     (ascend_sim.Chip): the same results, cycles and faults; "auto" is fast unless hooks are given.
+    max_memory: the bytes the run may take (default: a fraction of the machine's available memory); a run
+    estimated to need more is refused before anything is allocated (kernels/common/size_guard.py, MemoryLimitError).
+    record=False keeps no instruction records once scheduled (see conv3d_backprop_input_v2_run); dw's init pass
+    barrier still holds every core's records until the last core reaches it.
     """
     require_arch22_kernel("Conv3DBackpropFilterV2", platform)
     data_format, assumed = default_data_format(data_format)
@@ -241,10 +267,13 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
     _check_relations(x_shape, weight_shape, dy_shape, st, pd, dl, data_format)
     if assumed and _fits_ncdhw(x.shape, weight_shape, dy.shape, strides, pd, dilations):
         warn_data_format_assumed("conv3d_backprop_filter_v2")
-    x_ncdhw = np.ascontiguousarray(x.transpose(0, 4, 1, 2, 3)) if data_format == "NDHWC" else x
-    dy_ncdhw = np.ascontiguousarray(dy.transpose(0, 4, 1, 2, 3)) if data_format == "NDHWC" else dy
-    x_ncdhw, pd = _pad_rows_beyond_reach(x_ncdhw, pd, weight_shape[3], dl[1] if weight_shape[3] > 1 else 1)
-    x_shape = x_ncdhw.shape
+    x_ncdhw = dy_ncdhw = None  # timing-only: no host conversion, the operands' bytes are never read
+    kh_dilation = dl[1] if weight_shape[3] > 1 else 1
+    if execute:
+        x_ncdhw = np.ascontiguousarray(x.transpose(0, 4, 1, 2, 3)) if data_format == "NDHWC" else x
+        dy_ncdhw = np.ascontiguousarray(dy.transpose(0, 4, 1, 2, 3)) if data_format == "NDHWC" else dy
+        x_ncdhw, _ = _pad_rows_beyond_reach(x_ncdhw, pd, weight_shape[3], kh_dilation)
+    x_shape, pd = rows_beyond_reach(x_shape, pd, weight_shape[3], kh_dilation)
     if tiling is not None and not isinstance(tiling, Conv3DBackpropFilterV2TilingData):
         raise TypeError(f"tiling={tiling!r} must be a Conv3DBackpropFilterV2TilingData (from "
                         f"tiling.conv3d_backprop_filter_tiling) or None, got {type(tiling).__name__}")
@@ -256,10 +285,15 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
         check_conv3d_dw_args(x_shape, weight_shape, dy_shape, st, pd, dl, groups, x.dtype.name, platform,
                              enable_hf32, deterministic)
     groups = x_shape[1] // weight_shape[1]
+    # records counted even with record=False: behind the init pass's cross-core barrier they stay pending until
+    # every core has issued up to it (docs/performance.md, "Big problems")
+    check_fits(estimate_conv3d_dw(tiling, x_shape, dy_shape, weight_shape, groups, x.dtype.itemsize, execute=execute,
+                                  check_races=check_races), max_memory)
     reads: set[str] = set()
     launched = ReadRecorder(tiling, reads) if tiling_overrides else tiling
-    dw, report = _launch(x_ncdhw, dy_ncdhw, launched, groups, weight_shape, platform=platform, execute=execute,
-                         check_races=check_races, hooks=hooks, deterministic=deterministic, engine=engine)
+    dw, report = _launch(x_ncdhw, dy_ncdhw, x_shape, dy_shape, x.dtype, launched, groups, weight_shape,
+                         platform=platform, execute=execute, check_races=check_races, hooks=hooks,
+                         deterministic=deterministic, engine=engine, record=record)
     notes = flag_unread_overrides(tiling_overrides, tiling.fields(), reads,
                                   f"the Conv3DBackpropFilterV2 kernel of tiling key {tiling.tiling_key}"
                                   ) if tiling_overrides else []

@@ -1,34 +1,29 @@
-"""A plain numpy reference for Conv3DBackpropFilter: dw as the correlation of dy with the padded x, in float64.
+"""A fast numpy reference for Conv3DBackpropFilter: dw as the correlation of dy with the padded x.
 
-Independent of the kernel (no img2col, no fractal layouts): for every kernel tap, the x positions that tap read
-in the forward pass, contracted with dy over batch and output positions. Used by the CLI's check, which must
-work without PyTorch (the tests compare with torch).
+Independent of the kernel (no img2col matrix, no fractal layouts): for every kernel tap, the x positions that tap
+read in the forward pass (a strided window), contracted with dy over batch and output positions in one batched
+GEMM over the groups (BLAS). Used by the CLI's check, which must work without PyTorch (the tests compare it with
+torch).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from kernels.common.taps import tap_window
+
 
 def conv3d_dw_reference(x: np.ndarray, dy: np.ndarray, filter_shape, strides=(1, 1, 1), pads=(0, 0, 0, 0, 0, 0),
-                        dilations=(1, 1, 1), groups: int = 1) -> np.ndarray:
-    """dw (Cout, Cin/groups, kD, kH, kW), float64, for x (N, Cin, D, H, W) and dy (N, Cout, Do, Ho, Wo);
-    pads (front, back, top, bottom, left, right)."""
-    x = np.asarray(x, dtype=np.float64)
-    dy = np.asarray(dy, dtype=np.float64)
-    cout, cin_g, kd, kh, kw = filter_shape
-    _, _, do, ho, wo = dy.shape
-    (sd, sh, sw), (dd, dh, dw) = strides, dilations
-    pf, pb, pt, pbm, pl, pr = pads
-    xp = np.pad(x, ((0, 0), (0, 0), (pf, pb), (pt, pbm), (pl, pr)))
+                        dilations=(1, 1, 1), groups: int = 1, precision=np.float64) -> np.ndarray:
+    """dw (Cout, Cin/groups, kD, kH, kW) in `precision` (float64, or float32 where the data needs no more) for x
+    (N, Cin, D, H, W) and dy (N, Cout, Do, Ho, Wo); pads (front, back, top, bottom, left, right)."""
+    cout, cin_g, *kernel = filter_shape
+    _, _, *out = dy.shape
     cout_g = cout // groups
-    out = np.zeros((cout, cin_g, kd, kh, kw))
-    for g in range(groups):
-        dy_g = dy[:, g * cout_g:(g + 1) * cout_g]
-        x_g = xp[:, g * cin_g:(g + 1) * cin_g]
-        for a in range(kd):
-            for b in range(kh):
-                for c in range(kw):
-                    window = x_g[:, :, a * dd:a * dd + (do - 1) * sd + 1:sd, b * dh:b * dh + (ho - 1) * sh + 1:sh,
-                                 c * dw:c * dw + (wo - 1) * sw + 1:sw]
-                    out[g * cout_g:(g + 1) * cout_g, :, a, b, c] = np.einsum("nodhw,nidhw->oi", dy_g, window)
-    return out
+    # x channels first, padded: a tap's window reshapes to (groups, Cin/g, N*Do*Ho*Wo)
+    xp = np.pad(np.asarray(x, precision).transpose(1, 0, 2, 3, 4), ((0, 0), (0, 0), *zip(pads[0::2], pads[1::2])))
+    dy_g = np.ascontiguousarray(np.asarray(dy, precision).transpose(1, 0, 2, 3, 4)).reshape(groups, cout_g, -1)
+    dw = np.empty((*kernel, groups, cout_g, cin_g), precision)
+    for start in np.ndindex(*kernel):
+        cols = xp[(slice(None), slice(None), *tap_window(start, dilations, out, strides))].reshape(groups, cin_g, -1)
+        dw[start] = np.matmul(dy_g, cols.transpose(0, 2, 1))
+    return dw.reshape(*kernel, cout, cin_g).transpose(3, 4, 0, 1, 2)

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ascend_sim.machine.dtypes import DTYPES
+from kernels.common.operands import stand_in
 from kernels.matmul import MatmulTiling, run_matmul
 
 STRIDE_EQ_KERNEL = "STRIDE_EQ_KERNEL"
@@ -94,15 +95,17 @@ class MatmulDx:
     notes: list[str]
 
 
-def dx_by_matmul(p, weight: np.ndarray, dy: np.ndarray, mode: str, *, execute: bool = True, check_races: bool = True,
-                 poison_output: bool = True, hooks=None, engine: str = "auto") -> MatmulDx:
+def dx_by_matmul(p, weight: np.ndarray | None, dy: np.ndarray | None, mode: str, *, execute: bool = True,
+                 check_races: bool = True, poison_output: bool = True, hooks=None, engine: str = "auto") -> MatmulDx:
     """dx of the checked problem p by the matmul aclnn uses for `mode`, on p.platform's simulated chip; weight and
-    dy are p's operands as NCDHW arrays."""
+    dy are p's operands as NCDHW arrays (None in timing-only mode: size-only stand-ins run instead)."""
+    if not execute:
+        weight, dy = stand_in(p.filter_shape, DTYPES[p.dtype]), stand_in(p.dy_shape, DTYPES[p.dtype])
     n, cin, di, hi, wi = p.dx_shape
     cout, _, kd, kh, kw = p.filter_shape
     if mode == STRIDE_EQ_KERNEL:
         do, ho, wo = dy.shape[2:]
-        left = np.ascontiguousarray(dy.reshape(n, cout, do * ho * wo).transpose(0, 2, 1))  # isLeftTranspose
+        left = dy.reshape(n, cout, do * ho * wo).transpose(0, 2, 1)  # isLeftTranspose (copied by the upload)
         right = weight.reshape(cout, cin * kd * kh * kw)
         how = (f"BatchMatMul: batch {n} of dy^T ({do * ho * wo} x {cout}, transposed on the host) . weight "
                f"({cout} x {cin * kd * kh * kw}), then the (Do, kD, Ho, kH, Wo, kW) permute to dx on the host")
@@ -110,7 +113,7 @@ def dx_by_matmul(p, weight: np.ndarray, dy: np.ndarray, mode: str, *, execute: b
         left, right = dy.reshape(n, cout), weight.reshape(cout, cin * di * hi * wi)
         how = f"MatMul: dy ({n} x {cout}) . weight ({cout} x {cin * di * hi * wi}), viewed as dx"
     elif mode == W1B1_1X1X1:
-        left = np.ascontiguousarray(weight.reshape(cout, cin).T)  # the weight^T view aclnn hands to MatMul
+        left = weight.reshape(cout, cin).T  # the weight^T view aclnn hands to MatMul (copied by the upload)
         right = dy.reshape(cout, di * hi * wi)
         how = f"MatMul: weight^T ({cin} x {cout}, transposed on the host) . dy ({cout} x {di * hi * wi}), viewed as dx"
     else:

@@ -18,6 +18,7 @@ Steps (what aclnn + the V2 op do on A2, done here on the host in numpy where the
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,10 +26,12 @@ import numpy as np
 
 from ascend_sim import Chip
 from ascend_sim.machine.dtypes import DTYPES
-from ascend_sim.machine.formats import filter_to_fractal_z_3d, ncdhw_to_ndc1hwc0, ndc1hwc0_to_ncdhw, ndc1hwc0_to_ndhwc
+from ascend_sim.machine.formats import (filter_to_fractal_z_3d, fractal_z_3d_shape, ncdhw_to_ndc1hwc0,
+                                        ndc1hwc0_to_ncdhw, ndc1hwc0_to_ndhwc)
 from ascend_sim.machine.tensor import GmAddr
 from ascend_sim.passes.report import RunReport
 from kernels.common.operands import default_data_format, require_arch22_kernel
+from kernels.common.size_guard import RunEstimate, check_fits, conv_estimate, gemm_tiles, tensor_bytes
 from kernels.common.tiling_reads import ReadRecorder, flag_unread_overrides
 from kernels.conv3d_backprop_input.arguments import (DATA_FORMATS, FILTER_FORMATS, Problem,  # noqa: F401
                                                      check_operands, operands_to_ncdhw)
@@ -75,19 +78,49 @@ class Conv3dDxRun:
         return self.report.retime(platform)
 
 
-def _launch(problem: Problem, weight: np.ndarray, dy: np.ndarray, tiling_data, y_format: str, *, execute: bool,
-            check_races: bool, poison_output: bool, hooks, engine: str):
-    """(y in y_format, report): y NCDHW, or NDC1HWC0 as (N, D, C1, H, W, C0)."""
+def estimate_conv3d_dx(plan, *, execute: bool = True, check_races: bool = True, record: bool = True) -> RunEstimate:
+    """What a run of this plan will take (kernels/common/size_guard.py); the matmul route is estimated as the dx
+    GEMM with 128 x 128 x 64 tiles on every cube core, and keeps its records whatever `record` says (run_matmul has none).
+    With record=False, records stay alive behind the init pass's all-core barrier (initOutputFlag 1), or one AIC's
+    stream waiting for its AIVs in the MIX NCDHW build."""
+    p = plan.kernel_problem
+    itemsize = DTYPES[p.dtype].itemsize
+    c0 = 32 // itemsize
+    n, cin, di, hi, wi = p.dx_shape
+    cout, cin_g, *kernel = p.filter_shape
+    k = cout // p.groups * math.prod(kernel)
+    pending = 1.0
+    if plan.route == "matmul":
+        tiles, cores, workspace = gemm_tiles(n * di * hi * wi, cin, k * p.groups, 128, 128, 64), p.platform.aic_cores, 0
+    else:
+        c = plan.tiling.conv3DDxTiling
+        cores = plan.tiling.params.coreNum
+        tiles = gemm_tiles(n * di * hi * wi, cin_g, k, c.baseM, c.baseN, c.baseK, p.groups)
+        workspace = cores * p.platform.L0C if plan.y_format == FORMAT_NCDHW else 0
+        if c.initOutputFlag != 1:
+            pending = 1 / cores if plan.y_format == FORMAT_NCDHW else 0.0
+    inputs = (tensor_bytes(p.dy_shape, itemsize, c0), tensor_bytes(p.filter_shape, itemsize, c0))
+    return conv_estimate(inputs, tensor_bytes(p.dx_shape, itemsize, c0), workspace=workspace, tiles=tiles,
+                         cores=cores, execute=execute, check_races=check_races, record=record, pending=pending)
+
+
+def _launch(problem: Problem, weight: np.ndarray | None, dy: np.ndarray | None, tiling_data, y_format: str, *,
+            execute: bool, check_races: bool, poison_output: bool, hooks, engine: str, record: bool = True):
+    """(y in y_format, report): y NCDHW, or NDC1HWC0 as (N, D, C1, H, W, C0). weight and dy (NCDHW) are None in
+    timing-only mode: GM then holds size-only allocations of the device shapes and nothing is converted."""
     dtype = DTYPES[problem.dtype]
     n, cin, di, hi, wi = problem.dx_shape
+    _, cout, do, ho, wo = problem.dy_shape
     c0 = 32 // dtype.itemsize
     cin1 = -(-cin // c0)
     core_num = tiling_data.params.coreNum
-    chip = Chip(problem.platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine)
-    dy_5hd = ncdhw_to_ndc1hwc0(dy.astype(dtype, copy=False))
-    w_fz = filter_to_fractal_z_3d(weight.astype(dtype, copy=False), problem.groups, "NCDHW")
-    dy_gm = chip.gm.upload("out_backprop", dy_5hd)
-    w_gm = chip.gm.upload("filter", w_fz)
+    chip = Chip(problem.platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine,
+                record=record)
+    dy_gm = chip.gm.place("out_backprop", (n, do, -(-cout // c0), ho, wo, c0), dtype,
+                          lambda: ncdhw_to_ndc1hwc0(dy.astype(dtype, copy=False)))
+    cout_w, cin_g, *kernel = problem.filter_shape
+    w_gm = chip.gm.place("filter", fractal_z_3d_shape(cout_w, cin_g, kernel, problem.groups, dtype), dtype,
+                         lambda: filter_to_fractal_z_3d(weight.astype(dtype, copy=False), problem.groups, "NCDHW"))
     ncdhw = y_format == FORMAT_NCDHW
     y_shape = (n, cin, di, hi, wi) if ncdhw else (n, di, cin1, hi, wi, c0)
     y_gm = chip.gm.alloc("y", int(np.prod(y_shape)) * dtype.itemsize)
@@ -105,7 +138,7 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
                                  groups=1, data_format=None, filter_format="NCDHW", platform="Ascend910B2",
                                  enable_hf32=False, execute=True, trace=None, tiling_overrides=None,
                                  check_races=True, poison_output=True, hooks=None, route="aclnn",
-                                 engine="auto") -> Conv3dDxRun:
+                                 engine="auto", max_memory=None, record=True) -> Conv3dDxRun:
     """Run Conv3DBackpropInputV2 on the simulator and return the whole record (see conv3d_backprop_input_v2).
 
     route="aclnn" (default): like aclnnConvolutionBackward on the platform, the cases it computes with a
@@ -119,7 +152,12 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
     poison_output fills y with NaN before the launch so that an element the kernel never writes is visible.
     hooks: callables `hook(core, instruction)` run after every instruction (progress, stepping, inspection).
     engine: "auto" | "exact" | "fast" (ascend_sim.Chip): the same results, cycles and faults; "auto" is fast
-    unless hooks are given.
+    unless hooks are given. max_memory: the bytes the run may take (default: a fraction of the machine's
+    available memory); a run estimated to need more is refused before anything is allocated
+    (kernels/common/size_guard.py, MemoryLimitError, a ValueError). record=False keeps no instruction records (the conv
+    kernel's route; with engine "auto" each is scheduled as issued and dropped, except those waiting for another
+    core: one AIC's stream in the MIX NCDHW build, all behind the init pass's barrier): long timing-only runs in
+    much less memory, with the same cycles; the report then has no logs (no trace, no retime).
     """
     check_operands(filter, out_backprop)
     require_arch22_kernel("Conv3DBackpropInputV2", platform)  # both routes: the matmul route's kernel is A2's too
@@ -127,7 +165,10 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
                           dilations=dilations, groups=groups, data_format=data_format, filter_format=filter_format,
                           platform=platform, enable_hf32=enable_hf32, route=route, tiling_overrides=tiling_overrides)
     data_format = default_data_format(data_format)[0]
-    weight, dy = operands_to_ncdhw(filter, out_backprop, data_format, filter_format)
+    check_fits(estimate_conv3d_dx(plan, execute=execute, check_races=check_races, record=record), max_memory)
+    weight, dy = None, None  # timing-only: no host conversion, the operands' bytes are never read
+    if execute:
+        weight, dy = operands_to_ncdhw(filter, out_backprop, data_format, filter_format)
     if plan.route == "matmul":
         mm = dx_by_matmul(plan.problem, weight, dy, plan.matmul_mode, execute=execute, check_races=check_races,
                           poison_output=poison_output, hooks=hooks, engine=engine)
@@ -136,9 +177,10 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
                            "matmul", plan.matmul_mode)
     reads: set[str] = set()
     launched = ReadRecorder(plan.tiling, reads) if tiling_overrides else plan.tiling
-    y, report = _launch(plan.kernel_problem, plan.rewrite.filter(weight), dy, launched, plan.y_format,
+    kernel_weight = plan.rewrite.filter(weight) if execute else None
+    y, report = _launch(plan.kernel_problem, kernel_weight, dy, launched, plan.y_format,
                         execute=execute, check_races=check_races, poison_output=poison_output, hooks=hooks,
-                        engine=engine)
+                        engine=engine, record=record)
     driver = driver_class(plan.tiling.tiling_key)
     ignored = flag_unread_overrides(tiling_overrides, plan.tiling.fields(), reads,
                                     f"{driver.__name__} (tiling key {plan.tiling.tiling_key})",

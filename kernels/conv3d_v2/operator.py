@@ -15,6 +15,7 @@ TransData kernels are done here on the host in numpy, and the run's notes say so
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,9 +23,11 @@ import numpy as np
 
 from ascend_sim import Chip
 from ascend_sim.machine.dtypes import DTYPES
-from ascend_sim.machine.formats import filter_to_fractal_z_3d, ncdhw_to_ndc1hwc0, ndc1hwc0_to_ncdhw, ndc1hwc0_to_ndhwc
+from ascend_sim.machine.formats import (filter_to_fractal_z_3d, fractal_z_3d_shape, ncdhw_to_ndc1hwc0,
+                                        ndc1hwc0_to_ncdhw, ndc1hwc0_to_ndhwc)
 from ascend_sim.machine.tensor import GmAddr
 from ascend_sim.passes.report import RunReport
+from kernels.common.size_guard import RunEstimate, check_fits, conv_estimate, gemm_tiles, tensor_bytes
 from kernels.common.tiling_reads import ReadRecorder, flag_unread_overrides
 from kernels.conv3d_v2.arguments import check_conv3d_v2_operands, operands_to_ncdhw
 from kernels.conv3d_v2.kernel.conv3d_v2 import conv3dv2, kernel_class
@@ -78,6 +81,20 @@ def plan_conv3d_v2_tiling(args, tiling_overrides=None, fmap_format: str = NDC1HW
     return t
 
 
+def estimate_conv3d_v2(args, t, *, execute: bool = True, check_races: bool = True, record: bool = True) -> RunEstimate:
+    """What a run will take (kernels/common/size_guard.py)."""
+    a = t.convApiTiling
+    itemsize = DTYPES[args.dtype].itemsize
+    c0 = 32 // itemsize
+    n, cout, *out = args.y_shape
+    _, cin_g, *kernel = args.filter_shape
+    tiles = gemm_tiles(n * math.prod(out), cout // args.groups, cin_g * math.prod(kernel), a.mL0, a.nL0, a.kL0,
+                       args.groups)
+    inputs = (tensor_bytes(args.x_shape, itemsize, c0), tensor_bytes(args.filter_shape, itemsize, c0))
+    return conv_estimate(inputs, tensor_bytes(args.y_shape, itemsize, c0), tiles=tiles, cores=t.block_dim,
+                         execute=execute, check_races=check_races, record=record)
+
+
 def _bias_dtype(args, bias, fmap_format: str) -> np.dtype:
     """DTYPE_BIAS: aclnn's bias type (fp16 for fp16 data, else fp32; fp32 always in the pointwise branch); without a
     bias the entry's default, float."""
@@ -86,20 +103,25 @@ def _bias_dtype(args, bias, fmap_format: str) -> np.dtype:
     return np.dtype(np.float32)
 
 
-def _launch(args, x, weight, bias, t, fmap_format, *, execute, check_races, poison_output, hooks, engine):
+def _launch(args, x, weight, bias, t, fmap_format, *, execute, check_races, poison_output, hooks, engine,
+            record=True):
     dtype = DTYPES[args.dtype]
     bias_dtype = _bias_dtype(args, bias, fmap_format)
     n, cout, do, ho, wo = args.y_shape
     c0 = 32 // dtype.itemsize
-    chip = Chip(args.platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine)
+    chip = Chip(args.platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine, record=record)
+    # x and weight are None in timing-only mode: place() then makes size-only allocations and converts nothing
     if fmap_format == NCDHW:  # the pointwise kernel reads x [N][Cin][DHW] and the filter [Cout][Cin] as given
-        x_gm = chip.gm.upload("x", np.ascontiguousarray(x, dtype))
-        w_gm = chip.gm.upload("filter", np.ascontiguousarray(weight, dtype))
+        x_gm = chip.gm.place("x", args.x_shape, dtype, lambda: np.ascontiguousarray(x, dtype))
+        w_gm = chip.gm.place("filter", args.filter_shape, dtype, lambda: np.ascontiguousarray(weight, dtype))
         y_shape = (n, cout, do, ho, wo)
     else:
-        x_gm = chip.gm.upload("x", ncdhw_to_ndc1hwc0(x.astype(dtype, copy=False)))
-        w_gm = chip.gm.upload("filter", filter_to_fractal_z_3d(weight.astype(dtype, copy=False), args.groups,
-                                                               "NCDHW"))
+        xn, cin, xd, xh, xw = args.x_shape
+        x_gm = chip.gm.place("x", (xn, xd, -(-cin // c0), xh, xw, c0), dtype,
+                             lambda: ncdhw_to_ndc1hwc0(x.astype(dtype, copy=False)))
+        wz_shape = fractal_z_3d_shape(cout, args.filter_shape[1], args.filter_shape[2:], args.groups, dtype)
+        w_gm = chip.gm.place("filter", wz_shape, dtype, lambda: filter_to_fractal_z_3d(
+            weight.astype(dtype, copy=False), args.groups, "NCDHW"))
         y_shape = (n, do, -(-cout // c0), ho, wo, c0)
     b_gm = None
     if bias is not None:
@@ -117,28 +139,45 @@ def _launch(args, x, weight, bias, t, fmap_format, *, execute, check_races, pois
     return y, report
 
 
+def plan_conv3d_v2_run(x, filter, bias=None, *, strides, pads, dilations=(1, 1, 1, 1, 1), groups=1,
+                       data_format="NCDHW", filter_format="NCDHW", platform="Ascend910B2", enable_hf32=False,
+                       tiling_overrides=None):
+    """(checked arguments, fmap format, tiling) of a conv3d_v2_run with these arguments: all it decides before
+    touching data (only the operands' shapes and dtypes are read: size-only stand-ins will do)."""
+    args = check_conv3d_v2_operands(x, filter, bias, strides, pads, dilations, groups, data_format, filter_format,
+                                    platform, enable_hf32)
+    fmap_format = NCDHW if use_point_wise_kernel(args, data_format) else NDC1HWC0
+    return args, fmap_format, plan_conv3d_v2_tiling(args, tiling_overrides, fmap_format)
+
+
 def conv3d_v2_run(x, filter, bias=None, *, strides, pads, dilations=(1, 1, 1, 1, 1), groups=1, data_format="NCDHW",
                   filter_format="NCDHW", platform="Ascend910B2", enable_hf32=False, execute=True, trace=None,
                   tiling_overrides=None, check_races=True, poison_output=True, hooks=None,
-                  engine="auto") -> Conv3dV2Run:
+                  engine="auto", max_memory=None, record=True) -> Conv3dV2Run:
     """Run Conv3DV2 on the simulator and return the whole record (see conv3d_v2).
 
     execute=False runs the timing-only mode (no data moved, result None). trace: a path for the Chrome/Perfetto
     trace. tiling_overrides: {field: value} applied to the generated tiling by real field name, then validated
     (TilingValidationError, a ValueError, lists each broken rule). hooks: callables hook(core, instruction) after
-    every instruction. engine: "auto" | "exact" | "fast" (the same results, cycles and faults).
+    every instruction. engine: "auto" | "exact" | "fast" (the same results, cycles and faults). max_memory: the
+    bytes the run may take (default: a fraction of the machine's available memory); a run estimated to need more
+    is refused before anything is allocated (kernels/common/size_guard.py, MemoryLimitError). record=False keeps no
+    instruction records once scheduled (see conv3d_backprop_input_v2_run).
     """
-    args = check_conv3d_v2_operands(x, filter, bias, strides, pads, dilations, groups, data_format, filter_format,
-                                    platform, enable_hf32)
-    fmap_format = NCDHW if use_point_wise_kernel(args, data_format) else NDC1HWC0
-    t = plan_conv3d_v2_tiling(args, tiling_overrides, fmap_format)
-    x_ncdhw, weight = operands_to_ncdhw(x, filter, data_format, filter_format)
+    args, fmap_format, t = plan_conv3d_v2_run(x, filter, bias, strides=strides, pads=pads, dilations=dilations,
+                                              groups=groups, data_format=data_format, filter_format=filter_format,
+                                              platform=platform, enable_hf32=enable_hf32,
+                                              tiling_overrides=tiling_overrides)
+    check_fits(estimate_conv3d_v2(args, t, execute=execute, check_races=check_races, record=record), max_memory)
+    x_ncdhw = weight = None  # timing-only: no host conversion, the operands' bytes are never read
+    if execute:
+        x_ncdhw, weight = operands_to_ncdhw(x, filter, data_format, filter_format)
     reads: set[str] = set()
     launched = ReadRecorder(t, reads) if tiling_overrides else t
     if tiling_overrides:
         launched.key_from_fields()  # the key (which kernel runs) was derived from these fields
     y, report = _launch(args, x_ncdhw, weight, bias, launched, fmap_format, execute=execute, check_races=check_races,
-                        poison_output=poison_output, hooks=hooks, engine=engine)
+                        poison_output=poison_output, hooks=hooks, engine=engine, record=record)
     result = y
     if y is not None and fmap_format == NDC1HWC0:
         cout = args.y_shape[1]

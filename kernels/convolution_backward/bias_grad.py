@@ -138,7 +138,8 @@ def run_bias_grad(grad_output: np.ndarray, *, platform="Ascend910B2", execute: b
     length = int(np.prod(grad_output.shape[2:], dtype=np.int64))
     chip = Chip(platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine)
     tiling = bias_grad_tiling(n, c, length, dtype.itemsize, chip.platform.aiv_cores)
-    dy_gm = chip.gm.upload("grad_output", np.ascontiguousarray(grad_output).reshape(-1))
+    dy_gm = chip.gm.place("grad_output", (grad_output.size,), dtype,
+                          lambda: np.ascontiguousarray(grad_output).reshape(-1))
     db_gm = chip.gm.alloc("grad_bias", c * dtype.itemsize)
     if execute:
         db_gm.data.view(dtype)[:] = np.nan  # a channel the kernel misses shows up

@@ -21,6 +21,7 @@ import numpy as np
 from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.passes.report import RunReport
 from ascend_sim.passes.trace import write_chrome_trace_of_launches
+from kernels.common.operands import stand_in
 from kernels.conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run, rows_beyond_reach
 from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
 from kernels.conv3d_backprop_input.plan import plan_conv3d_dx
@@ -113,7 +114,7 @@ def _grad_weight(a, r, go, x, kw) -> tuple[np.ndarray | None, KernelLaunch]:
     v, m = r.view, r.math
     if r.dw_matmul == FM_EQ_KERNEL:  # CalculateConv3DBackwardDwByMmMode: dy^T (Cout x N) . x (N x Cin*D*H*W)
         n, cout = v.grad_output_shape[:2]
-        left = np.ascontiguousarray(go.reshape(n, cout).T)  # isLeftTranspose, done on the host
+        left = go.reshape(n, cout).T  # isLeftTranspose, done on the host (copied by the upload)
         right = x.reshape(n, -1)
         tiling = MatmulTiling.for_shape(cout, right.shape[1], n, m.dtype, hf32=m.hf32)
         out, report = run_matmul(left, right, platform=a.platform, tiling=tiling, hf32=m.hf32,
@@ -159,27 +160,32 @@ def plan_convolution_backward(grad_output, input, weight, bias_sizes, stride, pa
 
 
 def run_plan(plan: ConvBackwardPlan, grad_output, input, weight, *, execute=True, trace=None, check_races=True,
-             engine="auto", hooks: dict | None = None) -> ConvBackwardRun:
+             engine="auto", hooks: dict | None = None, max_memory=None) -> ConvBackwardRun:
     """Launch the kernels of a plan on arrays of the planned shapes and dtype. hooks: {gradient: [hook, ...]}, the
-    simulator hooks of that gradient's launch (`ascend-sim debug conv-backward` captures one launch)."""
+    simulator hooks of that gradient's launch (`ascend-sim debug conv-backward` captures one launch); max_memory:
+    each cube kernel's run is refused if estimated to need more (kernels/common/size_guard.py)."""
     a, r = plan.args, plan.route
     v, cube = r.view, DTYPES[r.math.dtype]
-    go = np.ascontiguousarray(grad_output).reshape(v.grad_output_shape).astype(cube, copy=False)
-    x = np.ascontiguousarray(input).reshape(v.input_shape).astype(cube, copy=False)
-    w = np.ascontiguousarray(weight).reshape(v.weight_shape).astype(cube, copy=False)
+    if execute:
+        go = np.ascontiguousarray(grad_output).reshape(v.grad_output_shape).astype(cube, copy=False)
+        x = np.ascontiguousarray(input).reshape(v.input_shape).astype(cube, copy=False)
+        w = np.ascontiguousarray(weight).reshape(v.weight_shape).astype(cube, copy=False)
+    else:  # timing-only: size-only stand-ins, no cast or copy of operands whose bytes nothing reads
+        go, x, w = (stand_in(shape, cube) for shape in (v.grad_output_shape, v.input_shape, v.weight_shape))
     kw = dict(execute=execute, check_races=check_races, engine=engine)
     hooks = hooks or {}
+    cube_kw = {**kw, "max_memory": max_memory}
     launches, grads = [], [None, None, None]
     if a.output_mask[2]:  # CalculateBiasGrad runs first
         bias = run_bias_grad(grad_output, platform=a.platform, hooks=hooks.get("grad_bias"), **kw)
         grads[2] = bias.result
         launches.append(KernelLaunch("grad_bias", "ReduceSum (AIV)", bias.tiling, bias.report, [BIAS_NOTE]))
     if a.output_mask[0]:
-        result, launch = _grad_input(a, r, go, x, w, {**kw, "hooks": hooks.get("grad_input")})
+        result, launch = _grad_input(a, r, go, x, w, {**cube_kw, "hooks": hooks.get("grad_input")})
         grads[0] = None if result is None else result.reshape(a.input_shape).astype(input.dtype)
         launches.append(launch)
     if a.output_mask[1]:
-        result, launch = _grad_weight(a, r, go, x, {**kw, "hooks": hooks.get("grad_weight")})
+        result, launch = _grad_weight(a, r, go, x, {**cube_kw, "hooks": hooks.get("grad_weight")})
         grads[1] = None if result is None else result.reshape(a.weight_shape).astype(weight.dtype)
         launches.append(launch)
     if trace is not None:  # one trace: the launches one after the other, as the stream runs them
@@ -192,17 +198,17 @@ def run_plan(plan: ConvBackwardPlan, grad_output, input, weight, *, execute=True
 def convolution_backward_run(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
                              output_padding, groups, output_mask, cube_math_type=0, *, platform="Ascend910B2",
                              execute=True, trace=None, check_races=True, engine="auto",
-                             hooks: dict | None = None) -> ConvBackwardRun:
+                             hooks: dict | None = None, max_memory=None) -> ConvBackwardRun:
     """Run convolution_backward on the simulator and return the whole record (see convolution_backward).
 
     execute=False is the timing-only mode (results None). trace: a path for one Chrome/Perfetto trace of every
     launch, one after the other (launch i's cores are processes i * 1000 + core, named by the gradient). hooks:
     {gradient: [hook, ...]} for that gradient's launch (Chip hooks). engine: "auto" | "exact" | "fast"
-    (ascend_sim.Chip)."""
+    (ascend_sim.Chip). max_memory: the bytes each cube kernel's run may take (kernels/common/size_guard.py)."""
     plan = plan_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
                                      output_padding, groups, output_mask, cube_math_type, platform=platform)
     return run_plan(plan, grad_output, input, weight, execute=execute, trace=trace, check_races=check_races,
-                    engine=engine, hooks=hooks)
+                    engine=engine, hooks=hooks, max_memory=max_memory)
 
 
 def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,

@@ -36,7 +36,7 @@ def run_matmul(a: np.ndarray, b: np.ndarray, *, platform="Ascend910B2", block_di
     float8_e4m3fn (b is cast to it), else float16. out_dtype: C's dtype (default the operand dtype; an 8-bit C
     is Fixpipe's QF322HIF8_PRE / QF322FP8_PRE). hf32: round float32 operands to HF32 in the cube.
     poison_output fills C with NaN first (float outputs), so that an element the kernel never writes shows.
-    C is (M, N) for a 2-D a, else (batch, M, N); all zeros when execute=False.
+    C is (M, N) for a 2-D a, else (batch, M, N); None when execute=False (timing-only: GM holds no bytes).
     """
     a, b = np.asarray(a), np.asarray(b)
     if a.ndim not in (2, 3) or b.ndim not in (2, 3):
@@ -78,5 +78,7 @@ def run_matmul(a: np.ndarray, b: np.ndarray, *, platform="Ascend910B2", block_di
     if poison_output and execute:
         c_gm.data.view(result)[:] = np.nan
     report = chip.launch(kernel, block_dim, GmAddr(a_gm), GmAddr(b_gm), GmAddr(c_gm), t)
+    if not execute:
+        return None, report
     c = c_gm.data.view(result).reshape(batch, m, n).copy()
     return (c if a.ndim == 3 else c[0]), report

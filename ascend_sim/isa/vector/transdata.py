@@ -51,13 +51,21 @@ class TransDataTo5HDParams:
     srcRepStride: int = 0
 
 
-TransDataOperands = operands_type("TransDataOperands", "buf dtype src_idx dst_idx sequential timing",
-                                  "buf's dtype elements src_idx[r] moved to dst_idx[r] per repeat r (repeat by "
-                                  "repeat when sequential); timing: the vector table's key.")
+TransDataOperands = operands_type("TransDataOperands", "buf dtype src_blocks dst_blocks high_halves sequential timing",
+                                  "the 16 source and destination DataBlocks of buf per repeat (repeats x 16 block "
+                                  "numbers; the element maps are made at execution), (dstHighHalf, srcHighHalf), "
+                                  "repeat by repeat when sequential; timing: the vector table's key.")
 
 
 def _execute(rec) -> None:
-    buf, dtype, src_idx, dst_idx, sequential, _ = rec.args
+    ops = rec.args
+    buf, dtype, src_blocks, dst_blocks, sequential = ops.buf, ops.dtype, ops.src_blocks, ops.dst_blocks, ops.sequential
+    # the element indices are made here, not at issue: a record waiting to run (or a timing-only one) holds only
+    # the block numbers (repeats x 16) instead of repeats x 256 element indices
+    c0 = BLOCK // dtype.itemsize
+    d_blk, d_el, s_blk, s_el = _element_map(dtype.itemsize, *ops.high_halves)
+    src_idx = src_blocks[:, s_blk] * c0 + s_el  # (repeats, elements moved per repeat)
+    dst_idx = dst_blocks[:, d_blk] * c0 + d_el
     ub = buf.view(dtype, 0, buf.capacity // dtype.itemsize)
     if not sequential:
         ub[dst_idx] = ub[src_idx]
@@ -121,13 +129,10 @@ def TransDataTo5HD(dstList, srcList, nchwconvParams: TransDataTo5HDParams, dtype
     # repeats run in order when one writes what a later one reads or rewrites
     sequential = repeats > 1 and ((d_lo < s_hi and s_lo < d_hi)
                                   or len(set(dst_blocks.ravel().tolist())) < dst_blocks.size)
-    c0 = BLOCK // dt.itemsize
-    d_blk, d_el, s_blk, s_el = _element_map(dt.itemsize, p.dstHighHalf, p.srcHighHalf)
-    src_idx = src_blocks[:, s_blk] * c0 + s_el  # (repeats, elements moved per repeat)
-    dst_idx = dst_blocks[:, d_blk] * c0 + d_el
-    timing = (name, dt, repeats, d_blk.size)  # 256 elements per repeat (128 of a 32-bit type)
+    timing = (name, dt, repeats, 128 if dt.itemsize == 4 else 256)  # elements moved per repeat (_element_map)
     core.issue(TRANS_DATA_TO_5HD, V, p, ((buf, s_lo, s_hi),), ((buf, d_lo, d_hi),),
-               TransDataOperands(buf, dt, src_idx, dst_idx, sequential, timing))
+               TransDataOperands(buf, dt, src_blocks, dst_blocks, (p.dstHighHalf, p.srcHighHalf), sequential,
+                                 timing))
 
 
 __all__ = ["TransDataTo5HD", "TransDataTo5HDParams"]

@@ -84,7 +84,7 @@ def _add_run(execute=True, platform="Ascend910B2"):
 
 def test_timing_only_run_has_the_same_cycles():
     (_, full), (chip, timing) = _add_run(True), _add_run(False)
-    assert timing.cycles == full.cycles and not chip.gm["out"].data.any()
+    assert timing.cycles == full.cycles and chip.gm["out"].data is None  # size-only GM: no bytes
 
 
 def test_retime_exact_and_fast_agree_with_a_timing_run_on_another_platform():

@@ -180,6 +180,7 @@ def test_a_command_file_runs_first(session, tmp_path):
     (["-x", "/no/such/file", *MATMUL], "-x"),
     ([*MATMUL, "--timing-only"], "--timing-only"),
     ([*MATMUL, "--json"], "--json"),
+    (["conv3d-dx", "--no-records"], "the debugger replays the instruction records"),
     ([*MATMUL, "--strid", "2"], "unrecognized"),
     (["matmul", "--m", "0"], "--m"),
     (["nothing"], "invalid choice"),

@@ -110,6 +110,15 @@ def test_the_engines_agree_on_the_950_matmul():
     assert c_exact.tobytes() == c_fast.tobytes() and r_exact.cycles == r_fast.cycles
 
 
+@pytest.mark.parametrize("name", list(EIGHT))
+def test_the_950_timing_only_run_gives_no_c_and_the_same_cycles(name):
+    a, b = _operands(EIGHT[name], 1, 70, 90, 150, False, 4)
+    c_full, full = run_matmul(a, b, platform=A5)
+    c_timing, timing = run_matmul(a, b, platform=A5, execute=False)
+    assert c_full is not None and c_timing is None  # timing-only GM holds no bytes to read C from
+    assert timing.cycles == full.cycles and timing.counts == full.counts
+
+
 def test_hf32_on_the_950_rounds_to_10_mantissa_bits():
     a, b = _operands(np.float32, 1, 20, 24, 40, False, 5)
     c, _ = run_matmul(a[0], b[0], platform=A5, hf32=True)

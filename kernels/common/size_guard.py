@@ -1,0 +1,141 @@
+"""The size guard: before a launch, estimate what a run will take (memory and instructions) and refuse what does not
+fit this machine, with one error naming the estimate and the limit.
+
+Memory (bytes), each term from the problem's shapes and the tiling, nothing allocated:
+- GM: the operands and the output in their device formats (channels rounded up to C0) and the workspace; in a
+  timing-only run GM is size-only (ascend_sim/machine/memory.py) and costs nothing;
+- host: a full run's copies (each operand converted to NCDHW and to its device format, the output read back and
+  converted; the CLI adds its random operands and the reference check, `extra_bytes`);
+- race shadows: the GM race checker's 4 bytes per byte of every written allocation (ascend_sim/passes/races.py);
+- records: BYTES_PER_RECORD per instruction, measured (tracemalloc peak of a timing-only dx run on the fast engine,
+  28,040 records: 2,840 B each; the exact engine keeps about 1 KB); with record=False the chip schedules each
+  record as it is issued and drops it, except those waiting for another core (conv_estimate's `pending`).
+Instructions: the GEMM's tiles (ceil(M/baseM) * ceil(N/baseN) * ceil(K/baseK) per group) times
+RECORDS_PER_TILE, plus RECORDS_PER_CORE per core; our own rule, calibrated on dx, dw and forward runs of the
+default layer and four others (1x1x1 to 3x3x3 kernels, strides 1-2): within a factor of 3 of the real count on
+layers of more than 10,000 instructions, which is what a memory limit and a progress estimate need.
+
+The limit: DEFAULT_FRACTION of the memory the machine has available now (MemAvailable in /proc/meminfo, else
+os.sysconf's available pages), unless max_memory (bytes) is given.
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+
+BYTES_PER_RECORD = 3000
+RECORDS_PER_TILE = 10
+RECORDS_PER_CORE = 200
+RACE_SHADOW_BYTES_PER_BYTE = 4
+CORE_BUFFER_BYTES = 3 << 19  # a full run's on-chip buffers per AI core: L1, L0A/B/C, BT, FB and two AIVs' UB
+DEFAULT_FRACTION = 0.8
+
+
+# callables observer(estimate), called with every estimate check_fits accepts (a progress display's total)
+ESTIMATE_OBSERVERS: list = []
+
+
+class MemoryLimitError(ValueError):
+    """A run refused before launch because its estimated memory exceeds the limit."""
+
+
+@dataclass(frozen=True)
+class RunEstimate:
+    """What one launch will take; bytes by part and the estimated instruction count."""
+
+    gm_bytes: int
+    host_bytes: int
+    race_bytes: int
+    instructions: int
+    extra_bytes: int = 0  # the caller's own (the CLI's operands and reference check)
+    held: float = 1.0  # the share of the records alive at once: 1 when kept, less with record=False
+
+    @property
+    def record_bytes(self) -> int:
+        return int(self.instructions * self.held) * BYTES_PER_RECORD
+
+    @property
+    def total_bytes(self) -> int:
+        return self.gm_bytes + self.host_bytes + self.race_bytes + self.record_bytes + self.extra_bytes
+
+    def with_extra(self, extra_bytes: int) -> RunEstimate:
+        return RunEstimate(self.gm_bytes, self.host_bytes, self.race_bytes, self.instructions,
+                           self.extra_bytes + int(extra_bytes), self.held)
+
+    def parts(self) -> str:
+        named = (("GM tensors", self.gm_bytes), ("host copies", self.host_bytes), ("race shadows", self.race_bytes),
+                 (f"records of ~{self.instructions:,} instructions", self.record_bytes),
+                 ("operands and reference check", self.extra_bytes))
+        return ", ".join(f"{name} {format_bytes(size)}" for name, size in named if size)
+
+
+def format_bytes(size: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(size) < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GiB"  # pragma: no cover (the loop returns)
+
+
+def available_memory() -> int:
+    """The bytes this machine can give a new allocation now."""
+    try:
+        with open("/proc/meminfo") as info:
+            for line in info:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def memory_limit(max_memory: int | None = None) -> tuple[int, str]:
+    """(limit in bytes, where it comes from)."""
+    if max_memory is not None:
+        if isinstance(max_memory, bool) or not isinstance(max_memory, int) or max_memory < 1:
+            raise ValueError(f"max_memory={max_memory!r} must be a positive number of bytes")
+        return max_memory, "max_memory"
+    available = available_memory()
+    return int(available * DEFAULT_FRACTION), (f"{DEFAULT_FRACTION:.0%} of the {format_bytes(available)} this "
+                                               "machine has available")
+
+
+def check_fits(estimate: RunEstimate, max_memory: int | None = None) -> None:
+    """Raise MemoryLimitError if the estimate exceeds the limit."""
+    limit, source = memory_limit(max_memory)
+    if estimate.total_bytes > limit:
+        raise MemoryLimitError(
+            f"this run needs an estimated {format_bytes(estimate.total_bytes)} ({estimate.parts()}), more than the "
+            f"limit of {format_bytes(limit)} ({source}); pass max_memory= (--max-memory) to move the limit, or "
+            "run timing-only (execute=False, --timing-only), without the race check (check_races=False, "
+            "--no-race-check) and keeping no records (record=False, --no-records) to need less")
+    for observe in ESTIMATE_OBSERVERS:
+        observe(estimate)
+
+
+def gemm_tiles(m: int, n: int, k: int, base_m: int, base_n: int, base_k: int, groups: int = 1) -> int:
+    return groups * math.ceil(m / base_m) * math.ceil(n / base_n) * math.ceil(k / base_k)
+
+
+def conv_estimate(inputs: tuple, output: int, *, workspace: int = 0, tiles: int, cores: int, execute: bool,
+                  check_races: bool, record: bool = True, pending: float = 0.0) -> RunEstimate:
+    """inputs: the operands' device bytes; output: the output's device bytes (both as in GM); tiles: gemm_tiles;
+    pending: with record=False, the share of the records still alive at once because they wait for a core whose
+    Python runs later (the cores run one after the other): 1 behind a barrier of all cores (an init pass), 1/cores
+    for a MIX kernel whose AIC waits for its own AIVs, 0 without cross-core waits."""
+    gm = sum(inputs) + output + workspace
+    host = 0
+    if execute:  # each operand converted twice (NCDHW, device format), the output read back twice, on-chip buffers
+        host = 2 * sum(inputs) + 2 * output + cores * CORE_BUFFER_BYTES
+    races = RACE_SHADOW_BYTES_PER_BYTE * (output + workspace) if check_races else 0
+    instructions = tiles * RECORDS_PER_TILE + cores * RECORDS_PER_CORE
+    return RunEstimate(gm if execute else 0, host, races, instructions, held=1.0 if record else pending)
+
+
+def tensor_bytes(shape: tuple, itemsize: int, c0: int | None = None, channel_axis: int = 1) -> int:
+    """Bytes of a tensor of `shape`; with c0, its channel axis rounded up to a multiple of c0 (NDC1HWC0)."""
+    dims = list(shape)
+    if c0:
+        dims[channel_axis] = -(-dims[channel_axis] // c0) * c0
+    return math.prod(dims) * itemsize
