@@ -9,7 +9,6 @@ from ascend_sim.machine.faults import ParameterOutOfRange, SyncFault
 from ascend_sim.machine.pipes import HardEvent, Pipe
 from ascend_sim.record import Kind, define
 
-
 SET_FLAG = define("SetFlag", kind=Kind.SET_FLAG,
                   doc="Set flag (src, dst, id) once every earlier instruction of src has completed.")
 WAIT_FLAG = define("WaitFlag", kind=Kind.WAIT_FLAG, doc="Hold pipe dst until the flag is set, then clear it.")

@@ -20,10 +20,12 @@ import numpy as np
 from ascend_sim.machine.dtypes import BLOCK_BYTES, c0_of
 
 N0 = 16  # the cout (N) fractal edge of FRACTAL_Z_3D and the M/N edge of every cube fractal; C0 is the dtype's
+DATA_FORMATS = ("NCDHW", "NDHWC")  # the 3D operators' x / dy / y (each operator has its own default)
 FILTER_FORMATS = ("NCDHW", "NDHWC", "DHWCN")
 
 __all__ = [
     "N0",
+    "DATA_FORMATS",
     "FILTER_FORMATS",
     "GroupEnlarge",
     "group_enlarge",

@@ -14,16 +14,13 @@ from functools import partial
 import numpy as np
 
 from ascend_sim.machine.dtypes import DTYPES
-from ascend_sim.machine.formats import filter_shape_to_ncdhw, filter_to_ncdhw
+from ascend_sim.machine.formats import DATA_FORMATS, FILTER_FORMATS, filter_shape_to_ncdhw, filter_to_ncdhw
 from kernels.common.operands import check_array, check_format, default_data_format, warn_data_format_assumed
 # Envelope limits of the A2 host code (conv_backprop_input_context_utils.cpp), checked on the user's values, and
 # the argument checks themselves: one implementation, shared with the tiling package.
 from tiling.common.checks import (DILATION_MAX, GROUPS_MAX, KERNEL_D_MAX, KERNEL_HW_MAX, PAD_MAX, PAD_NAMES,
                                   STRIDE_D_MAX, STRIDE_HW_MAX, ConvArgs, check_dtype, check_hf32, check_in_range,
                                   check_int, check_ints, check_platform)
-
-DATA_FORMATS = ("NDHWC", "NCDHW")
-FILTER_FORMATS = ("NCDHW", "NDHWC", "DHWCN")
 
 _in_range = partial(check_in_range, by_label=False)  # "name=value is outside ..." with the caller's name
 

@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ascend_sim.machine.formats import filter_shape_to_ncdhw, filter_to_ncdhw
+from ascend_sim.machine.formats import DATA_FORMATS, FILTER_FORMATS, filter_shape_to_ncdhw, filter_to_ncdhw
 from kernels.common.operands import check_array, check_format, dhw_attribute
 from tiling.conv3d_v2 import Conv3dArgs, check_conv3d_v2_args
-
-DATA_FORMATS = ("NCDHW", "NDHWC")
-FILTER_FORMATS = ("NCDHW", "NDHWC", "DHWCN")
 
 
 def check_conv3d_v2_operands(x, filter, bias, strides, pads, dilations, groups, data_format, filter_format,

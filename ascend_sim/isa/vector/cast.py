@@ -21,7 +21,7 @@ from ascend_sim.isa.arch35.cast_8bit import EIGHT_BIT, PAIRS_3510, convert_8bit
 from ascend_sim.isa.arch35.common import eight_bit_saturation, require_arch35
 from ascend_sim.isa.vector.common import V, check_count, check_ub, current_core, vector_cost
 from ascend_sim.isa.vector.elementwise import (UNARY_RANGES, UnaryRepeatParams, VectorOperands, check_params,
-                                              issue_vector, run_on_plan)
+                                               issue_vector, run_on_plan)
 from ascend_sim.machine.dtypes import bfloat16
 from ascend_sim.machine.faults import ParameterOutOfRange
 from ascend_sim.record import Kind, define

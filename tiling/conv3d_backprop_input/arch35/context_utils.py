@@ -15,6 +15,7 @@ import operator
 from dataclasses import dataclass, field
 
 from ascend_sim.machine.dtypes import DTYPES, EIGHT_BIT_DTYPES
+from ascend_sim.machine.formats import DATA_FORMATS, FILTER_FORMATS
 from ascend_sim.machine.platform import Platform, get_platform
 
 NPU_ARCH = 3510  # DAV_3510: the only arch these branches (and the arch35 templates) serve
@@ -27,8 +28,6 @@ BLOCK_SIZE = 16  # kBlockSize
 BLOCK_REDUCE = {"hifloat8": 32, "float8_e4m3fn": 32, "float16": 16, "bfloat16": 16, "float32": 8}
 DTYPE_BYTES = {"hifloat8": 1, "float8_e4m3fn": 1, "float16": 2, "bfloat16": 2, "float32": 4}
 EIGHT_BIT = tuple(EIGHT_BIT_DTYPES)
-DATA_FORMATS = ("NCDHW", "NDHWC")
-FILTER_FORMATS = ("NCDHW", "NDHWC", "DHWCN")
 ENLARGE_BUFFER_NUM = 2
 REG_SIZE = 256
 PAD_DIM_UP = 255  # the Load3D pad fields are 8-bit
