@@ -129,6 +129,42 @@ def ref_load_data_with_stride(dst, src, dst_offset, src_offset, l1H, l1W, padLis
     return out
 
 
+def make_l0a_nz(a_matrix, k0):
+    """L0A content of an M x K matrix on the 950 (Mmad.md table 1: A is "Nz"): 16 x k0 fractals, row major inside,
+    K-block major between them: element (i, kk) at ((kk//k0)*M1 + i//16)*16*k0 + (i%16)*k0 + kk%k0, M1 =
+    ceil(M/16). Padding (rows up to 16*M1, columns up to k0*ceil(K/k0)) is zero."""
+    a_matrix = np.asarray(a_matrix)
+    m, k = a_matrix.shape
+    m1, k1 = -(-m // 16), -(-k // k0)
+    out = np.zeros(k1 * m1 * 16 * k0, dtype=a_matrix.dtype)
+    for i in range(m):
+        for kk in range(k):
+            out[((kk // k0) * m1 + i // 16) * 16 * k0 + (i % 16) * k0 + kk % k0] = a_matrix[i, kk]
+    return out
+
+
+def ref_mmad_nz(a, b, m, n, k, k0, decode):
+    """Mmad on the 950 (Mmad.md table 1): C (m x n) = A . B with A in L0A as NZ and B in L0B as ZN, k0 = 32 B /
+    element size, K masked exactly at k. `decode(x)` gives an element's value as a Python float (the 8-bit codes
+    decoded by the test). Returns the m x n float64 sum over kk < k of A(i, kk) * B(kk, j), where
+        A(i, kk) = a[((kk//k0)*M1 + i//16)*16*k0 + (i%16)*k0 + kk%k0]      M1 = ceil(m/16)
+        B(kk, j) = b[((kk//k0)*N1 + j//16)*16*k0 + (j%16)*k0 + kk%k0]      N1 = ceil(n/16)
+    The hardware sums in fp32: compare with isa_reference.mmad_tolerance."""
+    for name, value in (("m", m), ("n", n), ("k", k)):
+        _check_range(name, value, 1, 4095)
+    m1, n1 = -(-m // 16), -(-n // 16)
+    out = np.zeros((m, n))
+    for i in range(m):
+        for j in range(n):
+            acc = 0.0
+            for kk in range(k):
+                a_index = ((kk // k0) * m1 + i // 16) * 16 * k0 + (i % 16) * k0 + kk % k0
+                b_index = ((kk // k0) * n1 + j // 16) * 16 * k0 + (j % 16) * k0 + kk % k0
+                acc += decode(_read(a, a_index)) * decode(_read(b, b_index))
+            out[i, j] = acc
+    return out
+
+
 def ref_fixpipe_3510(dst, src, dst_offset, src_offset, nSize, mSize, srcStride, dstStride, layout, num,
                      srcMatrixStride, dstMatrixStride, srcNzC0Stride, convert):
     """Fixpipe with FixpipeParamsArch3510 (Fixpipe（L0C到GM数据搬运）.md table 3; NZ2DN.md pseudo code).

@@ -5,7 +5,7 @@ move read that an earlier store of the run wrote (the workspace a MIX kernel's A
 TransDataTo5HD on the AIV) are followed to that store.
 
 The store and its Mmads come from Debugger.who_wrote. An Mmad's operands for one cell (row r, column c) are row r
-of A in L0A (ZZ fractals) and column c of B in L0B (ZN fractals); their exact last writers and the source bytes of
+of A in L0A (ZZ fractals, NZ on the 950) and column c of B in L0B (ZN fractals); their exact last writers and the source bytes of
 each move are measured by running the records again (dataflow.DataFlow), never taken from the spans.
 """
 from __future__ import annotations
@@ -138,7 +138,7 @@ def trace_element(dbg, gm_name: str, byte_offset: int) -> Provenance:
 def mmad_operands(rec, l0c_byte: int):
     """The L0A bytes of row r and the L0B bytes of column c that an Mmad multiplies into the L0C cell holding byte
     `l0c_byte` (NZ [n1][m1*16][16] fp32 at its destination): (A offsets, B offsets, (r, c))."""
-    (_, a0, _, _, b0, _, _, c0_addr, _, dtype, m, k, m1, n1, k1, c0, _, gemv, *_) = rec.args
+    (_, a0, _, _, b0, _, _, c0_addr, _, dtype, m, k, m1, n1, k1, c0, _, gemv, *_, a_nz) = rec.args
     rel = l0c_byte - c0_addr
     block = m1 * 16 * 16 * 4  # one 16-column block of C
     row, col = (rel % block) // 64, (rel // block) * 16 + (rel % 64) // 4
@@ -146,7 +146,9 @@ def mmad_operands(rec, l0c_byte: int):
     kk = np.arange(k)
     if gemv:
         a = a0 + kk * size
-    else:
+    elif a_nz:  # NZ [k1][m1][16][c0]
+        a = a0 + ((kk // c0) * m1 + row // 16) * FRACTAL + (row % 16) * 32 + (kk % c0) * size
+    else:  # ZZ [m1][k1][16][c0]
         a = a0 + ((row // 16) * k1 + kk // c0) * FRACTAL + (row % 16) * 32 + (kk % c0) * size
     b = b0 + ((kk // c0) * n1 + col // 16) * FRACTAL + (col % 16) * 32 + (kk % c0) * size
     return _bytes(a, size), _bytes(b, size), (int(row), int(col))

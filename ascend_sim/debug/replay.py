@@ -354,12 +354,16 @@ class Debugger:
 
     # ------------------------------------------------------------------ logical views
     def l0a(self, core: int, address: int, m: int, k: int, dtype) -> np.ndarray:
-        """(The views are copies: they keep the values of this position.) The (m, k) A operand stored in L0A at `address` as ZZ fractals [m1][k1][16][c0]."""
+        """(The views are copies: they keep the values of this position.) The (m, k) A operand stored in L0A at
+        `address` as ZZ fractals [m1][k1][16][c0], or on a platform whose l0a_layout is NZ (the 950) as
+        [k1][m1][16][c0]."""
         dtype = np.dtype(dtype)
         c0 = 32 // dtype.itemsize
         m1, k1 = -(-m // 16), -(-k // c0)
-        z = self._typed((core, "L0A"), address, m1 * k1 * 16 * c0, dtype).reshape(m1, k1, 16, c0)
-        return zz_to_nd(z, m, k).copy()  # a copy: the converters may return a view of the state
+        z = self._typed((core, "L0A"), address, m1 * k1 * 16 * c0, dtype)
+        if self.chip.platform.l0a_layout == "NZ":
+            return nz_to_nd(z.reshape(k1, m1 * 16, c0), m, k).copy()
+        return zz_to_nd(z.reshape(m1, k1, 16, c0), m, k).copy()  # a copy: the converters may return a view
 
     def l0b(self, core: int, address: int, k: int, n: int, dtype) -> np.ndarray:
         """The (k, n) B operand stored in L0B at `address` as ZN fractals [k1][n1][16 n][c0 k]."""

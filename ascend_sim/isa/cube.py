@@ -1,10 +1,15 @@
-"""PIPE_M: Mmad on the 16x16x16 cube. A in L0A (ZZ), B in L0B (ZN), C in L0C (NZ, fp32).
+"""PIPE_M: Mmad on the 16x16x16 cube. A in L0A (ZZ, or NZ on the 950), B in L0B (ZN), C in L0C (NZ, fp32).
 
 Operands: float16, bfloat16, float32 (or HF32); on arch 3510 also hifloat8 x hifloat8 and float8_e4m3fn x
 float8_e4m3fn (asc-devkit@82b89a15 Mmad.md table 5), 16x32-byte fractals (K fractal 32), exact products summed in
 fp32; CTRL[45] = 1 makes float8_e4m3fn x float8_e4m3fn run as hifloat8 (isa/ctrl.py). The e5m2 mixes of table 5
-are not modelled (no dtype here). [INFERENCE] L0A stays ZZ on every preset: the 3510 NZ L0A and the loads that
-write it are not modelled yet (docs/ascend950.md).
+are not modelled (no dtype here).
+
+The A fractal is 16 rows (M) x 32 bytes (C0 = 16 / 8 / 32 elements of K for 16- / 32- / 8-bit types), row major,
+on every arch. The order of the fractals follows the platform's `l0a_layout`: "ZZ" (A2/A3, Mmad.md table 2) puts
+them M-block major, [m1][k1][16][c0]; "NZ" (the 950, Mmad.md table 1 "A ... Nz"; LoadData_2D_V2 and
+LoadDataWithStride write fractal (k // C0) * dstStride + m // 16) puts them K-block major, [k1][m1][16][c0].
+GEMV (m = 1) reads a plain vector on both.
 """
 from __future__ import annotations
 
@@ -88,14 +93,17 @@ def _mmad_cost(rec, model) -> float:
 
 
 def _mmad_execute(rec) -> None:
-    """C (m x n, fp32, NZ in L0C) = A (m x k, ZZ in L0A) . B (k x n, ZN in L0B), or C += A . B."""
+    """C (m x n, fp32, NZ in L0C) = A (m x k, ZZ or NZ in L0A) . B (k x n, ZN in L0B), or C += A . B."""
     (abuf, a0, a_bytes, bbuf, b0, b_bytes, cbuf, c_0, c_bytes, dtype, m, k, m1, n1, k1, c0, init, gemv, _,
-     hf32_rounding, bias_bt) = rec.args
-    # ZZ [m1][k1][16][c0] -> (m1*16, k1*c0); ZN [k1][n1][16 n][c0 k] -> (k1*c0, n1*16)
+     hf32_rounding, bias_bt, a_nz) = rec.args
+    # ZZ [m1][k1][16][c0] or NZ [k1][m1][16][c0] -> (m1*16, k1*c0); ZN [k1][n1][16 n][c0 k] -> (k1*c0, n1*16)
     if gemv:  # L0A holds A as a plain vector and only row 0 of each C fractal is written
         a = abuf.view(dtype, a0, k).astype(np.float32).reshape(1, k)
     else:
-        a = _fractals_to_f32(abuf.data[a0:a0 + a_bytes], dtype, (m1, k1, 16, c0), (0, 2, 1, 3))
+        if a_nz:
+            a = _fractals_to_f32(abuf.data[a0:a0 + a_bytes], dtype, (k1, m1, 16, c0), (1, 2, 0, 3))
+        else:
+            a = _fractals_to_f32(abuf.data[a0:a0 + a_bytes], dtype, (m1, k1, 16, c0), (0, 2, 1, 3))
         a = a.reshape(m1 * 16, k1 * c0)
         if k < k1 * c0:
             a = a[:, :k]
@@ -190,5 +198,5 @@ def Mmad(dst, fm, filter, params: MmadParams) -> None:
         reads += ((cbuf, c_0, c_0 + c_bytes),)
     core.issue(MMAD, M, params, reads, ((cbuf, c_0, c_0 + c_bytes),),
                (abuf, a0, a_bytes, bbuf, b0, b_bytes, cbuf, c_0, c_bytes, dtype, m, k, m1, n1, k1, c0, init, gemv,
-                operand, hf32_rounding, bias_bt),
+                operand, hf32_rounding, bias_bt, core.platform.l0a_layout == "NZ"),
                registers=(("hf32", hf32), ("hf32_trans_mode", registers["hf32_trans_mode"])) + depends)

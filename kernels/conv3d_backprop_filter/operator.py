@@ -24,7 +24,7 @@ from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.formats import filter_from_ncdhw, filter_shape_to_ncdhw
 from ascend_sim.machine.tensor import GmAddr
 from ascend_sim.passes.report import RunReport
-from kernels.common.operands import check_array, check_format, dhw_attribute
+from kernels.common.operands import check_array, check_format, dhw_attribute, require_arch22_kernel
 from kernels.conv3d_backprop_filter.kernel.conv3d_backprop_filter_v2 import conv3d_backprop_filter_v2 as _kernel_entry
 from tiling import check_conv3d_dw_args, conv3d_backprop_filter_tiling
 from tiling.common.checks import check_ints
@@ -201,6 +201,7 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
     hooks: callables hook(core, instruction) run after every instruction. engine: "auto" | "exact" | "fast"
     (ascend_sim.Chip): the same results, cycles and faults; "auto" is fast unless hooks are given.
     """
+    require_arch22_kernel("Conv3DBackpropFilterV2", platform)
     data_format = check_format("data_format", data_format, DATA_FORMATS)
     filter_format = check_format("filter_format", filter_format, FILTER_FORMATS)
     x = check_array("x", x, 5)

@@ -28,6 +28,7 @@ from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.formats import filter_to_fractal_z_3d, ncdhw_to_ndc1hwc0, ndc1hwc0_to_ncdhw, ndc1hwc0_to_ndhwc
 from ascend_sim.machine.tensor import GmAddr
 from ascend_sim.passes.report import RunReport
+from kernels.common.operands import require_arch22_kernel
 from kernels.conv3d_backprop_input.arguments import (DATA_FORMATS, FILTER_FORMATS, Problem,  # noqa: F401
                                                      check_operands, operands_to_ncdhw)
 from kernels.conv3d_backprop_input.kernel.arch22.conv3d_backprop_input_v2 import \
@@ -118,6 +119,7 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
     unless hooks are given.
     """
     check_operands(filter, out_backprop)
+    require_arch22_kernel("Conv3DBackpropInputV2", platform)  # both routes: the matmul route's kernel is A2's too
     plan = plan_conv3d_dx(input_size, filter.shape, out_backprop.shape, filter.dtype, strides=strides, pads=pads,
                           dilations=dilations, groups=groups, data_format=data_format, filter_format=filter_format,
                           platform=platform, enable_hf32=enable_hf32, route=route, tiling_overrides=tiling_overrides)

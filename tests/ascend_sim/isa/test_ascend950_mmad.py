@@ -1,9 +1,12 @@
-"""Mmad on the Ascend 950 (arch 3510): hifloat8 / float8_e4m3fn operands, CTRL[45], the fp32 and 8-bit cube
-rates, HF32 with 10 mantissa bits, bias from BT; and 8-bit operands refused on arch 2201.
+"""Mmad on the Ascend 950 (arch 3510): A read from L0A as NZ fractals, hifloat8 / float8_e4m3fn operands, CTRL[45],
+the fp32 and 8-bit cube rates, HF32 with 10 mantissa bits, bias from BT; and 8-bit operands refused on arch 2201.
 
 The reference is a plain numpy loop: both operands decoded to float64 code by code, one outer product per k,
-summed in float64; the simulator's fp32 sum must lie within the fp32 accumulation bound of it."""
+summed in float64 (or isa_reference_arch35.ref_mmad_nz, element by element from the L0A / L0B contents); the
+simulator's fp32 sum must lie within the fp32 accumulation bound of it."""
 import isa_reference as ref
+import isa_reference_arch35 as ref35
+import ml_dtypes
 import numpy as np
 import pytest
 from core_buffers import elems, fill, local
@@ -62,7 +65,7 @@ def _mmad_8bit(name, a_codes, b_codes, m, n, k, **params):
     dtype = EIGHT_BIT[name]
 
     def body(core):
-        fill(core, "L0A", ref.make_zz(a_codes, K0) if m > 1 else a_codes.reshape(-1))
+        fill(core, "L0A", ref35.make_l0a_nz(a_codes, K0) if m > 1 else a_codes.reshape(-1))
         fill(core, "L0B", ref.make_zn(b_codes, K0))
         Mmad(local(core, "L0C", np.float32), local(core, "L0A", dtype), local(core, "L0B", dtype),
              MmadParams(m, n, k, **params))
@@ -98,8 +101,8 @@ def test_8bit_mmad_k_padding_is_ignored():
     m, n, k = 16, 16, 40
     rng = np.random.default_rng(1)
     a_codes, b_codes = _exact_codes(rng, "hifloat8", (m, k)), _exact_codes(rng, "hifloat8", (k, n))
-    a_flat, b_flat = ref.make_zz(a_codes, K0), ref.make_zn(b_codes, K0)
-    a_flat.reshape(1, 2, 16, K0)[:, 1, :, k - K0:] = 0x38  # ZZ [m1][k1][16][32]: columns 40..63
+    a_flat, b_flat = ref35.make_l0a_nz(a_codes, K0), ref.make_zn(b_codes, K0)
+    a_flat.reshape(2, 1, 16, K0)[1, :, :, k - K0:] = 0x38  # NZ [k1][m1][16][32]: columns 40..63
     b_flat.reshape(2, 1, 16, K0)[1, :, :, k - K0:] = 0x38  # ZN [k1][n1][16][32]: rows 40..63
 
     def body(core):
@@ -119,7 +122,7 @@ def test_8bit_mmad_bias_from_bt():
     bias = rng.integers(-50, 50, 32).astype(np.float32)
 
     def body(core):
-        fill(core, "L0A", ref.make_zz(a_codes, K0))
+        fill(core, "L0A", ref35.make_l0a_nz(a_codes, K0))
         fill(core, "L0B", ref.make_zn(b_codes, K0))
         fill(core, "BT", bias)
         Mmad(local(core, "L0C", np.float32), local(core, "L0A", float8_e4m3fn), local(core, "L0B", float8_e4m3fn),
@@ -135,7 +138,7 @@ def test_ctrl45_runs_fp8_as_hifloat8():
     a_codes, b_codes = _exact_codes(rng, "hifloat8", (m, k)), _exact_codes(rng, "hifloat8", (k, n))
 
     def body(core):
-        fill(core, "L0A", ref.make_zz(a_codes, K0))
+        fill(core, "L0A", ref35.make_l0a_nz(a_codes, K0))
         fill(core, "L0B", ref.make_zn(b_codes, K0))
         SetCtrlSpr(45, 45, 1)
         Mmad(local(core, "L0C", np.float32), local(core, "L0A", float8_e4m3fn), local(core, "L0B", float8_e4m3fn),
@@ -190,7 +193,7 @@ def test_hf32_rounds_to_10_mantissa_bits_on_3510():
     a[0, :2] = [1 + 2 ** -11, 1 + 2 ** -12]  # kept by 11 bits, rounded by 10 / below both
 
     def body(core):
-        fill(core, "L0A", ref.make_zz(a, 8))
+        fill(core, "L0A", ref35.make_l0a_nz(a, 8))
         fill(core, "L0B", ref.make_zn(b, 8))
         SetHF32Mode(True)
         Mmad(local(core, "L0C", np.float32), local(core, "L0A", np.float32), local(core, "L0B", np.float32),
@@ -213,7 +216,7 @@ def test_exact_and_fast_engines_agree_on_8bit_mmad():
     results = []
     for engine in ("exact", "fast"):
         def body(core):
-            fill(core, "L0A", ref.make_zz(a_codes, K0))
+            fill(core, "L0A", ref35.make_l0a_nz(a_codes, K0))
             fill(core, "L0B", ref.make_zn(b_codes, K0))
             for hif8 in (0, 1):
                 SetCtrlSpr(45, 45, hif8)
@@ -224,3 +227,55 @@ def test_exact_and_fast_engines_agree_on_8bit_mmad():
         core = chip.cores[0]
         results.append((core.buffers["L0C"].data[:16384].copy(), [(r.name, r.start, r.end) for r in core.log]))
     assert np.array_equal(results[0][0], results[1][0]) and results[0][1] == results[1][1]
+
+
+OPERANDS = {"float16": np.dtype(np.float16), "bfloat16": np.dtype(ml_dtypes.bfloat16),
+            "float32": np.dtype(np.float32), **EIGHT_BIT}
+
+
+def _operand(rng, name, shape):
+    """Random operands of `name` as stored (8-bit: finite codes as uint8) and a scalar decoder for them."""
+    if name in EIGHT_BIT:
+        return _finite_codes(rng, name, shape), lambda code: float(np.uint8(code).view(EIGHT_BIT[name]))
+    return rng.standard_normal(shape).astype(OPERANDS[name]), float
+
+
+@pytest.mark.parametrize("name", sorted(OPERANDS))
+@settings(max_examples=12, deadline=None)
+@given(m=st.integers(2, 40), n=st.integers(1, 36), k=st.integers(1, 80), seed=st.integers(0, 2**16))
+def test_mmad_reads_l0a_as_nz_on_3510(name, m, n, k, seed):
+    """Every operand type, m / n / k with tails: the L0A bytes are NZ [k1][m1][16][C0] (ref_mmad_nz's index map)."""
+    rng = np.random.default_rng(seed)
+    k0 = 32 // OPERANDS[name].itemsize
+    (a, decode), (b, _) = _operand(rng, name, (m, k)), _operand(rng, name, (k, n))
+    a_flat, b_flat = ref35.make_l0a_nz(a, k0), ref.make_zn(b, k0)
+
+    def body(core):
+        fill(core, "L0A", a_flat)
+        fill(core, "L0B", b_flat)
+        Mmad(local(core, "L0C", np.float32), local(core, "L0A", OPERANDS[name]), local(core, "L0B", OPERANDS[name]),
+             MmadParams(m, n, k))
+    got = ref.read_nz(elems(_run(body), "L0C", np.float32, 65536), m, n)
+    want = ref35.ref_mmad_nz(a_flat, b_flat, m, n, k, k0, decode)
+    a64 = np.vectorize(decode, otypes=[np.float64])(a)
+    b64 = np.vectorize(decode, otypes=[np.float64])(b)
+    assert np.all(np.abs(got - want) <= ref.mmad_tolerance(a64, b64))
+
+
+def test_the_same_l0a_bytes_are_zz_on_a2_and_nz_on_the_950():
+    """One L0A content, two platforms: A2 multiplies it as ZZ, the 950 as NZ (m spans 2 fractal rows, k 2 columns)."""
+    m, n, k = 32, 16, 32
+    a = np.arange(m * k, dtype=np.float32).reshape(m, k).astype(np.float16) / 64
+    b = np.eye(k, n, dtype=np.float16)  # C = A's first 16 columns
+    a_flat = ref.make_zz(a, 16)
+
+    def body(core):
+        fill(core, "L0A", a_flat)
+        fill(core, "L0B", ref.make_zn(b, 16))
+        Mmad(local(core, "L0C", np.float32), local(core, "L0A", np.float16), local(core, "L0B", np.float16),
+             MmadParams(m, n, k))
+    on_a2 = ref.read_nz(elems(_run(body, "Ascend910B2"), "L0C", np.float32, 1024), m, n)
+    on_950 = ref.read_nz(elems(_run(body), "L0C", np.float32, 1024), m, n)
+    assert np.array_equal(on_a2, a[:, :n].astype(np.float32))
+    swapped = a_flat.reshape(2, 2, 256).transpose(1, 0, 2).reshape(-1)  # ZZ fractal (i, j) read as NZ (j, i)
+    assert np.array_equal(on_950, ref.read_zz(swapped, m, k, 16)[:, :n].astype(np.float32))

@@ -98,8 +98,6 @@ ROUTED = {  # x NCDHW, w NCDHW, strides DHW, platform, the mode aclnn takes
     "stride_eq_d": ((2, 3, 4, 3, 5), (20, 3, 2, 1, 1), (2, 1, 1), A2, STRIDE_EQ_KERNEL),
     "fm_eq_kernel": ((3, 5, 2, 4, 6), (7, 5, 2, 4, 6), (1, 1, 1), A2, FM_EQ_KERNEL),
     "fm_eq_kernel_s2": ((2, 17, 1, 3, 3), (33, 17, 1, 3, 3), (1, 2, 2), A2, FM_EQ_KERNEL),
-    "w1b1_950": ((1, 20, 3, 5, 7), (12, 20, 1, 1, 1), (1, 1, 1), A5, W1B1_1X1X1),
-    "stride_eq_950": ((1, 6, 2, 8, 4), (10, 6, 1, 4, 2), (1, 4, 2), A5, STRIDE_EQ_KERNEL),
 }
 
 
@@ -130,11 +128,11 @@ def test_both_routes_match_torch(dtype, name, route):
         assert not any(note.startswith("route:") for note in run.notes)
 
 
-@pytest.mark.parametrize("name", ["stride_eq_hw", "fm_eq_kernel", "w1b1_950"])
+@pytest.mark.parametrize("name", ["stride_eq_hw", "fm_eq_kernel"])
 def test_fp32_hf32_on_the_matmul_route(name):
     run, weight, dy, x, strides, _ = run_case(F32, name, "aclnn", enable_hf32=True)
     assert run.route == "matmul" and run.tiling.hf32
-    bits = get_platform(ROUTED[name][3]).hf32_mantissa_bits  # 11 on A2/A3, 10 on Ascend 950
+    bits = get_platform(ROUTED[name][3]).hf32_mantissa_bits  # 11 on A2/A3
     assert_close(run.result, torch_dx(x, weight, dy, strides, hf32_bits=bits), weight, dy, 1e-3)
     assert any("HF32" in note for note in run.notes)
 
@@ -191,3 +189,16 @@ def test_the_plain_function_takes_the_route_too():
     conv = conv3d_backprop_input_v2(x, weight, dy, route="v2", **common)
     assert routed.dtype == conv.dtype == F32
     assert_close(routed, conv.astype(np.float64), weight, dy, RTOL[F32])
+
+
+@pytest.mark.parametrize("route", ["aclnn", "v2"])
+@pytest.mark.parametrize("x,w_shape,strides", [((1, 20, 3, 5, 7), (12, 20, 1, 1, 1), (1, 1, 1)),  # W1B1_1X1X1
+                                               ((1, 6, 2, 8, 4), (10, 6, 1, 4, 2), (1, 4, 2))])  # STRIDE_EQ
+def test_the_950_is_refused_until_the_arch35_kernel_is_ported(x, w_shape, strides, route):
+    """The 950 routes as aclnn does (test_matmul_mode_follows_aclnn) but runs neither A2 kernel: its L0A is NZ."""
+    weight = np.zeros(w_shape, np.float16)
+    dy = np.zeros(dy_shape(x, w_shape, strides), np.float16)
+    with pytest.raises(ValueError, match=r"platform='Ascend950PR_9599' \(npu_arch 3510\): Conv3DBackpropInputV2 "
+                                         r"runs its arch22 kernel .* the arch35 kernel"):
+        conv3d_backprop_input_v2_run(x, weight, dy, strides=(1, 1, *strides), pads=(0,) * 6, data_format="NCDHW",
+                                     platform=A5, route=route)
