@@ -1,0 +1,77 @@
+"""The real arch35 UT tilings (tests/data/conv3d_dx_tiling_vectors_arch35.json) forced field by field onto the
+arch35 kernel: every vector whose template is ported runs without a fault (timing-only: the shapes are large), on
+the UT's platform (Ascend950PR_9589 with UB 245760), with the MIX 1:2 streams in the report; the others are
+refused by name before any instruction. One small vector also runs with data against PyTorch."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from arch35_oracle import assert_close_16_32, dx_reference
+from paths import DATA_DIR
+
+from ascend_sim.machine.platform import get_platform
+from kernels.conv3d_backprop_input.kernel.arch35.conv3d_backprop_input_v2_arch35 import (
+    conv3d_backprop_input_v2_arch35, unported_features)
+from kernels.conv3d_backprop_input.operator_arch35 import DTYPES_950, launch_arch35
+from tiling.conv3d_backprop_input.arch35 import Conv3DBackpropInputArch35TilingData
+
+VECTORS = json.loads((DATA_DIR / "conv3d_dx_tiling_vectors_arch35.json").read_text())["vectors"]
+UT_PLATFORM = get_platform("Ascend950PR_9589").with_overrides(UB=245760)
+SLOW = {"conv3d_dx_2", "conv3d_dx_8_small_m", "conv3d_dx_10"}  # 20 s, 135 s and 50 s of simulation
+
+
+def forced_tiling(vector) -> Conv3DBackpropInputArch35TilingData:
+    return Conv3DBackpropInputArch35TilingData(**vector["tiling"], tiling_key=vector["tiling_key"],
+                                               block_dim=vector["block_dim"], workspace_size=16 * 1024 * 1024,
+                                               template="UT vector")
+
+
+def _launch(vector, execute, filter=None, dy=None):
+    dt = DTYPES_950[vector["dtype"]]
+    fmt = vector["formats"]
+    w = np.zeros(vector["filter_shape"]["ori"], dt) if filter is None else filter
+    dy = np.zeros(vector["dy_shape"]["ori"], dt) if dy is None else dy
+    return launch_arch35(forced_tiling(vector), w, dy, vector["dx_shape"]["ori"], platform=UT_PLATFORM,
+                         data_format=fmt["dy_ori"], filter_format=fmt["filter_ori"], execute=execute)
+
+
+PORTED = [v for v in VECTORS if not unported_features(v["tiling_key"], forced_tiling(v))]
+REFUSED = [v for v in VECTORS if unported_features(v["tiling_key"], forced_tiling(v))]
+
+
+@pytest.mark.parametrize("vector", [pytest.param(v, marks=pytest.mark.slow) if v["name"] in SLOW else v
+                                    for v in PORTED], ids=lambda v: v["name"])
+def test_ported_vector_runs_without_fault(vector):
+    _, report = _launch(vector, execute=False)
+    kinds = [c.kind for c in report.cores]
+    assert kinds.count("AIC") == vector["block_dim"] and kinds.count("AIV") == 2 * vector["block_dim"]
+    aic = [c for c in report.cores if c.kind == "AIC"]
+    assert all(c.counts.get("Mmad", 0) > 0 for c in aic[:1])
+    assert report.cycles > 0
+
+
+def test_the_ported_vectors():
+    """Which shared vectors the port runs (keep in step with docs/conv3d_backprop_input_arch35.md)."""
+    assert len(PORTED) >= 14 and len(PORTED) + len(REFUSED) == len(VECTORS)
+
+
+@pytest.mark.parametrize("vector", REFUSED, ids=lambda v: v["name"])
+def test_unported_vector_refused_by_name(vector):
+    # the entry refuses before its first instruction (no chip needed, so no GM of the vector's size either)
+    with pytest.raises(NotImplementedError, match="not ported to the arch35 kernel yet"):
+        conv3d_backprop_input_v2_arch35(None, None, None, None, None, forced_tiling(vector),
+                                        tiling_key=vector["tiling_key"], dtype=DTYPES_950[vector["dtype"]])
+
+
+def test_small_vector_with_data():
+    vector = next(v for v in VECTORS if v["name"] == "conv3d_dx_3_bf16")
+    dt = DTYPES_950[vector["dtype"]]
+    rng = np.random.default_rng(3)
+    w = rng.uniform(-1, 1, vector["filter_shape"]["ori"]).astype(dt)
+    dy = rng.uniform(-1, 1, vector["dy_shape"]["ori"]).astype(dt)
+    y, _ = _launch(vector, execute=True, filter=w, dy=dy)
+    ref, bound = dx_reference(vector["dx_shape"]["ori"], w, dy, tuple(vector["strides"][2:]), vector["pads"],
+                              tuple(vector["dilations"][2:]), vector["groups"])
+    assert_close_16_32(y, ref, bound, dt)
