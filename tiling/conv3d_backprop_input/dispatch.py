@@ -2,7 +2,7 @@
 generator, 3510 -> the Ascend 950 arch35 generator)."""
 from __future__ import annotations
 
-from ascend_sim.machine.platform import get_platform
+from ascend_sim.machine.platform import Platform, get_platform
 from tiling.conv3d_backprop_input.arch22.generator import conv3d_backprop_input_tiling as _arch22
 from tiling.conv3d_backprop_input.arch35 import conv3d_backprop_input_tiling_arch35 as _arch35
 
@@ -15,8 +15,7 @@ def conv3d_backprop_input_tiling(dy_shape, filter_shape, dx_shape, strides=(1, 1
 
     2201: the A2 generator (shapes NCDHW, `overrides` as there); 3510: the arch35 generator (shapes in
     data_format / filter_format; overrides are not taken there). See the two generators for the arguments."""
-    arch = get_platform(platform).npu_arch
-    if arch == 3510:
+    if isinstance(platform, (str, Platform)) and get_platform(platform).npu_arch == 3510:
         if overrides:
             raise ValueError(f"overrides={overrides!r}: the arch35 tiling takes no overrides")
         return _arch35(dy_shape, filter_shape, dx_shape, strides, pads, dilations, groups, dtype, platform,
