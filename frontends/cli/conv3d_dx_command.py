@@ -8,12 +8,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.platform import get_platform
 from frontends.cli.conv_problem import ConvProblem, add_conv_problem_arguments, conv_problem
 from frontends.cli.flags import FlagError, add_run_arguments
 from frontends.cli.report import Progress, check_against, check_fields, print_json, print_summary, text_stream
 from kernels.conv3d_backprop_input.operator import ROUTES, Conv3dDxRun, conv3d_backprop_input_v2_run
+from kernels.conv3d_backprop_input.operator_arch35 import DTYPES_950
 from kernels.conv3d_backprop_input.reference import conv3d_dx_reference
 from tiling import TilingValidationError
 
@@ -54,11 +54,13 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDxRun:
     progress display (`ascend-sim debug conv3d-dx` passes a Capture). Writes --trace."""
     problem = conv_problem(args)
     overrides = dict(args.set)
-    plan = problem.plan(args.route)  # the operator's own checks and routing, before any data is made
-    if overrides and plan.route == "matmul":
+    arch35 = get_platform(problem.platform).npu_arch == 3510  # the 950: the arch35 kernel, no matmul routes
+    if not arch35:
+        plan = problem.plan(args.route)  # the operator's own checks and routing, before any data is made
+    if overrides and not arch35 and plan.route == "matmul":
         raise FlagError(f"argument --set: this problem runs as a matmul on --route aclnn ({plan.matmul_mode}), "
                         f"which has no conv tiling to override; add --route v2 to run the conv kernel")
-    dtype = DTYPES[args.dtype]
+    dtype = DTYPES_950[args.dtype]
     rng = np.random.default_rng(args.seed)
     dy = rng.standard_normal(problem.dy_shape).astype(dtype)
     weight = rng.standard_normal(problem.filter_shape).astype(dtype)
@@ -101,6 +103,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _tiling_line(result) -> str:
     t = result.tiling
+    if result.route == "v2" and not hasattr(t, "conv3DDxTiling"):  # the arch35 tiling (the 950)
+        return (f"tiling key {t.tiling_key} ({t.template}): block_dim {t.block_dim}, baseM/K/N {t.baseM}/{t.baseK}/"
+                f"{t.baseN}, stepKa/Kb {t.stepKa}/{t.stepKb}, al1/bl1 {t.al1Pbuffer}/{t.bl1Pbuffer}, singleCoreM "
+                f"{t.singleCoreM}, enableVecTrans {t.enableVecTrans}")
     if result.route == "v2":
         c = t.conv3DDxTiling
         return (f"tiling key {t.tiling_key} ({t.template}): coreNum {t.params.coreNum}, baseM/K/N "

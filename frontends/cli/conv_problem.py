@@ -12,7 +12,7 @@ import argparse
 import difflib
 from dataclasses import dataclass
 
-from ascend_sim.machine.dtypes import DTYPES
+from ascend_sim.machine.dtypes import DTYPES, EIGHT_BIT_DTYPES
 from ascend_sim.machine.platform import Platform
 from frontends.cli.flags import FlagError, int_in_range, int_list, platform_value, read_integer
 from kernels.conv3d_backprop_input.plan import Conv3dDxPlan, plan_conv3d_dx
@@ -96,7 +96,8 @@ def add_conv_problem_arguments(parser: argparse.ArgumentParser) -> None:
                        help="default 1,1,1")
     shape.add_argument("--groups", type=int_in_range(1, GROUPS_MAX), default=1,
                        help="must divide --cin and --cout (default 1)")
-    shape.add_argument("--dtype", default="float16", choices=sorted(DTYPES), help="default float16")
+    shape.add_argument("--dtype", default="float16", choices=sorted(DTYPES) + sorted(EIGHT_BIT_DTYPES),
+                       help="default float16 (hifloat8, float8_e4m3fn: the Ascend 950's dx only)")
     shape.add_argument("--hf32", action="store_true", help="round float32 operands to HF32 (--dtype float32 only)")
     shape.add_argument("--platform", type=platform_value, default="Ascend910B2",
                        help="a preset name or a platform JSON file (default Ascend910B2)")

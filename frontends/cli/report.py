@@ -14,7 +14,9 @@ import numpy as np
 
 # Tolerance of |got - ref| / (|ref| + rms(ref)): one rounding to the output dtype after fp32 accumulation
 # (half an ulp: 2^-11 fp16, 2^-8 bf16), with margin; HF32 rounds the fp32 operands to 11 mantissa bits.
-TOLERANCE = {"float16": 1e-3, "bfloat16": 8e-3, "float32": 1e-5, "hf32": 2e-3}
+# 8-bit: one step of the widest-spaced mantissa the outputs use (hifloat8 2 bits at |x| in [16, 256), e4m3fn 3 bits)
+TOLERANCE = {"float16": 1e-3, "bfloat16": 8e-3, "float32": 1e-5, "hf32": 2e-3, "hifloat8": 0.25,
+             "float8_e4m3fn": 0.125}
 
 
 def text_stream(json_output: bool) -> TextIO:
