@@ -88,7 +88,7 @@ def _ported(dtype, case, data_format="NCDHW", filter_format="NCDHW") -> bool:
 def test_grid_16_32_ncdhw(dtype, case):
     n, cin, cout, dhw, ks, s, p, dl, g = GRID[case]
     if not _ported(dtype, case):
-        pytest.xfail("the tiling picks a template feature not ported yet (test_arch35_refusals names them)")
+        pytest.fail("the tiling picks a template feature not ported yet")
     run, y, ref, bound = run_case(dtype, n, cin, cout, dhw, ks, s, p, dl, g)
     kinds = [c.kind for c in run.report.cores]
     assert kinds.count("AIV") == 2 * kinds.count("AIC") == 2 * run.tiling.block_dim  # MIX AIC:AIV 1:2
@@ -103,7 +103,7 @@ EIGHT_BIT_CASES = ("stride2", "stride_gt_kernel", "asym_pads", "groups2", "one_b
 def test_grid_8bit(dtype, case):
     n, cin, cout, dhw, ks, s, p, dl, g = GRID[case]
     if not _ported(dtype, case):
-        pytest.xfail("the tiling picks a template feature not ported yet (test_arch35_refusals names them)")
+        pytest.fail("the tiling picks a template feature not ported yet")
     run, y, ref, bound = run_case(dtype, n, cin, cout, dhw, ks, s, p, dl, g)
     assert y.dtype == np.dtype(dtype)
     check(dtype, y, ref, bound)

@@ -48,11 +48,18 @@ def test_8bit_refused_on_a2(dtype):
              platform="Ascend910B2")
 
 
-def test_unported_template_feature_refused_by_name():
-    # stride 3 over a 2-tap kernel leaves dx planes no kernel plane reaches: the tiling sets initOutputFlag
-    with pytest.raises(ValueError, match=r"initOutputFlag=1 \(Conv3dDxInitOutput\): not ported"):
-        _run(np.zeros((8, 16, 2, 2, 2), float16), np.zeros((1, 8, 2, 4, 3), float16), (1, 16, 5, 12, 10),
-             strides=(1, 1, 3, 3, 3), pads=(0,) * 6)
+@pytest.mark.parametrize("groups,match", [(16, r"groupConvMode=1 \(ENLARGE, the AIV weight build\): not ported")])
+def test_unported_group_enlarge_refused_by_name(groups, match):
+    with pytest.raises(ValueError, match=match):
+        _run(np.zeros((16, 16 // groups, 3, 3, 3), float16), np.zeros((1, 16, 4, 8, 8), float16), (1, 16, 4, 8, 8),
+             groups=groups)
+
+
+def test_unported_kernel_split_refused_by_name():
+    # a 4x4 kernel at stride 2: the tiling splits the kernel (Conv3DDXV2KernelSplitFullLoadTiling)
+    with pytest.raises(ValueError, match=r"kernelSplitMode=1 \(Conv3dDxKsBlock\): not ported"):
+        _run(np.zeros((16, 16, 1, 4, 4), float16), np.zeros((1, 16, 1, 16, 16), float16), (1, 16, 1, 32, 32),
+             strides=(1, 1, 1, 2, 2), pads=(0, 0, 1, 1, 1, 1))
 
 
 def test_tiling_overrides_refused_on_the_950():

@@ -9,12 +9,13 @@ basic, SMALL_KERNEL); else the init-output pass (initOutputFlag == L0_INIT), the
 Conv3dDxOswBlock<..., loadB1Condition>.
 
 Ported so far: Conv3dDxOswBlock with loadB1Condition GM_TO_L1, group ORIGIN, every loadB2Condition, without
-split-K, split-Dk, full-load of A and the init-output pass; the vecTrans pre-pass with groups == 1. `unported_features` names what a
+split-K, split-Dk and full-load of A; with the init-output pass and the vecTrans pre-pass (groups == 1). `unported_features` names what a
 tiling asks for beyond that; the entry refuses it before any instruction (the operator refuses it before launch).
 """
 from __future__ import annotations
 
 from ascend_sim.ascendc import ASCEND_IS_AIV
+from kernels.conv3d_backprop_input.kernel.arch35.init_output import L0_INIT, Conv3dDxInitOutput
 from kernels.conv3d_backprop_input.kernel.arch35.rowc_block import Conv3dDxOswBlock
 from kernels.conv3d_backprop_input.kernel.arch35.util import (TPL_GM_TO_L1, TPL_GROUP_MODE_ORIGIN, TPL_NO_SPLIT_KERNEL,
                                                               decode_tiling_key)
@@ -32,7 +33,7 @@ def unported_features(tiling_key: int, tilingData) -> list[str]:
         (loadB1Condition != TPL_GM_TO_L1, f"loadB1Condition={loadB1Condition} (C04 / NO_HK / NO_HK_WK / "
                                           "SMALL_KERNEL)"),
         (not isBasicBlockTiling, "isBasicBlockTiling=0"),
-        (t.initOutputFlag != 0, f"initOutputFlag={t.initOutputFlag} (Conv3dDxInitOutput)"),
+        (t.initOutputFlag not in (0, 1), f"initOutputFlag={t.initOutputFlag} (L1_INIT)"),
         (bool(t.enableVecTrans) and t.group > 1, "enableVecTrans=1 with groups > 1"),
         (bool(t.enableSplitK), "enableSplitK=1 (CalcSplitK_)"),
         (t.singleIterateDk != t.dk, f"singleIterateDk={t.singleIterateDk} < dk={t.dk} (split-Dk)"),
@@ -50,6 +51,11 @@ def conv3d_backprop_input_v2_arch35(input_size, filter, out_backprop, y, workSpa
     if missing:
         raise NotImplementedError(f"tiling key {tiling_key}: not ported to the arch35 kernel yet: "
                                   + "; ".join(missing))
+    if tilingData.initOutputFlag == L0_INIT:
+        opInitOutput = Conv3dDxInitOutput(dtype)
+        opInitOutput.Init(y, tilingData)
+        opInitOutput.Process()
+        opInitOutput.Destroy()
     if ASCEND_IS_AIV() and tilingData.enableVecTrans:
         opVecTranspose = Conv3dDxVecTranspose(dtype)
         opVecTranspose.Init(filter, workSpace, tilingData)
