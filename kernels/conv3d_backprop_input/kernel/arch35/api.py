@@ -400,9 +400,33 @@ class Conv3DBackpropInput:
     # -------------------------------------------------------------------------------------------- output
     @api_call
     def IterateAll(self, output, enAtomic: int = 0) -> None:
-        while self.Iterate():
-            self.GetTensorC(output, enAtomic)
+        if self.enableSplitK_:
+            self.CalcSplitK_(output)
+        else:
+            while self.Iterate():
+                self.GetTensorC(output, enAtomic)
         self.isFirstIter_ = True
+
+    def CalcSplitK_(self, output) -> None:
+        """Split-K over cout in kSegment pieces: the first piece writes y, the others add to it (fp32: atomic add
+        straight into GM; the UB-accumulated 16/8-bit form is not ported)."""
+        t = self.tiling_
+        self.isLastKSegment_ = False
+        for kIdx in range(self.curCoutStartIdx_, t.coutG, t.kSegment):
+            self.curCoutStartIdx_ = kIdx
+            self.UpdateSplitKTail(kIdx)
+            enAtomic = 0 if kIdx == 0 else 1
+            while self.Iterate():
+                self.GetTensorC(output, enAtomic)
+            self.isFirstIter_ = True
+
+    def UpdateSplitKTail(self, kIdx: int) -> None:
+        t = self.tiling_
+        if kIdx + t.kSegment < t.coutG:
+            return
+        self.isLastKSegment_ = True
+        self.singleShapeCout_ = t.kSegmentTail
+        self.InitStepKParams()
 
     @api_call
     def GetTensorC(self, output, enAtomic: int = 0) -> None:
