@@ -148,3 +148,23 @@ def test_hypothesis(dtype, n, cin, cout, dhw, k, s, pads, dl, seed):
         assume(False)  # refused before launch (an unported template feature or the tiling's own checks)
     run, y, ref, bound = run_case(dtype, n, cin, cout, dhw, k, s, pads, dl, seed=seed)
     check(dtype, y, ref, bound)
+
+
+def test_the_grid_covers_the_ported_template_paths():
+    """The grid's tilings reach every ported loadB2Condition, the vector pre-transpose on and off, the init-output
+    pass on and off and groups > 1 (a weight kept in L1: the full-load UT vectors with data,
+    test_arch35_vectors_run.py)."""
+    seen = set()
+    for dtype in DTYPES_16_32 + (hifloat8,):
+        for case, (n, cin, cout, dhw, ks, s, p, dl, g) in GRID.items():
+            do = tuple(out_size(dhw[i], ks[i], s[i], p[2 * i], p[2 * i + 1], dl[i]) for i in range(3))
+            t = plan_arch35((n, cin) + dhw, (cout, cin // g) + ks, (n, cout) + do, NAMES[np.dtype(dtype)],
+                            strides=s, pads=p, dilations=dl, groups=g, data_format="NCDHW", filter_format="NCDHW",
+                            platform=PLATFORM, enable_hf32=False)
+            seen.add(("loadB2", t.key_fields["loadB2Condition"]))
+            seen.add(("vecTrans", t.enableVecTrans))
+            seen.add(("init", t.initOutputFlag))
+            seen.add(("groups>1", t.group > 1))
+    expected = {("loadB2", 1), ("loadB2", 2), ("loadB2", 3), ("vecTrans", 0), ("vecTrans", 1), ("init", 0),
+                ("init", 1), ("groups>1", True)}
+    assert expected <= seen, expected - seen

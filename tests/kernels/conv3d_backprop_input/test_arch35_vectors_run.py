@@ -76,16 +76,28 @@ def test_unported_vector_refused_by_name(vector):
                                         tiling_key=vector["tiling_key"], dtype=DTYPES_950[vector["dtype"]])
 
 
-def test_small_vector_with_data():
-    vector = next(v for v in VECTORS if v["name"] == "conv3d_dx_3_bf16")
+def _to_ncdhw(array, fmt):
+    return {"NCDHW": array, "NDHWC": array.transpose(0, 4, 1, 2, 3), "DHWCN": array.transpose(4, 3, 0, 1, 2)}[fmt]
+
+
+@pytest.mark.parametrize("name", ["conv3d_dx_3_bf16", "conv3d_dx_NCDHW_full_load_is_not_divisib",
+                                  "conv3d_dx_NDHWC_full_load_is_not_divisib"])
+def test_small_vector_with_data(name):
+    """Small UT vectors with data against PyTorch; the two full-load ones keep the weight in L1 across blocks."""
+    vector = next(v for v in VECTORS if v["name"].startswith(name))
     dt = DTYPES_950[vector["dtype"]]
+    fmt = vector["formats"]
     rng = np.random.default_rng(3)
     w = rng.uniform(-1, 1, vector["filter_shape"]["ori"]).astype(dt)
     dy = rng.uniform(-1, 1, vector["dy_shape"]["ori"]).astype(dt)
     y, _ = _launch(vector, execute=True, filter=w, dy=dy)
-    ref, bound = dx_reference(vector["dx_shape"]["ori"], w, dy, tuple(vector["strides"][2:]), vector["pads"],
-                              tuple(vector["dilations"][2:]), vector["groups"])
-    assert_close_16_32(y, ref, bound, dt)
+    t = vector["tiling"]
+    ref, bound = dx_reference((t["batch"], t["cin"], t["di"], t["hi"], t["wi"]),
+                              _to_ncdhw(w, fmt["filter_ori"]), _to_ncdhw(dy, fmt["dy_ori"]),
+                              (t["strideD"], t["strideH"], t["strideW"]),
+                              (t["padFront"], t["padBack"], t["padUp"], t["padDown"], t["padLeft"], t["padRight"]),
+                              (t["dilationD"], t["dilationH"], t["dilationW"]), vector["groups"])
+    assert_close_16_32(_to_ncdhw(y, fmt["dy_ori"]), ref, bound, dt, hf32=bool(t["hf32Flag"]))
 
 
 @pytest.mark.slow
