@@ -168,3 +168,31 @@ def test_the_grid_covers_the_ported_template_paths():
     expected = {("loadB2", 1), ("loadB2", 2), ("loadB2", 3), ("vecTrans", 0), ("vecTrans", 1), ("init", 0),
                 ("init", 1), ("groups>1", True)}
     assert expected <= seen, expected - seen
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(dtype=st.sampled_from((float16, bfloat16, float32)), n=st.integers(1, 2), groups=st.integers(1, 3),
+       cg=st.tuples(st.integers(1, 12), st.integers(1, 12)),
+       formats=st.sampled_from([("NCDHW", "NCDHW"), ("NCDHW", "NDHWC"), ("NCDHW", "DHWCN"), ("NDHWC", "NDHWC"),
+                                ("NDHWC", "NCDHW"), ("NDHWC", "DHWCN")]),
+       dhw=st.tuples(st.integers(1, 3), st.integers(3, 8), st.integers(3, 8)), s=st.integers(1, 2),
+       seed=st.integers(0, 99))
+def test_hypothesis_groups_and_formats(dtype, n, groups, cg, formats, dhw, s, seed):
+    data_format, filter_format = formats
+    assume(groups == 1 or data_format == "NCDHW")  # NDHWC with groups > 1 is refused on the 950
+    cin, cout = cg[0] * groups, cg[1] * groups
+    ks, pads = (1, 3, 3), (0, 0, 1, 1, 1, 1)
+    do = tuple(out_size(dhw[i], ks[i], s, pads[2 * i], pads[2 * i + 1], 1) for i in range(3))
+    fshape = {"NCDHW": (cout, cin // groups) + ks, "NDHWC": (cout,) + ks + (cin // groups,),
+              "DHWCN": ks + (cin // groups, cout)}[filter_format]
+    size = (n,) + dhw + (cin,) if data_format == "NDHWC" else (n, cin) + dhw
+    dy_shape = (n,) + do + (cout,) if data_format == "NDHWC" else (n, cout) + do
+    try:
+        plan_arch35(size, fshape, dy_shape, NAMES[np.dtype(dtype)], strides=(s, s, s), pads=pads,
+                    dilations=(1, 1, 1), groups=groups, data_format=data_format, filter_format=filter_format,
+                    platform=PLATFORM, enable_hf32=False)
+    except ValueError:
+        assume(False)  # an unported template feature (e.g. ENLARGE groups), refused before launch
+    run, y, ref, bound = run_case(dtype, n, cin, cout, dhw, ks, (s, s, s), pads, (1, 1, 1), groups, data_format,
+                                  filter_format, seed=seed)
+    check(dtype, y, ref, bound)
