@@ -13,9 +13,10 @@ from ascend_sim.isa.vector.reduce import (BlockReduceMax, BlockReduceMin, BlockR
                                           ReduceSum, ReduceType, WholeReduceMax, WholeReduceMin, WholeReduceSum)
 from ascend_sim.isa.vector.transdata import TransDataTo5HD, TransDataTo5HDParams
 
-__all__ = ["Fill", "InitGlobalMemory", "Cast", "RoundMode", "MASK_PLACEHOLDER", "DataCopyExtParams", "DataCopyPad", "DataCopyPadExtParams", "copy_ub",
+__all__ = ["Cast", "RoundMode", "MASK_PLACEHOLDER", "DataCopyExtParams", "DataCopyPad", "DataCopyPadExtParams", "copy_ub",
            "copy_ub_contiguous", "Abs", "Add", "Adds", "BinaryRepeatParams", "Div", "Duplicate", "Exp", "Ln", "Max",
            "Maxs", "Min", "Mins", "Mul", "Muls", "Relu", "Sub", "UnaryRepeatParams", "ResetMask", "SetMaskCount",
            "SetMaskNorm", "SetVectorMask", "BlockReduceMax", "BlockReduceMin", "BlockReduceSum", "ReduceMax",
            "ReduceOrder", "ReduceSum", "ReduceType", "WholeReduceMax", "WholeReduceMin", "WholeReduceSum",
-           "TransDataTo5HD", "TransDataTo5HDParams"]
+           "TransDataTo5HD", "TransDataTo5HDParams",
+           "Fill", "InitGlobalMemory"]

@@ -9,8 +9,9 @@ basic, SMALL_KERNEL); else the init-output pass (initOutputFlag == L0_INIT), the
 Conv3dDxOswBlock<..., loadB1Condition>.
 
 Ported so far: Conv3dDxOswBlock with loadB1Condition GM_TO_L1, group ORIGIN, every loadB2Condition, split-K into
-GM with atomic add (fp32), without UB-accumulated split-K, split-Dk and full-load of A; with the init-output pass and the vecTrans pre-pass (groups == 1). `unported_features` names what a
-tiling asks for beyond that; the entry refuses it before any instruction (the operator refuses it before launch).
+GM with atomic add (fp32), the init-output pass and the vecTrans pre-pass (groups == 1); not the UB-accumulated
+split-K, split-Dk or the full load of A. `unported_features` names what a tiling asks for beyond that; the entry
+refuses it before any instruction (the operator refuses it before launch).
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The AIV weight pre-transpose Conv3dDxVecTranspose (conv3d_backprop_input_v2/conv3d_backprop_input_v2_vec_transpose.h),
-run before the block driver when the tiling sets enableVecTrans.
+"""The AIV weight pre-transpose Conv3dDxVecTranspose, run before the block driver when the tiling sets
+enableVecTrans (conv3d_backprop_input_v2/conv3d_backprop_input_v2_vec_transpose.h).
 
 The NCDHW weight (Cout, Cin, dk*hk*wk) is rewritten into the user workspace as (Cout, dk*hk*wk, Cin1, Cin0 = 16):
 each vector core takes (cout, cin1) slices round-robin; per slice DataCopyPad brings the 16 channel rows of
