@@ -17,7 +17,7 @@ from ascend_sim.machine.coretypes import KernelType, launch_cores
 from ascend_sim.machine.faults import SimFault, SyncFault
 from ascend_sim.machine.memory import GlobalMemory
 from ascend_sim.machine.platform import Platform, get_platform
-from ascend_sim.passes.races import GmRaceChecker
+from ascend_sim.passes.races import GRANULE_BY_ARCH, GmRaceChecker
 from ascend_sim.passes.report import RunReport
 from ascend_sim.passes.schedule import CostModel, Launch
 
@@ -96,7 +96,8 @@ class Chip:
         launch = Launch()
         self.kernel_type = kernel_type
         self.executed = []
-        self.gm_races = GmRaceChecker(len(layout)) if self.check_races else None
+        self.gm_races = GmRaceChecker(len(layout), GRANULE_BY_ARCH.get(self.platform.npu_arch, 2)) \
+            if self.check_races else None
         self.cores = [AICore(i, block_dim, self, kind, models[kind], launch, block_idx, sub, group)
                       for i, (kind, block_idx, sub, group) in enumerate(layout)]
         launch.schedules = [core.schedule for core in self.cores]

@@ -125,16 +125,19 @@ def _race(entry, buf, lo, hi, is_write):
 # The records that order GM accesses between cores; the GM accesses themselves are the records' footprints
 # (every instruction that reads or writes GM gives its exact bytes as a footprint).
 GM_ORDERING = frozenset(("SyncAll", "CrossCoreSetFlag", "CrossCoreWaitFlag"))
-_GRANULE = 2  # bytes per shadow entry: every GM element the instructions move is 2 or 4 bytes, 2-aligned
+# bytes per shadow entry: on arch 2201 every GM element the instructions move is 2 or 4 bytes, 2-aligned; the
+# Ascend 950 (arch 3510) moves 1-byte elements (hifloat8, float8_e4m3fn), whose neighbours another core may write
+_GRANULE = 2
+GRANULE_BY_ARCH = {3510: 1}
 
 
-def _in_granules(shape: tuple, strides: tuple, offset: int, span: int) -> tuple[tuple, tuple, int]:
-    """A byte box (shape, byte strides, offset) as a box of 2-byte granules; an odd box becomes its whole span."""
-    if (offset % _GRANULE == 0 and strides[-1] == 1 and shape[-1] % _GRANULE == 0
-            and all(s % _GRANULE == 0 for s in strides[:-1])):
-        return (*shape[:-1], shape[-1] // _GRANULE), (*(s // _GRANULE for s in strides[:-1]), 1), offset // _GRANULE
-    lo = offset // _GRANULE
-    return (-(-span // _GRANULE) - lo,), (1,), lo
+def _in_granules(shape: tuple, strides: tuple, offset: int, span: int, granule: int) -> tuple[tuple, tuple, int]:
+    """A byte box (shape, byte strides, offset) as a box of granules; an odd box becomes its whole span."""
+    if (offset % granule == 0 and strides[-1] == 1 and shape[-1] % granule == 0
+            and all(s % granule == 0 for s in strides[:-1])):
+        return (*shape[:-1], shape[-1] // granule), (*(s // granule for s in strides[:-1]), 1), offset // granule
+    lo = offset // granule
+    return (-(-span // granule) - lo,), (1,), lo
 
 
 class GmRaceChecker:
@@ -145,13 +148,14 @@ class GmRaceChecker:
     the core's own entry; the CrossCoreWaitFlag it releases merges the copy. SyncAll splits the run into
     generations, and every access of one generation runs before any of the next, so accesses of different
     generations are ordered. Each GM allocation that some core writes gets two shadow arrays (last write and
-    last read of every 2-byte granule: 4 bytes of memory per byte of the allocation), holding the index of that
-    access in `accesses`: (core, generation, clock tick, record). Accesses are checked on their exact bytes
+    last read of every granule: 2 bytes, 1 on the 950; 4 or 8 bytes of memory per byte of the allocation),
+    holding the index of that access in `accesses`: (core, generation, clock tick, record). Accesses are checked on their exact bytes
     (`Record.footprint`). Only the last reader of a byte is kept, so a write can miss a race with an earlier
     reader of another core.
     """
 
-    def __init__(self, n_cores: int):
+    def __init__(self, n_cores: int, granule: int = _GRANULE):
+        self.granule = granule  # bytes per shadow entry (GRANULE_BY_ARCH)
         self.clock = [[1 if i == c else 0 for i in range(n_cores)] for c in range(n_cores)]
         self.generation = [0] * n_cores
         self.snapshots: dict[int, list] = {}  # id(CrossCoreSetFlag record) -> its core's clock then
@@ -190,10 +194,10 @@ class GmRaceChecker:
         if shadow is None:
             if not is_write:
                 return  # never written in this launch: reads cannot race
-            granules = -(-buf.capacity // _GRANULE)
+            granules = -(-buf.capacity // self.granule)
             shadow = self.shadows[buf.key] = {kind: np.full(granules, -1, np.int32) for kind in ("write", "read")}
         span = offset + sum((n - 1) * s for n, s in zip(shape, strides)) + 1
-        shape, strides, offset = _in_granules(shape, strides, offset, span)
+        shape, strides, offset = _in_granules(shape, strides, offset, span, self.granule)
         strides4 = tuple(s * 4 for s in strides)
         # an atomic add (footprint kind "atomic", SetAtomicAdd) races with plain accesses, not with other adds
         mine = "atomic" if is_write == "atomic" else ("write" if is_write else "read")
@@ -213,7 +217,7 @@ class GmRaceChecker:
                     continue
                 d, generation, tick, other = self.accesses[index]
                 if d != c and tick > self.clock[c][d]:
-                    lo = offset * _GRANULE
+                    lo = offset * self.granule
                     raise CrossCoreRace(f"{'write' if is_write else 'read'} of {buf.name}[{lo}, {span}) is not ordered "
                                         f"after the {kind} of some of its bytes by core {d}'s {other.describe()}: no "
                                         "SyncAll or cross-core flag orders them", buffer=buf.name, addr_range=(lo, span))

@@ -1,5 +1,7 @@
-"""`ascend-sim matmul`: the example multi-core tiled matmul (kernels/matmul.py) on random operands, checked against
-a float64 numpy product, with the same report as conv3d-dx."""
+"""`ascend-sim matmul`: the example multi-core tiled matmul (kernels/matmul) on random operands, checked against
+a float64 numpy product of the operands as stored (decoded), with the same report as conv3d-dx. On the Ascend 950
+(`--platform Ascend950PR_9589`) the arch35 kernel runs, and --dtype may be hifloat8 or float8_e4m3fn: C is then of
+that type too and is checked on its grid (at most one step from the float64 product rounded once)."""
 from __future__ import annotations
 
 import argparse
@@ -8,11 +10,13 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ascend_sim.machine.dtypes import DTYPES
+from ascend_sim.machine.dtypes import EIGHT_BIT_DTYPES
 from ascend_sim.machine.platform import get_platform
 from frontends.cli.flags import FlagError, add_run_arguments, int_in_range, platform_value
-from frontends.cli.report import Progress, check_against, check_fields, print_json, print_summary, text_stream
+from frontends.cli.report import (Progress, check_against, check_fields, check_on_grid, print_json, print_summary,
+                                  text_stream)
 from kernels.matmul import MatmulTiling, run_matmul
+from tiling.matmul import OPERAND_DTYPES
 
 
 def add_command(commands) -> argparse.ArgumentParser:
@@ -24,7 +28,8 @@ def add_command(commands) -> argparse.ArgumentParser:
     parser.add_argument("--n", type=int_in_range(1), default=512, help="columns of B and C (default 512)")
     parser.add_argument("--k", type=int_in_range(1), default=256, help="columns of A, rows of B (default 256)")
     parser.add_argument("--batch", type=int_in_range(1), default=1, help="independent products (default 1)")
-    parser.add_argument("--dtype", default="float16", choices=sorted(DTYPES), help="of A, B and C (default float16)")
+    parser.add_argument("--dtype", default="float16", choices=sorted(OPERAND_DTYPES),
+                        help="of A, B and C (default float16; hifloat8 and float8_e4m3fn on an Ascend 950 platform)")
     parser.add_argument("--hf32", action="store_true", help="round float32 operands to HF32 (--dtype float32 only)")
     parser.add_argument("--platform", type=platform_value, default="Ascend910B2",
                         help="a preset name or a platform JSON file (default Ascend910B2)")
@@ -56,7 +61,7 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> MatmulRun:
     if args.hf32 and args.dtype != "float32":
         raise FlagError(f"argument --hf32: rounds float32 operands, and --dtype is {args.dtype}; "
                         f"use --dtype float32 or drop --hf32")
-    dtype = DTYPES[args.dtype]
+    dtype = OPERAND_DTYPES[args.dtype]
     rng = np.random.default_rng(args.seed)
     a = rng.standard_normal((args.batch, args.m, args.k)).astype(dtype)
     b = rng.standard_normal((args.batch, args.k, args.n)).astype(dtype)
@@ -84,7 +89,9 @@ def run(args: argparse.Namespace) -> int:
           f"{tiling.l1_buffers}", file=say)
     check = None
     if not args.timing_only:
-        check = check_against(c, np.matmul(a.astype(np.float64), b.astype(np.float64)), args.dtype, args.hf32)
+        exact = np.matmul(a.astype(np.float64), b.astype(np.float64))  # the operands as stored, decoded
+        check = (check_on_grid(c, exact) if args.dtype in EIGHT_BIT_DTYPES
+                 else check_against(c, exact, args.dtype, args.hf32))
         print(check.line("C"), file=say)
     print_summary(report, wall, args.trace, say)
     if args.json:

@@ -20,6 +20,7 @@ from kernels.conv3d_backprop_input.matmul_route import FM_EQ_KERNEL, STRIDE_EQ_K
 from kernels.conv3d_backprop_input.reference import conv3d_dx_reference
 from kernels.conv3d_v2.reference import conv3d_reference
 from kernels.conv3d_v2.routing import need_point_wise_kernel, point_wise_kernel_beyond_limits
+from tiling.matmul import OPERAND_DTYPES
 
 
 @dataclass
@@ -35,7 +36,7 @@ class OperatorTensors:
 
 def matmul_tensors(args, initial_gm: dict) -> OperatorTensors:
     """`ascend-sim matmul`: a (batch, M, K), b (batch, K, N) and c (batch, M, N), all ND in GM."""
-    dtype = DTYPES[args.dtype]
+    dtype = OPERAND_DTYPES[args.dtype]
     tensors = {}
     for name, allocation, shape in (("a", "A", (args.batch, args.m, args.k)), ("b", "B", (args.batch, args.k, args.n)),
                                     ("c", "C", (args.batch, args.m, args.n))):

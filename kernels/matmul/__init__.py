@@ -16,7 +16,12 @@ Per output tile (baseM x baseN) of this core:
 M, N and K need not be multiples of 16: Nd2Nz pads each row to C0 with zeros, the Mmad masks K exactly at k, and
 Fixpipe writes only the mSize x nSize valid part of a tile.
 
-Device code in kernel/matmul_kernel.py, the tiling in tiling/matmul, the host operator in operator.py.
+On the Ascend 950 (npu_arch 3510) the operator runs kernel/arch35/matmul_kernel.py instead: A by ND2NZ and B by
+DN2NZ into L1, LoadData2DParamsV2 into an NZ L0A and a ZN L0B, Fixpipe with FixpipeParamsArch3510; it also takes
+hifloat8 and float8_e4m3fn (C0 = 32), whose C comes out through QF322HIF8_PRE / QF322FP8_PRE (docs/ascend950.md).
+
+Device code in kernel/matmul_kernel.py (A2/A3) and kernel/arch35/, the tiling in tiling/matmul, the host operator in
+operator.py.
 """
 from kernels.matmul.kernel.matmul_kernel import copy_nd_to_nz, load_a_zz, load_b_zn, load_b_zn_b32, matmul_kernel
 from kernels.matmul.operator import run_matmul

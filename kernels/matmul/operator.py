@@ -1,14 +1,28 @@
-"""The example matmul's host operator: operand checks, the tiling, GM, the launch, C back as numpy."""
+"""The example matmul's host operator: operand checks, the tiling, GM, the launch, C back as numpy.
+
+The kernel follows the platform's npu_arch: kernel/matmul_kernel.py on A2/A3 (2201), kernel/arch35/matmul_kernel.py
+on the Ascend 950 (3510), which also takes hifloat8 and float8_e4m3fn operands (refused by name elsewhere)."""
 from __future__ import annotations
 
 import numpy as np
 
 from ascend_sim import Chip
-from ascend_sim.machine.dtypes import DTYPES, dtype_name
+from ascend_sim.machine.dtypes import arch_refuses
+from ascend_sim.machine.platform import get_platform
 from ascend_sim.machine.tensor import GmAddr
+from kernels.matmul.kernel.arch35.matmul_kernel import matmul_kernel as matmul_kernel_arch35
 from kernels.matmul.kernel.matmul_kernel import matmul_kernel
 from tiling.common.checks import check_hf32
-from tiling.matmul import MatmulTiling
+from tiling.matmul import OPERAND_DTYPES, MatmulTiling
+
+
+def _kernel_for(npu_arch: int):
+    """The device code for a platform's npu_arch, or None (looked up at each call, so a test may swap one)."""
+    return {2201: matmul_kernel, 3510: matmul_kernel_arch35}.get(npu_arch)
+
+
+def _dtype_name(dtype) -> str | None:
+    return next((name for name, value in OPERAND_DTYPES.items() if value == dtype), None)
 
 
 def run_matmul(a: np.ndarray, b: np.ndarray, *, platform="Ascend910B2", block_dim: int | None = None,
@@ -18,8 +32,9 @@ def run_matmul(a: np.ndarray, b: np.ndarray, *, platform="Ascend910B2", block_di
     """Run the kernel on a simulated chip. Returns (C, RunReport).
 
     a: (M, K) or (batch, M, K); b: (K, N), (1, K, N) or (batch, K, N): a 2-D or batch-1 B is shared by every
-    batch. The operand dtype is a's if it is float16, bfloat16 or float32 (b is cast to it), else float16.
-    out_dtype: C's dtype (default the operand dtype). hf32: round float32 operands to HF32 in the cube.
+    batch. The operand dtype is a's if it is float16, bfloat16, float32 or, on the Ascend 950, hifloat8 or
+    float8_e4m3fn (b is cast to it), else float16. out_dtype: C's dtype (default the operand dtype; an 8-bit C
+    is Fixpipe's QF322HIF8_PRE / QF322FP8_PRE). hf32: round float32 operands to HF32 in the cube.
     poison_output fills C with NaN first (float outputs), so that an element the kernel never writes shows.
     C is (M, N) for a 2-D a, else (batch, M, N); all zeros when execute=False.
     """
@@ -33,24 +48,35 @@ def run_matmul(a: np.ndarray, b: np.ndarray, *, platform="Ascend910B2", block_di
     b_batch = b.shape[0] if b.ndim == 3 else 1
     if b_batch not in (1, batch):
         raise ValueError(f"B's batch {b_batch} must be 1 (shared) or A's batch {batch}")
-    dtype = dtype_name(a.dtype) if a.dtype in DTYPES.values() else "float16"
+    plat = get_platform(platform)
+    kernel = _kernel_for(plat.npu_arch)
+    if kernel is None:
+        raise ValueError(f"platform={plat.name!r} (npu_arch {plat.npu_arch}): the example matmul has kernels for "
+                         "npu_arch 2201 (A2/A3) and 3510 (Ascend 950)")
+    dtype = _dtype_name(a.dtype) or "float16"
     check_hf32("hf32", hf32, dtype)  # before the tiling: a 16-bit run must not silently drop the request
-    out = dtype_name(np.dtype(out_dtype)) if out_dtype is not None else dtype
+    out = dtype if out_dtype is None else _dtype_name(np.dtype(out_dtype))
+    if out is None:
+        raise TypeError(f"out_dtype={np.dtype(out_dtype)} is not supported; allowed: {sorted(OPERAND_DTYPES)}")
     shared_b = batch > 1 and b_batch == 1
     t = tiling or MatmulTiling.for_shape(m, n, k, dtype, out_dtype=out, batch=batch, shared_b=shared_b, hf32=hf32)
     if (t.M, t.N, t.K, t.batch) != (m, n, k, batch):
         raise ValueError(f"the tiling is for batch {t.batch} of M={t.M} N={t.N} K={t.K}, the operands for batch "
                          f"{batch} of M={m} N={n} K={k}")
-    chip = Chip(platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine)
-    t.check(chip.platform.L1)
+    for name, value in (("dtype", t.dtype), ("out_dtype", t.out)):
+        refused = value in OPERAND_DTYPES and arch_refuses(OPERAND_DTYPES[value], plat.npu_arch)
+        if refused:
+            raise ValueError(f"{name}={value}: {refused} (platform {plat.name})")
+    chip = Chip(plat, execute=execute, check_races=check_races, hooks=hooks, engine=engine)
+    t.check(plat.L1, plat.L0C)
     tiles = t.batch * -(-m // t.baseM) * -(-n // t.baseN)
     block_dim = block_dim or min(tiles, chip.platform.aic_cores)
-    operand, result = DTYPES[t.dtype], DTYPES[t.out]
+    operand, result = OPERAND_DTYPES[t.dtype], OPERAND_DTYPES[t.out]
     a_gm = chip.gm.upload("A", a.astype(operand, copy=False))
     b_gm = chip.gm.upload("B", b.astype(operand, copy=False))
     c_gm = chip.gm.alloc("C", batch * m * n * result.itemsize)
     if poison_output and execute:
         c_gm.data.view(result)[:] = np.nan
-    report = chip.launch(matmul_kernel, block_dim, GmAddr(a_gm), GmAddr(b_gm), GmAddr(c_gm), t)
+    report = chip.launch(kernel, block_dim, GmAddr(a_gm), GmAddr(b_gm), GmAddr(c_gm), t)
     c = c_gm.data.view(result).reshape(batch, m, n).copy()
     return (c if a.ndim == 3 else c[0]), report

@@ -3,7 +3,8 @@
 Source: asc-devkit 82b89a15 docs/zh/api/SIMD-API/基础API/Memory矢量计算/类型转换/Cast.md, the 950 table:
 hifloat8 -> half / float and fp8_e4m3fn -> float (CAST_NONE, exact); half / float -> hifloat8 (CAST_ROUND: half
 away from zero, or CAST_HYBRID: a stochastic rounding, not modelled); float -> fp8_e4m3fn (CAST_RINT). The
-fp8_e5m2 rows are left out (no numpy type here). Results saturate as CTRL[48]=0 says (isa/arch35/common.py).
+fp8_e5m2 rows are left out (no numpy type here). Encodes saturate as the CTRL register says when the Cast issues
+(CTRL[48], CTRL[50]; isa/arch35/common.py: eight_bit_saturation).
 """
 from __future__ import annotations
 
@@ -21,9 +22,9 @@ PAIRS_3510 = {
 }
 
 
-def convert_8bit(values: np.ndarray, dst: np.dtype, mode: str) -> np.ndarray:
+def convert_8bit(values: np.ndarray, dst: np.dtype, mode: str, saturation: tuple | None = None) -> np.ndarray:
     """One Cast of a 950 8-bit pair: a decode is exact; an encode rounds as its mode (the only one modelled for
-    the pair) and saturates."""
+    the pair) and saturates as `saturation` (saturate, nan_to_zero), read from CTRL when the Cast issued."""
     if values.dtype.itemsize == 1:
         return values.astype(np.float32).astype(dst)
-    return to_output_dtype(values.astype(np.float32), dst)
+    return to_output_dtype(values.astype(np.float32), dst, saturation)

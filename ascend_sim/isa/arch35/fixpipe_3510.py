@@ -15,8 +15,10 @@ Element (m, n) of L0C matrix t is read at src + t * srcNdStride (srcNzMatrixStri
   NZ: dst + (n // 16) * dstStride + m * 16 + n % 16.
 Own rules, flagged: nSize need not be a multiple of 16 for ND / DN output (table 3 says it must; the NZ2DN pseudo
 code and the dx kernel's nSize = baseUseN write partial column blocks); the scale multiplies in fp32 before the one
-rounding; an 8-bit result saturates as CTRL[48]=0 (its reset value) says; the 16-bit conversions round to nearest
-even without saturation, as the A2 Fixpipe here does. Not modelled (a fault says so): the dual-destination modes of
+rounding; an 8-bit result saturates as the CTRL register says when the Fixpipe issues (CTRL[48], CTRL[50]: at
+the reset value NaN -> 0 and overflow -> +-max; SetCtrlSpr(48, 48, 1) keeps inf / NaN; ctrl.float_saturation, the
+value read recorded as the "ctrl" register); the 16-bit conversions round to nearest even without saturation, as
+the A2 Fixpipe here does. Not modelled (a fault says so): the dual-destination modes of
 L0C -> UB (dualDstCtl 1 and 2, which need both vector cores' UB), channel split, the pre-ReLU/clip modes, NZ output of
 8-bit types.
 """
@@ -30,7 +32,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ascend_sim.isa.arch35.common import require_arch35, to_output_dtype
+from ascend_sim.isa.arch35.common import eight_bit_saturation, require_arch35, to_output_dtype
 from ascend_sim.isa.atomic import ATOMIC_WRITE, atomic_register, store
 from ascend_sim.isa.common import check_aligned, check_fields, current_core, expect_position
 from ascend_sim.isa.fixpipe import QuantMode_t
@@ -160,13 +162,13 @@ def _cost(rec, model) -> float:
 def _execute(rec) -> None:
     """Each element: ReLU if asked, times the scale of the QF322*_PRE modes, converted once to the output type,
     written (or atomically added, into GM under SetAtomicAdd) at its destination."""
-    sbuf, s0, s_span, dbuf, d0, d_span, out, src, dst, relu, scale, _, to_gm, _ = rec.args
+    sbuf, s0, s_span, dbuf, d0, d_span, out, src, dst, relu, scale, saturation, _, to_gm, _ = rec.args
     values = sbuf.view(float32, s0, s_span)[src]
     if relu:
         values = np.maximum(values, np.float32(0))
     if scale is not None:
         values = values * np.float32(scale)
-    converted = to_output_dtype(values, out)
+    converted = to_output_dtype(values, out, saturation)
     target = dbuf.view(out, d0, d_span)
     if to_gm and rec.registers[0][1] is not None:
         current = target[dst]
@@ -270,6 +272,8 @@ def fixpipe_arch35(dst, src, params: FixpipeParamsArch3510, config) -> None:
         raise core.fault(ParameterOutOfRange(
             f"dstStride={p.dstStride} (and the matrix strides) write two elements to one place: the target "
             "addresses may not overlap"), name, FIX)
+    saturation, ctrl = eight_bit_saturation(core, name, FIX, out)  # CTRL as it is when the Fixpipe issues
+    registers += ctrl
     osize = out.itemsize
     s_span, d_span = int(src_idx.max()) + 1, int(dst_idx.max()) + 1
     sbuf, dbuf, s0, d0 = src.buffer, dst.buffer, src.address, dst.address
@@ -285,6 +289,6 @@ def fixpipe_arch35(dst, src, params: FixpipeParamsArch3510, config) -> None:
                 CO2Layout.NZ: ((n // 16, m * 16 * osize), (p.dstStride * osize, 1))}[layout]
         footprint = tuple((dbuf, d0 + t * dst_matrix * osize, walk[0], walk[1], kind) for t in range(count))
     core.issue(FIXPIPE_3510, FIX, snap, reads, ((dbuf, d0, d0 + d_span * osize),),
-               (sbuf, s0, s_span, dbuf, d0, d_span, out, src_idx, dst_idx, p.reluEn, scale,
+               (sbuf, s0, s_span, dbuf, d0, d_span, out, src_idx, dst_idx, p.reluEn, scale, saturation,
                 conversion_rate(out, layout, c0_stride), to_gm, elems),
                "L0C->GM" if to_gm else "L0C->UB", elems * osize, registers, footprint=footprint)

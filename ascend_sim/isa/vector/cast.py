@@ -12,12 +12,13 @@ float8_e4m3fn are added (isa/arch35/cast_8bit.py).
 from __future__ import annotations
 
 from enum import Enum
+from functools import partial
 
 import ml_dtypes
 import numpy as np
 
 from ascend_sim.isa.arch35.cast_8bit import EIGHT_BIT, PAIRS_3510, convert_8bit
-from ascend_sim.isa.arch35.common import require_arch35
+from ascend_sim.isa.arch35.common import eight_bit_saturation, require_arch35
 from ascend_sim.isa.vector.common import V, check_count, check_ub, current_core, vector_cost
 from ascend_sim.isa.vector.elementwise import UNARY_RANGES, UnaryRepeatParams, check_params, issue_vector, run_on_plan
 from ascend_sim.machine.dtypes import bfloat16
@@ -134,9 +135,11 @@ def Cast(dst, src, roundMode: RoundMode, *args, isSetMask: bool = True):
     if mode == "CAST_HYBRID":
         raise core.fault(ParameterOutOfRange("roundMode=CAST_HYBRID (a stochastic rounding) is not modelled"), name, V)
     target = dst.dtype
-
-    def fn(values):
-        return conversion(values, target, mode)
+    fn = partial(conversion, dst=target, mode=mode)
+    ctrl = ()
+    if target.itemsize == 1:  # an 8-bit encode saturates as CTRL says now (carried in fn, CTRL recorded)
+        saturation, ctrl = eight_bit_saturation(core, name, V, target)
+        fn = partial(conversion, dst=target, mode=mode, saturation=saturation)
     if len(args) == 1:
         count = check_count(core, name, args[0])
         # a repeat is 256 B of the wider type: the narrower side's repeats are 4 blocks apart (CastImpl's
@@ -146,7 +149,7 @@ def Cast(dst, src, roundMode: RoundMode, *args, isSetMask: bool = True):
         strides = ((1, 8 * dst.dtype.itemsize // wide), (1, 8 * src.dtype.itemsize // wide))
         return issue_vector(core, CAST, name, {"count": count, "roundMode": mode}, (dst, src), strides, fn, None,
                             None, False, src.dtype if src.dtype.itemsize >= dst.dtype.itemsize else dst.dtype,
-                            count=count)
+                            count=count, read_registers=ctrl)
     if len(args) != 3:
         raise TypeError("Cast takes (dst, src, roundMode, count) or (dst, src, roundMode, mask, repeatTime, "
                         "repeatParams)")
@@ -154,7 +157,8 @@ def Cast(dst, src, roundMode: RoundMode, *args, isSetMask: bool = True):
     check_params(core, name, p, UnaryRepeatParams, UNARY_RANGES)
     return issue_vector(core, CAST, name, p, (dst, src),
                         ((p.dstBlkStride, p.dstRepStride), (p.srcBlkStride, p.srcRepStride)), fn, repeat_time, mask,
-                        isSetMask, src.dtype if src.dtype.itemsize >= dst.dtype.itemsize else dst.dtype)
+                        isSetMask, src.dtype if src.dtype.itemsize >= dst.dtype.itemsize else dst.dtype,
+                        read_registers=ctrl)
 
 
 __all__ = ["RoundMode", "Cast"]

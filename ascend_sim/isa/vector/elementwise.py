@@ -82,9 +82,11 @@ def check_params(core, name, params, kind, ranges) -> None:
     check_range(core, name, V, "dstBlkStride", params.dstBlkStride, 1, ranges["dstBlkStride"][1])
 
 
-def issue_vector(core, spec, name, params, tensors, strides, fn, repeat_time, mask, is_set_mask, dtype, count=None):
+def issue_vector(core, spec, name, params, tensors, strides, fn, repeat_time, mask, is_set_mask, dtype, count=None,
+                 read_registers=()):
     """Issue one vector instruction over `tensors` (dst first) with (blk, rep) `strides` per tensor: the count
-    form when `count` is given, else the repeat form with its mask."""
+    form when `count` is given, else the repeat form with its mask. read_registers: other registers the
+    instruction's result depends on ((name, value) pairs), recorded after the mask's."""
     per_repeat = elements_per_repeat(*(t.dtype for t in tensors))
     if count is not None:  # the count form: Counter mode, default strides unless given, mask restored after
         check_element_count(core, name, count, per_repeat)
@@ -98,6 +100,7 @@ def issue_vector(core, spec, name, params, tensors, strides, fn, repeat_time, ma
         repeats, key = selection(core, name, repeat_time, per_repeat)
         registers = (("mask_mode", core.registers.get("mask_mode", "NORM")),
                      ("vector_mask", core.registers.get("vector_mask")))
+    registers += read_registers
     plan = make_plan(repeats, per_repeat, key, tuple((t.address, t.dtype.itemsize, blk, rep)
                                                       for t, (blk, rep) in zip(tensors, strides))) \
         if repeats > 0 else None

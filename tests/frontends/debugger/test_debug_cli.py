@@ -102,7 +102,8 @@ def _matrix(lines: list[str]):
     return header.group(1), values.reshape(int(header.group(2)), int(header.group(3)))
 
 
-@pytest.mark.parametrize("argv, core", [(MATMUL, 1), (CONV, 2)])  # CONV's core 2 is AIC 1
+@pytest.mark.parametrize("argv, core", [(MATMUL, 1), (CONV, 2),  # CONV's core 2 is AIC 1
+                                        (MATMUL + ["--platform", "Ascend950PR_9589"], 1)])  # L0A is NZ there
 def test_print_l0c_after_an_mmad_is_the_product_of_the_printed_operands(session, argv, core):
     code, out, _, shell = session(argv, f"break Mmad core={core}\ncontinue\np L0A full\np L0B full\np L0C full\n"
                                         f"print L0C\nquit\n")
