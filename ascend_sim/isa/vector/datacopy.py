@@ -181,7 +181,7 @@ def _pad_execute(rec) -> None:
     rows[:, left * size:left * size + blen] = sbuf.strided(s0, (count, blen), (s_pitch, 1))
     typed = dbuf.strided(d0, (count, row_bytes // size), (d_pitch, size), dtype)
     end = left + blen // size
-    if fill == "first":  # no padding: the dummy repeats the block's first element
+    if isinstance(fill, str):  # "first", no padding: the dummy repeats the block's first element
         typed[:, end:] = typed[:, :1]
     elif fill is not None:
         typed[:, :left] = fill

@@ -21,11 +21,13 @@ import numpy as np
 
 from ascend_sim.isa.common import BLOCK, check_range
 from ascend_sim.isa.vector.common import V, check_ub, current_core, vector_cost
+from ascend_sim.machine.dtypes import bfloat16
 from ascend_sim.machine.faults import Misaligned, ParameterOutOfRange
 from ascend_sim.record import Kind, define, operands_type
 
 LIST_SIZE = 16  # NCHW_CONV_ADDR_LIST_SIZE
-B16 = (np.dtype(np.float16), np.dtype(np.int16), np.dtype(np.uint16))
+# bfloat16: the arch35 dx kernel's weight pre-transpose calls TransDataTo5HD<bfloat16_t> (a bit move like half's)
+B16 = (np.dtype(np.float16), np.dtype(np.int16), np.dtype(np.uint16), np.dtype(bfloat16))
 B8 = (np.dtype(np.int8), np.dtype(np.uint8))
 B32 = (np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.uint32))
 

@@ -194,11 +194,14 @@ def test_the_plain_function_takes_the_route_too():
 @pytest.mark.parametrize("route", ["aclnn", "v2"])
 @pytest.mark.parametrize("x,w_shape,strides", [((1, 20, 3, 5, 7), (12, 20, 1, 1, 1), (1, 1, 1)),  # W1B1_1X1X1
                                                ((1, 6, 2, 8, 4), (10, 6, 1, 4, 2), (1, 4, 2))])  # STRIDE_EQ
-def test_the_950_is_refused_until_the_arch35_kernel_is_ported(x, w_shape, strides, route):
-    """The 950 routes as aclnn does (test_matmul_mode_follows_aclnn) but runs neither A2 kernel: its L0A is NZ."""
-    weight = np.zeros(w_shape, np.float16)
-    dy = np.zeros(dy_shape(x, w_shape, strides), np.float16)
-    with pytest.raises(ValueError, match=r"platform='Ascend950PR_9599' \(npu_arch 3510\): Conv3DBackpropInputV2 "
-                                         r"runs its arch22 kernel .* the arch35 kernel"):
-        conv3d_backprop_input_v2_run(x, weight, dy, strides=(1, 1, *strides), pads=(0,) * 6, data_format="NCDHW",
-                                     platform=A5, route=route)
+def test_the_950_runs_the_arch35_kernel(x, w_shape, strides, route):
+    """The 950 runs neither A2 kernel (its L0A is NZ) nor aclnn's matmul shortcuts: the arch35 conv kernel."""
+    rng = np.random.default_rng(0)
+    weight = rng.uniform(-1, 1, w_shape).astype(np.float16)
+    dy = rng.uniform(-1, 1, dy_shape(x, w_shape, strides)).astype(np.float16)
+    run = conv3d_backprop_input_v2_run(x, weight, dy, strides=(1, 1, *strides), pads=(0,) * 6, data_format="NCDHW",
+                                       platform=A5, route=route)
+    assert run.route == "v2" and type(run.tiling).__name__ == "Conv3DBackpropInputArch35TilingData"
+    conv = conv3d_backprop_input_v2_run(x, weight, dy, strides=(1, 1, *strides), pads=(0,) * 6,
+                                        data_format="NCDHW", route="v2")  # the A2 kernel
+    assert_close(run.result, conv.result.astype(np.float64), weight, dy, RTOL[np.dtype(np.float16)])

@@ -1,0 +1,443 @@
+"""The arch35 high-level API `Conv3DBackpropInput` (Convolution3DBackprop on __NPU_ARCH__ 3510), run on the simulator.
+
+Usage, as the block driver Conv3dDxOswBlock calls it:
+
+    dedx.Init(tiling)
+    dedx.SetBatchCoreIdx(b); dedx.SetSingleShape(m, k, n, din); dedx.SetStartIdx(dinStart, mStart, cinStart, 0)
+    dedx.SetOutBackprop(dy_gm[offA]); dedx.SetWeight(w_gm[offB])
+    dedx.IterateAll(y_gm[offC])     # while Iterate(): VecPreProcess; GetTensorC; VecPostProcess
+    dedx.End()
+
+The GEMM per output depth din: M = dx pixels (Hi*Wi), N = Cin, K = (cout, kh, kw) in (cout1, hkwk, c0) order per
+kernel plane kd. For every kd whose dy plane exists (dTmp = din + padFront - kd*dilationD divisible by strideD and
+inside dout*strideD), the K loop (ComputeForKIter) loads A1/B1 (with preload into the second buffer when
+al1/bl1Pbuffer > 1), then L0A by LoadDataWithStride (NZ) and L0B by LoadData2DV2, and accumulates into one L0C tile
+(cmatrixInitVal only on the first K step of the first valid kd); GetTensorC Fixpipes the tile to y.
+
+Ports convolution_3d_backprop/conv3d_bp_func_arch35.h (Init, InitParams, InitTque, SetSingleShape, SetStartIdx,
+Iterate, Compute, ComputeForNoTilingHWk, UpdateL1ComputeInfo, UpdateCurHoSize, UpdateKComputeStatus,
+UpdateFullLoadL1Status, IterateAll, GetTensorC, End), conv3d_bp_common_func.h (ComputeForKIter, ComputeL1A/B,
+the preloads, ComputeL0A/B, CalFmapH, UpdateCurHoSizeCore), impl/conv_bp_input_sub_func.h (InitMmadParams,
+CalcParamsMmad, MmadLocal, UpdateL1KParams) and FreeB1Tensor (conv3d_bp_kernel_split_func.h), for
+kernelSplitMode 0, groupMode ORIGIN, loadB1Condition GM_TO_L1 without split-K or split-Dk (the other paths are
+refused by the entry). The context keeps the real ctx names (curMIdx_, baseUseM_, curHoIdx_, ...).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ascend_sim.ascendc import (HardEvent, Mmad, MmadParams, SetFlag, SetHF32Mode, TBuf, TPipe, TPosition, TQue,
+                                WaitFlag, api_call)
+from ascend_sim.machine.dtypes import float32
+from kernels.conv3d_backprop_input.kernel.arch35.load_a import (InitLoadToA2Params, LoadToA1, LoadToA2,
+                                                                UpdateLoadToA2ParamsK, UpdateLoadToA2ParamsM)
+from kernels.conv3d_backprop_input.kernel.arch35.load_b import (InitLoadToB2Params, LoadToB1, LoadToB2,
+                                                                UpdateLoadToB2ParamsK, UpdateLoadToB2ParamsN)
+from kernels.conv3d_backprop_input.kernel.arch35.store_c import LoadL0c2Gm
+from kernels.conv3d_backprop_input.kernel.arch35.util import (BLOCK_CUBE, AlignUpC0, CalFmapH, DivCeil, DivCeilC0,
+                                                              DivHkWk, total_sizes)
+
+_U32 = 0xFFFFFFFF
+
+
+class Conv3DBackpropInput:
+    """Conv3DBackpropInput<filter, input_size, dedy, y, ..., Conv3dConfig{loadB2Condition, kernelSplitMode,
+    groupMode, loadB1Condition, enableC04}> on arch 3510. SrcAT = SrcBT = DstT = `dtype`; L0C is fp32."""
+
+    def __init__(self, dtype, loadB2Condition: int, yFormat: str, filterFormat: str):
+        self.SrcAT = self.SrcBT = self.DstT = np.dtype(dtype)
+        self.L0cT = float32
+        self.loadB2Condition = loadB2Condition
+        self.yFormat = yFormat
+        self.filterFormat = filterFormat
+
+    # ------------------------------------------------------------------------------------------------ Init
+    @api_call
+    def Init(self, tiling, hasBias: bool = False) -> None:
+        self.hasBias_ = hasBias
+        self.tiling_ = tiling
+        self.curEnableFullLoad_ = tiling.enableFullLoad
+        if tiling.hf32Flag:
+            SetHF32Mode(True)
+        self.InitParams()
+        self.InitTque()
+
+    def InitParams(self) -> None:
+        t = self.tiling_
+        self.singleShapeDin_ = self.singleShapeM_ = self.singleShapeCin_ = self.singleShapeCout_ = 0
+        self.singleShapeHWk_ = t.hkWk
+        self.l0cPingPongFlag_ = 1
+        self.isFirstIter_ = True
+        self.curStepKa_, self.curStepKb_ = t.stepKa, t.stepKb
+        self.enableSplitDk_ = t.singleIterateDk != t.dk
+        self.enableSplitK_ = bool(t.enableSplitK)
+        self.useUbAccumForSplitK_ = bool(t.useUbAccumForSplitK)
+        # InitParamsForNormal
+        curChannelSize = DivHkWk(self, self.curStepKa_ * t.baseK)
+        self.channelSize_ = min(curChannelSize, AlignUpC0(self, t.singleCoreCout))
+        self.curHoSize_ = CalFmapH(self, min(t.baseM, t.singleCoreM))
+        self.hoWo_ = t.ho * t.wo
+        self.doHoWo_ = t.dout * self.hoWo_
+        self.hiWi_ = t.hi * t.wi
+        self.diHiWi_ = t.di * self.hiWi_
+        self.realWoSize_ = t.wo
+        # InitFullLoadFlag (GM_TO_L1, no kernel split)
+        self.isA1FullLoadFlag_ = False
+        self.isB1FullLoadFlag_ = (t.baseN >= t.singleCoreCin and t.enlarge == 1
+                                  and t.baseK * self.curStepKb_ >= t.singleCoreCout * self.singleShapeHWk_
+                                  and t.bl1Pbuffer == 1 and t.singleIterateDk == 1)
+        self.hoExpand_ = t.hoExpand
+        self.l0PingPongFlag_ = 0
+        l0a, l0b, _ = total_sizes()
+        self.l0aPingPongAddr_ = (l0a >> 1) // self.SrcAT.itemsize
+        self.l0bPingPongAddr_ = (l0b >> 1) // self.SrcBT.itemsize
+        self.enableL0PingPong_ = (t.al0Pbuffer - 1) & (t.bl0Pbuffer - 1)
+        self.mmad_ = MmadParams()
+        InitLoadToA2Params(self)
+        InitLoadToB2Params(self)
+        # InitParamsPart2
+        self.mIter_ = self.nIter_ = self.kIter_ = self.tailM_ = self.tailN_ = self.tailK_ = 0
+        self.curMIdx_ = self.curNIdx_ = self.curLoadKbl1_ = self.curDinIdx_ = self.curDkIdx_ = 0
+        self.kIterStepKaTail = self.kIterStepKbTail = self.stepKaTail = self.stepKbTail = 0
+        self.curHoIdx_ = self.baseB1Offset_ = self.blockBaseN_ = 0
+        self.baseUseM_ = self.baseUseN_ = self.baseUseK_ = 0
+        self.curDinStartIdx_ = self.curHoStartIdx_ = self.curCinStartIdx_ = self.curCoutStartIdx_ = 0
+        self.curMStartIdx_ = self.curBatchCoreIdx_ = 0
+        self.isLoadA1_ = self.isLoadB1_ = True
+        self.isFreeA1_ = self.isFreeB1_ = False
+        self.needComputeFlag_ = True
+        self.dstB2Stride_ = 0
+        self.cacheA1Buf_ = self.cacheB1Buf_ = None
+
+    def CalcMatrixByteSize(self) -> tuple[int, int]:
+        t = self.tiling_
+        hoSize = min(self.hoExpand_, self.curHoSize_)
+        a = hoSize * t.wo * t.strideW * DivHkWk(self, self.curStepKa_ * t.baseK) * self.SrcAT.itemsize
+        b = t.baseN * self.curStepKb_ * t.baseK * self.SrcBT.itemsize
+        return a, b
+
+    def InitTque(self) -> None:
+        t = self.tiling_
+        aMatrixByteSize, bMatrixByteSize = self.CalcMatrixByteSize()
+        self.pipe_ = TPipe()
+        self.inQueL1A_, self.inQueL1B_ = TQue(TPosition.A1, 2), TQue(TPosition.B1, 2)  # depth 2: preload
+        self.l0cPing_, self.l0cPong_ = TQue(TPosition.CO1, 1), TQue(TPosition.CO1, 1)
+        self.l0aBuf_, self.l0bBuf_ = TBuf(TPosition.A2), TBuf(TPosition.B2)
+        self.pipe_.InitBuffer(self.inQueL1B_, t.bl1Pbuffer, bMatrixByteSize)
+        self.pipe_.InitBuffer(self.inQueL1A_, t.al1Pbuffer, aMatrixByteSize)
+        l0a, l0b, l0c = total_sizes()
+        if t.cl0Pbuffer > 1:
+            self.pipe_.InitBuffer(self.l0cPing_, 1, l0c >> 1)
+            self.pipe_.InitBuffer(self.l0cPong_, 1, l0c >> 1)
+        else:
+            self.pipe_.InitBuffer(self.l0cPing_, 1, l0c)
+        self.pipe_.InitBuffer(self.l0aBuf_, l0a)
+        self.pipe_.InitBuffer(self.l0bBuf_, l0b)
+
+    # --------------------------------------------------------------------------------------------- setters
+    @api_call
+    def SetWeight(self, weight) -> None:
+        self.weightGlobal_ = weight
+
+    @api_call
+    def SetOutBackprop(self, outBackprop) -> None:
+        self.outBackPropGlobal_ = outBackprop
+
+    @api_call
+    def SetBatchCoreIdx(self, batchCoreIdx: int) -> None:
+        self.curBatchCoreIdx_ = batchCoreIdx
+
+    @api_call
+    def SetSingleShape(self, singleShapeM: int, singleShapeK: int, singleShapeN: int, singleShapeD: int) -> None:
+        t = self.tiling_
+        self.singleShapeDin_ = singleShapeD
+        if self.singleShapeM_ != singleShapeM:
+            self.singleShapeM_ = singleShapeM
+            self.mIter_ = DivCeil(singleShapeM, t.baseM)
+            self.tailM_ = singleShapeM - (self.mIter_ - 1) * t.baseM
+        if self.singleShapeCin_ != singleShapeN:
+            self.singleShapeCin_ = singleShapeN
+            self.nIter_ = DivCeil(singleShapeN, t.baseN)
+            self.tailN_ = singleShapeN - (self.nIter_ - 1) * t.baseN
+        if self.singleShapeCout_ * self.singleShapeHWk_ != singleShapeK:
+            self.singleShapeCout_ = singleShapeK // self.singleShapeHWk_
+            self.InitStepKParams()
+
+    def InitStepKParams(self) -> None:
+        t = self.tiling_
+        tmpSingleCoreK = DivCeilC0(self, self.singleShapeCout_) * self.singleShapeHWk_ * t.c0
+        self.kIter_ = DivCeil(tmpSingleCoreK, t.baseK)
+        self.tailK_ = tmpSingleCoreK - (self.kIter_ - 1) * t.baseK
+        self.kIterStepKaTail = (DivCeil(self.kIter_, self.curStepKa_) - 1) * self.curStepKa_
+        self.kIterStepKbTail = (DivCeil(self.kIter_, self.curStepKb_) - 1) * self.curStepKb_
+        self.stepKaTail = self.kIter_ - self.kIterStepKaTail
+        self.stepKbTail = self.kIter_ - self.kIterStepKbTail
+
+    @api_call
+    def SetStartIdx(self, curDinStartIdx: int, curMStartIdx: int, curCinStartIdx: int, curCoutStartIdx: int) -> None:
+        t = self.tiling_
+        self.curDinStartIdx_ = curDinStartIdx
+        self.curMStartIdx_ = curMStartIdx
+        self.curHoStartIdx_ = curMStartIdx // t.wi - t.backpropPadUp
+        self.curCinStartIdx_ = curCinStartIdx
+        self.curCoutStartIdx_ = curCoutStartIdx
+
+    @api_call
+    def FreeB1Tensor(self) -> None:
+        """Release a weight kept in L1 across blocks (full load with dk == 1)."""
+        t = self.tiling_
+        if self.isLoadB1_ and not self.isFreeB1_:
+            return  # nothing was loaded in this round
+        if self.isB1FullLoadFlag_ and t.dk == 1 and self.curEnableFullLoad_ and t.group == 1:
+            self.isLoadB1_ = True
+            self.isFreeB1_ = False
+            self.inQueL1B_.FreeTensor(self.cacheB1Buf_)
+
+    # ----------------------------------------------------------------------------------------- iteration
+    @api_call
+    def Iterate(self, enPartialSum: bool = False, hasBias: bool = False) -> bool:
+        """One baseM x baseN tile of dx for one output depth, in L0C; False when the block is done."""
+        if self.isFirstIter_:
+            self.InitFirstIterState()
+        elif not self.AdvanceIterIndices():
+            return False
+        self.UpdateL1ComputeInfo()
+        self.Compute()
+        return True
+
+    def InitFirstIterState(self) -> None:
+        t = self.tiling_
+        self.needComputeFlag_ = True
+        self.curMIdx_ = self.curNIdx_ = 0
+        self.curDinIdx_ = self.curDinStartIdx_
+        self.curDkIdx_ = 0
+        self.curHoIdx_ = self.curHoStartIdx_
+        self.isFirstIter_ = False
+        self.isLoadA1_ = True
+        self.isFreeA1_ = False
+        if not self.isB1FullLoadFlag_ or t.dk > 1 or not self.curEnableFullLoad_ or t.group != 1:
+            self.isLoadB1_ = True
+            self.isFreeB1_ = False
+
+    def AdvanceIterIndices(self) -> bool:
+        """M fastest, then N, then the output depth."""
+        self.curMIdx_ += 1
+        if self.curMIdx_ >= self.mIter_:
+            self.curMIdx_ = 0
+            self.curNIdx_ += 1
+            if self.curNIdx_ >= self.nIter_:
+                self.curNIdx_ = 0
+                self.curDinIdx_ += 1
+                if self.curDinIdx_ >= self.curDinStartIdx_ + self.singleShapeDin_:
+                    return False
+        return True
+
+    def UpdateL1ComputeInfo(self) -> None:
+        t = self.tiling_
+        self.baseUseM_ = self.tailM_ if self.curMIdx_ + 1 == self.mIter_ else t.baseM
+        Hd = (t.hk - 1) * t.dilationH + 1
+        Wd = (t.wk - 1) * t.dilationW + 1
+        backpropPadDown = max(t.backpropPadDown, 255)  # the Load3D's padList[3] is 255
+        Hp = self.hoExpand_ + t.backpropPadUp + backpropPadDown
+        Wp = (t.wo - 1) * t.strideW + 1 + t.backpropPadLeft + t.backpropPadRight
+        M = (Hp - Hd + 1) * (Wp - Wd + 1)
+        if M < self.baseUseM_ and self.mIter_ == 1:
+            self.baseUseM_ = M
+        self.baseUseN_ = self.tailN_ if self.curNIdx_ + 1 == self.nIter_ else t.baseN
+        self.needComputeFlag_ = True
+        self.UpdateCurHoSize()
+        self.UpdateKComputeStatus()
+        self.UpdateFullLoadL1Status()
+
+    def UpdateCurHoSize(self) -> None:
+        t = self.tiling_
+        curMIdx = self.curMStartIdx_ + self.curMIdx_ * t.baseM
+        curHiIdx, curWiIdx = divmod(curMIdx, t.wi)
+        self.load3d_.mStartPt = curWiIdx
+        hiCal = DivCeil(self.baseUseM_ + curWiIdx, t.wi)
+        self.curHoIdx_ = curHiIdx - t.backpropPadUp
+        # uint32_t in the source: a window wholly inside the top pad wraps around (and then loads zeros only)
+        endHoIdx = (self.curHoIdx_ + hiCal + (t.hk - 1) * t.dilationH) & _U32
+        if self.curHoIdx_ < self.hoExpand_ and endHoIdx > 0:
+            self.curHoSize_ = min(endHoIdx, self.hoExpand_) - max(self.curHoIdx_, 0)
+        else:
+            self.needComputeFlag_ = False
+            self.curHoSize_ = 0
+
+    def _valid_dout(self, kd: int) -> int | None:
+        """The dy plane kernel plane kd reads for the current output depth, or None (CalcCurDoutIdx)."""
+        t = self.tiling_
+        dTmp = self.curDinIdx_ + t.padFront - kd * t.dilationD
+        if dTmp < 0 or (t.strideD > 1 and dTmp % t.strideD > 0) or dTmp >= t.dout * t.strideD:
+            return None
+        return dTmp // t.strideD if t.strideD > 1 else dTmp
+
+    def UpdateKComputeStatus(self) -> None:
+        if not self.needComputeFlag_:
+            return
+        kds = range(self.curDkIdx_, self.curDkIdx_ + self.tiling_.singleIterateDk)
+        self.needComputeFlag_ = any(self._valid_dout(kd) is not None for kd in kds)
+
+    def UpdateFullLoadL1Status(self) -> None:
+        t = self.tiling_
+        if not self.isB1FullLoadFlag_ and not self.isA1FullLoadFlag_:
+            return
+        isLastMNIter = self.curMIdx_ == self.mIter_ - 1 and self.curNIdx_ == self.nIter_ - 1
+        isLastDIter = ((t.dk == 1 and self.curDinIdx_ == self.curDinStartIdx_ + self.singleShapeDin_ - 1)
+                       or t.dk > 1)
+        suppressB1Free = self.isB1FullLoadFlag_ and t.dk == 1 and self.curEnableFullLoad_ and t.group == 1
+        self.isFreeB1_ = isLastMNIter and isLastDIter and not suppressB1Free
+
+    # ------------------------------------------------------------------------------------------- compute
+    def Compute(self) -> None:
+        if not self.needComputeFlag_:
+            self.FreeFullLoadL1Tensor()  # NoNeedComputeHandle without bias
+            return
+        self.InitMmadParams()
+        UpdateLoadToA2ParamsM(self)
+        UpdateLoadToB2ParamsN(self)
+        que = self.l0cPing_ if self.l0cPingPongFlag_ else self.l0cPong_
+        l0c = que.AllocTensor(self.L0cT)
+        l0PingPongFlag = self.ComputeForNoTilingHWk(l0c, self.l0PingPongFlag_)
+        que.EnQue(l0c)
+        self.l0PingPongFlag_ = l0PingPongFlag
+
+    def FreeFullLoadL1Tensor(self) -> None:
+        if self.isB1FullLoadFlag_ and self.isFreeB1_ and not self.isLoadB1_:
+            self.inQueL1B_.FreeTensor(self.cacheB1Buf_)
+            self.isLoadB1_ = True
+
+    def InitMmadParams(self) -> None:
+        p = self.mmad_
+        p.m = self.baseUseM_
+        if self.curMIdx_ == self.mIter_ - 1:
+            p.m = DivCeil(self.baseUseM_, BLOCK_CUBE) * BLOCK_CUBE
+        p.k = self.tiling_.baseK
+        p.n = self.baseUseN_
+        p.unitFlag = 0
+        p.kDirectionAlign = False
+        p.cmatrixSource = False
+        p.cmatrixInitVal = True
+
+    def ComputeForNoTilingHWk(self, l0c, l0PingPongFlag: int) -> int:
+        isFirstDk = self.curDkIdx_ == 0
+        for curInnerKdIdx in range(self.curDkIdx_, self.curDkIdx_ + self.tiling_.singleIterateDk):
+            curDoutIdx = self._valid_dout(curInnerKdIdx)
+            if curDoutIdx is None:
+                continue
+            l0PingPongFlag = self.ComputeForKIter(l0c, curInnerKdIdx, curDoutIdx, isFirstDk, l0PingPongFlag)
+            isFirstDk = False
+        return l0PingPongFlag
+
+    def UpdateL1KParams(self, kIdx: int, curStepKa: int, curStepKb: int) -> tuple[int, int]:
+        t = self.tiling_
+        if self.kIter_ == 1:
+            self.baseUseK_ = self.load3d_.kExtension = self.mmad_.k = self.curLoadKbl1_ = self.tailK_
+            return self.stepKaTail, self.stepKbTail
+        if kIdx == 0:
+            self.curLoadKbl1_ = self.curStepKb_ * t.baseK
+            self.baseUseK_ = self.load3d_.kExtension = self.mmad_.k = t.baseK
+        if kIdx + 1 == self.kIter_:
+            self.baseUseK_ = self.load3d_.kExtension = self.mmad_.k = self.tailK_
+        if kIdx == self.kIterStepKaTail:
+            curStepKa = self.stepKaTail
+        if kIdx == self.kIterStepKbTail:
+            curStepKb = self.stepKbTail
+            self.curLoadKbl1_ = (curStepKb - 1) * t.baseK + self.tailK_
+        return curStepKa, curStepKb
+
+    def ComputeForKIter(self, l0c, curInnerKdIdx: int, curDoutIdx: int, isFirstDk: bool,
+                        l0PingPongFlag: int) -> int:
+        t = self.tiling_
+        curStepKa, curStepKb = self.curStepKa_, self.curStepKb_
+        l0aKIdx = l0bKIdx = 0
+        for kIdx in range(self.kIter_):
+            curStepKa, curStepKb = self.UpdateL1KParams(kIdx, curStepKa, curStepKb)
+            # ComputeL1A / ComputeL1B, then the preloads of the next L1 step into the second buffer
+            LoadToA1(self, kIdx, curDoutIdx, kIdx == 0 if t.al1Pbuffer > 1 else l0aKIdx == 0)
+            LoadToB1(self, kIdx, curInnerKdIdx, kIdx == 0 if t.bl1Pbuffer > 1 else l0bKIdx == 0)
+            if t.al1Pbuffer > 1:
+                LoadToA1(self, self.curStepKa_ + kIdx, curDoutIdx, l0aKIdx == 0)
+            if t.bl1Pbuffer > 1:
+                LoadToB1(self, self.curStepKb_ + kIdx, curInnerKdIdx, l0bKIdx == 0)
+            WaitFlag(HardEvent.M_MTE1, l0PingPongFlag & 1)
+            l0a = self.l0aBuf_.Get(self.SrcAT)
+            l0b = self.l0bBuf_.Get(self.SrcBT)
+            if l0PingPongFlag:
+                l0a, l0b = l0a[self.l0aPingPongAddr_], l0b[self.l0bPingPongAddr_]
+            UpdateLoadToA2ParamsK(self, l0aKIdx)
+            self.ComputeL0A(l0aKIdx, curStepKa, l0a)
+            UpdateLoadToB2ParamsK(self, l0bKIdx)
+            self.ComputeL0B(l0bKIdx, curStepKb, l0b)
+            SetFlag(HardEvent.MTE1_M, l0PingPongFlag)
+            WaitFlag(HardEvent.MTE1_M, l0PingPongFlag)
+            self.mmad_.cmatrixInitVal = kIdx == 0 and isFirstDk  # CalcParamsMmad
+            Mmad(l0c, l0a, l0b, self.mmad_)
+            SetFlag(HardEvent.M_MTE1, l0PingPongFlag)
+            l0PingPongFlag ^= self.enableL0PingPong_
+            l0aKIdx = 0 if l0aKIdx + 1 == curStepKa else l0aKIdx + 1  # CalcL0KIdx
+            l0bKIdx = 0 if l0bKIdx + 1 == curStepKb else l0bKIdx + 1
+        return l0PingPongFlag
+
+    def ComputeL0A(self, l0aKIdx: int, curStepKa: int, l0a) -> None:
+        if l0aKIdx == 0:
+            self.cacheA1Buf_ = self.inQueL1A_.DeQue(self.SrcAT)
+        LoadToA2(self, self.cacheA1Buf_, l0a)
+        if l0aKIdx == curStepKa - 1:
+            self.inQueL1A_.FreeTensor(self.cacheA1Buf_)
+
+    def ComputeL0B(self, l0bKIdx: int, curStepKb: int, l0b) -> None:
+        """ComputeL0BForTQueData."""
+        full = self.isB1FullLoadFlag_
+        if l0bKIdx == 0 and (not full or self.isLoadB1_):
+            self.isLoadB1_ = False
+            self.cacheB1Buf_ = self.inQueL1B_.DeQue(self.SrcBT)
+        LoadToB2(self, self.cacheB1Buf_, l0bKIdx, l0b)
+        if l0bKIdx == curStepKb - 1 and (not full or self.isFreeB1_):
+            self.isLoadB1_ = True
+            self.inQueL1B_.FreeTensor(self.cacheB1Buf_)
+
+    # -------------------------------------------------------------------------------------------- output
+    @api_call
+    def IterateAll(self, output, enAtomic: int = 0) -> None:
+        if self.enableSplitK_:
+            self.CalcSplitK_(output)
+        else:
+            while self.Iterate():
+                self.GetTensorC(output, enAtomic)
+        self.isFirstIter_ = True
+
+    def CalcSplitK_(self, output) -> None:
+        """Split-K over cout in kSegment pieces: the first piece writes y, the others add to it (fp32: atomic add
+        straight into GM; the UB-accumulated 16/8-bit form is not ported)."""
+        t = self.tiling_
+        self.isLastKSegment_ = False
+        for kIdx in range(self.curCoutStartIdx_, t.coutG, t.kSegment):
+            self.curCoutStartIdx_ = kIdx
+            self.UpdateSplitKTail(kIdx)
+            enAtomic = 0 if kIdx == 0 else 1
+            while self.Iterate():
+                self.GetTensorC(output, enAtomic)
+            self.isFirstIter_ = True
+
+    def UpdateSplitKTail(self, kIdx: int) -> None:
+        t = self.tiling_
+        if kIdx + t.kSegment < t.coutG:
+            return
+        self.isLastKSegment_ = True
+        self.singleShapeCout_ = t.kSegmentTail
+        self.InitStepKParams()
+
+    @api_call
+    def GetTensorC(self, output, enAtomic: int = 0) -> None:
+        LoadL0c2Gm(self, output, enAtomic)
+
+    @api_call
+    def End(self) -> None:
+        self.inQueL1A_.FreeAllEvent()
+        self.inQueL1B_.FreeAllEvent()
+        self.l0cPing_.FreeAllEvent()
+        if self.tiling_.cl0Pbuffer > 1:
+            self.l0cPong_.FreeAllEvent()
+        if self.tiling_.hf32Flag:
+            SetHF32Mode(False)

@@ -1,0 +1,69 @@
+"""The arch35 kernel entry `conv3d_backprop_input_v2_arch35` (op_kernel/arch35/conv3d_backprop_input_v2_arch35.h),
+run on every core of a KERNEL_TYPE_MIX_AIC_1_2 launch (1 AIC : 2 AIV).
+
+The five template parameters come from the tiling key (GET_TPL_TILING_KEY: loadB2Condition bits 0-7,
+kernelSplitMode 8-15, groupConvMode 16-23, isBasicBlockTiling bit 24, loadB1Condition 25+); the dtypes and formats
+(DTYPE_*/FORMAT_* of the binary) are the caller's. Order, as the source: Conv3dDxSmallKernel for (NO_SPLIT, ORIGIN,
+basic, SMALL_KERNEL); else the init-output pass (initOutputFlag == L0_INIT), the AIV weight pre-transpose
+(enableVecTrans), then Conv3dDxKsBlock (kernel split), Conv3dDxOswBlock<..., GM_TO_L1, enableC04> (C04) or
+Conv3dDxOswBlock<..., loadB1Condition>.
+
+Ported so far: Conv3dDxOswBlock with loadB1Condition GM_TO_L1, group ORIGIN, every loadB2Condition, split-K into
+GM with atomic add (fp32), the init-output pass and the vecTrans pre-pass (groups == 1); not the UB-accumulated
+split-K, split-Dk or the full load of A. `unported_features` names what a tiling asks for beyond that; the entry
+refuses it before any instruction (the operator refuses it before launch).
+"""
+from __future__ import annotations
+
+from ascend_sim.ascendc import ASCEND_IS_AIV
+from kernels.conv3d_backprop_input.kernel.arch35.init_output import L0_INIT, Conv3dDxInitOutput
+from kernels.conv3d_backprop_input.kernel.arch35.rowc_block import Conv3dDxOswBlock
+from kernels.conv3d_backprop_input.kernel.arch35.util import (TPL_GM_TO_L1, TPL_GROUP_MODE_ORIGIN, TPL_NO_SPLIT_KERNEL,
+                                                              decode_tiling_key)
+from kernels.conv3d_backprop_input.kernel.arch35.vec_transpose import Conv3dDxVecTranspose
+
+
+def unported_features(tiling_key: int, tilingData) -> list[str]:
+    """What this tiling needs that the port does not run yet, by the real names (empty: it runs)."""
+    loadB2Condition, kernelSplitMode, groupConvMode, isBasicBlockTiling, loadB1Condition = decode_tiling_key(
+        tiling_key)
+    t = tilingData
+    checks = [
+        (kernelSplitMode != TPL_NO_SPLIT_KERNEL, f"kernelSplitMode={kernelSplitMode} (Conv3dDxKsBlock)"),
+        (groupConvMode != TPL_GROUP_MODE_ORIGIN, f"groupConvMode={groupConvMode} (ENLARGE, the AIV weight build)"),
+        (loadB1Condition != TPL_GM_TO_L1, f"loadB1Condition={loadB1Condition} (C04 / NO_HK / NO_HK_WK / "
+                                          "SMALL_KERNEL)"),
+        (not isBasicBlockTiling, "isBasicBlockTiling=0"),
+        (t.initOutputFlag not in (0, 1), f"initOutputFlag={t.initOutputFlag} (L1_INIT)"),
+        (bool(t.enableVecTrans) and t.group > 1, "enableVecTrans=1 with groups > 1"),
+        (bool(t.enableSplitK) and bool(t.useUbAccumForSplitK),
+         "enableSplitK=1 with useUbAccumForSplitK=1 (the fp32 workspace, the AIV accumulation and Cast)"),
+        (t.singleIterateDk != t.dk, f"singleIterateDk={t.singleIterateDk} < dk={t.dk} (split-Dk)"),
+        (t.group > 1 and t.cin % t.cinG != 0, "cin not a multiple of cinG"),
+    ]
+    return [text for bad, text in checks if bad]
+
+
+def conv3d_backprop_input_v2_arch35(input_size, filter, out_backprop, y, workSpace, tilingData, *, tiling_key: int,
+                                    dtype, filterFormat: str = "NCDHW", dedyFormat: str = "NCDHW",
+                                    yFormat: str = "NCDHW") -> None:
+    """One core's work. filter, out_backprop, y and workSpace are GmAddr; dtype is DTYPE_FILTER =
+    DTYPE_OUT_BACKPROP = DTYPE_Y and the formats FORMAT_FILTER / FORMAT_OUT_BACKPROP / FORMAT_Y."""
+    missing = unported_features(tiling_key, tilingData)
+    if missing:
+        raise NotImplementedError(f"tiling key {tiling_key}: not ported to the arch35 kernel yet: "
+                                  + "; ".join(missing))
+    if tilingData.initOutputFlag == L0_INIT:
+        opInitOutput = Conv3dDxInitOutput(dtype)
+        opInitOutput.Init(y, tilingData)
+        opInitOutput.Process()
+        opInitOutput.Destroy()
+    if ASCEND_IS_AIV() and tilingData.enableVecTrans:
+        opVecTranspose = Conv3dDxVecTranspose(dtype)
+        opVecTranspose.Init(filter, workSpace, tilingData)
+        opVecTranspose.Process()
+        opVecTranspose.Destroy()
+    loadB2Condition = decode_tiling_key(tiling_key)[0]
+    op = Conv3dDxOswBlock(dtype, filterFormat, dedyFormat, yFormat, loadB2Condition, TPL_GM_TO_L1)
+    op.Init(filter, out_backprop, y, workSpace, tilingData)
+    op.Process()

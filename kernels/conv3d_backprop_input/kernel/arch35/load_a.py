@@ -1,0 +1,173 @@
+"""dy into L1 (DN2NZ / ND2NZ with zero insertion) and L1 -> L0A (LoadDataWithStride into NZ).
+
+Ports impl/conv_bp_sub_func_load_gm_to_l1a.h (CalcSetFmatrixParams, CalcCurCoutSizeA1, CalcOutToA1DstAddr,
+CalcLoadToA1Dn2NzParams, CalcLoadToA1Nd2NzParams, LoadToA1ForDn2Nz, LoadToA1ForNd2Nz, LoadToA1) and the A half of
+impl/conv_bp_input_sub_func_load_l1_to_l0.h (InitLoadToA2Params, UpdateLoadToA2ParamsM/K, LoadToA2), for
+kernelSplitMode 0 and loadB1Condition GM_TO_L1 (the ported templates).
+
+Stride > 1 is turned into a stride-1 img2col by zero insertion in L1: the A1 buffer is zeroed (Fill, the 3510 name
+of InitConstValue) and dy rows land strideH rows apart (dstNzMatrixStride) with their pixels strideW apart
+(dstNzNStride). Negative backprop pads crop W (woStart/woEnd); the Load3D pads carry the positive ones, with
+padList[3] fixed to 255 as the source does.
+"""
+from __future__ import annotations
+
+from ascend_sim.ascendc import (PIPE_MTE2, DataCopy, Dn2NzParams, InitConstValue, InitConstValueParams,
+                                LoadData3DParamsV2, LoadDataRepeatParamWithStride, LoadDataWithStride, Nd2NzParams,
+                                PipeBarrier, SetLoadDataRepeatWithStride)
+from kernels.conv3d_backprop_input.kernel.arch35.util import (BLOCK_CUBE, FORMAT_NCDHW, AlignUp, DivCeil, DivCeil16,
+                                                              DivHkWk)
+
+
+def InitZeroValue(api, buf) -> None:
+    """Zero a whole L1 buffer before a zero-inserting copy, then order MTE2 behind it (utils.h InitZeroValue)."""
+    nblocks = buf.GetSize() * buf.dtype.itemsize >> 5
+    InitConstValue(buf, InitConstValueParams(1, nblocks, 0, 0))
+    PipeBarrier(PIPE_MTE2)
+
+
+def CalcSetFmatrixParams(api, fmapH: int, fmapW: int) -> None:
+    t, p = api.tiling_, api.load3d_
+    p.l1W = fmapW
+    p.l1H = fmapH
+    if t.backpropPadLeft < 0:
+        left = DivCeil(abs(t.backpropPadLeft), t.strideW) * t.strideW + t.backpropPadLeft
+    else:
+        left = t.backpropPadLeft
+    if t.backpropPadRight < 0:
+        woExpand = (t.wo - 1) * t.strideW + 1
+        woEnd = DivCeil(woExpand + t.backpropPadRight, t.strideW)
+        right = woExpand + t.backpropPadRight - ((woEnd - 1) * t.strideW + 1)
+    else:
+        right = t.backpropPadRight
+    top = abs(api.curHoIdx_) if api.curHoIdx_ < 0 else 0
+    p.padList = (left, right, top, 255)  # padList[3] is fixed to 255
+
+
+def CalcCurCoutSizeA1(api, kIdx: int, curCoutIdx: int) -> int:
+    t = api.tiling_
+    if kIdx >= api.kIterStepKaTail:
+        kaL1Size = (api.stepKaTail - 1) * t.baseK + api.tailK_
+    else:
+        kaL1Size = api.curStepKa_ * t.baseK
+    curCoutSize = DivHkWk(api, kaL1Size)
+    if api.enableSplitK_:
+        return min(curCoutSize, api.singleShapeCout_ - (curCoutIdx - api.curCoutStartIdx_))
+    return min(curCoutSize, api.singleShapeCout_ - curCoutIdx)
+
+
+def CalcOutToA1DstAddr(api, strideH: int, curHoSize: int, woExpand: int) -> tuple[int, int]:
+    """(loadToA1HLoop, out2A1DstAddrOffset): the dy rows to copy, and the L1 row of the first one."""
+    hDstDataSkipLine = 0
+    actualDstDataStartIdx = 0 if api.curHoIdx_ < 0 else api.curHoIdx_
+    if strideH > 1 and actualDstDataStartIdx % strideH:
+        hDstDataSkipLine = AlignUp(actualDstDataStartIdx, strideH) - actualDstDataStartIdx
+    loadToA1HLoop = DivCeil(curHoSize - hDstDataSkipLine, strideH)
+    return loadToA1HLoop, (hDstDataSkipLine * woExpand) << api.tiling_.c0BitsA
+
+
+def _wo_window(t) -> tuple[int, int, int, bool]:
+    """(woExpand, woStart, woEnd, resetWoExpand): the zero-inserted dy row, cropped by negative W pads."""
+    woExpand = (t.wo - 1) * t.strideW + 1
+    reset = t.backpropPadLeft < 0 or t.backpropPadRight < 0
+    woStart = DivCeil(abs(t.backpropPadLeft), t.strideW) if t.backpropPadLeft < 0 else 0
+    woEnd = (DivCeil(woExpand + t.backpropPadRight, t.strideW) if t.backpropPadRight < 0
+             else DivCeil(woExpand, t.strideW))
+    if reset:
+        woExpand = 1 if woEnd == woStart else (woEnd - woStart - 1) * t.strideW + 1
+    return woExpand, woStart, woEnd, reset
+
+
+def CalcLoadToA1Params(api, params, curCoutIdx: int, kIdx: int, nd: bool) -> int:
+    """CalcLoadToA1Dn2NzParams / CalcLoadToA1Nd2NzParams: fills params, returns out2A1DstAddrOffset."""
+    t = api.tiling_
+    strideH = t.strideH
+    curHoSize = api.curHoSize_
+    curCoutSize = CalcCurCoutSizeA1(api, kIdx, curCoutIdx)
+    woExpand, woStart, woEnd, reset = _wo_window(t)
+    loadToA1HLoop, out2A1DstAddrOffset = CalcOutToA1DstAddr(api, strideH, curHoSize, woExpand)
+    if t.strideW * strideH > 1 or api.realWoSize_ != t.wo or reset:
+        if reset:
+            api.realWoSize_ = woEnd - woStart
+        num, matrix_stride = loadToA1HLoop, t.wo * (t.cout if nd else 1)
+        nValue, nStride, dstMatrix = api.realWoSize_, t.strideW, (strideH * woExpand) << t.c0BitsA
+    else:
+        num, matrix_stride = 1, 0
+        nValue, nStride, dstMatrix = loadToA1HLoop * t.wo, 1, 0
+    if nd:
+        params.ndNum, params.srcNdMatrixStride, params.srcDValue = num, matrix_stride, t.cout
+    else:
+        params.dnNum, params.srcDnMatrixStride, params.srcDValue = num, matrix_stride, api.doHoWo_
+    params.nValue = nValue
+    params.dValue = curCoutSize
+    params.dstNzC0Stride = curHoSize * woExpand
+    params.dstNzNStride = nStride
+    params.dstNzMatrixStride = dstMatrix
+    CalcSetFmatrixParams(api, curHoSize, woExpand)
+    return out2A1DstAddrOffset
+
+
+def LoadToA1(api, kIdx: int, curDoutIdx: int, loadFlag: bool) -> None:
+    """The cout range of K step kIdx of dy plane curDoutIdx, rows [curHoIdx, +curHoSize) -> an A1 buffer."""
+    if not loadFlag or kIdx >= api.kIter_:
+        return
+    t = api.tiling_
+    useA1Buf = api.inQueL1A_.AllocTensor(api.SrcAT)
+    nd = api.yFormat != FORMAT_NCDHW  # the source picks DN2NZ by the y (cType) format
+    params = Nd2NzParams() if nd else Dn2NzParams()
+    curHoStartOffset = max(api.curHoStartIdx_, 0)
+    curHoIdx = 0 if api.curHoIdx_ < 0 else api.curHoIdx_ - curHoStartOffset
+    curOriHoIdx = curHoIdx
+    curCoutIdx = DivHkWk(api, kIdx * t.baseK) + (api.curCoutStartIdx_ if api.enableSplitK_ else 0)
+    if t.strideW * t.strideH > 1:
+        InitZeroValue(api, useA1Buf)
+    out2A1DstAddrOffset = CalcLoadToA1Params(api, params, curCoutIdx, kIdx, nd)
+    if t.strideH > 1:
+        # the relative dy row: the current (dilated) row minus the core's first, both before zero insertion
+        curHoIdx = 0 if api.curHoIdx_ < 0 else api.curHoIdx_
+        curOriHoIdx = DivCeil(curHoIdx, t.strideH) - DivCeil(curHoStartOffset, t.strideH)
+    woOffset = DivCeil(abs(t.backpropPadLeft), t.strideW) if t.backpropPadLeft < 0 else 0
+    if nd:
+        src = curCoutIdx + curDoutIdx * api.hoWo_ * t.cout + (curOriHoIdx * t.wo + woOffset) * t.cout
+    else:
+        src = curCoutIdx * api.doHoWo_ + curDoutIdx * api.hoWo_ + curOriHoIdx * t.wo + woOffset
+    if (params.ndNum if nd else params.dnNum) > 0:
+        DataCopy(useA1Buf[out2A1DstAddrOffset], api.outBackPropGlobal_[src], params)
+    api.inQueL1A_.EnQue(useA1Buf)
+
+
+def InitLoadToA2Params(api) -> None:
+    t = api.tiling_
+    p = LoadData3DParamsV2()
+    p.mExtension = t.baseM
+    p.kExtension = t.baseK
+    p.mStartPt = 0
+    p.kStartPt = 0
+    p.strideW = 1  # zero insertion turned the stride into 1
+    p.strideH = 1
+    p.filterW = t.wk & 255
+    p.filterH = t.hk & 255
+    p.filterSizeW = bool((t.wk >> 8) & 255)
+    p.filterSizeH = bool((t.hk >> 8) & 255)
+    p.dilationFilterW = t.dilationW
+    p.dilationFilterH = t.dilationH
+    p.enTranspose = False
+    p.fMatrixCtrl = False
+    p.channelSize = api.channelSize_
+    api.load3d_ = p
+
+
+def UpdateLoadToA2ParamsM(api) -> None:
+    # [DEVIATION] the source sets mExtension = baseUseM_; the simulated LoadDataWithStride does not model a window
+    # ending in half a fractal, so the M tail is rounded up to 16 rows (the extra rows are the bottom pad's zeros;
+    # Mmad runs them anyway, m being rounded the same way, and Fixpipe drops them).
+    api.load3d_.mExtension = DivCeil16(api.baseUseM_) * BLOCK_CUBE
+    SetLoadDataRepeatWithStride(LoadDataRepeatParamWithStride(0, 1, 0, DivCeil16(api.baseUseM_)))
+
+
+def UpdateLoadToA2ParamsK(api, kPos: int) -> None:
+    api.load3d_.kStartPt = kPos * api.tiling_.baseK
+
+
+def LoadToA2(api, l1A1Matrix, l0a) -> None:
+    LoadDataWithStride(l0a, l1A1Matrix, api.load3d_)

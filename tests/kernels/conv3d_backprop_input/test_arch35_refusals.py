@@ -1,0 +1,78 @@
+"""What the dx operator refuses on the Ascend 950 (and 8-bit on A2), by name and before any launch."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ascend_sim.machine.dtypes import float8_e4m3fn, float16, float32, hifloat8
+from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
+from kernels.conv3d_backprop_input.operator_arch35 import plan_arch35
+
+PLATFORM = "Ascend950PR_9589"
+
+
+def _run(w, dy, size, **kw):
+    args = dict(strides=(1, 1, 1, 1, 1), pads=(1,) * 6, platform=PLATFORM, data_format="NCDHW")
+    args.update(kw)
+    return conv3d_backprop_input_v2_run(size, w, dy, **args)
+
+
+def test_mixed_dtypes_refused():
+    with pytest.raises(TypeError, match="filter.dtype=float16 and out_backprop.dtype=float32"):
+        _run(np.zeros((8, 8, 3, 3, 3), float16), np.zeros((1, 8, 4, 4, 4), float32), (1, 8, 4, 4, 4))
+
+
+def test_int8_refused():
+    with pytest.raises(TypeError, match="filter.dtype=int8 is not supported on the 950"):
+        _run(np.zeros((8, 8, 3, 3, 3), np.int8), np.zeros((1, 8, 4, 4, 4), np.int8), (1, 8, 4, 4, 4))
+
+
+@pytest.mark.parametrize("data_format,filter_format", [("NDHWC", "NCDHW"), ("NCDHW", "NDHWC"), ("NCDHW", "DHWCN")])
+def test_8bit_needs_ncdhw(data_format, filter_format):
+    with pytest.raises(ValueError, match="8-bit needs out_backprop, filter and y all NCDHW"):
+        plan_arch35((1, 8, 4, 4, 4), (8, 8, 3, 3, 3), (1, 8, 4, 4, 4), "hifloat8", strides=(1, 1, 1), pads=(1,) * 6,
+                    dilations=(1, 1, 1), groups=1, data_format=data_format, filter_format=filter_format,
+                    platform=PLATFORM, enable_hf32=False)
+
+
+def test_ndhwc_groups_refused():
+    with pytest.raises(ValueError, match="groups=2 with data_format='NDHWC': not supported on the 950"):
+        _run(np.zeros((8, 4, 3, 3, 3), float16), np.zeros((1, 4, 4, 4, 8), float16), (1, 4, 4, 4, 8),
+             groups=2, data_format="NDHWC")
+
+
+@pytest.mark.parametrize("dtype", [hifloat8, float8_e4m3fn])
+def test_8bit_refused_on_a2(dtype):
+    with pytest.raises(TypeError, match="is not supported"):
+        _run(np.zeros((8, 8, 3, 3, 3), dtype), np.zeros((1, 8, 4, 4, 4), dtype), (1, 8, 4, 4, 4),
+             platform="Ascend910B2")
+
+
+@pytest.mark.parametrize("groups,match", [(16, r"groupConvMode=1 \(ENLARGE, the AIV weight build\): not ported")])
+def test_unported_group_enlarge_refused_by_name(groups, match):
+    with pytest.raises(ValueError, match=match):
+        _run(np.zeros((16, 16 // groups, 3, 3, 3), float16), np.zeros((1, 16, 4, 8, 8), float16), (1, 16, 4, 8, 8),
+             groups=groups)
+
+
+def test_unported_kernel_split_refused_by_name():
+    # a 4x4 kernel at stride 2: the tiling splits the kernel (Conv3DDXV2KernelSplitFullLoadTiling)
+    with pytest.raises(ValueError, match=r"kernelSplitMode=1 \(Conv3dDxKsBlock\): not ported"):
+        _run(np.zeros((16, 16, 1, 4, 4), float16), np.zeros((1, 16, 1, 16, 16), float16), (1, 16, 1, 32, 32),
+             strides=(1, 1, 1, 2, 2), pads=(0, 0, 1, 1, 1, 1))
+
+
+def test_tiling_overrides_refused_on_the_950():
+    with pytest.raises(ValueError, match="tiling_overrides=.*not taken by the arch35"):
+        _run(np.zeros((8, 8, 3, 3, 3), float16), np.zeros((1, 8, 4, 4, 4), float16), (1, 8, 4, 4, 4),
+             tiling_overrides={"baseM": 16})
+
+
+def test_kernel_entry_refuses_an_unported_tiling_key():
+    from kernels.conv3d_backprop_input.kernel.arch35.conv3d_backprop_input_v2_arch35 import unported_features
+    from tiling.conv3d_backprop_input.arch35 import conv3d_backprop_input_tiling_arch35
+    t = conv3d_backprop_input_tiling_arch35((1, 8, 4, 4, 4), (8, 8, 3, 3, 3), (1, 8, 4, 4, 4), (1, 1, 1), (1,) * 6,
+                                            (1, 1, 1), 1, "float16", PLATFORM)
+    assert unported_features(t.tiling_key, t) == []
+    key_split = t.tiling_key | (1 << 8)  # kernelSplitMode SPLIT_KERNEL_HW
+    assert unported_features(key_split, t) == ["kernelSplitMode=1 (Conv3dDxKsBlock)"]

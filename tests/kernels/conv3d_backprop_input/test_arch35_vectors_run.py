@@ -1,0 +1,116 @@
+"""The real arch35 UT tilings (tests/data/conv3d_dx_tiling_vectors_arch35.json) forced field by field onto the
+arch35 kernel: every vector whose template is ported runs without a fault (timing-only: the shapes are large), on
+the UT's platform (Ascend950PR_9589 with UB 245760), with the MIX 1:2 streams in the report; the others are
+refused by name before any instruction. One small vector also runs with data against PyTorch."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from arch35_oracle import assert_close_16_32, dx_reference
+from paths import DATA_DIR
+
+from ascend_sim.machine.platform import get_platform
+from kernels.conv3d_backprop_input.kernel.arch35.conv3d_backprop_input_v2_arch35 import (
+    conv3d_backprop_input_v2_arch35, unported_features)
+from kernels.conv3d_backprop_input.operator_arch35 import DTYPES_950, launch_arch35
+from tiling.conv3d_backprop_input.arch35 import Conv3DBackpropInputArch35TilingData, conv3d_backprop_input_tiling_arch35
+
+VECTORS = json.loads((DATA_DIR / "conv3d_dx_tiling_vectors_arch35.json").read_text())["vectors"]
+UT_PLATFORM = get_platform("Ascend950PR_9589").with_overrides(UB=245760)
+SLOW = {"conv3d_dx_2", "conv3d_dx_8_small_m", "conv3d_dx_10", "conv3d_dx_split_k_NCDHW_3"}  # 20 s to 10 min
+
+
+def workspace_size(vector) -> int:
+    """GetWorkspaceSize of the vector's tiling: the port's generator gives it (its fields equal the vector's,
+    test_tiling_arch35_vectors.py)."""
+    fmt = vector["formats"]
+    return conv3d_backprop_input_tiling_arch35(
+        vector["dy_shape"]["ori"], vector["filter_shape"]["ori"], vector["dx_shape"]["ori"], vector["strides"],
+        vector["pads"], vector["dilations"], vector["groups"], vector["dtype"], UT_PLATFORM, vector["enable_hf32"],
+        data_format=fmt["dy_ori"], filter_format=fmt["filter_ori"]).workspace_size
+
+
+def forced_tiling(vector) -> Conv3DBackpropInputArch35TilingData:
+    """The UT's expected tiling, field by field (not the port's answer)."""
+    return Conv3DBackpropInputArch35TilingData(**vector["tiling"], tiling_key=vector["tiling_key"],
+                                               block_dim=vector["block_dim"], workspace_size=workspace_size(vector),
+                                               template="UT vector")
+
+
+def _launch(vector, execute, filter=None, dy=None):
+    dt = DTYPES_950[vector["dtype"]]
+    fmt = vector["formats"]
+    w = np.zeros(vector["filter_shape"]["ori"], dt) if filter is None else filter
+    dy = np.zeros(vector["dy_shape"]["ori"], dt) if dy is None else dy
+    return launch_arch35(forced_tiling(vector), w, dy, vector["dx_shape"]["ori"], platform=UT_PLATFORM,
+                         data_format=fmt["dy_ori"], filter_format=fmt["filter_ori"], execute=execute)
+
+
+PORTED = [v for v in VECTORS if not unported_features(v["tiling_key"], forced_tiling(v))]
+REFUSED = [v for v in VECTORS if unported_features(v["tiling_key"], forced_tiling(v))]
+
+
+@pytest.mark.parametrize("vector", [pytest.param(v, marks=pytest.mark.slow) if v["name"] in SLOW else v
+                                    for v in PORTED], ids=lambda v: v["name"])
+def test_ported_vector_runs_without_fault(vector):
+    _, report = _launch(vector, execute=False)
+    kinds = [c.kind for c in report.cores]
+    assert kinds.count("AIC") == vector["block_dim"] and kinds.count("AIV") == 2 * vector["block_dim"]
+    aic = [c for c in report.cores if c.kind == "AIC"]
+    assert all(c.counts.get("Mmad", 0) > 0 for c in aic[:1])
+    assert report.cycles > 0
+
+
+def test_the_ported_vectors():
+    """Which shared vectors the port runs (keep in step with docs/conv3d_backprop_input_arch35.md)."""
+    assert len(PORTED) >= 18 and len(PORTED) + len(REFUSED) == len(VECTORS)
+
+
+@pytest.mark.parametrize("vector", REFUSED, ids=lambda v: v["name"])
+def test_unported_vector_refused_by_name(vector):
+    # the entry refuses before its first instruction (no chip needed, so no GM of the vector's size either)
+    with pytest.raises(NotImplementedError, match="not ported to the arch35 kernel yet"):
+        conv3d_backprop_input_v2_arch35(None, None, None, None, None, forced_tiling(vector),
+                                        tiling_key=vector["tiling_key"], dtype=DTYPES_950[vector["dtype"]])
+
+
+def _to_ncdhw(array, fmt):
+    return {"NCDHW": array, "NDHWC": array.transpose(0, 4, 1, 2, 3), "DHWCN": array.transpose(4, 3, 0, 1, 2)}[fmt]
+
+
+@pytest.mark.parametrize("name", ["conv3d_dx_3_bf16", "conv3d_dx_NCDHW_full_load_is_not_divisib",
+                                  "conv3d_dx_NDHWC_full_load_is_not_divisib"])
+def test_small_vector_with_data(name):
+    """Small UT vectors with data against PyTorch; the two full-load ones keep the weight in L1 across blocks."""
+    vector = next(v for v in VECTORS if v["name"].startswith(name))
+    dt = DTYPES_950[vector["dtype"]]
+    fmt = vector["formats"]
+    rng = np.random.default_rng(3)
+    w = rng.uniform(-1, 1, vector["filter_shape"]["ori"]).astype(dt)
+    dy = rng.uniform(-1, 1, vector["dy_shape"]["ori"]).astype(dt)
+    y, _ = _launch(vector, execute=True, filter=w, dy=dy)
+    t = vector["tiling"]
+    ref, bound = dx_reference((t["batch"], t["cin"], t["di"], t["hi"], t["wi"]),
+                              _to_ncdhw(w, fmt["filter_ori"]), _to_ncdhw(dy, fmt["dy_ori"]),
+                              (t["strideD"], t["strideH"], t["strideW"]),
+                              (t["padFront"], t["padBack"], t["padUp"], t["padDown"], t["padLeft"], t["padRight"]),
+                              (t["dilationD"], t["dilationH"], t["dilationW"]), vector["groups"])
+    assert_close_16_32(_to_ncdhw(y, fmt["dy_ori"]), ref, bound, dt, hf32=bool(t["hf32Flag"]))
+
+
+@pytest.mark.slow
+def test_fp32_split_k_vector_with_data():
+    """conv3d_dx_ascend950_kb_case1_9589 (fp32 HF32, cout 256 in kSegments of 80 + a tail of 16, added atomically
+    into GM) against PyTorch; 25 s of simulation."""
+    vector = next(v for v in VECTORS if v["name"].startswith("conv3d_dx_ascend950_kb_case1_9589"))
+    assert vector["tiling"]["enableSplitK"] and not vector["tiling"]["useUbAccumForSplitK"]
+    dt = DTYPES_950[vector["dtype"]]
+    rng = np.random.default_rng(5)
+    w = rng.uniform(-1, 1, vector["filter_shape"]["ori"]).astype(dt)
+    dy = rng.uniform(-1, 1, vector["dy_shape"]["ori"]).astype(dt)
+    y, _ = _launch(vector, execute=True, filter=w, dy=dy)
+    ref, bound = dx_reference(vector["dx_shape"]["ori"], w, dy, tuple(vector["strides"][2:]), vector["pads"],
+                              tuple(vector["dilations"][2:]), vector["groups"])
+    assert_close_16_32(y, ref, bound, dt, hf32=bool(vector["tiling"]["hf32Flag"]))
