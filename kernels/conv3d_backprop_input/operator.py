@@ -126,7 +126,8 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
     platform = get_platform(platform)  # normalised once, here: everything below gets the Platform
     if platform.npu_arch == 3510:
         return _run_arch35(input_size, filter, out_backprop, strides=strides, pads=pads, dilations=dilations,
-                           groups=groups, data_format=data_format, filter_format=filter_format, platform=platform,
+                           groups=groups, data_format=default_data_format(data_format)[0],
+                           filter_format=filter_format, platform=platform,
                            enable_hf32=enable_hf32, execute=execute, trace=trace, tiling_overrides=tiling_overrides,
                            check_races=check_races, poison_output=poison_output, hooks=hooks, engine=engine)
     check_operands(filter, out_backprop)
@@ -134,7 +135,7 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
     plan = plan_conv3d_dx(input_size, filter.shape, out_backprop.shape, filter.dtype, strides=strides, pads=pads,
                           dilations=dilations, groups=groups, data_format=data_format, filter_format=filter_format,
                           platform=platform, enable_hf32=enable_hf32, route=route, tiling_overrides=tiling_overrides)
-    data_format = default_data_format(data_format)[0]
+    data_format = plan.problem.data_format  # None became NDHWC in the argument checks (with their warning)
     check_fits(estimate_conv3d_dx(plan, execute=execute, check_races=check_races, record=record), max_memory)
     weight, dy = None, None  # timing-only: no host conversion, the operands' bytes are never read
     if execute:
