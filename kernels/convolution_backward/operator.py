@@ -167,13 +167,16 @@ def run_plan(plan: ConvBackwardPlan, grad_output, input, weight, *, execute=True
         bias = run_bias_grad(grad_output, platform=a.platform, hooks=hooks.get("grad_bias"), **kw)
         grads[2] = bias.result
         launches.append(replace(bias, gradient="grad_bias", kernel="ReduceSum (AIV)", notes=[BIAS_NOTE]))
+    # each launch's result becomes the gradient as returned (the kernel's own array is not kept beside it)
     if a.output_mask[0]:
         launch = _grad_input(a, r, go, x, w, {**cube_kw, "hooks": hooks.get("grad_input")})
-        grads[0] = None if launch.result is None else launch.result.reshape(a.input_shape).astype(input.dtype)
+        if launch.result is not None:
+            launch.result = grads[0] = launch.result.reshape(a.input_shape).astype(input.dtype)
         launches.append(launch)
     if a.output_mask[1]:
         launch = _grad_weight(a, r, go, x, {**cube_kw, "hooks": hooks.get("grad_weight")})
-        grads[1] = None if launch.result is None else launch.result.reshape(a.weight_shape).astype(weight.dtype)
+        if launch.result is not None:
+            launch.result = grads[1] = launch.result.reshape(a.weight_shape).astype(weight.dtype)
         launches.append(launch)
     if trace is not None:  # one trace: the launches one after the other, as the stream runs them
         write_chrome_trace_of_launches([(launch.gradient, launch.report) for launch in launches], str(trace))

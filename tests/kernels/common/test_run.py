@@ -70,3 +70,11 @@ def test_dx_on_the_950_without_data_format_reads_ndhwc():
                                        platform="Ascend950PR_9589")
     ref, bound = dx_reference((1, 16, 4, 4, 4), w, dy.transpose(0, 4, 1, 2, 3), (1, 1, 1), (0,) * 6, (1, 1, 1), 1)
     assert_close_16_32(run.result.transpose(0, 4, 1, 2, 3), ref, bound, np.float16)
+
+
+def test_a_convolution_backward_launch_holds_the_gradient_it_returned():
+    x, w, go = _f16(1, 16, 4, 4), _f16(16, 16, 3, 3), _f16(1, 16, 2, 2)
+    run = convolution_backward_run(go, x, w, [16], (1, 1), (0, 0), (1, 1), False, (0, 0), 1, (True, True, True))
+    grads = {"grad_input": run.grad_input, "grad_weight": run.grad_weight, "grad_bias": run.grad_bias}
+    for launch in run.launches:
+        assert launch.result is grads[launch.gradient] and launch.result.dtype == np.float16

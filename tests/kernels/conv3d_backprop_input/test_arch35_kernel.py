@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from arch35_oracle import EIGHT_BIT, assert_close_16_32, assert_within_one_step_8bit, dx_reference
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from ascend_sim.machine.dtypes import bfloat16, float8_e4m3fn, float16, float32, hifloat8
 from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
 from kernels.conv3d_backprop_input.operator_arch35 import plan_arch35
+from tests.kernels.conv3d_backprop_input.arch35_oracle import (EIGHT_BIT, assert_close_16_32,
+                                                             assert_within_one_step_8bit, dx_reference)
 
 PLATFORM = "Ascend950PR_9589"
 NAMES = {np.dtype(float16): "float16", np.dtype(bfloat16): "bfloat16", np.dtype(float32): "float32",

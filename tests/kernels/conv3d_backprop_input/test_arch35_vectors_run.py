@@ -8,7 +8,6 @@ import json
 
 import numpy as np
 import pytest
-from arch35_oracle import assert_close_16_32, dx_reference
 from paths import DATA_DIR
 
 from ascend_sim.machine.platform import get_platform
@@ -16,6 +15,7 @@ from kernels.conv3d_backprop_input.kernel.arch35.conv3d_backprop_input_v2_arch35
     conv3d_backprop_input_v2_arch35, unported_features)
 from kernels.conv3d_backprop_input.operator_arch35 import DTYPES_950, launch_arch35
 from tiling.conv3d_backprop_input.arch35 import Conv3DBackpropInputArch35TilingData, conv3d_backprop_input_tiling_arch35
+from tests.kernels.conv3d_backprop_input.arch35_oracle import assert_close_16_32, dx_reference
 
 VECTORS = json.loads((DATA_DIR / "conv3d_dx_tiling_vectors_arch35.json").read_text())["vectors"]
 UT_PLATFORM = get_platform("Ascend950PR_9589").with_overrides(UB=245760)
