@@ -23,7 +23,7 @@ def test_conv3d_dx_on_the_950(dtype, capsys):
 def test_conv3d_dx_950_json(capsys):
     code = main(["conv3d-dx", "--platform", "Ascend950PR_9589", "--dtype", "hifloat8", *SMALL_CONV, "--json"])
     data = json.loads(capsys.readouterr().out)
-    assert code == 0 and data["check_passed"] and data["tiling"]["c0"] == 32
+    assert code == 0 and data["check_passed"] and data["launches"][0]["tiling"]["c0"] == 32
 
 
 def test_8bit_refused_on_a2(capsys):
