@@ -27,7 +27,8 @@ import numpy as np
 
 from ascend_sim import SimFault
 from ascend_sim.machine.dtypes import DTYPES
-from kernels.convolution_backward.operator import KernelLaunch, plan_convolution_backward, run_plan
+from kernels.common.run import Run
+from kernels.convolution_backward.operator import plan_convolution_backward, run_plan
 
 ACLNN_SUCCESS = 0
 ACLNN_ERR_PARAM_NULLPTR = 161001
@@ -60,13 +61,13 @@ _API_NAMES = re.compile(r"\b(" + "|".join(_CAMEL) + r")\b")
 
 @dataclass(eq=False)
 class aclOpExecutor:
-    """What phase one prepared, and after phase two what ran (launches: KernelLaunch records)."""
+    """What phase one prepared, and after phase two what ran (launches: one Run per kernel)."""
 
     plan: object
     inputs: tuple
     outputs: tuple
     workspace_size: int
-    launches: list[KernelLaunch] = field(default_factory=list)
+    launches: list[Run] = field(default_factory=list)
     done: bool = False
 
 

@@ -20,7 +20,7 @@ from frontends.cli.report import (check_cli_run, launch_entry, print_json, print
 if TYPE_CHECKING:
     import numpy as np
 
-    from kernels.conv3d_v2.operator import Conv3dV2Run
+    from kernels.common.run import Run
 
 
 def conv3d_field_ranges() -> dict:
@@ -82,7 +82,7 @@ class Conv3dCommandRun:
     x: np.ndarray
     w: np.ndarray
     bias: np.ndarray | None
-    run: Conv3dV2Run
+    run: Run
     wall: float
 
     @property

@@ -19,7 +19,7 @@ from frontends.cli.report import (launch_entry, print_json, print_summary, rando
 if TYPE_CHECKING:
     import numpy as np
 
-    from kernels.conv3d_backprop_filter.operator import Conv3dDwRun
+    from kernels.common.run import Run
 
 
 
@@ -84,7 +84,7 @@ class ConvDwRun:
     problem: ConvProblem
     x: np.ndarray
     dy: np.ndarray
-    result: Conv3dDwRun
+    result: Run
     wall: float
 
     @property

@@ -15,7 +15,7 @@ from frontends.cli.report import (check_cli_run, launch_entry, print_json, print
 if TYPE_CHECKING:
     import numpy as np
 
-    from kernels.conv3d_backprop_input.operator import Conv3dDxRun
+    from kernels.common.run import Run
 
 
 def add_command(commands) -> argparse.ArgumentParser:
@@ -61,7 +61,7 @@ class ConvDxRun:
     problem: ConvProblem
     dy: np.ndarray
     weight: np.ndarray
-    result: Conv3dDxRun
+    result: Run
     wall: float
 
     @property

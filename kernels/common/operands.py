@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from ascend_sim.machine.dtypes import DTYPES
-from ascend_sim.machine.platform import get_platform
+from ascend_sim.machine.platform import Platform
 from tiling.common.checks import check_ints
 
 
@@ -73,11 +73,10 @@ def warn_data_format_assumed(operator: str) -> None:
                   "to silence this", DataFormatAssumedWarning, stacklevel=4)
 
 
-def require_arch22_kernel(op: str, platform) -> None:
+def require_arch22_kernel(op: str, plat: Platform) -> None:
     """Refuse a platform whose npu_arch is not 2201 for an operator whose only port is its arch22 kernel: the 950
     (arch 3510) reads L0A as NZ, has other load paths and runs the arch35 kernel, which the real hardware would
-    never run the arch22 one in place of."""
-    plat = get_platform(platform)
+    never run the arch22 one in place of. plat: the Platform the operator normalised at its entry."""
     if plat.npu_arch != 2201:
         raise ValueError(f"platform={plat.name!r} (npu_arch {plat.npu_arch}): {op} runs its arch22 kernel (Atlas "
                          f"A2/A3, npu_arch 2201) only; the arch35 kernel (op_kernel/arch35) is not ported yet")

@@ -17,9 +17,8 @@ from kernels.conv3d_backprop_filter.kernel.drivers import (Conv3dDw, Conv3dDwBas
                                                            Conv3dDwBasicBlockSplitMK, Conv3dDwBasicBlockSplitMN,
                                                            Conv3dDwBasicBlockSplitMNStreamK)
 from kernels.conv3d_backprop_filter.kernel.init_output import Conv3dDwInitOutput
-from kernels.conv3d_backprop_filter.operator import (Conv3dDwRun, conv3d_backprop_filter_v2,
-                                                     conv3d_backprop_filter_v2_run)
+from kernels.conv3d_backprop_filter.operator import conv3d_backprop_filter_v2, conv3d_backprop_filter_v2_run
 
 __all__ = ["Conv3DBackpropFilter", "Conv3dDw", "Conv3dDwBasicBlockSplitKN", "Conv3dDwBasicBlockSplitMK",
-           "Conv3dDwBasicBlockSplitMN", "Conv3dDwBasicBlockSplitMNStreamK", "Conv3dDwInitOutput", "Conv3dDwRun",
+           "Conv3dDwBasicBlockSplitMN", "Conv3dDwBasicBlockSplitMNStreamK", "Conv3dDwInitOutput",
            "conv3d_backprop_filter_v2", "conv3d_backprop_filter_v2_kernel", "conv3d_backprop_filter_v2_run"]

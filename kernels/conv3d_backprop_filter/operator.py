@@ -15,17 +15,16 @@ Host-side layouts (numpy, documented in docs/conv3d_backprop_filter.md):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from ascend_sim import Chip
 from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.formats import DATA_FORMATS, FILTER_FORMATS, filter_from_ncdhw, filter_shape_to_ncdhw
+from ascend_sim.machine.platform import get_platform
 from ascend_sim.machine.tensor import GmAddr
-from ascend_sim.passes.report import RunReport
 from kernels.common.operands import (check_array, check_at_least, check_format, default_data_format, dhw_attribute,
                                      require_arch22_kernel, warn_data_format_assumed)
+from kernels.common.run import Run, output_buffer, read_output, write_trace
 from kernels.common.size_guard import RunEstimate, check_fits, conv_estimate, gemm_tiles, tensor_bytes
 from kernels.common.tiling_reads import ReadRecorder, flag_unread_overrides
 from kernels.conv3d_backprop_filter.kernel.conv3d_backprop_filter_v2 import conv3d_backprop_filter_v2 as _kernel_entry
@@ -34,17 +33,6 @@ from tiling.common.checks import check_ints
 from tiling.conv3d_backprop_filter.model import Conv3DBackpropFilterV2TilingData
 
 _FILTER_AXES = {"N": "Cout", "C": "Cin/groups", "D": "kD", "H": "kH", "W": "kW"}  # a filter_format letter's meaning
-
-
-@dataclass
-class Conv3dDwRun:
-    """One run: dw (float32, filter_format; None in timing-only mode), the tiling, the report, the trace path, notes."""
-
-    result: np.ndarray | None
-    tiling: object
-    report: RunReport
-    trace: str | None = None
-    notes: list[str] = field(default_factory=list)  # tiling overrides that changed nothing
 
 
 def _to_ncdhw_shape(shape, data_format: str) -> tuple:
@@ -195,15 +183,14 @@ def _launch(x_ncdhw, dy_ncdhw, x_shape: tuple, dy_shape: tuple, dtype, tiling_da
     dy_gm = chip.gm.place("out_backprop", (dy_elements,), dtype, lambda: np.concatenate(
         [_to_device(dy_ncdhw, dtype, per, cout_g, coutG, cout_total).reshape(-1), np.zeros(slack, dtype)]))
     y_elems = t.group * t.dk * t.cin1G * t.hk * t.wk * coutG * c0
-    y_gm = chip.gm.alloc("y", y_elems * 4)
-    if execute:
-        y_gm.data.view(np.float32)[:] = np.nan  # the init pass must zero every element the kernel adds into
+    y_gm = output_buffer(chip, "y", (y_elems,), np.float32, True)  # the init pass must zero every element it adds into
     # KERNEL_TYPE_MIX_AIC_1_0 (cube cores with cross-core flags); the deterministic build adds the vector cores
     report = chip.launch(_kernel_entry, tiling_data.block_dim, GmAddr(x_gm), None, GmAddr(dy_gm), GmAddr(y_gm),
                          workspace, tiling_data, tiling_key=tiling_data.tiling_key, dtype=dtype,
                          deterministic=deterministic,
                          kernel_type="MIX_AIC_1_2" if deterministic else "MIX_AIC_1_0")
-    dw = _from_device(y_gm.data.view(np.float32), t, groups, weight_shape) if execute else None
+    dw_flat = read_output(chip, y_gm, (y_elems,), np.float32)
+    dw = _from_device(dw_flat, t, groups, weight_shape) if dw_flat is not None else None
     return dw, report
 
 
@@ -225,7 +212,7 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
                                   groups=1, data_format=None, filter_format="NCDHW", platform="Ascend910B2",
                                   enable_hf32=False, deterministic=False, execute=True, trace=None, tiling=None,
                                   tiling_overrides=None, check_races=True, hooks=None, engine="auto",
-                                  max_memory=None, record=True) -> Conv3dDwRun:
+                                  max_memory=None, record=True) -> Run:
     """Run Conv3DBackpropFilterV2 on the simulator and return the whole record (see conv3d_backprop_filter_v2).
 
     deterministic=True: the deterministic build (the host tiles for it; stream-K tail blocks are summed by the
@@ -240,6 +227,7 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
     record=False keeps no instruction records once scheduled (see conv3d_backprop_input_v2_run); dw's init pass
     barrier still holds every core's records until the last core reaches it.
     """
+    platform = get_platform(platform)  # normalised once, here: everything below gets the Platform
     require_arch22_kernel("Conv3DBackpropFilterV2", platform)
     data_format, assumed = default_data_format(data_format)
     data_format = check_format("data_format", data_format, DATA_FORMATS)
@@ -296,11 +284,7 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
                                   f"the Conv3DBackpropFilterV2 kernel of tiling key {tiling.tiling_key}"
                                   ) if tiling_overrides else []
     result = filter_from_ncdhw(dw, filter_format) if dw is not None else None
-    path = None
-    if trace is not None:
-        report.write_trace(str(trace))
-        path = str(trace)
-    return Conv3dDwRun(result, tiling, report, path, notes)
+    return Run(result, tiling, report, notes, write_trace(report, trace))
 
 
 def conv3d_backprop_filter_v2(x, filter_size, out_backprop, *, strides, pads, dilations=(1, 1, 1, 1, 1), groups=1,

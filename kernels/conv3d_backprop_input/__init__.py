@@ -22,9 +22,9 @@ from kernels.conv3d_backprop_input.kernel.arch22.conv3d_backprop_input_v2 import
     conv3d_backprop_input_v2 as conv3d_backprop_input_v2_kernel
 from kernels.conv3d_backprop_input.kernel.arch22.drivers import Conv3dDx, Conv3dDxBasicBlockSplitMN
 from kernels.conv3d_backprop_input.kernel.arch22.init_output import Conv3dDxInitOutput
-from kernels.conv3d_backprop_input.operator import Conv3dDxRun, conv3d_backprop_input_v2, conv3d_backprop_input_v2_run
+from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2, conv3d_backprop_input_v2_run
 from kernels.conv3d_backprop_input.plan import Conv3dDxPlan, plan_conv3d_dx
 
 __all__ = ["Conv3DBackpropInput", "Conv3dDx", "Conv3dDxBasicBlockSplitMN", "Conv3dDxInitOutput", "Conv3dDxPlan",
-           "Conv3dDxRun", "conv3d_backprop_input_v2", "conv3d_backprop_input_v2_kernel",
+           "conv3d_backprop_input_v2", "conv3d_backprop_input_v2_kernel",
            "conv3d_backprop_input_v2_run", "plan_conv3d_dx"]

@@ -32,9 +32,11 @@ class ShapeMismatch(ValueError):
 @dataclass(frozen=True)
 class Problem(ConvArgs):
     """A checked problem in NCDHW terms (tiling.ConvArgs: dy, filter, dx shapes, strides, pads, A2's effective
-    dilations, ...), plus the dilations as the user gave them (D, H, W), which aclnn's routing reads."""
+    dilations, ...), plus the dilations as the user gave them (D, H, W), which aclnn's routing reads, and the user's
+    data_format (None given: NDHWC), which the operator converts from and back to."""
 
     dilations_given: tuple[int, int, int] = (1, 1, 1)
+    data_format: str = "NDHWC"
 
 
 def _shape(name: str, shape) -> tuple[int, ...]:
@@ -167,7 +169,7 @@ def check_problem(input_size, filter_shape, out_backprop_shape, dtype, strides, 
         warn_data_format_assumed("conv3d_backprop_input_v2")
     dil = tuple(d if k > 1 else 1 for d, k in zip(lay.dilations, weight_shape[2:]))
     return Problem(lay.dy_shape, weight_shape, lay.size, lay.strides, pd, dil, groups, dtype, enable_hf32, plat,
-                   tuple(lay.dilations))
+                   tuple(lay.dilations), data_format)
 
 
 def check_operands(filter, out_backprop) -> None:

@@ -34,12 +34,11 @@ Choices where the source depends on what is not modelled here:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ascend_sim.machine.dtypes import DTYPES
 from kernels.common.operands import stand_in
+from kernels.common.run import Run
 from kernels.matmul import MatmulTiling, run_matmul
 
 STRIDE_EQ_KERNEL = "STRIDE_EQ_KERNEL"
@@ -85,18 +84,8 @@ def _is_w1b1_fm_nd_dx(p, data_format, filter_format, dilations_given) -> bool:
     return (cout * cin + cin * dhw + dhw * cout) * DTYPES[p.dtype].itemsize <= L2_CACHE_BYTES
 
 
-@dataclass
-class MatmulDx:
-    """What the matmul route did: dx (NCDHW, None in timing-only mode), the matmul tiling and report, notes."""
-
-    result: np.ndarray | None
-    tiling: MatmulTiling
-    report: object
-    notes: list[str]
-
-
 def dx_by_matmul(p, weight: np.ndarray | None, dy: np.ndarray | None, mode: str, *, execute: bool = True,
-                 check_races: bool = True, poison_output: bool = True, hooks=None, engine: str = "auto") -> MatmulDx:
+                 check_races: bool = True, poison_output: bool = True, hooks=None, engine: str = "auto") -> Run:
     """dx of the checked problem p by the matmul aclnn uses for `mode`, on p.platform's simulated chip; weight and
     dy are p's operands as NCDHW arrays (None in timing-only mode: size-only stand-ins run instead)."""
     if not execute:
@@ -133,4 +122,4 @@ def dx_by_matmul(p, weight: np.ndarray | None, dy: np.ndarray | None, mode: str,
         result = np.ascontiguousarray(out.reshape(n, cin, di, hi, wi))
     notes = [f"route: aclnn computes this dx with a matmul, not Conv3DBackpropInputV2: {mode}, {_DESCRIPTION[mode]}; "
              f"{how}{' in HF32' if hf32 else ''} (route='v2' runs the conv kernel)"]
-    return MatmulDx(result, tiling, report, notes)
+    return Run(result, tiling, report, notes, route="matmul", matmul_mode=mode)

@@ -19,8 +19,6 @@ Steps (what aclnn + the V2 op do on A2, done here on the host in numpy where the
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -30,8 +28,8 @@ from ascend_sim.machine.formats import (filter_to_fractal_z_3d, fractal_z_3d_sha
                                         ndc1hwc0_to_ncdhw, ndc1hwc0_to_ndhwc)
 from ascend_sim.machine.platform import get_platform
 from ascend_sim.machine.tensor import GmAddr
-from ascend_sim.passes.report import RunReport
 from kernels.common.operands import default_data_format, require_arch22_kernel
+from kernels.common.run import Run, output_buffer, read_output, write_trace
 from kernels.common.size_guard import RunEstimate, check_fits, conv_estimate, gemm_tiles, tensor_bytes
 from kernels.common.tiling_reads import ReadRecorder, flag_unread_overrides
 from kernels.conv3d_backprop_input.arguments import (DATA_FORMATS, FILTER_FORMATS, Problem,  # noqa: F401
@@ -45,39 +43,6 @@ from kernels.conv3d_backprop_input.operator_arch35 import check_operands_950, la
 from kernels.conv3d_backprop_input.plan import ROUTES  # noqa: F401 (DATA_FORMATS, FILTER_FORMATS, ROUTES re-exported)
 from kernels.conv3d_backprop_input.plan import \
     plan_conv3d_dx  # noqa: F401 (DATA_FORMATS, FILTER_FORMATS, ROUTES re-exported)
-from kernels.conv3d_backprop_input.rewrite import Rewrite
-
-
-# ------------------------------------------------------------------------------------------------- run
-@dataclass
-class Conv3dDxRun:
-    """What one operator call did: the result, the tiling it used, the simulator's report, and notes.
-
-    route: "v2" (the Conv3DBackpropInputV2 kernel; tiling is its TilingData) or "matmul" (aclnn's matmul shortcut,
-    matmul_mode says which; tiling is the matmul kernel's MatmulTiling)."""
-
-    result: np.ndarray | None
-    tiling: Any
-    report: RunReport
-    rewrite: Rewrite
-    notes: list[str] = field(default_factory=list)
-    trace_path: str | None = None
-    route: str = "v2"
-    matmul_mode: str | None = None
-
-    @property
-    def cycles(self) -> float:
-        return self.report.cycles
-
-    @property
-    def microseconds(self) -> float:
-        return self.report.microseconds
-
-    def retime(self, platform) -> RunReport:
-        """The report of this run's recorded instruction streams on another platform (other rates, overheads,
-        clock), without running the kernel again. The tiling stays this run's: for the tiling the generator would
-        choose on that platform, run again there."""
-        return self.report.retime(platform)
 
 
 def estimate_conv3d_dx(plan, *, execute: bool = True, check_races: bool = True, record: bool = True) -> RunEstimate:
@@ -125,22 +90,19 @@ def _launch(problem: Problem, weight: np.ndarray | None, dy: np.ndarray | None, 
                          lambda: filter_to_fractal_z_3d(weight.astype(dtype, copy=False), problem.groups, "NCDHW"))
     ncdhw = y_format == FORMAT_NCDHW
     y_shape = (n, cin, di, hi, wi) if ncdhw else (n, di, cin1, hi, wi, c0)
-    y_gm = chip.gm.alloc("y", int(np.prod(y_shape)) * dtype.itemsize)
-    if poison_output and execute:
-        y_gm.data.view(dtype)[:] = np.nan
+    y_gm = output_buffer(chip, "y", y_shape, dtype, poison_output)
     workspace = GmAddr(chip.gm.alloc("workspace", core_num * problem.platform.L0C)) if ncdhw else None
     report = chip.launch(_kernel_entry, core_num, None, GmAddr(w_gm), GmAddr(dy_gm), GmAddr(y_gm), workspace,
                          tiling_data, tiling_key=tiling_data.tiling_key, dtype=dtype, yFormat=y_format,
                          kernel_type="MIX_AIC_1_1" if ncdhw else "MIX_AIC_1_0")
-    y = y_gm.data.view(dtype).reshape(y_shape).copy() if execute else None
-    return y, report
+    return read_output(chip, y_gm, y_shape, dtype), report
 
 
 def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, pads, dilations=(1, 1, 1, 1, 1),
                                  groups=1, data_format=None, filter_format="NCDHW", platform="Ascend910B2",
                                  enable_hf32=False, execute=True, trace=None, tiling_overrides=None,
                                  check_races=True, poison_output=True, hooks=None, route="aclnn",
-                                 engine="auto", max_memory=None, record=True) -> Conv3dDxRun:
+                                 engine="auto", max_memory=None, record=True) -> Run:
     """Run Conv3DBackpropInputV2 on the simulator and return the whole record (see conv3d_backprop_input_v2).
 
     route="aclnn" (default): like aclnnConvolutionBackward on the platform, the cases it computes with a
@@ -161,9 +123,11 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
     core: one AIC's stream in the MIX NCDHW build, all behind the init pass's barrier): long timing-only runs in
     much less memory, with the same cycles; the report then has no logs (no trace, no retime).
     """
-    if get_platform(platform).npu_arch == 3510:
+    platform = get_platform(platform)  # normalised once, here: everything below gets the Platform
+    if platform.npu_arch == 3510:
         return _run_arch35(input_size, filter, out_backprop, strides=strides, pads=pads, dilations=dilations,
-                           groups=groups, data_format=data_format, filter_format=filter_format, platform=platform,
+                           groups=groups, data_format=default_data_format(data_format)[0],
+                           filter_format=filter_format, platform=platform,
                            enable_hf32=enable_hf32, execute=execute, trace=trace, tiling_overrides=tiling_overrides,
                            check_races=check_races, poison_output=poison_output, hooks=hooks, engine=engine)
     check_operands(filter, out_backprop)
@@ -171,17 +135,17 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
     plan = plan_conv3d_dx(input_size, filter.shape, out_backprop.shape, filter.dtype, strides=strides, pads=pads,
                           dilations=dilations, groups=groups, data_format=data_format, filter_format=filter_format,
                           platform=platform, enable_hf32=enable_hf32, route=route, tiling_overrides=tiling_overrides)
-    data_format = default_data_format(data_format)[0]
+    data_format = plan.problem.data_format  # None became NDHWC in the argument checks (with their warning)
     check_fits(estimate_conv3d_dx(plan, execute=execute, check_races=check_races, record=record), max_memory)
     weight, dy = None, None  # timing-only: no host conversion, the operands' bytes are never read
     if execute:
         weight, dy = operands_to_ncdhw(filter, out_backprop, data_format, filter_format)
     if plan.route == "matmul":
-        mm = dx_by_matmul(plan.problem, weight, dy, plan.matmul_mode, execute=execute, check_races=check_races,
-                          poison_output=poison_output, hooks=hooks, engine=engine)
-        # mm.result is NCDHW, which is data_format: every matmul mode needs NCDHW data
-        return Conv3dDxRun(mm.result, mm.tiling, mm.report, plan.rewrite, mm.notes, _write_trace(mm.report, trace),
-                           "matmul", plan.matmul_mode)
+        run = dx_by_matmul(plan.problem, weight, dy, plan.matmul_mode, execute=execute, check_races=check_races,
+                           poison_output=poison_output, hooks=hooks, engine=engine)
+        # run.result is NCDHW, which is data_format: every matmul mode needs NCDHW data
+        run.trace_path = write_trace(run.report, trace)
+        return run
     reads: set[str] = set()
     launched = ReadRecorder(plan.tiling, reads) if tiling_overrides else plan.tiling
     kernel_weight = plan.rewrite.filter(weight) if execute else None
@@ -199,12 +163,12 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
         y5 = plan.rewrite.crop(y, plan.problem.dx_shape)
         cin = plan.problem.dx_shape[1]
         result = ndc1hwc0_to_ndhwc(y5, cin) if data_format == "NDHWC" else ndc1hwc0_to_ncdhw(y5, cin)
-    return Conv3dDxRun(result, plan.tiling, report, plan.rewrite, [*plan.notes, *ignored], _write_trace(report, trace))
+    return Run(result, plan.tiling, report, [*plan.notes, *ignored], write_trace(report, trace), "v2")
 
 
 def _run_arch35(input_size, filter, out_backprop, *, strides, pads, dilations, groups, data_format, filter_format,
                 platform, enable_hf32, execute, trace, tiling_overrides, check_races, poison_output, hooks,
-                engine) -> Conv3dDxRun:
+                engine) -> Run:
     """The Ascend 950: the arch35 tiling and kernel on the arrays as given (operator_arch35.py); aclnn's matmul
     shortcuts are not modelled there, so every problem runs the conv kernel."""
     dtype = check_operands_950(filter, out_backprop)
@@ -215,14 +179,7 @@ def _run_arch35(input_size, filter, out_backprop, *, strides, pads, dilations, g
                               filter_format=filter_format, execute=execute, check_races=check_races,
                               poison_output=poison_output, hooks=hooks, engine=engine)
     notes = [f"arch35 kernel, template {tiling.template}, tiling key {tiling.tiling_key}"]
-    return Conv3dDxRun(y, tiling, report, Rewrite(), notes, _write_trace(report, trace))
-
-
-def _write_trace(report: RunReport, trace) -> str | None:
-    if trace is None:
-        return None
-    report.write_trace(str(trace))
-    return str(trace)
+    return Run(y, tiling, report, notes, write_trace(report, trace), "v2")
 
 
 def conv3d_backprop_input_v2(input_size, filter, out_backprop, *, strides, pads, dilations=(1, 1, 1, 1, 1),

@@ -19,6 +19,7 @@ from ascend_sim import Chip
 from ascend_sim.machine.dtypes import DTYPES, EIGHT_BIT_DTYPES
 from ascend_sim.machine.tensor import GmAddr
 from kernels.common.operands import check_format
+from kernels.common.run import output_buffer, read_output
 from kernels.conv3d_backprop_input.kernel.arch35.conv3d_backprop_input_v2_arch35 import (
     conv3d_backprop_input_v2_arch35, unported_features)
 from tiling.conv3d_backprop_input.arch35 import conv3d_backprop_input_tiling_arch35
@@ -72,13 +73,10 @@ def launch_arch35(tiling, filter: np.ndarray, out_backprop: np.ndarray, input_si
     w_gm = chip.gm.upload("filter", np.ascontiguousarray(filter))
     dy_gm = chip.gm.upload("out_backprop", np.ascontiguousarray(out_backprop))
     y_shape = tuple(input_size)
-    y_gm = chip.gm.alloc("y", int(np.prod(y_shape)) * dtype.itemsize)
-    if poison_output and execute:
-        y_gm.data.view(dtype)[:] = np.nan
+    y_gm = output_buffer(chip, "y", y_shape, dtype, poison_output)
     workspace = GmAddr(chip.gm.alloc("workspace", max(tiling.workspace_size, 32)))
     report = chip.launch(conv3d_backprop_input_v2_arch35, tiling.block_dim, None, GmAddr(w_gm), GmAddr(dy_gm),
                          GmAddr(y_gm), workspace, tiling, tiling_key=tiling.tiling_key, dtype=dtype,
                          filterFormat=filter_format, dedyFormat=data_format, yFormat=data_format,
                          kernel_type="MIX_AIC_1_2")
-    y = y_gm.data.view(dtype).reshape(y_shape).copy() if execute else None
-    return y, report
+    return read_output(chip, y_gm, y_shape, dtype), report

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kernels.common.operands import default_data_format
 from kernels.conv3d_backprop_input.arguments import Problem, check_problem
 from kernels.conv3d_backprop_input.kernel.arch22.util import FORMAT_NCDHW, FORMAT_NDC1HWC0
 from kernels.conv3d_backprop_input.matmul_route import aclnn_matmul_mode
@@ -59,8 +58,8 @@ def plan_conv3d_dx(input_size, filter_shape, out_backprop_shape, dtype, *, strid
     tiling_overrides = overrides_mapping(tiling_overrides)
     user = check_problem(input_size, filter_shape, out_backprop_shape, dtype, strides, pads, dilations, groups,
                          data_format, filter_format, platform, enable_hf32)
-    data_format = default_data_format(data_format)[0]
-    mode = aclnn_matmul_mode(user, data_format, filter_format, user.dilations_given) if route == "aclnn" else None
+    mode = (aclnn_matmul_mode(user, user.data_format, filter_format, user.dilations_given) if route == "aclnn"
+            else None)
     if mode is not None:
         if tiling_overrides:
             raise ValueError(f"tiling_overrides set fields of the conv kernel's tiling, but with route='aclnn' this "
@@ -93,7 +92,7 @@ def plan_conv3d_dx(input_size, filter_shape, out_backprop_shape, dtype, *, strid
         tiling = tiling.with_overrides(validate=validate_overrides, initOutputFlag=1)
         notes.append("initOutputFlag forced to 1: some dx elements receive no contribution")
     return Conv3dDxPlan(user, "v2", kernel_problem=problem, rewrite=rewrite, tiling=tiling, notes=notes,
-                        y_format=kernel_y_format(problem, data_format))
+                        y_format=kernel_y_format(problem, user.data_format))
 
 
 def kernel_y_format(p: Problem, data_format: str) -> str:

@@ -21,7 +21,7 @@ Modules, one job each (device code under kernel/):
 from kernels.conv3d_v2.kernel.api import Conv3D
 from kernels.conv3d_v2.kernel.conv3d_v2 import (KernelConv3DV2, KernelConv3DV2HwMode, KernelConv3DV2PointWise,
                                                 KernelConv3DV2WithGroups, conv3dv2)
-from kernels.conv3d_v2.operator import Conv3dV2Run, conv3d_v2, conv3d_v2_run
+from kernels.conv3d_v2.operator import conv3d_v2, conv3d_v2_run
 
-__all__ = ["Conv3D", "Conv3dV2Run", "KernelConv3DV2", "KernelConv3DV2HwMode", "KernelConv3DV2PointWise",
+__all__ = ["Conv3D", "KernelConv3DV2", "KernelConv3DV2HwMode", "KernelConv3DV2PointWise",
            "KernelConv3DV2WithGroups", "conv3d_v2", "conv3d_v2_run", "conv3dv2"]

@@ -16,9 +16,6 @@ TransData kernels are done here on the host in numpy, and the run's notes say so
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any
-
 import numpy as np
 
 from ascend_sim import Chip
@@ -26,7 +23,7 @@ from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.formats import (filter_to_fractal_z_3d, fractal_z_3d_shape, ncdhw_to_ndc1hwc0,
                                         ndc1hwc0_to_ncdhw, ndc1hwc0_to_ndhwc)
 from ascend_sim.machine.tensor import GmAddr
-from ascend_sim.passes.report import RunReport
+from kernels.common.run import Run, output_buffer, read_output, write_trace
 from kernels.common.size_guard import RunEstimate, check_fits, conv_estimate, gemm_tiles, tensor_bytes
 from kernels.common.tiling_reads import ReadRecorder, flag_unread_overrides
 from kernels.conv3d_v2.arguments import check_conv3d_v2_operands, operands_to_ncdhw
@@ -43,25 +40,6 @@ POINTWISE_NOTE = ("aclnn pointwise branch (NeedPointWiseKernel, Di*Hi*Wi < 65535
                   "TransData), the bias is float32")
 BIAS_PAD_NOTE = ("own rule: the pointwise bias load reads whole 16-channel blocks (Nd2Nz nValue = align(n, 16)), past "
                  "Cout into whatever follows the tensor in GM; the bias is allocated zero-padded to a multiple of 16")
-
-
-@dataclass
-class Conv3dV2Run:
-    """What one operator call did: the result (None in timing-only mode), the tiling, the report, notes."""
-
-    result: np.ndarray | None
-    tiling: Any
-    report: RunReport
-    notes: list[str] = field(default_factory=list)
-    trace_path: str | None = None
-
-    @property
-    def cycles(self) -> float:
-        return self.report.cycles
-
-    @property
-    def microseconds(self) -> float:
-        return self.report.microseconds
 
 
 def plan_conv3d_v2_tiling(args, tiling_overrides=None, fmap_format: str = NDC1HWC0):
@@ -129,14 +107,11 @@ def _launch(args, x, weight, bias, t, fmap_format, *, execute, check_races, pois
         if fmap_format == NCDHW:
             b = np.concatenate([b, np.zeros(-len(b) % 16, bias_dtype)])
         b_gm = chip.gm.upload("bias", b)
-    y_gm = chip.gm.alloc("y", int(np.prod(y_shape)) * dtype.itemsize)
-    if poison_output and execute:
-        y_gm.data.view(dtype)[:] = np.nan
+    y_gm = output_buffer(chip, "y", y_shape, dtype, poison_output)
     report = chip.launch(conv3dv2, t.block_dim, GmAddr(x_gm), GmAddr(w_gm),
                          GmAddr(b_gm) if b_gm is not None else None, GmAddr(y_gm), None, t,
                          tiling_key=t.tiling_key, dtype=dtype, bias_dtype=bias_dtype, fmap_format=fmap_format)
-    y = y_gm.data.view(dtype).reshape(y_shape).copy() if execute else None
-    return y, report
+    return read_output(chip, y_gm, y_shape, dtype), report
 
 
 def plan_conv3d_v2_run(x, filter, bias=None, *, strides, pads, dilations=(1, 1, 1, 1, 1), groups=1,
@@ -153,7 +128,7 @@ def plan_conv3d_v2_run(x, filter, bias=None, *, strides, pads, dilations=(1, 1, 
 def conv3d_v2_run(x, filter, bias=None, *, strides, pads, dilations=(1, 1, 1, 1, 1), groups=1, data_format="NCDHW",
                   filter_format="NCDHW", platform="Ascend910B2", enable_hf32=False, execute=True, trace=None,
                   tiling_overrides=None, check_races=True, poison_output=True, hooks=None,
-                  engine="auto", max_memory=None, record=True) -> Conv3dV2Run:
+                  engine="auto", max_memory=None, record=True) -> Run:
     """Run Conv3DV2 on the simulator and return the whole record (see conv3d_v2).
 
     execute=False runs the timing-only mode (no data moved, result None). trace: a path for the Chrome/Perfetto
@@ -182,10 +157,6 @@ def conv3d_v2_run(x, filter, bias=None, *, strides, pads, dilations=(1, 1, 1, 1,
     if y is not None and fmap_format == NDC1HWC0:
         cout = args.y_shape[1]
         result = ndc1hwc0_to_ndhwc(y, cout) if data_format == "NDHWC" else ndc1hwc0_to_ncdhw(y, cout)
-    trace_path = None
-    if trace is not None:
-        report.write_trace(str(trace))
-        trace_path = str(trace)
     kernel = kernel_class(t.tiling_key, fmap_format).__name__
     notes = [*t.notes, f"kernel: {kernel} (tiling key {t.tiling_key}, fmap {fmap_format})"]
     if tiling_overrides:
@@ -199,7 +170,7 @@ def conv3d_v2_run(x, filter, bias=None, *, strides, pads, dilations=(1, 1, 1, 1,
             notes.append(f"host: filter {filter_format} -> NCDHW converted in numpy")
     else:
         notes.append(HOST_LAYOUT_NOTE)
-    return Conv3dV2Run(result, t, report, notes, trace_path)
+    return Run(result, t, report, notes, write_trace(report, trace))
 
 
 def conv3d_v2(x, filter, bias=None, *, strides, pads, dilations=(1, 1, 1, 1, 1), groups=1, data_format="NCDHW",

@@ -25,7 +25,7 @@ from ascend_sim.ascendc import (PIPE_V, Add, Cast, DataCopyPad, Duplicate, GetBl
 from ascend_sim.isa.vector.datacopy import DataCopyExtParams, DataCopyPadExtParams
 from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.tensor import GmAddr
-from ascend_sim.passes.report import RunReport
+from kernels.common.run import Run, output_buffer, read_output
 
 TILE = 4096  # elements per UB tile (float32: 16 KiB)
 RESULTS = 2048  # channel results kept in UB before they are written out
@@ -121,15 +121,8 @@ def _channel_sum(t: BiasGradTiling, dy_gm, in_que, wide, acc, ch: int, dtype, wi
             in_que.FreeTensor(x)
 
 
-@dataclass
-class BiasGradRun:
-    result: np.ndarray | None
-    tiling: BiasGradTiling
-    report: RunReport
-
-
 def run_bias_grad(grad_output: np.ndarray, *, platform="Ascend910B2", execute: bool = True,
-                  check_races: bool = True, hooks=None, engine: str = "auto") -> BiasGradRun:
+                  check_races: bool = True, hooks=None, engine: str = "auto") -> Run:
     """grad_bias of grad_output (N, C, spatial...) on the simulated AIV cores: a (C,) array of its dtype."""
     dtype = grad_output.dtype
     if dtype not in DTYPES.values():
@@ -140,10 +133,7 @@ def run_bias_grad(grad_output: np.ndarray, *, platform="Ascend910B2", execute: b
     tiling = bias_grad_tiling(n, c, length, dtype.itemsize, chip.platform.aiv_cores)
     dy_gm = chip.gm.place("grad_output", (grad_output.size,), dtype,
                           lambda: np.ascontiguousarray(grad_output).reshape(-1))
-    db_gm = chip.gm.alloc("grad_bias", c * dtype.itemsize)
-    if execute:
-        db_gm.data.view(dtype)[:] = np.nan  # a channel the kernel misses shows up
+    db_gm = output_buffer(chip, "grad_bias", (c,), dtype, True)  # a channel the kernel misses shows up
     report = chip.launch(bias_grad_kernel, tiling.blockDim, GmAddr(dy_gm), GmAddr(db_gm), tiling, dtype,
                          kernel_type="AIV_ONLY")
-    result = db_gm.data.view(dtype).copy() if execute else None
-    return BiasGradRun(result, tiling, report)
+    return Run(read_output(chip, db_gm, (c,), dtype), tiling, report)

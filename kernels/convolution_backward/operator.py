@@ -13,15 +13,14 @@ The Cast / TransData / view kernels aclnn launches around the cube kernels are d
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ascend_sim.machine.dtypes import DTYPES
-from ascend_sim.passes.report import RunReport
 from ascend_sim.passes.trace import write_chrome_trace_of_launches
 from kernels.common.operands import stand_in
+from kernels.common.run import Run
 from kernels.conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run, rows_beyond_reach
 from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
 from kernels.conv3d_backprop_input.plan import plan_conv3d_dx
@@ -39,25 +38,13 @@ BIAS_NOTE = ("grad_bias: ReduceSum over N and the spatial axes (CalculateBiasGra
 
 
 @dataclass
-class KernelLaunch:
-    """One kernel the call launched: which gradient, which kernel, its tiling and the simulator's report."""
-
-    gradient: str
-    kernel: str
-    tiling: Any
-    report: RunReport
-    notes: list[str] = field(default_factory=list)
-    trace_path: str | None = None
-
-
-@dataclass
 class ConvBackwardRun:
     grad_input: np.ndarray | None
     grad_weight: np.ndarray | None
     grad_bias: np.ndarray | None
     args: ConvBackwardArgs
     route: Route
-    launches: list[KernelLaunch]
+    launches: list[Run]  # one per kernel launched, in launch order (gradient and kernel name it)
 
     @property
     def cycles(self) -> float:
@@ -91,15 +78,15 @@ def _plan(a: ConvBackwardArgs, r: Route) -> None:
                              m.hf32, False)
 
 
-def _grad_input(a, r, go, x, w, kw) -> tuple[np.ndarray | None, KernelLaunch]:
+def _grad_input(a, r, go, x, w, kw) -> Run:
     v, m = r.view, r.math
     common = dict(strides=(1, 1, *v.strides), pads=v.pads, dilations=(1, 1, *v.dilations), groups=a.groups,
                   data_format="NCDHW", filter_format="NCDHW", platform=a.platform, enable_hf32=m.hf32)
     if a.transposed:
         run = conv3d_v2_run(go, w, **common, **kw)
-        return run.result, KernelLaunch("grad_input", "Conv3DV2", run.tiling, run.report,
-                                        ["grad_input: the forward Conv3DV2 of gradOutput with the weight "
-                                         "(CalcConv3DBackTransposeInputGrad)", *run.notes])
+        return replace(run, gradient="grad_input", kernel="Conv3DV2",
+                       notes=["grad_input: the forward Conv3DV2 of gradOutput with the weight "
+                              "(CalcConv3DBackTransposeInputGrad)", *run.notes])
     run = conv3d_backprop_input_v2_run(v.input_shape, w, go, **common, route=r.dx_route, **kw)
     kernel = "Conv3DBackpropInputV2" if run.route == "v2" else f"MatMul ({run.matmul_mode})"
     notes = list(run.notes)
@@ -107,10 +94,10 @@ def _grad_input(a, r, go, x, w, kw) -> tuple[np.ndarray | None, KernelLaunch]:
     if run.route == "v2" and tbe:
         notes.append(f"grad_input: real A2 runs the TBE Conv3DBackpropInput here ({tbe}; white lists not "
                      "consulted); simulated with Conv3DBackpropInputV2")
-    return run.result, KernelLaunch("grad_input", kernel, run.tiling, run.report, notes)
+    return replace(run, gradient="grad_input", kernel=kernel, notes=notes)
 
 
-def _grad_weight(a, r, go, x, kw) -> tuple[np.ndarray | None, KernelLaunch]:
+def _grad_weight(a, r, go, x, kw) -> Run:
     v, m = r.view, r.math
     if r.dw_matmul == FM_EQ_KERNEL:  # CalculateConv3DBackwardDwByMmMode: dy^T (Cout x N) . x (N x Cin*D*H*W)
         n, cout = v.grad_output_shape[:2]
@@ -123,7 +110,7 @@ def _grad_weight(a, r, go, x, kw) -> tuple[np.ndarray | None, KernelLaunch]:
         result = out.reshape(v.weight_shape) if kw["execute"] else None
         note = ("grad_weight: kernel == feature map, computed by a MatMul of gradOutput^T and input "
                 "(CONV3D_BP_MM_FEATURE_MAP_EQ_KERNEL, CalculateConv3DBackwardDwByMmMode)")
-        return result, KernelLaunch("grad_weight", f"MatMul ({FM_EQ_KERNEL})", tiling, report, [note])
+        return Run(result, tiling, report, [note], gradient="grad_weight", kernel=f"MatMul ({FM_EQ_KERNEL})")
     fmap, dy = (go, x) if a.transposed else (x, go)
     run = conv3d_backprop_filter_v2_run(fmap, v.weight_shape, dy, strides=(1, 1, *v.strides), pads=v.pads,
                                         dilations=(1, 1, *v.dilations), groups=a.groups, data_format="NCDHW",
@@ -135,7 +122,7 @@ def _grad_weight(a, r, go, x, kw) -> tuple[np.ndarray | None, KernelLaunch]:
     if tbe:
         notes.append(f"grad_weight: real A2 runs the TBE Conv3DBackpropFilter here ({tbe}; white lists not "
                      "consulted); simulated with Conv3DBackpropFilterV2")
-    return run.result, KernelLaunch("grad_weight", "Conv3DBackpropFilterV2", run.tiling, run.report, notes)
+    return replace(run, gradient="grad_weight", kernel="Conv3DBackpropFilterV2", notes=notes)
 
 
 @dataclass(frozen=True)
@@ -179,14 +166,17 @@ def run_plan(plan: ConvBackwardPlan, grad_output, input, weight, *, execute=True
     if a.output_mask[2]:  # CalculateBiasGrad runs first
         bias = run_bias_grad(grad_output, platform=a.platform, hooks=hooks.get("grad_bias"), **kw)
         grads[2] = bias.result
-        launches.append(KernelLaunch("grad_bias", "ReduceSum (AIV)", bias.tiling, bias.report, [BIAS_NOTE]))
+        launches.append(replace(bias, gradient="grad_bias", kernel="ReduceSum (AIV)", notes=[BIAS_NOTE]))
+    # each launch's result becomes the gradient as returned (the kernel's own array is not kept beside it)
     if a.output_mask[0]:
-        result, launch = _grad_input(a, r, go, x, w, {**cube_kw, "hooks": hooks.get("grad_input")})
-        grads[0] = None if result is None else result.reshape(a.input_shape).astype(input.dtype)
+        launch = _grad_input(a, r, go, x, w, {**cube_kw, "hooks": hooks.get("grad_input")})
+        if launch.result is not None:
+            launch.result = grads[0] = launch.result.reshape(a.input_shape).astype(input.dtype)
         launches.append(launch)
     if a.output_mask[1]:
-        result, launch = _grad_weight(a, r, go, x, {**cube_kw, "hooks": hooks.get("grad_weight")})
-        grads[1] = None if result is None else result.reshape(a.weight_shape).astype(weight.dtype)
+        launch = _grad_weight(a, r, go, x, {**cube_kw, "hooks": hooks.get("grad_weight")})
+        if launch.result is not None:
+            launch.result = grads[1] = launch.result.reshape(a.weight_shape).astype(weight.dtype)
         launches.append(launch)
     if trace is not None:  # one trace: the launches one after the other, as the stream runs them
         write_chrome_trace_of_launches([(launch.gradient, launch.report) for launch in launches], str(trace))

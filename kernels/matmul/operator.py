@@ -10,6 +10,7 @@ from ascend_sim import Chip
 from ascend_sim.machine.dtypes import arch_refuses
 from ascend_sim.machine.platform import get_platform
 from ascend_sim.machine.tensor import GmAddr
+from kernels.common.run import output_buffer, read_output
 from kernels.matmul.kernel.arch35.matmul_kernel import matmul_kernel as matmul_kernel_arch35
 from kernels.matmul.kernel.matmul_kernel import matmul_kernel
 from tiling.common.checks import check_hf32
@@ -74,11 +75,7 @@ def run_matmul(a: np.ndarray, b: np.ndarray, *, platform="Ascend910B2", block_di
     operand, result = OPERAND_DTYPES[t.dtype], OPERAND_DTYPES[t.out]
     a_gm = chip.gm.upload("A", a.astype(operand, copy=False))
     b_gm = chip.gm.upload("B", b.astype(operand, copy=False))
-    c_gm = chip.gm.alloc("C", batch * m * n * result.itemsize)
-    if poison_output and execute:
-        c_gm.data.view(result)[:] = np.nan
+    c_gm = output_buffer(chip, "C", (batch, m, n), result, poison_output)
     report = chip.launch(kernel, block_dim, GmAddr(a_gm), GmAddr(b_gm), GmAddr(c_gm), t)
-    if not execute:
-        return None, report
-    c = c_gm.data.view(result).reshape(batch, m, n).copy()
-    return (c if a.ndim == 3 else c[0]), report
+    c = read_output(chip, c_gm, (batch, m, n), result)
+    return (c if c is None or a.ndim == 3 else c[0]), report
