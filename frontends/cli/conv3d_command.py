@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from frontends.cli.conv_problem import (ConvProblem, add_conv_problem_arguments, add_format_argument, conv_problem,
-                                        field_override, field_ranges)
+                                        field_override)
 from frontends.cli.flags import FlagError, add_run_arguments, check_run_flags
 from frontends.cli.report import (check_cli_run, launch_entry, print_json, print_summary, random_operands,
                                   reference_precision, run_document, text_stream, timed_check)
@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 
 def conv3d_field_ranges() -> dict:
     """The Conv3DV2 tiling fields (convApiTiling, convRunInfo) with their C type's range."""
-    from tiling.conv3d_v2.model import API_TILING_FIELDS, RUN_INFO_FIELDS
-    return field_ranges(API_TILING_FIELDS, RUN_INFO_FIELDS)
+    from tiling.conv3d_v2.model import Conv3DV2TilingData
+    return Conv3DV2TilingData.field_ranges()
 
 
 conv3d_tiling_override = field_override(conv3d_field_ranges, "Conv3DV2 tiling field", "docs/conv3d_v2_tiling.md")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from frontends.cli.conv_problem import (ConvProblem, add_conv_problem_arguments, add_format_argument, conv_problem,
-                                        field_override, field_ranges)
+                                        field_override)
 from frontends.cli.flags import FlagError, add_run_arguments, check_run_flags
 from frontends.cli.report import (launch_entry, print_json, print_summary, random_operands, reference_precision,
                                   run_document, text_stream, timed_check)
@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 
 def dw_field_ranges() -> dict:
     """The dw tiling fields (params, dwTiling, basicBlockTiling) with their C type's range, and the tiling key."""
-    from tiling.conv3d_backprop_filter.model import BASIC_BLOCK_FIELDS, PARAMS_FIELDS, TILING_FIELDS
-    return {**field_ranges(PARAMS_FIELDS, TILING_FIELDS, BASIC_BLOCK_FIELDS), "tiling_key": (0, 4)}
+    from tiling.conv3d_backprop_filter.model import Conv3DBackpropFilterV2TilingData
+    return {**Conv3DBackpropFilterV2TilingData.field_ranges(), "tiling_key": (0, 4)}
 
 
 dw_tiling_override = field_override(dw_field_ranges, "dw tiling field", "docs/conv3d_backprop_filter_tiling.md")

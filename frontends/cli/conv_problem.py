@@ -32,16 +32,10 @@ def _limits():
     return checks
 
 
-def field_ranges(*groups) -> dict:
-    """{field: (low, high)} of (name, C type) pairs: the range of each field's C type (tiling.common.cstruct.C_RANGES)."""
-    from tiling.common.cstruct import C_RANGES
-    return {name: C_RANGES[ctype] for group in groups for name, ctype in group}
-
-
 def tiling_field_ranges() -> dict:
     """The kernel-visible dx tiling fields (params and conv3DDxTiling) with the range of their C type."""
-    from tiling.conv3d_backprop_input.arch22.model import PARAMS_FIELDS, TILING_FIELDS
-    return field_ranges(PARAMS_FIELDS, TILING_FIELDS)
+    from tiling.conv3d_backprop_input.arch22.model import Conv3DBackpropInputV2TilingData
+    return Conv3DBackpropInputV2TilingData.field_ranges()
 
 
 @dataclass(frozen=True)

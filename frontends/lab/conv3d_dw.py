@@ -18,14 +18,13 @@ from frontends.lab.legal import Knob, LegalSpace, Rule, fixed
 from frontends.lab.target import OperatorTarget
 from kernels.common.operands import stand_in
 from kernels.conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run, rows_beyond_reach
-from tiling.common.cstruct import C_RANGES
 from tiling.common.integers import align_up
 from tiling.conv3d_backprop_filter.generator import conv3d_backprop_filter_tiling
-from tiling.conv3d_backprop_filter.model import PARAMS_FIELDS, TILING_FIELDS
+from tiling.conv3d_backprop_filter.model import Conv3DBackpropFilterV2TilingData
 from tiling.conv3d_backprop_filter.validate import (BLOCK_COUNT_MAX, BLOCK_CUBE, L1W_MAX, MMAD_MAX, TPIPE_ALIGN,
                                                     U16_MAX, b1_elements, rows_to_copy, validate)
 
-FIELDS = {name: C_RANGES[ctype] for name, ctype in (*PARAMS_FIELDS, *TILING_FIELDS)}
+FIELDS = Conv3DBackpropFilterV2TilingData.field_ranges()
 STEP_FACTORS = (0.25, 0.5, 1, 2, 4)
 B1_FIELDS = ("baseN", "baseK", "stepKb", "stepN")  # the fields bl1Bound depends on
 

@@ -18,11 +18,10 @@ from frontends.lab.target import Prepared, report_columns
 from kernels.common.operands import stand_in
 from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
 from tiling import validate
-from tiling.common.cstruct import C_RANGES
-from tiling.conv3d_backprop_input.arch22.model import PARAMS_FIELDS, TILING_FIELDS
+from tiling.conv3d_backprop_input.arch22.model import Conv3DBackpropInputV2TilingData
 from tiling.conv3d_backprop_input.arch22.validate import l1_bytes
 
-FIELDS = {name: C_RANGES[ctype] for name, ctype in (*PARAMS_FIELDS, *TILING_FIELDS)}
+FIELDS = Conv3DBackpropInputV2TilingData.field_ranges()
 # The template flags of the tiling key: the basic-block driver or the general one, and the L0B load variant.
 FIELDS.update(useBasicBlock=(0, 1), loadB2Condition=(0, 2))
 # The generator's knobs (docs/tiling.md): blocks, K steps, buffers, order, core split.

@@ -32,7 +32,6 @@ from kernels.conv3d_v2.kernel.util import NCDHW, NDC1HWC0
 from kernels.conv3d_v2.routing import use_point_wise_kernel
 from tiling.common.cstruct import overrides_mapping
 from tiling.conv3d_v2 import conv3d_v2_tiling
-from tiling.conv3d_v2.validate import validate
 
 HOST_LAYOUT_NOTE = ("host: x -> NDC1HWC0, filter -> FRACTAL_Z_3D and y NDC1HWC0 -> data_format converted in numpy "
                     "(TransData kernels on the real stack)")
@@ -49,9 +48,10 @@ def plan_conv3d_v2_tiling(args, tiling_overrides=None, fmap_format: str = NDC1HW
     t = conv3d_v2_tiling(args.x_shape, args.filter_shape, args.strides, args.pads, args.dilations, args.groups,
                          args.dtype, args.platform, args.bias, args.enable_hf32, pointwise=fmap_format == NCDHW)
     if tiling_overrides:
-        t = t.with_overrides(**tiling_overrides)
+        t = t.with_overrides(**tiling_overrides)  # validated: refused naming the overrides
         t.tiling_key = t.key_from_fields()
-    validate(t, raise_error=True, overrides=tiling_overrides)
+    else:
+        t.check(raise_error=True)
     try:
         kernel_class(t.tiling_key, fmap_format)
     except ValueError as e:

@@ -1,6 +1,6 @@
 """C structs of integers for tiling data: range-checked pydantic fields and their exact little-endian layout.
 
-Shared by the dx and dw tiling models. A struct is described by `FIELDS`, (name, C type) pairs in declaration
+Shared by every tiling family (tiling.common.tiling_data.TilingData holds the structs). A struct is described by `FIELDS`, (name, C type) pairs in declaration
 order; `c_format` turns that into a `struct` format with natural alignment, so the order *is* the blob layout.
 """
 from __future__ import annotations
@@ -44,6 +44,7 @@ class CStruct(BaseModel):
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
     FIELDS: ClassVar[tuple[tuple[str, str], ...]] = ()
+    RESERVED: ClassVar[int] = 0  # a trailing `uint8_t reserved[RESERVED]`, never written, so packed as zeros
 
     @model_validator(mode="after")
     def _c_ranges(self):
@@ -58,15 +59,20 @@ class CStruct(BaseModel):
         return tuple(getattr(self, name) for name, _ in self.FIELDS)
 
     @classmethod
+    def layout(cls) -> str:
+        """The struct format of FIELDS and the reserved bytes."""
+        return c_format(cls.FIELDS + tuple((f"reserved[{i}]", "u8") for i in range(cls.RESERVED)))
+
+    @classmethod
     def size(cls) -> int:
-        return struct.calcsize(c_format(cls.FIELDS))
+        return struct.calcsize(cls.layout())
 
     def pack(self) -> bytes:
-        return struct.pack(c_format(self.FIELDS), *self.as_tuple())
+        return struct.pack(self.layout(), *self.as_tuple(), *([0] * self.RESERVED))
 
     @classmethod
     def unpack(cls, blob: bytes):
-        values = struct.unpack(c_format(cls.FIELDS), blob)
+        values = struct.unpack(cls.layout(), blob)
         return cls(**dict(zip((name for name, _ in cls.FIELDS), values)))
 
 

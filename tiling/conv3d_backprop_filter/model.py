@@ -6,15 +6,15 @@ little-endian, naturally aligned. Every member happens to fall on its alignment,
 """
 from __future__ import annotations
 
-import struct
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import Field, create_model
 
 from ascend_sim.machine.platform import Platform
-from tiling.common.cstruct import CStruct, check_overrides
+from tiling.common.cstruct import CStruct
+from tiling.common.tiling_data import TilingData
 from tiling.conv3d_backprop_filter.keys import TPL_SPLIT_DFL, TPL_SPLIT_M_N_STREAMK
-from tiling.conv3d_backprop_filter.validate import validate as validate_tiling
+from tiling.conv3d_backprop_filter.validate import validate
 
 # (name, C type) in declaration order. The order *is* the blob layout.
 PARAMS_FIELDS: tuple[tuple[str, str], ...] = (
@@ -67,13 +67,8 @@ TConv3DDwBasicBlockTiling = _struct_model(
     "TConv3DDwBasicBlockTiling", _BasicBlockBase,
     "The basic-block template's core binding; all zero when the base template tiled.")
 
-_STRUCTS = (("params", Conv3DBackpropFilterV2Params), ("dwTiling", TConv3DDwTiling),
-            ("basicBlockTiling", TConv3DDwBasicBlockTiling))
-BLOB_SIZE = sum(model.size() for _, model in _STRUCTS)
-assert BLOB_SIZE == 280, BLOB_SIZE
 
-
-class Conv3DBackpropFilterV2TilingData(BaseModel):
+class Conv3DBackpropFilterV2TilingData(TilingData):
     """The generator's answer: the tiling struct, its tiling key and how it was chosen.
 
     `params`, `dwTiling` and `basicBlockTiling` are exactly what the kernel receives (`to_bytes()`); the rest is
@@ -82,7 +77,9 @@ class Conv3DBackpropFilterV2TilingData(BaseModel):
     of Huawei's closed TBE tiling).
     """
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    STRUCTS: ClassVar = (("params", Conv3DBackpropFilterV2Params), ("dwTiling", TConv3DDwTiling),
+                         ("basicBlockTiling", TConv3DDwBasicBlockTiling))
+    VALIDATE: ClassVar = validate
 
     params: Conv3DBackpropFilterV2Params = Field(default_factory=Conv3DBackpropFilterV2Params)
     dwTiling: TConv3DDwTiling = Field(default_factory=TConv3DDwTiling)
@@ -102,57 +99,6 @@ class Conv3DBackpropFilterV2TilingData(BaseModel):
         p = self.params
         return p.batchDim * p.groupDim * p.mDim * p.kDim * p.nDim * p.dkDim
 
-    # --- the kernel's view -------------------------------------------------------------------------------
-    def to_bytes(self) -> bytes:
-        return b"".join(getattr(self, name).pack() for name, _ in _STRUCTS)
 
-    def to_words(self) -> list[int]:
-        """The blob as 70 little-endian int32 words (the form the real unit tests print)."""
-        return list(struct.unpack(f"<{BLOB_SIZE // 4}i", self.to_bytes()))
-
-    @classmethod
-    def from_bytes(cls, blob: bytes, **info) -> Conv3DBackpropFilterV2TilingData:
-        """Decode a 280-byte blob; host-side fields (tiling_key, dtype, ...) may be passed as keywords."""
-        if len(blob) != BLOB_SIZE:
-            raise ValueError(f"blob has {len(blob)} bytes; a Conv3DBackpropFilterV2TilingData blob has {BLOB_SIZE}")
-        parts, offset = {}, 0
-        for name, model in _STRUCTS:
-            parts[name] = model.unpack(blob[offset:offset + model.size()])
-            offset += model.size()
-        return cls(**parts, **info)
-
-    def fields(self) -> dict[str, int]:
-        """All kernel-visible fields, in blob order."""
-        return {**self.params.model_dump(), **self.dwTiling.model_dump(), **self.basicBlockTiling.model_dump()}
-
-    # --- experimenting -----------------------------------------------------------------------------------
-    def with_overrides(self, *, validate: bool = True, **changes) -> Conv3DBackpropFilterV2TilingData:
-        """A copy with some fields changed, by real name (baseM=64, usedCoreNum=8, tiling_key=3, ...).
-
-        Nothing is re-derived. The copy is checked by `validate` on the tiling's platform: a tiling the kernel
-        cannot run raises TilingValidationError (a ValueError) naming each broken rule as field=value; the refused
-        copy is on the error (`err.tiling`, `err.report`). validate=False skips that check, for building illegal
-        tilings on purpose. An unknown name raises ValueError listing the close matches.
-        """
-        parts = {name: getattr(self, name).model_dump() for name, _ in _STRUCTS}
-        top = self.model_dump(exclude=set(parts))
-        check_overrides(changes, [model for _, model in _STRUCTS], top)
-        for key, value in changes.items():
-            part = next((p for p in parts.values() if key in p), None)
-            if part is not None:
-                part[key] = value
-            else:
-                top[key] = value
-        top["notes"] = [*top["notes"], f"overridden: {sorted(changes)}"]
-        result = type(self)(**{name: model(**parts[name]) for name, model in _STRUCTS}, **top)
-        if validate:
-            if result.platform is None:
-                raise ValueError("with_overrides checks the result against the tiling's platform, and this tiling "
-                                 "records none: pass platform=<Platform> among the overrides, or validate=False")
-            from tiling.conv3d_backprop_filter.validate import validate as validate_tiling
-            validate_tiling(result).raise_if_invalid(result, changes)
-        return result
-
-    def check(self, platform=None, *, raise_error: bool = False):
-        """`validate(self, platform)`: does this tiling fit (default: the platform it was made for)?"""
-        return validate_tiling(self, platform, raise_error=raise_error)
+BLOB_SIZE = Conv3DBackpropFilterV2TilingData.blob_size()
+assert BLOB_SIZE == 280, BLOB_SIZE

@@ -8,13 +8,14 @@ compiler pads them to 8 (TConv3DTiling 430 -> 432 bytes, Conv3DRunInfo 169 -> 17
 """
 from __future__ import annotations
 
-import struct
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import Field, create_model
 
 from ascend_sim.machine.platform import Platform
-from tiling.common.cstruct import CStruct, check_overrides
+from tiling.common.cstruct import CStruct
+from tiling.common.tiling_data import TilingData
+from tiling.conv3d_v2.validate import validate
 
 # CONV3D_COMMON_ATTRS, shared by both structs.
 COMMON_ATTRS = tuple((name, "u32") for name in (
@@ -85,16 +86,13 @@ TConv3DTiling = _struct_model(
 Conv3DRunInfo = _struct_model(
     "Conv3DRunInfo", _RunInfoBase, "The operator's shapes, attributes and multi-core split (convRunInfo).")
 
-_STRUCTS = (("convApiTiling", TConv3DTiling), ("convRunInfo", Conv3DRunInfo))
-BLOB_SIZE = sum(model.size() for _, model in _STRUCTS)
-assert BLOB_SIZE == 608, BLOB_SIZE
 
-
-class Conv3DV2TilingData(BaseModel):
+class Conv3DV2TilingData(TilingData):
     """The generator's answer: the tiling struct the kernel receives (`to_bytes()`), plus host-side information
     (the tiling key, dtype, platform, notes, and whether it is the pointwise tiling of NCDHW data)."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    STRUCTS: ClassVar = (("convApiTiling", TConv3DTiling), ("convRunInfo", Conv3DRunInfo))
+    VALIDATE: ClassVar = validate
 
     convApiTiling: TConv3DTiling = Field(default_factory=TConv3DTiling)
     convRunInfo: Conv3DRunInfo = Field(default_factory=Conv3DRunInfo)
@@ -119,33 +117,6 @@ class Conv3DV2TilingData(BaseModel):
         group_type = GROUPCONV_WEIGHT_GFZ if api.groups > 1 else NOGROUP_CONV
         return tpl_tiling_key(pingpong, api.bl1BypassFlag, group_type, api.outputOrder)
 
-    def to_bytes(self) -> bytes:
-        return b"".join(getattr(self, name).pack() for name, _ in _STRUCTS)
 
-    def to_words(self) -> list[int]:
-        return list(struct.unpack(f"<{BLOB_SIZE // 4}i", self.to_bytes()))
-
-    @classmethod
-    def from_bytes(cls, blob: bytes, **info) -> Conv3DV2TilingData:
-        if len(blob) != BLOB_SIZE:
-            raise ValueError(f"blob has {len(blob)} bytes; a Conv3DV2TilingData blob has {BLOB_SIZE}")
-        parts, offset = {}, 0
-        for name, model in _STRUCTS:
-            parts[name] = model.unpack(blob[offset:offset + model.size()])
-            offset += model.size()
-        return cls(**parts, **info)
-
-    def with_overrides(self, **changes) -> Conv3DV2TilingData:
-        """A copy with some fields changed by real name; an api field and a run-info field of the same name
-        (strideH, groups, hasBias, ...) are both set. Nothing is re-derived."""
-        parts = {name: getattr(self, name).model_dump() for name, _ in _STRUCTS}
-        top = self.model_dump(exclude=set(parts))
-        check_overrides(changes, [model for _, model in _STRUCTS], top)
-        for key, value in changes.items():
-            holders = [p for p in parts.values() if key in p]
-            for part in holders:
-                part[key] = value
-            if not holders:
-                top[key] = value
-        top["notes"] = [*top["notes"], f"overridden: {sorted(changes)}"]
-        return type(self)(**{name: model(**parts[name]) for name, model in _STRUCTS}, **top)
+BLOB_SIZE = Conv3DV2TilingData.blob_size()
+assert BLOB_SIZE == 608, BLOB_SIZE

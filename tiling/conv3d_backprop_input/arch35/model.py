@@ -8,10 +8,12 @@ bytes in all.
 """
 from __future__ import annotations
 
-import struct
 from typing import ClassVar
 
-from tiling.common.cstruct import CStruct, c_format
+from pydantic import Field
+
+from tiling.common.cstruct import CStruct
+from tiling.common.tiling_data import TilingData
 
 _U8_FLAGS = ("al0Pbuffer bl0Pbuffer cl0Pbuffer al1Pbuffer bl1Pbuffer iterateOrder c0 c0BitsA c0BitsB enlarge "
              "hf32Flag initOutputFlag isBiasFullLoad enableVecTrans enableFullLoad quantMode").split()
@@ -36,10 +38,6 @@ FIELDS: tuple[tuple[str, str], ...] = (
     ("dkHkWk", "u64"), ("hkWk", "u64"), ("fixedShiftVal", "u8"),
 )
 assert len(FIELDS) == 88, len(FIELDS)
-RESERVED_BYTES = 8  # TILING_DATA_FIELD_DEF_ARR(uint8_t, 8, reserved): never written, so 0
-_LAYOUT = FIELDS + tuple((f"reserved[{i}]", "u8") for i in range(RESERVED_BYTES))
-BLOB_SIZE = struct.calcsize(c_format(_LAYOUT))
-assert BLOB_SIZE % 8 == 0, BLOB_SIZE  # PostTiling refuses a tiling data size that is not a multiple of 8
 
 # The ASCENDC_TPL key (op_kernel/conv3d_backprop_input_v2_arch35_tiling_key.h): bit offsets of its five parameters.
 KEY_BITS = (("loadB2Condition", 0, 8), ("kernelSplitMode", 8, 8), ("groupConvMode", 16, 8),
@@ -68,24 +66,26 @@ def _field_annotations() -> dict:
 
 class _Fields(CStruct):
     FIELDS: ClassVar = FIELDS
+    RESERVED: ClassVar = 8  # TILING_DATA_FIELD_DEF_ARR(uint8_t, 8, reserved): never written, so 0
     __annotations__ = _field_annotations()
 
 
-class Conv3DBackpropInputArch35TilingData(_Fields):
-    """The arch35 tiling: every struct field by its real name, plus what the host returns beside the blob."""
+class Conv3DBackpropInputArch35TilingData(TilingData, _Fields):
+    """The arch35 tiling: every struct field by its real name (the struct is flat), plus what the host returns
+    beside the blob. No validator yet: with_overrides needs validate=False."""
+
+    STRUCTS: ClassVar = ((None, _Fields),)
 
     tiling_key: int
     block_dim: int
     workspace_size: int
     template: str  # the REGISTER_TILING_TEMPLATE class that answered
+    notes: list[str] = Field(default_factory=list)
 
     @property
     def key_fields(self) -> dict[str, int]:
         return decode_tiling_key(self.tiling_key)
 
-    def fields(self) -> dict[str, int]:
-        return {name: getattr(self, name) for name, _ in FIELDS}
 
-    def to_bytes(self) -> bytes:
-        """The blob SaveToBuffer writes: the 88 fields, the alignment holes and reserved[8] as zeros."""
-        return struct.pack(c_format(_LAYOUT), *self.as_tuple(), *([0] * RESERVED_BYTES))
+BLOB_SIZE = Conv3DBackpropInputArch35TilingData.blob_size()
+assert BLOB_SIZE % 8 == 0, BLOB_SIZE  # PostTiling refuses a tiling data size that is not a multiple of 8
