@@ -18,7 +18,7 @@ from frontends.cli.flags import OneLineParser, one_line
 COMMANDS = {
     "conv3d-dx": ("conv3d_dx_command", "run Conv3DBackpropInputV2 on the simulated chip and check it"),
     "tiling": ("tiling_command", "the Conv3DBackpropInputV2 host tiling of a problem (Atlas A2)"),
-    "matmul": ("matmul_command", "the example multi-core tiled matmul (kernels/matmul.py), checked against numpy"),
+    "matmul": ("matmul_command", "the example multi-core tiled matmul (kernels/matmul/), checked against numpy"),
     "debug": ("debug_command", "run an operator command, then step through its run at a gdb-like prompt"),
     "conv3d-dw": ("conv3d_dw_command", "run Conv3DBackpropFilterV2 on the simulated chip and check it"),
     "sweep": ("sweep_command", "sweep an operator's tiling fields on the simulator (the tiling lab)"),

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 def add_command(commands) -> argparse.ArgumentParser:
     parser = commands.add_parser(
-        "matmul", help="the example multi-core tiled matmul (kernels/matmul.py), checked against numpy",
+        "matmul", help="the example multi-core tiled matmul (kernels/matmul/), checked against numpy",
         description="C[b] = A[b] (M x K) . B[b] (K x N) with the example Ascend C matmul kernel on the simulated "
                     "chip, checked against a float64 numpy product.")
     add_problem_arguments(parser)
@@ -49,7 +49,7 @@ def tilings(args: argparse.Namespace) -> tuple[list, list, list]:
     from kernels.matmul import MatmulTiling
     _check_hf32(args)
     tiling = MatmulTiling.for_shape(args.m, args.n, args.k, args.dtype, batch=args.batch, hf32=args.hf32)
-    return [("c", "matmul (kernels/matmul.py)", tiling)], [], []
+    return [("c", "matmul (kernels/matmul/)", tiling)], [], []
 
 
 def _check_hf32(args) -> None:
@@ -119,6 +119,6 @@ def run(args: argparse.Namespace) -> int:
     print_summary(report, wall, args.trace, say, check)
     if args.json:
         print_json(run_document("matmul", {"c": check} if check else {},
-                                [launch_entry("c", "matmul (kernels/matmul.py)", tiling, report, args.trace)], [],
+                                [launch_entry("c", "matmul (kernels/matmul/)", tiling, report, args.trace)], [],
                                 wall))
     return 0 if check is None or check.passed else 1

@@ -45,7 +45,7 @@ def add_command(commands) -> argparse.ArgumentParser:
         add_sweep_arguments(conv)
         conv.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
         conv.set_defaults(run=run_conv, target=target, prog=conv.prog, parser=conv)
-    mm = operators.add_parser("matmul", help="the example matmul kernel (kernels/matmul.py)",
+    mm = operators.add_parser("matmul", help="the example matmul kernel (kernels/matmul/)",
                               description="Sweep the MatmulTiling of one product.")
     mm.add_argument("--m", type=int_in_range(1), default=512, help="rows of A and C (default 512)")
     mm.add_argument("--n", type=int_in_range(1), default=512, help="columns of B and C (default 512)")

@@ -1,4 +1,4 @@
-"""The matmul kernel (kernels/matmul.py) as a sweep target: its knobs, the rules that shape them, one timing-only run.
+"""The matmul kernel (kernels/matmul/) as a sweep target: its knobs, the rules that shape them, one timing-only run.
 
 Knobs: the MatmulTiling fields baseM/baseN/baseK (multiples of 16), stepK (baseK slices per L1 load) and
 l1_buffers. Rules: MatmulTiling.check's (L0A/L0B halves, two fp32 L0C tiles, A1 + B1 in L1), stated per knob;
