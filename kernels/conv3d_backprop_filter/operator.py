@@ -15,6 +15,7 @@ Host-side layouts (numpy, documented in docs/conv3d_backprop_filter.md):
 from __future__ import annotations
 
 import math
+
 import numpy as np
 
 from ascend_sim import Chip

@@ -34,6 +34,8 @@ Choices where the source depends on what is not modelled here:
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ascend_sim.machine.dtypes import DTYPES
@@ -84,6 +86,19 @@ def _is_w1b1_fm_nd_dx(p, data_format, filter_format, dilations_given) -> bool:
     return (cout * cin + cin * dhw + dhw * cout) * DTYPES[p.dtype].itemsize <= L2_CACHE_BYTES
 
 
+def matmul_gemm(p, mode: str) -> tuple[int, int, int, int]:
+    """(batch, M, N, K) of the GEMM aclnn runs for `mode` on the checked problem p."""
+    n, cin, di, hi, wi = p.dx_shape
+    cout, _, kd, kh, kw = p.filter_shape
+    if mode == STRIDE_EQ_KERNEL:
+        return n, math.prod(p.dy_shape[2:]), cin * kd * kh * kw, cout
+    if mode == FM_EQ_KERNEL:
+        return 1, n, cin * di * hi * wi, cout
+    if mode == W1B1_1X1X1:
+        return 1, cin, di * hi * wi, cout
+    raise ValueError(f"mode={mode!r} is not a matmul route; one of {sorted(_DESCRIPTION)}")
+
+
 def dx_by_matmul(p, weight: np.ndarray | None, dy: np.ndarray | None, mode: str, *, execute: bool = True,
                  check_races: bool = True, poison_output: bool = True, hooks=None, engine: str = "auto") -> Run:
     """dx of the checked problem p by the matmul aclnn uses for `mode`, on p.platform's simulated chip; weight and
@@ -105,12 +120,9 @@ def dx_by_matmul(p, weight: np.ndarray | None, dy: np.ndarray | None, mode: str,
         left = weight.reshape(cout, cin).T  # the weight^T view aclnn hands to MatMul (copied by the upload)
         right = dy.reshape(cout, di * hi * wi)
         how = f"MatMul: weight^T ({cin} x {cout}, transposed on the host) . dy ({cout} x {di * hi * wi}), viewed as dx"
-    else:
-        raise ValueError(f"mode={mode!r} is not a matmul route; one of {sorted(_DESCRIPTION)}")
     hf32 = p.enable_hf32 and p.dtype == "float32"
-    batch = left.shape[0] if left.ndim == 3 else 1
-    m, k = left.shape[-2:]
-    tiling = MatmulTiling.for_shape(m, right.shape[1], k, p.dtype, batch=batch, shared_b=batch > 1, hf32=hf32)
+    batch, m, n_cols, k = matmul_gemm(p, mode)
+    tiling = MatmulTiling.for_shape(m, n_cols, k, p.dtype, batch=batch, shared_b=batch > 1, hf32=hf32)
     out, report = run_matmul(left, right, platform=p.platform, tiling=tiling, execute=execute,
                              check_races=check_races, hooks=hooks, poison_output=poison_output,
                              engine=engine)

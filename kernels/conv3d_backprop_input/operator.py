@@ -38,7 +38,7 @@ from kernels.conv3d_backprop_input.kernel.arch22.conv3d_backprop_input_v2 import
     conv3d_backprop_input_v2 as _kernel_entry
 from kernels.conv3d_backprop_input.kernel.arch22.conv3d_backprop_input_v2 import driver_class
 from kernels.conv3d_backprop_input.kernel.arch22.util import FORMAT_NCDHW
-from kernels.conv3d_backprop_input.matmul_route import dx_by_matmul
+from kernels.conv3d_backprop_input.matmul_route import dx_by_matmul, matmul_gemm
 from kernels.conv3d_backprop_input.operator_arch35 import check_operands_950, launch_arch35, plan_arch35
 from kernels.conv3d_backprop_input.plan import ROUTES  # noqa: F401 (DATA_FORMATS, FILTER_FORMATS, ROUTES re-exported)
 from kernels.conv3d_backprop_input.plan import \
@@ -46,8 +46,9 @@ from kernels.conv3d_backprop_input.plan import \
 
 
 def estimate_conv3d_dx(plan, *, execute: bool = True, check_races: bool = True, record: bool = True) -> RunEstimate:
-    """What a run of this plan will take (kernels/common/size_guard.py); the matmul route is estimated as the dx
-    GEMM with 128 x 128 x 64 tiles on every cube core, and keeps its records whatever `record` says (run_matmul has none).
+    """What a run of this plan will take (kernels/common/size_guard.py); the matmul route is estimated as the GEMM
+    aclnn runs (matmul_gemm) with 128 x 128 x 64 tiles on every cube core, and keeps its records whatever `record`
+    says (run_matmul has none).
     With record=False, records stay alive behind the init pass's all-core barrier (initOutputFlag 1), or one AIC's
     stream waiting for its AIVs in the MIX NCDHW build."""
     p = plan.kernel_problem
@@ -58,7 +59,8 @@ def estimate_conv3d_dx(plan, *, execute: bool = True, check_races: bool = True, 
     k = cout // p.groups * math.prod(kernel)
     pending = 1.0
     if plan.route == "matmul":
-        tiles, cores, workspace = gemm_tiles(n * di * hi * wi, cin, k * p.groups, 128, 128, 64), p.platform.aic_cores, 0
+        batch, m, n_cols, k_rows = matmul_gemm(p, plan.matmul_mode)
+        tiles, cores, workspace = gemm_tiles(batch * m, n_cols, k_rows, 128, 128, 64), p.platform.aic_cores, 0
     else:
         c = plan.tiling.conv3DDxTiling
         cores = plan.tiling.params.coreNum

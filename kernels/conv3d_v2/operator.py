@@ -16,6 +16,7 @@ TransData kernels are done here on the host in numpy, and the run's notes say so
 from __future__ import annotations
 
 import math
+
 import numpy as np
 
 from ascend_sim import Chip

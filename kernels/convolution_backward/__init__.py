@@ -11,9 +11,8 @@ Modules, one job each:
 """
 from kernels.convolution_backward.arguments import ConvBackwardArgs, check_arguments
 from kernels.convolution_backward.bias_grad import BiasGradTiling, bias_grad_kernel, run_bias_grad
-from kernels.convolution_backward.operator import (ConvBackwardPlan, ConvBackwardRun,
-                                                   convolution_backward, convolution_backward_run,
-                                                   plan_convolution_backward, run_plan)
+from kernels.convolution_backward.operator import (ConvBackwardPlan, ConvBackwardRun, convolution_backward,
+                                                   convolution_backward_run, plan_convolution_backward, run_plan)
 
 __all__ = ["BiasGradTiling", "ConvBackwardArgs", "ConvBackwardPlan", "ConvBackwardRun",
            "bias_grad_kernel", "check_arguments", "convolution_backward", "convolution_backward_run",

@@ -79,6 +79,19 @@ def test_instruction_estimates_are_within_a_factor_of_three_and_a_half(n, cin, c
         assert 1 / 3.5 < ratio < 3.5, (name, estimate.instructions, run.report.instructions)
 
 
+def test_the_matmul_route_is_estimated_as_the_gemm_aclnn_runs():
+    """VideoMAE's patch embedding (kernel == stride) runs as one batched matmul of 1568 x 1536 x 768: its estimate
+    is that GEMM's, not the conv's im2col GEMM (which put it at a terabyte and refused a layer that runs in a second)."""
+    x_shape, w_shape, k = (1, 3, 16, 224, 224), (768, 3, 2, 16, 16), (1, 1, 2, 16, 16)
+    w, dy = stand_in(w_shape, F16), stand_in((1, 768, 8, 14, 14), F16)
+    run = conv3d_backprop_input_v2_run(x_shape, w, dy, strides=k, pads=(0,) * 6, data_format="NCDHW",
+                                       execute=False, check_races=False, engine="fast")
+    plan = plan_conv3d_dx(x_shape, w_shape, dy.shape, "float16", strides=k, pads=(0,) * 6, data_format="NCDHW")
+    assert run.route == plan.route == "matmul"
+    ratio = estimate_conv3d_dx(plan).instructions / run.report.instructions
+    assert 1 / 3.5 < ratio < 3.5, ratio
+
+
 def test_bytes_per_record_covers_a_measured_run():
     w, dy = stand_in((64, 64, 3, 3, 3), F16), stand_in((1, 64, 4, 28, 28), F16)
     tracemalloc.start()

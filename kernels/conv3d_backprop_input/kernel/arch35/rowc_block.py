@@ -9,8 +9,7 @@ split-K) the vector cores return at once.
 """
 from __future__ import annotations
 
-from ascend_sim.ascendc import (ASCEND_IS_AIC, ASCEND_IS_AIV, CrossCoreWaitFlag, GetBlockIdx, GetBlockNum,
-                                GlobalTensor)
+from ascend_sim.ascendc import ASCEND_IS_AIC, ASCEND_IS_AIV, CrossCoreWaitFlag, GetBlockIdx, GetBlockNum, GlobalTensor
 from kernels.conv3d_backprop_input.kernel.arch35.api import Conv3DBackpropInput
 from kernels.conv3d_backprop_input.kernel.arch35.util import (FORMAT_NCDHW, FORMAT_NDHWC, SYNC_AIV_AIC_DET_FLAG,
                                                               SYNC_MODE2, TPL_GM_TO_L1, TPL_GM_TO_L1_NO_HK,
