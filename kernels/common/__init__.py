@@ -1,2 +1,3 @@
-"""What every operator shares on the host side: the operand checks, the run type and the steps around a launch
-(and, as issue 18 proceeds, the problem type)."""
+"""What every operator shares on the host side: the operand checks (operands), the run type and the steps around
+a launch (run), the size guard (size_guard), which tiling fields a launch read (tiling_reads) and the kernel-tap
+windows of the references (taps)."""

@@ -1,2 +1,3 @@
-"""What every tiling family shares: the C-struct layout of tiling data and its ranges (cstruct), the argument
-checks every operator uses (checks)."""
+"""What every tiling family shares: the C-struct layout and ranges (cstruct), the tiling-data base (tiling_data),
+the argument checks (checks), the validation protocol (validation), the integer helpers (integers) and the own
+rule for the closed TBE core split (tbe_rule)."""
