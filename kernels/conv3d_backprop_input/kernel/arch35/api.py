@@ -19,8 +19,9 @@ Iterate, Compute, ComputeForNoTilingHWk, UpdateL1ComputeInfo, UpdateCurHoSize, U
 UpdateFullLoadL1Status, IterateAll, GetTensorC, End), conv3d_bp_common_func.h (ComputeForKIter, ComputeL1A/B,
 the preloads, ComputeL0A/B, CalFmapH, UpdateCurHoSizeCore), impl/conv_bp_input_sub_func.h (InitMmadParams,
 CalcParamsMmad, MmadLocal, UpdateL1KParams) and FreeB1Tensor (conv3d_bp_kernel_split_func.h), for
-kernelSplitMode 0, groupMode ORIGIN, loadB1Condition GM_TO_L1 without split-K or split-Dk (the other paths are
-refused by the entry). The context keeps the real ctx names (curMIdx_, baseUseM_, curHoIdx_, ...).
+kernelSplitMode 0 and TPL_SPLIT_KERNEL_H (kernel_split.py), groupMode ORIGIN, loadB1Condition GM_TO_L1 without
+UB-accumulated split-K or split-Dk (the other paths are refused by the entry). The context keeps the real ctx names
+(curMIdx_, baseUseM_, curHoIdx_, ...).
 """
 from __future__ import annotations
 
@@ -29,13 +30,16 @@ import numpy as np
 from ascend_sim.ascendc import (HardEvent, Mmad, MmadParams, SetFlag, SetHF32Mode, TBuf, TPipe, TPosition, TQue,
                                 WaitFlag, api_call)
 from ascend_sim.machine.dtypes import float32
+from kernels.conv3d_backprop_input.kernel.arch35.kernel_split import (InitKernelSplitLists, InitParamsForKernelSplitH,
+                                                                      SetKernelSplitParams, SetSingleShapeParams)
 from kernels.conv3d_backprop_input.kernel.arch35.load_a import (InitLoadToA2Params, LoadToA1, LoadToA2,
                                                                 UpdateLoadToA2ParamsK, UpdateLoadToA2ParamsM)
 from kernels.conv3d_backprop_input.kernel.arch35.load_b import (InitLoadToB2Params, LoadToB1, LoadToB2,
                                                                 UpdateLoadToB2ParamsK, UpdateLoadToB2ParamsN)
 from kernels.conv3d_backprop_input.kernel.arch35.store_c import LoadL0c2Gm
-from kernels.conv3d_backprop_input.kernel.arch35.util import (BLOCK_CUBE, AlignUpC0, CalFmapH, DivCeil, DivCeilC0,
-                                                              DivHkWk, total_sizes)
+from kernels.conv3d_backprop_input.kernel.arch35.util import (BLOCK_CUBE, TPL_NO_SPLIT_KERNEL, TPL_SPLIT_KERNEL_H,
+                                                              AlignUpC0, CalFmapH, DivCeil, DivCeilC0, DivHkWk,
+                                                              total_sizes)
 
 _U32 = 0xFFFFFFFF
 
@@ -44,10 +48,12 @@ class Conv3DBackpropInput:
     """Conv3DBackpropInput<filter, input_size, dedy, y, ..., Conv3dConfig{loadB2Condition, kernelSplitMode,
     groupMode, loadB1Condition, enableC04}> on arch 3510. SrcAT = SrcBT = DstT = `dtype`; L0C is fp32."""
 
-    def __init__(self, dtype, loadB2Condition: int, yFormat: str, filterFormat: str):
+    def __init__(self, dtype, loadB2Condition: int, yFormat: str, filterFormat: str,
+                 kernelSplitMode: int = TPL_NO_SPLIT_KERNEL):
         self.SrcAT = self.SrcBT = self.DstT = np.dtype(dtype)
         self.L0cT = float32
         self.loadB2Condition = loadB2Condition
+        self.kernelSplitMode = kernelSplitMode
         self.yFormat = yFormat
         self.filterFormat = filterFormat
 
@@ -72,21 +78,29 @@ class Conv3DBackpropInput:
         self.enableSplitDk_ = t.singleIterateDk != t.dk
         self.enableSplitK_ = bool(t.enableSplitK)
         self.useUbAccumForSplitK_ = bool(t.useUbAccumForSplitK)
-        # InitParamsForNormal
-        curChannelSize = DivHkWk(self, self.curStepKa_ * t.baseK)
-        self.channelSize_ = min(curChannelSize, AlignUpC0(self, t.singleCoreCout))
-        self.curHoSize_ = CalFmapH(self, min(t.baseM, t.singleCoreM))
+        InitKernelSplitLists(self)
+        if self.kernelSplitMode == TPL_SPLIT_KERNEL_H:
+            InitParamsForKernelSplitH(self)
+        else:  # InitParamsForNormal
+            curChannelSize = DivHkWk(self, self.curStepKa_ * t.baseK)
+            self.channelSize_ = min(curChannelSize, AlignUpC0(self, t.singleCoreCout))
+            self.curHoSize_ = CalFmapH(self, min(t.baseM, t.singleCoreM))
         self.hoWo_ = t.ho * t.wo
         self.doHoWo_ = t.dout * self.hoWo_
         self.hiWi_ = t.hi * t.wi
         self.diHiWi_ = t.di * self.hiWi_
         self.realWoSize_ = t.wo
-        # InitFullLoadFlag (GM_TO_L1, no kernel split)
+        # InitFullLoadFlag (GM_TO_L1)
         self.isA1FullLoadFlag_ = False
-        self.isB1FullLoadFlag_ = (t.baseN >= t.singleCoreCin and t.enlarge == 1
-                                  and t.baseK * self.curStepKb_ >= t.singleCoreCout * self.singleShapeHWk_
-                                  and t.bl1Pbuffer == 1 and t.singleIterateDk == 1)
-        self.hoExpand_ = t.hoExpand
+        baseB1Cond = t.baseN >= t.singleCoreCin and t.enlarge == 1
+        if self.kernelSplitMode == TPL_SPLIT_KERNEL_H:
+            self.isB1FullLoadFlag_ = (baseB1Cond and (t.dk == 1 or t.dout == 1)
+                                      and t.baseK * self.curStepKb_ >= t.singleCoreCout * self.splitHkWkList_[0])
+        else:
+            self.isB1FullLoadFlag_ = (baseB1Cond
+                                      and t.baseK * self.curStepKb_ >= t.singleCoreCout * self.singleShapeHWk_
+                                      and t.bl1Pbuffer == 1 and t.singleIterateDk == 1)
+        self.hoExpand_ = t.ho if self.kernelSplitMode != TPL_NO_SPLIT_KERNEL else t.hoExpand
         self.l0PingPongFlag_ = 0
         l0a, l0b, _ = total_sizes()
         self.l0aPingPongAddr_ = (l0a >> 1) // self.SrcAT.itemsize
@@ -112,7 +126,11 @@ class Conv3DBackpropInput:
     def CalcMatrixByteSize(self) -> tuple[int, int]:
         t = self.tiling_
         hoSize = min(self.hoExpand_, self.curHoSize_)
-        a = hoSize * t.wo * t.strideW * DivHkWk(self, self.curStepKa_ * t.baseK) * self.SrcAT.itemsize
+        if self.kernelSplitMode == TPL_SPLIT_KERNEL_H:
+            channels = self.channelSize_  # sized for the largest sub-kernel
+        else:
+            channels = DivHkWk(self, self.curStepKa_ * t.baseK)
+        a = hoSize * t.wo * t.strideW * channels * self.SrcAT.itemsize
         b = t.baseN * self.curStepKb_ * t.baseK * self.SrcBT.itemsize
         return a, b
 
@@ -159,13 +177,17 @@ class Conv3DBackpropInput:
             self.singleShapeCin_ = singleShapeN
             self.nIter_ = DivCeil(singleShapeN, t.baseN)
             self.tailN_ = singleShapeN - (self.nIter_ - 1) * t.baseN
-        if self.singleShapeCout_ * self.singleShapeHWk_ != singleShapeK:
+        # kernel split: the sub-kernel (and so K) may change from block to block
+        if self.kernelSplitMode != TPL_NO_SPLIT_KERNEL or self.singleShapeCout_ * self.singleShapeHWk_ != singleShapeK:
             self.singleShapeCout_ = singleShapeK // self.singleShapeHWk_
             self.InitStepKParams()
 
     def InitStepKParams(self) -> None:
         t = self.tiling_
-        tmpSingleCoreK = DivCeilC0(self, self.singleShapeCout_) * self.singleShapeHWk_ * t.c0
+        if self.kernelSplitMode != TPL_NO_SPLIT_KERNEL:  # only the sub-kernel's taps: no zero products in K
+            tmpSingleCoreK = (t.cout1 if t.group == 1 else t.cout1G) * self.splitHkWkC0List_[self.splitIndex_]
+        else:
+            tmpSingleCoreK = DivCeilC0(self, self.singleShapeCout_) * self.singleShapeHWk_ * t.c0
         self.kIter_ = DivCeil(tmpSingleCoreK, t.baseK)
         self.tailK_ = tmpSingleCoreK - (self.kIter_ - 1) * t.baseK
         self.kIterStepKaTail = (DivCeil(self.kIter_, self.curStepKa_) - 1) * self.curStepKa_
@@ -178,9 +200,18 @@ class Conv3DBackpropInput:
         t = self.tiling_
         self.curDinStartIdx_ = curDinStartIdx
         self.curMStartIdx_ = curMStartIdx
-        self.curHoStartIdx_ = curMStartIdx // t.wi - t.backpropPadUp
+        padUp = self.curBackPropPadUp_ if self.kernelSplitMode == TPL_SPLIT_KERNEL_H else t.backpropPadUp
+        self.curHoStartIdx_ = curMStartIdx // t.wi - padUp
         self.curCinStartIdx_ = curCinStartIdx
         self.curCoutStartIdx_ = curCoutStartIdx
+
+    @api_call
+    def SetKernelSplitParams(self, kSCoutFullLoad: int, kSUseWorkSpace: int) -> None:
+        SetKernelSplitParams(self, kSCoutFullLoad, kSUseWorkSpace)
+
+    @api_call
+    def SetSingleShapeParams(self, curSplitHk: int, curBackpropPadUp: int) -> None:
+        SetSingleShapeParams(self, curSplitHk, curBackpropPadUp)
 
     @api_call
     def FreeB1Tensor(self) -> None:
@@ -188,6 +219,8 @@ class Conv3DBackpropInput:
         t = self.tiling_
         if self.isLoadB1_ and not self.isFreeB1_:
             return  # nothing was loaded in this round
+        if self.kernelSplitMode != TPL_NO_SPLIT_KERNEL:
+            return  # the H split keeps no weight across blocks (the HW branch is not ported)
         if self.isB1FullLoadFlag_ and t.dk == 1 and self.curEnableFullLoad_ and t.group == 1:
             self.isLoadB1_ = True
             self.isFreeB1_ = False
@@ -235,14 +268,15 @@ class Conv3DBackpropInput:
     def UpdateL1ComputeInfo(self) -> None:
         t = self.tiling_
         self.baseUseM_ = self.tailM_ if self.curMIdx_ + 1 == self.mIter_ else t.baseM
-        Hd = (t.hk - 1) * t.dilationH + 1
-        Wd = (t.wk - 1) * t.dilationW + 1
-        backpropPadDown = max(t.backpropPadDown, 255)  # the Load3D's padList[3] is 255
-        Hp = self.hoExpand_ + t.backpropPadUp + backpropPadDown
-        Wp = (t.wo - 1) * t.strideW + 1 + t.backpropPadLeft + t.backpropPadRight
-        M = (Hp - Hd + 1) * (Wp - Wd + 1)
-        if M < self.baseUseM_ and self.mIter_ == 1:
-            self.baseUseM_ = M
+        if self.kernelSplitMode == TPL_NO_SPLIT_KERNEL:
+            Hd = (t.hk - 1) * t.dilationH + 1
+            Wd = (t.wk - 1) * t.dilationW + 1
+            backpropPadDown = max(t.backpropPadDown, 255)  # the Load3D's padList[3] is 255
+            Hp = self.hoExpand_ + t.backpropPadUp + backpropPadDown
+            Wp = (t.wo - 1) * t.strideW + 1 + t.backpropPadLeft + t.backpropPadRight
+            M = (Hp - Hd + 1) * (Wp - Wd + 1)
+            if M < self.baseUseM_ and self.mIter_ == 1:
+                self.baseUseM_ = M
         self.baseUseN_ = self.tailN_ if self.curNIdx_ + 1 == self.nIter_ else t.baseN
         self.needComputeFlag_ = True
         self.UpdateCurHoSize()
@@ -255,9 +289,14 @@ class Conv3DBackpropInput:
         curHiIdx, curWiIdx = divmod(curMIdx, t.wi)
         self.load3d_.mStartPt = curWiIdx
         hiCal = DivCeil(self.baseUseM_ + curWiIdx, t.wi)
-        self.curHoIdx_ = curHiIdx - t.backpropPadUp
+        if self.kernelSplitMode == TPL_SPLIT_KERNEL_H:
+            self.curHoIdx_ = curHiIdx - self.curBackPropPadUp_
+            hk = self.splitHkList_[self.splitIndex_]
+        else:
+            self.curHoIdx_ = curHiIdx - t.backpropPadUp
+            hk = t.hk
         # uint32_t in the source: a window wholly inside the top pad wraps around (and then loads zeros only)
-        endHoIdx = (self.curHoIdx_ + hiCal + (t.hk - 1) * t.dilationH) & _U32
+        endHoIdx = (self.curHoIdx_ + hiCal + (hk - 1) * t.dilationH) & _U32
         if self.curHoIdx_ < self.hoExpand_ and endHoIdx > 0:
             self.curHoSize_ = min(endHoIdx, self.hoExpand_) - max(self.curHoIdx_, 0)
         else:

@@ -9,17 +9,19 @@ basic, SMALL_KERNEL); else the init-output pass (initOutputFlag == L0_INIT), the
 Conv3dDxOswBlock<..., loadB1Condition>.
 
 Ported so far: Conv3dDxOswBlock with loadB1Condition GM_TO_L1, group ORIGIN, every loadB2Condition, split-K into
-GM with atomic add (fp32), the init-output pass and the vecTrans pre-pass (groups == 1); not the UB-accumulated
-split-K, split-Dk or the full load of A. `unported_features` names what a tiling asks for beyond that; the entry
-refuses it before any instruction (the operator refuses it before launch).
+GM with atomic add (fp32), the init-output pass and the vecTrans pre-pass (groups == 1); Conv3dDxKsBlock for the
+kernel split along H; not the UB-accumulated split-K, split-Dk, the HW kernel split or the full load of A.
+`unported_features` names what a tiling asks for beyond that; the entry refuses it before any instruction (the
+operator refuses it before launch).
 """
 from __future__ import annotations
 
 from ascend_sim.ascendc import ASCEND_IS_AIV
 from kernels.conv3d_backprop_input.kernel.arch35.init_output import L0_INIT, Conv3dDxInitOutput
+from kernels.conv3d_backprop_input.kernel.arch35.ks_block import Conv3dDxKsBlock
 from kernels.conv3d_backprop_input.kernel.arch35.rowc_block import Conv3dDxOswBlock
 from kernels.conv3d_backprop_input.kernel.arch35.util import (TPL_GM_TO_L1, TPL_GROUP_MODE_ORIGIN, TPL_NO_SPLIT_KERNEL,
-                                                              decode_tiling_key)
+                                                              TPL_SPLIT_KERNEL_H, decode_tiling_key)
 from kernels.conv3d_backprop_input.kernel.arch35.vec_transpose import Conv3dDxVecTranspose
 
 
@@ -29,7 +31,8 @@ def unported_features(tiling_key: int, tilingData) -> list[str]:
         tiling_key)
     t = tilingData
     checks = [
-        (kernelSplitMode != TPL_NO_SPLIT_KERNEL, f"kernelSplitMode={kernelSplitMode} (Conv3dDxKsBlock)"),
+        (kernelSplitMode not in (TPL_NO_SPLIT_KERNEL, TPL_SPLIT_KERNEL_H),  # HW: the L0C -> UB re-interleave
+         f"kernelSplitMode={kernelSplitMode} (Conv3dDxKsBlock)"),
         (groupConvMode != TPL_GROUP_MODE_ORIGIN, f"groupConvMode={groupConvMode} (ENLARGE, the AIV weight build)"),
         (loadB1Condition != TPL_GM_TO_L1, f"loadB1Condition={loadB1Condition} (C04 / NO_HK / NO_HK_WK / "
                                           "SMALL_KERNEL)"),
@@ -63,7 +66,10 @@ def conv3d_backprop_input_v2_arch35(input_size, filter, out_backprop, y, workSpa
         opVecTranspose.Init(filter, workSpace, tilingData)
         opVecTranspose.Process()
         opVecTranspose.Destroy()
-    loadB2Condition = decode_tiling_key(tiling_key)[0]
-    op = Conv3dDxOswBlock(dtype, filterFormat, dedyFormat, yFormat, loadB2Condition, TPL_GM_TO_L1)
+    loadB2Condition, kernelSplitMode = decode_tiling_key(tiling_key)[:2]
+    if kernelSplitMode != TPL_NO_SPLIT_KERNEL:
+        op = Conv3dDxKsBlock(dtype, filterFormat, dedyFormat, yFormat, loadB2Condition, kernelSplitMode)
+    else:
+        op = Conv3dDxOswBlock(dtype, filterFormat, dedyFormat, yFormat, loadB2Condition, TPL_GM_TO_L1)
     op.Init(filter, out_backprop, y, workSpace, tilingData)
     op.Process()

@@ -3,7 +3,7 @@
 Ports impl/conv_bp_sub_func_load_gm_to_l1a.h (CalcSetFmatrixParams, CalcCurCoutSizeA1, CalcOutToA1DstAddr,
 CalcLoadToA1Dn2NzParams, CalcLoadToA1Nd2NzParams, LoadToA1ForDn2Nz, LoadToA1ForNd2Nz, LoadToA1) and the A half of
 impl/conv_bp_input_sub_func_load_l1_to_l0.h (InitLoadToA2Params, UpdateLoadToA2ParamsM/K, LoadToA2), for
-kernelSplitMode 0 and loadB1Condition GM_TO_L1 (the ported templates).
+kernelSplitMode 0 and TPL_SPLIT_KERNEL_H (no zero insertion along H there: A1StrideH) with loadB1Condition GM_TO_L1.
 
 Stride > 1 is turned into a stride-1 img2col by zero insertion in L1: the A1 buffer is zeroed (Fill, the 3510 name
 of InitConstValue) and dy rows land strideH rows apart (dstNzMatrixStride) with their pixels strideW apart
@@ -15,8 +15,8 @@ from __future__ import annotations
 from ascend_sim.ascendc import (PIPE_MTE2, DataCopy, Dn2NzParams, InitConstValue, InitConstValueParams,
                                 LoadData3DParamsV2, LoadDataRepeatParamWithStride, LoadDataWithStride, Nd2NzParams,
                                 PipeBarrier, SetLoadDataRepeatWithStride)
-from kernels.conv3d_backprop_input.kernel.arch35.util import (BLOCK_CUBE, FORMAT_NCDHW, AlignUp, DivCeil, DivCeil16,
-                                                              DivHkWk)
+from kernels.conv3d_backprop_input.kernel.arch35.util import (BLOCK_CUBE, FORMAT_NCDHW, TPL_SPLIT_KERNEL_H, AlignUp,
+                                                              DivCeil, DivCeil16, DivHkWk)
 
 
 def InitZeroValue(api, buf) -> None:
@@ -78,10 +78,15 @@ def _wo_window(t) -> tuple[int, int, int, bool]:
     return woExpand, woStart, woEnd, reset
 
 
+def A1StrideH(api) -> int:
+    """The zero insertion along H: strideH, or 1 under kernel split H (each sub-kernel is stride 1 in H)."""
+    return 1 if api.kernelSplitMode == TPL_SPLIT_KERNEL_H else api.tiling_.strideH
+
+
 def CalcLoadToA1Params(api, params, curCoutIdx: int, kIdx: int, nd: bool) -> int:
     """CalcLoadToA1Dn2NzParams / CalcLoadToA1Nd2NzParams: fills params, returns out2A1DstAddrOffset."""
     t = api.tiling_
-    strideH = t.strideH
+    strideH = A1StrideH(api)
     curHoSize = api.curHoSize_
     curCoutSize = CalcCurCoutSizeA1(api, kIdx, curCoutIdx)
     woExpand, woStart, woEnd, reset = _wo_window(t)
@@ -119,13 +124,14 @@ def LoadToA1(api, kIdx: int, curDoutIdx: int, loadFlag: bool) -> None:
     curHoIdx = 0 if api.curHoIdx_ < 0 else api.curHoIdx_ - curHoStartOffset
     curOriHoIdx = curHoIdx
     curCoutIdx = DivHkWk(api, kIdx * t.baseK) + (api.curCoutStartIdx_ if api.enableSplitK_ else 0)
-    if t.strideW * t.strideH > 1:
+    strideH = A1StrideH(api)
+    if t.strideW * strideH > 1:
         InitZeroValue(api, useA1Buf)
     out2A1DstAddrOffset = CalcLoadToA1Params(api, params, curCoutIdx, kIdx, nd)
-    if t.strideH > 1:
+    if strideH > 1:
         # the relative dy row: the current (dilated) row minus the core's first, both before zero insertion
         curHoIdx = 0 if api.curHoIdx_ < 0 else api.curHoIdx_
-        curOriHoIdx = DivCeil(curHoIdx, t.strideH) - DivCeil(curHoStartOffset, t.strideH)
+        curOriHoIdx = DivCeil(curHoIdx, strideH) - DivCeil(curHoStartOffset, strideH)
     woOffset = DivCeil(abs(t.backpropPadLeft), t.strideW) if t.backpropPadLeft < 0 else 0
     if nd:
         src = curCoutIdx + curDoutIdx * api.hoWo_ * t.cout + (curOriHoIdx * t.wo + woOffset) * t.cout

@@ -4,7 +4,8 @@ Ports impl/conv_bp_input_sub_func_load_gm_to_l1.h (LoadToB1Dn2Nz, LoadToB1Nd2Nz,
 LoadToB1Dn2NzTranspose, LoadToB1Nd2NzForDkHkWkIsOne, LoadToB1Nd2NzTranspose, LoadGmDataToB1DHWCN2NzTranspose,
 LoadGmDataToB1, LoadToB1), impl/conv_bp_input_sub_func_index_calc.h (CalcCurCinSizeB1, CalcCoutIndexAndSizeB1) and
 the B half of impl/conv_bp_input_sub_func_load_l1_to_l0.h (InitLoadToB2Params, UpdateLoadToB2ParamsN/K,
-LoadToB2NoTransposeNoReverse, LoadToB2ReverseOnlyCommon, LoadToB2), for kernelSplitMode 0.
+LoadToB2NoTransposeNoReverse, LoadToB2ReverseOnlyCommon, LoadToB2); the kernel split H loads are in
+kernel_split.py.
 
 L1 layouts: not transposed (TRANSPOSE_AND_REVERSE): (cin1, hkwk, cout_align16, cin0); transposed (REVERSE_ONLY):
 (cout1, hkwk, cin_align16, cout0). With enableVecTrans the weight comes from the workspace the AIV pre-pass wrote,
@@ -13,10 +14,13 @@ L1 layouts: not transposed (TRANSPOSE_AND_REVERSE): (cin1, hkwk, cout_align16, c
 from __future__ import annotations
 
 from ascend_sim.ascendc import DataCopy, Dn2NzParams, LoadData, LoadData2DParamsV2, Nd2NzParams
+from kernels.conv3d_backprop_input.kernel.arch35.kernel_split import (LoadToB1Dn2NzTransposeForKernelSplitH,
+                                                                      LoadToB1Nd2NzForKernelSplit)
 from kernels.conv3d_backprop_input.kernel.arch35.load_a import InitZeroValue
-from kernels.conv3d_backprop_input.kernel.arch35.util import (FORMAT_DHWCN, FORMAT_NCDHW, TPL_NO_TRANSPOSE_NO_REVERSE,
-                                                              TPL_REVERSE_ONLY, TPL_TRANSPOSE_ONLY, AlignUp16,
-                                                              DivCeil16, DivCeilC0, DivCeilHkWk, DivHkWk)
+from kernels.conv3d_backprop_input.kernel.arch35.util import (FORMAT_DHWCN, FORMAT_NCDHW, TPL_NO_SPLIT_KERNEL,
+                                                              TPL_NO_TRANSPOSE_NO_REVERSE, TPL_REVERSE_ONLY,
+                                                              TPL_SPLIT_KERNEL_H, TPL_TRANSPOSE_ONLY, AlignUp16,
+                                                              CurHkWk, DivCeil16, DivCeilC0, DivCeilHkWk, DivHkWk)
 
 
 def _nz_params(cls, num, src_matrix, dst_matrix, dValue, srcDValue, c0Stride, nValue, nStride):
@@ -120,7 +124,10 @@ def LoadGmDataToB1(api, kIdx: int, curDkIdx: int) -> None:
     if t.enableVecTrans:
         cinAlign = AlignUp16(t.cinG)
         src = curCoutIdx * cinAlign * t.dkHkWk + curCinIdx + curDkIdx * t.hkWk * cinAlign
-        LoadToB1Nd2NzTranspose(api, curCinSize, curCoutSize, src, useB1Buf)
+        if api.kernelSplitMode == TPL_NO_SPLIT_KERNEL:
+            LoadToB1Nd2NzTranspose(api, curCinSize, curCoutSize, src, useB1Buf)
+        else:
+            LoadToB1Nd2NzForKernelSplit(api, curCinSize, curCoutSize, src, useB1Buf)
     elif api.filterFormat == FORMAT_NCDHW:
         src = curCoutIdx * t.cinG * t.dkHkWk + curCinIdx * t.dkHkWk + curDkIdx * t.hkWk
         if b2 == TPL_TRANSPOSE_ONLY:
@@ -129,6 +136,8 @@ def LoadGmDataToB1(api, kIdx: int, curDkIdx: int) -> None:
             LoadToB1NotTransposed(api, Dn2NzParams, curCinSize, curCoutSize, src, useB1Buf)
         elif t.dkHkWk == 1:
             LoadToB1TransposeForDkHkWkIsOne(api, curCinSize, curCoutSize, src, useB1Buf)
+        elif api.kernelSplitMode == TPL_SPLIT_KERNEL_H:
+            LoadToB1Dn2NzTransposeForKernelSplitH(api, curCinSize, curCoutSize, src, useB1Buf)
         else:
             LoadToB1Dn2NzTranspose(api, curCinSize, curCoutSize, src, useB1Buf)
     elif api.filterFormat == FORMAT_DHWCN:
@@ -142,6 +151,8 @@ def LoadGmDataToB1(api, kIdx: int, curDkIdx: int) -> None:
             LoadToB1NotTransposed(api, Nd2NzParams, curCinSize, curCoutSize, src, useB1Buf)
         elif t.dkHkWk == 1:
             LoadToB1TransposeForDkHkWkIsOne(api, curCinSize, curCoutSize, src, useB1Buf)
+        elif api.kernelSplitMode == TPL_SPLIT_KERNEL_H:
+            LoadToB1Nd2NzForKernelSplit(api, curCinSize, curCoutSize, src, useB1Buf)
         else:
             LoadToB1Nd2NzTranspose(api, curCinSize, curCoutSize, src, useB1Buf)
     api.inQueL1B_.EnQue(useB1Buf)
@@ -196,7 +207,7 @@ def LoadToB2NoTransposeNoReverse(api, l1B1Matrix, kPos: int, l0b) -> None:
 def LoadToB2ReverseOnlyCommon(api, l1B1Matrix, blockSize: int, kPos: int, l0b) -> None:
     """baseK may cross several hkwk groups: one call per group, each walking its taps backwards."""
     t, p = api.tiling_, api.load2dv2_
-    curHkWkSize = api.singleShapeHWk_
+    curHkWkSize = CurHkWk(api)
     kStartPos = kPos * (t.baseK >> t.c0BitsB)
     kEndPos = kStartPos + ((api.baseUseK_ + t.c0 - 1) >> t.c0BitsB)
     hwKStartIdx = DivHkWk(api, kStartPos)

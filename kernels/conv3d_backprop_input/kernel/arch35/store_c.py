@@ -2,7 +2,8 @@
 
 Ports impl/conv_bp_input_sub_func_store_l0c.h (ComputeDstOffset, LoadL0c2GmForNz2Dn, LoadL0c2GmForNz2Nd),
 _store_l0c_dispatch.h (FreeTensorC1Buf, L0CDeQue, SetEnAtomic, LoadL0c2Gm) and _store_l0c_fixpipe.h
-(SetFixPipeQuantVal), for the outputs written straight to y (no split-K / split-Dk workspace).
+(SetFixPipeQuantVal), for the outputs written straight to y (no split-K / split-Dk workspace); the kernel split H
+rows go through kernel_split.py.
 """
 from __future__ import annotations
 
@@ -11,7 +12,10 @@ import numpy as np
 from ascend_sim.ascendc import (CFG_COLUMN_MAJOR, CFG_ROW_MAJOR, Fixpipe, FixpipeParamsArch3510, Nz2DnParams,
                                 Nz2NdParams, QuantMode_t, SetAtomicAdd, SetAtomicNone)
 from ascend_sim.machine.dtypes import bfloat16, float8_e4m3fn, float16, float32, hifloat8
-from kernels.conv3d_backprop_input.kernel.arch35.util import DQ_SCALAR_ONE, FORMAT_NCDHW, AlignUp16
+from kernels.conv3d_backprop_input.kernel.arch35.kernel_split import (LoadL0c2GmDnForKernelSplitH,
+                                                                      LoadL0c2GmNdForKernelSplitH)
+from kernels.conv3d_backprop_input.kernel.arch35.util import (DQ_SCALAR_ONE, FORMAT_NCDHW, TPL_SPLIT_KERNEL_H,
+                                                              AlignUp16)
 
 
 def SetFixPipeQuantVal(api, params: FixpipeParamsArch3510) -> None:
@@ -70,7 +74,12 @@ def LoadL0c2Gm(api, output, enAtomic: int = 0) -> None:
         return  # no Mmad ran for this tile: nothing in L0C to move
     useC1Buf = (api.l0cPing_ if api.l0cPingPongFlag_ else api.l0cPong_).DeQue(api.L0cT)
     SetEnAtomic(api, enAtomic)
-    if api.yFormat == FORMAT_NCDHW:
+    if api.kernelSplitMode == TPL_SPLIT_KERNEL_H:  # LoadL0c2OutForNz2Dn / Nz2Nd's kernel-split branch
+        p = FixpipeParamsArch3510()
+        SetFixPipeQuantVal(api, p)
+        store = LoadL0c2GmDnForKernelSplitH if api.yFormat == FORMAT_NCDHW else LoadL0c2GmNdForKernelSplitH
+        store(api, output, useC1Buf, p)
+    elif api.yFormat == FORMAT_NCDHW:
         LoadL0c2GmForNz2Dn(api, output, useC1Buf)
     else:
         LoadL0c2GmForNz2Nd(api, output, useC1Buf)

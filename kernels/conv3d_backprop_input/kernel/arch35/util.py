@@ -54,13 +54,18 @@ def AlignUpC0(api, a: int) -> int:
     return ((a + t.c0 - 1) >> t.c0BitsB) << t.c0BitsB
 
 
+def CurHkWk(api) -> int:
+    """The kernel taps of one K row: the current sub-kernel's splitHkWk under kernel split, else singleShapeHWk_."""
+    return api.splitHkWkList_[api.splitIndex_] if api.kernelSplitMode != TPL_NO_SPLIT_KERNEL else api.singleShapeHWk_
+
+
 def DivHkWk(api, a: int) -> int:
-    hw = api.singleShapeHWk_
+    hw = CurHkWk(api)
     return a // hw if hw > 1 else a
 
 
 def DivCeilHkWk(api, a: int) -> int:
-    hw = api.singleShapeHWk_
+    hw = CurHkWk(api)
     return DivCeil(a, hw) if hw > 1 else a
 
 
@@ -73,7 +78,9 @@ def CalFmapH(api, mL1Size: int) -> int:
             hiCal += 2  # the first and last rows are partial
     else:
         hiCal = 1 if t.wi % mL1Size == 0 else 2
-    return (hiCal - 1) + t.khDilation
+    curHk = api.splitHkList_[0] if api.kernelSplitMode == TPL_SPLIT_KERNEL_H else t.hk
+    khDilation = t.khDilation if curHk == t.hk else (curHk - 1) * t.dilationH + 1
+    return (hiCal - 1) + khDilation
 
 
 def total_sizes() -> tuple[int, int, int]:
