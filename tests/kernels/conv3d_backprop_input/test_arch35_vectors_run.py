@@ -66,7 +66,7 @@ def test_ported_vector_runs_without_fault(vector):
 
 def test_the_ported_vectors():
     """Which shared vectors the port runs (keep in step with docs/conv3d_backprop_input_arch35.md)."""
-    assert len(PORTED) >= 22 and len(PORTED) + len(REFUSED) == len(VECTORS)
+    assert len(PORTED) >= 23 and len(PORTED) + len(REFUSED) == len(VECTORS)
 
 
 @pytest.mark.parametrize("vector", REFUSED, ids=lambda v: v["name"])
@@ -82,9 +82,10 @@ def _to_ncdhw(array, fmt):
 
 
 @pytest.mark.parametrize("name", ["conv3d_dx_3_bf16", "conv3d_dx_NCDHW_full_load_is_not_divisib",
-                                  "conv3d_dx_NDHWC_full_load_is_not_divisib"])
+                                  "conv3d_dx_NDHWC_full_load_is_not_divisib", "conv3d_dx_tiling_hk_wi_1"])
 def test_small_vector_with_data(name):
-    """Small UT vectors with data against PyTorch; the two full-load ones keep the weight in L1 across blocks."""
+    """Small UT vectors with data against PyTorch; the two full-load ones keep the weight in L1 across blocks;
+    hk_wi_1 (hk 768, backprop pads 512) loads the weight one kernel row at a time (NO_HK)."""
     vector = next(v for v in VECTORS if v["name"].startswith(name))
     dt = DTYPES_950[vector["dtype"]]
     fmt = vector["formats"]

@@ -20,7 +20,8 @@ UpdateFullLoadL1Status, IterateAll, GetTensorC, End), conv3d_bp_common_func.h (C
 the preloads, ComputeL0A/B, CalFmapH, UpdateCurHoSizeCore), impl/conv_bp_input_sub_func.h (InitMmadParams,
 CalcParamsMmad, MmadLocal, UpdateL1KParams) and FreeB1Tensor (conv3d_bp_kernel_split_func.h), for
 kernelSplitMode 0 and TPL_SPLIT_KERNEL_H (kernel_split.py), groupMode ORIGIN, loadB1Condition GM_TO_L1 without
-UB-accumulated split-K or split-Dk (the other paths are refused by the entry). The context keeps the real ctx names
+UB-accumulated split-K or split-Dk, and loadB1Condition NO_HK / NO_HK_WK (large_attribute.py) (the other paths are
+refused by the entry). The context keeps the real ctx names
 (curMIdx_, baseUseM_, curHoIdx_, ...).
 """
 from __future__ import annotations
@@ -32,14 +33,16 @@ from ascend_sim.ascendc import (HardEvent, Mmad, MmadParams, SetFlag, SetHF32Mod
 from ascend_sim.machine.dtypes import float32
 from kernels.conv3d_backprop_input.kernel.arch35.kernel_split import (InitKernelSplitLists, InitParamsForKernelSplitH,
                                                                       SetKernelSplitParams, SetSingleShapeParams)
+from kernels.conv3d_backprop_input.kernel.arch35.large_attribute import ComputeForTilingHkWk, UpdateHkComputeStatus
 from kernels.conv3d_backprop_input.kernel.arch35.load_a import (InitLoadToA2Params, LoadToA1, LoadToA2,
                                                                 UpdateLoadToA2ParamsK, UpdateLoadToA2ParamsM)
 from kernels.conv3d_backprop_input.kernel.arch35.load_b import (InitLoadToB2Params, LoadToB1, LoadToB2,
                                                                 UpdateLoadToB2ParamsK, UpdateLoadToB2ParamsN)
 from kernels.conv3d_backprop_input.kernel.arch35.store_c import LoadL0c2Gm
-from kernels.conv3d_backprop_input.kernel.arch35.util import (BLOCK_CUBE, TPL_NO_SPLIT_KERNEL, TPL_SPLIT_KERNEL_H,
-                                                              AlignUpC0, CalFmapH, DivCeil, DivCeilC0, DivHkWk,
-                                                              total_sizes)
+from kernels.conv3d_backprop_input.kernel.arch35.util import (BLOCK_CUBE, TPL_GM_TO_L1, TPL_GM_TO_L1_NO_HK,
+                                                              TPL_GM_TO_L1_NO_HK_WK, TPL_NO_SPLIT_KERNEL,
+                                                              TPL_SPLIT_KERNEL_H, AlignUpC0, CalFmapH, DivCeil,
+                                                              DivCeilC0, DivHkWk, total_sizes)
 
 _U32 = 0xFFFFFFFF
 
@@ -49,11 +52,12 @@ class Conv3DBackpropInput:
     groupMode, loadB1Condition, enableC04}> on arch 3510. SrcAT = SrcBT = DstT = `dtype`; L0C is fp32."""
 
     def __init__(self, dtype, loadB2Condition: int, yFormat: str, filterFormat: str,
-                 kernelSplitMode: int = TPL_NO_SPLIT_KERNEL):
+                 kernelSplitMode: int = TPL_NO_SPLIT_KERNEL, loadB1Condition: int = TPL_GM_TO_L1):
         self.SrcAT = self.SrcBT = self.DstT = np.dtype(dtype)
         self.L0cT = float32
         self.loadB2Condition = loadB2Condition
         self.kernelSplitMode = kernelSplitMode
+        self.loadB1Condition = loadB1Condition
         self.yFormat = yFormat
         self.filterFormat = filterFormat
 
@@ -71,7 +75,8 @@ class Conv3DBackpropInput:
     def InitParams(self) -> None:
         t = self.tiling_
         self.singleShapeDin_ = self.singleShapeM_ = self.singleShapeCin_ = self.singleShapeCout_ = 0
-        self.singleShapeHWk_ = t.hkWk
+        # InitSingleShapeParams: the taps of one K row (NO_HK: one kernel row, NO_HK_WK: one tap)
+        self.singleShapeHWk_ = {TPL_GM_TO_L1_NO_HK: t.wk, TPL_GM_TO_L1_NO_HK_WK: 1}.get(self.loadB1Condition, t.hkWk)
         self.l0cPingPongFlag_ = 1
         self.isFirstIter_ = True
         self.curStepKa_, self.curStepKb_ = t.stepKa, t.stepKb
@@ -93,7 +98,9 @@ class Conv3DBackpropInput:
         # InitFullLoadFlag (GM_TO_L1)
         self.isA1FullLoadFlag_ = False
         baseB1Cond = t.baseN >= t.singleCoreCin and t.enlarge == 1
-        if self.kernelSplitMode == TPL_SPLIT_KERNEL_H:
+        if self.loadB1Condition != TPL_GM_TO_L1:
+            self.isB1FullLoadFlag_ = False
+        elif self.kernelSplitMode == TPL_SPLIT_KERNEL_H:
             self.isB1FullLoadFlag_ = (baseB1Cond and (t.dk == 1 or t.dout == 1)
                                       and t.baseK * self.curStepKb_ >= t.singleCoreCout * self.splitHkWkList_[0])
         else:
@@ -114,6 +121,7 @@ class Conv3DBackpropInput:
         self.curMIdx_ = self.curNIdx_ = self.curLoadKbl1_ = self.curDinIdx_ = self.curDkIdx_ = 0
         self.kIterStepKaTail = self.kIterStepKbTail = self.stepKaTail = self.stepKbTail = 0
         self.curHoIdx_ = self.baseB1Offset_ = self.blockBaseN_ = 0
+        self.curHkIdx_ = self.curWkIdx_ = self.curWoLeftIdx_ = self.curWoRightIdx_ = 0
         self.baseUseM_ = self.baseUseN_ = self.baseUseK_ = 0
         self.curDinStartIdx_ = self.curHoStartIdx_ = self.curCinStartIdx_ = self.curCoutStartIdx_ = 0
         self.curMStartIdx_ = self.curBatchCoreIdx_ = 0
@@ -130,7 +138,10 @@ class Conv3DBackpropInput:
             channels = self.channelSize_  # sized for the largest sub-kernel
         else:
             channels = DivHkWk(self, self.curStepKa_ * t.baseK)
-        a = hoSize * t.wo * t.strideW * channels * self.SrcAT.itemsize
+        if self.loadB1Condition == TPL_GM_TO_L1_NO_HK_WK:
+            a = t.baseM * channels * self.SrcAT.itemsize  # one dy row window, not whole wo rows
+        else:
+            a = hoSize * t.wo * t.strideW * channels * self.SrcAT.itemsize
         b = t.baseN * self.curStepKb_ * t.baseK * self.SrcBT.itemsize
         return a, b
 
@@ -303,7 +314,7 @@ class Conv3DBackpropInput:
             self.needComputeFlag_ = False
             self.curHoSize_ = 0
 
-    def _valid_dout(self, kd: int) -> int | None:
+    def CalcCurDoutIdx(self, kd: int) -> int | None:
         """The dy plane kernel plane kd reads for the current output depth, or None (CalcCurDoutIdx)."""
         t = self.tiling_
         dTmp = self.curDinIdx_ + t.padFront - kd * t.dilationD
@@ -315,7 +326,9 @@ class Conv3DBackpropInput:
         if not self.needComputeFlag_:
             return
         kds = range(self.curDkIdx_, self.curDkIdx_ + self.tiling_.singleIterateDk)
-        self.needComputeFlag_ = any(self._valid_dout(kd) is not None for kd in kds)
+        self.needComputeFlag_ = any(self.CalcCurDoutIdx(kd) is not None for kd in kds)
+        if self.loadB1Condition != TPL_GM_TO_L1:
+            UpdateHkComputeStatus(self)
 
     def UpdateFullLoadL1Status(self) -> None:
         t = self.tiling_
@@ -337,7 +350,10 @@ class Conv3DBackpropInput:
         UpdateLoadToB2ParamsN(self)
         que = self.l0cPing_ if self.l0cPingPongFlag_ else self.l0cPong_
         l0c = que.AllocTensor(self.L0cT)
-        l0PingPongFlag = self.ComputeForNoTilingHWk(l0c, self.l0PingPongFlag_)
+        if self.loadB1Condition == TPL_GM_TO_L1:
+            l0PingPongFlag = self.ComputeForNoTilingHWk(l0c, self.l0PingPongFlag_)
+        else:
+            l0PingPongFlag = ComputeForTilingHkWk(self, l0c, self.l0PingPongFlag_)
         que.EnQue(l0c)
         self.l0PingPongFlag_ = l0PingPongFlag
 
@@ -361,7 +377,7 @@ class Conv3DBackpropInput:
     def ComputeForNoTilingHWk(self, l0c, l0PingPongFlag: int) -> int:
         isFirstDk = self.curDkIdx_ == 0
         for curInnerKdIdx in range(self.curDkIdx_, self.curDkIdx_ + self.tiling_.singleIterateDk):
-            curDoutIdx = self._valid_dout(curInnerKdIdx)
+            curDoutIdx = self.CalcCurDoutIdx(curInnerKdIdx)
             if curDoutIdx is None:
                 continue
             l0PingPongFlag = self.ComputeForKIter(l0c, curInnerKdIdx, curDoutIdx, isFirstDk, l0PingPongFlag)

@@ -8,9 +8,10 @@ basic, SMALL_KERNEL); else the init-output pass (initOutputFlag == L0_INIT), the
 (enableVecTrans), then Conv3dDxKsBlock (kernel split), Conv3dDxOswBlock<..., GM_TO_L1, enableC04> (C04) or
 Conv3dDxOswBlock<..., loadB1Condition>.
 
-Ported so far: Conv3dDxOswBlock with loadB1Condition GM_TO_L1, group ORIGIN, every loadB2Condition, split-K into
-GM with atomic add (fp32), the init-output pass and the vecTrans pre-pass (groups == 1); Conv3dDxKsBlock for the
-kernel split along H; not the UB-accumulated split-K, split-Dk, the HW kernel split or the full load of A.
+Ported so far: Conv3dDxOswBlock with loadB1Condition GM_TO_L1, NO_HK and NO_HK_WK, group ORIGIN, every
+loadB2Condition, split-K into GM with atomic add (fp32), the init-output pass and the vecTrans pre-pass
+(groups == 1); Conv3dDxKsBlock for the kernel split along H; not the UB-accumulated split-K, split-Dk, the HW
+kernel split or the full load of A.
 `unported_features` names what a tiling asks for beyond that; the entry refuses it before any instruction (the
 operator refuses it before launch).
 """
@@ -20,7 +21,8 @@ from ascend_sim.ascendc import ASCEND_IS_AIV
 from kernels.conv3d_backprop_input.kernel.arch35.init_output import L0_INIT, Conv3dDxInitOutput
 from kernels.conv3d_backprop_input.kernel.arch35.ks_block import Conv3dDxKsBlock
 from kernels.conv3d_backprop_input.kernel.arch35.rowc_block import Conv3dDxOswBlock
-from kernels.conv3d_backprop_input.kernel.arch35.util import (TPL_GM_TO_L1, TPL_GROUP_MODE_ORIGIN, TPL_NO_SPLIT_KERNEL,
+from kernels.conv3d_backprop_input.kernel.arch35.util import (TPL_GM_TO_L1, TPL_GM_TO_L1_NO_HK, TPL_GM_TO_L1_NO_HK_WK,
+                                                              TPL_GROUP_MODE_ORIGIN, TPL_NO_SPLIT_KERNEL,
                                                               TPL_SPLIT_KERNEL_H, decode_tiling_key)
 from kernels.conv3d_backprop_input.kernel.arch35.vec_transpose import Conv3dDxVecTranspose
 
@@ -34,8 +36,8 @@ def unported_features(tiling_key: int, tilingData) -> list[str]:
         (kernelSplitMode not in (TPL_NO_SPLIT_KERNEL, TPL_SPLIT_KERNEL_H),  # HW: the L0C -> UB re-interleave
          f"kernelSplitMode={kernelSplitMode} (Conv3dDxKsBlock)"),
         (groupConvMode != TPL_GROUP_MODE_ORIGIN, f"groupConvMode={groupConvMode} (ENLARGE, the AIV weight build)"),
-        (loadB1Condition != TPL_GM_TO_L1, f"loadB1Condition={loadB1Condition} (C04 / NO_HK / NO_HK_WK / "
-                                          "SMALL_KERNEL)"),
+        (loadB1Condition not in (TPL_GM_TO_L1, TPL_GM_TO_L1_NO_HK, TPL_GM_TO_L1_NO_HK_WK),
+         f"loadB1Condition={loadB1Condition} (C04 / NO_HK / NO_HK_WK / SMALL_KERNEL)"),
         (not isBasicBlockTiling, "isBasicBlockTiling=0"),
         (t.initOutputFlag not in (0, 1), f"initOutputFlag={t.initOutputFlag} (L1_INIT)"),
         (bool(t.enableVecTrans) and t.group > 1, "enableVecTrans=1 with groups > 1"),
@@ -66,10 +68,10 @@ def conv3d_backprop_input_v2_arch35(input_size, filter, out_backprop, y, workSpa
         opVecTranspose.Init(filter, workSpace, tilingData)
         opVecTranspose.Process()
         opVecTranspose.Destroy()
-    loadB2Condition, kernelSplitMode = decode_tiling_key(tiling_key)[:2]
+    loadB2Condition, kernelSplitMode, _, _, loadB1Condition = decode_tiling_key(tiling_key)
     if kernelSplitMode != TPL_NO_SPLIT_KERNEL:
         op = Conv3dDxKsBlock(dtype, filterFormat, dedyFormat, yFormat, loadB2Condition, kernelSplitMode)
     else:
-        op = Conv3dDxOswBlock(dtype, filterFormat, dedyFormat, yFormat, loadB2Condition, TPL_GM_TO_L1)
+        op = Conv3dDxOswBlock(dtype, filterFormat, dedyFormat, yFormat, loadB2Condition, loadB1Condition)
     op.Init(filter, out_backprop, y, workSpace, tilingData)
     op.Process()

@@ -15,8 +15,9 @@ from __future__ import annotations
 from ascend_sim.ascendc import (PIPE_MTE2, DataCopy, Dn2NzParams, InitConstValue, InitConstValueParams,
                                 LoadData3DParamsV2, LoadDataRepeatParamWithStride, LoadDataWithStride, Nd2NzParams,
                                 PipeBarrier, SetLoadDataRepeatWithStride)
-from kernels.conv3d_backprop_input.kernel.arch35.util import (BLOCK_CUBE, FORMAT_NCDHW, TPL_SPLIT_KERNEL_H, AlignUp,
-                                                              DivCeil, DivCeil16, DivHkWk)
+from kernels.conv3d_backprop_input.kernel.arch35.util import (BLOCK_CUBE, FORMAT_NCDHW, TPL_GM_TO_L1_NO_HK,
+                                                              TPL_GM_TO_L1_NO_HK_WK, TPL_SPLIT_KERNEL_H, AlignDown,
+                                                              AlignUp, DivCeil, DivCeil16, DivHkWk)
 
 
 def InitZeroValue(api, buf) -> None:
@@ -41,6 +42,9 @@ def CalcSetFmatrixParams(api, fmapH: int, fmapW: int) -> None:
     else:
         right = t.backpropPadRight
     top = abs(api.curHoIdx_) if api.curHoIdx_ < 0 else 0
+    if api.loadB1Condition == TPL_GM_TO_L1_NO_HK_WK:  # the kernel column's own window
+        left = abs(api.curWoLeftIdx_) if api.curWoLeftIdx_ < 0 else 0
+        right = abs(api.curWoRightIdx_) if api.curWoRightIdx_ > 0 else 0
     p.padList = (left, right, top, 255)  # padList[3] is fixed to 255
 
 
@@ -63,7 +67,29 @@ def CalcOutToA1DstAddr(api, strideH: int, curHoSize: int, woExpand: int) -> tupl
     if strideH > 1 and actualDstDataStartIdx % strideH:
         hDstDataSkipLine = AlignUp(actualDstDataStartIdx, strideH) - actualDstDataStartIdx
     loadToA1HLoop = DivCeil(curHoSize - hDstDataSkipLine, strideH)
-    return loadToA1HLoop, (hDstDataSkipLine * woExpand) << api.tiling_.c0BitsA
+    out2A1DstAddrOffset = (hDstDataSkipLine * woExpand) << api.tiling_.c0BitsA
+    if api.loadB1Condition == TPL_GM_TO_L1_NO_HK_WK:
+        loadToA1HLoop, woExpand, out2A1DstAddrOffset = _no_hk_wk_window(api, hDstDataSkipLine, woExpand,
+                                                                        out2A1DstAddrOffset)
+    return loadToA1HLoop, out2A1DstAddrOffset, woExpand
+
+
+def _no_hk_wk_window(api, hDstDataSkipLine: int, allWoExpand: int, out2A1DstAddrOffset: int) -> tuple[int, int, int]:
+    """NO_HK_WK: one dy row, only the (zero-inserted) columns the kernel column reads: (1, woExpand, offset)."""
+    t = api.tiling_
+    woExpand = (api.realWoSize_ - 1) * t.strideW + 1
+    actualDstWoEndIdx = allWoExpand - 1 + api.curWoRightIdx_ if api.curWoRightIdx_ < 0 else 0
+    if t.strideW > 1 and actualDstWoEndIdx % t.strideW:
+        woExpand += actualDstWoEndIdx - AlignDown(actualDstWoEndIdx, t.strideW)  # ends in a zero-inserted column
+    wDstDataSkipPoint = 0
+    actualDstWoStartIdx = max(api.curWoLeftIdx_, 0)
+    if t.strideW > 1 and actualDstWoStartIdx % t.strideW:
+        wDstDataSkipPoint = AlignUp(actualDstWoStartIdx, t.strideW) - actualDstWoStartIdx
+        woExpand += wDstDataSkipPoint  # starts in a zero-inserted column
+    if hDstDataSkipLine > 0 and woExpand < allWoExpand:
+        out2A1DstAddrOffset -= (hDstDataSkipLine * (allWoExpand - woExpand)) << t.c0BitsA
+    out2A1DstAddrOffset += wDstDataSkipPoint << t.c0BitsA
+    return 1, woExpand, out2A1DstAddrOffset
 
 
 def _wo_window(t) -> tuple[int, int, int, bool]:
@@ -90,7 +116,7 @@ def CalcLoadToA1Params(api, params, curCoutIdx: int, kIdx: int, nd: bool) -> int
     curHoSize = api.curHoSize_
     curCoutSize = CalcCurCoutSizeA1(api, kIdx, curCoutIdx)
     woExpand, woStart, woEnd, reset = _wo_window(t)
-    loadToA1HLoop, out2A1DstAddrOffset = CalcOutToA1DstAddr(api, strideH, curHoSize, woExpand)
+    loadToA1HLoop, out2A1DstAddrOffset, woExpand = CalcOutToA1DstAddr(api, strideH, curHoSize, woExpand)
     if t.strideW * strideH > 1 or api.realWoSize_ != t.wo or reset:
         if reset:
             api.realWoSize_ = woEnd - woStart
@@ -132,7 +158,10 @@ def LoadToA1(api, kIdx: int, curDoutIdx: int, loadFlag: bool) -> None:
         # the relative dy row: the current (dilated) row minus the core's first, both before zero insertion
         curHoIdx = 0 if api.curHoIdx_ < 0 else api.curHoIdx_
         curOriHoIdx = DivCeil(curHoIdx, strideH) - DivCeil(curHoStartOffset, strideH)
-    woOffset = DivCeil(abs(t.backpropPadLeft), t.strideW) if t.backpropPadLeft < 0 else 0
+    if api.loadB1Condition == TPL_GM_TO_L1_NO_HK_WK:
+        woOffset = DivCeil(api.curWoLeftIdx_, t.strideW) if api.curWoLeftIdx_ > 0 else 0
+    else:
+        woOffset = DivCeil(abs(t.backpropPadLeft), t.strideW) if t.backpropPadLeft < 0 else 0
     if nd:
         src = curCoutIdx + curDoutIdx * api.hoWo_ * t.cout + (curOriHoIdx * t.wo + woOffset) * t.cout
     else:
@@ -151,12 +180,15 @@ def InitLoadToA2Params(api) -> None:
     p.kStartPt = 0
     p.strideW = 1  # zero insertion turned the stride into 1
     p.strideH = 1
-    p.filterW = t.wk & 255
-    p.filterH = t.hk & 255
-    p.filterSizeW = bool((t.wk >> 8) & 255)
-    p.filterSizeH = bool((t.hk >> 8) & 255)
-    p.dilationFilterW = t.dilationW
-    p.dilationFilterH = t.dilationH
+    # NO_HK: one kernel row per Load3D, NO_HK_WK: one tap
+    filterH = 1 if api.loadB1Condition in (TPL_GM_TO_L1_NO_HK, TPL_GM_TO_L1_NO_HK_WK) else t.hk
+    filterW = 1 if api.loadB1Condition == TPL_GM_TO_L1_NO_HK_WK else t.wk
+    p.filterW = filterW & 255
+    p.filterH = filterH & 255
+    p.filterSizeW = bool((filterW >> 8) & 255)
+    p.filterSizeH = bool((filterH >> 8) & 255)
+    p.dilationFilterW = 1 if api.loadB1Condition == TPL_GM_TO_L1_NO_HK_WK else t.dilationW
+    p.dilationFilterH = 1 if api.loadB1Condition in (TPL_GM_TO_L1_NO_HK, TPL_GM_TO_L1_NO_HK_WK) else t.dilationH
     p.enTranspose = False
     p.fMatrixCtrl = False
     p.channelSize = api.channelSize_

@@ -129,7 +129,9 @@ def LoadGmDataToB1(api, kIdx: int, curDkIdx: int) -> None:
         else:
             LoadToB1Nd2NzForKernelSplit(api, curCinSize, curCoutSize, src, useB1Buf)
     elif api.filterFormat == FORMAT_NCDHW:
-        src = curCoutIdx * t.cinG * t.dkHkWk + curCinIdx * t.dkHkWk + curDkIdx * t.hkWk
+        # curHkIdx_ / curWkIdx_: the kernel row (tap) of NO_HK (NO_HK_WK); 0 otherwise
+        src = (curCoutIdx * t.cinG * t.dkHkWk + curCinIdx * t.dkHkWk + curDkIdx * t.hkWk
+               + api.curHkIdx_ * t.wk + api.curWkIdx_)
         if b2 == TPL_TRANSPOSE_ONLY:
             LoadToB1Nd2NzForDkHkWkIsOne(api, curCinSize, curCoutSize, src, useB1Buf)
         elif b2 != TPL_REVERSE_ONLY:
@@ -141,10 +143,12 @@ def LoadGmDataToB1(api, kIdx: int, curDkIdx: int) -> None:
         else:
             LoadToB1Dn2NzTranspose(api, curCinSize, curCoutSize, src, useB1Buf)
     elif api.filterFormat == FORMAT_DHWCN:
-        src = curCoutIdx + curCinIdx * t.cout + curDkIdx * t.hkWk * t.cinG * t.cout
+        src = (curCoutIdx + curCinIdx * t.cout
+               + (curDkIdx * t.hkWk + api.curHkIdx_ * t.wk + api.curWkIdx_) * t.cinG * t.cout)
         LoadGmDataToB1DHWCN2NzTranspose(api, curCinSize, curCoutSize, src, useB1Buf)
     else:  # NDHWC
-        src = curCoutIdx * t.cinG * t.dkHkWk + curCinIdx + curDkIdx * t.hkWk * t.cinG
+        src = (curCoutIdx * t.cinG * t.dkHkWk + curCinIdx
+               + (curDkIdx * t.hkWk + api.curHkIdx_ * t.wk + api.curWkIdx_) * t.cinG)
         if b2 == TPL_TRANSPOSE_ONLY:
             LoadToB1Nd2NzForDkHkWkIsOne(api, curCinSize, curCoutSize, src, useB1Buf)
         elif b2 != TPL_REVERSE_ONLY:

@@ -29,7 +29,7 @@ class Conv3dDxBase:
         self.dtype = dtype
         self.filterFormat, self.dedyFormat, self.yFormat = filterFormat, dedyFormat, yFormat
         self.b1Condition = b1Condition
-        self.dedx_ = Conv3DBackpropInput(dtype, b2Condition, yFormat, filterFormat)
+        self.dedx_ = Conv3DBackpropInput(dtype, b2Condition, yFormat, filterFormat, loadB1Condition=b1Condition)
         self.batchStrideA_ = self.batchStrideC_ = self.groupStrideA_ = self.groupStrideB_ = 1
         self.groupStrideC_ = self.coutStrideA_ = self.cinStrideB_ = self.cinStrideC_ = 1
         self.offsetA_ = self.offsetB_ = self.offsetC_ = 0

@@ -36,6 +36,10 @@ def AlignUp(a: int, b: int) -> int:
     return DivCeil(a, b) * b
 
 
+def AlignDown(a: int, b: int) -> int:
+    return a // b * b
+
+
 def DivCeil16(a: int) -> int:
     return (a + 15) >> 4
 
@@ -79,6 +83,8 @@ def CalFmapH(api, mL1Size: int) -> int:
     else:
         hiCal = 1 if t.wi % mL1Size == 0 else 2
     curHk = api.splitHkList_[0] if api.kernelSplitMode == TPL_SPLIT_KERNEL_H else t.hk
+    if api.loadB1Condition != TPL_GM_TO_L1:
+        curHk = 1  # NO_HK / NO_HK_WK: one kernel row at a time
     khDilation = t.khDilation if curHk == t.hk else (curHk - 1) * t.dilationH + 1
     return (hiCal - 1) + khDilation
 
