@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from ascend_sim.machine.dtypes import bfloat16, float8_e4m3fn, float16, float32, hifloat8
 from kernels.conv3d_backprop_input.kernel.arch35.util import (TPL_REVERSE_ONLY, TPL_SPLIT_KERNEL_H, DivCeil,
@@ -77,3 +79,29 @@ def test_the_cases_reach_the_split_paths():
     short = ts["short_subkernel_m_tail"]  # its last sub-kernel has one row fewer: another M tail (ReCalcMInfo)
     assert short.hi % short.strideH and m_blocks["short_subkernel_m_tail"] > 1
     assert ts["uneven_subkernels_stride3"].hk % ts["uneven_subkernels_stride3"].strideH
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(dtype=st.sampled_from(DTYPES), n=st.integers(1, 2), cin=st.integers(16, 40), cout=st.integers(16, 40),
+       dhw=st.tuples(st.integers(1, 3), st.integers(4, 20), st.integers(32, 48)),
+       kh=st.integers(2, 7), sh=st.integers(2, 4), kw=st.integers(1, 3), sw=st.integers(1, 2),
+       kd=st.integers(1, 2), ph=st.integers(0, 3), pw=st.integers(0, 1), data_format=st.sampled_from(("NCDHW", "NDHWC")),
+       seed=st.integers(0, 99))
+def test_hypothesis(dtype, n, cin, cout, dhw, kh, sh, kw, sw, kd, ph, pw, data_format, seed):
+    """Random problems the tiling sends to the H split (others are discarded)."""
+    from kernels.conv3d_backprop_input.operator_arch35 import plan_arch35
+    from tests.kernels.conv3d_backprop_input.test_arch35_kernel import NAMES, PLATFORM, out_size
+    assume(sh <= kh and ph < kh and pw < kw)
+    assume(np.dtype(dtype).itemsize > 1 or data_format == "NCDHW")
+    ks, s, p = (kd, kh, kw), (1, sh, sw), (0, 0, ph, ph, pw, pw)
+    do = tuple(out_size(dhw[i], ks[i], s[i], p[2 * i], p[2 * i + 1], 1) for i in range(3))
+    assume(min(do) >= 1)
+    try:
+        t = plan_arch35((n, cin) + dhw, (cout, cin) + ks, (n, cout) + do, NAMES[np.dtype(dtype)], strides=s, pads=p,
+                        dilations=(1, 1, 1), groups=1, data_format="NCDHW", filter_format="NCDHW", platform=PLATFORM,
+                        enable_hf32=False)
+    except ValueError:
+        assume(False)
+    assume(decode_tiling_key(t.tiling_key)[1] == TPL_SPLIT_KERNEL_H)
+    _, y, ref, bound = _run(dtype, (n, cin, cout, dhw, ks, s, p, data_format, "NCDHW"))
+    check(dtype, y, ref, bound)

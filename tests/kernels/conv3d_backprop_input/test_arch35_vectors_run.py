@@ -82,10 +82,13 @@ def _to_ncdhw(array, fmt):
 
 
 @pytest.mark.parametrize("name", ["conv3d_dx_3_bf16", "conv3d_dx_NCDHW_full_load_is_not_divisib",
-                                  "conv3d_dx_NDHWC_full_load_is_not_divisib", "conv3d_dx_tiling_hk_wi_1"])
+                                  "conv3d_dx_NDHWC_full_load_is_not_divisib", "conv3d_dx_tiling_hk_wi_1",
+                                  "conv3d_dx_36_kernel_10_stride_5_pad_3",
+                                  pytest.param("conv3d_dx_33_kernel_16_stride_2", marks=pytest.mark.slow)])
 def test_small_vector_with_data(name):
     """Small UT vectors with data against PyTorch; the two full-load ones keep the weight in L1 across blocks;
-    hk_wi_1 (hk 768, backprop pads 512) loads the weight one kernel row at a time (NO_HK)."""
+    hk_wi_1 (hk 768, backprop pads 512) loads the weight one kernel row at a time (NO_HK); 36 (vecTrans weight) and 33
+    (NDHWC weight, slow) split the kernel along H."""
     vector = next(v for v in VECTORS if v["name"].startswith(name))
     dt = DTYPES_950[vector["dtype"]]
     fmt = vector["formats"]
