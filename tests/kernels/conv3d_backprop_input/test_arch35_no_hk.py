@@ -56,3 +56,12 @@ def test_hf32(mode):
 def test_shapes(dtype, mode, name):
     y, ref, bound = _run(dtype, mode, MODE[mode][1][name])
     check(dtype, y, ref, bound)
+
+
+@pytest.mark.parametrize("dtype,groups,cin,cout", [(float16, 2, 32, 32), (float32, 4, 32, 16), (bfloat16, 32, 32, 32)],
+                         ids=["groups2", "groups4_fp32", "depthwise"])
+def test_groups(dtype, groups, cin, cout):
+    run, y, ref, bound = run_case(dtype, 1, cin, cout, (1, 310, 8), (1, 2, 3), (1, 1, 1), (0, 0, 1, 1, 1, 1),
+                                  (1, 300, 1), groups=groups)
+    assert decode_tiling_key(run.tiling.tiling_key)[4] == TPL_GM_TO_L1_NO_HK
+    check(dtype, y, ref, bound)
