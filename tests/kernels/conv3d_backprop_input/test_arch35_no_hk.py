@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ascend_sim.machine.dtypes import bfloat16, float8_e4m3fn, float16, float32, hifloat8
 from kernels.conv3d_backprop_input.kernel.arch35.util import (TPL_GM_TO_L1_NO_HK, TPL_GM_TO_L1_NO_HK_WK,
@@ -64,4 +66,27 @@ def test_groups(dtype, groups, cin, cout):
     run, y, ref, bound = run_case(dtype, 1, cin, cout, (1, 310, 8), (1, 2, 3), (1, 1, 1), (0, 0, 1, 1, 1, 1),
                                   (1, 300, 1), groups=groups)
     assert decode_tiling_key(run.tiling.tiling_key)[4] == TPL_GM_TO_L1_NO_HK
+    check(dtype, y, ref, bound)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(dtype=st.sampled_from(DTYPES), n=st.integers(1, 2), cin=st.integers(1, 24), cout=st.integers(1, 24),
+       axis=st.sampled_from((1, 2)), dil=st.integers(256, 300), extra=st.integers(1, 12), k=st.integers(2, 3),
+       s=st.tuples(st.integers(1, 2), st.integers(1, 2)), pads=st.tuples(*[st.integers(0, 1)] * 4),
+       seed=st.integers(0, 99))
+def test_hypothesis(dtype, n, cin, cout, axis, dil, extra, k, s, pads, seed):
+    """Random problems with a dilation above 255 along H (NO_HK) or W (NO_HK_WK)."""
+    other = 2 if axis == 1 else 1
+    dhw = [1, 0, 0]
+    dhw[axis] = dil * (k - 1) + extra  # room for the dilated kernel
+    dhw[other] = 4 + extra
+    ks = [1, 0, 0]
+    ks[axis], ks[other] = k, 2
+    dl = [1, 1, 1]
+    dl[axis] = dil
+    p = (0, 0) + tuple(pads)
+    strides = (1,) + tuple(s)
+    run, y, ref, bound = run_case(dtype, n, cin, cout, tuple(dhw), tuple(ks), strides, p, tuple(dl), seed=seed)
+    expected = TPL_GM_TO_L1_NO_HK if axis == 1 else TPL_GM_TO_L1_NO_HK_WK
+    assert decode_tiling_key(run.tiling.tiling_key)[4] == expected
     check(dtype, y, ref, bound)
