@@ -85,8 +85,8 @@ def test_the_cases_reach_the_split_paths():
 @given(dtype=st.sampled_from(DTYPES), n=st.integers(1, 2), cin=st.integers(16, 40), cout=st.integers(16, 40),
        dhw=st.tuples(st.integers(1, 3), st.integers(4, 20), st.integers(32, 48)),
        kh=st.integers(2, 7), sh=st.integers(2, 4), kw=st.integers(1, 3), sw=st.integers(1, 2),
-       kd=st.integers(1, 2), ph=st.integers(0, 3), pw=st.integers(0, 1), data_format=st.sampled_from(("NCDHW", "NDHWC")),
-       seed=st.integers(0, 99))
+       kd=st.integers(1, 2), ph=st.integers(0, 3), pw=st.integers(0, 1),
+       data_format=st.sampled_from(("NCDHW", "NDHWC")), seed=st.integers(0, 99))
 def test_hypothesis(dtype, n, cin, cout, dhw, kh, sh, kw, sw, kd, ph, pw, data_format, seed):
     """Random problems the tiling sends to the H split (others are discarded)."""
     from kernels.conv3d_backprop_input.operator_arch35 import plan_arch35
