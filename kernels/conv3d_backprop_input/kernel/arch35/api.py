@@ -19,10 +19,9 @@ Iterate, Compute, ComputeForNoTilingHWk, UpdateL1ComputeInfo, UpdateCurHoSize, U
 UpdateFullLoadL1Status, IterateAll, GetTensorC, End), conv3d_bp_common_func.h (ComputeForKIter, ComputeL1A/B,
 the preloads, ComputeL0A/B, CalFmapH, UpdateCurHoSizeCore), impl/conv_bp_input_sub_func.h (InitMmadParams,
 CalcParamsMmad, MmadLocal, UpdateL1KParams) and FreeB1Tensor (conv3d_bp_kernel_split_func.h), for
-kernelSplitMode 0 and TPL_SPLIT_KERNEL_H (kernel_split.py), groupMode ORIGIN, loadB1Condition GM_TO_L1 without
-UB-accumulated split-K or split-Dk, and loadB1Condition NO_HK / NO_HK_WK (large_attribute.py) (the other paths are
-refused by the entry). The context keeps the real ctx names
-(curMIdx_, baseUseM_, curHoIdx_, ...).
+kernelSplitMode 0 and TPL_SPLIT_KERNEL_H (kernel_split.py), groupMode ORIGIN, loadB1Condition GM_TO_L1, NO_HK and
+NO_HK_WK (large_attribute.py), without UB-accumulated split-K or split-Dk (the other paths are refused by the
+entry). The context keeps the real ctx names (curMIdx_, baseUseM_, curHoIdx_, ...).
 """
 from __future__ import annotations
 
@@ -315,7 +314,7 @@ class Conv3DBackpropInput:
             self.curHoSize_ = 0
 
     def CalcCurDoutIdx(self, kd: int) -> int | None:
-        """The dy plane kernel plane kd reads for the current output depth, or None (CalcCurDoutIdx)."""
+        """The dy plane kernel plane kd reads for the current output depth, or None when it reads none."""
         t = self.tiling_
         dTmp = self.curDinIdx_ + t.padFront - kd * t.dilationD
         if dTmp < 0 or (t.strideD > 1 and dTmp % t.strideD > 0) or dTmp >= t.dout * t.strideD:
