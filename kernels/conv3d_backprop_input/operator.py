@@ -177,10 +177,16 @@ def _run_arch35(input_size, filter, out_backprop, *, strides, pads, dilations, g
     tiling = plan_arch35(input_size, filter.shape, out_backprop.shape, dtype, strides=strides, pads=pads,
                          dilations=dilations, groups=groups, data_format=data_format, filter_format=filter_format,
                          platform=platform, enable_hf32=enable_hf32, tiling_overrides=tiling_overrides)
-    y, report = launch_arch35(tiling, filter, out_backprop, input_size, platform=platform, data_format=data_format,
+    reads: set[str] = set()
+    launched = ReadRecorder(tiling, reads) if tiling_overrides else tiling
+    y, report = launch_arch35(launched, filter, out_backprop, input_size, platform=platform, data_format=data_format,
                               filter_format=filter_format, execute=execute, check_races=check_races,
                               poison_output=poison_output, hooks=hooks, engine=engine)
     notes = [f"arch35 kernel, template {tiling.template}, tiling key {tiling.tiling_key}"]
+    if tiling_overrides:
+        reads.add("coreNum")  # the host launches block_dim = coreNum blocks (override_arch35)
+        notes += flag_unread_overrides(tiling_overrides, tiling.fields(), reads,
+                                       f"the arch35 kernel (tiling key {tiling.tiling_key})")
     return Run(y, tiling, report, notes, write_trace(report, trace), "v2")
 
 

@@ -9,7 +9,8 @@ launch on block_dim AI cores with the tiling's workspace. y starts as NaN so tha
 Refused before launch, by name: mixed dtypes; a dtype other than float16, bfloat16, float32, hifloat8,
 float8_e4m3fn; 8-bit unless out_backprop, filter and y are all NCDHW (the tiling's CheckDtypeFormatAttrs);
 data_format NDHWC with groups > 1 (the operator documentation at ops-nn 041754a4: "not supported on the 950");
-tiling_overrides (not taken by the arch35 tiling yet).
+a tiling override of a field the tiling copies from the problem (validate.PROBLEM_FIELDS), or one that breaks an
+arch35 rule (TilingValidationError, tiling/conv3d_backprop_input/arch35/validate.py).
 """
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ from kernels.common.run import output_buffer, read_output
 from kernels.conv3d_backprop_input.kernel.arch35.conv3d_backprop_input_v2_arch35 import (
     conv3d_backprop_input_v2_arch35, unported_features)
 from tiling.conv3d_backprop_input.arch35 import conv3d_backprop_input_tiling_arch35
+from tiling.common.validation import Problem, ValidationReport
+from tiling.conv3d_backprop_input.arch35.validate import PROBLEM_FIELDS
 
 DTYPES_950 = {**DTYPES, **EIGHT_BIT_DTYPES}
 DATA_FORMATS_950 = ("NCDHW", "NDHWC")
@@ -43,8 +46,11 @@ def check_operands_950(filter, out_backprop) -> str:
 
 
 def plan_arch35(input_size, filter_shape, out_backprop_shape, dtype: str, *, strides, pads, dilations, groups,
-                data_format, filter_format, platform, enable_hf32, tiling_overrides=None):
-    """The arch35 tiling of this problem, after the 950 refusals; raises before any launch."""
+                data_format, filter_format, platform, enable_hf32, tiling_overrides=None, validate_overrides=True,
+                refuse_unported=True):
+    """The arch35 tiling of this problem, after the 950 refusals, with tiling_overrides applied by real field name
+    (checked by the arch35 rules unless validate_overrides is False); raises before any launch, also (unless
+    refuse_unported is False: `ascend-sim tiling` prints such a tiling) when the kernel port does not run it."""
     data_format = check_format("data_format", data_format, DATA_FORMATS_950)
     filter_format = check_format("filter_format", filter_format, FILTER_FORMATS_950)
     if dtype in EIGHT_BIT_DTYPES and (data_format, filter_format) != ("NCDHW", "NCDHW"):
@@ -53,16 +59,30 @@ def plan_arch35(input_size, filter_shape, out_backprop_shape, dtype: str, *, str
     if data_format == "NDHWC" and groups != 1:
         raise ValueError(f"groups={groups} with data_format='NDHWC': not supported on the 950 (the operator's "
                          "documentation); use data_format='NCDHW'")
-    if tiling_overrides:
-        raise ValueError(f"tiling_overrides={tiling_overrides!r}: not taken by the arch35 (Ascend 950) tiling yet")
     tiling = conv3d_backprop_input_tiling_arch35(
         tuple(out_backprop_shape), tuple(filter_shape), tuple(input_size), strides, pads, dilations, groups, dtype,
         platform, enable_hf32, data_format, filter_format)
+    if tiling_overrides:
+        tiling = override_arch35(tiling, tiling_overrides, validate=validate_overrides)
     missing = unported_features(tiling.tiling_key, tiling)
-    if missing:
+    if missing and refuse_unported:
         raise ValueError(f"the arch35 tiling chose {tiling.template} (tiling key {tiling.tiling_key}) with "
                          f"{'; '.join(missing)}: not ported to the simulated arch35 kernel yet")
     return tiling
+
+
+def override_arch35(tiling, overrides: dict, *, validate: bool = True):
+    """The tiling with some fields changed by real name, nothing re-derived except block_dim, which follows coreNum
+    as SetTilingData sets it. A field copied from the problem is refused (TilingValidationError); the result
+    is checked by the arch35 rules (TilingValidationError naming each broken one) unless validate is False."""
+    copied = [Problem(name, "copied by the arch35 tiling from the problem, not a knob: change the problem's "
+                            "shapes or attributes instead", overrides[name])
+              for name in overrides if name in PROBLEM_FIELDS]
+    ValidationReport(tiling.platform.name, copied).raise_if_invalid(tiling, overrides)
+    changes = dict(overrides)
+    if "coreNum" in changes:
+        changes["block_dim"] = changes["coreNum"]
+    return tiling.with_overrides(validate=validate, **changes)
 
 
 def launch_arch35(tiling, filter: np.ndarray, out_backprop: np.ndarray, input_size, *, platform, data_format,
