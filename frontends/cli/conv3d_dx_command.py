@@ -44,6 +44,8 @@ def tilings(args: argparse.Namespace) -> tuple[list, list, list]:
     field (an override that breaks a rule is reported, not refused)."""
     from tiling import validate
     problem = conv_problem(args)
+    if problem.arch35:
+        return _tilings_arch35(problem, dict(args.set))
     planned = problem.plan("v2", dict(args.set), validate_overrides=False)
     notes = list(planned.notes)
     default = problem.plan("aclnn")
@@ -52,6 +54,24 @@ def tilings(args: argparse.Namespace) -> tuple[list, list, list]:
                      f"this is the tiling of --route v2")
     report = validate(planned.tiling)
     return [("dx", "Conv3DBackpropInputV2", planned.tiling)], notes, [str(p) for p in report.problems]
+
+
+def _tilings_arch35(problem: ConvProblem, overrides: dict[str, int]) -> tuple[list, list, list]:
+    """`ascend-sim tiling conv3d-dx` on an Ascend 950: the arch35 tiling the run takes, overrides checked by the
+    arch35 rules (a broken one reported, not refused; a field copied from the problem refused as bad input)."""
+    from kernels.conv3d_backprop_input.kernel.arch35.conv3d_backprop_input_v2_arch35 import unported_features
+    from tiling import TilingValidationError
+    try:
+        tiling = problem.tiling_arch35(overrides or None, validate_overrides=False, refuse_unported=False)
+    except TilingValidationError as err:
+        raise FlagError(f"argument --set: {err}") from err
+    notes = [f"the Ascend 950 runs the arch35 kernel with this tiling (aclnn's matmul shortcuts are not taken "
+             f"there: docs/conv3d_backprop_input_arch35.md)"]
+    missing = unported_features(tiling.tiling_key, tiling)
+    if missing:
+        notes.append(f"not ported to the simulated arch35 kernel yet, so `conv3d-dx` refuses it: {'; '.join(missing)}")
+    report = tiling.check()
+    return [("dx", "Conv3DBackpropInputV2", tiling)], notes, [str(p) for p in report.problems]
 
 
 @dataclass
