@@ -65,8 +65,9 @@ def _tilings_arch35(problem: ConvProblem, overrides: dict[str, int]) -> tuple[li
         tiling = problem.tiling_arch35(overrides or None, validate_overrides=False, refuse_unported=False)
     except TilingValidationError as err:
         raise FlagError(f"argument --set: {err}") from err
-    notes = [f"the Ascend 950 runs the arch35 kernel with this tiling (aclnn's matmul shortcuts are not taken "
-             f"there: docs/conv3d_backprop_input_arch35.md)"]
+    mode = problem.matmul_mode_arch35()
+    notes = [f"conv3d-dx's default --route aclnn runs this problem as a matmul ({mode}); this is the tiling of "
+             f"--route v2" if mode else "the Ascend 950 runs the arch35 kernel with this tiling"]
     missing = unported_features(tiling.tiling_key, tiling)
     if missing:
         notes.append(f"not ported to the simulated arch35 kernel yet, so `conv3d-dx` refuses it: {'; '.join(missing)}")
@@ -102,11 +103,14 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDxRun:
     check_run_flags(args)
     problem = conv_problem(args)
     overrides = dict(args.set)
-    arch35 = get_platform(problem.platform).npu_arch == 3510  # the 950: the arch35 kernel, no matmul routes
-    if not arch35:
+    arch35 = get_platform(problem.platform).npu_arch == 3510  # the 950: the arch35 kernel or aclnn's 950 matmuls
+    if arch35:
+        mode = problem.matmul_mode_arch35() if args.route == "aclnn" else None
+    else:
         plan = problem.plan(args.route)  # the operator's own checks and routing, before any data is made
-    if overrides and not arch35 and plan.route == "matmul":
-        raise FlagError(f"argument --set: this problem runs as a matmul on --route aclnn ({plan.matmul_mode}), "
+        mode = plan.matmul_mode if plan.route == "matmul" else None
+    if overrides and mode:
+        raise FlagError(f"argument --set: this problem runs as a matmul on --route aclnn ({mode}), "
                         f"which has no conv tiling to override; add --route v2 to run the conv kernel")
     if not arch35:  # [limit] the arch35 operator has no size estimate yet
         check_cli_run(estimate_conv3d_dx(plan, execute=not args.timing_only, check_races=not args.no_race_check,

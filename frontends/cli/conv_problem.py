@@ -131,6 +131,13 @@ class ConvProblem:
                            refuse_unported=refuse_unported, **self.operator_arguments())
 
 
+    def matmul_mode_arch35(self) -> str | None:
+        """The matmul shortcut aclnn takes for this problem on an Ascend 950 (None: the arch35 conv kernel)."""
+        from kernels.conv3d_backprop_input.operator_arch35 import matmul_route_950
+        return matmul_route_950(self.in_format(self.dx_shape), self.filter_shape, self.in_format(self.dy_shape),
+                                self.dtype, **self.operator_arguments())[1]
+
+
 def add_conv_problem_arguments(parser: argparse.ArgumentParser) -> None:
     shape = parser.add_argument_group("problem (x and dx are NCDHW, the filter (Cout, Cin/groups, kD, kH, kW))")
     shape.add_argument("--batch", type=int_in_range(1), default=1, help="N (default 1)")

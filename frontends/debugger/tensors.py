@@ -63,9 +63,12 @@ def matmul_tensors(args, initial_gm: dict) -> OperatorTensors:
 
 def conv3d_dx_tensors(args, initial_gm: dict) -> OperatorTensors:
     """`ascend-sim conv3d-dx` (NCDHW data and filter): out_backprop (dy), filter and y (dx); on an Ascend 950 all
-    three as the arch35 kernel finds them in GM, NCDHW."""
+    three as the arch35 kernel finds them in GM, NCDHW, or as aclnn's 950 matmul shortcut places them."""
     p = conv_problem(args)
-    if p.arch35:  # the Ascend 950: the arch35 kernel reads and writes the NCDHW arrays as given
+    mode = p.matmul_mode_arch35() if p.arch35 and args.route == "aclnn" else None
+    if mode:  # the Ascend 950's matmul shortcut, on the 950 matmul kernel
+        tensors = _matmul_route_tensors(p, mode, DTYPES_950[p.dtype])
+    elif p.arch35:  # the Ascend 950: the arch35 kernel reads and writes the NCDHW arrays as given
         dtype = DTYPES_950[p.dtype]
         tensors = {name: to_device(name, name, dtype, "NCDHW", shape, "NCDHW", lambda x: x)
                    for name, shape in (("out_backprop", p.dy_shape), ("filter", p.filter_shape))}

@@ -2,9 +2,12 @@
 
 The arch35 kernel reads out_backprop (NCDHW or NDHWC) and the filter (NCDHW, NDHWC or DHWCN) straight from GM and
 writes y in data_format, so the arrays go up as they are. Steps: the operand checks and the 950 refusals (below),
-the arch35 host tiling (tiling.conv3d_backprop_input.arch35, which checks the shapes and attributes by name), the
-refusal of what the kernel port does not run yet (kernel.arch35 `unported_features`), then one MIX AIC:AIV 1:2
-launch on block_dim AI cores with the tiling's workspace. y starts as NaN so that an unwritten element shows up.
+the arch35 host tiling (tiling.conv3d_backprop_input.arch35, which checks the shapes and attributes by name);
+with route "aclnn", aclnn's matmul shortcuts on the 950 (matmul_route.aclnn_matmul_mode with its regbase rules,
+`matmul_route_950`: none for 8-bit data or formats other than NCDHW) run the 950 example matmul kernel
+instead; otherwise the refusal of what the kernel port does not run yet (kernel.arch35 `unported_features`), then
+one MIX AIC:AIV 1:2 launch on block_dim AI cores with the tiling's workspace. y starts as NaN so that an
+unwritten element shows up.
 
 Refused before launch, by name: mixed dtypes; a dtype other than float16, bfloat16, float32, hifloat8,
 float8_e4m3fn; 8-bit unless out_backprop, filter and y are all NCDHW (the tiling's CheckDtypeFormatAttrs);
@@ -23,7 +26,10 @@ from kernels.common.operands import check_format
 from kernels.common.run import output_buffer, read_output
 from kernels.conv3d_backprop_input.kernel.arch35.conv3d_backprop_input_v2_arch35 import (
     conv3d_backprop_input_v2_arch35, unported_features)
+from kernels.conv3d_backprop_input.matmul_route import aclnn_matmul_mode
+from kernels.conv3d_backprop_input import arguments
 from tiling.conv3d_backprop_input.arch35 import conv3d_backprop_input_tiling_arch35
+from tiling.conv3d_backprop_input.arch35.context_utils import parse_problem
 from tiling.common.validation import Problem, ValidationReport
 from tiling.conv3d_backprop_input.arch35.validate import PROBLEM_FIELDS
 
@@ -64,11 +70,36 @@ def plan_arch35(input_size, filter_shape, out_backprop_shape, dtype: str, *, str
         platform, enable_hf32, data_format, filter_format)
     if tiling_overrides:
         tiling = override_arch35(tiling, tiling_overrides, validate=validate_overrides)
+    if refuse_unported:
+        refuse_unported_tiling(tiling)
+    return tiling
+
+
+def refuse_unported_tiling(tiling) -> None:
+    """ValueError naming what the tiling asks of the kernel that the port does not run yet."""
     missing = unported_features(tiling.tiling_key, tiling)
-    if missing and refuse_unported:
+    if missing:
         raise ValueError(f"the arch35 tiling chose {tiling.template} (tiling key {tiling.tiling_key}) with "
                          f"{'; '.join(missing)}: not ported to the simulated arch35 kernel yet")
-    return tiling
+
+
+def matmul_route_950(input_size, filter_shape, out_backprop_shape, dtype: str, *, strides, pads, dilations,
+                     groups, data_format, filter_format, platform,
+                     enable_hf32) -> tuple[arguments.Problem | None, str | None]:
+    """(the problem as aclnn's matmul rules read it (arguments.Problem, NCDHW), the matmul shortcut aclnn takes for
+    it on the 950 or None). No shortcut whatever the shapes for 8-bit data (GetConv3DBp2MmMode returns
+    CONV3D_BP_NO_MM for HIFLOAT8 / FLOAT8_E4M3FN on regbase, "matmul暂时不支持8bit", and IsW1B1FmNDxTransToMm
+    refuses them too) or data or filter not stored NCDHW; else matmul_route.aclnn_matmul_mode with its regbase
+    rules. Call it after the arch35 tiling has checked the arguments."""
+    if dtype in EIGHT_BIT_DTYPES or (data_format, filter_format) != ("NCDHW", "NCDHW"):
+        return None, None
+    p = parse_problem(tuple(out_backprop_shape), tuple(filter_shape), tuple(input_size), strides, pads, dilations,
+                      groups, dtype, platform, enable_hf32, data_format, filter_format)
+    dy, weight, dx = (tuple(axes[a] for a in "NCDHW") for axes in (p.dy, p.filt, p.dx))
+    effective = tuple(d if k > 1 else 1 for d, k in zip(p.dilations, weight[2:]))  # as arguments.check_problem
+    routed = arguments.Problem(dy, weight, dx, p.strides, p.pads, effective, p.groups, dtype, enable_hf32,
+                               p.platform, p.dilations, data_format)
+    return routed, aclnn_matmul_mode(routed, data_format, filter_format, routed.dilations_given)
 
 
 def override_arch35(tiling, overrides: dict, *, validate: bool = True):

@@ -79,3 +79,16 @@ def test_debug_steps_the_arch35_kernel(dtype):
     assert replies[2][0] == "Run till exit from Iterate"
     assert replies[4][0].startswith("check y at the end of the run: PASSED")
     assert "Fixpipe(Arch3510)" in "\n".join(replies[5])
+
+
+def test_run_and_tiling_follow_aclnns_950_matmul_route():
+    one = [*ON_950, "--kernel", "1", "--pad", "0"]  # 1x1x1, stride 1, batch 1: IsW1B1FmNDxTransToMm
+    run = ascend_sim("conv3d-dx", *one)
+    assert run.returncode == 0, run.stderr
+    assert "routed like aclnn to the matmul kernel (W1B1_1X1X1)" in run.stdout
+    assert "check against the numpy reference: PASSED" in run.stdout
+    tiling = ascend_sim("tiling", "conv3d-dx", *one)
+    assert tiling.returncode == 0 and "arch35 tiling" in tiling.stdout
+    assert "runs this problem as a matmul (W1B1_1X1X1); this is the tiling of --route v2" in tiling.stdout
+    refused = ascend_sim("conv3d-dx", *one, "--set", "baseM=32")
+    assert refused.returncode == 2 and "argument --set: this problem runs as a matmul" in refused.stderr
