@@ -39,8 +39,7 @@ from kernels.conv3d_backprop_input.kernel.arch22.conv3d_backprop_input_v2 import
 from kernels.conv3d_backprop_input.kernel.arch22.conv3d_backprop_input_v2 import driver_class
 from kernels.conv3d_backprop_input.kernel.arch22.util import FORMAT_NCDHW
 from kernels.conv3d_backprop_input.matmul_route import dx_by_matmul, matmul_gemm
-from kernels.conv3d_backprop_input.operator_arch35 import (check_operands_950, launch_arch35, matmul_route_950,
-                                                           plan_arch35, refuse_unported_tiling)
+from kernels.conv3d_backprop_input.operator_arch35 import check_operands_950, launch_arch35, plan_dx_arch35
 from kernels.conv3d_backprop_input.plan import ROUTES  # noqa: F401 (DATA_FORMATS, FILTER_FORMATS, ROUTES re-exported)
 from kernels.conv3d_backprop_input.plan import \
     plan_conv3d_dx  # noqa: F401 (DATA_FORMATS, FILTER_FORMATS, ROUTES re-exported)
@@ -181,20 +180,14 @@ def _run_arch35(input_size, filter, out_backprop, *, strides, pads, dilations, g
     dtype = check_operands_950(filter, out_backprop)
     attributes = dict(strides=strides, pads=pads, dilations=dilations, groups=groups, data_format=data_format,
                       filter_format=filter_format, platform=platform, enable_hf32=enable_hf32)
-    tiling = plan_arch35(input_size, filter.shape, out_backprop.shape, dtype, refuse_unported=False,
-                         tiling_overrides=tiling_overrides, **attributes)
-    routed, mode = (matmul_route_950(input_size, filter.shape, out_backprop.shape, dtype, **attributes)
-                    if route == "aclnn" else (None, None))
+    tiling, routed, mode = plan_dx_arch35(input_size, filter.shape, out_backprop.shape, dtype, route=route,
+                                          tiling_overrides=tiling_overrides, **attributes)
     if mode is not None:
-        if tiling_overrides:
-            raise ValueError(f"tiling_overrides set fields of the conv kernel's tiling, but with route='aclnn' this "
-                             f"case runs as a matmul ({mode}); pass route='v2' to run the conv kernel")
         run = dx_by_matmul(routed, filter if execute else None, out_backprop if execute else None, mode,
                            execute=execute, check_races=check_races, poison_output=poison_output, hooks=hooks,
                            engine=engine)
         run.trace_path = write_trace(run.report, trace)
         return run
-    refuse_unported_tiling(tiling)
     reads: set[str] = set()
     launched = ReadRecorder(tiling, reads) if tiling_overrides else tiling
     y, report = launch_arch35(launched, filter, out_backprop, input_size, platform=platform, data_format=data_format,

@@ -75,6 +75,23 @@ def plan_arch35(input_size, filter_shape, out_backprop_shape, dtype: str, *, str
     return tiling
 
 
+def plan_dx_arch35(input_size, filter_shape, out_backprop_shape, dtype: str, *, route: str, tiling_overrides=None,
+                   **attributes):
+    """(tiling, the problem as aclnn's matmul rules read it, the matmul shortcut or None) of a dx on the 950, with
+    every check made before a launch: the arch35 tiling's (always: it checks the arguments), the matmul route's
+    refusal of tiling overrides, and, for the conv kernel, what the port does not run yet."""
+    tiling = plan_arch35(input_size, filter_shape, out_backprop_shape, dtype, refuse_unported=False,
+                         tiling_overrides=tiling_overrides, **attributes)
+    routed, mode = (matmul_route_950(input_size, filter_shape, out_backprop_shape, dtype, **attributes)
+                    if route == "aclnn" else (None, None))
+    if mode is None:
+        refuse_unported_tiling(tiling)
+    elif tiling_overrides:
+        raise ValueError(f"tiling_overrides set fields of the conv kernel's tiling, but with route='aclnn' this "
+                         f"case runs as a matmul ({mode}); pass route='v2' to run the conv kernel")
+    return tiling, routed, mode
+
+
 def refuse_unported_tiling(tiling) -> None:
     """ValueError naming what the tiling asks of the kernel that the port does not run yet."""
     missing = unported_features(tiling.tiling_key, tiling)

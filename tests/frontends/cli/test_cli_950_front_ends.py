@@ -92,3 +92,18 @@ def test_run_and_tiling_follow_aclnns_950_matmul_route():
     assert "runs this problem as a matmul (W1B1_1X1X1); this is the tiling of --route v2" in tiling.stdout
     refused = ascend_sim("conv3d-dx", *one, "--set", "baseM=32")
     assert refused.returncode == 2 and "argument --set: this problem runs as a matmul" in refused.stderr
+
+
+def test_conv_backward_on_the_950():
+    small = ["--platform", "Ascend950PR_9589", "--cin", "16", "--cout", "16", "--dhw", "2,8,8"]
+    done = ascend_sim("conv-backward", *small, "--mask", "1,0,1", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["check_passed"] and [launch["kernel"] for launch in data["launches"]] == [
+        "ReduceSum (AIV)", "Conv3DBackpropInputV2"]
+    assert data["launches"][1]["tiling"]["c0"] == 16 and "block_dim" in data["launches"][1]["tiling"]
+    tiling = ascend_sim("tiling", "conv-backward", *small, "--mask", "1,0,1")
+    assert tiling.returncode == 0 and "Conv3DBackpropInputV2 arch35 tiling" in tiling.stdout
+    refused = ascend_sim("conv-backward", *small)  # grad_weight of a 3x3x3 kernel: the arch35 dw kernel
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert "output_mask[1]=True (grad_weight) on Ascend950PR_9589" in refused.stderr
