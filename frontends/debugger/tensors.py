@@ -19,8 +19,8 @@ from frontends.cli.conv_problem import conv_problem
 from frontends.cli.report import TOLERANCE
 from kernels.conv3d_backprop_filter import operator as dw_operator
 from kernels.conv3d_backprop_filter.reference import conv3d_dw_reference
-from kernels.conv3d_backprop_input.operator_arch35 import DTYPES_950
 from kernels.conv3d_backprop_input.matmul_route import FM_EQ_KERNEL, STRIDE_EQ_KERNEL, W1B1_1X1X1
+from kernels.conv3d_backprop_input.operator_arch35 import DTYPES_950
 from kernels.conv3d_backprop_input.reference import conv3d_dx_reference
 from kernels.conv3d_v2.reference import conv3d_reference
 from kernels.conv3d_v2.routing import need_point_wise_kernel, point_wise_kernel_beyond_limits

@@ -34,8 +34,8 @@ import math
 from ascend_sim.machine.dtypes import DTYPES
 from kernels.convolution_backward.arguments import ConvBackwardArgs
 from kernels.convolution_backward.cube_math import cube_math
-from kernels.convolution_backward.routing import (FM_EQ_KERNEL, Route, View3d, cube_math_note, fm_eq_kernel,
-                                                  mm_capable, view_as_3d)
+from kernels.convolution_backward.routing import (FM_EQ_KERNEL, Route, View3d, cube_math_note, fm_eq_kernel, mm_capable,
+                                                  view_as_3d)
 
 DW_1X1 = "DW_1X1"
 L2_CACHE_BYTES = 128 * 1024 * 1024  # IsGreaterL2CacheForDw1x1
