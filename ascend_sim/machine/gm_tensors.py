@@ -92,23 +92,25 @@ def trace_layout(convert: Callable, shape: tuple, dtype) -> np.ndarray:
     its own (padding).
 
     convert must only move, copy, crop and zero-pad elements (a format conversion). It is run on arrays whose
-    elements carry their index in 14-bit digits (one run per digit), bit patterns that every dtype keeps."""
+    elements carry their index in 14-bit digits (7-bit for 1-byte types; one run per digit), bit patterns that
+    every dtype keeps."""
     dtype = np.dtype(dtype)
-    if dtype.itemsize not in (2, 4):
-        raise ValueError(f"dtype={dtype} has {dtype.itemsize}-byte elements; trace_layout handles 2 and 4")
+    if dtype.itemsize not in (1, 2, 4):
+        raise ValueError(f"dtype={dtype} has {dtype.itemsize}-byte elements; trace_layout handles 1, 2 and 4")
     raw = np.dtype(f"u{dtype.itemsize}")
+    bits = min(_DIGIT_BITS, 8 * dtype.itemsize - 1)  # tag + 1 must fit the raw type
     count = int(np.prod(shape))
     ids = np.arange(count, dtype=np.int64)
-    digits = max(1, -(-max(count - 1, 1).bit_length() // _DIGIT_BITS))
+    digits = max(1, -(-max(count - 1, 1).bit_length() // bits))
     found = None
     for d in range(digits):
-        tags = (((ids >> (_DIGIT_BITS * d)) & ((1 << _DIGIT_BITS) - 1)) + 1).astype(raw)
+        tags = (((ids >> (bits * d)) & ((1 << bits) - 1)) + 1).astype(raw)
         out = np.asarray(convert(tags.view(dtype).reshape(shape)))
         digit = out.view(raw).astype(np.int64)
         if found is None:
             found = np.zeros(out.shape, np.int64)
             padding = digit == 0
-        found += (digit - 1) << (_DIGIT_BITS * d)
+        found += (digit - 1) << (bits * d)
     found[padding] = -1
     return found
 

@@ -44,6 +44,8 @@ def tilings(args: argparse.Namespace) -> tuple[list, list, list]:
     field (an override that breaks a rule is reported, not refused)."""
     from tiling import validate
     problem = conv_problem(args)
+    if problem.arch35:
+        return _tilings_arch35(problem, dict(args.set))
     planned = problem.plan("v2", dict(args.set), validate_overrides=False)
     notes = list(planned.notes)
     default = problem.plan("aclnn")
@@ -52,6 +54,25 @@ def tilings(args: argparse.Namespace) -> tuple[list, list, list]:
                      f"this is the tiling of --route v2")
     report = validate(planned.tiling)
     return [("dx", "Conv3DBackpropInputV2", planned.tiling)], notes, [str(p) for p in report.problems]
+
+
+def _tilings_arch35(problem: ConvProblem, overrides: dict[str, int]) -> tuple[list, list, list]:
+    """`ascend-sim tiling conv3d-dx` on an Ascend 950: the arch35 tiling the run takes, overrides checked by the
+    arch35 rules (a broken one reported, not refused; a field copied from the problem refused as bad input)."""
+    from kernels.conv3d_backprop_input.kernel.arch35.conv3d_backprop_input_v2_arch35 import unported_features
+    from tiling import TilingValidationError
+    try:
+        tiling = problem.tiling_arch35(overrides or None, validate_overrides=False, refuse_unported=False)
+    except TilingValidationError as err:
+        raise FlagError(f"argument --set: {err}") from err
+    mode = problem.matmul_mode_arch35()
+    notes = [f"conv3d-dx's default --route aclnn runs this problem as a matmul ({mode}); this is the tiling of "
+             f"--route v2" if mode else "the Ascend 950 runs the arch35 kernel with this tiling"]
+    missing = unported_features(tiling.tiling_key, tiling)
+    if missing:
+        notes.append(f"not ported to the simulated arch35 kernel yet, so `conv3d-dx` refuses it: {'; '.join(missing)}")
+    report = tiling.check()
+    return [("dx", "Conv3DBackpropInputV2", tiling)], notes, [str(p) for p in report.problems]
 
 
 @dataclass
@@ -82,11 +103,14 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDxRun:
     check_run_flags(args)
     problem = conv_problem(args)
     overrides = dict(args.set)
-    arch35 = get_platform(problem.platform).npu_arch == 3510  # the 950: the arch35 kernel, no matmul routes
-    if not arch35:
+    arch35 = get_platform(problem.platform).npu_arch == 3510  # the 950: the arch35 kernel or aclnn's 950 matmuls
+    if arch35:
+        mode = problem.matmul_mode_arch35() if args.route == "aclnn" else None
+    else:
         plan = problem.plan(args.route)  # the operator's own checks and routing, before any data is made
-    if overrides and not arch35 and plan.route == "matmul":
-        raise FlagError(f"argument --set: this problem runs as a matmul on --route aclnn ({plan.matmul_mode}), "
+        mode = plan.matmul_mode if plan.route == "matmul" else None
+    if overrides and mode:
+        raise FlagError(f"argument --set: this problem runs as a matmul on --route aclnn ({mode}), "
                         f"which has no conv tiling to override; add --route v2 to run the conv kernel")
     if not arch35:  # [limit] the arch35 operator has no size estimate yet
         check_cli_run(estimate_conv3d_dx(plan, execute=not args.timing_only, check_races=not args.no_race_check,

@@ -33,9 +33,11 @@ def _limits():
 
 
 def tiling_field_ranges() -> dict:
-    """The kernel-visible dx tiling fields (params and conv3DDxTiling) with the range of their C type."""
+    """The kernel-visible dx tiling fields with the range of their C type: the A2 tiling's (params and
+    conv3DDxTiling) and the Ascend 950's arch35 struct's; the operator refuses a name its platform's tiling lacks."""
     from tiling.conv3d_backprop_input.arch22.model import Conv3DBackpropInputV2TilingData
-    return Conv3DBackpropInputV2TilingData.field_ranges()
+    from tiling.conv3d_backprop_input.arch35.model import Conv3DBackpropInputArch35TilingData
+    return {**Conv3DBackpropInputArch35TilingData.field_ranges(), **Conv3DBackpropInputV2TilingData.field_ranges()}
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,28 @@ class ConvProblem:
                               self.dtype, route=route,
                               tiling_overrides=overrides, validate_overrides=validate_overrides,
                               **self.operator_arguments())
+
+
+    @property
+    def arch35(self) -> bool:
+        """On an Ascend 950 (npu_arch 3510) the dx operator runs the arch35 tiling and kernel."""
+        from ascend_sim.machine.platform import get_platform
+        return get_platform(self.platform).npu_arch == 3510
+
+    def tiling_arch35(self, overrides: dict[str, int] | None = None, *, validate_overrides: bool = True,
+                      refuse_unported: bool = True):
+        """The dx operator's arch35 tiling of this problem on an Ascend 950 (operator_arch35.plan_arch35)."""
+        from kernels.conv3d_backprop_input.operator_arch35 import plan_arch35
+        return plan_arch35(self.in_format(self.dx_shape), self.filter_shape, self.in_format(self.dy_shape),
+                           self.dtype, tiling_overrides=overrides, validate_overrides=validate_overrides,
+                           refuse_unported=refuse_unported, **self.operator_arguments())
+
+
+    def matmul_mode_arch35(self) -> str | None:
+        """The matmul shortcut aclnn takes for this problem on an Ascend 950 (None: the arch35 conv kernel)."""
+        from kernels.conv3d_backprop_input.operator_arch35 import matmul_route_950
+        return matmul_route_950(self.in_format(self.dx_shape), self.filter_shape, self.in_format(self.dy_shape),
+                                self.dtype, **self.operator_arguments())[1]
 
 
 def add_conv_problem_arguments(parser: argparse.ArgumentParser) -> None:

@@ -19,8 +19,8 @@ from ascend_sim.machine.dtypes import DTYPES
 from frontends.cli.conv_problem import add_conv_problem_arguments, conv_problem
 from frontends.cli.flags import FlagError, int_in_range, platform_value
 from frontends.cli.report import print_json
-from frontends.lab import (BACKENDS, SEARCHES, Conv3dDwTarget, Conv3dDxTarget, Conv3dV2Target, MatmulProblem,
-                           MatmulTarget, SpaceError, parse_vary, sweep)
+from frontends.lab import (BACKENDS, SEARCHES, Conv3dDwTarget, Conv3dDxArch35Target, Conv3dDxTarget, Conv3dV2Target,
+                           MatmulProblem, MatmulTarget, SpaceError, parse_vary, sweep)
 from frontends.lab.sweep import check_backend
 
 DEBUG_HELP = "show the full traceback of an error"
@@ -34,7 +34,8 @@ def add_command(commands) -> argparse.ArgumentParser:
                     "engine) on worker processes. See docs/tiling_lab.md.")
     operators = parser.add_subparsers(dest="operator", required=True, metavar="{conv3d-dx,conv3d-dw,conv3d,matmul}")
     for name, target, help_text in (
-            ("conv3d-dx", Conv3dDxTarget, "Conv3DBackpropInputV2 (route v2: the conv kernel)"),
+            ("conv3d-dx", conv3d_dx_target, "Conv3DBackpropInputV2 (route v2: the conv kernel; the arch35 one on an "
+                                            "Ascend 950)"),
             ("conv3d-dw", Conv3dDwTarget, "Conv3DBackpropFilterV2"),
             ("conv3d", Conv3dV2Target, "Conv3DV2, the forward 3D convolution")):
         conv = operators.add_parser(name, help=help_text, description=f"Sweep the {help_text} tiling of one problem.")
@@ -104,6 +105,11 @@ def output_dir(text: str) -> str:
     if not os.access(parent, os.W_OK):
         raise argparse.ArgumentTypeError(f"{text!r}: {str(parent)!r} is not writable")
     return text
+
+
+def conv3d_dx_target(problem):
+    """conv3d-dx's target for the problem's platform: the arch35 tiling and kernel on an Ascend 950."""
+    return Conv3dDxArch35Target(problem) if problem.arch35 else Conv3dDxTarget(problem)
 
 
 def run_conv(args: argparse.Namespace) -> int:

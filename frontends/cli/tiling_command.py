@@ -2,9 +2,10 @@
 operator's run launches with, for the problem flags of `ascend-sim <operator>`, as a table or JSON.
 
 Each operator's command module plans them (`tilings(args)`: [(launch name, kernel, tiling)], notes, broken rules).
-conv3d-dx: the tiling `conv3d-dx --route v2` runs, in the host code's table; --set overrides fields without
-re-deriving anything and the result is validated field by field: exit 1 when an override breaks a rule (the report
-says which). The other operators refuse such an override (exit 2, like their run commands). `tiling` without an
+conv3d-dx: the tiling `conv3d-dx --route v2` runs, in the host code's table (on an Ascend 950 the arch35 struct's
+88 fields with the tiling key decoded and block_dim); --set overrides fields without re-deriving anything and the
+result is validated field by field (A2: tiling.validate; the 950: the arch35 rules): exit 1 when an override breaks
+a rule (the report says which). The other operators refuse such an override (exit 2, like their run commands). `tiling` without an
 operator answers with the new spelling.
 """
 from __future__ import annotations
@@ -17,7 +18,7 @@ from frontends.cli.report import print_json, tiling_fields
 # operator: its command module (the same problem flags as `ascend-sim <operator>`)
 OPERATORS = {"conv3d-dx": "conv3d_dx_command", "conv3d-dw": "conv3d_dw_command", "conv3d": "conv3d_command",
              "conv-backward": "conv_backward_command", "matmul": "matmul_command"}
-SUMMARIES = {"conv3d-dx": "Conv3DBackpropInputV2 (the Atlas A2 host tiling)", "conv3d-dw": "Conv3DBackpropFilterV2",
+SUMMARIES = {"conv3d-dx": "Conv3DBackpropInputV2 (the A2/A3 host tiling, or the arch35 one on an Ascend 950)", "conv3d-dw": "Conv3DBackpropFilterV2",
              "conv3d": "Conv3DV2", "conv-backward": "aclnnConvolutionBackward: each launch's kernel and tiling",
              "matmul": "the example matmul's tiling"}
 HINT = (f"name the operator first: ascend-sim tiling {{{','.join(OPERATORS)}}} [its problem flags] "
@@ -77,11 +78,28 @@ def format_table(result) -> str:
     return "\n".join(lines)
 
 
+def format_table_arch35(result) -> str:
+    """A Conv3DBackpropInputArch35TilingData: the tiling key decoded, block_dim, then the 88 struct fields in blob
+    order, four columns wide."""
+    key = ", ".join(f"{name}={value}" for name, value in result.key_fields.items())
+    lines = [f"Conv3DBackpropInputV2 arch35 tiling  template={result.template}  tiling_key={result.tiling_key} "
+             f"({key})  block_dim={result.block_dim}  workspace_size={result.workspace_size}  dtype={result.dtype}  "
+             f"platform={result.platform.name if result.platform else '?'}",
+             "[Conv3DBackpropInputArch35TilingData]"]
+    cells = [f"{name:>19s} = {value:<10d}" for name, value in result.fields().items()]
+    lines += ["".join(cells[i:i + 4]).rstrip() for i in range(0, len(cells), 4)]
+    for note in result.notes:
+        lines.append(f"note: {note}")
+    return "\n".join(lines)
+
+
 def table(name: str, kernel: str, tiling) -> str:
-    """The dx tiling as a table (params, then the tiling fields in blob order); any other as `group.field = value`
-    lines."""
+    """The dx tiling as a table (A2: params, then the tiling fields in blob order; the 950: the arch35 struct with
+    its key decoded); any other as `group.field = value` lines."""
     if kernel == "Conv3DBackpropInputV2" and hasattr(tiling, "conv3DDxTiling"):
         return format_table(tiling)
+    if kernel == "Conv3DBackpropInputV2" and hasattr(tiling, "key_fields"):
+        return format_table_arch35(tiling)
     lines = [f"{name}: {kernel}"]
 
     def walk(prefix: str, value) -> None:

@@ -20,6 +20,7 @@ from frontends.cli.report import TOLERANCE
 from kernels.conv3d_backprop_filter import operator as dw_operator
 from kernels.conv3d_backprop_filter.reference import conv3d_dw_reference
 from kernels.conv3d_backprop_input.matmul_route import FM_EQ_KERNEL, STRIDE_EQ_KERNEL, W1B1_1X1X1
+from kernels.conv3d_backprop_input.operator_arch35 import DTYPES_950
 from kernels.conv3d_backprop_input.reference import conv3d_dx_reference
 from kernels.conv3d_v2.reference import conv3d_reference
 from kernels.conv3d_v2.routing import need_point_wise_kernel, point_wise_kernel_beyond_limits
@@ -61,30 +62,19 @@ def matmul_tensors(args, initial_gm: dict) -> OperatorTensors:
 
 
 def conv3d_dx_tensors(args, initial_gm: dict) -> OperatorTensors:
-    """`ascend-sim conv3d-dx` (NCDHW data and filter): out_backprop (dy), filter and y (dx)."""
+    """`ascend-sim conv3d-dx` (NCDHW data and filter): out_backprop (dy), filter and y (dx); on an Ascend 950 all
+    three as the arch35 kernel finds them in GM, NCDHW, or as aclnn's 950 matmul shortcut places them."""
     p = conv_problem(args)
-    plan = p.plan(args.route, dict(args.set) or None)  # the operator's routing and rewrite, as the run made them
-    dtype = DTYPES[p.dtype]
-    if plan.route == "matmul":
-        tensors = _matmul_route_tensors(p, plan.matmul_mode, dtype)
+    mode = p.matmul_mode_arch35() if p.arch35 and args.route == "aclnn" else None
+    if mode:  # the Ascend 950's matmul shortcut, on the 950 matmul kernel
+        tensors = _matmul_route_tensors(p, mode, DTYPES_950[p.dtype])
+    elif p.arch35:  # the Ascend 950: the arch35 kernel reads and writes the NCDHW arrays as given
+        dtype = DTYPES_950[p.dtype]
+        tensors = {name: to_device(name, name, dtype, "NCDHW", shape, "NCDHW", lambda x: x)
+                   for name, shape in (("out_backprop", p.dy_shape), ("filter", p.filter_shape))}
+        tensors["y"] = from_device("y", "y", dtype, "NCDHW", p.dx_shape, "NCDHW", lambda y: y)
     else:
-        rewrite = plan.rewrite
-        kernel_dhw = tuple(s + b + a for s, b, a in zip(p.dhw, rewrite.extra_before, rewrite.extra_after))
-        c0 = 32 // dtype.itemsize
-        if plan.y_format == "NCDHW":  # the MIX build's vector cores write dx in NCDHW themselves
-            y = from_device("y", "y", dtype, "NCDHW", (p.batch, p.cin, *kernel_dhw), "NCDHW",
-                            lambda y: rewrite.crop_ncdhw(y, p.dx_shape))
-        else:
-            y_device = (p.batch, kernel_dhw[0], -(-p.cin // c0), kernel_dhw[1], kernel_dhw[2], c0)
-            y = from_device("y", "y", dtype, "NDC1HWC0", y_device, "NCDHW",
-                            lambda y5: ndc1hwc0_to_ncdhw(rewrite.crop(y5, p.dx_shape), p.cin))
-        tensors = {
-            "out_backprop": to_device("out_backprop", "out_backprop", dtype, "NCDHW", p.dy_shape, "NDC1HWC0",
-                                      ncdhw_to_ndc1hwc0),
-            "filter": to_device("filter", "filter", dtype, "NCDHW", p.filter_shape, "FRACTAL_Z_3D",
-                                lambda w: filter_to_fractal_z_3d(rewrite.filter(w), p.groups, "NCDHW")),
-            "y": y,
-        }
+        tensors = _arch22_dx_tensors(p, p.plan(args.route, dict(args.set) or None))
 
     def expected():
         dy, weight = (tensors[name].logical(initial_gm[tensors[name].allocation]).astype(np.float64)
@@ -92,6 +82,30 @@ def conv3d_dx_tensors(args, initial_gm: dict) -> OperatorTensors:
         return conv3d_dx_reference(dy, weight, p.dx_shape, p.stride, p.pad, p.dilation, p.groups)
     return OperatorTensors(tensors, "y", expected, _tolerance(p.dtype, p.hf32),
                            {"dy": "out_backprop", "w": "filter", "dx": "y"})
+
+
+def _arch22_dx_tensors(p, plan) -> dict:
+    """The A2 dx operator's GM tensors for its plan (the routing and rewrite, as the run made them)."""
+    dtype = DTYPES[p.dtype]
+    if plan.route == "matmul":
+        return _matmul_route_tensors(p, plan.matmul_mode, dtype)
+    rewrite = plan.rewrite
+    kernel_dhw = tuple(s + b + a for s, b, a in zip(p.dhw, rewrite.extra_before, rewrite.extra_after))
+    c0 = 32 // dtype.itemsize
+    if plan.y_format == "NCDHW":  # the MIX build's vector cores write dx in NCDHW themselves
+        y = from_device("y", "y", dtype, "NCDHW", (p.batch, p.cin, *kernel_dhw), "NCDHW",
+                        lambda y: rewrite.crop_ncdhw(y, p.dx_shape))
+    else:
+        y_device = (p.batch, kernel_dhw[0], -(-p.cin // c0), kernel_dhw[1], kernel_dhw[2], c0)
+        y = from_device("y", "y", dtype, "NDC1HWC0", y_device, "NCDHW",
+                        lambda y5: ndc1hwc0_to_ncdhw(rewrite.crop(y5, p.dx_shape), p.cin))
+    return {
+        "out_backprop": to_device("out_backprop", "out_backprop", dtype, "NCDHW", p.dy_shape, "NDC1HWC0",
+                                  ncdhw_to_ndc1hwc0),
+        "filter": to_device("filter", "filter", dtype, "NCDHW", p.filter_shape, "FRACTAL_Z_3D",
+                            lambda w: filter_to_fractal_z_3d(rewrite.filter(w), p.groups, "NCDHW")),
+        "y": y,
+    }
 
 
 def conv3d_dw_tensors(args, initial_gm: dict) -> OperatorTensors:

@@ -37,6 +37,9 @@ class Conv3dDxTarget:
     fields = FIELDS
 
     def __init__(self, problem):
+        if get_platform(problem.platform).npu_arch != 2201:
+            raise ValueError(f"platform={get_platform(problem.platform).name}: this is the A2/A3 (arch22) dx target; "
+                             "an Ascend 950 runs the arch35 tiling (Conv3dDxArch35Target)")
         self.problem = problem
         self.plan = problem.plan("v2")
         self.tiling = self.plan.tiling

@@ -39,7 +39,7 @@ from kernels.conv3d_backprop_input.kernel.arch22.conv3d_backprop_input_v2 import
 from kernels.conv3d_backprop_input.kernel.arch22.conv3d_backprop_input_v2 import driver_class
 from kernels.conv3d_backprop_input.kernel.arch22.util import FORMAT_NCDHW
 from kernels.conv3d_backprop_input.matmul_route import dx_by_matmul, matmul_gemm
-from kernels.conv3d_backprop_input.operator_arch35 import check_operands_950, launch_arch35, plan_arch35
+from kernels.conv3d_backprop_input.operator_arch35 import check_operands_950, launch_arch35, plan_dx_arch35
 from kernels.conv3d_backprop_input.plan import ROUTES  # noqa: F401 (DATA_FORMATS, FILTER_FORMATS, ROUTES re-exported)
 from kernels.conv3d_backprop_input.plan import \
     plan_conv3d_dx  # noqa: F401 (DATA_FORMATS, FILTER_FORMATS, ROUTES re-exported)
@@ -131,7 +131,8 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
                            groups=groups, data_format=default_data_format(data_format)[0],
                            filter_format=filter_format, platform=platform,
                            enable_hf32=enable_hf32, execute=execute, trace=trace, tiling_overrides=tiling_overrides,
-                           check_races=check_races, poison_output=poison_output, hooks=hooks, engine=engine)
+                           check_races=check_races, poison_output=poison_output, hooks=hooks, engine=engine,
+                           route=route)
     check_operands(filter, out_backprop)
     require_arch22_kernel("Conv3DBackpropInputV2", platform)  # both routes: the matmul route's kernel is A2's too
     plan = plan_conv3d_dx(input_size, filter.shape, out_backprop.shape, filter.dtype, strides=strides, pads=pads,
@@ -170,17 +171,33 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
 
 def _run_arch35(input_size, filter, out_backprop, *, strides, pads, dilations, groups, data_format, filter_format,
                 platform, enable_hf32, execute, trace, tiling_overrides, check_races, poison_output, hooks,
-                engine) -> Run:
-    """The Ascend 950: the arch35 tiling and kernel on the arrays as given (operator_arch35.py); aclnn's matmul
-    shortcuts are not modelled there, so every problem runs the conv kernel."""
+                engine, route) -> Run:
+    """The Ascend 950: the arch35 tiling (every argument check), aclnn's matmul shortcuts on the 950 with
+    route="aclnn" (the 950 example matmul kernel), else the arch35 kernel on the arrays as given
+    (operator_arch35.py)."""
+    if not isinstance(route, str) or route not in ROUTES:
+        raise ValueError(f"route={route!r} is not supported; allowed: {ROUTES}")
     dtype = check_operands_950(filter, out_backprop)
-    tiling = plan_arch35(input_size, filter.shape, out_backprop.shape, dtype, strides=strides, pads=pads,
-                         dilations=dilations, groups=groups, data_format=data_format, filter_format=filter_format,
-                         platform=platform, enable_hf32=enable_hf32, tiling_overrides=tiling_overrides)
-    y, report = launch_arch35(tiling, filter, out_backprop, input_size, platform=platform, data_format=data_format,
+    attributes = dict(strides=strides, pads=pads, dilations=dilations, groups=groups, data_format=data_format,
+                      filter_format=filter_format, platform=platform, enable_hf32=enable_hf32)
+    tiling, routed, mode = plan_dx_arch35(input_size, filter.shape, out_backprop.shape, dtype, route=route,
+                                          tiling_overrides=tiling_overrides, **attributes)
+    if mode is not None:
+        run = dx_by_matmul(routed, filter if execute else None, out_backprop if execute else None, mode,
+                           execute=execute, check_races=check_races, poison_output=poison_output, hooks=hooks,
+                           engine=engine)
+        run.trace_path = write_trace(run.report, trace)
+        return run
+    reads: set[str] = set()
+    launched = ReadRecorder(tiling, reads) if tiling_overrides else tiling
+    y, report = launch_arch35(launched, filter, out_backprop, input_size, platform=platform, data_format=data_format,
                               filter_format=filter_format, execute=execute, check_races=check_races,
                               poison_output=poison_output, hooks=hooks, engine=engine)
     notes = [f"arch35 kernel, template {tiling.template}, tiling key {tiling.tiling_key}"]
+    if tiling_overrides:
+        reads.add("coreNum")  # the host launches block_dim = coreNum blocks (override_arch35)
+        notes += flag_unread_overrides(tiling_overrides, tiling.fields(), reads,
+                                       f"the arch35 kernel (tiling key {tiling.tiling_key})")
     return Run(y, tiling, report, notes, write_trace(report, trace), "v2")
 
 

@@ -2,14 +2,18 @@
 
 The arch35 kernel reads out_backprop (NCDHW or NDHWC) and the filter (NCDHW, NDHWC or DHWCN) straight from GM and
 writes y in data_format, so the arrays go up as they are. Steps: the operand checks and the 950 refusals (below),
-the arch35 host tiling (tiling.conv3d_backprop_input.arch35, which checks the shapes and attributes by name), the
-refusal of what the kernel port does not run yet (kernel.arch35 `unported_features`), then one MIX AIC:AIV 1:2
-launch on block_dim AI cores with the tiling's workspace. y starts as NaN so that an unwritten element shows up.
+the arch35 host tiling (tiling.conv3d_backprop_input.arch35, which checks the shapes and attributes by name);
+with route "aclnn", aclnn's matmul shortcuts on the 950 (matmul_route.aclnn_matmul_mode with its regbase rules,
+`matmul_route_950`: none for 8-bit data or formats other than NCDHW) run the 950 example matmul kernel
+instead; otherwise the refusal of what the kernel port does not run yet (kernel.arch35 `unported_features`), then
+one MIX AIC:AIV 1:2 launch on block_dim AI cores with the tiling's workspace. y starts as NaN so that an
+unwritten element shows up.
 
 Refused before launch, by name: mixed dtypes; a dtype other than float16, bfloat16, float32, hifloat8,
 float8_e4m3fn; 8-bit unless out_backprop, filter and y are all NCDHW (the tiling's CheckDtypeFormatAttrs);
 data_format NDHWC with groups > 1 (the operator documentation at ops-nn 041754a4: "not supported on the 950");
-tiling_overrides (not taken by the arch35 tiling yet).
+a tiling override of a field the tiling copies from the problem (validate.PROBLEM_FIELDS), or one that breaks an
+arch35 rule (TilingValidationError, tiling/conv3d_backprop_input/arch35/validate.py).
 """
 from __future__ import annotations
 
@@ -20,9 +24,14 @@ from ascend_sim.machine.dtypes import DTYPES, EIGHT_BIT_DTYPES
 from ascend_sim.machine.tensor import GmAddr
 from kernels.common.operands import check_format
 from kernels.common.run import output_buffer, read_output
+from kernels.conv3d_backprop_input import arguments
 from kernels.conv3d_backprop_input.kernel.arch35.conv3d_backprop_input_v2_arch35 import (
     conv3d_backprop_input_v2_arch35, unported_features)
+from kernels.conv3d_backprop_input.matmul_route import aclnn_matmul_mode
+from tiling.common.validation import Problem, ValidationReport
 from tiling.conv3d_backprop_input.arch35 import conv3d_backprop_input_tiling_arch35
+from tiling.conv3d_backprop_input.arch35.context_utils import parse_problem
+from tiling.conv3d_backprop_input.arch35.validate import PROBLEM_FIELDS
 
 DTYPES_950 = {**DTYPES, **EIGHT_BIT_DTYPES}
 DATA_FORMATS_950 = ("NCDHW", "NDHWC")
@@ -43,8 +52,11 @@ def check_operands_950(filter, out_backprop) -> str:
 
 
 def plan_arch35(input_size, filter_shape, out_backprop_shape, dtype: str, *, strides, pads, dilations, groups,
-                data_format, filter_format, platform, enable_hf32, tiling_overrides=None):
-    """The arch35 tiling of this problem, after the 950 refusals; raises before any launch."""
+                data_format, filter_format, platform, enable_hf32, tiling_overrides=None, validate_overrides=True,
+                refuse_unported=True):
+    """The arch35 tiling of this problem, after the 950 refusals, with tiling_overrides applied by real field name
+    (checked by the arch35 rules unless validate_overrides is False); raises before any launch, also (unless
+    refuse_unported is False: `ascend-sim tiling` prints such a tiling) when the kernel port does not run it."""
     data_format = check_format("data_format", data_format, DATA_FORMATS_950)
     filter_format = check_format("filter_format", filter_format, FILTER_FORMATS_950)
     if dtype in EIGHT_BIT_DTYPES and (data_format, filter_format) != ("NCDHW", "NCDHW"):
@@ -53,16 +65,72 @@ def plan_arch35(input_size, filter_shape, out_backprop_shape, dtype: str, *, str
     if data_format == "NDHWC" and groups != 1:
         raise ValueError(f"groups={groups} with data_format='NDHWC': not supported on the 950 (the operator's "
                          "documentation); use data_format='NCDHW'")
-    if tiling_overrides:
-        raise ValueError(f"tiling_overrides={tiling_overrides!r}: not taken by the arch35 (Ascend 950) tiling yet")
     tiling = conv3d_backprop_input_tiling_arch35(
         tuple(out_backprop_shape), tuple(filter_shape), tuple(input_size), strides, pads, dilations, groups, dtype,
         platform, enable_hf32, data_format, filter_format)
+    if tiling_overrides:
+        tiling = override_arch35(tiling, tiling_overrides, validate=validate_overrides)
+    if refuse_unported:
+        refuse_unported_tiling(tiling)
+    return tiling
+
+
+def plan_dx_arch35(input_size, filter_shape, out_backprop_shape, dtype: str, *, route: str, tiling_overrides=None,
+                   **attributes):
+    """(tiling, the problem as aclnn's matmul rules read it, the matmul shortcut or None) of a dx on the 950, with
+    every check made before a launch: the arch35 tiling's (always: it checks the arguments), the matmul route's
+    refusal of tiling overrides, and, for the conv kernel, what the port does not run yet."""
+    tiling = plan_arch35(input_size, filter_shape, out_backprop_shape, dtype, refuse_unported=False,
+                         tiling_overrides=tiling_overrides, **attributes)
+    routed, mode = (matmul_route_950(input_size, filter_shape, out_backprop_shape, dtype, **attributes)
+                    if route == "aclnn" else (None, None))
+    if mode is None:
+        refuse_unported_tiling(tiling)
+    elif tiling_overrides:
+        raise ValueError(f"tiling_overrides set fields of the conv kernel's tiling, but with route='aclnn' this "
+                         f"case runs as a matmul ({mode}); pass route='v2' to run the conv kernel")
+    return tiling, routed, mode
+
+
+def refuse_unported_tiling(tiling) -> None:
+    """ValueError naming what the tiling asks of the kernel that the port does not run yet."""
     missing = unported_features(tiling.tiling_key, tiling)
     if missing:
         raise ValueError(f"the arch35 tiling chose {tiling.template} (tiling key {tiling.tiling_key}) with "
                          f"{'; '.join(missing)}: not ported to the simulated arch35 kernel yet")
-    return tiling
+
+
+def matmul_route_950(input_size, filter_shape, out_backprop_shape, dtype: str, *, strides, pads, dilations,
+                     groups, data_format, filter_format, platform,
+                     enable_hf32) -> tuple[arguments.Problem | None, str | None]:
+    """(the problem as aclnn's matmul rules read it (arguments.Problem, NCDHW), the matmul shortcut aclnn takes for
+    it on the 950 or None). No shortcut whatever the shapes for 8-bit data (GetConv3DBp2MmMode returns
+    CONV3D_BP_NO_MM for HIFLOAT8 / FLOAT8_E4M3FN on regbase, "matmul暂时不支持8bit", and IsW1B1FmNDxTransToMm
+    refuses them too) or data or filter not stored NCDHW; else matmul_route.aclnn_matmul_mode with its regbase
+    rules. Call it after the arch35 tiling has checked the arguments."""
+    if dtype in EIGHT_BIT_DTYPES or (data_format, filter_format) != ("NCDHW", "NCDHW"):
+        return None, None
+    p = parse_problem(tuple(out_backprop_shape), tuple(filter_shape), tuple(input_size), strides, pads, dilations,
+                      groups, dtype, platform, enable_hf32, data_format, filter_format)
+    dy, weight, dx = (tuple(axes[a] for a in "NCDHW") for axes in (p.dy, p.filt, p.dx))
+    effective = tuple(d if k > 1 else 1 for d, k in zip(p.dilations, weight[2:]))  # as arguments.check_problem
+    routed = arguments.Problem(dy, weight, dx, p.strides, p.pads, effective, p.groups, dtype, enable_hf32,
+                               p.platform, p.dilations, data_format)
+    return routed, aclnn_matmul_mode(routed, data_format, filter_format, routed.dilations_given)
+
+
+def override_arch35(tiling, overrides: dict, *, validate: bool = True):
+    """The tiling with some fields changed by real name, nothing re-derived except block_dim, which follows coreNum
+    as SetTilingData sets it. A field copied from the problem is refused (TilingValidationError); the result
+    is checked by the arch35 rules (TilingValidationError naming each broken one) unless validate is False."""
+    copied = [Problem(name, "copied by the arch35 tiling from the problem, not a knob: change the problem's "
+                            "shapes or attributes instead", overrides[name])
+              for name in overrides if name in PROBLEM_FIELDS]
+    ValidationReport(tiling.platform.name, copied).raise_if_invalid(tiling, overrides)
+    changes = dict(overrides)
+    if "coreNum" in changes:
+        changes["block_dim"] = changes["coreNum"]
+    return tiling.with_overrides(validate=validate, **changes)
 
 
 def launch_arch35(tiling, filter: np.ndarray, out_backprop: np.ndarray, input_size, *, platform, data_format,
@@ -70,8 +138,9 @@ def launch_arch35(tiling, filter: np.ndarray, out_backprop: np.ndarray, input_si
     """(y in data_format or None, report): one MIX AIC:AIV 1:2 launch of the arch35 kernel with `tiling`."""
     dtype = filter.dtype
     chip = Chip(platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine)
-    w_gm = chip.gm.upload("filter", np.ascontiguousarray(filter))
-    dy_gm = chip.gm.upload("out_backprop", np.ascontiguousarray(out_backprop))
+    # a timing-only chip holds size-only allocations: the operands (stand-ins there) are never copied
+    w_gm = chip.gm.place("filter", filter.shape, dtype, lambda: np.ascontiguousarray(filter))
+    dy_gm = chip.gm.place("out_backprop", out_backprop.shape, dtype, lambda: np.ascontiguousarray(out_backprop))
     y_shape = tuple(input_size)
     y_gm = output_buffer(chip, "y", y_shape, dtype, poison_output)
     workspace = GmAddr(chip.gm.alloc("workspace", max(tiling.workspace_size, 32)))

@@ -7,7 +7,8 @@ CheckConvParams: outputPadding 0 when not transposed, below stride when transpos
 CheckParamsGroup / CheckConvShapePlus: the shape relations). Every error is a TypeError (wrong kind of value) or
 a ValueError (value out of range) naming the parameter, its value and what is allowed.
 
-The API page gives the A2 ranges for transposed=False; with transposed=True only the general rules apply here
+The API page gives the A2 ranges for transposed=False (on the Ascend 950 only the general rules below, the arch35
+dx tiling checking its own ranges); with transposed=True only the general rules apply here
 (stride and dilation >= 1, padding >= 0, outputPadding in [0, stride)), and the kernels' own envelopes are
 checked when the run is planned, still before any launch.
 """
@@ -207,7 +208,10 @@ def check_arguments(grad_output, input, weight, bias_sizes, stride, padding, dil
     else:
         if any(op):
             raise ValueError(f"output_padding={op!r} must be all 0 when transposed=False")
-        _check_a2_ranges(spatial, w.shape, st, pads, dl, groups)
+        if plat.npu_arch == 2201:
+            _check_a2_ranges(spatial, w.shape, st, pads, dl, groups)
+        else:  # the Ascend 950: the arch35 dx tiling checks its own ranges (IsArchAfter35) when it runs
+            _check_general(st, pads, dl, groups)
     args = ConvBackwardArgs(go.shape, x.shape, w.shape, st, pads, dl, transposed, op, groups, mask, cmt,
                             dtype_name(x.dtype), plat)
     _check_shapes(args)

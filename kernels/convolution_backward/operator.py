@@ -1,6 +1,9 @@
-"""The host operator: convolution_backward(grad_output, input, weight, ...) on the simulated A2 chip.
+"""The host operator: convolution_backward(grad_output, input, weight, ...) on the simulated A2 chip or Ascend 950.
 
-Steps, as aclnnConvolutionBackward on A2 (routing.py says which function each follows):
+On the 950 (npu_arch 3510) the route is routing_arch35.py's: grad_input on the arch35 dx kernel or aclnn's 950
+matmul shortcuts, grad_weight only by aclnn's dw matmul shortcuts (the arch35 dw kernel is not ported: other
+problems are refused by name), no transposed convolution, no 1D. Steps, as aclnnConvolutionBackward on A2
+(routing.py says which function each follows):
 1. check every argument (arguments.py), route the problem (routing.py) and plan each asked-for cube kernel (its
    argument checks and tiling), all before the first launch;
 2. grad_bias: the AIV reduction kernel (bias_grad.py) on gradOutput in its own dtype;
@@ -23,11 +26,13 @@ from kernels.common.operands import stand_in
 from kernels.common.run import Run
 from kernels.conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run, rows_beyond_reach
 from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
+from kernels.conv3d_backprop_input.operator_arch35 import plan_dx_arch35
 from kernels.conv3d_backprop_input.plan import plan_conv3d_dx
 from kernels.conv3d_v2.operator import conv3d_v2_run, plan_conv3d_v2_tiling
 from kernels.convolution_backward.arguments import ConvBackwardArgs, check_arguments
 from kernels.convolution_backward.bias_grad import run_bias_grad
 from kernels.convolution_backward.routing import FM_EQ_KERNEL, Route, route
+from kernels.convolution_backward.routing_arch35 import DW_1X1, route_arch35
 from kernels.convolution_backward.v2_or_tbe import conv3d_dw_tbe_reason, conv3d_dx_tbe_reason
 from kernels.matmul import MatmulTiling, run_matmul
 from tiling import check_conv3d_dw_args
@@ -67,9 +72,10 @@ def _plan(a: ConvBackwardArgs, r: Route) -> None:
         plan_conv3d_v2_tiling(check_conv3d_v2_args(v.grad_output_shape, v.weight_shape, v.strides, v.pads,
                                                    v.dilations, a.groups, m.dtype, a.platform, False, m.hf32))
     if a.output_mask[0] and not a.transposed:
-        plan_conv3d_dx(v.input_shape, v.weight_shape, v.grad_output_shape, m.dtype, strides=(1, 1, *v.strides),
-                       pads=v.pads, dilations=(1, 1, *v.dilations), groups=a.groups, data_format="NCDHW",
-                       filter_format="NCDHW", platform=a.platform, enable_hf32=m.hf32, route=r.dx_route)
+        plan_dx = plan_dx_arch35 if a.platform.npu_arch == 3510 else plan_conv3d_dx
+        plan_dx(v.input_shape, v.weight_shape, v.grad_output_shape, m.dtype, strides=(1, 1, *v.strides),
+                pads=v.pads, dilations=(1, 1, *v.dilations), groups=a.groups, data_format="NCDHW",
+                filter_format="NCDHW", platform=a.platform, enable_hf32=m.hf32, route=r.dx_route)
     if a.output_mask[1] and r.dw_matmul is None:
         fmap, dy = (v.grad_output_shape, v.input_shape) if a.transposed else (v.input_shape, v.grad_output_shape)
         kh = v.weight_shape[3]
@@ -90,7 +96,8 @@ def _grad_input(a, r, go, x, w, kw) -> Run:
     run = conv3d_backprop_input_v2_run(v.input_shape, w, go, **common, route=r.dx_route, **kw)
     kernel = "Conv3DBackpropInputV2" if run.route == "v2" else f"MatMul ({run.matmul_mode})"
     notes = list(run.notes)
-    tbe = conv3d_dx_tbe_reason(v, a.groups, m.dtype, 3 if a.spatial == 3 else 6) if r.as_3d_in_aclnn else None
+    tbe = (conv3d_dx_tbe_reason(v, a.groups, m.dtype, 3 if a.spatial == 3 else 6)
+           if r.as_3d_in_aclnn and a.platform.npu_arch == 2201 else None)  # the 950 always takes V2
     if run.route == "v2" and tbe:
         notes.append(f"grad_input: real A2 runs the TBE Conv3DBackpropInput here ({tbe}; white lists not "
                      "consulted); simulated with Conv3DBackpropInputV2")
@@ -111,6 +118,18 @@ def _grad_weight(a, r, go, x, kw) -> Run:
         note = ("grad_weight: kernel == feature map, computed by a MatMul of gradOutput^T and input "
                 "(CONV3D_BP_MM_FEATURE_MAP_EQ_KERNEL, CalculateConv3DBackwardDwByMmMode)")
         return Run(result, tiling, report, [note], gradient="grad_weight", kernel=f"MatMul ({FM_EQ_KERNEL})")
+    if r.dw_matmul == DW_1X1:  # Is1x1DwTransToMm (950): dy (Cout x DHW) . x^T (DHW x Cin), batch 1
+        cout, cin = v.weight_shape[:2]
+        left = go.reshape(cout, -1)
+        right = x.reshape(cin, -1).T  # isRightTranspose, done on the host (copied by the upload)
+        tiling = MatmulTiling.for_shape(cout, cin, right.shape[0], m.dtype, hf32=m.hf32)
+        out, report = run_matmul(left, right, platform=a.platform, tiling=tiling, hf32=m.hf32,
+                                 execute=kw["execute"], check_races=kw["check_races"], engine=kw["engine"],
+                                 hooks=kw["hooks"])
+        result = out.reshape(v.weight_shape) if kw["execute"] else None
+        note = ("grad_weight: 1x1x1 kernel, batch 1, computed by a MatMul of gradOutput and input^T "
+                "(Is1x1DwTransToMm, GenConvMmDwInputBy1x1Mode; Ascend 950)")
+        return Run(result, tiling, report, [note], gradient="grad_weight", kernel=f"MatMul ({DW_1X1})")
     fmap, dy = (go, x) if a.transposed else (x, go)
     run = conv3d_backprop_filter_v2_run(fmap, v.weight_shape, dy, strides=(1, 1, *v.strides), pads=v.pads,
                                         dilations=(1, 1, *v.dilations), groups=a.groups, data_format="NCDHW",
@@ -118,7 +137,7 @@ def _grad_weight(a, r, go, x, kw) -> Run:
     notes = ["grad_weight: Conv3DBackpropFilterV2 with input and gradOutput swapped (transposed)"] if a.transposed \
         else []
     tbe = (conv3d_dw_tbe_reason(v, a.groups, m.dtype, 32 // DTYPES[m.dtype].itemsize)
-           if r.as_3d_in_aclnn and not a.transposed else None)
+           if r.as_3d_in_aclnn and not a.transposed and a.platform.npu_arch == 2201 else None)
     if tbe:
         notes.append(f"grad_weight: real A2 runs the TBE Conv3DBackpropFilter here ({tbe}; white lists not "
                      "consulted); simulated with Conv3DBackpropFilterV2")
@@ -141,7 +160,7 @@ def plan_convolution_backward(grad_output, input, weight, bias_sizes, stride, pa
     """Every check of convolution_backward, with nothing launched (ValueError / TypeError)."""
     a = check_arguments(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
                         output_padding, groups, output_mask, cube_math_type, platform)
-    r = route(a)
+    r = route_arch35(a) if a.platform.npu_arch == 3510 else route(a)
     _plan(a, r)
     return ConvBackwardPlan(a, r)
 
@@ -203,7 +222,8 @@ def convolution_backward_run(grad_output, input, weight, bias_sizes, stride, pad
 
 def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
                          output_padding, groups, output_mask, cube_math_type=0, *, platform="Ascend910B2"):
-    """The gradients of a 1D / 2D / 3D convolution, as torch.ops.aten.convolution_backward, on the simulated A2.
+    """The gradients of a 1D / 2D / 3D convolution, as torch.ops.aten.convolution_backward, on the simulated A2
+    (or on an Ascend 950, where its kernels are ported: routing_arch35.py).
 
     grad_output, input, weight: numpy arrays, NCL / NCHW / NCDHW, one dtype of float16, bfloat16 (ml_dtypes) or
     float32. bias_sizes: [Cout] (None when grad_bias is not asked for). stride, dilation, output_padding: one

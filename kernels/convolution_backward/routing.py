@@ -90,37 +90,40 @@ def view_as_3d(a: ConvBackwardArgs) -> View3d:
     return View3d(tuple(go), tuple(x), tuple(w), tuple(st), tuple(v for pair in pd for v in pair), tuple(dl))
 
 
-def _mm_capable(a: ConvBackwardArgs) -> bool:
+def mm_capable(a: ConvBackwardArgs) -> bool:
     """IsConvBpSupportMatmulMode: padding 0, outputPadding 0, dilation 1, not transposed, groups 1."""
     return (not a.transposed and a.groups == 1 and not any(v for pair in a.padding for v in pair)
             and not any(a.output_padding) and all(d == 1 for d in a.dilation))
 
 
-def _fm_eq_kernel(v: View3d) -> bool:
+def fm_eq_kernel(v: View3d) -> bool:
     return all(v.weight_shape[i] == v.input_shape[i] and v.grad_output_shape[i] == 1 for i in (2, 3, 4))
 
 
 def _conv2d_bp_to_mm(a: ConvBackwardArgs, v: View3d) -> bool:
     """IsConv2DBp2MmMode (A2), on the H and W axes of the view."""
-    if not _mm_capable(a):
+    if not mm_capable(a):
         return False
-    if _fm_eq_kernel(v):
+    if fm_eq_kernel(v):
         return True
     stride_eq_kernel = all(v.weight_shape[i] == v.strides[i - 2] and v.input_shape[i] % v.weight_shape[i] == 0
                            and v.input_shape[i] // v.weight_shape[i] == v.grad_output_shape[i] for i in (3, 4))
     return (stride_eq_kernel and max(v.strides[1:]) > 1 and a.output_mask[0] and not a.output_mask[1])
 
 
+def cube_math_note(a: ConvBackwardArgs, math: CubeMath) -> str:
+    """What the cube computes in, for the run's notes."""
+    return (f"cube_math_type={a.cube_math_type}: the cube computes in {'HF32' if math.hf32 else math.dtype}"
+            + (" (gradOutput, input and weight cast to float16 before the kernels, results cast back)"
+               if math.dtype != a.dtype else ""))
+
+
 def route(a: ConvBackwardArgs) -> Route:
-    """The route of a checked problem on A2; raises ValueError where A2 refuses it (and for other platforms)."""
-    if a.platform.npu_arch != 2201:
-        raise ValueError(f"platform={a.platform.name!r} (npu_arch {a.platform.npu_arch}): convolution_backward "
-                         "models aclnn's routing on A2/A3 (npu_arch 2201) only")
+    """The route of a checked problem on A2 (npu_arch 2201); raises ValueError where A2 refuses it. The Ascend 950
+    (npu_arch 3510) has its own routing (routing_arch35.py), picked by the operator."""
     math = cube_math(a.dtype, a.cube_math_type)
     v = view_as_3d(a)
-    notes = [f"cube_math_type={a.cube_math_type}: the cube computes in {'HF32' if math.hf32 else math.dtype}"
-             + (" (gradOutput, input and weight cast to float16 before the kernels, results cast back)"
-                if math.dtype != a.dtype else "")]
+    notes = [cube_math_note(a, math)]
     as_3d = a.spatial == 3 or _conv2d_bp_to_mm(a, v)
     if a.spatial == 1:
         notes.append(f"1D: viewed as 2D {'NCL1 (L on H)' if _one_d_on_h(a) else 'NC1L (L on W)'} "
@@ -135,5 +138,5 @@ def route(a: ConvBackwardArgs) -> Route:
         raise ValueError(f"cube_math_type={a.cube_math_type} (USE_FP16) is not allowed for grad_weight of a grouped "
                          f"(groups={a.groups}) float32 3D convolution on A2; allowed: 0, 1 or 3 "
                          "(CheckSupportedForConv3dBackpropFilter)")
-    dw_mm = FM_EQ_KERNEL if as_3d and _mm_capable(a) and _fm_eq_kernel(v) else None
+    dw_mm = FM_EQ_KERNEL if as_3d and mm_capable(a) and fm_eq_kernel(v) else None
     return Route(v, math, as_3d, "aclnn" if as_3d else "v2", dw_mm, notes)

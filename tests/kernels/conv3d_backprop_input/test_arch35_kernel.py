@@ -28,7 +28,7 @@ def out_size(i, k, s, p0, p1, d):
 
 def run_case(dtype, n, cin, cout, dhw, ks, strides, pads, dils, groups=1, data_format="NCDHW",
              filter_format="NCDHW", hf32=False, seed=0):
-    """Run one problem; return (run, dx NCDHW float64, reference, bound)."""
+    """Run one problem on the arch35 conv kernel; return (run, dx NCDHW float64, reference, bound)."""
     rng = np.random.default_rng(seed)
     do = tuple(out_size(dhw[i], ks[i], strides[i], pads[2 * i], pads[2 * i + 1], dils[i]) for i in range(3))
     # 8-bit inputs: small values keep the 8-bit outputs inside the range (the goldens do not saturate)
@@ -42,7 +42,8 @@ def run_case(dtype, n, cin, cout, dhw, ks, strides, pads, dils, groups=1, data_f
     dl5 = (1,) + tuple(dils) + (1,) if data_format == "NDHWC" else (1, 1) + tuple(dils)
     run = conv3d_backprop_input_v2_run(size, np.ascontiguousarray(wx), np.ascontiguousarray(dyx), strides=st5,
                                        pads=pads, dilations=dl5, groups=groups, data_format=data_format,
-                                       filter_format=filter_format, platform=PLATFORM, enable_hf32=hf32)
+                                       filter_format=filter_format, platform=PLATFORM, enable_hf32=hf32,
+                                       route="v2")  # the conv kernel, also where aclnn would take a matmul
     y = run.result.transpose(0, 4, 1, 2, 3) if data_format == "NDHWC" else run.result
     ref, bound = dx_reference((n, cin) + tuple(dhw), w, dy, tuple(strides), pads, tuple(dils), groups)
     return run, y, ref, bound

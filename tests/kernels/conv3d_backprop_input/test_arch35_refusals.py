@@ -7,6 +7,7 @@ import pytest
 from ascend_sim.machine.dtypes import float8_e4m3fn, float16, float32, hifloat8
 from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
 from kernels.conv3d_backprop_input.operator_arch35 import plan_arch35
+from tiling import TilingValidationError
 
 PLATFORM = "Ascend950PR_9589"
 
@@ -62,10 +63,16 @@ def test_unported_kernel_split_refused_by_name():
              strides=(1, 1, 1, 2, 2), pads=(0, 0, 1, 1, 1, 1))
 
 
-def test_tiling_overrides_refused_on_the_950():
-    with pytest.raises(ValueError, match="tiling_overrides=.*not taken by the arch35"):
+def test_tiling_override_of_a_problem_field_refused_on_the_950():
+    with pytest.raises(TilingValidationError, match="cin=16: copied by the arch35 tiling from the problem"):
         _run(np.zeros((8, 8, 3, 3, 3), float16), np.zeros((1, 8, 4, 4, 4), float16), (1, 8, 4, 4, 4),
-             tiling_overrides={"baseM": 16})
+             tiling_overrides={"cin": 16})
+
+
+def test_illegal_tiling_override_refused_by_the_arch35_rules():
+    with pytest.raises(TilingValidationError, match=r"baseK=20: must be a positive multiple of C0=16"):
+        _run(np.zeros((8, 8, 3, 3, 3), float16), np.zeros((1, 8, 4, 4, 4), float16), (1, 8, 4, 4, 4),
+             tiling_overrides={"baseK": 20})
 
 
 def test_kernel_entry_refuses_an_unported_tiling_key():

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from ascend_sim.machine.dtypes import round_to_hf32
+from ascend_sim.machine.dtypes import hifloat8, round_to_hf32
 from ascend_sim.machine.platform import get_platform
 from kernels import conv3d_backprop_input_v2, conv3d_backprop_input_v2_run
 from kernels.conv3d_backprop_input.arguments import check_problem
@@ -192,16 +192,32 @@ def test_the_plain_function_takes_the_route_too():
 
 
 @pytest.mark.parametrize("route", ["aclnn", "v2"])
-@pytest.mark.parametrize("x,w_shape,strides", [((1, 20, 3, 5, 7), (12, 20, 1, 1, 1), (1, 1, 1)),  # W1B1_1X1X1
-                                               ((1, 6, 2, 8, 4), (10, 6, 1, 4, 2), (1, 4, 2))])  # STRIDE_EQ
-def test_the_950_runs_the_arch35_kernel(x, w_shape, strides, route):
-    """The 950 runs neither A2 kernel (its L0A is NZ) nor aclnn's matmul shortcuts: the arch35 conv kernel."""
+@pytest.mark.parametrize("x,w_shape,strides,mode", [((1, 20, 3, 5, 7), (12, 20, 1, 1, 1), (1, 1, 1), W1B1_1X1X1),
+                                                    ((1, 6, 2, 8, 4), (10, 6, 1, 4, 2), (1, 4, 2), STRIDE_EQ_KERNEL)])
+def test_the_950_takes_aclnns_950_matmul_routes(x, w_shape, strides, mode, route):
+    """route='aclnn' on the 950: aclnn's matmul shortcut on the 950 example matmul kernel (kernels/matmul/kernel/
+    arch35); route='v2': the arch35 conv kernel. Never an A2 kernel (its L0A is NZ there); both give the A2 conv
+    kernel's dx."""
     rng = np.random.default_rng(0)
     weight = rng.uniform(-1, 1, w_shape).astype(np.float16)
     dy = rng.uniform(-1, 1, dy_shape(x, w_shape, strides)).astype(np.float16)
     run = conv3d_backprop_input_v2_run(x, weight, dy, strides=(1, 1, *strides), pads=(0,) * 6, data_format="NCDHW",
                                        platform=A5, route=route)
-    assert run.route == "v2" and type(run.tiling).__name__ == "Conv3DBackpropInputArch35TilingData"
+    if route == "aclnn":
+        assert (run.route, run.matmul_mode) == ("matmul", mode) and run.report.platform.npu_arch == 3510
+    else:
+        assert run.route == "v2" and type(run.tiling).__name__ == "Conv3DBackpropInputArch35TilingData"
     conv = conv3d_backprop_input_v2_run(x, weight, dy, strides=(1, 1, *strides), pads=(0,) * 6,
                                         data_format="NCDHW", route="v2")  # the A2 kernel
     assert_close(run.result, conv.result.astype(np.float64), weight, dy, RTOL[np.dtype(np.float16)])
+
+
+def test_the_950_takes_no_matmul_route_for_8bit():
+    """GetConv3DBp2MmMode and IsW1B1FmNDxTransToMm: no matmul for HIFLOAT8 / FLOAT8_E4M3FN on the 950."""
+    x, w_shape = (1, 20, 3, 5, 7), (12, 20, 1, 1, 1)  # W1B1_1X1X1 in 16 bits
+    weight = np.full(w_shape, 0.5, hifloat8)
+    dy = np.full(dy_shape(x, w_shape, (1, 1, 1)), 0.25, hifloat8)
+    run = conv3d_backprop_input_v2_run(x, weight, dy, strides=(1,) * 5, pads=(0,) * 6, data_format="NCDHW",
+                                       platform=A5)
+    assert run.route == "v2" and run.notes[0].startswith("arch35 kernel")
+    assert (run.result.astype(np.float64) == 12 * 0.5 * 0.25).all()  # sum over Cout = 12 of w * dy, exact

@@ -61,14 +61,14 @@ def error(got: np.ndarray, ref: torch.Tensor) -> float:
 
 
 def check(x_shape, w_shape, stride, padding, dilation=None, groups=1, dtype=np.float16, mask=(True, True, True),
-          cube_math_type=0, tol=None, transposed=False, output_padding=None):
+          cube_math_type=0, tol=None, transposed=False, output_padding=None, platform="Ascend910B2"):
     spatial = len(x_shape) - 2
     dilation = dilation or (1,) * spatial
     go, x, w, op = make_problem(x_shape, w_shape, stride, padding, dilation, groups, dtype, transposed,
                                 output_padding)
     bias = [w.shape[1] * groups if transposed else w.shape[0]]
     run = convolution_backward_run(go, x, w, bias, stride, padding, dilation, transposed, op, groups, mask,
-                                   cube_math_type)
+                                   cube_math_type, platform=platform)
     refs = torch_grads(go, x, w, stride, padding, dilation, transposed, op, groups, mask)
     tol = tol or TOL[np.dtype(dtype).name]
     for name, got, ref, wanted, like in zip(("grad_input", "grad_weight", "grad_bias"),

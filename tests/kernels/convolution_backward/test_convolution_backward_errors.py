@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from ascend_sim import Chip
+from ascend_sim.machine.dtypes import hifloat8
 from kernels import aclnn
 from kernels.convolution_backward import convolution_backward
 
@@ -105,9 +106,25 @@ def test_the_guard_sees_a_launch(no_launch):
         call()
 
 
-def test_only_a2_platforms(no_launch):
-    with pytest.raises(ValueError, match="npu_arch 2201"):
-        convolution_backward(**GOOD, platform="Ascend950PR_9599")
+ON_950 = [  # what the Ascend 950 refuses before any launch: (changes, exception, words)
+    # InterceptConvFor8bit: no 8-bit data unless transposed, whose grad_input (arch35 Conv3DV2) is not ported
+    (dict(grad_output=GO.astype(hifloat8), input=X.astype(hifloat8), weight=W.astype(hifloat8)), TypeError,
+     "grad_output.dtype=hifloat8 is not supported; allowed: ['bfloat16', 'float16', 'float32']"),
+    (dict(), ValueError, "output_mask[1]=True (grad_weight) on Ascend950PR_9599: this problem needs the arch35 "
+                         "Conv3DBackpropFilter kernel, which is not ported"),
+    (dict(transposed=True, grad_output=X, input=GO, bias_sizes=[4], output_mask=(True, False, False)), ValueError,
+     "transposed=True with output_mask=(True, False, False) on Ascend950PR_9599: grad_input needs the arch35 "
+     "Conv3DV2"),
+    (dict(grad_output=GO[:, :, 0, 0], input=X[:, :, 0, 0], weight=W[:, :, 0, 0], stride=(1,), padding=(0,),
+          dilation=(1,), output_padding=(0,)), ValueError, "the 950's 1D flow (SupportConv1DBp2Matmul"),
+]
+
+
+@pytest.mark.parametrize("changes, exception, words", ON_950, ids=["8-bit", "grad_weight", "transposed", "1D"])
+def test_the_950_refuses_what_it_cannot_run_by_name(no_launch, changes, exception, words):
+    with pytest.raises(exception) as err:
+        convolution_backward(**{**GOOD, **changes}, platform="Ascend950PR_9599")
+    assert words in str(err.value)
 
 
 # ---------------------------------------------------------------------------------------------- aclnn

@@ -65,15 +65,16 @@ def test_arch35_flat_struct_blob():
         Conv3DBackpropInputArch35TilingData.from_bytes(blob[:-1])
 
 
-def test_arch35_overrides_need_validate_false():
-    t = arch35_tiling()
-    with pytest.raises(ValueError, match="has no validator yet: pass validate=False"):
+def test_arch35_overrides_are_validated_on_the_tilings_platform():
+    t = arch35_tiling()  # records no platform
+    with pytest.raises(ValueError, match="this tiling records none"):
         t.with_overrides(baseM=64)
     changed = t.with_overrides(validate=False, baseM=64, block_dim=2)
     assert (changed.baseM, changed.block_dim, t.baseM) == (64, 2, 1)
     assert changed.notes == ["overridden: ['baseM', 'block_dim']"]
-    with pytest.raises(ValueError, match="has no validator yet"):
+    with pytest.raises(ValueError, match="records no platform"):
         t.check()
+    assert not t.check("Ascend950PR_9589").ok  # all-ones fields: c0 1 is not a 2-byte dtype's 16, ...
 
 
 def test_every_broken_rule_one_line():

@@ -251,5 +251,6 @@ def test_property_legal_or_refused(problem):
     assert t.workspace_size >= 16 * 1024 * 1024
     assert len(t.to_bytes()) == BLOB_SIZE
     _check_capacities(t, problem)
+    assert t.check().ok, str(t.check())  # the arch35 validator accepts what the generator makes
     if DTYPE_BYTES[problem["dtype"]] == 1:
         assert t.enlarge == 1 and t.key_fields["loadB2Condition"] == 2 and t.c0 == 32

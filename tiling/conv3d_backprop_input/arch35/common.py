@@ -1,7 +1,9 @@
 """The parameter records every arch35 template passes around: `arch35/conv3d_backprop_input_v2_common.h`.
 
 L0TilingParams, L1TilingParams, CoreTilingParams, TilingRunInfo and PlatformInfo by their real field names, the
-shared constants, and the small integer helpers of `Ops::Base` (CeilDiv, CeilAlign, FloorAlign).
+shared constants, the small integer helpers of `Ops::Base` (CeilDiv, CeilAlign, FloorAlign), and the L1 size
+formulas of IsL1ParamsValid (CalFmapH, IsHkWkAligned, CalcBL1Size, the A1 bytes) that the templates and the
+validator (validate.py) share.
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ B2_REVERSE_ONLY = 2
 B2_TRANSPOSE_ONLY = 3
 
 UINT16_MAX = 65535
+FMAP_H_NUM = 2
 
 
 def floor_align(a: int, b: int) -> int:
@@ -96,3 +99,39 @@ class PlatformInfo:
     l0_c_size: int = 0
     l1_size: int = 0
     ub_size: int = 0
+
+
+def fmap_h(m_l1_size: int, dedx_w: int, dedy_h: int, stride_h: int, kernel_h: int, dilation_h: int,
+           is_l1_split_hk: bool = False) -> int:
+    """CalFmapH: dy rows (dilated by the stride) an M block of m_l1_size dx pixels reads."""
+    if m_l1_size % dedx_w == 0 or dedx_w % m_l1_size == 0:
+        hi_cal = ceil_div(m_l1_size, dedx_w)
+    elif m_l1_size > dedx_w:
+        hi_cal = m_l1_size // dedx_w + FMAP_H_NUM
+    else:
+        hi_cal = FMAP_H_NUM
+    kh_dilation = 1 if is_l1_split_hk else (kernel_h - 1) * dilation_h + 1
+    ho_cal = hi_cal - 1 + kh_dilation
+    return min(ho_cal, (dedy_h - 1) * stride_h + 1)
+
+
+def hk_wk_aligned(k_al1: int, k_bl1: int, k_value: int, len_hk_wk_c0: int) -> bool:
+    """IsHkWkAligned: an L1 K load (stepKa*baseK, stepKb*baseK) is all of K or whole kernel-tap groups."""
+    return ((k_al1 >= k_value or k_al1 % len_hk_wk_c0 == 0) and (k_bl1 >= k_value or k_bl1 % len_hk_wk_c0 == 0))
+
+
+def bl1_bytes(k_bl1: int, len_hk_wk_c0: int, base_n: int, bl1_pbuffer: int, dtype_bytes: int) -> int:
+    """CalcBL1Size: the B1 bytes of a K load of k_bl1, in whole (or two partial) kernel-tap groups."""
+    if k_bl1 % len_hk_wk_c0 == 0 or len_hk_wk_c0 % k_bl1 == 0:
+        copy_line = ceil_div(k_bl1, len_hk_wk_c0)
+    elif k_bl1 > len_hk_wk_c0:
+        copy_line = k_bl1 // len_hk_wk_c0 + 2
+    else:
+        copy_line = 2
+    return bl1_pbuffer * dtype_bytes * base_n * copy_line * len_hk_wk_c0
+
+
+def al1_bytes(ho: int, dedy_w: int, stride_w: int, k_al1: int, kernel_hw: int, dtype_bytes: int,
+              al1_pbuffer: int) -> int:
+    """The A1 bytes of IsL1ParamsValid: ho dilated dy rows of dedy_w*stride_w pixels, k_al1 / kernel_hw channels."""
+    return ho * dedy_w * stride_w * max(k_al1 // kernel_hw, 1) * dtype_bytes * al1_pbuffer

@@ -41,5 +41,6 @@ def conv3d_backprop_input_tiling_arch35(dy_shape, filter_shape, dx_shape, stride
             continue
         return Conv3DBackpropInputArch35TilingData(**tiling.data, tiling_key=tiling.get_tiling_key(),
                                                    block_dim=tiling.data["coreNum"],
-                                                   workspace_size=tiling.workspace_size, template=tiling.NAME)
+                                                   workspace_size=tiling.workspace_size, template=tiling.NAME,
+                                                   dtype=problem.dtype, platform=problem.platform)
     raise AssertionError("the inner-product template is the catch-all")  # pragma: no cover

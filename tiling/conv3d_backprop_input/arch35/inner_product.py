@@ -12,11 +12,12 @@ from tiling.conv3d_backprop_input.arch35.common import (B2_NO_TRANSPOSE_NO_REVER
                                                         B2_TRANSPOSE_AND_REVERSE, B2_TRANSPOSE_ONLY,
                                                         BASIC_BLOCK_SIZE_16, BASIC_BLOCK_SIZE_64, BASIC_BLOCK_SIZE_128,
                                                         BASIC_BLOCK_SIZE_256, BASIC_BLOCK_SIZE_512, BYTE_64, BYTE_BLOCK,
-                                                        C04_COUT_SIZE, MAX_BASE_MN, ONE_BLOCK_SIZE,
+                                                        C04_COUT_SIZE, FMAP_H_NUM, MAX_BASE_MN, ONE_BLOCK_SIZE,
                                                         TOTAL_CNT_LOWER_RATIO, TOTAL_CNT_UPPER_RATIO, UINT16_MAX,
                                                         VECTOR_REG_WIDTH, CoreTilingParams, L0TilingParams,
                                                         L1TilingParams, PlatformInfo, TilingInfeasible, TilingRunInfo,
-                                                        align_up, ceil_div, floor_align, max_divisor_at_most)
+                                                        al1_bytes, align_up, bl1_bytes, ceil_div, floor_align, fmap_h,
+                                                        hk_wk_aligned, max_divisor_at_most)
 from tiling.conv3d_backprop_input.arch35.context_utils import PAD_DIM_UP, Problem, RunInfo, set_run_info_to_v2
 from tiling.conv3d_backprop_input.arch35.model import FIELDS, tiling_key
 
@@ -26,7 +27,6 @@ WORKSIZE = 16 * 1024 * 1024
 DB_ON, DB_OFF = 2, 1
 BLOCK_CUBE = 16
 FP32_DATA_SIZE = 4
-FMAP_H_NUM = 2
 NUM_THREE = 3
 NUM_FIVE = 5
 MAX_K_VALUE_SPLIT_K = 32768
@@ -124,17 +124,9 @@ class InnerProductTiling:
                 - run.backprop_pad_l)
 
     def cal_fmap_h(self, m_l1_size: int, is_l1_split_hk: bool = False) -> int:
-        """CalFmapH: dy rows (dilated by the stride) an M block of m_l1_size dx pixels reads."""
+        """CalFmapH (fmap_h below)."""
         run = self.run
-        if m_l1_size % run.dedx_w == 0 or run.dedx_w % m_l1_size == 0:
-            hi_cal = ceil_div(m_l1_size, run.dedx_w)
-        elif m_l1_size > run.dedx_w:
-            hi_cal = m_l1_size // run.dedx_w + FMAP_H_NUM
-        else:
-            hi_cal = FMAP_H_NUM
-        kh_dilation = 1 if is_l1_split_hk else (run.kernel_h - 1) * run.dilation_h + 1
-        ho_cal = hi_cal - 1 + kh_dilation
-        return min(ho_cal, (run.dedy_h - 1) * run.stride_h + 1)
+        return fmap_h(m_l1_size, run.dedx_w, run.dedy_h, run.stride_h, run.kernel_h, run.dilation_h, is_l1_split_hk)
 
     def get_large_hk_wk_tiling_mode(self) -> None:
         """GetLargeHkWkTilingMode: split Hk (or Hk and Wk) when the smallest full-kernel L1 load does not fit."""
@@ -477,22 +469,14 @@ class InnerProductTiling:
         l1.stepKa, l1.stepKb = step_ka, step_kb
 
     def is_hk_wk_aligned(self, l1: L1TilingParams, l0: L0TilingParams) -> bool:
-        """IsHkWkAligned: an L1 K load is all of K or a whole number of kernel-tap groups."""
+        """IsHkWkAligned (hk_wk_aligned below)."""
         t = self.tilingRunInfo
-        ka, kb = l1.stepKa * l0.baseK, l1.stepKb * l0.baseK
-        return ((ka >= t.kValue or ka % t.lenHkWkC0 == 0) and (kb >= t.kValue or kb % t.lenHkWkC0 == 0))
+        return hk_wk_aligned(l1.stepKa * l0.baseK, l1.stepKb * l0.baseK, t.kValue, t.lenHkWkC0)
 
     def calc_bl1_size(self, l1: L1TilingParams, l0: L0TilingParams) -> int:
-        """CalcBL1Size."""
-        t = self.tilingRunInfo
-        k_bl1 = l1.stepKb * l0.baseK
-        if k_bl1 % t.lenHkWkC0 == 0 or t.lenHkWkC0 % k_bl1 == 0:
-            copy_line = ceil_div(k_bl1, t.lenHkWkC0)
-        elif k_bl1 > t.lenHkWkC0:
-            copy_line = k_bl1 // t.lenHkWkC0 + 2
-        else:
-            copy_line = 2
-        return l1.bl1Pbuffer * self.dtypeByteL0b * l0.baseN * copy_line * t.lenHkWkC0
+        """CalcBL1Size (bl1_bytes below)."""
+        return bl1_bytes(l1.stepKb * l0.baseK, self.tilingRunInfo.lenHkWkC0, l0.baseN, l1.bl1Pbuffer,
+                         self.dtypeByteL0b)
 
     def a_l1_size(self, l1: L1TilingParams, l0: L0TilingParams) -> int:
         """The A1 bytes of IsL1ParamsValid."""
@@ -502,12 +486,12 @@ class InnerProductTiling:
             kernel_hw = run.kernel_w
         elif t.tilingHkWkMode == TILING_HK_WK:
             kernel_hw = 1
-        cout_num = max(l1.stepKa * l0.baseK // kernel_hw, 1)
-        a1_pixels = (self.cal_fmap_h(l0.baseM, t.tilingHkWkMode != NO_TILING_HWK) * run.dedy_w * run.stride_w
-                     * cout_num)
         if t.tilingHkWkMode == TILING_HK_WK:
-            a1_pixels = BASIC_BLOCK_SIZE_256 * cout_num  # no full wo row; baseM is at most 256 then
-        return a1_pixels * self.dtypeByteL0a * l1.al1Pbuffer
+            cout_num = max(l1.stepKa * l0.baseK // kernel_hw, 1)
+            return BASIC_BLOCK_SIZE_256 * cout_num * self.dtypeByteL0a * l1.al1Pbuffer  # no full wo row; baseM <= 256
+        ho = self.cal_fmap_h(l0.baseM, t.tilingHkWkMode != NO_TILING_HWK)
+        return al1_bytes(ho, run.dedy_w, run.stride_w, l1.stepKa * l0.baseK, kernel_hw, self.dtypeByteL0a,
+                         l1.al1Pbuffer)
 
     def is_l1_params_valid(self, l1: L1TilingParams, l0: L0TilingParams) -> bool:
         """IsL1ParamsValid: aligned K loads and A1 + B1 strictly below L1 (no bias or scale table: this operator

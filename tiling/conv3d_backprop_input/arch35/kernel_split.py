@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 from tiling.conv3d_backprop_input.arch35.common import (B2_REVERSE_ONLY, BASIC_BLOCK_SIZE_32, BASIC_BLOCK_SIZE_64,
                                                         BASIC_BLOCK_SIZE_128, BASIC_BLOCK_SIZE_256,
-                                                        BASIC_BLOCK_SIZE_512, CoreTilingParams, L0TilingParams,
-                                                        L1TilingParams, align_up, ceil_div)
-from tiling.conv3d_backprop_input.arch35.inner_product import (BLOCK_CUBE, DB_OFF, DB_ON, FMAP_H_NUM, WORKSIZE,
-                                                               InnerProductTiling, TilingInfeasible)
+                                                        BASIC_BLOCK_SIZE_512, FMAP_H_NUM, CoreTilingParams,
+                                                        L0TilingParams, L1TilingParams, align_up, ceil_div)
+from tiling.conv3d_backprop_input.arch35.inner_product import (BLOCK_CUBE, DB_OFF, DB_ON, WORKSIZE, InnerProductTiling,
+                                                               TilingInfeasible)
 from tiling.conv3d_backprop_input.arch35.model import tiling_key
 
 KERNEL_SPLIT_HW = 1

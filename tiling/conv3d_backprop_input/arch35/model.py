@@ -12,8 +12,10 @@ from typing import ClassVar
 
 from pydantic import Field
 
+from ascend_sim.machine.platform import Platform
 from tiling.common.cstruct import CStruct
 from tiling.common.tiling_data import TilingData
+from tiling.conv3d_backprop_input.arch35.validate import validate_arch35
 
 _U8_FLAGS = ("al0Pbuffer bl0Pbuffer cl0Pbuffer al1Pbuffer bl1Pbuffer iterateOrder c0 c0BitsA c0BitsB enlarge "
              "hf32Flag initOutputFlag isBiasFullLoad enableVecTrans enableFullLoad quantMode").split()
@@ -72,14 +74,18 @@ class _Fields(CStruct):
 
 class Conv3DBackpropInputArch35TilingData(TilingData, _Fields):
     """The arch35 tiling: every struct field by its real name (the struct is flat), plus what the host returns
-    beside the blob. No validator yet: with_overrides needs validate=False."""
+    beside the blob, the dtype and the platform it was made for. with_overrides checks the result with
+    validate_arch35 (the arch35 rules)."""
 
     STRUCTS: ClassVar = ((None, _Fields),)
+    VALIDATE: ClassVar = validate_arch35
 
     tiling_key: int
     block_dim: int
     workspace_size: int
     template: str  # the REGISTER_TILING_TEMPLATE class that answered
+    dtype: str = "float16"  # of out_backprop, filter and y
+    platform: Platform | None = Field(default=None, description="the platform the tiling was made for")
     notes: list[str] = Field(default_factory=list)
 
     @property
