@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from frontends.cli.conv_problem import ConvProblem, add_conv_problem_arguments, add_format_argument, conv_problem
+from frontends.cli.conv_problem import CliProblem, add_conv_problem_arguments, add_format_argument, conv_problem
 from frontends.cli.flags import FlagError, add_run_arguments, check_run_flags
 from frontends.cli.report import (check_cli_run, launch_entry, print_json, print_summary, random_operands,
                                   reference_precision, run_document, text_stream, timed_check)
@@ -58,7 +58,7 @@ def tilings(args: argparse.Namespace) -> tuple[list, list, list]:
 class ConvDxRun:
     """What `simulate` ran: the problem, the operands, the operator's run record and the wall time."""
 
-    problem: ConvProblem
+    problem: CliProblem
     dy: np.ndarray
     weight: np.ndarray
     result: Run

@@ -18,10 +18,10 @@ import numpy as np
 from ascend_sim import Chip
 from ascend_sim.machine.dtypes import DTYPES, EIGHT_BIT_DTYPES
 from ascend_sim.machine.tensor import GmAddr
-from kernels.common.operands import check_format
 from kernels.common.run import output_buffer, read_output
 from kernels.conv3d_backprop_input.kernel.arch35.conv3d_backprop_input_v2_arch35 import (
     conv3d_backprop_input_v2_arch35, unported_features)
+from tiling.common.problem import check_format
 from tiling.conv3d_backprop_input.arch35 import conv3d_backprop_input_tiling_arch35
 
 DTYPES_950 = {**DTYPES, **EIGHT_BIT_DTYPES}

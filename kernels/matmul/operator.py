@@ -13,7 +13,7 @@ from ascend_sim.machine.tensor import GmAddr
 from kernels.common.run import output_buffer, read_output
 from kernels.matmul.kernel.arch35.matmul_kernel import matmul_kernel as matmul_kernel_arch35
 from kernels.matmul.kernel.matmul_kernel import matmul_kernel
-from tiling.common.checks import check_hf32
+from tiling.common.problem import check_hf32
 from tiling.matmul import OPERAND_DTYPES, MatmulTiling
 
 

@@ -8,11 +8,9 @@ host leaves unchecked. Every error names the parameter, its value and what is al
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
-from ascend_sim.machine.platform import Platform
-from tiling.common.checks import (PAD_NAMES, check_dhw, check_dtype, check_hf32, check_in_range, check_int, check_ints,
-                                  check_platform)
+from tiling.common.problem import (PAD_NAMES, ConvProblem, check_dhw, check_dtype, check_flag, check_hf32,
+                                   check_in_range, check_int, check_ints, check_platform, effective_dilations)
 
 SHAPE_UPPER = 2**31 - 2      # SHAPE_UPPER = INT32_MAX - 1
 DILATION_HW_MAX = 255        # DILATION_UPPER (arch22)
@@ -23,30 +21,9 @@ KERNEL_HW_MAX = 511          # Load3Dv2 filterH/W are 8-bit plus the filterSize 
 _AXES = ("d", "h", "w")
 
 
-@dataclass(frozen=True)
-class DwArgs:
-    """A checked Conv3DBackpropFilter problem, NCDHW, groups resolved as the real host resolves them."""
-
-    x_shape: tuple[int, int, int, int, int]
-    filter_shape: tuple[int, int, int, int, int]
-    dy_shape: tuple[int, int, int, int, int]
-    strides: tuple[int, int, int]
-    pads: tuple[int, int, int, int, int, int]
-    dilations: tuple[int, int, int]
-    groups: int
-    dtype: str
-    enable_hf32: bool
-    deterministic: bool
-    platform: Platform
-
-    @property
-    def dtype_bytes(self) -> int:
-        return 4 if self.dtype == "float32" else 2
-
-
 def check_conv3d_dw_args(x_shape, filter_shape, dy_shape, strides=(1, 1, 1), pads=(0, 0, 0, 0, 0, 0),
                          dilations=(1, 1, 1), groups=1, dtype="bfloat16", platform="Ascend910B2",
-                         enable_hf32=False, deterministic=False) -> DwArgs:
+                         enable_hf32=False, deterministic=False) -> ConvProblem:
     """Check a Conv3DBackpropFilter problem for the A2 V2 kernel and return it normalised.
 
     Shapes are NCDHW: x (N, Cin, Di, Hi, Wi), filter (Cout, Cin/groups, kD, kH, kW), dy (N, Cout, Do, Ho, Wo).
@@ -57,8 +34,7 @@ def check_conv3d_dw_args(x_shape, filter_shape, dy_shape, strides=(1, 1, 1), pad
     dtype = check_dtype(dtype)
     plat = check_platform(platform)
     enable_hf32 = check_hf32("enable_hf32", enable_hf32, dtype)
-    if not isinstance(deterministic, bool):
-        raise TypeError(f"deterministic={deterministic!r} must be a bool")
+    deterministic = check_flag("deterministic", deterministic)
     x = check_ints("x_shape", x_shape, 5, ("N", "C", "D", "H", "W"))
     wt = check_ints("filter_shape", filter_shape, 5, ("Cout", "Cin/groups", "kD", "kH", "kW"))
     dy = check_ints("dy_shape", dy_shape, 5, ("N", "C", "D", "H", "W"))
@@ -103,9 +79,8 @@ def check_conv3d_dw_args(x_shape, filter_shape, dy_shape, strides=(1, 1, 1), pad
     if cout % groups:
         raise ValueError(f"groups={groups} must divide dy_shape[1] (Cout)={cout}")
 
-    # SetDilationsAttr: a kernel of size 1 along an axis has no dilation there.
     kernel = wt[2:]
-    dil = tuple(1 if k == 1 else d for k, d in zip(kernel, dil))
+    given, dil = dil, effective_dilations(kernel, dil)  # SetDilationsAttr
     for i, axis in enumerate(_AXES):
         size_x, size_dy = x[2 + i], dy[2 + i]
         before, after = pd[2 * i], pd[2 * i + 1]
@@ -132,7 +107,9 @@ def check_conv3d_dw_args(x_shape, filter_shape, dy_shape, strides=(1, 1, 1), pad
                          f"x the fewest channels ({b1} bytes; kH={kernel[1]}, dilation_h={dil[1]}, stride_h={st[1]}, "
                          f"dy W={dy[4]}) and the smallest A1 block {a1}, more than the {plat.L1} bytes of L1 on "
                          f"{plat.name} (the kernel never splits W)")
-    return DwArgs(x, wt, dy, st, pd, dil, groups, dtype, enable_hf32, deterministic, plat)
+    return ConvProblem(x_shape=x, filter_shape=wt, y_shape=dy, strides=st, pads=pd, dilations=dil, groups=groups,
+                       dtype=dtype, platform=plat, enable_hf32=enable_hf32, dilations_given=given,
+                       deterministic=deterministic)
 
 
 def fewest_host_dy_rows(wo: int) -> int:

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from ascend_sim.machine.platform import Platform
 from tiling.common.cstruct import overrides_mapping
+from tiling.common.problem import ConvProblem
 from tiling.common.validation import TilingInfeasible
 from tiling.conv3d_backprop_filter.base import BaseTemplate, TbeTiling, TilingValue
 from tiling.conv3d_backprop_filter.basic_block import BasicBlockTiling, is_capable
-from tiling.conv3d_backprop_filter.checks import DwArgs, check_conv3d_dw_args
+from tiling.conv3d_backprop_filter.checks import check_conv3d_dw_args
 from tiling.conv3d_backprop_filter.keys import TPL_SPLIT_DFL
 from tiling.conv3d_backprop_filter.model import (Conv3DBackpropFilterV2Params, Conv3DBackpropFilterV2TilingData,
                                                  TConv3DDwBasicBlockTiling, TConv3DDwTiling)
@@ -30,7 +31,7 @@ def _dims_only(dims: TbeDims) -> TbeTiling:
                      m_l0=1, k_l0=1, n_l0=1, m_al1=1, n_bl1=1, k_al1=1, k_bl1=1, db_l0c=1, db_al1=1, db_bl1=1)
 
 
-def _assemble(run: RunInfo, args: DwArgs, value: TilingValue, *, key: int, template: str, notes: list[str],
+def _assemble(run: RunInfo, args: ConvProblem, value: TilingValue, *, key: int, template: str, notes: list[str],
               dw_overrides: dict | None = None, basic_block: dict | None = None) -> Conv3DBackpropFilterV2TilingData:
     params, dwt = shape_attr_fields(run, args.platform.L1)
     return Conv3DBackpropFilterV2TilingData(
@@ -40,7 +41,7 @@ def _assemble(run: RunInfo, args: DwArgs, value: TilingValue, *, key: int, templ
         tiling_key=key, dtype=args.dtype, platform=args.platform, template=template, notes=notes)
 
 
-def _basic_block(run: RunInfo, args: DwArgs, dims: TbeDims, tbe: TbeTiling | None) -> Conv3DBackpropFilterV2TilingData:
+def _basic_block(run: RunInfo, args: ConvProblem, dims: TbeDims, tbe: TbeTiling | None) -> Conv3DBackpropFilterV2TilingData:
     base = BaseTemplate(run, args.platform, tbe or _dims_only(dims))
     value = base.init_tiling_value()  # GetShapeAttrsInfo runs it before the template's own tiling
     notes = []
@@ -58,7 +59,7 @@ def _basic_block(run: RunInfo, args: DwArgs, dims: TbeDims, tbe: TbeTiling | Non
                      dw_overrides=dwt, basic_block=bb)
 
 
-def _base(run: RunInfo, args: DwArgs, dims: TbeDims, tbe: TbeTiling | None) -> Conv3DBackpropFilterV2TilingData:
+def _base(run: RunInfo, args: ConvProblem, dims: TbeDims, tbe: TbeTiling | None) -> Conv3DBackpropFilterV2TilingData:
     rejected = None
     proposals = [tbe] if tbe is not None else own_block_candidates(run, args.platform, dims)
     for proposal in proposals:
@@ -79,7 +80,7 @@ def _base(run: RunInfo, args: DwArgs, dims: TbeDims, tbe: TbeTiling | None) -> C
                            f"proposal was refused:\n{rejected}")
 
 
-def tiling_for_args(args: DwArgs, tbe: TbeTiling | None = None) -> Conv3DBackpropFilterV2TilingData:
+def tiling_for_args(args: ConvProblem, tbe: TbeTiling | None = None) -> Conv3DBackpropFilterV2TilingData:
     """The tiling of an already checked problem (see `check_conv3d_dw_args`).
 
     `tbe` replaces this project's TBE rule with a given answer of the closed TBE tiling (for example one read back

@@ -8,11 +8,8 @@ it against the input (CheckOutputShapeConsistency).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from ascend_sim.machine.platform import Platform
-from tiling.common.checks import (PAD_NAMES, check_dhw, check_dtype, check_hf32, check_in_range, check_int, check_ints,
-                                  check_platform)
+from tiling.common.problem import (PAD_NAMES, ConvProblem, check_dhw, check_dtype, check_flag, check_hf32,
+                                   check_in_range, check_int, check_ints, check_platform)
 
 SHAPE_UPPER = 2**31 - 1
 STRIDE_HW_MAX = 63        # LOAD3D_MAX_STRIDE_H_W
@@ -23,36 +20,16 @@ POSK_MAX = 65535          # kH * kW * k0 (Load3D posK)
 K0 = {"float16": 16, "bfloat16": 16, "float32": 8}
 
 
-@dataclass(frozen=True)
-class Conv3dArgs:
-    """A checked Conv3DV2 problem, NCDHW, with its output shape."""
-
-    x_shape: tuple[int, int, int, int, int]
-    filter_shape: tuple[int, int, int, int, int]
-    y_shape: tuple[int, int, int, int, int]
-    strides: tuple[int, int, int]
-    pads: tuple[int, int, int, int, int, int]
-    dilations: tuple[int, int, int]
-    groups: int
-    dtype: str
-    bias: bool
-    enable_hf32: bool
-    pointwise: bool
-    platform: Platform
-
-
 def check_conv3d_v2_args(x_shape, filter_shape, strides=(1, 1, 1), pads=(0, 0, 0, 0, 0, 0), dilations=(1, 1, 1),
                          groups=1, dtype="bfloat16", platform="Ascend910B2", bias=False, enable_hf32=False,
-                         pointwise=False) -> Conv3dArgs:
+                         pointwise=False) -> ConvProblem:
     """x (N, Cin, Di, Hi, Wi), filter (Cout, Cin/groups, kD, kH, kW); strides/dilations (D, H, W) or the 5-value
     NCDHW form with N = C = 1; pads (front, back, top, bottom, left, right). pointwise=True asks for the NCDHW
     pointwise path (1x1x1 kernel, strides and dilations 1, no pads, groups 1); otherwise the NDC1HWC0 path."""
     dtype = check_dtype(dtype)
     plat = check_platform(platform)
     enable_hf32 = check_hf32("enable_hf32", enable_hf32, dtype)
-    for name, flag in (("bias", bias), ("pointwise", pointwise)):
-        if not isinstance(flag, bool):
-            raise TypeError(f"{name}={flag!r} must be a bool")
+    bias, pointwise = check_flag("bias", bias), check_flag("pointwise", pointwise)
     x = check_ints("x_shape", x_shape, 5, ("N", "Cin", "D", "H", "W"))
     wt = check_ints("filter_shape", filter_shape, 5, ("Cout", "Cin/groups", "kD", "kH", "kW"))
     st = check_dhw("strides", strides, ("stride_d", "stride_h", "stride_w"))
@@ -95,4 +72,6 @@ def check_conv3d_v2_args(x_shape, filter_shape, strides=(1, 1, 1), pads=(0, 0, 0
             raise ValueError("pointwise=True needs a 1x1x1 kernel, strides (1, 1, 1), dilations (1, 1, 1), "
                              f"zero pads and groups=1; got filter {wt[2:]}, strides {st}, dilations {dil}, "
                              f"pads {pd}, groups {groups}")
-    return Conv3dArgs(x, wt, (x[0], wt[0], *out), st, pd, dil, groups, dtype, bias, enable_hf32, pointwise, plat)
+    return ConvProblem(x_shape=x, filter_shape=wt, y_shape=(x[0], wt[0], *out), strides=st, pads=pd, dilations=dil,
+                       groups=groups, dtype=dtype, platform=plat, enable_hf32=enable_hf32, bias=bias,
+                       pointwise=pointwise)

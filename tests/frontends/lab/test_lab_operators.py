@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from frontends.cli.conv_problem import ConvProblem
+from frontends.cli.conv_problem import CliProblem
 from frontends.lab import Conv3dDwTarget, Conv3dV2Target, MatmulProblem, MatmulTarget, sweep
 from kernels.conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run
 from kernels.conv3d_v2.operator import conv3d_v2_run
@@ -33,8 +33,8 @@ def test_cli_sweep_rows_are_legal(op, flags):
     assert result["space"]["size"] == result["space_size"] >= len(rows)
 
 
-def problem(dtype="float32") -> ConvProblem:
-    return ConvProblem(1, 16, 32, (3, 8, 8), (3, 3, 3), (1, 1, 1), (1,) * 6, (1, 1, 1), 1, dtype, "Ascend910B2",
+def problem(dtype="float32") -> CliProblem:
+    return CliProblem(1, 16, 32, (3, 8, 8), (3, 3, 3), (1, 1, 1), (1,) * 6, (1, 1, 1), 1, dtype, "Ascend910B2",
                        False)
 
 

@@ -7,14 +7,8 @@ value and what is allowed, so the operator layer can surface it unchanged.
 """
 from __future__ import annotations
 
-import operator
-from dataclasses import dataclass
-from typing import Sequence
-
-import numpy as np
-
-from ascend_sim.machine.dtypes import DTYPES, dtype_name
-from ascend_sim.machine.platform import Platform, get_platform
+from tiling.common.problem import (PAD_NAMES, ConvProblem, check_dhw, check_dtype, check_hf32, check_in_range,
+                                   check_int, check_ints, check_platform, effective_dilations)
 
 INT32_MAX = 2**31 - 1
 UINT32_MAX = 2**32 - 1
@@ -27,104 +21,6 @@ KERNEL_D_MAX = 255
 GROUPS_MAX = 65535
 W_MAX = 4096  # kDimWNormalUp: the kernel never splits W, so a dy or dx row must fit one L1 load
 _AXES = ("d", "h", "w")
-_PAD_NAMES = ("pad_front", "pad_back", "pad_top", "pad_bottom", "pad_left", "pad_right")
-
-
-@dataclass(frozen=True)
-class ConvArgs:
-    """A checked Conv3DBackpropInput problem, NCDHW, with A2's effective dilations (1 where the kernel is 1)."""
-
-    dy_shape: tuple[int, int, int, int, int]
-    filter_shape: tuple[int, int, int, int, int]
-    dx_shape: tuple[int, int, int, int, int]
-    strides: tuple[int, int, int]
-    pads: tuple[int, int, int, int, int, int]
-    dilations: tuple[int, int, int]
-    groups: int
-    dtype: str
-    enable_hf32: bool
-    platform: Platform
-
-    @property
-    def dtype_bytes(self) -> int:
-        return 4 if self.dtype == "float32" else 2
-
-    @property
-    def c0(self) -> int:
-        return 32 // self.dtype_bytes
-
-
-def _int(name: str, value) -> int:
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name}={value!r} must be an integer, not a bool")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"{name}={value!r} must be an integer, got {type(value).__name__}") from None
-
-
-def _ints(name: str, values, length: int, labels: Sequence[str]) -> tuple[int, ...]:
-    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence | np.ndarray):
-        raise TypeError(f"{name}={values!r} must be a sequence of {length} integers ({', '.join(labels)})")
-    if len(values) != length:
-        raise ValueError(f"{name}={tuple(values)!r} must have {length} values ({', '.join(labels)}), "
-                         f"got {len(values)}")
-    return tuple(_int(f"{name}[{i}] ({label})", v) for i, (v, label) in enumerate(zip(values, labels)))
-
-
-def _in_range(name: str, value: int, low: int, high: int, by_label: bool = True) -> None:
-    """`name` is "label" or "where (label)"; the message leads with label=value (or name=value)."""
-    if not low <= value <= high:
-        where, _, label = name.partition(" (")
-        lead = f"{label.rstrip(')')}={value} ({where})" if label and by_label else f"{name}={value}"
-        raise ValueError(f"{lead} is outside the allowed range [{low}, {high}]")
-
-
-def _dhw(name: str, values, labels: tuple[str, str, str]) -> tuple[int, int, int]:
-    """strides/dilations as (D, H, W); the real 5-value NCDHW form is accepted when N and C are 1."""
-    if isinstance(values, Sequence | np.ndarray) and not isinstance(values, (str, bytes)) and len(values) == 5:
-        full = _ints(name, values, 5, ("n", "c", *labels))
-        if full[0] != 1 or full[1] != 1:
-            raise ValueError(f"{name}={full!r}: the N and C entries of a 5-value {name} must be 1")
-        return full[2:]
-    return _ints(name, values, 3, labels)
-
-
-def _dtype(dtype) -> str:
-    if isinstance(dtype, str):
-        if dtype not in DTYPES:
-            raise ValueError(f"dtype={dtype!r} is not supported; allowed: {sorted(DTYPES)}")
-        return dtype
-    try:
-        as_numpy = np.dtype(dtype)
-    except TypeError:
-        raise TypeError(f"dtype={dtype!r} must be a dtype name such as 'float16'") from None
-    try:
-        return dtype_name(as_numpy)
-    except TypeError:
-        raise ValueError(f"dtype={dtype!r} is not supported; allowed: {sorted(DTYPES)}") from None
-
-
-def _hf32(name: str, enable, dtype: str) -> bool:
-    """HF32 is a float32 mode of the cube: asking for it with a 16-bit dtype is an error, not a no-op."""
-    if not isinstance(enable, (bool, np.bool_)):
-        raise TypeError(f"{name}={enable!r} must be a bool")
-    if enable and dtype != "float32":
-        raise ValueError(f"{name}=True with dtype={dtype!r}: HF32 applies to float32 only (it rounds float32 "
-                         f"operands in the cube); float16 and bfloat16 need {name}=False")
-    return bool(enable)
-
-
-def _platform(platform) -> Platform:
-    if not isinstance(platform, (str, Platform)):
-        raise TypeError(f"platform={platform!r} must be a preset name or a Platform object")
-    return get_platform(platform)
-
-
-# Shared with the host operator (kernels/conv3d_backprop_input/arguments.py): one implementation of each check.
-check_int, check_ints, check_in_range, check_platform, check_hf32, check_dtype, PAD_NAMES = (
-    _int, _ints, _in_range, _platform, _hf32, _dtype, _PAD_NAMES)
-check_dhw = _dhw  # also the dw checks (tiling/conv3d_backprop_filter/checks.py)
 
 
 def _fmap_rows_min_load(hk_dilated: int, wi: int) -> int:
@@ -146,39 +42,39 @@ def _depth_factor(kd_factor: int, stride_d: int, dout: int, kd_dilated: int) -> 
 
 def check_conv3d_dx_args(dy_shape, filter_shape, dx_shape, strides=(1, 1, 1), pads=(0, 0, 0, 0, 0, 0),
                          dilations=(1, 1, 1), groups=1, dtype="float16", platform="Ascend910B2",
-                         enable_hf32=False) -> ConvArgs:
+                         enable_hf32=False) -> ConvProblem:
     """Check a Conv3DBackpropInput problem for the A2 V2 kernel and return it normalised.
 
     Shapes are NCDHW: dy (N, Cout, Do, Ho, Wo), filter (Cout, Cin/groups, kD, kH, kW), dx (N, Cin, Di, Hi, Wi).
     strides and dilations are (D, H, W); pads are (front, back, top, bottom, left, right).
     Raises TypeError for values of the wrong type and ValueError (naming the parameter) for the rest.
     """
-    dtype = _dtype(dtype)
-    plat = _platform(platform)
-    enable_hf32 = _hf32("enable_hf32", enable_hf32, dtype)
-    dy = _ints("dy_shape", dy_shape, 5, ("N", "C", "D", "H", "W"))
-    wt = _ints("filter_shape", filter_shape, 5, ("Cout", "Cin/groups", "kD", "kH", "kW"))
-    dx = _ints("dx_shape", dx_shape, 5, ("N", "C", "D", "H", "W"))
-    st = _dhw("strides", strides, ("stride_d", "stride_h", "stride_w"))
-    dil = _dhw("dilations", dilations, ("dilation_d", "dilation_h", "dilation_w"))
-    pd = _ints("pads", pads, 6, _PAD_NAMES)
-    groups = _int("groups", groups)
+    dtype = check_dtype(dtype)
+    plat = check_platform(platform)
+    enable_hf32 = check_hf32("enable_hf32", enable_hf32, dtype)
+    dy = check_ints("dy_shape", dy_shape, 5, ("N", "C", "D", "H", "W"))
+    wt = check_ints("filter_shape", filter_shape, 5, ("Cout", "Cin/groups", "kD", "kH", "kW"))
+    dx = check_ints("dx_shape", dx_shape, 5, ("N", "C", "D", "H", "W"))
+    st = check_dhw("strides", strides, ("stride_d", "stride_h", "stride_w"))
+    dil = check_dhw("dilations", dilations, ("dilation_d", "dilation_h", "dilation_w"))
+    pd = check_ints("pads", pads, 6, PAD_NAMES)
+    groups = check_int("groups", groups)
 
     for shape_name, shape, labels in (("dy_shape", dy, "NCDHW"), ("dx_shape", dx, "NCDHW"),
                                       ("filter_shape", wt, ("Cout", "Cin/groups", "kD", "kH", "kW"))):
         for i, (value, label) in enumerate(zip(shape, labels)):
-            _in_range(f"{shape_name}[{i}] ({label})", value, 1, INT32_MAX, by_label=False)
-    _in_range("strides[0] (stride_d)", st[0], 1, STRIDE_D_MAX)
-    _in_range("strides[1] (stride_h)", st[1], 1, STRIDE_HW_MAX)
-    _in_range("strides[2] (stride_w)", st[2], 1, STRIDE_HW_MAX)
+            check_in_range(f"{shape_name}[{i}] ({label})", value, 1, INT32_MAX, by_label=False)
+    check_in_range("strides[0] (stride_d)", st[0], 1, STRIDE_D_MAX)
+    check_in_range("strides[1] (stride_h)", st[1], 1, STRIDE_HW_MAX)
+    check_in_range("strides[2] (stride_w)", st[2], 1, STRIDE_HW_MAX)
     for i, axis in enumerate(_AXES):
-        _in_range(f"dilations[{i}] (dilation_{axis})", dil[i], 1, DILATION_MAX)
-    for i, name in enumerate(_PAD_NAMES):
-        _in_range(f"pads[{i}] ({name})", pd[i], 0, PAD_MAX)
-    _in_range("filter_shape[2] (kernel_d)", wt[2], 1, KERNEL_D_MAX)
-    _in_range("filter_shape[3] (kernel_h)", wt[3], 1, KERNEL_HW_MAX)
-    _in_range("filter_shape[4] (kernel_w)", wt[4], 1, KERNEL_HW_MAX)
-    _in_range("groups", groups, 1, GROUPS_MAX)
+        check_in_range(f"dilations[{i}] (dilation_{axis})", dil[i], 1, DILATION_MAX)
+    for i, name in enumerate(PAD_NAMES):
+        check_in_range(f"pads[{i}] ({name})", pd[i], 0, PAD_MAX)
+    check_in_range("filter_shape[2] (kernel_d)", wt[2], 1, KERNEL_D_MAX)
+    check_in_range("filter_shape[3] (kernel_h)", wt[3], 1, KERNEL_HW_MAX)
+    check_in_range("filter_shape[4] (kernel_w)", wt[4], 1, KERNEL_HW_MAX)
+    check_in_range("groups", groups, 1, GROUPS_MAX)
 
     n, cout, dout, ho, wo = dy
     _, cin, di, hi, wi = dx
@@ -194,9 +90,8 @@ def check_conv3d_dx_args(dy_shape, filter_shape, dx_shape, strides=(1, 1, 1), pa
         raise ValueError(f"filter_shape[1] (Cin/groups)={wt[1]} times groups={groups} must equal "
                          f"dx_shape[1] (Cin)={cin}")
 
-    # ReCalDilation: a kernel of size 1 along an axis has no dilation there.
     kernel = wt[2:]
-    dil = tuple(1 if k == 1 else d for k, d in zip(kernel, dil))
+    given, dil = dil, effective_dilations(kernel, dil)
     for i, axis in enumerate(_AXES):
         size_dx, size_dy = dx[2 + i], dy[2 + i]
         before, after = pd[2 * i], pd[2 * i + 1]
@@ -219,7 +114,7 @@ def check_conv3d_dx_args(dy_shape, filter_shape, dx_shape, strides=(1, 1, 1), pa
         for j in (2 * i, 2 * i + 1):
             if pd[j] > reach:
                 raise ValueError(
-                    f"pads[{j}] ({_PAD_NAMES[j]})={pd[j]} exceeds (kernel_{axis}-1)*dilation_{axis}={reach}: the "
+                    f"pads[{j}] ({PAD_NAMES[j]})={pd[j]} exceeds (kernel_{axis}-1)*dilation_{axis}={reach}: the "
                     "backprop pad would be negative, which the Load3D pad fields cannot express (aclnn routes "
                     "such shapes to the V1 operator)")
     # CheckBackpropPadRange: the padList entries of the img2col are 8-bit.
@@ -255,4 +150,5 @@ def check_conv3d_dx_args(dy_shape, filter_shape, dx_shape, strides=(1, 1, 1), pa
             f"dy_shape/filter_shape: the smallest L1 load needs {a_bytes + b_bytes + fill_zero} bytes "
             f"(A1 {a_bytes} = {rows} rows x {w_expand} x {planes} planes x C0, B1 {b_bytes}, zero block "
             f"{fill_zero}) but L1 of {plat.name} has {plat.L1}")
-    return ConvArgs(dy, wt, dx, st, pd, dil, groups, dtype, enable_hf32, plat)
+    return ConvProblem(x_shape=dx, filter_shape=wt, y_shape=dy, strides=st, pads=pd, dilations=dil, groups=groups,
+                       dtype=dtype, platform=plat, enable_hf32=enable_hf32, dilations_given=given)
