@@ -4,7 +4,7 @@
 basicBlockTiling by their real field names, the tiling key, the 280-byte blob); `validate_dw(tiling)` explains what
 does not fit.
 """
-from tiling.conv3d_backprop_filter.base import TbeTiling
+from tiling.common.tbe_rule import TbeTiling
 from tiling.conv3d_backprop_filter.checks import check_conv3d_dw_args
 from tiling.conv3d_backprop_filter.generator import conv3d_backprop_filter_tiling, tiling_for_args
 from tiling.conv3d_backprop_filter.keys import (TPL_SPLIT_DFL, TPL_SPLIT_K_N, TPL_SPLIT_M_K, TPL_SPLIT_M_N,
