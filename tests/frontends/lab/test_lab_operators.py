@@ -81,6 +81,6 @@ def test_best_matmul_tiling_computes_c():
     rng = np.random.default_rng(2)
     a = rng.standard_normal((96, 200)).astype(np.float32)
     b = rng.standard_normal((200, 80)).astype(np.float32)
-    c, _ = run_matmul(a, b, tiling=tiling, engine="fast")
+    c = run_matmul(a, b, tiling=tiling, engine="fast").result
     expect = (torch.tensor(a, dtype=torch.float64) @ torch.tensor(b, dtype=torch.float64)).numpy()
     np.testing.assert_allclose(c, expect, rtol=1e-3, atol=1e-3)
