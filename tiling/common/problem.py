@@ -20,6 +20,8 @@ from ascend_sim.machine.dtypes import DTYPES, EIGHT_BIT_DTYPES, dtype_name
 from ascend_sim.machine.platform import Platform, get_platform
 
 PAD_NAMES = ("pad_front", "pad_back", "pad_top", "pad_bottom", "pad_left", "pad_right")
+NCDHW = ("N", "C", "D", "H", "W")
+FILTER_AXES = ("Cout", "Cin/groups", "kD", "kH", "kW")
 Shape5 = tuple[int, int, int, int, int]
 Dhw = tuple[int, int, int]
 
@@ -152,6 +154,38 @@ def check_format(name: str, value, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
         raise ValueError(f"{name}={value!r} is not supported; allowed: {allowed}")
     return value
+
+
+def check_kind(dtype, platform, enable_hf32) -> tuple[str, Platform, bool]:
+    """dtype, platform and enable_hf32, in that order."""
+    dtype = check_dtype(dtype)
+    return dtype, check_platform(platform), check_hf32("enable_hf32", enable_hf32, dtype)
+
+
+def check_attributes(strides, dilations, pads, groups) -> tuple[Dhw, Dhw, tuple[int, ...], int]:
+    """strides and dilations (D, H, W, or the 5-value NCDHW form), the six pads and groups as integers; their
+    ranges are each family's (check_attribute_ranges)."""
+    return (check_dhw("strides", strides, ("stride_d", "stride_h", "stride_w")),
+            check_dhw("dilations", dilations, ("dilation_d", "dilation_h", "dilation_w")),
+            check_ints("pads", pads, 6, PAD_NAMES), check_int("groups", groups))
+
+
+def check_shape_ranges(shapes, high: int) -> None:
+    """Every dim of (name, shape, axis labels) in [1, high], named as name[i] (label)."""
+    for name, shape, labels in shapes:
+        for i, (value, label) in enumerate(zip(shape, labels)):
+            check_in_range(f"{name}[{i}] ({label})", value, 1, high, by_label=False)
+
+
+def check_attribute_ranges(strides: Dhw, dilations: Dhw, pads, stride_max: Dhw, dilation_max: Dhw,
+                           pad_max: tuple[int, ...]) -> None:
+    """strides and dilations in [1, max] per axis, pads in [0, max] per side, in that order."""
+    for i, axis in enumerate("dhw"):
+        check_in_range(f"strides[{i}] (stride_{axis})", strides[i], 1, stride_max[i])
+    for i, axis in enumerate("dhw"):
+        check_in_range(f"dilations[{i}] (dilation_{axis})", dilations[i], 1, dilation_max[i])
+    for i, name in enumerate(PAD_NAMES):
+        check_in_range(f"pads[{i}] ({name})", pads[i], 0, pad_max[i])
 
 
 def check_flag(name: str, value) -> bool:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import math
 
-from tiling.common.problem import (PAD_NAMES, ConvProblem, check_dhw, check_dtype, check_flag, check_hf32,
-                                   check_in_range, check_int, check_ints, check_platform, effective_dilations)
+from tiling.common.problem import (FILTER_AXES, NCDHW, ConvProblem, check_attribute_ranges, check_attributes,
+                                   check_flag, check_in_range, check_ints, check_kind, check_shape_ranges,
+                                   effective_dilations)
 
 SHAPE_UPPER = 2**31 - 2      # SHAPE_UPPER = INT32_MAX - 1
 DILATION_HW_MAX = 255        # DILATION_UPPER (arch22)
@@ -31,32 +32,17 @@ def check_conv3d_dw_args(x_shape, filter_shape, dy_shape, strides=(1, 1, 1), pad
     bottom, left, right). groups=1 with filter_shape[1] < Cin means Cin / filter_shape[1] groups, as in the real
     host (ValidateGroupsValue). Raises TypeError for values of the wrong type and ValueError naming the parameter.
     """
-    dtype = check_dtype(dtype)
-    plat = check_platform(platform)
-    enable_hf32 = check_hf32("enable_hf32", enable_hf32, dtype)
+    dtype, plat, enable_hf32 = check_kind(dtype, platform, enable_hf32)
     deterministic = check_flag("deterministic", deterministic)
-    x = check_ints("x_shape", x_shape, 5, ("N", "C", "D", "H", "W"))
-    wt = check_ints("filter_shape", filter_shape, 5, ("Cout", "Cin/groups", "kD", "kH", "kW"))
-    dy = check_ints("dy_shape", dy_shape, 5, ("N", "C", "D", "H", "W"))
-    st = check_dhw("strides", strides, ("stride_d", "stride_h", "stride_w"))
-    dil = check_dhw("dilations", dilations, ("dilation_d", "dilation_h", "dilation_w"))
-    pd = check_ints("pads", pads, 6, PAD_NAMES)
-    groups = check_int("groups", groups)
+    x = check_ints("x_shape", x_shape, 5, NCDHW)
+    wt = check_ints("filter_shape", filter_shape, 5, FILTER_AXES)
+    dy = check_ints("dy_shape", dy_shape, 5, NCDHW)
+    st, dil, pd, groups = check_attributes(strides, dilations, pads, groups)
 
-    for shape_name, shape, labels in (("x_shape", x, "NCDHW"), ("dy_shape", dy, "NCDHW"),
-                                      ("filter_shape", wt, ("Cout", "Cin/groups", "kD", "kH", "kW"))):
-        for i, (value, label) in enumerate(zip(shape, labels)):
-            check_in_range(f"{shape_name}[{i}] ({label})", value, 1, SHAPE_UPPER, by_label=False)
-    check_in_range("strides[0] (stride_d)", st[0], 1, SHAPE_UPPER)
-    check_in_range("strides[1] (stride_h)", st[1], 1, STRIDE_HW_MAX)
-    check_in_range("strides[2] (stride_w)", st[2], 1, STRIDE_HW_MAX)
-    check_in_range("dilations[0] (dilation_d)", dil[0], 1, SHAPE_UPPER)
-    check_in_range("dilations[1] (dilation_h)", dil[1], 1, DILATION_HW_MAX)
-    check_in_range("dilations[2] (dilation_w)", dil[2], 1, DILATION_HW_MAX)
-    check_in_range("pads[0] (pad_front)", pd[0], 0, SHAPE_UPPER)
-    check_in_range("pads[1] (pad_back)", pd[1], 0, SHAPE_UPPER)
-    for i in range(2, 6):
-        check_in_range(f"pads[{i}] ({PAD_NAMES[i]})", pd[i], 0, PAD_HW_MAX)
+    check_shape_ranges((("x_shape", x, NCDHW), ("dy_shape", dy, NCDHW), ("filter_shape", wt, FILTER_AXES)),
+                       SHAPE_UPPER)
+    check_attribute_ranges(st, dil, pd, (SHAPE_UPPER, STRIDE_HW_MAX, STRIDE_HW_MAX),
+                           (SHAPE_UPPER, DILATION_HW_MAX, DILATION_HW_MAX), (SHAPE_UPPER,) * 2 + (PAD_HW_MAX,) * 4)
     check_in_range("filter_shape[3] (kH)", wt[3], 1, KERNEL_HW_MAX)
     check_in_range("filter_shape[4] (kW)", wt[4], 1, KERNEL_HW_MAX)
     check_in_range("groups", groups, 1, GROUPS_MAX)

@@ -8,8 +8,8 @@ it against the input (CheckOutputShapeConsistency).
 """
 from __future__ import annotations
 
-from tiling.common.problem import (PAD_NAMES, ConvProblem, check_dhw, check_dtype, check_flag, check_hf32,
-                                   check_in_range, check_int, check_ints, check_platform)
+from tiling.common.problem import (FILTER_AXES, ConvProblem, check_attribute_ranges, check_attributes, check_flag,
+                                   check_in_range, check_ints, check_kind, check_shape_ranges)
 
 SHAPE_UPPER = 2**31 - 1
 STRIDE_HW_MAX = 63        # LOAD3D_MAX_STRIDE_H_W
@@ -26,29 +26,16 @@ def check_conv3d_v2_args(x_shape, filter_shape, strides=(1, 1, 1), pads=(0, 0, 0
     """x (N, Cin, Di, Hi, Wi), filter (Cout, Cin/groups, kD, kH, kW); strides/dilations (D, H, W) or the 5-value
     NCDHW form with N = C = 1; pads (front, back, top, bottom, left, right). pointwise=True asks for the NCDHW
     pointwise path (1x1x1 kernel, strides and dilations 1, no pads, groups 1); otherwise the NDC1HWC0 path."""
-    dtype = check_dtype(dtype)
-    plat = check_platform(platform)
-    enable_hf32 = check_hf32("enable_hf32", enable_hf32, dtype)
+    dtype, plat, enable_hf32 = check_kind(dtype, platform, enable_hf32)
     bias, pointwise = check_flag("bias", bias), check_flag("pointwise", pointwise)
-    x = check_ints("x_shape", x_shape, 5, ("N", "Cin", "D", "H", "W"))
-    wt = check_ints("filter_shape", filter_shape, 5, ("Cout", "Cin/groups", "kD", "kH", "kW"))
-    st = check_dhw("strides", strides, ("stride_d", "stride_h", "stride_w"))
-    dil = check_dhw("dilations", dilations, ("dilation_d", "dilation_h", "dilation_w"))
-    pd = check_ints("pads", pads, 6, PAD_NAMES)
-    groups = check_int("groups", groups)
+    x_axes = ("N", "Cin", "D", "H", "W")
+    x = check_ints("x_shape", x_shape, 5, x_axes)
+    wt = check_ints("filter_shape", filter_shape, 5, FILTER_AXES)
+    st, dil, pd, groups = check_attributes(strides, dilations, pads, groups)
 
-    for shape_name, shape, labels in (("x_shape", x, ("N", "Cin", "D", "H", "W")),
-                                      ("filter_shape", wt, ("Cout", "Cin/groups", "kD", "kH", "kW"))):
-        for i, (value, label) in enumerate(zip(shape, labels)):
-            check_in_range(f"{shape_name}[{i}] ({label})", value, 1, SHAPE_UPPER, by_label=False)
-    check_in_range("strides[0] (stride_d)", st[0], 1, SHAPE_UPPER)
-    check_in_range("strides[1] (stride_h)", st[1], 1, STRIDE_HW_MAX)
-    check_in_range("strides[2] (stride_w)", st[2], 1, STRIDE_HW_MAX)
-    check_in_range("dilations[0] (dilation_d)", dil[0], 1, SHAPE_UPPER)
-    check_in_range("dilations[1] (dilation_h)", dil[1], 1, DILATION_HW_MAX)
-    check_in_range("dilations[2] (dilation_w)", dil[2], 1, DILATION_HW_MAX)
-    for i, name in enumerate(PAD_NAMES):
-        check_in_range(f"pads[{i}] ({name})", pd[i], 0, SHAPE_UPPER if i < 2 else PAD_HW_MAX)
+    check_shape_ranges((("x_shape", x, x_axes), ("filter_shape", wt, FILTER_AXES)), SHAPE_UPPER)
+    check_attribute_ranges(st, dil, pd, (SHAPE_UPPER, STRIDE_HW_MAX, STRIDE_HW_MAX),
+                           (SHAPE_UPPER, DILATION_HW_MAX, DILATION_HW_MAX), (SHAPE_UPPER,) * 2 + (PAD_HW_MAX,) * 4)
     check_in_range("filter_shape[3] (kH)", wt[3], 1, KERNEL_HW_MAX, by_label=False)
     check_in_range("filter_shape[4] (kW)", wt[4], 1, KERNEL_HW_MAX, by_label=False)
     if wt[3] * wt[4] * K0[dtype] > POSK_MAX:

@@ -7,8 +7,9 @@ value and what is allowed, so the operator layer can surface it unchanged.
 """
 from __future__ import annotations
 
-from tiling.common.problem import (PAD_NAMES, ConvProblem, check_dhw, check_dtype, check_hf32, check_in_range,
-                                   check_int, check_ints, check_platform, effective_dilations)
+from tiling.common.problem import (FILTER_AXES, NCDHW, PAD_NAMES, ConvProblem, check_attribute_ranges,
+                                   check_attributes, check_in_range, check_ints, check_kind, check_shape_ranges,
+                                   effective_dilations)
 
 INT32_MAX = 2**31 - 1
 UINT32_MAX = 2**32 - 1
@@ -49,28 +50,16 @@ def check_conv3d_dx_args(dy_shape, filter_shape, dx_shape, strides=(1, 1, 1), pa
     strides and dilations are (D, H, W); pads are (front, back, top, bottom, left, right).
     Raises TypeError for values of the wrong type and ValueError (naming the parameter) for the rest.
     """
-    dtype = check_dtype(dtype)
-    plat = check_platform(platform)
-    enable_hf32 = check_hf32("enable_hf32", enable_hf32, dtype)
-    dy = check_ints("dy_shape", dy_shape, 5, ("N", "C", "D", "H", "W"))
-    wt = check_ints("filter_shape", filter_shape, 5, ("Cout", "Cin/groups", "kD", "kH", "kW"))
-    dx = check_ints("dx_shape", dx_shape, 5, ("N", "C", "D", "H", "W"))
-    st = check_dhw("strides", strides, ("stride_d", "stride_h", "stride_w"))
-    dil = check_dhw("dilations", dilations, ("dilation_d", "dilation_h", "dilation_w"))
-    pd = check_ints("pads", pads, 6, PAD_NAMES)
-    groups = check_int("groups", groups)
+    dtype, plat, enable_hf32 = check_kind(dtype, platform, enable_hf32)
+    dy = check_ints("dy_shape", dy_shape, 5, NCDHW)
+    wt = check_ints("filter_shape", filter_shape, 5, FILTER_AXES)
+    dx = check_ints("dx_shape", dx_shape, 5, NCDHW)
+    st, dil, pd, groups = check_attributes(strides, dilations, pads, groups)
 
-    for shape_name, shape, labels in (("dy_shape", dy, "NCDHW"), ("dx_shape", dx, "NCDHW"),
-                                      ("filter_shape", wt, ("Cout", "Cin/groups", "kD", "kH", "kW"))):
-        for i, (value, label) in enumerate(zip(shape, labels)):
-            check_in_range(f"{shape_name}[{i}] ({label})", value, 1, INT32_MAX, by_label=False)
-    check_in_range("strides[0] (stride_d)", st[0], 1, STRIDE_D_MAX)
-    check_in_range("strides[1] (stride_h)", st[1], 1, STRIDE_HW_MAX)
-    check_in_range("strides[2] (stride_w)", st[2], 1, STRIDE_HW_MAX)
-    for i, axis in enumerate(_AXES):
-        check_in_range(f"dilations[{i}] (dilation_{axis})", dil[i], 1, DILATION_MAX)
-    for i, name in enumerate(PAD_NAMES):
-        check_in_range(f"pads[{i}] ({name})", pd[i], 0, PAD_MAX)
+    check_shape_ranges((("dy_shape", dy, NCDHW), ("dx_shape", dx, NCDHW), ("filter_shape", wt, FILTER_AXES)),
+                       INT32_MAX)
+    check_attribute_ranges(st, dil, pd, (STRIDE_D_MAX, STRIDE_HW_MAX, STRIDE_HW_MAX), (DILATION_MAX,) * 3,
+                           (PAD_MAX,) * 6)
     check_in_range("filter_shape[2] (kernel_d)", wt[2], 1, KERNEL_D_MAX)
     check_in_range("filter_shape[3] (kernel_h)", wt[3], 1, KERNEL_HW_MAX)
     check_in_range("filter_shape[4] (kernel_w)", wt[4], 1, KERNEL_HW_MAX)
