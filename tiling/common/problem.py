@@ -188,6 +188,28 @@ def check_attribute_ranges(strides: Dhw, dilations: Dhw, pads, stride_max: Dhw, 
         check_in_range(f"pads[{i}] ({name})", pads[i], 0, pad_max[i])
 
 
+def check_output_size(input_name: str, x: Shape5, y: Shape5, kernel: Dhw, strides: Dhw, dilations: Dhw, pads,
+                      kernel_name: str) -> None:
+    """Per axis, the dilated kernel spans at most the padded input, and dy's size (y_shape, dy_shape) is the
+    convolution's: floor((input + pads - span) / stride) + 1. input_name: "dx" or "x"; kernel_name: how the family
+    names a kernel axis, a format of axis / AXIS ("kernel_{axis}", "k{AXIS}")."""
+    for i, axis in enumerate("dhw"):
+        k_name = kernel_name.format(axis=axis, AXIS=axis.upper())
+        size_x, size_y = x[2 + i], y[2 + i]
+        before, after = pads[2 * i], pads[2 * i + 1]
+        span = (kernel[i] - 1) * dilations[i] + 1
+        padded = size_x + before + after
+        if span > padded:
+            raise ValueError(f"filter_shape[{2 + i}] ({k_name})={kernel[i]} with dilation_{axis}={dilations[i]} "
+                             f"spans {span}, more than {input_name} {axis.upper()} + pads = {padded}")
+        expect = (padded - span) // strides[i] + 1
+        if expect != size_y:
+            raise ValueError(
+                f"dy_shape[{2 + i}] ({axis.upper()})={size_y} does not fit the convolution: expected "
+                f"floor(({input_name} {axis.upper()}={size_x} + pads {before}+{after} - dilation_{axis}*({k_name}-1)"
+                f" - 1) / stride_{axis}={strides[i]}) + 1 = {expect}")
+
+
 def check_flag(name: str, value) -> bool:
     if not isinstance(value, bool):
         raise TypeError(f"{name}={value!r} must be a bool")

@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 
 from tiling.common.problem import (FILTER_AXES, NCDHW, ConvProblem, check_attribute_ranges, check_attributes,
-                                   check_flag, check_in_range, check_ints, check_kind, check_shape_ranges,
-                                   effective_dilations)
+                                   check_flag, check_in_range, check_ints, check_kind, check_output_size,
+                                   check_shape_ranges, effective_dilations)
 
 SHAPE_UPPER = 2**31 - 2      # SHAPE_UPPER = INT32_MAX - 1
 DILATION_HW_MAX = 255        # DILATION_UPPER (arch22)
@@ -19,7 +19,6 @@ PAD_HW_MAX = 255             # PAD_UPPER (arch22); also the 8-bit Load3Dv2 padLi
 GROUPS_MAX = 65535           # UINT16_MAX
 STRIDE_HW_MAX = 63           # Load3Dv2 strideH/strideW are 6-bit (the real host allows up to INT32_MAX - 1)
 KERNEL_HW_MAX = 511          # Load3Dv2 filterH/W are 8-bit plus the filterSize 9th bit
-_AXES = ("d", "h", "w")
 
 
 def check_conv3d_dw_args(x_shape, filter_shape, dy_shape, strides=(1, 1, 1), pads=(0, 0, 0, 0, 0, 0),
@@ -67,20 +66,7 @@ def check_conv3d_dw_args(x_shape, filter_shape, dy_shape, strides=(1, 1, 1), pad
 
     kernel = wt[2:]
     given, dil = dil, effective_dilations(kernel, dil)  # SetDilationsAttr
-    for i, axis in enumerate(_AXES):
-        size_x, size_dy = x[2 + i], dy[2 + i]
-        before, after = pd[2 * i], pd[2 * i + 1]
-        span = (kernel[i] - 1) * dil[i] + 1
-        padded = size_x + before + after
-        if span > padded:
-            raise ValueError(f"filter_shape[{2 + i}] (k{axis.upper()})={kernel[i]} with dilation_{axis}={dil[i]} "
-                             f"spans {span}, more than x {axis.upper()} + pads = {padded}")
-        expect = (padded - span) // st[i] + 1
-        if expect != size_dy:
-            raise ValueError(
-                f"dy_shape[{2 + i}] ({axis.upper()})={size_dy} does not fit the convolution: expected "
-                f"floor((x {axis.upper()}={size_x} + pads {before}+{after} - dilation_{axis}*(k{axis.upper()}-1) - 1)"
-                f" / stride_{axis}={st[i]}) + 1 = {expect}")
+    check_output_size("x", x, dy, kernel, st, dil, pd, "k{AXIS}")
     # L1 must hold at least one B1 load next to the smallest A1 block (16 couts x 16 dy pixels). The host sizes a
     # B1 load with CalcHo (a part-row load is taken to straddle two rows) over full-width x rows of one C0 block
     # (the kernel never splits W): the fewest rows it can ask for decide whether any tiling fits.

@@ -7,8 +7,8 @@ value and what is allowed, so the operator layer can surface it unchanged.
 """
 from __future__ import annotations
 
-from tiling.common.problem import (FILTER_AXES, NCDHW, PAD_NAMES, ConvProblem, check_attribute_ranges,
-                                   check_attributes, check_in_range, check_ints, check_kind, check_shape_ranges,
+from tiling.common.problem import (FILTER_AXES, NCDHW, PAD_NAMES, ConvProblem, check_attribute_ranges, check_attributes,
+                                   check_in_range, check_ints, check_kind, check_output_size, check_shape_ranges,
                                    effective_dilations)
 
 INT32_MAX = 2**31 - 1
@@ -81,20 +81,7 @@ def check_conv3d_dx_args(dy_shape, filter_shape, dx_shape, strides=(1, 1, 1), pa
 
     kernel = wt[2:]
     given, dil = dil, effective_dilations(kernel, dil)
-    for i, axis in enumerate(_AXES):
-        size_dx, size_dy = dx[2 + i], dy[2 + i]
-        before, after = pd[2 * i], pd[2 * i + 1]
-        span = (kernel[i] - 1) * dil[i] + 1
-        padded = size_dx + before + after
-        if span > padded:
-            raise ValueError(f"filter_shape[{2 + i}] (kernel_{axis})={kernel[i]} with dilation_{axis}={dil[i]} "
-                             f"spans {span}, more than dx {axis.upper()} + pads = {padded}")
-        expect = (padded - span) // st[i] + 1
-        if expect != size_dy:
-            raise ValueError(
-                f"dy_shape[{2 + i}] ({axis.upper()})={size_dy} does not fit the convolution: expected "
-                f"floor((dx {axis.upper()}={size_dx} + pads {before}+{after} - dilation_{axis}*(kernel_{axis}-1) - 1)"
-                f" / stride_{axis}={st[i]}) + 1 = {expect}")
+    check_output_size("dx", dx, dy, kernel, st, dil, pd, "kernel_{axis}")
     if st[0] > kernel[0]:
         raise ValueError(f"strides[0] (stride_d)={st[0]} must not exceed filter_shape[2] (kernel_d)={kernel[0]}: "
                          "the A2 Conv3DBackpropInputV2 kernel gathers one kernel plane per output plane")
