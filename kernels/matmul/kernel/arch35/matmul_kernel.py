@@ -8,7 +8,8 @@ converts once on the way out: F322F16, F322BF16, NoQuant, or QF322HIF8_PRE / QF3
 
 The tile loop is A2's (kernel/matmul_kernel.py: matmul_tiles, L0A/L0B halves of 32 KiB on the 950 as on A2);
 this module gives its instruction choices (ARCH35_TOOLS). Per output tile (baseM x baseN), as asc-devkit's
-matmul_basic_api example does on __NPU_ARCH__ 3510 (mirror-cann/asc-devkit@82b89a15 examples/01_simd_cpp_api/00_introduction/02_matrix/matmul_basic_api):
+matmul_basic_api example does on __NPU_ARCH__ 3510
+(mirror-cann/asc-devkit@82b89a15 examples/01_simd_cpp_api/00_introduction/02_matrix/matmul_basic_api):
   GM -> L1   A: DataCopy with Nd2NzParams (the 3510 ranges: any row pitch in one instruction) into NZ
              [K/C0][align16(M)][C0]. B: DataCopy with Dn2NzParams: B stored K x N row major is B^T (N x K) in
              DN form, so L1 receives B^T as NZ [K/C0][align16(N)][C0], whose 16 x C0 fractals are L0B's ZN
