@@ -28,7 +28,8 @@ def main(argv=None) -> None:
         a = rng.standard_normal((n, n)).astype(np.float16)
         b = rng.standard_normal((n, n)).astype(np.float16)
         a32, b32 = a.astype(np.float32), b.astype(np.float32)
-        sim, (_, report) = best_of(args.repeat, lambda: run_matmul(a, b))
+        sim, run = best_of(args.repeat, lambda: run_matmul(a, b))
+        report = run.report
         timing, _ = best_of(args.repeat, lambda: run_matmul(a, b, execute=False, check_races=False))
         ref, _ = best_of(args.repeat, lambda: a32 @ b32)
         count = report.instructions

@@ -13,12 +13,12 @@ import time
 
 import ray
 
-from frontends.cli.conv_problem import ConvProblem
+from frontends.cli.conv_problem import CliProblem
 from frontends.lab import Conv3dDxTarget, sweep
 
 
 def main() -> int:
-    problem = ConvProblem(1, 32, 32, (4, 16, 16), (3, 3, 3), (1, 1, 1), (1,) * 6, (1, 1, 1), 1, "float16",
+    problem = CliProblem(1, 32, 32, (4, 16, 16), (3, 3, 3), (1, 1, 1), (1,) * 6, (1, 1, 1), 1, "float16",
                           "Ascend910B2", False)
     target = Conv3dDxTarget(problem)
     space = {"stepKa": (3, 6, 9), "iterateOrder": (0, 1)}

@@ -28,7 +28,7 @@ def check_tiling(target, point: dict, seed: int = 0) -> float:
         dtype = DTYPES[p.dtype]
         a = rng.standard_normal((p.batch, p.m, p.k)).astype(dtype)
         b = rng.standard_normal((p.batch, p.k, p.n)).astype(dtype)
-        got, _ = run_matmul(a, b, platform=p.platform, tiling=target.tiling_for(point), engine="fast")
+        got = run_matmul(a, b, platform=p.platform, tiling=target.tiling_for(point), engine="fast").result
         return _error(got, (_f64(a) @ _f64(b)).numpy())
     p = target.problem
     dtype = DTYPES[p.dtype]

@@ -34,16 +34,16 @@ from bench_conv3d_dx import LAYERS
 from sweep_check import check_tiling
 
 from ascend_sim.machine.platform import get_platform
-from frontends.cli.conv_problem import ConvProblem
+from frontends.cli.conv_problem import CliProblem
 from frontends.cli.flags import platform_value
 from frontends.lab import Conv3dDxTarget, sweep
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-def problem_of(layer, dtype: str = "float16", platform="Ascend910B2") -> ConvProblem:
+def problem_of(layer, dtype: str = "float16", platform="Ascend910B2") -> CliProblem:
     n, cin, *dhw = layer.x
-    return ConvProblem(n, cin, layer.cout, tuple(dhw), layer.kernel, layer.stride, layer.pads, (1, 1, 1),
+    return CliProblem(n, cin, layer.cout, tuple(dhw), layer.kernel, layer.stride, layer.pads, (1, 1, 1),
                        layer.groups, dtype, platform, False)
 
 

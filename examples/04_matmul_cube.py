@@ -32,7 +32,8 @@ def main(argv=None) -> int:
     b = rng.standard_normal((args.k, args.n)).astype(np.float16)
     tiling = MatmulTiling(args.m, args.n, args.k, *args.base, stepK=args.step_k)
     wall = time.perf_counter()
-    c, report = run_matmul(a, b, platform=args.platform, block_dim=args.cores, tiling=tiling)
+    run = run_matmul(a, b, platform=args.platform, block_dim=args.cores, tiling=tiling)
+    c, report = run.result, run.report
     wall = time.perf_counter() - wall
 
     reference = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)

@@ -1,8 +1,20 @@
-"""Direct access to one simulated core's buffers, for the instruction tests: a LocalTensor over a buffer, and the
-buffer's bytes written or read as an array (outside any instruction, so nothing is recorded or timed)."""
+"""Direct access to one simulated core's buffers, for the instruction tests: a launch of a test body, a LocalTensor
+over a buffer, and the buffer's bytes written or read as an array (outside any instruction, so nothing is recorded
+or timed)."""
 import numpy as np
 
-from ascend_sim.ascendc import LocalTensor
+from ascend_sim import Chip
+from ascend_sim.ascendc import LocalTensor, current_core
+from ascend_sim.machine.tensor import GmAddr
+
+
+def launch_body(body, gm_arrays=(), block_dim=1, check_races=False, kernel_type="AIC_ONLY"):
+    """Run body(core, gm_addrs) on each core of an Ascend910B2 launch, gm_arrays uploaded first (gm_addrs are
+    their addresses). Returns the chip and the GM buffers."""
+    chip = Chip("Ascend910B2", check_races=check_races)
+    bufs = [chip.gm.upload(f"g{i}", a) for i, a in enumerate(gm_arrays)]
+    chip.launch(lambda: body(current_core(), [GmAddr(b) for b in bufs]), block_dim, kernel_type=kernel_type)
+    return chip, bufs
 
 
 def local(core, where, dtype, offset_bytes=0):

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from frontends.cli.conv_problem import (ConvProblem, add_conv_problem_arguments, add_format_argument, conv_problem,
+from frontends.cli.conv_problem import (CliProblem, add_conv_problem_arguments, add_format_argument, conv_problem,
                                         field_override)
 from frontends.cli.flags import FlagError, add_run_arguments, check_run_flags
 from frontends.cli.report import (check_cli_run, launch_entry, print_json, print_summary, random_operands,
@@ -78,7 +78,7 @@ def tilings(args: argparse.Namespace) -> tuple[list, list, list]:
 class Conv3dCommandRun:
     """What `simulate` ran: the problem, the operands, the operator's run and the wall time."""
 
-    problem: ConvProblem
+    problem: CliProblem
     x: np.ndarray
     w: np.ndarray
     bias: np.ndarray | None

@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from frontends.cli.conv_problem import (ConvProblem, add_conv_problem_arguments, add_format_argument, conv_problem,
+from frontends.cli.conv_problem import (CliProblem, add_conv_problem_arguments, add_format_argument, conv_problem,
                                         field_override)
 from frontends.cli.flags import FlagError, add_run_arguments, check_run_flags
 from frontends.cli.report import (launch_entry, print_json, print_summary, random_operands, reference_precision,
@@ -81,7 +81,7 @@ def tilings(args: argparse.Namespace) -> tuple[list, list, list]:
 class ConvDwRun:
     """What `simulate` ran: the problem, the operands, the operator's run record and the wall time."""
 
-    problem: ConvProblem
+    problem: CliProblem
     x: np.ndarray
     dy: np.ndarray
     result: Run

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from frontends.cli.conv_problem import ConvProblem, add_conv_problem_arguments, add_format_argument, conv_problem
+from frontends.cli.conv_problem import CliProblem, add_conv_problem_arguments, add_format_argument, conv_problem
 from frontends.cli.flags import FlagError, add_run_arguments, check_run_flags
 from frontends.cli.report import (check_cli_run, launch_entry, print_json, print_summary, random_operands,
                                   reference_precision, run_document, text_stream, timed_check)
@@ -56,7 +56,7 @@ def tilings(args: argparse.Namespace) -> tuple[list, list, list]:
     return [("dx", "Conv3DBackpropInputV2", planned.tiling)], notes, [str(p) for p in report.problems]
 
 
-def _tilings_arch35(problem: ConvProblem, overrides: dict[str, int]) -> tuple[list, list, list]:
+def _tilings_arch35(problem: CliProblem, overrides: dict[str, int]) -> tuple[list, list, list]:
     """`ascend-sim tiling conv3d-dx` on an Ascend 950: the arch35 tiling the run takes, overrides checked by the
     arch35 rules (a broken one reported, not refused; a field copied from the problem refused as bad input)."""
     from kernels.conv3d_backprop_input.kernel.arch35.conv3d_backprop_input_v2_arch35 import unported_features
@@ -79,7 +79,7 @@ def _tilings_arch35(problem: ConvProblem, overrides: dict[str, int]) -> tuple[li
 class ConvDxRun:
     """What `simulate` ran: the problem, the operands, the operator's run record and the wall time."""
 
-    problem: ConvProblem
+    problem: CliProblem
     dy: np.ndarray
     weight: np.ndarray
     result: Run

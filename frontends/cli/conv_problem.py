@@ -2,9 +2,10 @@
 
 One set of names and defaults: --batch --cin --cout --dhw --kernel --stride --pad --dilation --groups --dtype
 --platform --hf32. Each value is checked when it is parsed (count, range: the A2 host code's limits from
-tiling.common.checks); `conv_problem(args)` then checks what needs several flags (groups dividing the channels, the
+tiling.conv3d_backprop_input.arch22.checks); `conv_problem(args)` then checks what needs several flags (groups dividing the channels, the
 kernel fitting the padded input, HF32 only for float32) and derives the NCDHW shapes of dx, dy and the filter;
-`ConvProblem.plan` plans the operator's run of it from those shapes (no data).
+`CliProblem.plan` plans the operator's run of it from those shapes (no data). (The operators check the shapes
+it derives into the one checked problem type, tiling.common.problem.ConvProblem.)
 
 Setting the flags up imports nothing heavy (`--help` stays fast): the limits, the dtypes and the tiling fields are
 read from tiling/ascend_sim when a value is parsed.
@@ -27,8 +28,8 @@ PADS = ("front", "back", "top", "bottom", "left", "right")
 
 
 def _limits():
-    """The A2 host code's limits (tiling.common.checks), read when a value is parsed."""
-    from tiling.common import checks
+    """The A2 host code's limits (tiling.conv3d_backprop_input.arch22.checks), read when a value is parsed."""
+    from tiling.conv3d_backprop_input.arch22 import checks
     return checks
 
 
@@ -41,8 +42,9 @@ def tiling_field_ranges() -> dict:
 
 
 @dataclass(frozen=True)
-class ConvProblem:
-    """A convolution described by its input x (NCDHW), the kernel and the attributes; dx has x's shape."""
+class CliProblem:
+    """The convolution the command-line flags describe: its input x (NCDHW), the kernel and the attributes; dx has
+    x's shape."""
 
     batch: int
     cin: int
@@ -200,9 +202,9 @@ def add_format_argument(parser: argparse.ArgumentParser) -> None:
 tiling_override = field_override(tiling_field_ranges, "tiling field", "docs/tiling.md")  # kernel-visible fields
 
 
-def conv_problem(args: argparse.Namespace) -> ConvProblem:
+def conv_problem(args: argparse.Namespace) -> CliProblem:
     """The problem the flags describe; FlagError names the flags whose values do not go together."""
-    problem = ConvProblem(args.batch, args.cin, args.cout, args.dhw, args.kernel, args.stride, args.pad,
+    problem = CliProblem(args.batch, args.cin, args.cout, args.dhw, args.kernel, args.stride, args.pad,
                           args.dilation, args.groups, args.dtype, args.platform, args.hf32,
                           getattr(args, "format", "NCDHW"))
     if args.hf32 and args.dtype != "float32":

@@ -91,9 +91,10 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> MatmulRun:
     tiles = gemm_tiles(args.m, args.n, args.k, tiling.baseM, tiling.baseN, tiling.baseK, args.batch)
     wall = time.perf_counter()
     with LaunchProgress(tiles * RECORDS_PER_TILE):  # size_guard's rule; the matmul has no size guard
-        c, report = run_matmul(a, b, platform=args.platform, tiling=tiling, execute=not args.timing_only,
-                               hooks=hooks or None, poison_output=True, check_races=not args.no_race_check,
-                               engine=args.engine)
+        run = run_matmul(a, b, platform=args.platform, tiling=tiling, execute=not args.timing_only,
+                         hooks=hooks or None, poison_output=True, check_races=not args.no_race_check,
+                         engine=args.engine)
+        c, report = run.result, run.report
     wall = time.perf_counter() - wall
     if args.trace:
         report.write_trace(args.trace)

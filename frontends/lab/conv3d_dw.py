@@ -30,7 +30,7 @@ B1_FIELDS = ("baseN", "baseK", "stepKb", "stepN")  # the fields bl1Bound depends
 
 
 class Conv3dDwTarget(OperatorTarget):
-    """Conv3DBackpropFilterV2 for one problem (frontends.cli.conv_problem.ConvProblem: x is its dx shape)."""
+    """Conv3DBackpropFilterV2 for one problem (frontends.cli.conv_problem.CliProblem: x is its dx shape)."""
 
     name = "conv3d-dw"
     fields = FIELDS

@@ -30,7 +30,7 @@ KNOBS = ("baseM", "baseN", "baseK", "stepM", "stepN", "stepKa", "stepKb", "al0Pb
 
 
 class Conv3dDxTarget:
-    """Conv3DBackpropInputV2 on the conv kernel (route v2) for one problem (frontends.cli.conv_problem.ConvProblem,
+    """Conv3DBackpropInputV2 on the conv kernel (route v2) for one problem (frontends.cli.conv_problem.CliProblem,
     or anything with its `plan(route, overrides, validate_overrides=)`, shapes, dtype and operator_arguments())."""
 
     name = "conv3d-dx"

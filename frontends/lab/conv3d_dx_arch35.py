@@ -33,7 +33,7 @@ MMAD_MAX = 4095  # Mmad m, n, k
 
 class Conv3dDxArch35Target(OperatorTarget):
     """Conv3DBackpropInputV2 on an Ascend 950 (the arch35 tiling and kernel) for one problem
-    (frontends.cli.conv_problem.ConvProblem on a 950 platform)."""
+    (frontends.cli.conv_problem.CliProblem on a 950 platform)."""
 
     name = "conv3d-dx"
     fields = FIELDS

@@ -29,7 +29,7 @@ FIELDS = Conv3DV2TilingData.field_ranges()
 
 
 class Conv3dV2Target(OperatorTarget):
-    """Conv3DV2 for one problem (frontends.cli.conv_problem.ConvProblem: x is its dx shape, y its dy shape)."""
+    """Conv3DV2 for one problem (frontends.cli.conv_problem.CliProblem: x is its dx shape, y its dy shape)."""
 
     name = "conv3d"
     fields = FIELDS

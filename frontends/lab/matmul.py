@@ -74,9 +74,8 @@ class MatmulTarget(OperatorTarget):
             dtype = DTYPES[p.dtype]
             self._operands = (stand_in((p.batch, p.m, p.k), dtype), stand_in((p.batch, p.k, p.n), dtype))
         a, b = self._operands
-        _, report = run_matmul(a, b, platform=p.platform, tiling=self.tiling_for(point), execute=False,
-                               check_races=False, engine="fast", hf32=p.hf32)
-        return report
+        return run_matmul(a, b, platform=p.platform, tiling=self.tiling_for(point), execute=False,
+                          check_races=False, engine="fast", hf32=p.hf32).report
 
     def legal_space(self) -> LegalSpace:
         t = self.tiling

@@ -1,4 +1,4 @@
-"""The host operators' shared operand checks: a format name, an input array, a 5-value D/H/W attribute, the lower
+"""The host operators' shared operand checks: an input array, a 5-value D/H/W attribute, the lower
 bounds of sizes and attributes (checked before any arithmetic reads them), the arch a ported kernel runs on.
 
 Each raises before launch with the argument's name, its value and what is allowed (TypeError for a wrong type,
@@ -11,15 +11,7 @@ import numpy as np
 
 from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.platform import Platform
-from tiling.common.checks import check_ints
-
-
-def check_format(name: str, value, allowed: tuple[str, ...]) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"{name}={value!r} must be a string, one of {allowed}")
-    if value not in allowed:
-        raise ValueError(f"{name}={value!r} is not supported; allowed: {allowed}")
-    return value
+from tiling.common.problem import check_ints
 
 
 def check_array(name: str, value, ndim: int | None = None) -> np.ndarray:

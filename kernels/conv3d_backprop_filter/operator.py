@@ -23,14 +23,14 @@ from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.formats import DATA_FORMATS, FILTER_FORMATS, filter_from_ncdhw, filter_shape_to_ncdhw
 from ascend_sim.machine.platform import get_platform
 from ascend_sim.machine.tensor import GmAddr
-from kernels.common.operands import (check_array, check_at_least, check_format, default_data_format, dhw_attribute,
+from kernels.common.operands import (check_array, check_at_least, default_data_format, dhw_attribute,
                                      require_arch22_kernel, warn_data_format_assumed)
 from kernels.common.run import Run, output_buffer, read_output, write_trace
 from kernels.common.size_guard import RunEstimate, check_fits, conv_estimate, gemm_tiles, tensor_bytes
 from kernels.common.tiling_reads import ReadRecorder, flag_unread_overrides
 from kernels.conv3d_backprop_filter.kernel.conv3d_backprop_filter_v2 import conv3d_backprop_filter_v2 as _kernel_entry
 from tiling import check_conv3d_dw_args, conv3d_backprop_filter_tiling
-from tiling.common.checks import check_ints
+from tiling.common.problem import check_format, check_ints
 from tiling.conv3d_backprop_filter.model import Conv3DBackpropFilterV2TilingData
 
 _FILTER_AXES = {"N": "Cout", "C": "Cin/groups", "D": "kD", "H": "kH", "W": "kW"}  # a filter_format letter's meaning

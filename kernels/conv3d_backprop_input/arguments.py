@@ -15,28 +15,18 @@ import numpy as np
 
 from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.formats import DATA_FORMATS, FILTER_FORMATS, filter_shape_to_ncdhw, filter_to_ncdhw
-from kernels.common.operands import check_array, check_format, default_data_format, warn_data_format_assumed
-# Envelope limits of the A2 host code (conv_backprop_input_context_utils.cpp), checked on the user's values, and
-# the argument checks themselves: one implementation, shared with the tiling package.
-from tiling.common.checks import (DILATION_MAX, GROUPS_MAX, KERNEL_D_MAX, KERNEL_HW_MAX, PAD_MAX, PAD_NAMES,
-                                  STRIDE_D_MAX, STRIDE_HW_MAX, ConvArgs, check_dtype, check_hf32, check_in_range,
-                                  check_int, check_ints, check_platform)
+from kernels.common.operands import check_array, default_data_format, warn_data_format_assumed
+from tiling.common.problem import (PAD_NAMES, ConvProblem, check_dtype, check_format, check_hf32, check_in_range,
+                                   check_int, check_ints, check_platform, effective_dilations)
+# Envelope limits of the A2 host code (conv_backprop_input_context_utils.cpp), checked on the user's values.
+from tiling.conv3d_backprop_input.arch22.checks import (DILATION_MAX, GROUPS_MAX, KERNEL_D_MAX, KERNEL_HW_MAX, PAD_MAX,
+                                                        STRIDE_D_MAX, STRIDE_HW_MAX)
 
 _in_range = partial(check_in_range, by_label=False)  # "name=value is outside ..." with the caller's name
 
 
 class ShapeMismatch(ValueError):
     """The arrays' shapes do not describe one convolution in the data_format they were read in."""
-
-
-@dataclass(frozen=True)
-class Problem(ConvArgs):
-    """A checked problem in NCDHW terms (tiling.ConvArgs: dy, filter, dx shapes, strides, pads, A2's effective
-    dilations, ...), plus the dilations as the user gave them (D, H, W), which aclnn's routing reads, and the user's
-    data_format (None given: NDHWC), which the operator converts from and back to."""
-
-    dilations_given: tuple[int, int, int] = (1, 1, 1)
-    data_format: str = "NDHWC"
 
 
 def _shape(name: str, shape) -> tuple[int, ...]:
@@ -132,7 +122,7 @@ def _fits_in(data_format: str, size5, dy_shape, st5, dl5, weight_shape, pads, gr
 
 
 def check_problem(input_size, filter_shape, out_backprop_shape, dtype, strides, pads, dilations, groups,
-                  data_format, filter_format, platform, enable_hf32) -> Problem:
+                  data_format, filter_format, platform, enable_hf32) -> ConvProblem:
     """Every user-visible argument check that needs no data; raises TypeError/ValueError naming the parameter and
     what is allowed. The shapes are the arrays' (filter in filter_format, out_backprop in data_format); dtype is a
     name or a numpy dtype. data_format=None is NDHWC, with a DataFormatAssumedWarning when the shapes also fit
@@ -167,9 +157,10 @@ def check_problem(input_size, filter_shape, out_backprop_shape, dtype, strides, 
         raise
     if assumed and _fits_in("NCDHW", size5, dy_shape, st5, dl5, weight_shape, pd, groups, filter_shape, filter_format):
         warn_data_format_assumed("conv3d_backprop_input_v2")
-    dil = tuple(d if k > 1 else 1 for d, k in zip(lay.dilations, weight_shape[2:]))
-    return Problem(lay.dy_shape, weight_shape, lay.size, lay.strides, pd, dil, groups, dtype, enable_hf32, plat,
-                   tuple(lay.dilations), data_format)
+    return ConvProblem(x_shape=lay.size, filter_shape=weight_shape, y_shape=lay.dy_shape, strides=lay.strides, pads=pd,
+                       dilations=effective_dilations(weight_shape[2:], lay.dilations), groups=groups, dtype=dtype,
+                       platform=plat, enable_hf32=enable_hf32, data_format=data_format, filter_format=filter_format,
+                       dilations_given=tuple(lay.dilations))
 
 
 def check_operands(filter, out_backprop) -> None:

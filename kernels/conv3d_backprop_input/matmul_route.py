@@ -35,6 +35,7 @@ Choices where the source depends on what is not modelled here:
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -123,10 +124,9 @@ def dx_by_matmul(p, weight: np.ndarray | None, dy: np.ndarray | None, mode: str,
     hf32 = p.enable_hf32 and p.dtype == "float32"
     batch, m, n_cols, k = matmul_gemm(p, mode)
     tiling = MatmulTiling.for_shape(m, n_cols, k, p.dtype, batch=batch, shared_b=batch > 1, hf32=hf32)
-    out, report = run_matmul(left, right, platform=p.platform, tiling=tiling, execute=execute,
-                             check_races=check_races, hooks=hooks, poison_output=poison_output,
-                             engine=engine)
-    result = None
+    run = run_matmul(left, right, platform=p.platform, tiling=tiling, execute=execute, check_races=check_races,
+                     hooks=hooks, poison_output=poison_output, engine=engine)
+    out, result = run.result, None
     if execute:
         if mode == STRIDE_EQ_KERNEL:
             do, ho, wo = dy.shape[2:]
@@ -134,4 +134,4 @@ def dx_by_matmul(p, weight: np.ndarray | None, dy: np.ndarray | None, mode: str,
         result = np.ascontiguousarray(out.reshape(n, cin, di, hi, wi))
     notes = [f"route: aclnn computes this dx with a matmul, not Conv3DBackpropInputV2: {mode}, {_DESCRIPTION[mode]}; "
              f"{how}{' in HF32' if hf32 else ''} (route='v2' runs the conv kernel)"]
-    return Run(result, tiling, report, notes, route="matmul", matmul_mode=mode)
+    return replace(run, result=result, notes=notes, route="matmul", matmul_mode=mode)

@@ -32,17 +32,15 @@ from kernels.common.operands import default_data_format, require_arch22_kernel
 from kernels.common.run import Run, output_buffer, read_output, write_trace
 from kernels.common.size_guard import RunEstimate, check_fits, conv_estimate, gemm_tiles, tensor_bytes
 from kernels.common.tiling_reads import ReadRecorder, flag_unread_overrides
-from kernels.conv3d_backprop_input.arguments import (DATA_FORMATS, FILTER_FORMATS, Problem,  # noqa: F401
-                                                     check_operands, operands_to_ncdhw)
+from kernels.conv3d_backprop_input.arguments import check_operands, operands_to_ncdhw
 from kernels.conv3d_backprop_input.kernel.arch22.conv3d_backprop_input_v2 import \
     conv3d_backprop_input_v2 as _kernel_entry
 from kernels.conv3d_backprop_input.kernel.arch22.conv3d_backprop_input_v2 import driver_class
 from kernels.conv3d_backprop_input.kernel.arch22.util import FORMAT_NCDHW
 from kernels.conv3d_backprop_input.matmul_route import dx_by_matmul, matmul_gemm
 from kernels.conv3d_backprop_input.operator_arch35 import check_operands_950, launch_arch35, plan_dx_arch35
-from kernels.conv3d_backprop_input.plan import ROUTES  # noqa: F401 (DATA_FORMATS, FILTER_FORMATS, ROUTES re-exported)
-from kernels.conv3d_backprop_input.plan import \
-    plan_conv3d_dx  # noqa: F401 (DATA_FORMATS, FILTER_FORMATS, ROUTES re-exported)
+from kernels.conv3d_backprop_input.plan import ROUTES, plan_conv3d_dx  # noqa: F401 (ROUTES re-exported)
+from tiling.common.problem import ConvProblem
 
 
 def estimate_conv3d_dx(plan, *, execute: bool = True, check_races: bool = True, record: bool = True) -> RunEstimate:
@@ -73,7 +71,7 @@ def estimate_conv3d_dx(plan, *, execute: bool = True, check_races: bool = True, 
                          cores=cores, execute=execute, check_races=check_races, record=record, pending=pending)
 
 
-def _launch(problem: Problem, weight: np.ndarray | None, dy: np.ndarray | None, tiling_data, y_format: str, *,
+def _launch(problem: ConvProblem, weight: np.ndarray | None, dy: np.ndarray | None, tiling_data, y_format: str, *,
             execute: bool, check_races: bool, poison_output: bool, hooks, engine: str, record: bool = True):
     """(y in y_format, report): y NCDHW, or NDC1HWC0 as (N, D, C1, H, W, C0). weight and dy (NCDHW) are None in
     timing-only mode: GM then holds size-only allocations of the device shapes and nothing is converted."""

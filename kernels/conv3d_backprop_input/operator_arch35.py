@@ -22,12 +22,12 @@ import numpy as np
 from ascend_sim import Chip
 from ascend_sim.machine.dtypes import DTYPES, EIGHT_BIT_DTYPES
 from ascend_sim.machine.tensor import GmAddr
-from kernels.common.operands import check_format
 from kernels.common.run import output_buffer, read_output
 from kernels.conv3d_backprop_input import arguments
 from kernels.conv3d_backprop_input.kernel.arch35.conv3d_backprop_input_v2_arch35 import (
     conv3d_backprop_input_v2_arch35, unported_features)
 from kernels.conv3d_backprop_input.matmul_route import aclnn_matmul_mode
+from tiling.common.problem import check_format
 from tiling.common.validation import Problem, ValidationReport
 from tiling.conv3d_backprop_input.arch35 import conv3d_backprop_input_tiling_arch35
 from tiling.conv3d_backprop_input.arch35.context_utils import parse_problem

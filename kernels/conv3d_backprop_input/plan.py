@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kernels.conv3d_backprop_input.arguments import Problem, check_problem
+from kernels.conv3d_backprop_input.arguments import check_problem
 from kernels.conv3d_backprop_input.kernel.arch22.util import FORMAT_NCDHW, FORMAT_NDC1HWC0
 from kernels.conv3d_backprop_input.matmul_route import aclnn_matmul_mode
 from kernels.conv3d_backprop_input.rewrite import Rewrite, normalise_problem
 from tiling import check_conv3d_dx_args, tiling_for_args
 from tiling.common.cstruct import overrides_mapping
+from tiling.common.problem import ConvProblem
 from tiling.conv3d_backprop_input.arch22.model import Conv3DBackpropInputV2TilingData
 
 ROUTES = ("aclnn", "v2")
@@ -31,9 +32,9 @@ class Conv3dDxPlan:
     and notes what the operator says about the rewrite and the tiling; y_format the y format of the kernel build
     (kernel_y_format). For "matmul" kernel_problem is problem."""
 
-    problem: Problem
+    problem: ConvProblem
     route: str
-    kernel_problem: Problem
+    kernel_problem: ConvProblem
     matmul_mode: str | None = None
     rewrite: Rewrite = Rewrite()
     tiling: Conv3DBackpropInputV2TilingData | None = None
@@ -95,7 +96,7 @@ def plan_conv3d_dx(input_size, filter_shape, out_backprop_shape, dtype, *, strid
                         y_format=kernel_y_format(problem, user.data_format))
 
 
-def kernel_y_format(p: Problem, data_format: str) -> str:
+def kernel_y_format(p: ConvProblem, data_format: str) -> str:
     """The y format aclnn gives Conv3DBackpropInputV2 on this platform: "NCDHW" (the MIX AIC:AIV 1:1 build writes
     dx itself) or "NDC1HWC0" (the host converts).
 
@@ -107,7 +108,7 @@ def kernel_y_format(p: Problem, data_format: str) -> str:
     return FORMAT_NDC1HWC0
 
 
-def needs_output_init(p: Problem) -> bool:
+def needs_output_init(p: ConvProblem) -> bool:
     """Whether some dx element receives no contribution that the kernel writes (exact, for a normalised problem).
 
     With zero insertion every dx row/column inside the computed range is written (zeros if nothing reaches it);

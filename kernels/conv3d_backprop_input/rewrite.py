@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from kernels.conv3d_backprop_input.arguments import Problem
+from tiling.common.problem import ConvProblem
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ class Rewrite:
         return y[:, :, bd:bd + di, bh:bh + hi, bw:bw + wi]
 
 
-def normalise_problem(p: Problem) -> tuple[Problem, Rewrite]:
+def normalise_problem(p: ConvProblem) -> tuple[ConvProblem, Rewrite]:
     """An equivalent problem inside the A2 V2 kernel's envelope.
 
     - pad > (k-1)*dilation on any side (aclnn sends these to the V1 operator): the rows/planes of the padded
@@ -84,4 +84,4 @@ def normalise_problem(p: Problem) -> tuple[Problem, Rewrite]:
     filter_shape = (cout, cin_g, kernel[0] + zero_planes, *kernel[1:])
     new_sizes = tuple(s + b + a for s, b, a in zip(sizes, before, after))
     rewrite = Rewrite(tuple(before), tuple(after), zero_planes, p.dilations[0])
-    return replace(p, dx_shape=(n, cin, *new_sizes), filter_shape=filter_shape, pads=tuple(pads)), rewrite
+    return replace(p, x_shape=(n, cin, *new_sizes), filter_shape=filter_shape, pads=tuple(pads)), rewrite

@@ -6,12 +6,13 @@ from __future__ import annotations
 import numpy as np
 
 from ascend_sim.machine.formats import DATA_FORMATS, FILTER_FORMATS, filter_shape_to_ncdhw, filter_to_ncdhw
-from kernels.common.operands import check_array, check_format, dhw_attribute
-from tiling.conv3d_v2 import Conv3dArgs, check_conv3d_v2_args
+from kernels.common.operands import check_array, dhw_attribute
+from tiling.common.problem import ConvProblem, check_format
+from tiling.conv3d_v2 import check_conv3d_v2_args
 
 
 def check_conv3d_v2_operands(x, filter, bias, strides, pads, dilations, groups, data_format, filter_format,
-                             platform, enable_hf32) -> Conv3dArgs:
+                             platform, enable_hf32) -> ConvProblem:
     """Everything checked before launch; returns the NCDHW problem (with its output shape)."""
     data_format = check_format("data_format", data_format, DATA_FORMATS)
     filter_format = check_format("filter_format", filter_format, FILTER_FORMATS)

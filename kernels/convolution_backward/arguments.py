@@ -22,7 +22,7 @@ import numpy as np
 from ascend_sim.machine.dtypes import DTYPES, dtype_name
 from ascend_sim.machine.platform import Platform
 from kernels.common.operands import check_array
-from tiling.common.checks import check_int, check_platform
+from tiling.common.problem import check_int, check_platform
 
 DIM_MAX = 2147483646  # every tensor dimension, strideD and paddingD: [1, 2147483646] on the API page
 KERNEL_HW_MAX = 255  # weight H and W (2D / 3D) and L (1D)

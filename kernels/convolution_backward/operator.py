@@ -111,25 +111,23 @@ def _grad_weight(a, r, go, x, kw) -> Run:
         left = go.reshape(n, cout).T  # isLeftTranspose, done on the host (copied by the upload)
         right = x.reshape(n, -1)
         tiling = MatmulTiling.for_shape(cout, right.shape[1], n, m.dtype, hf32=m.hf32)
-        out, report = run_matmul(left, right, platform=a.platform, tiling=tiling, hf32=m.hf32,
-                                 execute=kw["execute"], check_races=kw["check_races"], engine=kw["engine"],
-                                 hooks=kw["hooks"])
-        result = out.reshape(v.weight_shape) if kw["execute"] else None
+        run = run_matmul(left, right, platform=a.platform, tiling=tiling, hf32=m.hf32, execute=kw["execute"],
+                         check_races=kw["check_races"], engine=kw["engine"], hooks=kw["hooks"])
+        result = run.result.reshape(v.weight_shape) if kw["execute"] else None
         note = ("grad_weight: kernel == feature map, computed by a MatMul of gradOutput^T and input "
                 "(CONV3D_BP_MM_FEATURE_MAP_EQ_KERNEL, CalculateConv3DBackwardDwByMmMode)")
-        return Run(result, tiling, report, [note], gradient="grad_weight", kernel=f"MatMul ({FM_EQ_KERNEL})")
+        return replace(run, result=result, notes=[note], gradient="grad_weight", kernel=f"MatMul ({FM_EQ_KERNEL})")
     if r.dw_matmul == DW_1X1:  # Is1x1DwTransToMm (950): dy (Cout x DHW) . x^T (DHW x Cin), batch 1
         cout, cin = v.weight_shape[:2]
         left = go.reshape(cout, -1)
         right = x.reshape(cin, -1).T  # isRightTranspose, done on the host (copied by the upload)
         tiling = MatmulTiling.for_shape(cout, cin, right.shape[0], m.dtype, hf32=m.hf32)
-        out, report = run_matmul(left, right, platform=a.platform, tiling=tiling, hf32=m.hf32,
-                                 execute=kw["execute"], check_races=kw["check_races"], engine=kw["engine"],
-                                 hooks=kw["hooks"])
-        result = out.reshape(v.weight_shape) if kw["execute"] else None
+        run = run_matmul(left, right, platform=a.platform, tiling=tiling, hf32=m.hf32, execute=kw["execute"],
+                         check_races=kw["check_races"], engine=kw["engine"], hooks=kw["hooks"])
+        result = run.result.reshape(v.weight_shape) if kw["execute"] else None
         note = ("grad_weight: 1x1x1 kernel, batch 1, computed by a MatMul of gradOutput and input^T "
                 "(Is1x1DwTransToMm, GenConvMmDwInputBy1x1Mode; Ascend 950)")
-        return Run(result, tiling, report, [note], gradient="grad_weight", kernel=f"MatMul ({DW_1X1})")
+        return replace(run, result=result, notes=[note], gradient="grad_weight", kernel=f"MatMul ({DW_1X1})")
     fmap, dy = (go, x) if a.transposed else (x, go)
     run = conv3d_backprop_filter_v2_run(fmap, v.weight_shape, dy, strides=(1, 1, *v.strides), pads=v.pads,
                                         dilations=(1, 1, *v.dilations), groups=a.groups, data_format="NCDHW",

@@ -10,10 +10,10 @@ from ascend_sim import Chip
 from ascend_sim.machine.dtypes import arch_refuses
 from ascend_sim.machine.platform import get_platform
 from ascend_sim.machine.tensor import GmAddr
-from kernels.common.run import output_buffer, read_output
+from kernels.common.run import Run, output_buffer, read_output
 from kernels.matmul.kernel.arch35.matmul_kernel import matmul_kernel as matmul_kernel_arch35
 from kernels.matmul.kernel.matmul_kernel import matmul_kernel
-from tiling.common.checks import check_hf32
+from tiling.common.problem import check_hf32
 from tiling.matmul import OPERAND_DTYPES, MatmulTiling
 
 
@@ -30,7 +30,8 @@ def run_matmul(a: np.ndarray, b: np.ndarray, *, platform="Ascend910B2", block_di
                tiling: MatmulTiling | None = None, execute: bool = True, check_races: bool = True,
                out_dtype=None, hf32: bool = False, hooks=None, poison_output: bool = False,
                engine: str = "auto"):
-    """Run the kernel on a simulated chip. Returns (C, RunReport).
+    """Run the kernel on a simulated chip. Returns a `Run` (kernels/common/run.py): `.result` is C, `.report` the
+    RunReport, `.tiling` the MatmulTiling.
 
     a: (M, K) or (batch, M, K); b: (K, N), (1, K, N) or (batch, K, N): a 2-D or batch-1 B is shared by every
     batch. The operand dtype is a's if it is float16, bfloat16, float32 or, on the Ascend 950, hifloat8 or
@@ -78,4 +79,4 @@ def run_matmul(a: np.ndarray, b: np.ndarray, *, platform="Ascend910B2", block_di
     c_gm = output_buffer(chip, "C", (batch, m, n), result, poison_output)
     report = chip.launch(kernel, block_dim, GmAddr(a_gm), GmAddr(b_gm), GmAddr(c_gm), t)
     c = read_output(chip, c_gm, (batch, m, n), result)
-    return (c if c is None or a.ndim == 3 else c[0]), report
+    return Run(c if c is None or a.ndim == 3 else c[0], t, report)

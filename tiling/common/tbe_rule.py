@@ -1,5 +1,6 @@
-"""This project's own rule for the core split the closed TBE cache tiling (`GetTbeTiling`) would give: shared by
-the dx and dw stand-ins (tiling/conv3d_backprop_input/arch22/tbe_rule.py, tiling/conv3d_backprop_filter/tbe_rule.py).
+"""What the dx and dw stand-ins for the closed TBE cache tiling (`GetTbeTiling`) share
+(tiling/conv3d_backprop_input/arch22/tbe_rule.py, tiling/conv3d_backprop_filter/tbe_rule.py): the answer's struct
+(`TbeTiling`) and this project's own rule for the core split it would give.
 
 Grow one axis at a time, taking the step that cuts the per-core work (the product of the per-core shares) most per
 core added, ties broken by the axes' order, while the product of the splits stays within the cores.
@@ -7,8 +8,34 @@ core added, ties broken by the axes' order, while the product of the splits stay
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from tiling.common.integers import ceil_div
+
+
+@dataclass(frozen=True, kw_only=True)
+class TbeTiling:
+    """The fields of Conv3dBackpropV2TBETilingData (the TBE cache tiling's answer) that the dx and dw base
+    templates read: the core split, the L0 blocks and the L1 loads in fractal units, the double-buffer flags.
+    m_al1 and n_bl1 are read by dw only; reason says which own rule proposed it (for notes)."""
+
+    batch_dim: int
+    d_dim: int
+    group_dim: int
+    m_dim: int
+    n_dim: int
+    k_dim: int
+    m_l0: int
+    k_l0: int
+    n_l0: int
+    m_al1: int = 1
+    n_bl1: int = 1
+    k_al1: int
+    k_bl1: int
+    db_l0c: int
+    db_al1: int
+    db_bl1: int
+    reason: str = ""
 
 
 def _next_split(extent: int, current: int, divisors_only: bool, cores: int) -> int | None:

@@ -15,6 +15,7 @@ import numpy as np
 from ascend_sim.machine.platform import Platform
 from tiling.common.integers import align_up as ceil_align
 from tiling.common.integers import ceil_div
+from tiling.common.tbe_rule import TbeTiling
 from tiling.conv3d_backprop_filter.run_info import BLOCK_CUBE, RunInfo
 
 DB_ON = 2
@@ -69,28 +70,6 @@ class TilingValue:
     def tiling_fields(self) -> dict:
         """SetTilingValue's dwTiling part."""
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in self.PARAMS}
-
-
-@dataclass(frozen=True)
-class TbeTiling:
-    """The fields of Conv3dBackpropV2TBETilingData that the dw templates read."""
-
-    batch_dim: int
-    d_dim: int
-    group_dim: int
-    m_dim: int
-    n_dim: int
-    k_dim: int
-    m_l0: int
-    k_l0: int
-    n_l0: int
-    m_al1: int
-    n_bl1: int
-    k_al1: int
-    k_bl1: int
-    db_l0c: int
-    db_al1: int
-    db_bl1: int
 
 
 @dataclass

@@ -8,11 +8,10 @@ host leaves unchecked. Every error names the parameter, its value and what is al
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
-from ascend_sim.machine.platform import Platform
-from tiling.common.checks import (PAD_NAMES, check_dhw, check_dtype, check_hf32, check_in_range, check_int, check_ints,
-                                  check_platform)
+from tiling.common.problem import (FILTER_AXES, NCDHW, ConvProblem, check_attribute_ranges, check_attributes,
+                                   check_flag, check_in_range, check_ints, check_kind, check_output_size,
+                                   check_shape_ranges, effective_dilations)
 
 SHAPE_UPPER = 2**31 - 2      # SHAPE_UPPER = INT32_MAX - 1
 DILATION_HW_MAX = 255        # DILATION_UPPER (arch22)
@@ -20,33 +19,11 @@ PAD_HW_MAX = 255             # PAD_UPPER (arch22); also the 8-bit Load3Dv2 padLi
 GROUPS_MAX = 65535           # UINT16_MAX
 STRIDE_HW_MAX = 63           # Load3Dv2 strideH/strideW are 6-bit (the real host allows up to INT32_MAX - 1)
 KERNEL_HW_MAX = 511          # Load3Dv2 filterH/W are 8-bit plus the filterSize 9th bit
-_AXES = ("d", "h", "w")
-
-
-@dataclass(frozen=True)
-class DwArgs:
-    """A checked Conv3DBackpropFilter problem, NCDHW, groups resolved as the real host resolves them."""
-
-    x_shape: tuple[int, int, int, int, int]
-    filter_shape: tuple[int, int, int, int, int]
-    dy_shape: tuple[int, int, int, int, int]
-    strides: tuple[int, int, int]
-    pads: tuple[int, int, int, int, int, int]
-    dilations: tuple[int, int, int]
-    groups: int
-    dtype: str
-    enable_hf32: bool
-    deterministic: bool
-    platform: Platform
-
-    @property
-    def dtype_bytes(self) -> int:
-        return 4 if self.dtype == "float32" else 2
 
 
 def check_conv3d_dw_args(x_shape, filter_shape, dy_shape, strides=(1, 1, 1), pads=(0, 0, 0, 0, 0, 0),
                          dilations=(1, 1, 1), groups=1, dtype="bfloat16", platform="Ascend910B2",
-                         enable_hf32=False, deterministic=False) -> DwArgs:
+                         enable_hf32=False, deterministic=False) -> ConvProblem:
     """Check a Conv3DBackpropFilter problem for the A2 V2 kernel and return it normalised.
 
     Shapes are NCDHW: x (N, Cin, Di, Hi, Wi), filter (Cout, Cin/groups, kD, kH, kW), dy (N, Cout, Do, Ho, Wo).
@@ -54,33 +31,17 @@ def check_conv3d_dw_args(x_shape, filter_shape, dy_shape, strides=(1, 1, 1), pad
     bottom, left, right). groups=1 with filter_shape[1] < Cin means Cin / filter_shape[1] groups, as in the real
     host (ValidateGroupsValue). Raises TypeError for values of the wrong type and ValueError naming the parameter.
     """
-    dtype = check_dtype(dtype)
-    plat = check_platform(platform)
-    enable_hf32 = check_hf32("enable_hf32", enable_hf32, dtype)
-    if not isinstance(deterministic, bool):
-        raise TypeError(f"deterministic={deterministic!r} must be a bool")
-    x = check_ints("x_shape", x_shape, 5, ("N", "C", "D", "H", "W"))
-    wt = check_ints("filter_shape", filter_shape, 5, ("Cout", "Cin/groups", "kD", "kH", "kW"))
-    dy = check_ints("dy_shape", dy_shape, 5, ("N", "C", "D", "H", "W"))
-    st = check_dhw("strides", strides, ("stride_d", "stride_h", "stride_w"))
-    dil = check_dhw("dilations", dilations, ("dilation_d", "dilation_h", "dilation_w"))
-    pd = check_ints("pads", pads, 6, PAD_NAMES)
-    groups = check_int("groups", groups)
+    dtype, plat, enable_hf32 = check_kind(dtype, platform, enable_hf32)
+    deterministic = check_flag("deterministic", deterministic)
+    x = check_ints("x_shape", x_shape, 5, NCDHW)
+    wt = check_ints("filter_shape", filter_shape, 5, FILTER_AXES)
+    dy = check_ints("dy_shape", dy_shape, 5, NCDHW)
+    st, dil, pd, groups = check_attributes(strides, dilations, pads, groups)
 
-    for shape_name, shape, labels in (("x_shape", x, "NCDHW"), ("dy_shape", dy, "NCDHW"),
-                                      ("filter_shape", wt, ("Cout", "Cin/groups", "kD", "kH", "kW"))):
-        for i, (value, label) in enumerate(zip(shape, labels)):
-            check_in_range(f"{shape_name}[{i}] ({label})", value, 1, SHAPE_UPPER, by_label=False)
-    check_in_range("strides[0] (stride_d)", st[0], 1, SHAPE_UPPER)
-    check_in_range("strides[1] (stride_h)", st[1], 1, STRIDE_HW_MAX)
-    check_in_range("strides[2] (stride_w)", st[2], 1, STRIDE_HW_MAX)
-    check_in_range("dilations[0] (dilation_d)", dil[0], 1, SHAPE_UPPER)
-    check_in_range("dilations[1] (dilation_h)", dil[1], 1, DILATION_HW_MAX)
-    check_in_range("dilations[2] (dilation_w)", dil[2], 1, DILATION_HW_MAX)
-    check_in_range("pads[0] (pad_front)", pd[0], 0, SHAPE_UPPER)
-    check_in_range("pads[1] (pad_back)", pd[1], 0, SHAPE_UPPER)
-    for i in range(2, 6):
-        check_in_range(f"pads[{i}] ({PAD_NAMES[i]})", pd[i], 0, PAD_HW_MAX)
+    check_shape_ranges((("x_shape", x, NCDHW), ("dy_shape", dy, NCDHW), ("filter_shape", wt, FILTER_AXES)),
+                       SHAPE_UPPER)
+    check_attribute_ranges(st, dil, pd, (SHAPE_UPPER, STRIDE_HW_MAX, STRIDE_HW_MAX),
+                           (SHAPE_UPPER, DILATION_HW_MAX, DILATION_HW_MAX), (SHAPE_UPPER,) * 2 + (PAD_HW_MAX,) * 4)
     check_in_range("filter_shape[3] (kH)", wt[3], 1, KERNEL_HW_MAX)
     check_in_range("filter_shape[4] (kW)", wt[4], 1, KERNEL_HW_MAX)
     check_in_range("groups", groups, 1, GROUPS_MAX)
@@ -103,23 +64,9 @@ def check_conv3d_dw_args(x_shape, filter_shape, dy_shape, strides=(1, 1, 1), pad
     if cout % groups:
         raise ValueError(f"groups={groups} must divide dy_shape[1] (Cout)={cout}")
 
-    # SetDilationsAttr: a kernel of size 1 along an axis has no dilation there.
     kernel = wt[2:]
-    dil = tuple(1 if k == 1 else d for k, d in zip(kernel, dil))
-    for i, axis in enumerate(_AXES):
-        size_x, size_dy = x[2 + i], dy[2 + i]
-        before, after = pd[2 * i], pd[2 * i + 1]
-        span = (kernel[i] - 1) * dil[i] + 1
-        padded = size_x + before + after
-        if span > padded:
-            raise ValueError(f"filter_shape[{2 + i}] (k{axis.upper()})={kernel[i]} with dilation_{axis}={dil[i]} "
-                             f"spans {span}, more than x {axis.upper()} + pads = {padded}")
-        expect = (padded - span) // st[i] + 1
-        if expect != size_dy:
-            raise ValueError(
-                f"dy_shape[{2 + i}] ({axis.upper()})={size_dy} does not fit the convolution: expected "
-                f"floor((x {axis.upper()}={size_x} + pads {before}+{after} - dilation_{axis}*(k{axis.upper()}-1) - 1)"
-                f" / stride_{axis}={st[i]}) + 1 = {expect}")
+    given, dil = dil, effective_dilations(kernel, dil)  # SetDilationsAttr
+    check_output_size("x", x, dy, kernel, st, dil, pd, "k{AXIS}")
     # L1 must hold at least one B1 load next to the smallest A1 block (16 couts x 16 dy pixels). The host sizes a
     # B1 load with CalcHo (a part-row load is taken to straddle two rows) over full-width x rows of one C0 block
     # (the kernel never splits W): the fewest rows it can ask for decide whether any tiling fits.
@@ -132,7 +79,9 @@ def check_conv3d_dw_args(x_shape, filter_shape, dy_shape, strides=(1, 1, 1), pad
                          f"x the fewest channels ({b1} bytes; kH={kernel[1]}, dilation_h={dil[1]}, stride_h={st[1]}, "
                          f"dy W={dy[4]}) and the smallest A1 block {a1}, more than the {plat.L1} bytes of L1 on "
                          f"{plat.name} (the kernel never splits W)")
-    return DwArgs(x, wt, dy, st, pd, dil, groups, dtype, enable_hf32, deterministic, plat)
+    return ConvProblem(x_shape=x, filter_shape=wt, y_shape=dy, strides=st, pads=pd, dilations=dil, groups=groups,
+                       dtype=dtype, platform=plat, enable_hf32=enable_hf32, dilations_given=given,
+                       deterministic=deterministic)
 
 
 def fewest_host_dy_rows(wo: int) -> int:

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 from ascend_sim.machine.platform import Platform
 from tiling.common.cstruct import overrides_mapping
+from tiling.common.problem import ConvProblem
+from tiling.common.tbe_rule import TbeTiling
 from tiling.common.validation import TilingInfeasible
-from tiling.conv3d_backprop_filter.base import BaseTemplate, TbeTiling, TilingValue
+from tiling.conv3d_backprop_filter.base import BaseTemplate, TilingValue
 from tiling.conv3d_backprop_filter.basic_block import BasicBlockTiling, is_capable
-from tiling.conv3d_backprop_filter.checks import DwArgs, check_conv3d_dw_args
+from tiling.conv3d_backprop_filter.checks import check_conv3d_dw_args
 from tiling.conv3d_backprop_filter.keys import TPL_SPLIT_DFL
 from tiling.conv3d_backprop_filter.model import (Conv3DBackpropFilterV2Params, Conv3DBackpropFilterV2TilingData,
                                                  TConv3DDwBasicBlockTiling, TConv3DDwTiling)
 from tiling.conv3d_backprop_filter.run_info import RunInfo, build_run_info, shape_attr_fields
-from tiling.conv3d_backprop_filter.tbe_rule import TbeDims, own_block_candidates, own_core_dims
+from tiling.conv3d_backprop_filter.tbe_rule import TbeDims, dims_only, own_block_candidates, own_core_dims
 from tiling.conv3d_backprop_filter.validate import validate
 
 # The fields the basic-block template keeps from InitTilingValue's TBE branch (the vectors' tbe_dependent_fields).
@@ -24,13 +26,7 @@ BASIC_BLOCK_TBE_FIELDS = ("batchDim", "groupDim", "mDim", "kDim", "nDim", "singl
 SEPARATE_DK_TBE_FIELDS = ("dkDim", "singleCoreDk", "singleCoreGroup")
 
 
-def _dims_only(dims: TbeDims) -> TbeTiling:
-    """A TBE answer whose blocks nobody keeps (the basic-block template overwrites them)."""
-    return TbeTiling(dims.batch_dim, dims.d_dim, dims.group_dim, dims.m_dim, dims.n_dim, dims.k_dim,
-                     m_l0=1, k_l0=1, n_l0=1, m_al1=1, n_bl1=1, k_al1=1, k_bl1=1, db_l0c=1, db_al1=1, db_bl1=1)
-
-
-def _assemble(run: RunInfo, args: DwArgs, value: TilingValue, *, key: int, template: str, notes: list[str],
+def _assemble(run: RunInfo, args: ConvProblem, value: TilingValue, *, key: int, template: str, notes: list[str],
               dw_overrides: dict | None = None, basic_block: dict | None = None) -> Conv3DBackpropFilterV2TilingData:
     params, dwt = shape_attr_fields(run, args.platform.L1)
     return Conv3DBackpropFilterV2TilingData(
@@ -40,8 +36,8 @@ def _assemble(run: RunInfo, args: DwArgs, value: TilingValue, *, key: int, templ
         tiling_key=key, dtype=args.dtype, platform=args.platform, template=template, notes=notes)
 
 
-def _basic_block(run: RunInfo, args: DwArgs, dims: TbeDims, tbe: TbeTiling | None) -> Conv3DBackpropFilterV2TilingData:
-    base = BaseTemplate(run, args.platform, tbe or _dims_only(dims))
+def _basic_block(run: RunInfo, args: ConvProblem, dims: TbeDims, tbe: TbeTiling | None) -> Conv3DBackpropFilterV2TilingData:
+    base = BaseTemplate(run, args.platform, tbe or dims_only(dims))
     value = base.init_tiling_value()  # GetShapeAttrsInfo runs it before the template's own tiling
     notes = []
     if base.used_tbe and tbe is not None:
@@ -58,7 +54,7 @@ def _basic_block(run: RunInfo, args: DwArgs, dims: TbeDims, tbe: TbeTiling | Non
                      dw_overrides=dwt, basic_block=bb)
 
 
-def _base(run: RunInfo, args: DwArgs, dims: TbeDims, tbe: TbeTiling | None) -> Conv3DBackpropFilterV2TilingData:
+def _base(run: RunInfo, args: ConvProblem, dims: TbeDims, tbe: TbeTiling | None) -> Conv3DBackpropFilterV2TilingData:
     rejected = None
     proposals = [tbe] if tbe is not None else own_block_candidates(run, args.platform, dims)
     for proposal in proposals:
@@ -79,7 +75,7 @@ def _base(run: RunInfo, args: DwArgs, dims: TbeDims, tbe: TbeTiling | None) -> C
                            f"proposal was refused:\n{rejected}")
 
 
-def tiling_for_args(args: DwArgs, tbe: TbeTiling | None = None) -> Conv3DBackpropFilterV2TilingData:
+def tiling_for_args(args: ConvProblem, tbe: TbeTiling | None = None) -> Conv3DBackpropFilterV2TilingData:
     """The tiling of an already checked problem (see `check_conv3d_dw_args`).
 
     `tbe` replaces this project's TBE rule with a given answer of the closed TBE tiling (for example one read back

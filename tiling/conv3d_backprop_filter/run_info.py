@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from tiling.common.integers import align_up as ceil_align
 from tiling.common.integers import ceil_div
-from tiling.conv3d_backprop_filter.checks import DwArgs
+from tiling.common.problem import ConvProblem
 
 BLOCK_CUBE = 16
 
@@ -72,7 +72,7 @@ def _mag_factor(ci: int, co: int, groups: int, k0: int) -> int:
     return min(math.lcm(factor0, factor1), groups)
 
 
-def build_run_info(args: DwArgs) -> RunInfo:
+def build_run_info(args: ConvProblem) -> RunInfo:
     n, ci, di, hi, wi = args.x_shape
     _, co, dout, ho, wo = args.dy_shape
     _, _, kd, kh, kw = args.filter_shape

@@ -21,8 +21,8 @@ from typing import Iterator
 
 from ascend_sim.machine.platform import Platform
 from tiling.common.integers import ceil_div
-from tiling.common.tbe_rule import greedy_core_split
-from tiling.conv3d_backprop_filter.base import BaseTemplate, TbeTiling, TilingValue
+from tiling.common.tbe_rule import TbeTiling, greedy_core_split
+from tiling.conv3d_backprop_filter.base import BaseTemplate, TilingValue
 from tiling.conv3d_backprop_filter.run_info import BLOCK_CUBE, RunInfo
 
 
@@ -57,11 +57,16 @@ def _tbe(dims: TbeDims, run: RunInfo, t: TilingValue, db: tuple[int, int, int]) 
                      db_l0c=db[0], db_al1=db[1], db_bl1=db[2])
 
 
+def dims_only(dims: TbeDims) -> TbeTiling:
+    """A TBE answer with this core split whose blocks nobody keeps (all 1: the caller overwrites them)."""
+    return TbeTiling(batch_dim=dims.batch_dim, d_dim=dims.d_dim, group_dim=dims.group_dim, m_dim=dims.m_dim,
+                     n_dim=dims.n_dim, k_dim=dims.k_dim, m_l0=1, k_l0=1, n_l0=1, m_al1=1, n_bl1=1, k_al1=1, k_bl1=1,
+                     db_l0c=1, db_al1=1, db_bl1=1)
+
+
 def own_block_candidates(run: RunInfo, platform: Platform, dims: TbeDims) -> Iterator[TbeTiling]:
     """Block proposals for a core split, most preferred first."""
-    placeholder = TbeTiling(dims.batch_dim, dims.d_dim, dims.group_dim, dims.m_dim, dims.n_dim, dims.k_dim,
-                            1, 1, 1, 1, 1, 1, 1, 1, 1, 1)
-    base = BaseTemplate(run, platform, placeholder)
+    base = BaseTemplate(run, platform, dims_only(dims))
     split = base.split_from_tbe(TilingValue())  # the single-core shape of this split
     # 1. the real base template's open block rule, on this split
     t = TilingValue(**{**split.__dict__})

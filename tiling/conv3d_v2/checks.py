@@ -8,11 +8,8 @@ it against the input (CheckOutputShapeConsistency).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from ascend_sim.machine.platform import Platform
-from tiling.common.checks import (PAD_NAMES, check_dhw, check_dtype, check_hf32, check_in_range, check_int, check_ints,
-                                  check_platform)
+from tiling.common.problem import (FILTER_AXES, ConvProblem, check_attribute_ranges, check_attributes, check_flag,
+                                   check_in_range, check_ints, check_kind, check_shape_ranges)
 
 SHAPE_UPPER = 2**31 - 1
 STRIDE_HW_MAX = 63        # LOAD3D_MAX_STRIDE_H_W
@@ -23,55 +20,22 @@ POSK_MAX = 65535          # kH * kW * k0 (Load3D posK)
 K0 = {"float16": 16, "bfloat16": 16, "float32": 8}
 
 
-@dataclass(frozen=True)
-class Conv3dArgs:
-    """A checked Conv3DV2 problem, NCDHW, with its output shape."""
-
-    x_shape: tuple[int, int, int, int, int]
-    filter_shape: tuple[int, int, int, int, int]
-    y_shape: tuple[int, int, int, int, int]
-    strides: tuple[int, int, int]
-    pads: tuple[int, int, int, int, int, int]
-    dilations: tuple[int, int, int]
-    groups: int
-    dtype: str
-    bias: bool
-    enable_hf32: bool
-    pointwise: bool
-    platform: Platform
-
-
 def check_conv3d_v2_args(x_shape, filter_shape, strides=(1, 1, 1), pads=(0, 0, 0, 0, 0, 0), dilations=(1, 1, 1),
                          groups=1, dtype="bfloat16", platform="Ascend910B2", bias=False, enable_hf32=False,
-                         pointwise=False) -> Conv3dArgs:
+                         pointwise=False) -> ConvProblem:
     """x (N, Cin, Di, Hi, Wi), filter (Cout, Cin/groups, kD, kH, kW); strides/dilations (D, H, W) or the 5-value
     NCDHW form with N = C = 1; pads (front, back, top, bottom, left, right). pointwise=True asks for the NCDHW
     pointwise path (1x1x1 kernel, strides and dilations 1, no pads, groups 1); otherwise the NDC1HWC0 path."""
-    dtype = check_dtype(dtype)
-    plat = check_platform(platform)
-    enable_hf32 = check_hf32("enable_hf32", enable_hf32, dtype)
-    for name, flag in (("bias", bias), ("pointwise", pointwise)):
-        if not isinstance(flag, bool):
-            raise TypeError(f"{name}={flag!r} must be a bool")
-    x = check_ints("x_shape", x_shape, 5, ("N", "Cin", "D", "H", "W"))
-    wt = check_ints("filter_shape", filter_shape, 5, ("Cout", "Cin/groups", "kD", "kH", "kW"))
-    st = check_dhw("strides", strides, ("stride_d", "stride_h", "stride_w"))
-    dil = check_dhw("dilations", dilations, ("dilation_d", "dilation_h", "dilation_w"))
-    pd = check_ints("pads", pads, 6, PAD_NAMES)
-    groups = check_int("groups", groups)
+    dtype, plat, enable_hf32 = check_kind(dtype, platform, enable_hf32)
+    bias, pointwise = check_flag("bias", bias), check_flag("pointwise", pointwise)
+    x_axes = ("N", "Cin", "D", "H", "W")
+    x = check_ints("x_shape", x_shape, 5, x_axes)
+    wt = check_ints("filter_shape", filter_shape, 5, FILTER_AXES)
+    st, dil, pd, groups = check_attributes(strides, dilations, pads, groups)
 
-    for shape_name, shape, labels in (("x_shape", x, ("N", "Cin", "D", "H", "W")),
-                                      ("filter_shape", wt, ("Cout", "Cin/groups", "kD", "kH", "kW"))):
-        for i, (value, label) in enumerate(zip(shape, labels)):
-            check_in_range(f"{shape_name}[{i}] ({label})", value, 1, SHAPE_UPPER, by_label=False)
-    check_in_range("strides[0] (stride_d)", st[0], 1, SHAPE_UPPER)
-    check_in_range("strides[1] (stride_h)", st[1], 1, STRIDE_HW_MAX)
-    check_in_range("strides[2] (stride_w)", st[2], 1, STRIDE_HW_MAX)
-    check_in_range("dilations[0] (dilation_d)", dil[0], 1, SHAPE_UPPER)
-    check_in_range("dilations[1] (dilation_h)", dil[1], 1, DILATION_HW_MAX)
-    check_in_range("dilations[2] (dilation_w)", dil[2], 1, DILATION_HW_MAX)
-    for i, name in enumerate(PAD_NAMES):
-        check_in_range(f"pads[{i}] ({name})", pd[i], 0, SHAPE_UPPER if i < 2 else PAD_HW_MAX)
+    check_shape_ranges((("x_shape", x, x_axes), ("filter_shape", wt, FILTER_AXES)), SHAPE_UPPER)
+    check_attribute_ranges(st, dil, pd, (SHAPE_UPPER, STRIDE_HW_MAX, STRIDE_HW_MAX),
+                           (SHAPE_UPPER, DILATION_HW_MAX, DILATION_HW_MAX), (SHAPE_UPPER,) * 2 + (PAD_HW_MAX,) * 4)
     check_in_range("filter_shape[3] (kH)", wt[3], 1, KERNEL_HW_MAX, by_label=False)
     check_in_range("filter_shape[4] (kW)", wt[4], 1, KERNEL_HW_MAX, by_label=False)
     if wt[3] * wt[4] * K0[dtype] > POSK_MAX:
@@ -95,4 +59,6 @@ def check_conv3d_v2_args(x_shape, filter_shape, strides=(1, 1, 1), pads=(0, 0, 0
             raise ValueError("pointwise=True needs a 1x1x1 kernel, strides (1, 1, 1), dilations (1, 1, 1), "
                              f"zero pads and groups=1; got filter {wt[2:]}, strides {st}, dilations {dil}, "
                              f"pads {pd}, groups {groups}")
-    return Conv3dArgs(x, wt, (x[0], wt[0], *out), st, pd, dil, groups, dtype, bias, enable_hf32, pointwise, plat)
+    return ConvProblem(x_shape=x, filter_shape=wt, y_shape=(x[0], wt[0], *out), strides=st, pads=pd, dilations=dil,
+                       groups=groups, dtype=dtype, platform=plat, enable_hf32=enable_hf32, bias=bias,
+                       pointwise=pointwise)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ascend_sim.machine.dtypes import DTYPES, EIGHT_BIT_DTYPES, c0_of
-from tiling.common.checks import check_hf32
+from tiling.common.problem import check_hf32
 
 L0_HALF = 32 * 1024  # each ping-pong half of L0A / L0B
 L0C_SIZE = 128 * 1024

@@ -4,7 +4,8 @@ Operands are float16, bfloat16 or float32 (optionally rounded to HF32 by the cub
 L0C and Fixpipe writes C as float16 (F322F16), bfloat16 (F322BF16) or float32 (NoQuant). C0 = 32 B / element
 size: 16 for the 16-bit types, 8 for float32. B may be shared by every batch (a broadcast right operand).
 
-Per output tile (baseM x baseN) of this core:
+The tile loop (matmul_tiles) is the same on the Ascend 950 (kernel/arch35/matmul_kernel.py); what differs per arch
+is its MatmulTools, the instruction choices. Per output tile (baseM x baseN) of this core, on A2/A3 (A2_TOOLS):
   GM -> L1   DataCopy with Nd2NzParams (ND to NZ on the fly), stepK K-slices at a time, double-buffered (TQue A1/B1)
   L1 -> L0A  LoadData 2D: NZ fractals (16 x C0) are already ZZ fractals, so they are copied as they are
   L1 -> L0B  16-bit: LoadData 2D with ifTranspose: each 16 x 16 NZ fractal of B is transposed into ZN
@@ -17,6 +18,8 @@ M, N and K need not be multiples of 16: Nd2Nz pads each row to C0 with zeros, th
 Fixpipe writes only the mSize x nSize valid part of a tile.
 """
 from __future__ import annotations
+
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -32,13 +35,31 @@ ND2NZ_PITCH_MAX = 65535  # Nd2NzParams.srcDValue is 16 bits
 QUANT = {"float16": QuantMode_t.F322F16, "bfloat16": QuantMode_t.F322BF16, "float32": QuantMode_t.NoQuant}
 
 
-def _align(value: int, unit: int) -> int:
+def align(value: int, unit: int) -> int:
+    """value rounded up to a multiple of unit."""
     return -(-value // unit) * unit
 
 
 def matmul_kernel(a_gm, b_gm, c_gm, t) -> None:
-    """One core's tiles of C; `t` is the MatmulTiling (tiling/matmul)."""
-    dtype, out = DTYPES[t.dtype], DTYPES[t.out]
+    """One core's tiles of C on A2/A3; `t` is the MatmulTiling (tiling/matmul)."""
+    matmul_tiles(a_gm, b_gm, c_gm, t, A2_TOOLS)
+
+
+class MatmulTools(NamedTuple):
+    """An arch's instruction choices for the tile loop: its operand dtypes, GM -> L1 copies of A and B, L1 -> L0A/L0B
+    loads and the Fixpipe of a finished tile (kernel/arch35/matmul_kernel.py has the Ascend 950's)."""
+
+    dtypes: dict
+    copy_a: Callable  # (a1, a, use_m, use_kl1, pitch K)
+    copy_b: Callable  # (b1, b, use_kl1, use_n, pitch N)
+    load_a: Callable  # (a2, a1, use_m, use_k, k, c0)
+    load_b: Callable  # (b2, b1, use_kl1, use_n, use_k, k, c0)
+    fixpipe: Callable  # (c, c_l0, use_m, use_n, t)
+
+
+def matmul_tiles(a_gm, b_gm, c_gm, t, tools: MatmulTools) -> None:
+    """The tile loop of every arch: this core's output tiles, K in L1 loads of stepK slices, the L0 ping-pong."""
+    dtype, out = tools.dtypes[t.dtype], tools.dtypes[t.out]
     c0 = 32 // dtype.itemsize
     a = GlobalTensor(dtype).SetGlobalBuffer(a_gm, t.batch * t.M * t.K)
     b = GlobalTensor(dtype).SetGlobalBuffer(b_gm, (1 if t.shared_b else t.batch) * t.K * t.N)
@@ -66,11 +87,11 @@ def matmul_kernel(a_gm, b_gm, c_gm, t) -> None:
         c_l0 = qc.AllocTensor(np.float32)
         for k_l1 in range(0, t.K, kl1):
             use_kl1 = min(kl1, t.K - k_l1)
-            a1 = qa1.AllocTensor(dtype)  # A slice (use_m x use_kl1) as NZ: [K/C0][align16(use_m)][C0]
-            copy_nd_to_nz(a1, a[a_batch + m0 * t.K + k_l1], use_m, use_kl1, t.K)
+            a1 = qa1.AllocTensor(dtype)  # the A slice (use_m x use_kl1) in L1
+            tools.copy_a(a1, a[a_batch + m0 * t.K + k_l1], use_m, use_kl1, t.K)
             qa1.EnQue(a1)
-            b1 = qb1.AllocTensor(dtype)  # B slice (use_kl1 x use_n) as NZ: [N/C0][align16(use_kl1)][C0]
-            copy_nd_to_nz(b1, b[b_batch + k_l1 * t.N + n0], use_kl1, use_n, t.N)
+            b1 = qb1.AllocTensor(dtype)  # the B slice (use_kl1 x use_n) in L1
+            tools.copy_b(b1, b[b_batch + k_l1 * t.N + n0], use_kl1, use_n, t.N)
             qb1.EnQue(b1)
             a1, b1 = qa1.DeQue(), qb1.DeQue()
             for k in range(0, use_kl1, t.baseK):
@@ -78,24 +99,19 @@ def matmul_kernel(a_gm, b_gm, c_gm, t) -> None:
                 a2 = l0a.GetWithOffset(t.baseM * t.baseK, ping * L0_HALF, dtype)
                 b2 = l0b.GetWithOffset(t.baseK * t.baseN, ping * L0_HALF, dtype)
                 WaitFlag(HardEvent.M_MTE1, ping)
-                load_a_zz(a2, a1, use_m, use_k, k, c0)
-                if c0 == 16:
-                    load_b_zn(b2, b1, use_kl1, use_n, use_k, k)
-                else:
-                    load_b_zn_b32(b2, b1, use_kl1, use_n, use_k, k)
+                tools.load_a(a2, a1, use_m, use_k, k, c0)
+                tools.load_b(b2, b1, use_kl1, use_n, use_k, k, c0)
                 SetFlag(HardEvent.MTE1_M, ping)
                 WaitFlag(HardEvent.MTE1_M, ping)
                 # m is rounded up to whole fractal rows: m = 1 would select the GEMV mode (A as a plain vector)
-                Mmad(c_l0, a2, b2, MmadParams(_align(use_m, 16), use_n, use_k, cmatrixInitVal=(k_l1 + k == 0)))
+                Mmad(c_l0, a2, b2, MmadParams(align(use_m, 16), use_n, use_k, cmatrixInitVal=(k_l1 + k == 0)))
                 SetFlag(HardEvent.M_MTE1, ping)
                 ping ^= 1
             qa1.FreeTensor(a1)
             qb1.FreeTensor(b1)
         qc.EnQue(c_l0)
         c_l0 = qc.DeQue()
-        Fixpipe(c[batch * t.M * t.N + m0 * t.N + n0], c_l0,
-                FixpipeParamsV220(nSize=use_n, mSize=use_m, srcStride=_align(use_m, 16), dstStride=t.N,
-                                  quantPre=QUANT[t.out]), CFG_ROW_MAJOR)
+        tools.fixpipe(c[batch * t.M * t.N + m0 * t.N + n0], c_l0, use_m, use_n, t)
         qc.FreeTensor(c_l0)
     if t.hf32:
         SetHF32Mode(False)
@@ -106,7 +122,7 @@ def copy_nd_to_nz(dst: LocalTensor, src: GlobalTensor, rows: int, cols: int, pit
 
     One Nd2Nz when the pitch fits its 16-bit srcDValue, else one Nd2Nz per row (row r lands at element r*C0)."""
     c0 = 32 // dst.dtype.itemsize
-    nz_rows = _align(rows, 16)
+    nz_rows = align(rows, 16)
     if pitch <= ND2NZ_PITCH_MAX:
         DataCopy(dst, src, Nd2NzParams(1, rows, cols, 0, pitch, nz_rows, 1, 0))
         return
@@ -130,7 +146,7 @@ def load_b_zn(b2: LocalTensor, b1: LocalTensor, use_kl1: int, use_n: int, use_k:
     n1, k1 = -(-use_n // 16), -(-use_k // 16)
     for j in range(k1):
         LoadData(b2[j * n1 * 256], b1, LoadData2DParams(startIndex=k // 16 + j, repeatTimes=n1,
-                                                        srcStride=_align(use_kl1, 16) // 16, ifTranspose=True))
+                                                        srcStride=align(use_kl1, 16) // 16, ifTranspose=True))
 
 
 def load_b_zn_b32(b2: LocalTensor, b1: LocalTensor, use_kl1: int, use_n: int, use_k: int, k: int) -> None:
@@ -139,6 +155,23 @@ def load_b_zn_b32(b2: LocalTensor, b1: LocalTensor, use_kl1: int, use_n: int, us
     The slice is an NC1HWC0 map with H = 1, W = align16(use_kl1), C = use_n; a 1x1 filter with stride 1 makes
     its img2col matrix the slice itself (rows = K, columns = N). Into L0B the rows mStartPt.. become the
     Mmad's K and the columns its N; a last 16-wide N fractal that is only half used is left half unwritten."""
-    channels = _align(use_n, 8)
-    LoadData(b2, b1, LoadData3DParamsV2(padList=(0, 0, 0, 0), l1H=1, l1W=_align(use_kl1, 16), channelSize=channels,
-                                        kExtension=channels, mExtension=_align(use_k, 8), kStartPt=0, mStartPt=k))
+    channels = align(use_n, 8)
+    LoadData(b2, b1, LoadData3DParamsV2(padList=(0, 0, 0, 0), l1H=1, l1W=align(use_kl1, 16), channelSize=channels,
+                                        kExtension=channels, mExtension=align(use_k, 8), kStartPt=0, mStartPt=k))
+
+
+def load_b_a2(b2: LocalTensor, b1: LocalTensor, use_kl1: int, use_n: int, use_k: int, k: int, c0: int) -> None:
+    """B into L0B as ZN: transposing LoadData 2D for 16-bit data, LoadData 3Dv2 for float32."""
+    if c0 == 16:
+        load_b_zn(b2, b1, use_kl1, use_n, use_k, k)
+    else:
+        load_b_zn_b32(b2, b1, use_kl1, use_n, use_k, k)
+
+
+def fixpipe_nz2nd(c: GlobalTensor, c_l0: LocalTensor, use_m: int, use_n: int, t) -> None:
+    """The finished tile L0C -> GM as ND (NZ2ND) in C's dtype."""
+    Fixpipe(c, c_l0, FixpipeParamsV220(nSize=use_n, mSize=use_m, srcStride=align(use_m, 16), dstStride=t.N,
+                                       quantPre=QUANT[t.out]), CFG_ROW_MAJOR)
+
+
+A2_TOOLS = MatmulTools(DTYPES, copy_nd_to_nz, copy_nd_to_nz, load_a_zz, load_b_a2, fixpipe_nz2nd)

@@ -273,7 +273,7 @@ def test_capture_debugs_a_run_the_operator_launched():
     a = rng.standard_normal((40, 24)).astype(np.float16)
     b = rng.standard_normal((24, 20)).astype(np.float16)
     capture = Capture()
-    c, _ = run_matmul(a, b, hooks=[capture], poison_output=True)
+    c = run_matmul(a, b, hooks=[capture], poison_output=True).result
     dbg = capture.debugger()
     assert np.isnan(dbg.gm("C", np.float16)).all()  # GM as the launch started: C poisoned
     assert np.array_equal(dbg.gm("A", np.float16).reshape(a.shape), a)

@@ -69,10 +69,10 @@ def test_a_wait_that_nothing_releases_is_a_deadlock_fault():
 def test_retime_equals_a_fresh_timing_only_run_on_the_other_platform():
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((512, 256)).astype(np.float16), rng.standard_normal((256, 384)).astype(np.float16)
-    _, report = run_matmul(a, b, block_dim=4)
+    report = run_matmul(a, b, block_dim=4).report
     slow = get_platform("Ascend910B2").with_overrides(rates={"gm_to_l1": 20.0, "mte1_overhead": 50},
                                                       queue_depth=4, clock_mhz=1000)
-    _, fresh = run_matmul(a, b, block_dim=4, platform=slow, execute=False)
+    fresh = run_matmul(a, b, block_dim=4, platform=slow, execute=False).report
     again = report.retime(slow)
     assert again.cycles == fresh.cycles != report.cycles
     assert again.to_dict() == fresh.to_dict()
@@ -322,7 +322,7 @@ def test_every_record_that_touches_gm_gives_its_exact_footprint():
     from kernels import conv3d_backprop_input_v2_run
     rng = np.random.default_rng(5)
     a, b = rng.standard_normal((80, 48)).astype(np.float32), rng.standard_normal((48, 40)).astype(np.float32)
-    logs = run_matmul(a, b, block_dim=2)[1].logs
+    logs = run_matmul(a, b, block_dim=2).report.logs
     dy = rng.standard_normal((1, 8, 3, 5, 5)).astype(np.float16)
     w = rng.standard_normal((8, 20, 2, 2, 2)).astype(np.float16)
     logs += conv3d_backprop_input_v2_run((1, 20, 4, 6, 6), w, dy, strides=(1,) * 5, pads=(0, 0, 0, 0, 0, 0),

@@ -20,7 +20,7 @@ def test_cube_bound_matmul_m_pipe_cycles_are_fractals_over_rate_plus_overheads()
                                                              "l1_to_l0a": 1e6, "l1_to_l0b": 1e6})
     m, n, k = 256, 256, 512
     t = MatmulTiling(m, n, k, baseM=128, baseN=128, baseK=64)
-    _, report = run_matmul(*_operands(m, n, k), platform=fast, block_dim=1, tiling=t)
+    report = run_matmul(*_operands(m, n, k), platform=fast, block_dim=1, tiling=t).report
     mmads = (m // 128) * (n // 128) * (k // 64)
     fractals = (128 // 16) * (128 // 16) * (64 // 16)  # fp16: one fractal triple per cycle (cube_k = 16)
     expected = mmads * (fractals + fast.rates.mmad_overhead)
@@ -61,8 +61,8 @@ def test_removing_a_wait_flag_shortens_the_schedule():
 def test_double_buffering_overlaps_mte2_with_the_cube():
     m, n, k = 128, 128, 2048
     a, b = _operands(m, n, k)
-    single = run_matmul(a, b, block_dim=1, tiling=MatmulTiling(m, n, k, stepK=2, l1_buffers=1))[1]
-    double = run_matmul(a, b, block_dim=1, tiling=MatmulTiling(m, n, k, stepK=2, l1_buffers=2))[1]
+    single = run_matmul(a, b, block_dim=1, tiling=MatmulTiling(m, n, k, stepK=2, l1_buffers=1)).report
+    double = run_matmul(a, b, block_dim=1, tiling=MatmulTiling(m, n, k, stepK=2, l1_buffers=2)).report
     assert double.cycles < single.cycles
 
     def overlap(report):
@@ -76,8 +76,9 @@ def test_double_buffering_overlaps_mte2_with_the_cube():
 
 def test_timing_only_mode_gives_the_same_cycles():
     a, b = _operands(256, 128, 256)
-    full = run_matmul(a, b, block_dim=2)[1]
-    c, fast = run_matmul(a, b, block_dim=2, execute=False)
+    full = run_matmul(a, b, block_dim=2).report
+    run = run_matmul(a, b, block_dim=2, execute=False)
+    c, fast = run.result, run.report
     assert fast.cycles == full.cycles and fast.counts == full.counts
     assert c is None  # no data moved
 
@@ -85,18 +86,18 @@ def test_timing_only_mode_gives_the_same_cycles():
 def test_cores_share_the_chip_gm_bandwidth():
     a, b = _operands(128, 128, 512)
     p = get_platform("Ascend910B2")
-    one = run_matmul(a, b, block_dim=1)[1]
+    one = run_matmul(a, b, block_dim=1).report
     copy = [i for i in one.logs[0] if i.name == "DataCopy(Nd2Nz)"][0]
     assert copy.cycles == p.rates.mte2_overhead + copy.nbytes / p.rates.gm_to_l1
     a24, b24 = _operands(128 * 24, 128, 512)
-    many = run_matmul(a24, b24, block_dim=24)[1]
+    many = run_matmul(a24, b24, block_dim=24).report
     copy = [i for i in many.logs[5] if i.name == "DataCopy(Nd2Nz)"][0]
     assert copy.cycles == p.rates.mte2_overhead + copy.nbytes / (p.rates.chip_gm_bytes_per_cycle / 24)
 
 
 def test_report_accounts_bytes_and_utilisation():
     a, b = _operands(128, 256, 128)
-    _, report = run_matmul(a, b, block_dim=1, tiling=MatmulTiling(128, 256, 128))
+    report = run_matmul(a, b, block_dim=1, tiling=MatmulTiling(128, 256, 128)).report
     paths = report.bytes_by_path
     assert paths["GM->L1"] == (2 * 128 * 128 + 128 * 256) * 2  # A is loaded again for each of the 2 N tiles
     assert paths["L0C->GM"] == 128 * 256 * 2

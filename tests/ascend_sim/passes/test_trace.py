@@ -8,7 +8,7 @@ from kernels.matmul import MatmulTiling, run_matmul
 def test_chrome_trace_has_cores_pipes_spans_and_flag_flows(tmp_path):
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((256, 64)).astype(np.float16), rng.standard_normal((64, 128)).astype(np.float16)
-    _, report = run_matmul(a, b, block_dim=2, tiling=MatmulTiling(256, 128, 64))
+    report = run_matmul(a, b, block_dim=2, tiling=MatmulTiling(256, 128, 64)).report
     path = tmp_path / "t.json"
     report.write_trace(str(path))
     events = json.loads(path.read_text())["traceEvents"]

@@ -7,10 +7,10 @@ import tracemalloc
 import numpy as np
 
 from frontends.cli.app import main
-from frontends.cli.conv_problem import ConvProblem
+from frontends.cli.conv_problem import CliProblem
 from kernels.common.operands import stand_in
 
-NDHWC = ConvProblem(2, 16, 32, (4, 6, 8), (3, 3, 3), (1, 1, 1), (1,) * 6, (1, 1, 1), 1, "float16", "Ascend910B2",
+NDHWC = CliProblem(2, 16, 32, (4, 6, 8), (3, 3, 3), (1, 1, 1), (1,) * 6, (1, 1, 1), 1, "float16", "Ascend910B2",
                     False, "NDHWC")
 
 

@@ -9,15 +9,15 @@ import sys
 import pytest
 
 from frontends.cli import main
-from frontends.cli.conv_problem import ConvProblem
+from frontends.cli.conv_problem import CliProblem
 from frontends.lab import Conv3dDxTarget, SpaceError, estimate_conv3d_dx, parse_range, parse_vary, sweep
 from frontends.lab.plots import _padded, differs, influence, pareto_front
 from frontends.lab.report import explain
 
 
 def tiny(cin=32, cout=32, dhw=(4, 16, 16), kernel=(3, 3, 3), stride=(1, 1, 1), pad=(1,) * 6, groups=1,
-         dtype="float16") -> ConvProblem:
-    return ConvProblem(1, cin, cout, dhw, kernel, stride, pad, (1, 1, 1), groups, dtype, "Ascend910B2", False)
+         dtype="float16") -> CliProblem:
+    return CliProblem(1, cin, cout, dhw, kernel, stride, pad, (1, 1, 1), groups, dtype, "Ascend910B2", False)
 
 
 @pytest.fixture(scope="module")

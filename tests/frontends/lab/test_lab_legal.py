@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from frontends.cli.conv_problem import ConvProblem
+from frontends.cli.conv_problem import CliProblem
 from frontends.lab import Conv3dDwTarget, Conv3dDxTarget, Conv3dV2Target, MatmulProblem, MatmulTarget
 from frontends.lab.legal import Knob, LegalSpace, Rule, fixed
 from tiling import validate
@@ -48,8 +48,8 @@ def test_toy_neighbours_change_one_knob_and_stay_legal():
     assert {"a": 4, "b": 2, "c": 0} in neighbours and {"a": 1, "b": 2, "c": 0} not in neighbours  # 1*2 not /4
 
 
-def problem(cin, cout, dhw, kernel, stride, pad, groups, dtype) -> ConvProblem:
-    return ConvProblem(1, cin, cout, dhw, kernel, stride, pad, (1, 1, 1), groups, dtype, "Ascend910B2", False)
+def problem(cin, cout, dhw, kernel, stride, pad, groups, dtype) -> CliProblem:
+    return CliProblem(1, cin, cout, dhw, kernel, stride, pad, (1, 1, 1), groups, dtype, "Ascend910B2", False)
 
 
 PROBLEMS = {

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from frontends.cli.conv_problem import ConvProblem
+from frontends.cli.conv_problem import CliProblem
 from frontends.lab import Conv3dDwTarget, Conv3dV2Target, MatmulProblem, MatmulTarget, sweep
 from kernels.conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run
 from kernels.conv3d_v2.operator import conv3d_v2_run
@@ -33,8 +33,8 @@ def test_cli_sweep_rows_are_legal(op, flags):
     assert result["space"]["size"] == result["space_size"] >= len(rows)
 
 
-def problem(dtype="float32") -> ConvProblem:
-    return ConvProblem(1, 16, 32, (3, 8, 8), (3, 3, 3), (1, 1, 1), (1,) * 6, (1, 1, 1), 1, dtype, "Ascend910B2",
+def problem(dtype="float32") -> CliProblem:
+    return CliProblem(1, 16, 32, (3, 8, 8), (3, 3, 3), (1, 1, 1), (1,) * 6, (1, 1, 1), 1, dtype, "Ascend910B2",
                        False)
 
 
@@ -81,6 +81,6 @@ def test_best_matmul_tiling_computes_c():
     rng = np.random.default_rng(2)
     a = rng.standard_normal((96, 200)).astype(np.float32)
     b = rng.standard_normal((200, 80)).astype(np.float32)
-    c, _ = run_matmul(a, b, tiling=tiling, engine="fast")
+    c = run_matmul(a, b, tiling=tiling, engine="fast").result
     expect = (torch.tensor(a, dtype=torch.float64) @ torch.tensor(b, dtype=torch.float64)).numpy()
     np.testing.assert_allclose(c, expect, rtol=1e-3, atol=1e-3)

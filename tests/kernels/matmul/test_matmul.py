@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from ascend_sim.machine.dtypes import DTYPES, round_to_hf32
+from kernels.common.run import Run
 from kernels.matmul import MatmulTiling, run_matmul
 
 BF16 = ml_dtypes.bfloat16
@@ -28,12 +29,25 @@ def test_matmul_matches_numpy(m, n, k, tiling):
     a = rng.standard_normal((m, k)).astype(np.float16)
     b = rng.standard_normal((k, n)).astype(np.float16)
     t = MatmulTiling(m, n, k, **tiling) if tiling else None
-    c, report = run_matmul(a, b, tiling=t)
+    run = run_matmul(a, b, tiling=t)
+    c, report = run.result, run.report
     exact = a.astype(np.float64) @ b.astype(np.float64)
     # fp32 accumulation then one rounding to fp16: within 1 fp16 ulp of the exact product (plus fp32 error)
     ulp = np.spacing(np.abs(exact).astype(np.float16)).astype(np.float64)
     assert np.all(np.abs(c.astype(np.float64) - exact) <= ulp + 1e-5 * np.sqrt(k) * np.abs(exact).max())
     assert report.cycles > 0 and len(report.cores) >= 1
+
+
+def test_run_matmul_returns_the_shared_run():
+    """The same run type as the conv operators: C, the tiling it ran with, the report and its platform."""
+    a = np.ones((40, 24), np.float16)
+    b = np.full((24, 56), 2, np.float16)
+    tiling = MatmulTiling(40, 56, 24, baseM=16, baseN=16, baseK=16)
+    run = run_matmul(a, b, tiling=tiling, platform="Ascend910B3")
+    assert isinstance(run, Run) and run.tiling is tiling and run.notes == []
+    np.testing.assert_array_equal(run.result, np.full((40, 56), 48, np.float16))
+    assert run.platform.name == "Ascend910B3" and run.cycles == run.report.cycles > 0
+    assert run_matmul(a, b, execute=False).result is None
 
 
 @pytest.mark.parametrize("dtype", [np.float16, BF16, np.float32], ids=["fp16", "bf16", "fp32"])
@@ -48,7 +62,8 @@ def test_all_dtypes_shapes_and_batches(dtype, batch, m, n, k, shared):
     rng = np.random.default_rng(batch * 1000 + m + n + k)
     a = rng.standard_normal((batch, m, k)).astype(dtype)
     b = rng.standard_normal((k, n) if shared else (batch, k, n)).astype(dtype)
-    c, report = run_matmul(a, b, poison_output=True)
+    run = run_matmul(a, b, poison_output=True)
+    c, report = run.result, run.report
     assert c.dtype == np.dtype(dtype) and c.shape == (batch, m, n)
     assert_matmul_close(c, a.astype(np.float64) @ b.astype(np.float64), k)
     names = report.counts
@@ -60,7 +75,7 @@ def test_all_dtypes_shapes_and_batches(dtype, batch, m, n, k, shared):
 def test_fixpipe_writes_any_output_dtype(out):
     rng = np.random.default_rng(3)
     a, b = rng.standard_normal((40, 48)).astype(np.float32), rng.standard_normal((48, 24)).astype(np.float32)
-    c, _ = run_matmul(a, b, out_dtype=out)
+    c = run_matmul(a, b, out_dtype=out).result
     assert c.dtype == np.dtype(out)
     assert_matmul_close(c, a.astype(np.float64) @ b.astype(np.float64), 48)
 
@@ -68,7 +83,7 @@ def test_fixpipe_writes_any_output_dtype(out):
 def test_hf32_rounds_the_fp32_operands():
     rng = np.random.default_rng(4)
     a, b = rng.standard_normal((32, 64)).astype(np.float32), rng.standard_normal((64, 48)).astype(np.float32)
-    c, _ = run_matmul(a, b, hf32=True)
+    c = run_matmul(a, b, hf32=True).result
     rounded = round_to_hf32(a).astype(np.float64) @ round_to_hf32(b).astype(np.float64)
     assert_matmul_close(c, rounded, 64)
     assert np.abs(c - a.astype(np.float64) @ b.astype(np.float64)).max() > 1e-4  # really rounded
@@ -92,7 +107,8 @@ def test_row_pitch_over_16_bits_copies_row_by_row(dtype):
     n = 65552
     a, b = rng.standard_normal((16, 3)).astype(dtype), rng.standard_normal((3, n)).astype(dtype)
     t = MatmulTiling.for_shape(16, n, 3, np.dtype(dtype).name, baseM=16, baseN=256 if dtype == np.float16 else 128)
-    c, report = run_matmul(a, b, tiling=t)
+    run = run_matmul(a, b, tiling=t)
+    c, report = run.result, run.report
     assert_matmul_close(c, a.astype(np.float64) @ b.astype(np.float64), 3)
     tiles = -(-n // t.baseN)
     assert report.counts["DataCopy(Nd2Nz)"] == tiles * (1 + 3)  # A in one copy, B's 3 rows one by one
@@ -101,8 +117,9 @@ def test_row_pitch_over_16_bits_copies_row_by_row(dtype):
 def test_timing_only_mode_agrees_for_fp32():
     rng = np.random.default_rng(6)
     a, b = rng.standard_normal((2, 70, 90)).astype(np.float32), rng.standard_normal((90, 60)).astype(np.float32)
-    full = run_matmul(a, b)[1]
-    c, fast = run_matmul(a, b, execute=False)
+    full = run_matmul(a, b).report
+    run = run_matmul(a, b, execute=False)
+    c, fast = run.result, run.report
     assert fast.cycles == full.cycles and fast.counts == full.counts and c is None
 
 

@@ -65,7 +65,8 @@ def test_the_950_matmul_matches_numpy(name, batch, m, n, k, shared, tiling):
     dtype = {**WIDE, **EIGHT}[name]
     a, b = _operands(dtype, batch, m, n, k, shared, batch * 1000 + m + n + k)
     t = MatmulTiling(m, n, k, dtype=name, batch=batch, shared_b=shared, **tiling) if tiling else None
-    c, report = run_matmul(a, b, platform=A5, tiling=t, poison_output=True)
+    run = run_matmul(a, b, platform=A5, tiling=t, poison_output=True)
+    c, report = run.result, run.report
     assert c.dtype == dtype and c.shape == (batch, m, n)
     assert_close(c, np.matmul(a.astype(np.float64), b.astype(np.float64)), k, name)
     counts = report.counts  # the 950's paths, not A2's
@@ -78,7 +79,8 @@ def test_the_950_matmul_matches_numpy(name, batch, m, n, k, shared, tiling):
 def test_the_a2_matmul_still_matches_numpy(name, batch, m, n, k, shared, tiling):
     a, b = _operands(WIDE[name], batch, m, n, k, shared, batch * 1000 + m + n + k)
     t = MatmulTiling(m, n, k, dtype=name, batch=batch, shared_b=shared, **tiling) if tiling else None
-    c, report = run_matmul(a, b, platform=A2, tiling=t, poison_output=True)
+    run = run_matmul(a, b, platform=A2, tiling=t, poison_output=True)
+    c, report = run.result, run.report
     assert_close(c, np.matmul(a.astype(np.float64), b.astype(np.float64)), k, name)
     assert "LoadData2DV2" not in report.counts and "Fixpipe" in report.counts
 
@@ -86,7 +88,7 @@ def test_the_a2_matmul_still_matches_numpy(name, batch, m, n, k, shared, tiling)
 def test_8bit_operands_with_a_16_bit_output():
     """hifloat8 operands, float16 C (F322F16): one fp16 rounding of the fp32 sum."""
     a, b = _operands(EIGHT["hifloat8"], 1, 40, 50, 100, False, 7)
-    c, _ = run_matmul(a[0], b[0], platform=A5, out_dtype=np.float16)
+    c = run_matmul(a[0], b[0], platform=A5, out_dtype=np.float16).result
     assert c.dtype == np.float16
     assert_close(c, a[0].astype(np.float64) @ b[0].astype(np.float64), 100, "float16")
 
@@ -96,7 +98,7 @@ def test_8bit_results_saturate_at_the_largest_value():
     a = np.full((16, 64), 16.0).astype(EIGHT["float8_e4m3fn"])
     b = np.full((64, 16), 8.0).astype(EIGHT["float8_e4m3fn"])
     b[:, 8:] *= -1
-    c, _ = run_matmul(a, b, platform=A5)
+    c = run_matmul(a, b, platform=A5).result
     np.testing.assert_array_equal(c.astype(np.float64)[:, :8], 448.0)
     np.testing.assert_array_equal(c.astype(np.float64)[:, 8:], -448.0)
 
@@ -106,22 +108,24 @@ def test_the_engines_agree_on_the_950_matmul():
     runs = [run_matmul(a, b, platform=A5, engine=engine, tiling=MatmulTiling(70, 90, 150, dtype="hifloat8",
                                                                                baseM=32, baseN=32, baseK=64, stepK=1))
             for engine in ("exact", "fast")]
-    (c_exact, r_exact), (c_fast, r_fast) = runs
-    assert c_exact.tobytes() == c_fast.tobytes() and r_exact.cycles == r_fast.cycles
+    exact, fast = runs
+    assert exact.result.tobytes() == fast.result.tobytes() and exact.cycles == fast.cycles
 
 
 @pytest.mark.parametrize("name", list(EIGHT))
 def test_the_950_timing_only_run_gives_no_c_and_the_same_cycles(name):
     a, b = _operands(EIGHT[name], 1, 70, 90, 150, False, 4)
-    c_full, full = run_matmul(a, b, platform=A5)
-    c_timing, timing = run_matmul(a, b, platform=A5, execute=False)
+    run = run_matmul(a, b, platform=A5)
+    c_full, full = run.result, run.report
+    run = run_matmul(a, b, platform=A5, execute=False)
+    c_timing, timing = run.result, run.report
     assert c_full is not None and c_timing is None  # timing-only GM holds no bytes to read C from
     assert timing.cycles == full.cycles and timing.counts == full.counts
 
 
 def test_hf32_on_the_950_rounds_to_10_mantissa_bits():
     a, b = _operands(np.float32, 1, 20, 24, 40, False, 5)
-    c, _ = run_matmul(a[0], b[0], platform=A5, hf32=True)
+    c = run_matmul(a[0], b[0], platform=A5, hf32=True).result
 
     def hf32(x):  # round half away at 10 mantissa bits (the HF32 default trans mode), fp32 range
         bits = x.astype(np.float32).view(np.uint32).astype(np.int64)

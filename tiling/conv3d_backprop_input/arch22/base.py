@@ -13,9 +13,10 @@ from pathlib import Path
 
 from ascend_sim.machine.platform import Platform
 from tiling.common.integers import ceil_div
+from tiling.common.tbe_rule import TbeTiling
 from tiling.common.validation import TilingInfeasible
 from tiling.conv3d_backprop_input.arch22.common import BLOCK_CUBE, RunInfo, TilingValue, align_cout1, shape_fields
-from tiling.conv3d_backprop_input.arch22.tbe_rule import TbeTiling, own_block_candidates, own_core_dims
+from tiling.conv3d_backprop_input.arch22.tbe_rule import own_block_candidates, own_core_dims
 from tiling.conv3d_backprop_input.arch22.validate import check_fields
 
 DB_ON = 2

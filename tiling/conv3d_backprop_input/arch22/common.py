@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ascend_sim.machine.formats import group_enlarge
-from tiling.common.checks import ConvArgs
 from tiling.common.integers import ceil_div, max_divisor_at_most
+from tiling.common.problem import ConvProblem
 
 BLOCK_CUBE = 16  # cube fractal edge, and the cout padding unit of FRACTAL_Z_3D
 PAD_MAX = 255
@@ -110,7 +110,7 @@ class RunInfo:
         return "_".join(str(v) for v in values)
 
 
-def _init_output_flag(args: ConvArgs) -> int:
+def _init_output_flag(args: ConvProblem) -> int:
     """SetInitOutput: 1 when some dx rows or planes receive no contribution and must be pre-zeroed."""
     (_, _, di, hi, _), (_, _, kd, kh, _) = args.dx_shape, args.filter_shape
     sd, sh, _ = args.strides
@@ -121,7 +121,7 @@ def _init_output_flag(args: ConvArgs) -> int:
     return int(d_rest > pb or h_rest > pdn or sh > kh or dd > 1)
 
 
-def build_run_info(args: ConvArgs) -> RunInfo:
+def build_run_info(args: ConvProblem) -> RunInfo:
     """SetRunInfoToV2 for Conv3DBackpropInputV2 on arch22."""
     n, cout, dout, ho, wo = args.dy_shape
     _, cin, di, hi, wi = args.dx_shape

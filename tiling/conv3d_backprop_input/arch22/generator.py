@@ -8,10 +8,11 @@ fallback is used and recorded in `notes`.
 from __future__ import annotations
 
 from ascend_sim.machine.platform import Platform
-from tiling.common.checks import ConvArgs, check_conv3d_dx_args
+from tiling.common.problem import ConvProblem
 from tiling.common.validation import TilingInfeasible
 from tiling.conv3d_backprop_input.arch22.base import BaseTiling, knowledge_lookup
 from tiling.conv3d_backprop_input.arch22.basic_block import BasicBlockInfeasible, BasicBlockTiling
+from tiling.conv3d_backprop_input.arch22.checks import check_conv3d_dx_args
 from tiling.conv3d_backprop_input.arch22.common import RunInfo, TilingValue, build_run_info, shape_fields
 from tiling.conv3d_backprop_input.arch22.model import (Conv3DBackpropInputV2Params, Conv3DBackpropInputV2TilingData,
                                                        TConv3DInputV2Tiling)
@@ -22,7 +23,7 @@ KERNEL_SPLIT_CORES = (20, 24)  # the base template only marks kernel split on 91
 # it, but validate() refuses it: the Conv3DBackpropInputV2 entry runs no driver with it, see validate.KERNEL_SPLIT_RULE)
 
 
-def _assemble(run: RunInfo, value: TilingValue, args: ConvArgs, *, template: str, use_basic_block: bool,
+def _assemble(run: RunInfo, value: TilingValue, args: ConvProblem, *, template: str, use_basic_block: bool,
               kernel_split: bool, notes: list[str]) -> Conv3DBackpropInputV2TilingData:
     return Conv3DBackpropInputV2TilingData(
         params=Conv3DBackpropInputV2Params(**value.params()),
@@ -42,7 +43,7 @@ def _problems(run: RunInfo, value: TilingValue, platform: Platform, basic_block:
     return check_fields(fields, run.dtype_bytes, platform, basic_block)
 
 
-def tiling_for_args(args: ConvArgs) -> Conv3DBackpropInputV2TilingData:
+def tiling_for_args(args: ConvProblem) -> Conv3DBackpropInputV2TilingData:
     """The tiling of an already checked problem (see `checks.check_conv3d_dx_args`)."""
     run = build_run_info(args)
     platform = args.platform

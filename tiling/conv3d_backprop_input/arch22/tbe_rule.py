@@ -20,32 +20,11 @@ from typing import Iterator
 
 from ascend_sim.machine.platform import Platform
 from tiling.common.integers import ceil_div
-from tiling.common.tbe_rule import greedy_core_split
+from tiling.common.tbe_rule import TbeTiling, greedy_core_split
 from tiling.conv3d_backprop_input.arch22.common import BLOCK_CUBE, RunInfo
 
 MAX_BLOCK_FRACTALS = 16  # 256 rows or columns
 U16_MAX = 65535
-
-
-@dataclass(frozen=True)
-class TbeTiling:
-    """The fields of Conv3dBackpropV2TBETilingData that the base template reads."""
-
-    batch_dim: int
-    d_dim: int
-    group_dim: int
-    m_dim: int
-    n_dim: int
-    k_dim: int
-    m_l0: int
-    k_l0: int
-    n_l0: int
-    db_l0c: int
-    db_al1: int
-    db_bl1: int
-    k_al1: int
-    k_bl1: int
-    reason: str = ""
 
 
 @dataclass(frozen=True)

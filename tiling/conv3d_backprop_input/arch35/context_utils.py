@@ -11,12 +11,13 @@ H/W; groups stay within [1, 65535].
 from __future__ import annotations
 
 import math
-import operator
 from dataclasses import dataclass, field
+from functools import partial
 
 from ascend_sim.machine.dtypes import DTYPES, EIGHT_BIT_DTYPES
 from ascend_sim.machine.formats import DATA_FORMATS, FILTER_FORMATS
-from ascend_sim.machine.platform import Platform, get_platform
+from tiling.common.problem import (ConvProblem, check_flag, check_format, check_in_range, check_int, check_platform,
+                                   effective_dilations)
 
 NPU_ARCH = 3510  # DAV_3510: the only arch these branches (and the arch35 templates) serve
 K_DIM_UP = 2**31 - 1  # kDimUp
@@ -31,6 +32,7 @@ EIGHT_BIT = tuple(EIGHT_BIT_DTYPES)
 ENLARGE_BUFFER_NUM = 2
 REG_SIZE = 256
 PAD_DIM_UP = 255  # the Load3D pad fields are 8-bit
+_in_range = partial(check_in_range, by_label=False)  # "name=value is outside the allowed range [low, high]"
 
 
 @dataclass
@@ -92,27 +94,13 @@ class RunInfo:
     notes: list[str] = field(default_factory=list)
 
 
-def _int(name: str, value) -> int:
-    if isinstance(value, bool):
-        raise TypeError(f"{name}={value!r} must be an integer, not a bool")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"{name}={value!r} must be an integer, got {type(value).__name__}") from None
-
-
-def _in_range(name: str, value: int, low: int, high: int) -> None:
-    if not low <= value <= high:
-        raise ValueError(f"{name}={value} is outside the allowed range [{low}, {high}]")
-
-
 def _shape(name: str, values, layout: str) -> tuple[int, ...]:
     """A 5-D shape in `layout`; the real parse refuses any other rank (ValidateOriginShapeDims)."""
     if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
         raise TypeError(f"{name}={values!r} must be a sequence of 5 integers ({layout})")
     if len(values) != 5:
         raise ValueError(f"{name}={tuple(values)!r} has {len(values)} dims; allowed: 5 ({layout})")
-    dims = tuple(_int(f"{name}[{i}] ({axis})", v) for i, (v, axis) in enumerate(zip(values, layout)))
+    dims = tuple(check_int(f"{name}[{i}] ({axis})", v) for i, (v, axis) in enumerate(zip(values, layout)))
     for i, (dim, axis) in enumerate(zip(dims, layout)):
         # every dim is at least 1 (CalGroups refuses a zero filter C, the CheckParams ranges the rest; checking
         # them up front keeps a zero channel count from reaching a division)
@@ -130,38 +118,34 @@ def _dhw_attr(name: str, values, data_format: str, default: int) -> tuple[int, i
     if isinstance(values, (str, bytes)) or not hasattr(values, "__len__") or len(values) not in (3, 5):
         raise ValueError(f"{name}={values!r} must have 3 values (D, H, W) or 5 ({data_format})")
     if len(values) == 3:
-        return tuple(_int(f"{name}[{i}]", v) for i, v in enumerate(values))
-    full = to_ncdhw(tuple(_int(f"{name}[{i}]", v) for i, v in enumerate(values)), data_format)
+        return tuple(check_int(f"{name}[{i}]", v) for i, v in enumerate(values))
+    full = to_ncdhw(tuple(check_int(f"{name}[{i}]", v) for i, v in enumerate(values)), data_format)
     for axis in "NC":  # CheckAttrRangeStrides / CheckAttrRangeDilations: N and C must be 1
         if full[axis] != default:
             raise ValueError(f"{name[:-1]}_{axis.lower()}={full[axis]} must be {default}")
     return full["D"], full["H"], full["W"]
 
 
-@dataclass(frozen=True)
 class Problem:
-    """A parsed Conv3DBackpropInputV2 call: shapes by axis, formats and attributes (before any range check)."""
+    """The one problem type (tiling.common.problem.ConvProblem) as the context utilities read it: dy, filter and
+    dx by axis letter (GetNCDHWShape's view); every other field is the problem's own."""
 
-    dy: dict
-    filt: dict
-    dx: dict
-    strides: tuple[int, int, int]
-    pads: tuple[int, ...]
-    dilations: tuple[int, int, int]
-    groups: int
-    dtype: str
-    enable_hf32: bool
-    data_format: str
-    filter_format: str
-    platform: Platform
+    def __init__(self, problem: ConvProblem):
+        self.problem = problem
+        self.dy, self.filt, self.dx = (to_ncdhw(shape, "NCDHW") for shape in
+                                       (problem.y_shape, problem.filter_shape, problem.x_shape))
+
+    def __getattr__(self, name: str):
+        if name == "problem":  # not set yet (a copy being built)
+            raise AttributeError(name)
+        return getattr(self.problem, name)
 
 
 def parse_problem(dy_shape, filter_shape, dx_shape, strides, pads, dilations, groups, dtype, platform,
                   enable_hf32=False, data_format="NCDHW", filter_format="NCDHW") -> Problem:
-    """Types, platform arch, dtype, formats and ranks: what the real parse refuses before any arithmetic."""
-    if not isinstance(platform, (str, Platform)):
-        raise TypeError(f"platform={platform!r} must be a preset name or a Platform object")
-    plat = get_platform(platform)
+    """Types, platform arch, dtype, formats and ranks: what the real parse refuses before any arithmetic. The
+    dilations stay as given (ReCalDilation is a step of SetRunInfoToV2)."""
+    plat = check_platform(platform)
     if plat.npu_arch != NPU_ARCH:  # no arch35 template is registered for another NpuArch
         raise ValueError(f"platform {plat.name} has npu_arch={plat.npu_arch}; the arch35 tiling allows npu_arch "
                          f"{NPU_ARCH} only (Ascend 950)")
@@ -169,22 +153,22 @@ def parse_problem(dy_shape, filter_shape, dx_shape, strides, pads, dilations, gr
     if not isinstance(dtype, str) or dtype not in allowed:
         raise ValueError(f"dtype={dtype!r} is not supported by the arch35 tiling; allowed: {list(allowed)} (the "
                          "same for out_backprop, filter and y)")
-    if not isinstance(enable_hf32, bool):
-        raise TypeError(f"enable_hf32={enable_hf32!r} must be a bool")
-    if data_format not in DATA_FORMATS:
-        raise ValueError(f"data_format={data_format!r} is not supported; allowed: {list(DATA_FORMATS)}")
-    if filter_format not in FILTER_FORMATS:
-        raise ValueError(f"filter_format={filter_format!r} is not supported; allowed: {list(FILTER_FORMATS)}")
+    enable_hf32 = check_flag("enable_hf32", enable_hf32)
+    data_format = check_format("data_format", data_format, DATA_FORMATS)
+    filter_format = check_format("filter_format", filter_format, FILTER_FORMATS)
     dy = to_ncdhw(_shape("dy_shape", dy_shape, data_format), data_format)
     filt = to_ncdhw(_shape("filter_shape", filter_shape, filter_format), filter_format)
     dx = to_ncdhw(_shape("dx_shape", dx_shape, data_format), data_format)
     if isinstance(pads, (str, bytes)) or not hasattr(pads, "__len__") or len(pads) != 6:
         raise ValueError(f"pads={pads!r} must have 6 values (front, back, top, bottom, left, right)")
-    pd = tuple(_int(f"pads[{i}]", v) for i, v in enumerate(pads))
+    pd = tuple(check_int(f"pads[{i}]", v) for i, v in enumerate(pads))
     st = _dhw_attr("strides", strides, data_format, 1)
     dil = _dhw_attr("dilations", dilations, data_format, 1)
-    return Problem(dy, filt, dx, st, pd, dil, _int("groups", groups), dtype, enable_hf32, data_format,
-                   filter_format, plat)
+    ncdhw = tuple("NCDHW")
+    return Problem(ConvProblem(
+        x_shape=tuple(dx[a] for a in ncdhw), filter_shape=tuple(filt[a] for a in ncdhw),
+        y_shape=tuple(dy[a] for a in ncdhw), strides=st, pads=pd, dilations=dil, groups=check_int("groups", groups),
+        dtype=dtype, platform=plat, enable_hf32=enable_hf32, data_format=data_format, filter_format=filter_format))
 
 
 def _check_attr_range(p: Problem) -> None:
@@ -353,8 +337,7 @@ def set_run_info_to_v2(p: Problem) -> RunInfo:
                   groups=p.groups)
     run.stride_d, run.stride_h, run.stride_w = p.strides
     run.pad_h, run.pad_t, run.pad_u, run.pad_d, run.pad_l, run.pad_r = p.pads
-    # ReCalDilation: no dilation along an axis whose kernel is 1
-    run.dilation_d, run.dilation_h, run.dilation_w = (1 if p.filt[a] == 1 else d for a, d in zip("DHW", p.dilations))
+    run.dilation_d, run.dilation_h, run.dilation_w = effective_dilations(p.filter_shape[2:], p.dilations)
     if p.enable_hf32 and p.dtype == "float32":  # GetImplMode: enable_hf32 counts for float32 only
         run.hf32_flag = 1
     _cal_groups(p, run)

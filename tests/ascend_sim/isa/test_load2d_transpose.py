@@ -3,19 +3,16 @@ loop reference of tests/isa_reference.py, a hand-computed fact of the b32 form, 
 import isa_reference as ref
 import numpy as np
 import pytest
-from core_buffers import elems, fill, local
+from core_buffers import elems, fill, launch_body, local
 
-from ascend_sim import Chip
-from ascend_sim.ascendc import LoadData2dTransposeParams, LoadDataWithTranspose, current_core
+from ascend_sim.ascendc import LoadData2dTransposeParams, LoadDataWithTranspose
 from ascend_sim.machine.faults import SimFault
 
 RNG = np.random.default_rng(11)
 
 
 def _run(body):
-    chip = Chip("Ascend910B2", check_races=False)
-    chip.launch(lambda: body(current_core()), 1)
-    return chip.cores[0]
+    return launch_body(lambda core, _: body(core))[0].cores[0]
 
 
 @pytest.mark.parametrize("where", ["L0A", "L0B"])
