@@ -77,7 +77,7 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDxRun:
     from ascend_sim.machine.platform import get_platform
     from frontends.cli.progress import LaunchProgress
     from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run, estimate_conv3d_dx
-    from kernels.conv3d_backprop_input.operator_arch35 import DTYPES_950
+    from ascend_sim.machine.dtypes import DTYPES, EIGHT_BIT_DTYPES
     from tiling import TilingValidationError
     check_run_flags(args)
     problem = conv_problem(args)
@@ -93,7 +93,7 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDxRun:
                                          record=not args.no_records),
                       math.prod(problem.dy_shape) + math.prod(problem.filter_shape), math.prod(problem.dx_shape),
                       args.dtype, args)
-    dtype = DTYPES_950[args.dtype]  # the A2 dtypes and the 950's 8-bit ones
+    dtype = {**DTYPES, **EIGHT_BIT_DTYPES}[args.dtype]  # the A2 dtypes and the 950's 8-bit ones
     dy, weight = random_operands(args.seed, dtype, args.timing_only, problem.dy_shape, problem.filter_shape)
     wall = time.perf_counter()
     try:

@@ -39,7 +39,6 @@ from kernels.conv3d_backprop_input.kernel.arch22.conv3d_backprop_input_v2 import
 from kernels.conv3d_backprop_input.kernel.arch22.conv3d_backprop_input_v2 import driver_class
 from kernels.conv3d_backprop_input.kernel.arch22.util import FORMAT_NCDHW
 from kernels.conv3d_backprop_input.matmul_route import dx_by_matmul, matmul_gemm
-from kernels.conv3d_backprop_input.operator_arch35 import check_operands_950, launch_arch35, plan_arch35
 from kernels.conv3d_backprop_input.plan import ROUTES  # noqa: F401 (DATA_FORMATS, FILTER_FORMATS, ROUTES re-exported)
 from kernels.conv3d_backprop_input.plan import \
     plan_conv3d_dx  # noqa: F401 (DATA_FORMATS, FILTER_FORMATS, ROUTES re-exported)
@@ -173,6 +172,8 @@ def _run_arch35(input_size, filter, out_backprop, *, strides, pads, dilations, g
                 engine) -> Run:
     """The Ascend 950: the arch35 tiling and kernel on the arrays as given (operator_arch35.py); aclnn's matmul
     shortcuts are not modelled there, so every problem runs the conv kernel."""
+    # imported here, where a 950 run needs them: an A2 run does not load the arch35 kernel and tiling
+    from kernels.conv3d_backprop_input.operator_arch35 import check_operands_950, launch_arch35, plan_arch35
     dtype = check_operands_950(filter, out_backprop)
     tiling = plan_arch35(input_size, filter.shape, out_backprop.shape, dtype, strides=strides, pads=pads,
                          dilations=dilations, groups=groups, data_format=data_format, filter_format=filter_format,
