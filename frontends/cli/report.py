@@ -53,20 +53,22 @@ def random_operands(seed: int, dtype, timing_only: bool, *shapes) -> list:
     return [None if shape is None else rng.standard_normal(shape).astype(dtype) for shape in shapes]
 
 
-def check_cli_run(estimate, input_elements: int, output_elements: int, dtype: str, args) -> None:
+def check_cli_run(estimate, input_elements: int, output_elements: int, dtype: str, *, timing_only: bool,
+                  max_memory: int | None, remedies: tuple[str, ...] = ("execute", "check_races", "record")) -> None:
     """The size guard of a run command, before it draws its operands: the operator's estimate
     (kernels/common/size_guard.py) plus, in a full run, the operands (drawn in float64, kept in dtype) and the
-    reference check (the operands and the output in its precision, about twice)."""
+    reference check (the operands and the output in its precision, about twice). max_memory: --max-memory;
+    remedies: what the command's operator takes to need less (size_guard.REMEDIES)."""
     import numpy as np
 
-    from ascend_sim.machine.dtypes import DTYPES
+    from ascend_sim.machine.dtypes import DTYPES, EIGHT_BIT_DTYPES
     from kernels.common.size_guard import check_fits
     extra = 0
-    if not args.timing_only:
+    if not timing_only:
         precision = np.dtype(reference_precision(dtype)).itemsize
-        extra = input_elements * (8 + np.dtype(DTYPES[dtype]).itemsize) + 2 * precision * (input_elements
+        extra = input_elements * (8 + np.dtype({**DTYPES, **EIGHT_BIT_DTYPES}[dtype]).itemsize) + 2 * precision * (input_elements
                                                                                              + output_elements)
-    check_fits(estimate.with_extra(extra), args.max_memory)
+    check_fits(estimate.with_extra(extra), max_memory, remedies)
 
 
 def text_stream(json_output: bool) -> TextIO:

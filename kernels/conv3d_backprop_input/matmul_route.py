@@ -99,7 +99,8 @@ def matmul_gemm(p, mode: str) -> tuple[int, int, int, int]:
 
 
 def dx_by_matmul(p, weight: np.ndarray | None, dy: np.ndarray | None, mode: str, *, execute: bool = True,
-                 check_races: bool = True, poison_output: bool = True, hooks=None, engine: str = "auto") -> Run:
+                 check_races: bool = True, poison_output: bool = True, hooks=None, engine: str = "auto",
+                 max_memory: int | None = None) -> Run:
     """dx of the checked problem p by the matmul aclnn uses for `mode`, on p.platform's simulated chip; weight and
     dy are p's operands as NCDHW arrays (None in timing-only mode: size-only stand-ins run instead)."""
     from kernels.matmul import MatmulTiling, run_matmul  # here: a conv-kernel run does not load the matmul kernel
@@ -125,7 +126,7 @@ def dx_by_matmul(p, weight: np.ndarray | None, dy: np.ndarray | None, mode: str,
     tiling = MatmulTiling.for_shape(m, n_cols, k, p.dtype, batch=batch, shared_b=batch > 1, hf32=hf32)
     out, report = run_matmul(left, right, platform=p.platform, tiling=tiling, execute=execute,
                              check_races=check_races, hooks=hooks, poison_output=poison_output,
-                             engine=engine)
+                             engine=engine, max_memory=max_memory)
     result = None
     if execute:
         if mode == STRIDE_EQ_KERNEL:

@@ -130,7 +130,8 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
                            groups=groups, data_format=default_data_format(data_format)[0],
                            filter_format=filter_format, platform=platform,
                            enable_hf32=enable_hf32, execute=execute, trace=trace, tiling_overrides=tiling_overrides,
-                           check_races=check_races, poison_output=poison_output, hooks=hooks, engine=engine)
+                           check_races=check_races, poison_output=poison_output, hooks=hooks, engine=engine,
+                           max_memory=max_memory)
     check_operands(filter, out_backprop)
     require_arch22_kernel("Conv3DBackpropInputV2", platform)  # both routes: the matmul route's kernel is A2's too
     plan = plan_conv3d_dx(input_size, filter.shape, out_backprop.shape, filter.dtype, strides=strides, pads=pads,
@@ -143,7 +144,7 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
         weight, dy = operands_to_ncdhw(filter, out_backprop, data_format, filter_format)
     if plan.route == "matmul":
         run = dx_by_matmul(plan.problem, weight, dy, plan.matmul_mode, execute=execute, check_races=check_races,
-                           poison_output=poison_output, hooks=hooks, engine=engine)
+                           poison_output=poison_output, hooks=hooks, engine=engine, max_memory=max_memory)
         # run.result is NCDHW, which is data_format: every matmul mode needs NCDHW data
         run.trace_path = write_trace(run.report, trace)
         return run
@@ -169,15 +170,18 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
 
 def _run_arch35(input_size, filter, out_backprop, *, strides, pads, dilations, groups, data_format, filter_format,
                 platform, enable_hf32, execute, trace, tiling_overrides, check_races, poison_output, hooks,
-                engine) -> Run:
+                engine, max_memory) -> Run:
     """The Ascend 950: the arch35 tiling and kernel on the arrays as given (operator_arch35.py); aclnn's matmul
     shortcuts are not modelled there, so every problem runs the conv kernel."""
     # imported here, where a 950 run needs them: an A2 run does not load the arch35 kernel and tiling
-    from kernels.conv3d_backprop_input.operator_arch35 import check_operands_950, launch_arch35, plan_arch35
+    from kernels.conv3d_backprop_input.operator_arch35 import (ARCH35_REMEDIES, check_operands_950, estimate_arch35,
+                                                               launch_arch35, plan_arch35)
     dtype = check_operands_950(filter, out_backprop)
     tiling = plan_arch35(input_size, filter.shape, out_backprop.shape, dtype, strides=strides, pads=pads,
                          dilations=dilations, groups=groups, data_format=data_format, filter_format=filter_format,
                          platform=platform, enable_hf32=enable_hf32, tiling_overrides=tiling_overrides)
+    check_fits(estimate_arch35(tiling, filter.dtype.itemsize, execute=execute, check_races=check_races), max_memory,
+               ARCH35_REMEDIES)
     y, report = launch_arch35(tiling, filter, out_backprop, input_size, platform=platform, data_format=data_format,
                               filter_format=filter_format, execute=execute, check_races=check_races,
                               poison_output=poison_output, hooks=hooks, engine=engine)

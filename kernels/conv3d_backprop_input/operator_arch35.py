@@ -20,9 +20,11 @@ from ascend_sim.machine.dtypes import DTYPES, EIGHT_BIT_DTYPES
 from ascend_sim.machine.tensor import GmAddr
 from kernels.common.operands import check_format
 from kernels.common.run import output_buffer, read_output
+from kernels.common.size_guard import RunEstimate, conv_estimate, gemm_tiles
 from kernels.conv3d_backprop_input.kernel.arch35.conv3d_backprop_input_v2_arch35 import (
     conv3d_backprop_input_v2_arch35, unported_features)
 from tiling.conv3d_backprop_input.arch35 import conv3d_backprop_input_tiling_arch35
+from tiling.conv3d_backprop_input.arch35.inner_product import WORKSIZE
 
 DTYPES_950 = {**DTYPES, **EIGHT_BIT_DTYPES}
 DATA_FORMATS_950 = ("NCDHW", "NDHWC")
@@ -63,6 +65,27 @@ def plan_arch35(input_size, filter_shape, out_backprop_shape, dtype: str, *, str
         raise ValueError(f"the arch35 tiling chose {tiling.template} (tiling key {tiling.tiling_key}) with "
                          f"{'; '.join(missing)}: not ported to the simulated arch35 kernel yet")
     return tiling
+
+
+# what makes an arch35 run need less (size_guard.REMEDIES): it keeps every record
+ARCH35_REMEDIES = ("execute", "check_races")
+
+
+def estimate_arch35(tiling, itemsize: int, *, execute: bool = True, check_races: bool = True) -> RunEstimate:
+    """What launch_arch35 of this tiling takes (kernels/common/size_guard.py), nothing allocated: out_backprop,
+    filter and y in GM as given (no C0 padding) and the tiling's workspace; the records of dx's GEMM per group
+    (M = batch*di*hi*wi, N = cinG, K = coutG*dk*hk*wk) in the tiling's baseM/baseN/baseK tiles on block_dim AIC
+    (each with its two AIVs). Every record is kept: the arch35 launch has no record=False."""
+    t = tiling
+    taps = t.dk * t.hk * t.wk
+    tiles = gemm_tiles(t.batch * t.di * t.hi * t.wi, t.cinG, t.coutG * taps, t.baseM, t.baseN, t.baseK, t.group)
+    inputs = (t.batch * t.cout * t.dout * t.ho * t.wo * itemsize, t.cout * t.cinG * taps * itemsize)
+    y = t.batch * t.cin * t.di * t.hi * t.wi * itemsize
+    # the race checker shadows what the kernel writes: y, and the workspace where the kernel has a part of it (beyond
+    # the system's WORKSIZE); 1-byte granules on the 950, a write and a read shadow, a third for split-K's atomic adds
+    written = y + (t.workspace_size if t.workspace_size > WORKSIZE else 0)
+    return conv_estimate(inputs, y, workspace=t.workspace_size, tiles=tiles, cores=t.block_dim, execute=execute,
+                         check_races=check_races, shadow_per_byte=12 if t.enableSplitK else 8, shadowed=written)
 
 
 def launch_arch35(tiling, filter: np.ndarray, out_backprop: np.ndarray, input_size, *, platform, data_format,
