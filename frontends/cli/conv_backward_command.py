@@ -211,6 +211,7 @@ def tilings(args: argparse.Namespace) -> tuple[list, list, list]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ascend_sim.machine.blas import blas_threads
     from kernels.convolution_backward.arguments import CUBE_MATH_TYPES
     from kernels.convolution_backward.reference import convolution_backward_reference
     refuse_no_records(args)
@@ -231,8 +232,9 @@ def run(args: argparse.Namespace) -> int:
     checks, check_seconds = {}, 0.0
     if not args.timing_only:
         check_seconds = time.perf_counter()
-        refs = convolution_backward_reference(go, x, w, stride, pairs, dilation, args.transposed, args.groups,
-                                              args.mask, precision=reference_precision(args.dtype))
+        with blas_threads(1):  # as timed_check (report.py): OpenBLAS's threads only cost CPU here
+            refs = convolution_backward_reference(go, x, w, stride, pairs, dilation, args.transposed, args.groups,
+                                                  args.mask, precision=reference_precision(args.dtype))
         math = result.route.math
         tolerance = FP16_CUBE_TOLERANCE if math.dtype != args.dtype else None
         for name, got, ref in zip(GRADIENTS, (result.grad_input, result.grad_weight, result.grad_bias), refs):
