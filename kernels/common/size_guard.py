@@ -6,7 +6,8 @@ Memory (bytes), each term from the problem's shapes and the tiling, nothing allo
   timing-only run GM is size-only (ascend_sim/machine/memory.py) and costs nothing;
 - host: a full run's copies (each operand converted to NCDHW and to its device format, the output read back and
   converted; the CLI adds its random operands and the reference check, `extra_bytes`);
-- race shadows: the GM race checker's 4 bytes per byte of every written allocation (ascend_sim/passes/races.py);
+- race shadows: the GM race checker's 4 bytes per byte of every written allocation (ascend_sim/passes/races.py;
+  8-12 on the 950, whose race granule is one byte);
 - records: BYTES_PER_RECORD per instruction, measured (tracemalloc peak of a timing-only dx run on the fast engine,
   28,040 records: 2,840 B each; the exact engine keeps about 1 KB); with record=False the chip schedules each
   record as it is issued and drops it, except those waiting for another core (conv_estimate's `pending`).
