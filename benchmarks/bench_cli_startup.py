@@ -4,8 +4,9 @@
   `python -c pass` for the interpreter's own start;
 - the default `ascend-sim conv3d-dx` run: the process's wall time from start to exit (imports, the operands, the
   simulation, the reference check, the exit) within 1.5x of the simulation time it prints ("simulated in"). Each
-  run's process wall, its printed simulation and check times and the ratio wall / simulation, and the best run (the
-  lowest ratio) of --repeat.
+  run's process wall, its printed simulation and check times, the ratio wall / simulation and the process's CPU
+  time (user + system: less disturbed by other load than the wall), and the best run (the lowest ratio) of
+  --repeat.
 
 Bytecode caches are allowed (PYTHONDONTWRITEBYTECODE is dropped for the children, and one unmeasured run writes
 them): an installed package has them, and compiling ~190 modules from source would add ~0.3 s to every start.
@@ -15,6 +16,7 @@ them): an installed package has them, and compiling ~190 modules from source wou
 import argparse
 import os
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -30,9 +32,17 @@ SUMMARY = re.compile(r"simulated in ([0-9.]+) s .*?; reference check ([0-9.]+) s
 
 def timed(argv: list[str]) -> tuple[float, str]:
     """(wall seconds from the process's start to its exit, its stdout)."""
+    return timed_with_cpu(argv)[:2]
+
+
+def timed_with_cpu(argv: list[str]) -> tuple[float, str, float]:
+    """(wall seconds from the process's start to its exit, its stdout, its CPU seconds: user + system)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     run = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False, env=ENV)
-    return time.perf_counter() - start, run.stdout
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, run.stdout, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
 def best_of(argv: list[str], repeats: int) -> float:
@@ -42,16 +52,16 @@ def best_of(argv: list[str], repeats: int) -> float:
 def default_run(repeats: int) -> None:
     timed([*CLI, "conv3d-dx"])  # writes the bytecode caches; not counted
     print(f"default `ascend-sim conv3d-dx`, {repeats} processes:")
-    print(f"  {'process wall':>12s} {'simulation':>10s} {'check':>6s} {'wall / simulation':>17s}")
+    print(f"  {'process wall':>12s} {'simulation':>10s} {'check':>6s} {'wall / simulation':>17s} {'process CPU':>11s}")
     rows = []
     for _ in range(repeats):
-        wall, out = timed([*CLI, "conv3d-dx"])
+        wall, out, cpu = timed_with_cpu([*CLI, "conv3d-dx"])
         found = SUMMARY.search(out)
         if found is None:
             raise SystemExit(f"no 'simulated in ...; reference check ...' line in:\n{out}")
         simulation, check = float(found.group(1)), float(found.group(2))
         rows.append((wall / simulation, wall, simulation, check))
-        print(f"  {wall:10.2f} s {simulation:8.2f} s {check:4.2f} s {wall / simulation:16.2f}x")
+        print(f"  {wall:10.2f} s {simulation:8.2f} s {check:4.2f} s {wall / simulation:16.2f}x {cpu:9.2f} s")
     ratio, wall, simulation, check = min(rows)
     print(f"  best: {wall:.2f} s wall for {simulation:.2f} s simulated (check {check:.2f} s): {ratio:.2f}x "
           f"(target 1.5x)")
