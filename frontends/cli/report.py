@@ -66,8 +66,8 @@ def check_cli_run(estimate, input_elements: int, output_elements: int, dtype: st
     extra = 0
     if not timing_only:
         precision = np.dtype(reference_precision(dtype)).itemsize
-        extra = input_elements * (8 + np.dtype({**DTYPES, **EIGHT_BIT_DTYPES}[dtype]).itemsize) + 2 * precision * (input_elements
-                                                                                             + output_elements)
+        stored = np.dtype({**DTYPES, **EIGHT_BIT_DTYPES}[dtype]).itemsize
+        extra = input_elements * (8 + stored) + 2 * precision * (input_elements + output_elements)
     check_fits(estimate.with_extra(extra), max_memory, remedies)
 
 
