@@ -1,8 +1,4 @@
 """ascend_sim: a simulated Ascend AI Core (cube and vector cores) running kernels written in the Ascend C style."""
-import re
-from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
-
 from ascend_sim.engine.chip import Chip
 from ascend_sim.machine.coretypes import KernelType
 from ascend_sim.machine.faults import (CapacityExceeded, CrossCoreRace, Misaligned, OutOfBounds, ParameterOutOfRange,
@@ -13,6 +9,9 @@ from ascend_sim.passes.report import RunReport
 
 def _package_version() -> str:
     """The installed distribution's version; in a source tree that was never installed, pyproject.toml's."""
+    import re  # here, as importlib.metadata: read only when __version__ is (a run does not pay for them)
+    from importlib.metadata import PackageNotFoundError, version
+    from pathlib import Path
     try:
         return version("ascend-sim")
     except PackageNotFoundError:
@@ -25,7 +24,12 @@ def _package_version() -> str:
     return found.group(1) if found else "0+unknown"
 
 
-__version__ = _package_version()
+def __getattr__(name: str) -> str:
+    if name == "__version__":
+        globals()[name] = _package_version()
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["__version__", "Chip", "KernelType", "Platform", "PRESETS", "get_platform", "RunReport", "SimFault",
            "OutOfBounds", "Misaligned", "CapacityExceeded", "ParameterOutOfRange", "SyncFault", "RaceFault",

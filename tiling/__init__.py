@@ -11,25 +11,34 @@ Conv3DBackpropFilterV2 (dw): `conv3d_backprop_filter_tiling(...)` returns a `Con
 
 Conv3DV2 (forward convolution): `conv3d_v2_tiling(...)` returns a `Conv3DV2TilingData` (608-byte blob).
 See docs/conv3d_v2_tiling.md.
-"""
-from tiling.common.problem import ConvProblem
-from tiling.common.validation import Problem, TilingInfeasible, TilingValidationError, ValidationReport
-from tiling.conv3d_backprop_filter import (Conv3DBackpropFilterV2Params, Conv3DBackpropFilterV2TilingData,
-                                           TConv3DDwBasicBlockTiling, TConv3DDwTiling, check_conv3d_dw_args,
-                                           conv3d_backprop_filter_tiling, validate_dw)
-from tiling.conv3d_backprop_input.arch22.checks import check_conv3d_dx_args
-from tiling.conv3d_backprop_input.arch22.generator import tiling_for_args
-from tiling.conv3d_backprop_input.arch22.model import (BLOB_SIZE, Conv3DBackpropInputV2Params,
-                                                       Conv3DBackpropInputV2TilingData, TConv3DInputV2Tiling)
-from tiling.conv3d_backprop_input.arch22.validate import validate
-from tiling.conv3d_backprop_input.dispatch import conv3d_backprop_input_tiling
-from tiling.conv3d_v2 import Conv3DV2TilingData, conv3d_v2_tiling
 
-__all__ = [
-    "BLOB_SIZE", "Conv3DBackpropFilterV2Params", "ConvProblem", "Conv3DBackpropFilterV2TilingData",
-    "Conv3DBackpropInputV2Params", "Conv3DBackpropInputV2TilingData", "Conv3DV2TilingData", "Problem",
-    "TConv3DDwBasicBlockTiling", "TConv3DDwTiling", "TConv3DInputV2Tiling", "TilingInfeasible",
-    "TilingValidationError", "ValidationReport",
-    "check_conv3d_dw_args", "check_conv3d_dx_args", "conv3d_backprop_filter_tiling", "conv3d_backprop_input_tiling",
-    "conv3d_v2_tiling", "tiling_for_args", "validate", "validate_dw",
-]
+Each name is imported on first use (ascend_sim/machine/lazy_exports.py): a dx run imports no dw or forward tiling.
+"""
+from ascend_sim.machine.lazy_exports import lazy_exports
+
+_EXPORTS = {
+    "ConvProblem": "tiling.common.problem",
+    "check_conv3d_dx_args": "tiling.conv3d_backprop_input.arch22.checks",
+    "Problem": "tiling.common.validation",
+    "TilingInfeasible": "tiling.common.validation",
+    "TilingValidationError": "tiling.common.validation",
+    "ValidationReport": "tiling.common.validation",
+    "Conv3DBackpropFilterV2Params": "tiling.conv3d_backprop_filter",
+    "Conv3DBackpropFilterV2TilingData": "tiling.conv3d_backprop_filter",
+    "TConv3DDwBasicBlockTiling": "tiling.conv3d_backprop_filter",
+    "TConv3DDwTiling": "tiling.conv3d_backprop_filter",
+    "check_conv3d_dw_args": "tiling.conv3d_backprop_filter",
+    "conv3d_backprop_filter_tiling": "tiling.conv3d_backprop_filter",
+    "validate_dw": "tiling.conv3d_backprop_filter",
+    "tiling_for_args": "tiling.conv3d_backprop_input.arch22.generator",
+    "BLOB_SIZE": "tiling.conv3d_backprop_input.arch22.model",
+    "Conv3DBackpropInputV2Params": "tiling.conv3d_backprop_input.arch22.model",
+    "Conv3DBackpropInputV2TilingData": "tiling.conv3d_backprop_input.arch22.model",
+    "TConv3DInputV2Tiling": "tiling.conv3d_backprop_input.arch22.model",
+    "validate": "tiling.conv3d_backprop_input.arch22.validate",
+    "conv3d_backprop_input_tiling": "tiling.conv3d_backprop_input.dispatch",
+    "Conv3DV2TilingData": "tiling.conv3d_v2",
+    "conv3d_v2_tiling": "tiling.conv3d_v2",
+}
+lazy_exports(__name__, _EXPORTS)
+__all__ = sorted(_EXPORTS)

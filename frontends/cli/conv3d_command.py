@@ -114,7 +114,7 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> Conv3dComma
         check_cli_run(estimate_conv3d_v2(plan_args, tiling, execute=not args.timing_only,
                                          check_races=not args.no_race_check, record=not args.no_records),
                       math.prod(problem.dx_shape) + math.prod(problem.filter_shape), math.prod(problem.dy_shape),
-                      args.dtype, args)
+                      args.dtype, timing_only=args.timing_only, max_memory=args.max_memory)
         x, w, bias = random_operands(args.seed, dtype, args.timing_only, *shapes)
         wall = time.perf_counter()
         with LaunchProgress():

@@ -6,6 +6,7 @@ tiling (params, dwTiling, basicBlockTiling, tiling_key) by their real names.
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -13,8 +14,8 @@ from typing import TYPE_CHECKING
 from frontends.cli.conv_problem import (CliProblem, add_conv_problem_arguments, add_format_argument, conv_problem,
                                         field_override)
 from frontends.cli.flags import FlagError, add_run_arguments, check_run_flags
-from frontends.cli.report import (launch_entry, print_json, print_summary, random_operands, reference_precision,
-                                  run_document, text_stream, timed_check)
+from frontends.cli.report import (check_cli_run, launch_entry, print_json, print_summary, random_operands,
+                                  reference_precision, run_document, text_stream, timed_check)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -57,11 +58,9 @@ def add_problem_arguments(parser) -> None:
 def plan_tiling(args: argparse.Namespace):
     """The dw tiling the operator generates for the flags' problem (x with the rows beyond the kernel's reach
     written out, as kernels/conv3d_backprop_filter/operator.py launches it)."""
-    from kernels.conv3d_backprop_filter.operator import rows_beyond_reach
     from tiling import TilingValidationError, conv3d_backprop_filter_tiling
     p = conv_problem(args)
-    kh = p.kernel[1]
-    x_shape, pads = rows_beyond_reach(p.dx_shape, p.pad, kh, p.dilation[1] if kh > 1 else 1)
+    x_shape, pads = _launched_x(p)
     try:
         return conv3d_backprop_filter_tiling(x_shape, p.filter_shape, p.dy_shape, p.stride, pads, p.dilation,
                                              p.groups, dtype=p.dtype, platform=p.platform, enable_hf32=p.hf32,
@@ -69,6 +68,13 @@ def plan_tiling(args: argparse.Namespace):
                                              tiling_overrides=dict(args.set) or None)
     except TilingValidationError as err:
         raise FlagError(f"argument --set: {err}") from err
+
+
+def _launched_x(p: CliProblem) -> tuple[tuple, tuple]:
+    """(x's shape, pads) as the operator launches them: the rows beyond the kernel's reach written out."""
+    from kernels.conv3d_backprop_filter.operator import rows_beyond_reach
+    kh = p.kernel[1]
+    return rows_beyond_reach(p.dx_shape, p.pad, kh, p.dilation[1] if kh > 1 else 1)
 
 
 def tilings(args: argparse.Namespace) -> tuple[list, list, list]:
@@ -99,11 +105,18 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDwRun:
     progress display (`ascend-sim debug conv3d-dw` passes a Capture). Writes --trace."""
     from ascend_sim.machine.dtypes import DTYPES
     from frontends.cli.progress import LaunchProgress
-    from kernels.conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run
+    from kernels.conv3d_backprop_filter.operator import DW_REMEDIES, conv3d_backprop_filter_v2_run, estimate_conv3d_dw
     from tiling import TilingValidationError
     check_run_flags(args)
     problem = conv_problem(args)
     dtype = DTYPES[args.dtype]
+    # the size guard with the CLI's own operands and check, before they are drawn
+    check_cli_run(estimate_conv3d_dw(plan_tiling(args), _launched_x(problem)[0], problem.dy_shape,
+                                     problem.filter_shape, problem.groups, dtype.itemsize,
+                                     execute=not args.timing_only, check_races=not args.no_race_check),
+                  math.prod(problem.dx_shape) + math.prod(problem.dy_shape), math.prod(problem.filter_shape),
+                  args.dtype, timing_only=args.timing_only, max_memory=args.max_memory,
+                  remedies=DW_REMEDIES)
     x, dy = random_operands(args.seed, dtype, args.timing_only, problem.dx_shape, problem.dy_shape)
     wall = time.perf_counter()
     try:

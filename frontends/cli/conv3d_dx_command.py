@@ -95,29 +95,35 @@ class ConvDxRun:
 def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDxRun:
     """Build the problem the flags describe and run the operator on the simulated chip, with `hooks` added to the
     progress display (`ascend-sim debug conv3d-dx` passes a Capture). Writes --trace."""
+    from ascend_sim.machine.dtypes import DTYPES, EIGHT_BIT_DTYPES
     from ascend_sim.machine.platform import get_platform
     from frontends.cli.progress import LaunchProgress
     from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run, estimate_conv3d_dx
-    from kernels.conv3d_backprop_input.operator_arch35 import DTYPES_950
     from tiling import TilingValidationError
     check_run_flags(args)
     problem = conv_problem(args)
     overrides = dict(args.set)
-    arch35 = get_platform(problem.platform).npu_arch == 3510  # the 950: the arch35 kernel or aclnn's 950 matmuls
-    if arch35:
-        mode = problem.matmul_mode_arch35() if args.route == "aclnn" else None
+    dtype = {**DTYPES, **EIGHT_BIT_DTYPES}[args.dtype]  # the A2 dtypes and the 950's 8-bit ones
+    # the operator's own checks, routing and tiling, and the size guard, before any data is made
+    if get_platform(problem.platform).npu_arch == 3510:  # the 950: the arch35 kernel or aclnn's 950 matmuls
+        from kernels.conv3d_backprop_input.operator_arch35 import ARCH35_REMEDIES, estimate_dx_arch35, plan_dx_arch35
+        tiling, routed, mode = plan_dx_arch35(problem.in_format(problem.dx_shape), problem.filter_shape,
+                                              problem.in_format(problem.dy_shape), args.dtype, route=args.route,
+                                              **problem.operator_arguments())
+        estimate, remedies = (estimate_dx_arch35(tiling, routed, mode, dtype.itemsize, execute=not args.timing_only,
+                                                 check_races=not args.no_race_check), ARCH35_REMEDIES)
     else:
-        plan = problem.plan(args.route)  # the operator's own checks and routing, before any data is made
+        plan = problem.plan(args.route)
         mode = plan.matmul_mode if plan.route == "matmul" else None
+        estimate, remedies = (estimate_conv3d_dx(plan, execute=not args.timing_only,
+                                                 check_races=not args.no_race_check, record=not args.no_records),
+                              ("execute", "check_races", "record"))
     if overrides and mode:
         raise FlagError(f"argument --set: this problem runs as a matmul on --route aclnn ({mode}), "
                         f"which has no conv tiling to override; add --route v2 to run the conv kernel")
-    if not arch35:  # [limit] the arch35 operator has no size estimate yet
-        check_cli_run(estimate_conv3d_dx(plan, execute=not args.timing_only, check_races=not args.no_race_check,
-                                         record=not args.no_records),
-                      math.prod(problem.dy_shape) + math.prod(problem.filter_shape), math.prod(problem.dx_shape),
-                      args.dtype, args)
-    dtype = DTYPES_950[args.dtype]  # the A2 dtypes and the 950's 8-bit ones
+    check_cli_run(estimate, math.prod(problem.dy_shape) + math.prod(problem.filter_shape),
+                  math.prod(problem.dx_shape), args.dtype, timing_only=args.timing_only, max_memory=args.max_memory,
+                  remedies=remedies)
     dy, weight = random_operands(args.seed, dtype, args.timing_only, problem.dy_shape, problem.filter_shape)
     wall = time.perf_counter()
     try:

@@ -10,13 +10,15 @@ every launch, one after the other.
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from dataclasses import dataclass
 
 from frontends.cli.flags import (FlagError, Renamed, add_run_arguments, dtype_value, int_in_range, platform_value,
                                  read_integer, refuse_no_records)
-from frontends.cli.report import (check_against, launch_entry, print_json, random_operands, reference_precision,
-                                  run_document, seconds_since_start, text_stream, tiling_fields)
+from frontends.cli.report import (check_against, check_cli_run, launch_entry, print_json, random_operands,
+                                  reference_precision, run_document, seconds_since_start, text_stream,
+                                  tiling_fields)
 
 GRADIENTS = ("grad_input", "grad_weight", "grad_bias")
 FP16_CUBE_TOLERANCE = 4e-3  # USE_FP16 rounds float32 / bfloat16 operands to float16 and the results too
@@ -149,15 +151,22 @@ def _simulate(args: argparse.Namespace, *, seed: int, execute: bool, trace=None,
     flags' problem, with the progress bar of a long run."""
     from ascend_sim.machine.dtypes import DTYPES
     from frontends.cli.progress import LaunchProgress
-    from kernels.convolution_backward.operator import convolution_backward_run
+    from kernels.convolution_backward.operator import (CONV_BACKWARD_REMEDIES, estimate_convolution_backward,
+                                                       plan_convolution_backward, run_plan)
     (kernel, stride, padding, dilation, output_padding, pairs), shapes = _problem(args)
-    go, x, w = random_operands(seed, DTYPES[args.dtype], not execute, *shapes)
     bias = [shapes[2][1] * args.groups if args.transposed else shapes[2][0]]
+    # planned on size-only stand-ins, then the size guard with the CLI's own operands and check, before they are drawn
+    plan = plan_convolution_backward(*random_operands(seed, DTYPES[args.dtype], True, *shapes), bias, stride, padding,
+                                     dilation, args.transposed, output_padding, args.groups, args.mask,
+                                     args.cube_math_type, platform=args.platform)
+    outputs = sum(math.prod(shape) for shape, on in zip(shapes[1:], args.mask) if on) + args.mask[2] * bias[0]
+    check_cli_run(estimate_convolution_backward(plan, execute=execute, check_races=check_races),
+                  sum(math.prod(shape) for shape in shapes), outputs, args.dtype, timing_only=not execute,
+                  max_memory=max_memory, remedies=CONV_BACKWARD_REMEDIES)
+    go, x, w = random_operands(seed, DTYPES[args.dtype], not execute, *shapes)
     with LaunchProgress():
-        result = convolution_backward_run(go, x, w, bias, stride, padding, dilation, args.transposed,
-                                          output_padding, args.groups, args.mask, args.cube_math_type,
-                                          platform=args.platform, execute=execute, trace=trace,
-                                          check_races=check_races, engine=engine, hooks=hooks, max_memory=max_memory)
+        result = run_plan(plan, go, x, w, execute=execute, trace=trace, check_races=check_races, engine=engine,
+                          hooks=hooks, max_memory=max_memory)
     return (go, x, w), result
 
 
@@ -202,6 +211,7 @@ def tilings(args: argparse.Namespace) -> tuple[list, list, list]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ascend_sim.machine.blas import blas_threads
     from kernels.convolution_backward.arguments import CUBE_MATH_TYPES
     from kernels.convolution_backward.reference import convolution_backward_reference
     refuse_no_records(args)
@@ -222,8 +232,9 @@ def run(args: argparse.Namespace) -> int:
     checks, check_seconds = {}, 0.0
     if not args.timing_only:
         check_seconds = time.perf_counter()
-        refs = convolution_backward_reference(go, x, w, stride, pairs, dilation, args.transposed, args.groups,
-                                              args.mask, precision=reference_precision(args.dtype))
+        with blas_threads(1):  # as timed_check (report.py): OpenBLAS's threads only cost CPU here
+            refs = convolution_backward_reference(go, x, w, stride, pairs, dilation, args.transposed, args.groups,
+                                                  args.mask, precision=reference_precision(args.dtype))
         math = result.route.math
         tolerance = FP16_CUBE_TOLERANCE if math.dtype != args.dtype else None
         for name, got, ref in zip(GRADIENTS, (result.grad_input, result.grad_weight, result.grad_bias), refs):

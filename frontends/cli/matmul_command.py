@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 from frontends.cli.flags import (FlagError, add_run_arguments, dtype_value, int_in_range, platform_value,
                                  refuse_no_records)
-from frontends.cli.report import (launch_entry, print_json, print_summary, random_operands, reference_precision,
-                                  run_document, text_stream, timed_check)
+from frontends.cli.report import (check_cli_run, launch_entry, print_json, print_summary, random_operands,
+                                  reference_precision, run_document, text_stream, timed_check)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -78,22 +78,27 @@ class MatmulRun:
 def simulate(args: argparse.Namespace, hooks: list | None = None) -> MatmulRun:
     """Build the problem the flags describe and run it on the simulated chip, with `hooks` added to the progress
     display (`ascend-sim debug matmul` passes a Capture). Writes --trace."""
+    from ascend_sim.machine.platform import get_platform
     from frontends.cli.progress import LaunchProgress
-    from kernels.common.size_guard import RECORDS_PER_TILE, gemm_tiles
     from kernels.matmul import MatmulTiling, run_matmul
+    from kernels.matmul.operator import MATMUL_REMEDIES, default_block_dim, estimate_matmul
     from tiling.matmul import OPERAND_DTYPES
     refuse_no_records(args)
     _check_hf32(args)
     dtype = OPERAND_DTYPES[args.dtype]
+    tiling = MatmulTiling.for_shape(args.m, args.n, args.k, args.dtype, batch=args.batch, hf32=args.hf32)
+    estimate = estimate_matmul(tiling, default_block_dim(tiling, get_platform(args.platform).aic_cores),
+                               execute=not args.timing_only, check_races=not args.no_race_check)
+    check_cli_run(estimate, args.batch * args.k * (args.m + args.n), args.batch * args.m * args.n, args.dtype,
+                  timing_only=args.timing_only, max_memory=args.max_memory,
+                  remedies=MATMUL_REMEDIES)  # before the operands are drawn
     a, b = random_operands(args.seed, dtype, args.timing_only, (args.batch, args.m, args.k),
                            (args.batch, args.k, args.n))
-    tiling = MatmulTiling.for_shape(args.m, args.n, args.k, args.dtype, batch=args.batch, hf32=args.hf32)
-    tiles = gemm_tiles(args.m, args.n, args.k, tiling.baseM, tiling.baseN, tiling.baseK, args.batch)
     wall = time.perf_counter()
-    with LaunchProgress(tiles * RECORDS_PER_TILE):  # size_guard's rule; the matmul has no size guard
+    with LaunchProgress():
         run = run_matmul(a, b, platform=args.platform, tiling=tiling, execute=not args.timing_only,
                          hooks=hooks or None, poison_output=True, check_races=not args.no_race_check,
-                         engine=args.engine)
+                         engine=args.engine, max_memory=args.max_memory)
         c, report = run.result, run.report
     wall = time.perf_counter() - wall
     if args.trace:

@@ -53,20 +53,22 @@ def random_operands(seed: int, dtype, timing_only: bool, *shapes) -> list:
     return [None if shape is None else rng.standard_normal(shape).astype(dtype) for shape in shapes]
 
 
-def check_cli_run(estimate, input_elements: int, output_elements: int, dtype: str, args) -> None:
+def check_cli_run(estimate, input_elements: int, output_elements: int, dtype: str, *, timing_only: bool,
+                  max_memory: int | None, remedies: tuple[str, ...] = ("execute", "check_races", "record")) -> None:
     """The size guard of a run command, before it draws its operands: the operator's estimate
     (kernels/common/size_guard.py) plus, in a full run, the operands (drawn in float64, kept in dtype) and the
-    reference check (the operands and the output in its precision, about twice)."""
+    reference check (the operands and the output in its precision, about twice). max_memory: --max-memory;
+    remedies: what the command's operator takes to need less (size_guard.REMEDIES)."""
     import numpy as np
 
-    from ascend_sim.machine.dtypes import DTYPES
+    from ascend_sim.machine.dtypes import DTYPES, EIGHT_BIT_DTYPES
     from kernels.common.size_guard import check_fits
     extra = 0
-    if not args.timing_only:
+    if not timing_only:
         precision = np.dtype(reference_precision(dtype)).itemsize
-        extra = input_elements * (8 + np.dtype(DTYPES[dtype]).itemsize) + 2 * precision * (input_elements
-                                                                                             + output_elements)
-    check_fits(estimate.with_extra(extra), args.max_memory)
+        stored = np.dtype({**DTYPES, **EIGHT_BIT_DTYPES}[dtype]).itemsize
+        extra = input_elements * (8 + stored) + 2 * precision * (input_elements + output_elements)
+    check_fits(estimate.with_extra(extra), max_memory, remedies)
 
 
 def text_stream(json_output: bool) -> TextIO:
@@ -180,8 +182,13 @@ def check_on_grid(got: np.ndarray, expect: np.ndarray) -> Check:
 
 def timed_check(reference: Callable[[], np.ndarray], got: np.ndarray, dtype: str, hf32: bool,
                 tolerance: float | None = None, on_grid: bool = False) -> Check:
-    """check_against(got, reference()) (check_on_grid with on_grid), with the time both took."""
+    """check_against(got, reference()) (check_on_grid with on_grid), with the time both took. The reference runs
+    with numpy's OpenBLAS on one thread, as the simulation does (ascend_sim/machine/blas.py): its GEMMs are small
+    (K = Cout/groups per kernel tap), and OpenBLAS's spinning threads tripled the check's CPU time (0.13 s against
+    0.41 s for the default conv3d-dx, measured on this 2-core machine under load) for no gain in wall time."""
+    from ascend_sim.machine.blas import blas_threads
     start = time.perf_counter()
-    expect = reference()
+    with blas_threads(1):
+        expect = reference()
     check = check_on_grid(got, expect) if on_grid else check_against(got, expect, dtype, hf32, tolerance)
     return replace(check, seconds=time.perf_counter() - start)

@@ -6,7 +6,8 @@ Memory (bytes), each term from the problem's shapes and the tiling, nothing allo
   timing-only run GM is size-only (ascend_sim/machine/memory.py) and costs nothing;
 - host: a full run's copies (each operand converted to NCDHW and to its device format, the output read back and
   converted; the CLI adds its random operands and the reference check, `extra_bytes`);
-- race shadows: the GM race checker's 4 bytes per byte of every written allocation (ascend_sim/passes/races.py);
+- race shadows: the GM race checker's 4 bytes per byte of every written allocation (ascend_sim/passes/races.py;
+  8-12 on the 950, whose race granule is one byte);
 - records: BYTES_PER_RECORD per instruction, measured (tracemalloc peak of a timing-only dx run on the fast engine,
   28,040 records: 2,840 B each; the exact engine keeps about 1 KB); with record=False the chip schedules each
   record as it is issued and drops it, except those waiting for another core (conv_estimate's `pending`).
@@ -101,17 +102,36 @@ def memory_limit(max_memory: int | None = None) -> tuple[int, str]:
                                                "machine has available")
 
 
-def check_fits(estimate: RunEstimate, max_memory: int | None = None) -> None:
-    """Raise MemoryLimitError if the estimate exceeds the limit."""
+# What makes a run need less, by the operator's argument and the run command's flag; each operator names those it
+# takes (matmul and convolution_backward keep every record: no `record`), so the error offers only real remedies.
+REMEDIES = {"execute": "run timing-only (execute=False, --timing-only)",
+            "check_races": "without the race check (check_races=False, --no-race-check)",
+            "record": "keeping no records (record=False, --no-records)"}
+
+
+def check_fits(estimate: RunEstimate, max_memory: int | None = None,
+               remedies: tuple[str, ...] = ("execute", "check_races", "record")) -> None:
+    """Raise MemoryLimitError if the estimate exceeds the limit; its message offers moving the limit and the
+    caller's `remedies` (keys of REMEDIES)."""
     limit, source = memory_limit(max_memory)
     if estimate.total_bytes > limit:
+        ways = [REMEDIES[name] for name in remedies]
+        less = f", or {', '.join(ways[:-1])}{' and ' if len(ways) > 1 else ''}{ways[-1]} to need less" if ways else ""
         raise MemoryLimitError(
             f"this run needs an estimated {format_bytes(estimate.total_bytes)} ({estimate.parts()}), more than the "
-            f"limit of {format_bytes(limit)} ({source}); pass max_memory= (--max-memory) to move the limit, or "
-            "run timing-only (execute=False, --timing-only), without the race check (check_races=False, "
-            "--no-race-check) and keeping no records (record=False, --no-records) to need less")
+            f"limit of {format_bytes(limit)} ({source}); pass max_memory= (--max-memory) to move the limit{less}")
     for observe in ESTIMATE_OBSERVERS:
         observe(estimate)
+
+
+def combined(estimates: list[RunEstimate]) -> RunEstimate:
+    """The estimate of launches run one after another whose memory is all held at the end (convolution_backward
+    keeps every launch's result and report)."""
+    instructions = sum(e.instructions for e in estimates)
+    held = sum(e.instructions * e.held for e in estimates) / instructions if instructions else 1.0
+    return RunEstimate(sum(e.gm_bytes for e in estimates), sum(e.host_bytes for e in estimates),
+                       sum(e.race_bytes for e in estimates), instructions, sum(e.extra_bytes for e in estimates),
+                       held)
 
 
 def gemm_tiles(m: int, n: int, k: int, base_m: int, base_n: int, base_k: int, groups: int = 1) -> int:
@@ -119,16 +139,19 @@ def gemm_tiles(m: int, n: int, k: int, base_m: int, base_n: int, base_k: int, gr
 
 
 def conv_estimate(inputs: tuple, output: int, *, workspace: int = 0, tiles: int, cores: int, execute: bool,
-                  check_races: bool, record: bool = True, pending: float = 0.0) -> RunEstimate:
+                  check_races: bool, record: bool = True, pending: float = 0.0,
+                  shadow_per_byte: int = RACE_SHADOW_BYTES_PER_BYTE, shadowed: int | None = None) -> RunEstimate:
     """inputs: the operands' device bytes; output: the output's device bytes (both as in GM); tiles: gemm_tiles;
     pending: with record=False, the share of the records still alive at once because they wait for a core whose
     Python runs later (the cores run one after the other): 1 behind a barrier of all cores (an init pass), 1/cores
-    for a MIX kernel whose AIC waits for its own AIVs, 0 without cross-core waits."""
+    for a MIX kernel whose AIC waits for its own AIVs, 0 without cross-core waits. shadowed: the bytes the kernel
+    writes allocations of (the race checker shadows an allocation once written; default output + workspace), at
+    shadow_per_byte (the A2's 2-byte granules; the 950's are 1 byte)."""
     gm = sum(inputs) + output + workspace
     host = 0
     if execute:  # each operand converted twice (NCDHW, device format), the output read back twice, on-chip buffers
         host = 2 * sum(inputs) + 2 * output + cores * CORE_BUFFER_BYTES
-    races = RACE_SHADOW_BYTES_PER_BYTE * (output + workspace) if check_races else 0
+    races = shadow_per_byte * (output + workspace if shadowed is None else shadowed) if check_races else 0
     instructions = tiles * RECORDS_PER_TILE + cores * RECORDS_PER_CORE
     return RunEstimate(gm if execute else 0, host, races, instructions, held=1.0 if record else pending)
 

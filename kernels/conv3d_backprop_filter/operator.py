@@ -195,6 +195,11 @@ def _launch(x_ncdhw, dy_ncdhw, x_shape: tuple, dy_shape: tuple, dtype, tiling_da
     return dw, report
 
 
+# what makes a dw run need less (size_guard.REMEDIES): record=False does not, its records wait behind the init
+# pass's barrier (estimate_conv3d_dw counts them all)
+DW_REMEDIES = ("execute", "check_races")
+
+
 def estimate_conv3d_dw(tiling_data, x_shape: tuple, dy_shape: tuple, weight_shape: tuple, groups: int, itemsize: int,
                        *, execute: bool = True, check_races: bool = True) -> RunEstimate:
     """What a run will take (kernels/common/size_guard.py); shapes NCDHW, dw accumulated in float32."""
@@ -275,7 +280,7 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
     # records counted even with record=False: behind the init pass's cross-core barrier they stay pending until
     # every core has issued up to it (docs/performance.md, "Big problems")
     check_fits(estimate_conv3d_dw(tiling, x_shape, dy_shape, weight_shape, groups, x.dtype.itemsize, execute=execute,
-                                  check_races=check_races), max_memory)
+                                  check_races=check_races), max_memory, DW_REMEDIES)
     reads: set[str] = set()
     launched = ReadRecorder(tiling, reads) if tiling_overrides else tiling
     dw, report = _launch(x_ncdhw, dy_ncdhw, x_shape, dy_shape, x.dtype, launched, groups, weight_shape,

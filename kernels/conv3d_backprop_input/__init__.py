@@ -16,15 +16,22 @@ Modules, one job each (device code under kernel/arch22/):
 - operator.py                               the host operator: the plan run on the data (formats, launch, conversion back)
 - matmul_route.py                           aclnn's matmul shortcuts (kernel == stride, feature map == kernel, 950 1x1x1) on the matmul
                                             kernel (kernels/matmul/)
-"""
-from kernels.conv3d_backprop_input.kernel.arch22.api import Conv3DBackpropInput
-from kernels.conv3d_backprop_input.kernel.arch22.conv3d_backprop_input_v2 import \
-    conv3d_backprop_input_v2 as conv3d_backprop_input_v2_kernel
-from kernels.conv3d_backprop_input.kernel.arch22.drivers import Conv3dDx, Conv3dDxBasicBlockSplitMN
-from kernels.conv3d_backprop_input.kernel.arch22.init_output import Conv3dDxInitOutput
-from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2, conv3d_backprop_input_v2_run
-from kernels.conv3d_backprop_input.plan import Conv3dDxPlan, plan_conv3d_dx
 
-__all__ = ["Conv3DBackpropInput", "Conv3dDx", "Conv3dDxBasicBlockSplitMN", "Conv3dDxInitOutput", "Conv3dDxPlan",
-           "conv3d_backprop_input_v2", "conv3d_backprop_input_v2_kernel",
-           "conv3d_backprop_input_v2_run", "plan_conv3d_dx"]
+Each name below is imported on first use (ascend_sim/machine/lazy_exports.py).
+"""
+from ascend_sim.machine.lazy_exports import lazy_exports
+
+_EXPORTS = {
+    "Conv3DBackpropInput": "kernels.conv3d_backprop_input.kernel.arch22.api",
+    "Conv3dDx": "kernels.conv3d_backprop_input.kernel.arch22.drivers",
+    "Conv3dDxBasicBlockSplitMN": "kernels.conv3d_backprop_input.kernel.arch22.drivers",
+    "Conv3dDxInitOutput": "kernels.conv3d_backprop_input.kernel.arch22.init_output",
+    "conv3d_backprop_input_v2_kernel":
+        "kernels.conv3d_backprop_input.kernel.arch22.conv3d_backprop_input_v2:conv3d_backprop_input_v2",
+    "Conv3dDxPlan": "kernels.conv3d_backprop_input.plan",
+    "conv3d_backprop_input_v2": "kernels.conv3d_backprop_input.operator",
+    "conv3d_backprop_input_v2_run": "kernels.conv3d_backprop_input.operator",
+    "plan_conv3d_dx": "kernels.conv3d_backprop_input.plan",
+}
+lazy_exports(__name__, _EXPORTS)
+__all__ = list(_EXPORTS)

@@ -42,7 +42,6 @@ import numpy as np
 from ascend_sim.machine.dtypes import DTYPES
 from kernels.common.operands import stand_in
 from kernels.common.run import Run
-from kernels.matmul import MatmulTiling, run_matmul
 
 STRIDE_EQ_KERNEL = "STRIDE_EQ_KERNEL"
 FM_EQ_KERNEL = "FM_EQ_KERNEL"
@@ -101,9 +100,11 @@ def matmul_gemm(p, mode: str) -> tuple[int, int, int, int]:
 
 
 def dx_by_matmul(p, weight: np.ndarray | None, dy: np.ndarray | None, mode: str, *, execute: bool = True,
-                 check_races: bool = True, poison_output: bool = True, hooks=None, engine: str = "auto") -> Run:
+                 check_races: bool = True, poison_output: bool = True, hooks=None, engine: str = "auto",
+                 max_memory: int | None = None) -> Run:
     """dx of the checked problem p by the matmul aclnn uses for `mode`, on p.platform's simulated chip; weight and
     dy are p's operands as NCDHW arrays (None in timing-only mode: size-only stand-ins run instead)."""
+    from kernels.matmul import MatmulTiling, run_matmul  # here: a conv-kernel run does not load the matmul kernel
     if not execute:
         weight, dy = stand_in(p.filter_shape, DTYPES[p.dtype]), stand_in(p.dy_shape, DTYPES[p.dtype])
     n, cin, di, hi, wi = p.dx_shape
@@ -125,7 +126,7 @@ def dx_by_matmul(p, weight: np.ndarray | None, dy: np.ndarray | None, mode: str,
     batch, m, n_cols, k = matmul_gemm(p, mode)
     tiling = MatmulTiling.for_shape(m, n_cols, k, p.dtype, batch=batch, shared_b=batch > 1, hf32=hf32)
     run = run_matmul(left, right, platform=p.platform, tiling=tiling, execute=execute, check_races=check_races,
-                     hooks=hooks, poison_output=poison_output, engine=engine)
+                     hooks=hooks, poison_output=poison_output, engine=engine, max_memory=max_memory)
     out, result = run.result, None
     if execute:
         if mode == STRIDE_EQ_KERNEL:

@@ -38,7 +38,6 @@ from kernels.conv3d_backprop_input.kernel.arch22.conv3d_backprop_input_v2 import
 from kernels.conv3d_backprop_input.kernel.arch22.conv3d_backprop_input_v2 import driver_class
 from kernels.conv3d_backprop_input.kernel.arch22.util import FORMAT_NCDHW
 from kernels.conv3d_backprop_input.matmul_route import dx_by_matmul, matmul_gemm
-from kernels.conv3d_backprop_input.operator_arch35 import check_operands_950, launch_arch35, plan_dx_arch35
 from kernels.conv3d_backprop_input.plan import ROUTES, plan_conv3d_dx  # noqa: F401 (ROUTES re-exported)
 from tiling.common.problem import ConvProblem
 
@@ -130,7 +129,7 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
                            filter_format=filter_format, platform=platform,
                            enable_hf32=enable_hf32, execute=execute, trace=trace, tiling_overrides=tiling_overrides,
                            check_races=check_races, poison_output=poison_output, hooks=hooks, engine=engine,
-                           route=route)
+                           route=route, max_memory=max_memory)
     check_operands(filter, out_backprop)
     require_arch22_kernel("Conv3DBackpropInputV2", platform)  # both routes: the matmul route's kernel is A2's too
     plan = plan_conv3d_dx(input_size, filter.shape, out_backprop.shape, filter.dtype, strides=strides, pads=pads,
@@ -143,7 +142,7 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
         weight, dy = operands_to_ncdhw(filter, out_backprop, data_format, filter_format)
     if plan.route == "matmul":
         run = dx_by_matmul(plan.problem, weight, dy, plan.matmul_mode, execute=execute, check_races=check_races,
-                           poison_output=poison_output, hooks=hooks, engine=engine)
+                           poison_output=poison_output, hooks=hooks, engine=engine, max_memory=max_memory)
         # run.result is NCDHW, which is data_format: every matmul mode needs NCDHW data
         run.trace_path = write_trace(run.report, trace)
         return run
@@ -169,10 +168,13 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
 
 def _run_arch35(input_size, filter, out_backprop, *, strides, pads, dilations, groups, data_format, filter_format,
                 platform, enable_hf32, execute, trace, tiling_overrides, check_races, poison_output, hooks,
-                engine, route) -> Run:
+                engine, route, max_memory) -> Run:
     """The Ascend 950: the arch35 tiling (every argument check), aclnn's matmul shortcuts on the 950 with
     route="aclnn" (the 950 example matmul kernel), else the arch35 kernel on the arrays as given
     (operator_arch35.py)."""
+    # imported here, where a 950 run needs them: an A2 run does not load the arch35 kernel and tiling
+    from kernels.conv3d_backprop_input.operator_arch35 import (ARCH35_REMEDIES, check_operands_950, estimate_arch35,
+                                                               launch_arch35, plan_dx_arch35)
     if not isinstance(route, str) or route not in ROUTES:
         raise ValueError(f"route={route!r} is not supported; allowed: {ROUTES}")
     dtype = check_operands_950(filter, out_backprop)
@@ -180,12 +182,14 @@ def _run_arch35(input_size, filter, out_backprop, *, strides, pads, dilations, g
                       filter_format=filter_format, platform=platform, enable_hf32=enable_hf32)
     tiling, routed, mode = plan_dx_arch35(input_size, filter.shape, out_backprop.shape, dtype, route=route,
                                           tiling_overrides=tiling_overrides, **attributes)
-    if mode is not None:
+    if mode is not None:  # run_matmul guards the GEMM's size
         run = dx_by_matmul(routed, filter if execute else None, out_backprop if execute else None, mode,
                            execute=execute, check_races=check_races, poison_output=poison_output, hooks=hooks,
-                           engine=engine)
+                           engine=engine, max_memory=max_memory)
         run.trace_path = write_trace(run.report, trace)
         return run
+    check_fits(estimate_arch35(tiling, filter.dtype.itemsize, execute=execute, check_races=check_races), max_memory,
+               ARCH35_REMEDIES)
     reads: set[str] = set()
     launched = ReadRecorder(tiling, reads) if tiling_overrides else tiling
     y, report = launch_arch35(launched, filter, out_backprop, input_size, platform=platform, data_format=data_format,

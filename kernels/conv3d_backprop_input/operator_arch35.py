@@ -23,14 +23,15 @@ from ascend_sim import Chip
 from ascend_sim.machine.dtypes import DTYPES, EIGHT_BIT_DTYPES
 from ascend_sim.machine.tensor import GmAddr
 from kernels.common.run import output_buffer, read_output
-from kernels.conv3d_backprop_input import arguments
+from kernels.common.size_guard import RunEstimate, conv_estimate, gemm_tiles
 from kernels.conv3d_backprop_input.kernel.arch35.conv3d_backprop_input_v2_arch35 import (
     conv3d_backprop_input_v2_arch35, unported_features)
-from kernels.conv3d_backprop_input.matmul_route import aclnn_matmul_mode
-from tiling.common.problem import check_format
+from kernels.conv3d_backprop_input.matmul_route import aclnn_matmul_mode, matmul_gemm
+from tiling.common.problem import ConvProblem, check_format
 from tiling.common.validation import Problem, ValidationReport
 from tiling.conv3d_backprop_input.arch35 import conv3d_backprop_input_tiling_arch35
 from tiling.conv3d_backprop_input.arch35.context_utils import parse_problem
+from tiling.conv3d_backprop_input.arch35.inner_product import WORKSIZE
 from tiling.conv3d_backprop_input.arch35.validate import PROBLEM_FIELDS
 
 DTYPES_950 = {**DTYPES, **EIGHT_BIT_DTYPES}
@@ -102,8 +103,8 @@ def refuse_unported_tiling(tiling) -> None:
 
 def matmul_route_950(input_size, filter_shape, out_backprop_shape, dtype: str, *, strides, pads, dilations,
                      groups, data_format, filter_format, platform,
-                     enable_hf32) -> tuple[arguments.Problem | None, str | None]:
-    """(the problem as aclnn's matmul rules read it (arguments.Problem, NCDHW), the matmul shortcut aclnn takes for
+                     enable_hf32) -> tuple[ConvProblem | None, str | None]:
+    """(the problem as aclnn's matmul rules read it (a ConvProblem, NCDHW), the matmul shortcut aclnn takes for
     it on the 950 or None). No shortcut whatever the shapes for 8-bit data (GetConv3DBp2MmMode returns
     CONV3D_BP_NO_MM for HIFLOAT8 / FLOAT8_E4M3FN on regbase, "matmul暂时不支持8bit", and IsW1B1FmNDxTransToMm
     refuses them too) or data or filter not stored NCDHW; else matmul_route.aclnn_matmul_mode with its regbase
@@ -114,8 +115,10 @@ def matmul_route_950(input_size, filter_shape, out_backprop_shape, dtype: str, *
                       groups, dtype, platform, enable_hf32, data_format, filter_format)
     dy, weight, dx = (tuple(axes[a] for a in "NCDHW") for axes in (p.dy, p.filt, p.dx))
     effective = tuple(d if k > 1 else 1 for d, k in zip(p.dilations, weight[2:]))  # as arguments.check_problem
-    routed = arguments.Problem(dy, weight, dx, p.strides, p.pads, effective, p.groups, dtype, enable_hf32,
-                               p.platform, p.dilations, data_format)
+    routed = ConvProblem(x_shape=dx, filter_shape=weight, y_shape=dy, strides=p.strides, pads=p.pads,
+                         dilations=effective, groups=p.groups, dtype=dtype, platform=p.platform,
+                         enable_hf32=enable_hf32, data_format=data_format, filter_format=filter_format,
+                         dilations_given=p.dilations)
     return routed, aclnn_matmul_mode(routed, data_format, filter_format, routed.dilations_given)
 
 
@@ -131,6 +134,42 @@ def override_arch35(tiling, overrides: dict, *, validate: bool = True):
     if "coreNum" in changes:
         changes["block_dim"] = changes["coreNum"]
     return tiling.with_overrides(validate=validate, **changes)
+
+
+# what makes an arch35 run need less (size_guard.REMEDIES): it keeps every record
+ARCH35_REMEDIES = ("execute", "check_races")
+
+
+def estimate_arch35(tiling, itemsize: int, *, execute: bool = True, check_races: bool = True) -> RunEstimate:
+    """What launch_arch35 of this tiling takes (kernels/common/size_guard.py), nothing allocated: out_backprop,
+    filter and y in GM as given (no C0 padding) and the tiling's workspace; the records of dx's GEMM per group
+    (M = batch*di*hi*wi, N = cinG, K = coutG*dk*hk*wk) in the tiling's baseM/baseN/baseK tiles on block_dim AIC
+    (each with its two AIVs). Every record is kept: the arch35 launch has no record=False."""
+    t = tiling
+    taps = t.dk * t.hk * t.wk
+    tiles = gemm_tiles(t.batch * t.di * t.hi * t.wi, t.cinG, t.coutG * taps, t.baseM, t.baseN, t.baseK, t.group)
+    inputs = (t.batch * t.cout * t.dout * t.ho * t.wo * itemsize, t.cout * t.cinG * taps * itemsize)
+    y = t.batch * t.cin * t.di * t.hi * t.wi * itemsize
+    # the race checker shadows what the kernel writes: y, and the workspace where the kernel has a part of it (beyond
+    # the system's WORKSIZE); 1-byte granules on the 950, a write and a read shadow, a third for split-K's atomic adds
+    written = y + (t.workspace_size if t.workspace_size > WORKSIZE else 0)
+    return conv_estimate(inputs, y, workspace=t.workspace_size, tiles=tiles, cores=t.block_dim, execute=execute,
+                         check_races=check_races, shadow_per_byte=12 if t.enableSplitK else 8, shadowed=written)
+
+
+def estimate_dx_arch35(tiling, routed, mode, itemsize: int, *, execute: bool = True,
+                       check_races: bool = True) -> RunEstimate:
+    """What the 950 dx run plan_dx_arch35 planned takes: the arch35 kernel's launch (estimate_arch35), or on a
+    matmul shortcut the GEMM aclnn runs, as run_matmul guards it (estimate_matmul)."""
+    if mode is None:
+        return estimate_arch35(tiling, itemsize, execute=execute, check_races=check_races)
+    from kernels.matmul import MatmulTiling
+    from kernels.matmul.operator import default_block_dim, estimate_matmul
+    batch, m, n_cols, k = matmul_gemm(routed, mode)
+    mm = MatmulTiling.for_shape(m, n_cols, k, routed.dtype, batch=batch, shared_b=batch > 1,
+                                hf32=routed.enable_hf32 and routed.dtype == "float32")
+    return estimate_matmul(mm, default_block_dim(mm, routed.platform.aic_cores), execute=execute,
+                           check_races=check_races)
 
 
 def launch_arch35(tiling, filter: np.ndarray, out_backprop: np.ndarray, input_size, *, platform, data_format,

@@ -26,6 +26,7 @@ from ascend_sim.isa.vector.datacopy import DataCopyExtParams, DataCopyPadExtPara
 from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.tensor import GmAddr
 from kernels.common.run import Run, output_buffer, read_output
+from kernels.common.size_guard import RECORDS_PER_TILE, RunEstimate, conv_estimate
 
 TILE = 4096  # elements per UB tile (float32: 16 KiB)
 RESULTS = 2048  # channel results kept in UB before they are written out
@@ -119,6 +120,16 @@ def _channel_sum(t: BiasGradTiling, dy_gm, in_que, wide, acc, ch: int, dtype, wi
                 Add(acc, acc, src[r * t.rowPitch], count)
                 PipeBarrier(PIPE_V)
             in_que.FreeTensor(x)
+
+
+def estimate_bias_grad(t: BiasGradTiling, itemsize: int, *, execute: bool = True,
+                       check_races: bool = True) -> RunEstimate:
+    """What run_bias_grad takes (kernels/common/size_guard.py): grad_output and grad_bias in GM and the records of
+    its copies, each a DataCopyPad, its queue flags, a Cast and one Add and barrier per row (our own count)."""
+    copies = t.C * -(-t.N // t.rowsPerCopy) * -(-t.L // t.chunkLen)
+    records = copies * (5 + 2 * t.rowsPerCopy)
+    return conv_estimate((t.N * t.C * t.L * itemsize,), t.C * itemsize, tiles=-(-records // RECORDS_PER_TILE),
+                         cores=t.blockDim, execute=execute, check_races=check_races)
 
 
 def run_bias_grad(grad_output: np.ndarray, *, platform="Ascend910B2", execute: bool = True,

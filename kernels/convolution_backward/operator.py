@@ -16,6 +16,7 @@ The Cast / TransData / view kernels aclnn launches around the cube kernels are d
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -24,18 +25,21 @@ from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.passes.trace import write_chrome_trace_of_launches
 from kernels.common.operands import stand_in
 from kernels.common.run import Run
-from kernels.conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run, rows_beyond_reach
-from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
-from kernels.conv3d_backprop_input.operator_arch35 import plan_dx_arch35
+from kernels.common.size_guard import RunEstimate, check_fits, combined
+from kernels.conv3d_backprop_filter.operator import (conv3d_backprop_filter_v2_run, estimate_conv3d_dw,
+                                                     rows_beyond_reach)
+from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run, estimate_conv3d_dx
+from kernels.conv3d_backprop_input.operator_arch35 import estimate_dx_arch35, plan_dx_arch35
 from kernels.conv3d_backprop_input.plan import plan_conv3d_dx
-from kernels.conv3d_v2.operator import conv3d_v2_run, plan_conv3d_v2_tiling
+from kernels.conv3d_v2.operator import conv3d_v2_run, estimate_conv3d_v2, plan_conv3d_v2_tiling
 from kernels.convolution_backward.arguments import ConvBackwardArgs, check_arguments
-from kernels.convolution_backward.bias_grad import run_bias_grad
+from kernels.convolution_backward.bias_grad import bias_grad_tiling, estimate_bias_grad, run_bias_grad
 from kernels.convolution_backward.routing import FM_EQ_KERNEL, Route, route
 from kernels.convolution_backward.routing_arch35 import DW_1X1, route_arch35
 from kernels.convolution_backward.v2_or_tbe import conv3d_dw_tbe_reason, conv3d_dx_tbe_reason
 from kernels.matmul import MatmulTiling, run_matmul
-from tiling import check_conv3d_dw_args
+from kernels.matmul.operator import default_block_dim, estimate_matmul
+from tiling import check_conv3d_dw_args, conv3d_backprop_filter_tiling
 from tiling.conv3d_v2 import check_conv3d_v2_args
 
 BIAS_NOTE = ("grad_bias: ReduceSum over N and the spatial axes (CalculateBiasGrad) by our own AIV kernel; the real "
@@ -65,23 +69,62 @@ class ConvBackwardRun:
         return [*self.route.notes, *(note for launch in self.launches for note in launch.notes)]
 
 
-def _plan(a: ConvBackwardArgs, r: Route) -> None:
-    """The cube kernels' own argument checks and tilings, before any launch (their errors name their limits)."""
+def _plan(a: ConvBackwardArgs, r: Route) -> list:
+    """The cube kernels' own argument checks and tilings, before any launch (their errors name their limits).
+    Returns each launch's size estimate, a function of (execute, check_races) (kernels/common/size_guard.py)."""
     v, m = r.view, r.math
+    estimates = []
+    if a.output_mask[2]:
+        n, c = a.grad_output_shape[:2]
+        bias = bias_grad_tiling(n, c, math.prod(a.grad_output_shape[2:]), DTYPES[a.dtype].itemsize,
+                                a.platform.aiv_cores)
+        estimates.append(lambda execute, check_races: estimate_bias_grad(
+            bias, DTYPES[a.dtype].itemsize, execute=execute, check_races=check_races))
     if a.output_mask[0] and a.transposed:
-        plan_conv3d_v2_tiling(check_conv3d_v2_args(v.grad_output_shape, v.weight_shape, v.strides, v.pads,
-                                                   v.dilations, a.groups, m.dtype, a.platform, False, m.hf32))
+        forward = check_conv3d_v2_args(v.grad_output_shape, v.weight_shape, v.strides, v.pads, v.dilations, a.groups,
+                                       m.dtype, a.platform, False, m.hf32)
+        tiling = plan_conv3d_v2_tiling(forward)
+        estimates.append(lambda execute, check_races: estimate_conv3d_v2(forward, tiling, execute=execute,
+                                                                         check_races=check_races))
     if a.output_mask[0] and not a.transposed:
-        plan_dx = plan_dx_arch35 if a.platform.npu_arch == 3510 else plan_conv3d_dx
-        plan_dx(v.input_shape, v.weight_shape, v.grad_output_shape, m.dtype, strides=(1, 1, *v.strides),
-                pads=v.pads, dilations=(1, 1, *v.dilations), groups=a.groups, data_format="NCDHW",
-                filter_format="NCDHW", platform=a.platform, enable_hf32=m.hf32, route=r.dx_route)
+        dx_args = dict(strides=(1, 1, *v.strides), pads=v.pads, dilations=(1, 1, *v.dilations), groups=a.groups,
+                       data_format="NCDHW", filter_format="NCDHW", platform=a.platform, enable_hf32=m.hf32,
+                       route=r.dx_route)
+        if a.platform.npu_arch == 3510:
+            dx = plan_dx_arch35(v.input_shape, v.weight_shape, v.grad_output_shape, m.dtype, **dx_args)
+            estimates.append(lambda execute, check_races: estimate_dx_arch35(
+                *dx, DTYPES[m.dtype].itemsize, execute=execute, check_races=check_races))
+        else:
+            dx = plan_conv3d_dx(v.input_shape, v.weight_shape, v.grad_output_shape, m.dtype, **dx_args)
+            estimates.append(lambda execute, check_races: estimate_conv3d_dx(dx, execute=execute,
+                                                                             check_races=check_races))
     if a.output_mask[1] and r.dw_matmul is None:
         fmap, dy = (v.grad_output_shape, v.input_shape) if a.transposed else (v.input_shape, v.grad_output_shape)
         kh = v.weight_shape[3]
         fmap, pads = rows_beyond_reach(fmap, v.pads, kh, v.dilations[1] if kh > 1 else 1)  # as dw will launch
         check_conv3d_dw_args(fmap, v.weight_shape, dy, v.strides, pads, v.dilations, a.groups, m.dtype, a.platform,
                              m.hf32, False)
+        estimates.append(lambda execute, check_races: estimate_conv3d_dw(
+            conv3d_backprop_filter_tiling(fmap, v.weight_shape, dy, v.strides, pads, v.dilations, a.groups,
+                                          dtype=m.dtype, platform=a.platform, enable_hf32=m.hf32),
+            fmap, dy, v.weight_shape, a.groups, DTYPES[m.dtype].itemsize, execute=execute, check_races=check_races))
+    if a.output_mask[1] and r.dw_matmul is not None:
+        gemm = (_dw_matmul_tiling if r.dw_matmul == FM_EQ_KERNEL else _dw_1x1_tiling)(v, m)
+        estimates.append(lambda execute, check_races: estimate_matmul(
+            gemm, default_block_dim(gemm, a.platform.aic_cores), execute=execute, check_races=check_races))
+    return estimates
+
+
+def _dw_matmul_tiling(v, m) -> MatmulTiling:
+    """CalculateConv3DBackwardDwByMmMode's GEMM: dy^T (Cout x N) . x (N x Cin*D*H*W)."""
+    n, cout = v.grad_output_shape[:2]
+    return MatmulTiling.for_shape(cout, math.prod(v.input_shape[1:]), n, m.dtype, hf32=m.hf32)
+
+
+def _dw_1x1_tiling(v, m) -> MatmulTiling:
+    """Is1x1DwTransToMm's GEMM (Ascend 950, batch 1): dy (Cout x D*H*W) . x^T (D*H*W x Cin)."""
+    cout, cin = v.weight_shape[:2]
+    return MatmulTiling.for_shape(cout, cin, math.prod(v.input_shape[2:]), m.dtype, hf32=m.hf32)
 
 
 def _grad_input(a, r, go, x, w, kw) -> Run:
@@ -110,9 +153,10 @@ def _grad_weight(a, r, go, x, kw) -> Run:
         n, cout = v.grad_output_shape[:2]
         left = go.reshape(n, cout).T  # isLeftTranspose, done on the host (copied by the upload)
         right = x.reshape(n, -1)
-        tiling = MatmulTiling.for_shape(cout, right.shape[1], n, m.dtype, hf32=m.hf32)
+        tiling = _dw_matmul_tiling(v, m)
         run = run_matmul(left, right, platform=a.platform, tiling=tiling, hf32=m.hf32, execute=kw["execute"],
-                         check_races=kw["check_races"], engine=kw["engine"], hooks=kw["hooks"])
+                         check_races=kw["check_races"], engine=kw["engine"], hooks=kw["hooks"],
+                         max_memory=kw["max_memory"])
         result = run.result.reshape(v.weight_shape) if kw["execute"] else None
         note = ("grad_weight: kernel == feature map, computed by a MatMul of gradOutput^T and input "
                 "(CONV3D_BP_MM_FEATURE_MAP_EQ_KERNEL, CalculateConv3DBackwardDwByMmMode)")
@@ -121,9 +165,10 @@ def _grad_weight(a, r, go, x, kw) -> Run:
         cout, cin = v.weight_shape[:2]
         left = go.reshape(cout, -1)
         right = x.reshape(cin, -1).T  # isRightTranspose, done on the host (copied by the upload)
-        tiling = MatmulTiling.for_shape(cout, cin, right.shape[0], m.dtype, hf32=m.hf32)
+        tiling = _dw_1x1_tiling(v, m)
         run = run_matmul(left, right, platform=a.platform, tiling=tiling, hf32=m.hf32, execute=kw["execute"],
-                         check_races=kw["check_races"], engine=kw["engine"], hooks=kw["hooks"])
+                         check_races=kw["check_races"], engine=kw["engine"], hooks=kw["hooks"],
+                         max_memory=kw["max_memory"])
         result = run.result.reshape(v.weight_shape) if kw["execute"] else None
         note = ("grad_weight: 1x1x1 kernel, batch 1, computed by a MatMul of gradOutput and input^T "
                 "(Is1x1DwTransToMm, GenConvMmDwInputBy1x1Mode; Ascend 950)")
@@ -150,6 +195,18 @@ class ConvBackwardPlan:
 
     args: ConvBackwardArgs
     route: Route
+    estimates: tuple = ()  # each launch's size estimate, a function of (execute, check_races)
+
+
+# what makes a convolution_backward run need less (size_guard.REMEDIES): it keeps every record
+CONV_BACKWARD_REMEDIES = ("execute", "check_races")
+
+
+def estimate_convolution_backward(plan: ConvBackwardPlan, *, execute: bool = True,
+                                  check_races: bool = True) -> RunEstimate:
+    """What the plan's launches take together (kernels/common/size_guard.py): each launch's own estimate, all
+    held at the end (the run keeps every launch's result and report)."""
+    return combined([estimate(execute, check_races) for estimate in plan.estimates])
 
 
 def plan_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
@@ -159,17 +216,19 @@ def plan_convolution_backward(grad_output, input, weight, bias_sizes, stride, pa
     a = check_arguments(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
                         output_padding, groups, output_mask, cube_math_type, platform)
     r = route_arch35(a) if a.platform.npu_arch == 3510 else route(a)
-    _plan(a, r)
-    return ConvBackwardPlan(a, r)
+    return ConvBackwardPlan(a, r, tuple(_plan(a, r)))
 
 
 def run_plan(plan: ConvBackwardPlan, grad_output, input, weight, *, execute=True, trace=None, check_races=True,
              engine="auto", hooks: dict | None = None, max_memory=None) -> ConvBackwardRun:
     """Launch the kernels of a plan on arrays of the planned shapes and dtype. hooks: {gradient: [hook, ...]}, the
     simulator hooks of that gradient's launch (`ascend-sim debug conv-backward` captures one launch); max_memory:
-    each cube kernel's run is refused if estimated to need more (kernels/common/size_guard.py)."""
+    the run is refused before anything is allocated if its launches are estimated to need more together
+    (estimate_convolution_backward; each launch also checks its own)."""
     a, r = plan.args, plan.route
     v, cube = r.view, DTYPES[r.math.dtype]
+    check_fits(estimate_convolution_backward(plan, execute=execute, check_races=check_races), max_memory,
+               CONV_BACKWARD_REMEDIES)  # before the operands' casts and the first launch
     if execute:
         go = np.ascontiguousarray(grad_output).reshape(v.grad_output_shape).astype(cube, copy=False)
         x = np.ascontiguousarray(input).reshape(v.input_shape).astype(cube, copy=False)
@@ -211,7 +270,7 @@ def convolution_backward_run(grad_output, input, weight, bias_sizes, stride, pad
     execute=False is the timing-only mode (results None). trace: a path for one Chrome/Perfetto trace of every
     launch, one after the other (launch i's cores are processes i * 1000 + core, named by the gradient). hooks:
     {gradient: [hook, ...]} for that gradient's launch (Chip hooks). engine: "auto" | "exact" | "fast"
-    (ascend_sim.Chip). max_memory: the bytes each cube kernel's run may take (kernels/common/size_guard.py)."""
+    (ascend_sim.Chip). max_memory: the bytes the run may take (run_plan; kernels/common/size_guard.py)."""
     plan = plan_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
                                      output_padding, groups, output_mask, cube_math_type, platform=platform)
     return run_plan(plan, grad_output, input, weight, execute=execute, trace=trace, check_races=check_races,

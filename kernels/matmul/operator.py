@@ -11,6 +11,7 @@ from ascend_sim.machine.dtypes import arch_refuses
 from ascend_sim.machine.platform import get_platform
 from ascend_sim.machine.tensor import GmAddr
 from kernels.common.run import Run, output_buffer, read_output
+from kernels.common.size_guard import RunEstimate, check_fits, conv_estimate, gemm_tiles
 from kernels.matmul.kernel.arch35.matmul_kernel import matmul_kernel as matmul_kernel_arch35
 from kernels.matmul.kernel.matmul_kernel import matmul_kernel
 from tiling.common.problem import check_hf32
@@ -26,10 +27,32 @@ def _dtype_name(dtype) -> str | None:
     return next((name for name, value in OPERAND_DTYPES.items() if value == dtype), None)
 
 
+# what makes a matmul run need less (size_guard.REMEDIES): it keeps every record
+MATMUL_REMEDIES = ("execute", "check_races")
+
+
+def estimate_matmul(t: MatmulTiling, block_dim: int, *, shared_b: bool | None = None, execute: bool = True,
+                    check_races: bool = True) -> RunEstimate:
+    """What run_matmul of tiling t on block_dim cores takes (kernels/common/size_guard.py), nothing allocated: A,
+    B (one for every batch when shared_b; default t.shared_b) and C in GM as stored (ND), their host copies, the
+    race shadows of C and the records of the GEMM's tiles (every record is kept)."""
+    operand, result = OPERAND_DTYPES[t.dtype].itemsize, OPERAND_DTYPES[t.out].itemsize
+    b_batch = 1 if (t.shared_b if shared_b is None else shared_b) else t.batch
+    inputs = (t.batch * t.M * t.K * operand, b_batch * t.K * t.N * operand)
+    return conv_estimate(inputs, t.batch * t.M * t.N * result, tiles=gemm_tiles(t.M, t.N, t.K, t.baseM, t.baseN,
+                                                                                t.baseK, t.batch),
+                         cores=block_dim, execute=execute, check_races=check_races)
+
+
+def default_block_dim(t: MatmulTiling, aic_cores: int) -> int:
+    """One core per baseM x baseN block of C, at most every cube core."""
+    return min(t.batch * -(-t.M // t.baseM) * -(-t.N // t.baseN), aic_cores)
+
+
 def run_matmul(a: np.ndarray, b: np.ndarray, *, platform="Ascend910B2", block_dim: int | None = None,
                tiling: MatmulTiling | None = None, execute: bool = True, check_races: bool = True,
                out_dtype=None, hf32: bool = False, hooks=None, poison_output: bool = False,
-               engine: str = "auto"):
+               engine: str = "auto", max_memory: int | None = None):
     """Run the kernel on a simulated chip. Returns a `Run` (kernels/common/run.py): `.result` is C, `.report` the
     RunReport, `.tiling` the MatmulTiling.
 
@@ -39,6 +62,8 @@ def run_matmul(a: np.ndarray, b: np.ndarray, *, platform="Ascend910B2", block_di
     is Fixpipe's QF322HIF8_PRE / QF322FP8_PRE). hf32: round float32 operands to HF32 in the cube.
     poison_output fills C with NaN first (float outputs), so that an element the kernel never writes shows.
     C is (M, N) for a 2-D a, else (batch, M, N); None when execute=False (timing-only: GM holds no bytes).
+    max_memory: the bytes the run may take (default: a fraction of the machine's available memory); a run
+    estimated to need more (estimate_matmul) is refused before anything is allocated (MemoryLimitError).
     """
     a, b = np.asarray(a), np.asarray(b)
     if a.ndim not in (2, 3) or b.ndim not in (2, 3):
@@ -69,10 +94,11 @@ def run_matmul(a: np.ndarray, b: np.ndarray, *, platform="Ascend910B2", block_di
         refused = value in OPERAND_DTYPES and arch_refuses(OPERAND_DTYPES[value], plat.npu_arch)
         if refused:
             raise ValueError(f"{name}={value}: {refused} (platform {plat.name})")
-    chip = Chip(plat, execute=execute, check_races=check_races, hooks=hooks, engine=engine)
     t.check(plat.L1, plat.L0C)
-    tiles = t.batch * -(-m // t.baseM) * -(-n // t.baseN)
-    block_dim = block_dim or min(tiles, chip.platform.aic_cores)
+    block_dim = block_dim or default_block_dim(t, plat.aic_cores)
+    check_fits(estimate_matmul(t, block_dim, shared_b=shared_b, execute=execute, check_races=check_races),
+               max_memory, MATMUL_REMEDIES)
+    chip = Chip(plat, execute=execute, check_races=check_races, hooks=hooks, engine=engine)
     operand, result = OPERAND_DTYPES[t.dtype], OPERAND_DTYPES[t.out]
     a_gm = chip.gm.upload("A", a.astype(operand, copy=False))
     b_gm = chip.gm.upload("B", b.astype(operand, copy=False))

@@ -118,6 +118,7 @@ def test_version(capsys):
 
 
 def test_version_of_a_source_tree_that_was_never_installed(monkeypatch):
+    import importlib.metadata
     import re
     from importlib.metadata import PackageNotFoundError
     from pathlib import Path
@@ -125,7 +126,7 @@ def test_version_of_a_source_tree_that_was_never_installed(monkeypatch):
     def not_installed(name):
         raise PackageNotFoundError(name)
 
-    monkeypatch.setattr(ascend_sim, "version", not_installed)
+    monkeypatch.setattr(importlib.metadata, "version", not_installed)  # read by _package_version at its call
     pyproject = (Path(ascend_sim.__file__).parents[1] / "pyproject.toml").read_text()
     assert ascend_sim._package_version() == re.search(r'^version = "(.+)"', pyproject, re.MULTILINE).group(1)
 

@@ -61,3 +61,20 @@ def test_the_operators_stay_importable_from_kernels_after_their_subpackages():
              "assert all(callable(getattr(kernels, name)) for name in kernels.__all__)\n")
     run = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
+
+
+def test_a_conv3d_dx_run_imports_no_other_operator():
+    """A dx run on A2 (the conv kernel) loads neither the other operators and their tilings nor the 950's dx kernel
+    and tiling nor the matmul kernel (kernels/, tiling/ export lazily): issue 22's wall time."""
+    probe = ("import json, sys\n"
+             "from frontends.cli.app import main\n"
+             "code = main(['conv3d-dx', '--cin', '16', '--cout', '16', '--dhw', '2,8,8', '--timing-only'])\n"
+             "print(json.dumps({'code': code, 'modules': sorted(sys.modules)}), file=sys.stderr)\n")
+    run = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    probe_out = json.loads(run.stderr.strip().splitlines()[-1])
+    assert probe_out["code"] == 0 and "kernels.conv3d_backprop_input.operator" in probe_out["modules"]
+    unused = ("kernels.conv3d_backprop_filter", "kernels.conv3d_v2", "kernels.convolution_backward", "kernels.matmul",
+              "tiling.conv3d_backprop_filter", "tiling.conv3d_v2", "tiling.matmul",
+              "tiling.conv3d_backprop_input.arch35", "kernels.conv3d_backprop_input.kernel.arch35")
+    loaded = [m for m in probe_out["modules"] if m.startswith(unused)]
+    assert loaded == []

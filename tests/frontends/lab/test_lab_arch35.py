@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from paths import ROOT
 
-from frontends.cli.conv_problem import ConvProblem
+from frontends.cli.conv_problem import CliProblem
 from frontends.lab import Conv3dDxArch35Target, Conv3dDxTarget
 from kernels.common.operands import stand_in
 from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
@@ -19,8 +19,8 @@ from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
 PLATFORM = "Ascend950PR_9589"
 
 
-def problem(cin, cout, dhw, kernel, stride, pad, groups, dtype) -> ConvProblem:
-    return ConvProblem(1, cin, cout, dhw, kernel, stride, pad, (1, 1, 1), groups, dtype, PLATFORM, False)
+def problem(cin, cout, dhw, kernel, stride, pad, groups, dtype) -> CliProblem:
+    return CliProblem(1, cin, cout, dhw, kernel, stride, pad, (1, 1, 1), groups, dtype, PLATFORM, False)
 
 
 PROBLEMS = {
