@@ -28,6 +28,7 @@ import numpy as np
 from ascend_sim import SimFault
 from ascend_sim.machine.dtypes import DTYPES
 from kernels.common.run import Run
+from kernels.common.size_guard import MemoryLimitError
 from kernels.convolution_backward.operator import plan_convolution_backward, run_plan
 
 ACLNN_SUCCESS = 0
@@ -174,6 +175,8 @@ def aclnnConvolutionBackward(workspace, workspaceSize, executor, stream=None) ->
         run = run_plan(executor.plan, *executor.inputs)
     except SimFault as fault:
         return _fail(ACLNN_ERR_RUNTIME_ERROR, f"simulated kernel fault: {fault}")
+    except MemoryLimitError as err:  # the simulator's limit, not the device's: nothing was launched
+        return _fail(ACLNN_ERR_RUNTIME_ERROR, f"refused by the simulator's size guard: {err}")
     executor.done = True
     executor.launches = run.launches
     for out, result in zip(executor.outputs, (run.grad_input, run.grad_weight, run.grad_bias)):

@@ -197,3 +197,13 @@ def test_aclnn_phase_two_errors(no_launch):
     assert aclnn.aclnnConvolutionBackward(np.empty(size, np.uint8), size - 1, executor, None) == 161002
     assert "smaller" in aclnn.aclGetRecentErrMsg()
     assert aclnn.aclnnConvolutionBackward(None, size, executor, None) == 161001
+
+
+def test_aclnn_phase_two_refused_by_the_size_guard_is_a_status(no_launch, monkeypatch):
+    """A run the simulator's memory cannot hold is ACLNN_ERR_RUNTIME_ERROR with the guard's message, not an
+    exception, and nothing is launched (no_launch)."""
+    status, size, executor = phase_one()
+    assert status == 0
+    monkeypatch.setattr("kernels.common.size_guard.available_memory", lambda: 1 << 10)
+    assert aclnn.aclnnConvolutionBackward(np.empty(size, np.uint8), size, executor, None) == 361001
+    assert "size guard" in aclnn.aclGetRecentErrMsg() and "memory" in aclnn.aclGetRecentErrMsg()
