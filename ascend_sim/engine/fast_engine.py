@@ -38,7 +38,7 @@ def run_passes(chip, cores) -> bool:
             rec.end = end
     for i, by in s.releases(records):
         records[i].released_by = by
-    checked = chip.check_races and _no_race(chip, records, s.order)
+    checked = chip.check_races and _no_race(chip, records, s)
     if chip.execute or (chip.check_races and not checked):
         runs = [core.run_checked if checked else core._run for core in cores]
         for i in s.order.tolist():
@@ -53,12 +53,12 @@ def run_passes(chip, cores) -> bool:
     return True
 
 
-def _no_race(chip, records, order) -> bool:
-    """The compiled race checker (fast_races.py) finds no race where the Python checkers run on the records in
-    this order would; on anything else the Python checkers run and raise their own fault."""
+def _no_race(chip, records, s) -> bool:
+    """The compiled race checker (fast_races.py) finds no race where the Python checkers, run on the records in
+    the schedule's order, would; on anything else the Python checkers run and raise their own fault."""
     from ascend_sim.passes.fast_races import CLEAN, first_race
 
-    return first_race(records, order, len(chip.cores), chip.gm_races.granule) == CLEAN
+    return first_race(records, s, chip.gm_races.granule) == CLEAN
 
 
 def submit_all(cores) -> None:

@@ -18,29 +18,27 @@ numba is imported only when this pass runs (the fast engine imports it lazily, a
 """
 from __future__ import annotations
 
-from itertools import chain, count
+from itertools import chain, compress
 from operator import attrgetter, itemgetter
 
 import numpy as np
 from numba import njit
 
 from ascend_sim.machine.pipes import QUEUES, Pipe
-from ascend_sim.record import Kind
+from ascend_sim.passes.fast_schedule import _CORE, _KIND, _PIPE, CROSS_SET, CROSS_WAIT, SET_FLAG, SYNC_ALL, WAIT_FLAG
 
 _N = len(QUEUES)
 _ALL = int(Pipe.ALL)
-# record kinds as the race checkers tell them apart
-PLAIN, SET_FLAG, WAIT_FLAG, CROSS_SET, CROSS_WAIT, SYNC_ALL = range(6)
-_KINDS = {Kind.SET_FLAG: SET_FLAG, Kind.WAIT_FLAG: WAIT_FLAG, Kind.CROSS_CORE_SET: CROSS_SET,
-          Kind.CROSS_CORE_WAIT: CROSS_WAIT, Kind.SYNC_ALL: SYNC_ALL}
 _KEEP = 256  # races.py: a (buffer, pipe) log keeps at most this many accesses once pruned ...
 _PRUNE_PAST = 64  # ... and is pruned when it holds more than this many
 _RING = _KEEP + 1  # entries a log can hold between an append and its prune
 _MAXD = 8  # dimensions of a GM footprint box handled here (more: the Python checkers run)
+_PAD = [(0,) * (_MAXD - nd) for nd in range(_MAXD + 1)]
 CLEAN, UNSUPPORTED = -1, -2  # first_race's answers other than a position
-# columns of REC (int64 per record): core, pipe, kind, what released it (a WaitFlag's SetFlag record, a
-# CrossCoreWaitFlag's run of setters in cw_off), its slot (a SetFlag's or a CrossCoreSetFlag's own number)
-_CORE, _PIPE, _KIND, _REL, _SLOT = range(5)
+# the schedule's R (fast_schedule.py) gives each record's core, pipe and kind (its kind codes: a record on PIPE_ALL
+# other than SyncAll and CrossCoreWaitFlag is a BARRIER_ALL, which both checkers treat as any record on PIPE_ALL);
+# `rel` what released a wait (a WaitFlag's SetFlag record, a CrossCoreWaitFlag's round of sets); `slot` numbers
+# the SetFlags among themselves and the CrossCoreSetFlags among themselves
 # columns of FP (int64 per GM footprint box): GM buffer, byte offset, 0 read / 1 write / 2 atomic add, dimensions,
 # then _MAXD sizes and _MAXD byte strides
 _G, _OFF, _FK, _ND, _SHAPE = range(5)
@@ -48,32 +46,30 @@ _STRIDES = _SHAPE + _MAXD
 # columns of G (int64 per GM buffer): shadows made yet, granules, where its write / read / atomic shadows start
 _MADE, _GRANULES, _W, _R, _A = range(5)
 
-_core, _pipe, _spec, _reads, _writes, _footprint = (attrgetter(a) for a in
-                                                     ("core", "pipe", "spec", "reads", "writes", "footprint"))
-_first, _lo, _hi = itemgetter(0), itemgetter(1), itemgetter(2)
+_reads, _writes, _footprint = attrgetter("reads"), attrgetter("writes"), attrgetter("footprint")
+_first, _lo_hi = itemgetter(0), itemgetter(1, 2)
 
 
 # ------------------------------------------------------------------------------------------ compiled pass
 @njit(cache=True)
-def _box_races(shadow, base, nd, shape, strides, off, granules, gen_start, c, acc_core, acc_tick, gclock):
-    """GmRaceChecker._access's test on one shadow: an access of another core in this generation, over the box's
-    granules, not ordered before core c's clock. 1 race, 0 none, -1 the box leaves the shadow."""
-    idx = np.zeros(_MAXD, np.int64)
-    for k in range(nd):
-        if shape[k] <= 0:
-            return 0
+def _box_races(shadow, bases, n_bases, idx, nd, shape, strides, off, gen_start, c, acc_core, acc_tick, gclock):
+    """GmRaceChecker._access's test, on the shadows starting at bases[:n_bases], over the box's granules: does
+    one hold an access of another core in this generation that core c's clock does not know of?"""
+    inner, step = shape[nd - 1], strides[nd - 1]
+    idx[:nd] = 0
     while True:
         at = off
-        for k in range(nd):
+        for k in range(nd - 1):
             at += idx[k] * strides[k]
-        if at < 0 or at >= granules:
-            return -1
-        v = shadow[base + at]
-        if v >= gen_start:
-            d = acc_core[v]
-            if d != c and acc_tick[v] > gclock[c, d]:
-                return 1
-        k = nd - 1
+        for b in range(n_bases):
+            base = bases[b] + at
+            for t in range(inner):
+                v = shadow[base + t * step]
+                if v >= gen_start:
+                    d = acc_core[v]
+                    if d != c and acc_tick[v] > gclock[c, d]:
+                        return True
+        k = nd - 2
         while k >= 0:
             idx[k] += 1
             if idx[k] < shape[k]:
@@ -81,21 +77,20 @@ def _box_races(shadow, base, nd, shape, strides, off, granules, gen_start, c, ac
             idx[k] = 0
             k -= 1
         if k < 0:
-            return 0
+            return False
 
 
 @njit(cache=True)
-def _box_store(shadow, base, nd, shape, strides, off, value):
-    idx = np.zeros(_MAXD, np.int64)
-    for k in range(nd):
-        if shape[k] <= 0:
-            return
+def _box_store(shadow, base, idx, nd, shape, strides, off, value):
+    inner, step = shape[nd - 1], strides[nd - 1]
+    idx[:nd] = 0
     while True:
-        at = off
-        for k in range(nd):
+        at = base + off
+        for k in range(nd - 1):
             at += idx[k] * strides[k]
-        shadow[base + at] = value
-        k = nd - 1
+        for t in range(inner):
+            shadow[at + t * step] = value
+        k = nd - 2
         while k >= 0:
             idx[k] += 1
             if idx[k] < shape[k]:
@@ -107,7 +102,7 @@ def _box_store(shadow, base, nd, shape, strides, off, value):
 
 
 @njit(cache=True)
-def _first_race(order, REC, cw_off, cw_mem, acc_off, ACC, pair_of, fp_off, FP, G, shadow, granule, n_cores,
+def _first_race(order, R, rel, slot, cw_off, cw_mem, acc_off, ACC, pair_of, fp_off, FP, G, shadow, granule, n_cores,
                 cs_base, lr_base, n_sets, n_cross, n_pairs):
     """The position in `order` of the first record whose race checks fault, CLEAN, or UNSUPPORTED (a case the
     Python checkers would meet with an error of their own)."""
@@ -140,11 +135,13 @@ def _first_race(order, REC, cw_off, cw_mem, acc_off, ACC, pair_of, fp_off, FP, G
     n_acc = 0
     shape = np.zeros(_MAXD, np.int64)
     strides = np.zeros(_MAXD, np.int64)
+    idx = np.zeros(_MAXD, np.int64)
+    bases = np.zeros(3, np.int64)
     for pos in range(order.shape[0]):
         i = order[pos]
-        c = REC[i, _CORE]
-        p = REC[i, _PIPE]
-        kind = REC[i, _KIND]
+        c = R[i, _CORE]
+        p = R[i, _PIPE]
+        kind = R[i, _KIND]
         # ---- RaceChecker.observe
         if p == _ALL:
             for q in range(_N):
@@ -165,52 +162,53 @@ def _first_race(order, REC, cw_off, cw_mem, acc_off, ACC, pair_of, fp_off, FP, G
             clock[c, p, p] += 1
             if kind == SET_FLAG:
                 for q in range(_N):
-                    set_clock[REC[i, _SLOT], q] = clock[c, p, q]
+                    set_clock[slot[i], q] = clock[c, p, q]
             elif kind == WAIT_FLAG:
-                s = REC[REC[i, _REL], _SLOT]
+                s = slot[rel[i]]
                 for q in range(_N):
                     if set_clock[s, q] > clock[c, p, q]:
                         clock[c, p, q] = set_clock[s, q]
-            elif acc_off[i + 1] > acc_off[i]:  # _check
+            elif acc_off[0, i + 1] > acc_off[0, i] or acc_off[1, i + 1] > acc_off[1, i]:  # _check
                 stamp = clock[c, p, p]
-                for a in range(acc_off[i], acc_off[i + 1]):
-                    b, lo, hi, is_write = ACC[a, 0], ACC[a, 1], ACC[a, 2], ACC[a, 3]
-                    for q in range(_N):
-                        other = pair_of[b, q]
-                        if q == p or other < 0:
-                            continue
-                        seen = clock[c, p, q]
-                        for j in range(length[other] - 1, -1, -1):
-                            e = (head[other] + j) % _RING
-                            if e_stamp[other, e] <= seen:
-                                break
-                            if e_lo[other, e] < hi and lo < e_hi[other, e] and (is_write or e_write[other, e]):
-                                return pos
-                    mine = pair_of[b, p]
-                    touched[mine] = 1
-                    e = (head[mine] + length[mine]) % _RING
-                    e_lo[mine, e], e_hi[mine, e], e_stamp[mine, e], e_write[mine, e] = lo, hi, stamp, is_write
-                    length[mine] += 1
-                    if length[mine] > _PRUNE_PAST:  # _prune
-                        horizon = -1
+                for is_write in range(2):  # its reads, then its writes
+                    for a in range(acc_off[is_write, i], acc_off[is_write, i + 1]):
+                        b, lo, hi = ACC[0, a], ACC[1, a], ACC[2, a]
                         for q in range(_N):
                             other = pair_of[b, q]
-                            if q != p and other >= 0 and touched[other]:
-                                if horizon < 0 or clock[c, q, p] < horizon:
-                                    horizon = clock[c, q, p]
-                        if horizon < 0:
-                            horizon = clock[c, p, p]
-                        lo_j, hi_j = 0, length[mine]  # bisect_right on the stamps
-                        while lo_j < hi_j:
-                            mid = (lo_j + hi_j) // 2
-                            if horizon < e_stamp[mine, (head[mine] + mid) % _RING]:
-                                hi_j = mid
-                            else:
-                                lo_j = mid + 1
-                        drop = max(lo_j, length[mine] - _KEEP)
-                        if drop > 0:
-                            head[mine] = (head[mine] + drop) % _RING
-                            length[mine] -= drop
+                            if q == p or other < 0:
+                                continue
+                            seen = clock[c, p, q]
+                            for j in range(length[other] - 1, -1, -1):
+                                e = (head[other] + j) % _RING
+                                if e_stamp[other, e] <= seen:
+                                    break
+                                if e_lo[other, e] < hi and lo < e_hi[other, e] and (is_write or e_write[other, e]):
+                                    return pos
+                        mine = pair_of[b, p]
+                        touched[mine] = 1
+                        e = (head[mine] + length[mine]) % _RING
+                        e_lo[mine, e], e_hi[mine, e], e_stamp[mine, e], e_write[mine, e] = lo, hi, stamp, is_write
+                        length[mine] += 1
+                        if length[mine] > _PRUNE_PAST:  # _prune
+                            horizon = -1
+                            for q in range(_N):
+                                other = pair_of[b, q]
+                                if q != p and other >= 0 and touched[other]:
+                                    if horizon < 0 or clock[c, q, p] < horizon:
+                                        horizon = clock[c, q, p]
+                            if horizon < 0:
+                                horizon = clock[c, p, p]
+                            lo_j, hi_j = 0, length[mine]  # bisect_right on the stamps
+                            while lo_j < hi_j:
+                                mid = (lo_j + hi_j) // 2
+                                if horizon < e_stamp[mine, (head[mine] + mid) % _RING]:
+                                    hi_j = mid
+                                else:
+                                    lo_j = mid + 1
+                            drop = max(lo_j, length[mine] - _KEEP)
+                            if drop > 0:
+                                head[mine] = (head[mine] + drop) % _RING
+                                length[mine] -= drop
             elif kind == CROSS_SET:
                 k = cs_base[c] + cs_n[c]
                 for q in range(_N):
@@ -221,7 +219,7 @@ def _first_race(order, REC, cw_off, cw_mem, acc_off, ACC, pair_of, fp_off, FP, G
                 cs_n[c] += 1
             elif kind == CROSS_WAIT:
                 known = 0  # GmRaceChecker.own_sets_known
-                for r in range(cw_off[REC[i, _REL]], cw_off[REC[i, _REL] + 1]):
+                for r in range(cw_off[rel[i]], cw_off[rel[i] + 1]):
                     if snap[cw_mem[r], c] > known:
                         known = snap[cw_mem[r], c]
                 if known:
@@ -240,12 +238,12 @@ def _first_race(order, REC, cw_off, cw_mem, acc_off, ACC, pair_of, fp_off, FP, G
                 current = generation[c]
                 gen_start = n_acc
         elif kind == CROSS_SET:
-            s = REC[i, _SLOT]
+            s = slot[i]
             for d in range(n_cores):
                 snap[s, d] = gclock[c, d]
             gclock[c, c] += 1
         elif kind == CROSS_WAIT:
-            for r in range(cw_off[REC[i, _REL]], cw_off[REC[i, _REL] + 1]):
+            for r in range(cw_off[rel[i]], cw_off[rel[i] + 1]):
                 s = cw_mem[r]
                 for d in range(n_cores):
                     if snap[s, d] > gclock[c, d]:
@@ -275,20 +273,30 @@ def _first_race(order, REC, cw_off, cw_mem, acc_off, ACC, pair_of, fp_off, FP, G
                     shape[0] = -((-span) // granule) - off // granule
                     strides[0] = 1
                 goff = off // granule
-                granules = G[g, _GRANULES]
-                for check in range(3):  # the write, read and atomic shadows this access is tested against
-                    if check == 1 and fk == 0:
-                        continue
-                    if check == 2 and (fk == 2 or G[g, _A] < 0):
-                        continue
-                    found = _box_races(shadow, G[g, _W + check], gnd, shape, strides, goff, granules, gen_start, c,
-                                       acc_core, acc_tick, gclock)
-                    if found < 0:
-                        return UNSUPPORTED
-                    if found:
-                        return pos
-                mine = _W if fk == 1 else (_R if fk == 0 else _A)
-                _box_store(shadow, G[g, mine], gnd, shape, strides, goff, n_acc)
+                first, last = goff, goff  # the box must lie in the shadow, with granules (numpy's view)
+                for k in range(gnd):
+                    if shape[k] <= 0:
+                        return UNSUPPORTED  # races.py would take the max of nothing
+                    reach = (shape[k] - 1) * strides[k]
+                    if reach < 0:
+                        first += reach
+                    else:
+                        last += reach
+                if first < 0 or last >= G[g, _GRANULES]:
+                    return UNSUPPORTED
+                bases[0] = G[g, _W]  # the shadows this access is tested against: writes, reads, atomic adds
+                n_bases = 1
+                if fk != 0:
+                    bases[1] = G[g, _R]
+                    n_bases = 2
+                if fk != 2 and G[g, _A] >= 0:
+                    bases[n_bases] = G[g, _A]
+                    n_bases += 1
+                if _box_races(shadow, bases, n_bases, idx, gnd, shape, strides, goff, gen_start, c, acc_core,
+                              acc_tick, gclock):
+                    return pos
+                _box_store(shadow, G[g, _W if fk == 1 else (_R if fk == 0 else _A)], idx, gnd, shape, strides, goff,
+                           n_acc)
                 acc_core[n_acc] = c
                 acc_tick[n_acc] = gclock[c, c]
                 n_acc += 1
@@ -296,89 +304,70 @@ def _first_race(order, REC, cw_off, cw_mem, acc_off, ACC, pair_of, fp_off, FP, G
 
 
 # ------------------------------------------------------------------------------------------ encoding
-def _dense(keys) -> tuple[np.ndarray, int]:
-    """Dense numbers for hashable keys, in order of first appearance."""
-    table: dict = {}
-    ids = np.fromiter(map(table.setdefault, keys, count()), np.int64)
-    if not ids.size:
-        return ids, 0
-    _, dense = np.unique(ids, return_inverse=True)
-    return dense.astype(np.int64), len(table)
-
-
-def encode(records: list, n_cores: int, granule: int):
-    """The arrays _first_race reads, for `records` (every record of the launch; the order is given apart), or
-    None when a record has a footprint box of no or more than _MAXD dimensions."""
+def encode(records: list, s, granule: int):
+    """The arrays _first_race reads beside the schedule `s` (fast_schedule.Schedule of `records`: the cores'
+    streams one after another), or None when a record has a footprint box of no or more than _MAXD dimensions."""
     n = len(records)
-    REC = np.full((n, 5), -1, np.int64)
-    core = np.fromiter(map(_core, records), np.int64, n)
-    REC[:, _CORE] = core
-    REC[:, _PIPE] = np.fromiter(map(_pipe, records), np.int64, n)
-    specs = list(map(_spec, records))
-    ids = np.fromiter(map(id, specs), np.int64, n)
-    uniq, first, which = np.unique(ids, return_index=True, return_inverse=True)
-    kind = np.array([_KINDS.get(specs[j].kind, PLAIN) for j in first.tolist()], np.int64)[which] if n else \
-        np.zeros(0, np.int64)
-    REC[:, _KIND] = kind
-    # slots: SetFlags numbered among themselves, CrossCoreSetFlags too
+    R = s.R
+    kind = R[:, _KIND]
+    n_cores = s.core_off.shape[0] - 1
+    slot = np.full(n, -1, np.int64)
     sets, cross = np.flatnonzero(kind == SET_FLAG), np.flatnonzero(kind == CROSS_SET)
-    REC[sets, _SLOT] = np.arange(sets.size)
-    REC[cross, _SLOT] = np.arange(cross.size)
-    index = {id(records[j]): j for j in chain(sets.tolist(), cross.tolist())}
-    waits = np.flatnonzero(kind == WAIT_FLAG).tolist()
-    REC[waits, _REL] = [index[id(records[j].released_by)] for j in waits]
-    cw_off, cw_mem = [0], []
-    for j in np.flatnonzero(kind == CROSS_WAIT).tolist():
-        REC[j, _REL] = len(cw_off) - 1
-        cw_mem += [REC[index[id(setter)], _SLOT] for setter in records[j].released_by]
-        cw_off.append(len(cw_mem))
-    # per-core logs: accesses (reads, then writes, of each record) of (core, buffer key) b
+    slot[sets] = np.arange(sets.size)
+    slot[cross] = np.arange(cross.size)
+    # per-core logs: the accesses (each record's reads, then its writes) of buffer b: (core, buffer key)
     reads, writes = list(map(_reads, records)), list(map(_writes, records))
-    n_reads = np.fromiter(map(len, reads), np.int64, n)
-    n_writes = np.fromiter(map(len, writes), np.int64, n)
-    per_record = n_reads + n_writes
-    acc_off = np.zeros(n + 1, np.int64)
-    acc_off[1:] = np.cumsum(per_record)
-    flat = list(chain.from_iterable(chain.from_iterable(zip(reads, writes))))
+    acc_off = np.zeros((2, n + 1), np.int64)  # a record's reads, then its writes, in `flat`
+    np.cumsum(np.fromiter(map(len, reads), np.int64, n), out=acc_off[0, 1:])
+    np.cumsum(np.fromiter(map(len, writes), np.int64, n), out=acc_off[1, 1:])
+    acc_off[1] += acc_off[0, -1]
+    flat = list(chain.from_iterable(reads))  # every read, then every write
+    flat += chain.from_iterable(writes)
     na = len(flat)
-    ACC = np.zeros((na, 4), np.int64)
-    acc_core = np.repeat(core, per_record)
+    ACC = np.empty((3, na), np.int64)  # per access: b, lo, hi
     if na:
-        b, n_bufs = _dense(zip(acc_core.tolist(), map(attrgetter("key"), map(_first, flat))))
-        ACC[:, 0] = b
-        ACC[:, 1] = np.fromiter(map(_lo, flat), np.int64, na)
-        ACC[:, 2] = np.fromiter(map(_hi, flat), np.int64, na)
-        ACC[:, 3] = np.repeat(np.tile([0, 1], n), np.column_stack((n_reads, n_writes)).ravel())
-        pipe_of = np.repeat(REC[:, _PIPE], per_record)
-        pairs = np.unique(b * (_N + 1) + pipe_of)  # pipe ALL records (barriers) never reach _check
+        _, first, which = np.unique(np.fromiter(map(id, map(_first, flat)), np.int64, na), return_index=True,
+                                    return_inverse=True)
+        keys: dict = {}  # buffer objects with one key are one buffer to the checker
+        key_of = np.array([keys.setdefault(flat[j][0].key, len(keys)) for j in first.tolist()], np.int64)
+        per_record = np.concatenate((np.diff(acc_off[0]), np.diff(acc_off[1])))
+        core = np.tile(R[:, _CORE], 2)
+        _, ACC[0] = np.unique(np.repeat(core, per_record) * len(keys) + key_of[which], return_inverse=True)
+        ACC[1:] = np.fromiter(chain.from_iterable(map(_lo_hi, flat)), np.int64, 2 * na).reshape(na, 2).T
+        n_bufs = int(ACC[0].max()) + 1
+        # the (b, pipe) logs that exist (a PIPE_ALL record's accesses are never logged)
+        pairs = np.unique(ACC[0] * (_N + 1) + np.repeat(np.tile(R[:, _PIPE], 2), per_record))
         pair_of = np.full((n_bufs, _N + 1), -1, np.int64)
         pair_of.ravel()[pairs] = np.arange(pairs.size)
         pair_of = np.ascontiguousarray(pair_of[:, :_N])
     else:
         pairs, pair_of = np.zeros(0, np.int64), np.full((1, _N), -1, np.int64)
-    # GM footprints
-    fp_off = np.zeros(n + 1, np.int64)
-    boxes, gm_keys = [], {}
-    with_footprint = [j for j, fp in enumerate(map(_footprint, records)) if fp]
-    for j in with_footprint:
-        for buf, offset, shape, strides, is_write in records[j].footprint:
-            if not 1 <= len(shape) <= _MAXD:
+    # GM footprints: per box a row of FP
+    rows, gm_keys, capacity, boxes = [], {}, [], {}
+    per_record = np.zeros(n, np.int64)
+    for j in compress(range(n), map(_footprint, records)):
+        footprint = records[j].footprint
+        for buf, offset, shape, strides, is_write in footprint:
+            nd = len(shape)
+            if not 1 <= nd <= _MAXD:
                 return None
-            g = gm_keys.setdefault(buf.key, (len(gm_keys), buf.capacity))[0]
-            boxes.append((g, offset, 2 if is_write == "atomic" else (1 if is_write else 0), len(shape), shape, strides))
-        fp_off[j + 1] = len(boxes)
-    np.maximum.accumulate(fp_off, out=fp_off)
-    FP = np.zeros((len(boxes), _STRIDES + _MAXD), np.int64)
-    for f, (g, offset, fk, nd, shape, strides) in enumerate(boxes):
-        FP[f, :_SHAPE] = g, offset, fk, nd
-        FP[f, _SHAPE:_SHAPE + nd] = shape
-        FP[f, _STRIDES:_STRIDES + nd] = strides
+            g = gm_keys.setdefault(buf.key, len(gm_keys))
+            if g == len(capacity):
+                capacity.append(buf.capacity)
+            box = boxes.get((shape, strides))
+            if box is None:
+                box = boxes[(shape, strides)] = (nd, *shape, *_PAD[nd], *strides, *_PAD[nd])
+            rows.append((g, offset, 2 if is_write == "atomic" else (1 if is_write else 0)) + box)
+        per_record[j] = len(footprint)
+    fp_off = np.zeros(n + 1, np.int64)
+    np.cumsum(per_record, out=fp_off[1:])
+    FP = np.array(rows, np.int64).reshape(len(rows), _STRIDES + _MAXD)
     G = np.full((max(len(gm_keys), 1), 5), -1, np.int64)
     G[:, _MADE] = 0
     size = 0
-    for g, capacity in gm_keys.values():  # shadows for the buffers some access writes (the others never race)
+    for g, nbytes in enumerate(capacity):  # shadows for the buffers some access writes (the others never race)
         kinds = set(FP[FP[:, _G] == g, _FK].tolist())
-        G[g, _GRANULES] = -(-capacity // granule)
+        G[g, _GRANULES] = -(-nbytes // granule)
         if kinds & {1, 2}:
             for column, needed in ((_W, True), (_R, True), (_A, 2 in kinds)):
                 if needed:
@@ -386,22 +375,22 @@ def encode(records: list, n_cores: int, granule: int):
                     size += G[g, _GRANULES]
     cs_base = np.zeros(n_cores, np.int64)
     lr_base = np.zeros(n_cores, np.int64)
-    cs_base[1:] = np.cumsum(np.bincount(core[cross], minlength=n_cores))[:-1]
-    lr_base[1:] = np.cumsum(np.bincount(core[kind == CROSS_WAIT], minlength=n_cores))[:-1]
-    return dict(REC=REC, cw_off=np.array(cw_off, np.int64), cw_mem=np.array(cw_mem + [0], np.int64), acc_off=acc_off,
-                ACC=ACC, pair_of=pair_of, fp_off=fp_off, FP=FP, G=G, shadow_size=size, granule=granule,
-                n_cores=n_cores, cs_base=cs_base, lr_base=lr_base, n_sets=int(sets.size),
-                n_cross=max(int(cross.size), int((kind == CROSS_WAIT).sum())), n_pairs=int(pairs.size))
+    cs_base[1:] = np.cumsum(np.bincount(R[cross, _CORE], minlength=n_cores))[:-1]
+    lr_base[1:] = np.cumsum(np.bincount(R[kind == CROSS_WAIT, _CORE], minlength=n_cores))[:-1]
+    return dict(slot=slot, cw_mem=np.append(slot[s.round_mem], 0), acc_off=acc_off, ACC=ACC, pair_of=pair_of,
+                fp_off=fp_off, FP=FP, G=G, shadow_size=size, cs_base=cs_base, lr_base=lr_base,
+                n_sets=int(sets.size), n_cross=max(int(cross.size), int((kind == CROSS_WAIT).sum())),
+                n_pairs=int(pairs.size))
 
 
-def first_race(records: list, order, n_cores: int, granule: int) -> int:
-    """Where in `order` (indices into `records`, every record of the launch with its released_by set) the Python
-    checkers (a RaceChecker per core and one GmRaceChecker, as AICore._run drives them) would first fault: its
-    position, CLEAN, or UNSUPPORTED (let the Python checkers run)."""
-    e = encode(records, n_cores, granule)
+def first_race(records: list, s, granule: int) -> int:
+    """Where in the schedule's order (`s`: fast_schedule.Schedule of `records`, the cores' streams one after
+    another, with every record run) the Python checkers (races.first_fault) would first fault: its position,
+    CLEAN, or UNSUPPORTED (let the Python checkers run)."""
+    e = encode(records, s, granule)
     if e is None:
         return UNSUPPORTED
     shadow = np.full(max(e["shadow_size"], 1), -1, np.int32)
-    return int(_first_race(np.asarray(order, np.int64), e["REC"], e["cw_off"], e["cw_mem"], e["acc_off"], e["ACC"],
-                           e["pair_of"], e["fp_off"], e["FP"], e["G"], shadow, e["granule"], e["n_cores"],
+    return int(_first_race(s.order, s.R, s.rel, e["slot"], s.round_off, e["cw_mem"], e["acc_off"], e["ACC"],
+                           e["pair_of"], e["fp_off"], e["FP"], e["G"], shadow, granule, s.core_off.shape[0] - 1,
                            e["cs_base"], e["lr_base"], e["n_sets"], e["n_cross"], e["n_pairs"]))

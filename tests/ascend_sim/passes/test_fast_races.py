@@ -13,34 +13,17 @@ from ascend_sim import Chip
 from ascend_sim.engine import fast_engine
 from ascend_sim.isa.sync import CROSS_CORE_SET_FLAG, CROSS_CORE_WAIT_FLAG, PIPE_BARRIER, SET_FLAG, SYNC_ALL, WAIT_FLAG
 from ascend_sim.machine.coretypes import KernelType, launch_cores
-from ascend_sim.machine.faults import SimFault
 from ascend_sim.machine.memory import Buffer
 from ascend_sim.machine.pipes import Pipe
 from ascend_sim.machine.platform import get_platform
 from ascend_sim.passes.fast_races import CLEAN, first_race
 from ascend_sim.passes.fast_schedule import schedule
-from ascend_sim.passes.races import GmRaceChecker, RaceChecker
-from ascend_sim.record import GM_ORDERING_KINDS, Kind, Record, Spec, _no_cost
+from ascend_sim.passes.races import first_fault
+from ascend_sim.record import Kind, Record, Spec, _no_cost
 from tests.ascend_sim.engine import test_engine, test_engines, test_faults, test_vector_engine
 from tests.ascend_sim.isa import test_dw_isa, test_vector_elementwise, test_vector_tque
 
 BASE = get_platform("Ascend910B2")
-
-
-def python_first_race(records, order, n_cores: int, granule: int):
-    """The Python checkers driven as AICore._run drives them: (position in `order` of the first fault, the
-    fault), or (CLEAN, None)."""
-    gm = GmRaceChecker(n_cores, granule)
-    checkers = [RaceChecker(c, gm) for c in range(n_cores)]
-    for pos, i in enumerate(order):
-        rec = records[i]
-        try:
-            checkers[rec.core].observe(rec)
-            if rec.footprint is not None or rec.spec.kind in GM_ORDERING_KINDS:
-                gm.observe(rec.core, rec)
-        except SimFault as fault:
-            return pos, fault
-    return CLEAN, None
 
 
 # ------------------------------------------------------------------------------------------ the corpus, cross-checked
@@ -53,13 +36,13 @@ def cross_checked(monkeypatch):
     monkeypatch.setitem(Chip.__init__.__kwdefaults__, "engine", "fast")
     compiled_check = fast_engine._no_race
 
-    def both(chip, records, order):
-        n_cores, granule = len(chip.cores), chip.gm_races.granule
-        python, _ = python_first_race(records, order.tolist(), n_cores, granule)
-        compiled = first_race(records, order, n_cores, granule)
+    def both(chip, records, s):
+        granule = chip.gm_races.granule
+        python, _ = first_fault(records, s.order.tolist(), len(chip.cores), granule)
+        compiled = first_race(records, s, granule)
         CHECKED.append((compiled, python))
         assert compiled == python, f"compiled checker: {compiled}, Python checkers: {python}"
-        return compiled_check(chip, records, order)
+        return compiled_check(chip, records, s)
     monkeypatch.setattr(fast_engine, "_no_race", both)
 
 
@@ -184,21 +167,21 @@ def _random_launch(seed: int):
     records = [rec for stream in streams for rec in stream]
     for i, by in s.releases(records):
         records[i].released_by = by
-    return records, s.order, n_cores, granule
+    return records, s, n_cores, granule
 
 
 @pytest.mark.parametrize("seed", range(300))
 def test_random_streams_find_the_same_first_race(seed):
-    records, order, n_cores, granule = _random_launch(seed)
-    python, _ = python_first_race(records, order.tolist(), n_cores, granule)
-    assert first_race(records, order, n_cores, granule) == python
+    records, s, n_cores, granule = _random_launch(seed)
+    python, _ = first_fault(records, s.order.tolist(), n_cores, granule)
+    assert first_race(records, s, granule) == python
 
 
 def test_the_random_streams_cover_races_of_both_checkers_and_clean_runs():
     outcomes = set()
     for seed in range(300):
-        records, order, n_cores, granule = _random_launch(seed)
-        _, fault = python_first_race(records, order.tolist(), n_cores, granule)
+        records, s, n_cores, granule = _random_launch(seed)
+        _, fault = first_fault(records, s.order.tolist(), n_cores, granule)
         outcomes.add(type(fault).__name__)
     assert outcomes == {"NoneType", "RaceFault", "CrossCoreRace"}
 
@@ -213,7 +196,7 @@ def _single_core(items, granule=2):
     records = streams[0]
     for i, by in s.releases(records):
         records[i].released_by = by
-    return records, s.order, 1, granule
+    return records, s, granule
 
 
 def test_a_race_with_an_access_the_pruning_forgot_is_missed_by_both():
@@ -225,8 +208,9 @@ def test_a_race_with_an_access_the_pruning_forgot_is_missed_by_both():
     items += [(_MOVE, Pipe.MTE2, (), ((l1, 8 * k, 8 * k + 8),), None, None) for k in range(300)]
     for start, expected in ((0, CLEAN), (8 * 43, CLEAN), (8 * 44, 301), (8 * 299, 301)):
         case = _single_core(items + [(_MOVE, Pipe.M, ((l1, start, start + 8),), (), None, None)])
-        assert python_first_race(case[0], case[1].tolist(), 1, 2)[0] == expected
-        assert first_race(*case) == expected
+        records, s, granule = case
+        assert first_fault(records, s.order.tolist(), 1, granule)[0] == expected
+        assert first_race(records, s, granule) == expected
 
 
 def test_the_pruning_keeps_what_the_least_informed_pipe_does_not_know():
@@ -243,8 +227,9 @@ def test_the_pruning_keeps_what_the_least_informed_pipe_does_not_know():
                 items += [(SET_FLAG, Pipe.MTE2, (), (), event, None), (WAIT_FLAG, pipe, (), (), event, None)]
     for slot, expected in ((10, CLEAN), (49, CLEAN), (50, len(items)), (60, len(items))):
         case = _single_core(items + [(_MOVE, Pipe.V, ((l1, 8 * slot, 8 * slot + 1),), (), None, None)])
-        assert python_first_race(case[0], case[1].tolist(), 1, 2)[0] == expected
-        assert first_race(*case) == expected
+        records, s, granule = case
+        assert first_fault(records, s.order.tolist(), 1, granule)[0] == expected
+        assert first_race(records, s, granule) == expected
 
 
 def test_atomic_adds_race_with_plain_stores_not_with_each_other():
@@ -255,8 +240,8 @@ def test_atomic_adds_race_with_plain_stores_not_with_each_other():
                    for c, box in enumerate((add, second))]
         s = schedule(streams, ["AIC", "AIC"], [0, 1], BASE)
         records = streams[0] + streams[1]
-        assert python_first_race(records, s.order.tolist(), 2, 2)[0] == expected
-        assert first_race(records, s.order, 2, 2) == expected
+        assert first_fault(records, s.order.tolist(), 2, 2)[0] == expected
+        assert first_race(records, s, 2) == expected
 
 
 @pytest.mark.parametrize("granule, expected", [(2, 1), (1, CLEAN)])
@@ -266,5 +251,5 @@ def test_neighbouring_bytes_race_on_a_2_byte_granule_only(granule, expected):
                for c in range(2)]
     s = schedule(streams, ["AIV", "AIV"], [0, 1], BASE)
     records = streams[0] + streams[1]
-    assert python_first_race(records, s.order.tolist(), 2, granule)[0] == expected
-    assert first_race(records, s.order, 2, granule) == expected
+    assert first_fault(records, s.order.tolist(), 2, granule)[0] == expected
+    assert first_race(records, s, granule) == expected
