@@ -63,12 +63,26 @@ def _box_races(shadow, bases, n_bases, idx, nd, shape, strides, off, gen_start, 
             at += idx[k] * strides[k]
         for b in range(n_bases):
             base = bases[b] + at
+            low, high = shadow[base], shadow[base]  # as races.py: the lowest and highest access index first
+            for t in range(1, inner):
+                v = shadow[base + t * step]
+                low = min(low, v)
+                high = max(high, v)
+            if high < gen_start:
+                continue  # untouched, or touched in an earlier generation only
+            if low == high:  # one access covers them all
+                d = acc_core[high]
+                if d != c and acc_tick[high] > gclock[c, d]:
+                    return True
+                continue
+            seen = -1
             for t in range(inner):
                 v = shadow[base + t * step]
-                if v >= gen_start:
+                if v != seen and v >= gen_start:  # a run of one access is checked once
                     d = acc_core[v]
                     if d != c and acc_tick[v] > gclock[c, d]:
                         return True
+                seen = v
         k = nd - 2
         while k >= 0:
             idx[k] += 1
