@@ -5,13 +5,14 @@
 Per layer of bench_conv3d_dx.py (fp16): CPU seconds (time.process_time) and wall seconds of the full run (data
 moved, races checked) on the fast engine, best of --repeat (the first run of a process also loads numba's
 compiled functions: use --repeat 2 or more). Then, on the records and schedule order of the last run, the race
-checks alone, best of --repeat: the Python checkers (races.first_fault) and the compiled ones (fast_races:
-encoding the records, then the compiled pass), which must find the same (no race). --runs-only skips them (to
-time a tree without fast_races.py: PYTHONPATH=that tree).
+checks alone, best of --repeat, with the garbage collector paused as in a launch: the Python checkers
+(races.first_fault) and the compiled ones (fast_races: encoding the records, then the compiled pass), which must
+find the same (no race). --runs-only skips them (to time a tree without fast_races.py: PYTHONPATH=that tree).
 """
 from __future__ import annotations
 
 import argparse
+import gc
 import time
 
 import numpy as np
@@ -22,14 +23,21 @@ from ascend_sim.engine import fast_engine
 from kernels import conv3d_backprop_input_v2_run
 
 
-def _best(repeat, fn):
-    """(best CPU seconds, best wall seconds, the last result) over `repeat` calls."""
+def _best(repeat, fn, collect: bool = True):
+    """(best CPU seconds, best wall seconds, the last result) over `repeat` calls. collect=False: with the
+    garbage collector paused, as it is while a launch runs its passes (Chip.launch)."""
     cpu, wall, out = float("inf"), float("inf"), None
     for _ in range(repeat):
         out = None
-        c, w = time.process_time(), time.perf_counter()
-        out = fn()
-        cpu, wall = min(cpu, time.process_time() - c), min(wall, time.perf_counter() - w)
+        gc.collect()
+        if not collect:
+            gc.disable()
+        try:
+            c, w = time.process_time(), time.perf_counter()
+            out = fn()
+            cpu, wall = min(cpu, time.process_time() - c), min(wall, time.perf_counter() - w)
+        finally:
+            gc.enable()
     return cpu, wall, out
 
 
@@ -67,9 +75,10 @@ def main(argv=None) -> None:
 
             chip, records, s = seen
             n_cores, granule = len(chip.cores), chip.gm_races.granule
-            python, _, found = _best(args.repeat, lambda: first_fault(records, s.order.tolist(), n_cores, granule))
-            compiled, _, again = _best(args.repeat, lambda: fast_races.first_race(records, s, granule))
-            encode, _, _ = _best(args.repeat, lambda: fast_races.encode(records, s, granule))
+            python, _, found = _best(args.repeat, lambda: first_fault(records, s.order.tolist(), n_cores, granule),
+                                     collect=False)
+            compiled, _, again = _best(args.repeat, lambda: fast_races.first_race(records, s, granule), collect=False)
+            encode, _, _ = _best(args.repeat, lambda: fast_races.encode(records, s, granule), collect=False)
             assert found[0] == again == fast_races.CLEAN, f"{layer.name}: the checkers disagree or found a race"
             line += f" {python:>10.3f} {compiled:>10.3f} {encode:>10.3f} {python / compiled:>7.1f}x"
         print(line, flush=True)
