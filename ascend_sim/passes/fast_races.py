@@ -401,6 +401,8 @@ def first_race(records: list, s, granule: int) -> int:
     """Where in the schedule's order (`s`: fast_schedule.Schedule of `records`, the cores' streams one after
     another, with every record run) the Python checkers (races.first_fault) would first fault: its position,
     CLEAN, or UNSUPPORTED (let the Python checkers run)."""
+    if not records:  # a launch whose kernels issued nothing
+        return CLEAN
     e = encode(records, s, granule)
     if e is None:
         return UNSUPPORTED

@@ -72,6 +72,12 @@ def test_the_fast_engine_uses_the_compiled_checker_and_reports_the_python_fault(
     assert CHECKED[-1] == (CLEAN, CLEAN)
 
 
+def test_a_launch_that_issues_nothing_has_no_race():
+    CHECKED.clear()
+    report = Chip().launch(lambda: None, 2, kernel_type="MIX_AIC_1_1")
+    assert report.instructions == 0 and CHECKED == [(CLEAN, CLEAN)]
+
+
 # ------------------------------------------------------------------------------------------ random streams
 _MOVE = Spec("SyntheticMove", None, Kind.MOVE, None, _no_cost, None, None, "")
 _PIPES = (Pipe.MTE2, Pipe.MTE1, Pipe.M, Pipe.FIX, Pipe.MTE3, Pipe.V, Pipe.S)
