@@ -134,6 +134,11 @@ class AICore:
                     self.chip.gm_races.observe(self.index, rec)
             except SimFault as fault:
                 raise self.with_context(fault, rec) from None
+        self.run_checked(rec)
+
+    def run_checked(self, rec: Record) -> None:
+        """The passes after the race checks (the fast engine calls it directly when the compiled race checker
+        found no race: fast_races.py)."""
         if self.execute and rec.args is not None:  # no args: a NOP (a zero count) that only takes its slot
             run = rec.spec.execute
             if run is not None:

@@ -13,6 +13,10 @@ a core left at a SyncAll), or when the kernel's Python raised, the records issue
 exact scheduler instead, in the same order: it reaches the same state the exact engine would have and raises
 the same fault, with the same message. The fast engine runs no hooks (a hook may look at the machine while the
 kernel runs); `Chip(engine="auto")` picks the exact engine when hooks are attached.
+
+The race checks run compiled too (fast_races.py), before the other passes: when they find no race, the passes
+run without the Python checkers; when they find one, the passes run with them, in the same order, and the
+Python checker raises the fault at the same record, with its own message.
 """
 from __future__ import annotations
 
@@ -34,8 +38,9 @@ def run_passes(chip, cores) -> bool:
             rec.end = end
     for i, by in s.releases(records):
         records[i].released_by = by
-    if chip.execute or chip.check_races:
-        runs = [core._run for core in cores]
+    checked = chip.check_races and _no_race(chip, records, s)
+    if chip.execute or (chip.check_races and not checked):
+        runs = [core.run_checked if checked else core._run for core in cores]
         for i in s.order.tolist():
             rec = records[i]
             runs[rec.core](rec)
@@ -46,6 +51,14 @@ def run_passes(chip, cores) -> bool:
         core.schedule.busy = busy
         core.stream = []  # the records live on in the log if they are recorded
     return True
+
+
+def _no_race(chip, records, s) -> bool:
+    """The compiled race checker (fast_races.py) finds no race where the Python checkers, run on the records in
+    the schedule's order, would; on anything else the Python checkers run and raise their own fault."""
+    from ascend_sim.passes.fast_races import CLEAN, first_race
+
+    return first_race(records, s, chip.gm_races.granule) == CLEAN
 
 
 def submit_all(cores) -> None:

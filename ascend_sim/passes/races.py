@@ -23,7 +23,7 @@ import numpy as np
 
 from ascend_sim.machine.faults import CrossCoreRace, RaceFault
 from ascend_sim.machine.pipes import QUEUES, Pipe
-from ascend_sim.record import Kind
+from ascend_sim.record import GM_ORDERING_KINDS, Kind
 
 _N = len(QUEUES)
 _ALL = Pipe.ALL
@@ -224,3 +224,20 @@ class GmRaceChecker:
         np.ndarray(shape, np.int32, shadow[mine], offset * 4, strides4)[...] = \
             len(self.accesses)
         self.accesses.append((c, self.generation[c], self.clock[c][c], rec))
+
+
+def first_fault(records, order, n_cores: int, granule: int = _GRANULE) -> tuple:
+    """Both checkers over a whole launch's records in `order` (indices into `records`), driven as AICore._run
+    drives them: (position in `order` of the first race, the fault), or (-1, None). The reference the compiled
+    checker (fast_races.py) is tested and measured against."""
+    gm = GmRaceChecker(n_cores, granule)
+    checkers = [RaceChecker(c, gm) for c in range(n_cores)]
+    for pos, i in enumerate(order):
+        rec = records[i]
+        try:
+            checkers[rec.core].observe(rec)
+            if rec.footprint is not None or rec.spec.kind in GM_ORDERING_KINDS:
+                gm.observe(rec.core, rec)
+        except RaceFault as fault:  # CrossCoreRace too
+            return pos, fault
+    return -1, None

@@ -1,0 +1,412 @@
+"""The race checks of races.py, compiled: both checkers (per core and between cores in GM) over the records in
+schedule order, in one numba pass over flat arrays.
+
+Used by the fast engine (fast_engine.py) when races are checked: the compiled pass only says whether, and at
+which record, the Python checkers would fault. On a race the engine runs the Python checkers on the same order,
+so the fault (type, message, core, instruction, byte range, source line) is theirs, written once.
+
+Why it finds the same first race: it is a transcription of races.py, not a model of it. It keeps the same state
+(per core the pipes' vector clocks, the SetFlag copies, the cross-core set clocks and what each CrossCoreWaitFlag
+learned, per (core, buffer, pipe) the logged accesses pruned by the same rule; across cores the cores' clocks,
+generations, set snapshots, the access list and the GM shadows per granule) and changes it by the same steps in
+the same order. Two liberties, neither visible: a race is looked for among all logged accesses instead of
+stopping at the first (only whether one exists matters here), and the prefix maximum of a core's cross-core set
+clocks is kept as they come instead of taken on each wait. tests/ascend_sim/passes/test_fast_races.py checks
+both against races.py on kernels, fault cases and random streams with and without races.
+
+numba is imported only when this pass runs (the fast engine imports it lazily, as fast_schedule).
+"""
+from __future__ import annotations
+
+from itertools import chain, compress
+from operator import attrgetter, itemgetter
+
+import numpy as np
+from numba import njit
+
+from ascend_sim.machine.pipes import QUEUES, Pipe
+from ascend_sim.passes.fast_schedule import _CORE, _KIND, _PIPE, CROSS_SET, CROSS_WAIT, SET_FLAG, SYNC_ALL, WAIT_FLAG
+
+_N = len(QUEUES)
+_ALL = int(Pipe.ALL)
+_KEEP = 256  # races.py: a (buffer, pipe) log keeps at most this many accesses once pruned ...
+_PRUNE_PAST = 64  # ... and is pruned when it holds more than this many
+_RING = _KEEP + 1  # entries a log can hold between an append and its prune
+_MAXD = 8  # dimensions of a GM footprint box handled here (more: the Python checkers run)
+_PAD = [(0,) * (_MAXD - nd) for nd in range(_MAXD + 1)]
+CLEAN, UNSUPPORTED = -1, -2  # first_race's answers other than a position
+# the schedule's R (fast_schedule.py) gives each record's core, pipe and kind (its kind codes: a record on PIPE_ALL
+# other than SyncAll and CrossCoreWaitFlag is a BARRIER_ALL, which both checkers treat as any record on PIPE_ALL);
+# `rel` what released a wait (a WaitFlag's SetFlag record, a CrossCoreWaitFlag's round of sets); `slot` numbers
+# the SetFlags among themselves and the CrossCoreSetFlags among themselves
+# columns of FP (int64 per GM footprint box): GM buffer, byte offset, 0 read / 1 write / 2 atomic add, dimensions,
+# then _MAXD sizes and _MAXD byte strides
+_G, _OFF, _FK, _ND, _SHAPE = range(5)
+_STRIDES = _SHAPE + _MAXD
+# columns of G (int64 per GM buffer): shadows made yet, granules, where its write / read / atomic shadows start
+_MADE, _GRANULES, _W, _R, _A = range(5)
+
+_reads, _writes, _footprint = attrgetter("reads"), attrgetter("writes"), attrgetter("footprint")
+_first, _lo_hi = itemgetter(0), itemgetter(1, 2)
+
+
+# ------------------------------------------------------------------------------------------ compiled pass
+@njit(cache=True)
+def _box_races(shadow, bases, n_bases, idx, nd, shape, strides, off, gen_start, c, acc_core, acc_tick, gclock):
+    """GmRaceChecker._access's test, on the shadows starting at bases[:n_bases], over the box's granules: does
+    one hold an access of another core in this generation that core c's clock does not know of?"""
+    inner, step = shape[nd - 1], strides[nd - 1]
+    idx[:nd] = 0
+    while True:
+        at = off
+        for k in range(nd - 1):
+            at += idx[k] * strides[k]
+        for b in range(n_bases):
+            base = bases[b] + at
+            low, high = shadow[base], shadow[base]  # as races.py: the lowest and highest access index first
+            for t in range(1, inner):
+                v = shadow[base + t * step]
+                low = min(low, v)
+                high = max(high, v)
+            if high < gen_start:
+                continue  # untouched, or touched in an earlier generation only
+            if low == high:  # one access covers them all
+                d = acc_core[high]
+                if d != c and acc_tick[high] > gclock[c, d]:
+                    return True
+                continue
+            seen = -1
+            for t in range(inner):
+                v = shadow[base + t * step]
+                if v != seen and v >= gen_start:  # a run of one access is checked once
+                    d = acc_core[v]
+                    if d != c and acc_tick[v] > gclock[c, d]:
+                        return True
+                seen = v
+        k = nd - 2
+        while k >= 0:
+            idx[k] += 1
+            if idx[k] < shape[k]:
+                break
+            idx[k] = 0
+            k -= 1
+        if k < 0:
+            return False
+
+
+@njit(cache=True)
+def _box_store(shadow, base, idx, nd, shape, strides, off, value):
+    inner, step = shape[nd - 1], strides[nd - 1]
+    idx[:nd] = 0
+    while True:
+        at = base + off
+        for k in range(nd - 1):
+            at += idx[k] * strides[k]
+        for t in range(inner):
+            shadow[at + t * step] = value
+        k = nd - 2
+        while k >= 0:
+            idx[k] += 1
+            if idx[k] < shape[k]:
+                break
+            idx[k] = 0
+            k -= 1
+        if k < 0:
+            return
+
+
+@njit(cache=True)
+def _first_race(order, R, rel, slot, cw_off, cw_mem, acc_off, ACC, pair_of, fp_off, FP, G, shadow, granule, n_cores,
+                cs_base, lr_base, n_sets, n_cross, n_pairs):
+    """The position in `order` of the first record whose race checks fault, CLEAN, or UNSUPPORTED (a case the
+    Python checkers would meet with an error of their own)."""
+    clock = np.zeros((n_cores, _N, _N), np.int64)  # RaceChecker.clock per core
+    set_clock = np.zeros((max(n_sets, 1), _N), np.int64)  # per SetFlag slot
+    cs_max = np.zeros((max(n_cross, 1), _N), np.int64)  # per core: max of its first k cross-core set clocks
+    cs_n = np.zeros(n_cores, np.int64)
+    lr_seq = np.zeros(max(n_cross, 1), np.int64)  # RaceChecker.learned, per core from lr_base
+    lr_clock = np.zeros((max(n_cross, 1), _N), np.int64)
+    lr_n = np.zeros(n_cores, np.int64)
+    applied = np.zeros((n_cores, _N), np.int64)
+    # the access logs: per (core, buffer, pipe) a ring of (lo, hi, stamp, is_write)
+    e_lo = np.zeros((max(n_pairs, 1), _RING), np.int64)
+    e_hi = np.zeros((max(n_pairs, 1), _RING), np.int64)
+    e_stamp = np.zeros((max(n_pairs, 1), _RING), np.int64)
+    e_write = np.zeros((max(n_pairs, 1), _RING), np.uint8)
+    head = np.zeros(max(n_pairs, 1), np.int64)
+    length = np.zeros(max(n_pairs, 1), np.int64)
+    touched = np.zeros(max(n_pairs, 1), np.uint8)
+    # GmRaceChecker
+    gclock = np.zeros((n_cores, n_cores), np.int64)
+    for c in range(n_cores):
+        gclock[c, c] = 1
+    generation = np.zeros(n_cores, np.int64)
+    current = 0
+    gen_start = 0
+    snap = np.zeros((max(n_cross, 1), n_cores), np.int64)  # per CrossCoreSetFlag slot
+    acc_core = np.zeros(max(FP.shape[0], 1), np.int64)
+    acc_tick = np.zeros(max(FP.shape[0], 1), np.int64)
+    n_acc = 0
+    shape = np.zeros(_MAXD, np.int64)
+    strides = np.zeros(_MAXD, np.int64)
+    idx = np.zeros(_MAXD, np.int64)
+    bases = np.zeros(3, np.int64)
+    for pos in range(order.shape[0]):
+        i = order[pos]
+        c = R[i, _CORE]
+        p = R[i, _PIPE]
+        kind = R[i, _KIND]
+        # ---- RaceChecker.observe
+        if p == _ALL:
+            for q in range(_N):
+                m = clock[c, 0, q]
+                for r in range(1, _N):
+                    if clock[c, r, q] > m:
+                        m = clock[c, r, q]
+                for r in range(_N):
+                    clock[c, r, q] = m
+        else:
+            base = lr_base[c]
+            while applied[c, p] < lr_n[c] and lr_seq[base + applied[c, p]] < i:  # _take_learned
+                k = base + applied[c, p]
+                for q in range(_N):
+                    if lr_clock[k, q] > clock[c, p, q]:
+                        clock[c, p, q] = lr_clock[k, q]
+                applied[c, p] += 1
+            clock[c, p, p] += 1
+            if kind == SET_FLAG:
+                for q in range(_N):
+                    set_clock[slot[i], q] = clock[c, p, q]
+            elif kind == WAIT_FLAG:
+                s = slot[rel[i]]
+                for q in range(_N):
+                    if set_clock[s, q] > clock[c, p, q]:
+                        clock[c, p, q] = set_clock[s, q]
+            elif acc_off[0, i + 1] > acc_off[0, i] or acc_off[1, i + 1] > acc_off[1, i]:  # _check
+                stamp = clock[c, p, p]
+                for is_write in range(2):  # its reads, then its writes
+                    for a in range(acc_off[is_write, i], acc_off[is_write, i + 1]):
+                        b, lo, hi = ACC[0, a], ACC[1, a], ACC[2, a]
+                        for q in range(_N):
+                            other = pair_of[b, q]
+                            if q == p or other < 0:
+                                continue
+                            seen = clock[c, p, q]
+                            for j in range(length[other] - 1, -1, -1):
+                                e = (head[other] + j) % _RING
+                                if e_stamp[other, e] <= seen:
+                                    break
+                                if e_lo[other, e] < hi and lo < e_hi[other, e] and (is_write or e_write[other, e]):
+                                    return pos
+                        mine = pair_of[b, p]
+                        touched[mine] = 1
+                        e = (head[mine] + length[mine]) % _RING
+                        e_lo[mine, e], e_hi[mine, e], e_stamp[mine, e], e_write[mine, e] = lo, hi, stamp, is_write
+                        length[mine] += 1
+                        if length[mine] > _PRUNE_PAST:  # _prune
+                            horizon = -1
+                            for q in range(_N):
+                                other = pair_of[b, q]
+                                if q != p and other >= 0 and touched[other]:
+                                    if horizon < 0 or clock[c, q, p] < horizon:
+                                        horizon = clock[c, q, p]
+                            if horizon < 0:
+                                horizon = clock[c, p, p]
+                            lo_j, hi_j = 0, length[mine]  # bisect_right on the stamps
+                            while lo_j < hi_j:
+                                mid = (lo_j + hi_j) // 2
+                                if horizon < e_stamp[mine, (head[mine] + mid) % _RING]:
+                                    hi_j = mid
+                                else:
+                                    lo_j = mid + 1
+                            drop = max(lo_j, length[mine] - _KEEP)
+                            if drop > 0:
+                                head[mine] = (head[mine] + drop) % _RING
+                                length[mine] -= drop
+            elif kind == CROSS_SET:
+                k = cs_base[c] + cs_n[c]
+                for q in range(_N):
+                    v = clock[c, p, q]
+                    if cs_n[c] > 0 and cs_max[k - 1, q] > v:
+                        v = cs_max[k - 1, q]
+                    cs_max[k, q] = v
+                cs_n[c] += 1
+            elif kind == CROSS_WAIT:
+                known = 0  # GmRaceChecker.own_sets_known
+                for r in range(cw_off[rel[i]], cw_off[rel[i] + 1]):
+                    if snap[cw_mem[r], c] > known:
+                        known = snap[cw_mem[r], c]
+                if known:
+                    if cs_n[c] == 0:
+                        return UNSUPPORTED  # races.py would take the max of nothing
+                    k = cs_base[c] + min(known, cs_n[c]) - 1
+                    j = lr_base[c] + lr_n[c]
+                    lr_seq[j] = i
+                    for q in range(_N):
+                        lr_clock[j, q] = cs_max[k, q]
+                    lr_n[c] += 1
+        # ---- GmRaceChecker.observe
+        if kind == SYNC_ALL:
+            generation[c] += 1
+            if generation[c] > current:
+                current = generation[c]
+                gen_start = n_acc
+        elif kind == CROSS_SET:
+            s = slot[i]
+            for d in range(n_cores):
+                snap[s, d] = gclock[c, d]
+            gclock[c, c] += 1
+        elif kind == CROSS_WAIT:
+            for r in range(cw_off[rel[i]], cw_off[rel[i] + 1]):
+                s = cw_mem[r]
+                for d in range(n_cores):
+                    if snap[s, d] > gclock[c, d]:
+                        gclock[c, d] = snap[s, d]
+        else:
+            for f in range(fp_off[i], fp_off[i + 1]):
+                g, off, fk, nd = FP[f, _G], FP[f, _OFF], FP[f, _FK], FP[f, _ND]
+                if not G[g, _MADE]:
+                    if fk == 0:
+                        continue  # never written in this launch: reads cannot race
+                    G[g, _MADE] = 1
+                span = off + 1
+                whole = off % granule == 0 and FP[f, _STRIDES + nd - 1] == 1 and FP[f, _SHAPE + nd - 1] % granule == 0
+                for k in range(nd):
+                    span += (FP[f, _SHAPE + k] - 1) * FP[f, _STRIDES + k]
+                    if k < nd - 1 and FP[f, _STRIDES + k] % granule:
+                        whole = False
+                if whole:  # _in_granules
+                    for k in range(nd):
+                        shape[k] = FP[f, _SHAPE + k]
+                        strides[k] = FP[f, _STRIDES + k] // granule
+                    shape[nd - 1] //= granule
+                    strides[nd - 1] = 1
+                    gnd = nd
+                else:
+                    gnd = 1
+                    shape[0] = -((-span) // granule) - off // granule
+                    strides[0] = 1
+                goff = off // granule
+                first, last = goff, goff  # the box must lie in the shadow, with granules (numpy's view)
+                for k in range(gnd):
+                    if shape[k] <= 0:
+                        return UNSUPPORTED  # races.py would take the max of nothing
+                    reach = (shape[k] - 1) * strides[k]
+                    if reach < 0:
+                        first += reach
+                    else:
+                        last += reach
+                if first < 0 or last >= G[g, _GRANULES]:
+                    return UNSUPPORTED
+                bases[0] = G[g, _W]  # the shadows this access is tested against: writes, reads, atomic adds
+                n_bases = 1
+                if fk != 0:
+                    bases[1] = G[g, _R]
+                    n_bases = 2
+                if fk != 2 and G[g, _A] >= 0:
+                    bases[n_bases] = G[g, _A]
+                    n_bases += 1
+                if _box_races(shadow, bases, n_bases, idx, gnd, shape, strides, goff, gen_start, c, acc_core,
+                              acc_tick, gclock):
+                    return pos
+                _box_store(shadow, G[g, _W if fk == 1 else (_R if fk == 0 else _A)], idx, gnd, shape, strides, goff,
+                           n_acc)
+                acc_core[n_acc] = c
+                acc_tick[n_acc] = gclock[c, c]
+                n_acc += 1
+    return CLEAN
+
+
+# ------------------------------------------------------------------------------------------ encoding
+def encode(records: list, s, granule: int):
+    """The arrays _first_race reads beside the schedule `s` (fast_schedule.Schedule of `records`: the cores'
+    streams one after another), or None when a record has a footprint box of no or more than _MAXD dimensions."""
+    n = len(records)
+    R = s.R
+    kind = R[:, _KIND]
+    n_cores = s.core_off.shape[0] - 1
+    slot = np.full(n, -1, np.int64)
+    sets, cross = np.flatnonzero(kind == SET_FLAG), np.flatnonzero(kind == CROSS_SET)
+    slot[sets] = np.arange(sets.size)
+    slot[cross] = np.arange(cross.size)
+    # per-core logs: the accesses (each record's reads, then its writes) of buffer b: (core, buffer key)
+    reads, writes = list(map(_reads, records)), list(map(_writes, records))
+    acc_off = np.zeros((2, n + 1), np.int64)  # a record's reads, then its writes, in `flat`
+    np.cumsum(np.fromiter(map(len, reads), np.int64, n), out=acc_off[0, 1:])
+    np.cumsum(np.fromiter(map(len, writes), np.int64, n), out=acc_off[1, 1:])
+    acc_off[1] += acc_off[0, -1]
+    flat = list(chain.from_iterable(reads))  # every read, then every write
+    flat += chain.from_iterable(writes)
+    na = len(flat)
+    ACC = np.empty((3, na), np.int64)  # per access: b, lo, hi
+    if na:
+        _, first, which = np.unique(np.fromiter(map(id, map(_first, flat)), np.int64, na), return_index=True,
+                                    return_inverse=True)
+        keys: dict = {}  # buffer objects with one key are one buffer to the checker
+        key_of = np.array([keys.setdefault(flat[j][0].key, len(keys)) for j in first.tolist()], np.int64)
+        per_record = np.concatenate((np.diff(acc_off[0]), np.diff(acc_off[1])))
+        core = np.tile(R[:, _CORE], 2)
+        _, ACC[0] = np.unique(np.repeat(core, per_record) * len(keys) + key_of[which], return_inverse=True)
+        ACC[1:] = np.fromiter(chain.from_iterable(map(_lo_hi, flat)), np.int64, 2 * na).reshape(na, 2).T
+        n_bufs = int(ACC[0].max()) + 1
+        # the (b, pipe) logs that exist (a PIPE_ALL record's accesses are never logged)
+        pairs = np.unique(ACC[0] * (_N + 1) + np.repeat(np.tile(R[:, _PIPE], 2), per_record))
+        pair_of = np.full((n_bufs, _N + 1), -1, np.int64)
+        pair_of.ravel()[pairs] = np.arange(pairs.size)
+        pair_of = np.ascontiguousarray(pair_of[:, :_N])
+    else:
+        pairs, pair_of = np.zeros(0, np.int64), np.full((1, _N), -1, np.int64)
+    # GM footprints: per box a row of FP
+    rows, gm_keys, capacity, boxes = [], {}, [], {}
+    per_record = np.zeros(n, np.int64)
+    for j in compress(range(n), map(_footprint, records)):
+        footprint = records[j].footprint
+        for buf, offset, shape, strides, is_write in footprint:
+            nd = len(shape)
+            if not 1 <= nd <= _MAXD:
+                return None
+            g = gm_keys.setdefault(buf.key, len(gm_keys))
+            if g == len(capacity):
+                capacity.append(buf.capacity)
+            box = boxes.get((shape, strides))
+            if box is None:
+                box = boxes[(shape, strides)] = (nd, *shape, *_PAD[nd], *strides, *_PAD[nd])
+            rows.append((g, offset, 2 if is_write == "atomic" else (1 if is_write else 0)) + box)
+        per_record[j] = len(footprint)
+    fp_off = np.zeros(n + 1, np.int64)
+    np.cumsum(per_record, out=fp_off[1:])
+    FP = np.array(rows, np.int64).reshape(len(rows), _STRIDES + _MAXD)
+    G = np.full((max(len(gm_keys), 1), 5), -1, np.int64)
+    G[:, _MADE] = 0
+    size = 0
+    for g, nbytes in enumerate(capacity):  # shadows for the buffers some access writes (the others never race)
+        kinds = set(FP[FP[:, _G] == g, _FK].tolist())
+        G[g, _GRANULES] = -(-nbytes // granule)
+        if kinds & {1, 2}:
+            for column, needed in ((_W, True), (_R, True), (_A, 2 in kinds)):
+                if needed:
+                    G[g, column] = size
+                    size += G[g, _GRANULES]
+    cs_base = np.zeros(n_cores, np.int64)
+    lr_base = np.zeros(n_cores, np.int64)
+    cs_base[1:] = np.cumsum(np.bincount(R[cross, _CORE], minlength=n_cores))[:-1]
+    lr_base[1:] = np.cumsum(np.bincount(R[kind == CROSS_WAIT, _CORE], minlength=n_cores))[:-1]
+    return dict(slot=slot, cw_mem=np.append(slot[s.round_mem], 0), acc_off=acc_off, ACC=ACC, pair_of=pair_of,
+                fp_off=fp_off, FP=FP, G=G, shadow_size=size, cs_base=cs_base, lr_base=lr_base,
+                n_sets=int(sets.size), n_cross=max(int(cross.size), int((kind == CROSS_WAIT).sum())),
+                n_pairs=int(pairs.size))
+
+
+def first_race(records: list, s, granule: int) -> int:
+    """Where in the schedule's order (`s`: fast_schedule.Schedule of `records`, the cores' streams one after
+    another, with every record run) the Python checkers (races.first_fault) would first fault: its position,
+    CLEAN, or UNSUPPORTED (let the Python checkers run)."""
+    if not records:  # a launch whose kernels issued nothing
+        return CLEAN
+    e = encode(records, s, granule)
+    if e is None:
+        return UNSUPPORTED
+    shadow = np.full(max(e["shadow_size"], 1), -1, np.int32)
+    return int(_first_race(s.order, s.R, s.rel, e["slot"], s.round_off, e["cw_mem"], e["acc_off"], e["ACC"],
+                           e["pair_of"], e["fp_off"], e["FP"], e["G"], shadow, granule, s.core_off.shape[0] - 1,
+                           e["cs_base"], e["lr_base"], e["n_sets"], e["n_cross"], e["n_pairs"]))

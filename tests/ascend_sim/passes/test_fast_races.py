@@ -1,0 +1,261 @@
+"""The compiled race checker (ascend_sim/passes/fast_races.py) against the Python one (races.py): on the same
+records in the same order, both find no race, or both find the first race at the same record.
+
+Three sources of streams: the engine agreement corpus and the race and fault tests, run again here on the fast
+engine with every compiled check cross-checked against the Python checkers on the same order (the test's own
+assertions then also check the fault the engine reports); seeded random streams of reads, writes, GM footprints,
+flags, barriers, SyncAll and cross-core flags on several cores, with and without races; and hand-written corner
+cases (the pruning of long access logs, atomic adds, the 950's 1-byte granule)."""
+import numpy as np
+import pytest
+
+from ascend_sim import Chip
+from ascend_sim.engine import fast_engine
+from ascend_sim.isa.sync import CROSS_CORE_SET_FLAG, CROSS_CORE_WAIT_FLAG, PIPE_BARRIER, SET_FLAG, SYNC_ALL, WAIT_FLAG
+from ascend_sim.machine.coretypes import KernelType, launch_cores
+from ascend_sim.machine.memory import Buffer
+from ascend_sim.machine.pipes import Pipe
+from ascend_sim.machine.platform import get_platform
+from ascend_sim.passes.fast_races import CLEAN, first_race
+from ascend_sim.passes.fast_schedule import schedule
+from ascend_sim.passes.races import first_fault
+from ascend_sim.record import Kind, Record, Spec, _no_cost
+from tests.ascend_sim.engine import test_engine, test_engines, test_faults, test_vector_engine
+from tests.ascend_sim.isa import test_dw_isa, test_vector_elementwise, test_vector_tque
+
+BASE = get_platform("Ascend910B2")
+
+
+# ------------------------------------------------------------------------------------------ the corpus, cross-checked
+CHECKED: list = []  # (compiled answer, Python answer) of every compiled check run in this module
+
+
+@pytest.fixture(autouse=True)
+def cross_checked(monkeypatch):
+    """Chips default to the fast engine, and each compiled race check is compared with the Python checkers."""
+    monkeypatch.setitem(Chip.__init__.__kwdefaults__, "engine", "fast")
+    compiled_check = fast_engine._no_race
+
+    def both(chip, records, s):
+        granule = chip.gm_races.granule
+        python, _ = first_fault(records, s.order.tolist(), len(chip.cores), granule)
+        compiled = first_race(records, s, granule)
+        CHECKED.append((compiled, python))
+        assert compiled == python, f"compiled checker: {compiled}, Python checkers: {python}"
+        return compiled_check(chip, records, s)
+    monkeypatch.setattr(fast_engine, "_no_race", both)
+
+
+def _tests(module, names=None):
+    return {name: getattr(module, name) for name in dir(module)
+            if name.startswith("test_") and (names is None or name in names)}
+
+
+# every test of the agreement corpus and the fault tests, and the race tests of the other modules
+globals().update(_tests(test_engines))
+globals().update(_tests(test_faults))
+globals().update(_tests(test_engine, {"test_two_cores_writing_the_same_gm_bytes_without_sync_is_a_race",
+                                      "test_a_cross_core_flag_orders_a_gm_write_before_another_cores_read"}))
+globals().update(_tests(test_vector_engine, {"test_copy_out_racing_the_vector_write_is_a_race_fault",
+                                             "test_two_aivs_writing_the_same_gm_bytes_is_a_cross_core_race"}))
+globals().update(_tests(test_dw_isa, {"test_plain_store_against_atomic_add_of_another_core_races"}))
+globals().update(_tests(test_vector_tque, {"test_skipping_deque_is_a_race_between_mte2_and_v"}))
+globals().update(_tests(test_vector_elementwise, {"test_vector_read_racing_the_mte2_write_is_a_race_fault"}))
+
+
+def test_the_fast_engine_uses_the_compiled_checker_and_reports_the_python_fault():
+    CHECKED.clear()
+    kind, message = test_engines._observe("fast", test_engines.FAULTS["race"])[1:]
+    assert kind == "RaceFault" and "LoadData2D" in message
+    assert CHECKED and CHECKED[-1][0] >= 0  # the compiled checker ran and found the race
+    test_engines._observe("fast", test_engines._matmul(96, 64, 80, 2))
+    assert CHECKED[-1] == (CLEAN, CLEAN)
+
+
+def test_a_launch_that_issues_nothing_has_no_race():
+    CHECKED.clear()
+    report = Chip().launch(lambda: None, 2, kernel_type="MIX_AIC_1_1")
+    assert report.instructions == 0 and CHECKED == [(CLEAN, CLEAN)]
+
+
+# ------------------------------------------------------------------------------------------ random streams
+_MOVE = Spec("SyntheticMove", None, Kind.MOVE, None, _no_cost, None, None, "")
+_PIPES = (Pipe.MTE2, Pipe.MTE1, Pipe.M, Pipe.FIX, Pipe.MTE3, Pipe.V, Pipe.S)
+_GM_BYTES = 384
+
+
+def _random_launch(seed: int):
+    """A random launch's streams, scheduled: (records in stream order with their releases, the schedule's
+    order, cores, GM granule). Per core: instructions on random pipes reading and writing spans of two local
+    buffers and boxes of two GM buffers (plain, strided, odd, atomic adds), each followed, with a probability
+    drawn per launch, by a barrier or a SetFlag/WaitFlag pair to another pipe; phases split by SyncAll or by
+    cross-core flags between an AIC and its AIVs. Short and long (pruned) streams, orderly and racy ones."""
+    rng = np.random.default_rng(seed)
+    kernel_type = KernelType(str(rng.choice(["AIC_ONLY", "MIX_AIC_1_1", "MIX_AIC_1_2"])))
+    layout = launch_cores(kernel_type, int(rng.integers(1, 3)))
+    kinds, groups = [t.name for t, *_ in layout], [g for *_, g in layout]
+    n_cores = len(layout)
+    granule = int(rng.choice([1, 2]))
+    gm = [Buffer(f"GM:{name}", _GM_BYTES, 2, allocate=False) for name in ("x", "y")]
+    local = [[Buffer(name, 512, 32, allocate=False) for name in ("L1", "UB")] for _ in range(n_cores)]
+    for c, bufs in enumerate(local):
+        for buf in bufs:
+            buf.key = (c, buf.name)
+    ordered = float(rng.choice([0.0, 0.5, 0.9, 1.0]))  # chance an instruction is fenced from what follows
+    per_core_gm = rng.random() < 0.5  # each core keeps to its own GM slice (no race between cores)
+    pipes = _PIPES[:int(rng.integers(2, len(_PIPES) + 1))]
+    length = int(rng.choice([3, 12, 40, 250]))
+    streams = [[] for _ in range(n_cores)]
+
+    def issue(c, spec, pipe, reads=(), writes=(), event=None, footprint=None):
+        streams[c].append(Record(c, len(streams[c]), spec, pipe, None, None, tuple(reads), tuple(writes), (None, 0),
+                                 event=event, footprint=footprint))
+
+    def gm_box(c):
+        buf = gm[int(rng.integers(2))]
+        nd = int(rng.integers(1, 4))
+        shape = tuple(int(rng.integers(1, 5)) for _ in range(nd))
+        strides = [1] if rng.random() < 0.8 else [int(rng.integers(2, 4))]
+        for k in range(nd - 1):
+            strides.insert(0, strides[0] * shape[nd - 1 - k] + int(rng.integers(0, 3)))
+        extent = sum((n - 1) * s for n, s in zip(shape, strides)) + 1
+        lo, hi = 0, _GM_BYTES - extent
+        if per_core_gm:
+            lo, hi = c * (_GM_BYTES // n_cores), (c + 1) * (_GM_BYTES // n_cores) - extent
+        offset = int(rng.integers(lo, max(lo, hi) + 1))
+        offset -= offset % 2 if rng.random() < 0.8 else 0
+        kind = [False, True, "atomic"][int(rng.choice(3, p=[0.45, 0.45, 0.1]))]
+        return buf, offset, shape, tuple(strides), kind, extent
+
+    def instruction(c):
+        pipe = _PIPES[int(rng.integers(len(pipes)))]
+        reads, writes, footprint = [], [], None
+        for _ in range(int(rng.integers(0, 3))):
+            buf = local[c][int(rng.integers(2))]
+            lo = int(rng.integers(0, 192))
+            (writes if rng.random() < 0.5 else reads).append((buf, lo, lo + int(rng.integers(1, 64))))
+        if rng.random() < 0.4:
+            buf, offset, shape, strides, kind, extent = gm_box(c)
+            footprint = ((buf, offset, shape, strides, kind),)
+            if rng.random() < 0.5:  # a GM span in the per-core accesses too, as GM copies have
+                (writes if kind else reads).append((buf, offset, offset + extent))
+        issue(c, _MOVE, pipe, reads, writes, footprint=footprint)
+        if rng.random() < ordered:
+            if rng.random() < 0.3:
+                issue(c, PIPE_BARRIER, Pipe.ALL)
+            else:
+                dst = _PIPES[int(rng.integers(len(pipes)))]
+                event = (f"{pipe.name}_{dst.name}", int(rng.integers(2)))
+                issue(c, SET_FLAG, pipe, event=event)
+                issue(c, WAIT_FLAG, dst, event=event)
+
+    for phase in range(int(rng.integers(1, 4))):
+        for c in range(n_cores):
+            for _ in range(int(rng.integers(0, length + 1))):
+                instruction(c)
+        if rng.random() < 0.5 or not kernel_type.cross_core_flags:
+            for c in range(n_cores):
+                issue(c, SYNC_ALL, Pipe.ALL)
+        else:  # each AIC tells its AIVs, then they tell it (sets before waits: no deadlock)
+            flag = int(rng.integers(0, 16))
+            for c in range(n_cores):
+                if kinds[c] == "AIC":
+                    issue(c, CROSS_CORE_SET_FLAG, _PIPES[int(rng.integers(len(pipes)))], event=(2, flag))
+            for c in range(n_cores):
+                if kinds[c] == "AIV":
+                    issue(c, CROSS_CORE_WAIT_FLAG, Pipe.S, event=(0, flag))
+                    issue(c, CROSS_CORE_SET_FLAG, _PIPES[int(rng.integers(len(pipes)))], event=(2, flag))
+            for c in range(n_cores):
+                if kinds[c] == "AIC":
+                    issue(c, CROSS_CORE_WAIT_FLAG, Pipe.S, event=(0, flag))
+    s = schedule(streams, kinds, groups, BASE)
+    assert s.clean
+    records = [rec for stream in streams for rec in stream]
+    for i, by in s.releases(records):
+        records[i].released_by = by
+    return records, s, n_cores, granule
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_random_streams_find_the_same_first_race(seed):
+    records, s, n_cores, granule = _random_launch(seed)
+    python, _ = first_fault(records, s.order.tolist(), n_cores, granule)
+    assert first_race(records, s, granule) == python
+
+
+def test_the_random_streams_cover_races_of_both_checkers_and_clean_runs():
+    outcomes = set()
+    for seed in range(300):
+        records, s, n_cores, granule = _random_launch(seed)
+        _, fault = first_fault(records, s.order.tolist(), n_cores, granule)
+        outcomes.add(type(fault).__name__)
+    assert outcomes == {"NoneType", "RaceFault", "CrossCoreRace"}
+
+
+# ------------------------------------------------------------------------------------------ corner cases
+def _single_core(items, granule=2):
+    """One AIC's stream of (spec, pipe, reads, writes, event, footprint), scheduled."""
+    streams = [[Record(0, seq, spec, pipe, None, None, reads, writes, (None, 0), event=event, footprint=fp)
+                for seq, (spec, pipe, reads, writes, event, fp) in enumerate(items)]]
+    s = schedule(streams, ["AIC"], [0], BASE)
+    assert s.clean
+    records = streams[0]
+    for i, by in s.releases(records):
+        records[i].released_by = by
+    return records, s, granule
+
+
+def test_a_race_with_an_access_the_pruning_forgot_is_missed_by_both():
+    # 300 MTE2 writes that the M pipe never learns of, then an M read of the first bytes: races.py keeps the
+    # last 256 of them only, so the race with the first is missed, and both checkers must miss it alike
+    l1 = Buffer("L1", 4096, 32, allocate=False)
+    l1.key = (0, "L1")
+    items = [(_MOVE, Pipe.M, ((l1, 4000, 4001),), (), None, None)]
+    items += [(_MOVE, Pipe.MTE2, (), ((l1, 8 * k, 8 * k + 8),), None, None) for k in range(300)]
+    for start, expected in ((0, CLEAN), (8 * 43, CLEAN), (8 * 44, 301), (8 * 299, 301)):
+        case = _single_core(items + [(_MOVE, Pipe.M, ((l1, start, start + 8),), (), None, None)])
+        records, s, granule = case
+        assert first_fault(records, s.order.tolist(), 1, granule)[0] == expected
+        assert first_race(records, s, granule) == expected
+
+
+def test_the_pruning_keeps_what_the_least_informed_pipe_does_not_know():
+    # MTE1 and M touch L1; MTE2 writes 150 slots, telling MTE1 after 50 and M after 80; an access of L1 by a
+    # pipe new to it (V) races with a slot only if its log kept it: MTE1 knows of the first 50 only, so the
+    # pruning keeps every later slot even though M knows of 80
+    l1 = Buffer("L1", 4096, 32, allocate=False)
+    l1.key = (0, "L1")
+    items = [(_MOVE, Pipe.MTE1, ((l1, 4000, 4001),), (), None, None), (_MOVE, Pipe.M, ((l1, 4001, 4002),), (), None, None)]
+    for k in range(150):
+        items.append((_MOVE, Pipe.MTE2, (), ((l1, 8 * k, 8 * k + 8),), None, None))
+        for after, pipe, event in ((49, Pipe.MTE1, ("MTE2_MTE1", 0)), (79, Pipe.M, ("MTE2_M", 0))):
+            if k == after:
+                items += [(SET_FLAG, Pipe.MTE2, (), (), event, None), (WAIT_FLAG, pipe, (), (), event, None)]
+    for slot, expected in ((10, CLEAN), (49, CLEAN), (50, len(items)), (60, len(items))):
+        case = _single_core(items + [(_MOVE, Pipe.V, ((l1, 8 * slot, 8 * slot + 1),), (), None, None)])
+        records, s, granule = case
+        assert first_fault(records, s.order.tolist(), 1, granule)[0] == expected
+        assert first_race(records, s, granule) == expected
+
+
+def test_atomic_adds_race_with_plain_stores_not_with_each_other():
+    gm = Buffer("GM:out", 64, 2, allocate=False)
+    add = (gm, 0, (4,), (1,), "atomic")
+    for second, expected in ((add, CLEAN), ((gm, 2, (2,), (1,), True), 1), ((gm, 2, (2,), (1,), False), 1)):
+        streams = [[Record(c, 0, _MOVE, Pipe.FIX, None, None, (), (), (None, 0), footprint=(box,))]
+                   for c, box in enumerate((add, second))]
+        s = schedule(streams, ["AIC", "AIC"], [0, 1], BASE)
+        records = streams[0] + streams[1]
+        assert first_fault(records, s.order.tolist(), 2, 2)[0] == expected
+        assert first_race(records, s, 2) == expected
+
+
+@pytest.mark.parametrize("granule, expected", [(2, 1), (1, CLEAN)])
+def test_neighbouring_bytes_race_on_a_2_byte_granule_only(granule, expected):
+    gm = Buffer("GM:out", 64, 2, allocate=False)
+    streams = [[Record(c, 0, _MOVE, Pipe.MTE3, None, None, (), (), (None, 0), footprint=((gm, 10 + c, (1,), (1,), True),))]
+               for c in range(2)]
+    s = schedule(streams, ["AIV", "AIV"], [0, 1], BASE)
+    records = streams[0] + streams[1]
+    assert first_fault(records, s.order.tolist(), 2, granule)[0] == expected
+    assert first_race(records, s, granule) == expected
