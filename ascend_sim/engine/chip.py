@@ -145,6 +145,12 @@ class Chip:
         finally:
             _running[0] = None
             if gc_was_enabled:
+                # the run's objects go straight to the oldest generation, so the first allocation after the
+                # launch does not traverse them all in a young collection (unless the caller froze objects of
+                # its own: unfreezing would thaw those too)
+                if not gc.get_freeze_count():
+                    gc.freeze()
+                    gc.unfreeze()
                 gc.enable()
         waiting = launch.waiting_cores()
         if waiting:
@@ -156,7 +162,10 @@ class Chip:
                             "synchronises set it before the kernel ended", instruction="CrossCoreSetFlag")
         for core in self.cores:
             core.check_at_end()
-        return RunReport.from_cores(p, self.cores)
+        report = RunReport.from_cores(p, self.cores)
+        for core in self.cores:
+            core.release()
+        return report
 
 
 def _kernel_type(value) -> KernelType:

@@ -170,6 +170,16 @@ class AICore:
         """This core's name in a fault, when its launch index alone would not say it (AIVs, MIX launches)."""
         return None if self.name == f"AIC {self.index}" else self.name
 
+    def release(self) -> None:
+        """Break the launch's reference cycles (core <-> chip, core <-> its schedule, schedules <-> launch, core
+        <-> its TPipes) once the report is built: a run nobody holds any more is then freed by reference counting,
+        not left to the cyclic collector. The buffers, log, counts and schedule figures stay."""
+        self.chip = None
+        self.submit = None
+        self.tpipes = []
+        self.schedule.on_start = None
+        self.schedule.launch = None
+
     # ------------------------------------------------------------------ results
     @property
     def cycles(self) -> float:
