@@ -9,6 +9,7 @@ timing-only mode) and the hooks (the stepping point). The stream is logged in pr
 from __future__ import annotations
 
 import sys
+import weakref
 
 from ascend_sim.machine.coretypes import DATA_PATHS, CoreType, missing_path
 from ascend_sim.machine.faults import MissingDataPath, SimFault, SyncFault
@@ -205,8 +206,9 @@ class AICore:
     def release(self) -> None:
         """Break the launch's reference cycles (core <-> chip, core <-> its schedule, schedules <-> launch, core
         <-> its TPipes) once the report is built: a run nobody holds any more is then freed by reference counting,
-        not left to the cyclic collector. The buffers, log, counts and schedule figures stay."""
-        self.chip = None
+        not left to the cyclic collector. The buffers, log, counts and schedule figures stay, and `chip` still
+        reaches the chip (a weak proxy) while something holds it."""
+        self.chip = weakref.proxy(self.chip)
         self.submit = None
         self.tpipes = []
         self.schedule.on_start = None

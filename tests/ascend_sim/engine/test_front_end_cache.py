@@ -226,3 +226,13 @@ def test_a_register_written_between_two_calls_changes_the_decoded_instruction(ca
     loads = [r for r in observed[0][0] if r[Record.__slots__.index("name")] == ("str", "LoadData3Dv2")]
     decoded = [tuple(r[Record.__slots__.index(f)] for f in ("params", "args", "registers", "src")) for r in loads]
     assert len(decoded) == 3 and decoded[0] == decoded[1] != decoded[2]
+
+
+def test_hooks_see_the_same_records(caches):
+    def observe(cache):
+        seen = []
+        chip = Chip(front_end_cache=cache, hooks=[lambda core, rec: seen.append(rec)])
+        corpus._matmul(256, 384, 512, 8)(chip)
+        return _records([seen])
+    assert observe(True) == observe(False)
+    assert caches[-1].hits > caches[-1].misses
