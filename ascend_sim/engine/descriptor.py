@@ -103,14 +103,21 @@ class Descriptor:
             fields = list(args)
             for i, s in self.arg_slots:
                 fields[i] += shifts[s]
-            args = args._make(fields)
+            args = _new_tuple(args.__class__, fields)  # a named tuple of the same fields, without _make's checks
         if self.footprint_slots:
-            footprint = list(footprint)
-            for i, s in self.footprint_slots:
-                f = footprint[i]
-                footprint[i] = (f[0], f[1] + shifts[s]) + f[2:]
-            footprint = tuple(footprint)
+            if len(footprint) == 1:  # the common case: one GM access
+                buf, offset, shape, strides, is_write = footprint[0]
+                footprint = ((buf, offset + shifts[self.footprint_slots[0][1]], shape, strides, is_write),)
+            else:
+                footprint = list(footprint)
+                for i, s in self.footprint_slots:
+                    f = footprint[i]
+                    footprint[i] = (f[0], f[1] + shifts[s]) + f[2:]
+                footprint = tuple(footprint)
         return args, reads, writes, footprint
+
+
+_new_tuple = tuple.__new__
 
 
 def _shift_ranges(ranges: tuple, slots: tuple, shifts: list) -> tuple:
