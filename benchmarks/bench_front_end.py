@@ -2,12 +2,14 @@
 
     python benchmarks/bench_front_end.py cache [--repeat 3] [--only NAME ...] [--timing-only]
     python benchmarks/bench_front_end.py trees TREE_A TREE_B [--rounds 3] [--repeat 3] [--only NAME ...]
+    python benchmarks/bench_front_end.py loop [--repeat 6]
 
 `cache`: in one process, runs with `Chip(front_end_cache=True)` and `False` alternated; CPU seconds (best of
 --repeat), the speed-up and the records per second. Both must agree on the cycles and the result bytes.
 `trees`: two source trees (e.g. a checkout of main and this branch), each measured in its own processes
 (PYTHONPATH=TREE), A B A B ... for --rounds rounds, best per layer and mode; the speed-up B / A. The processes
 run this script's `one` command, which needs only the operator API both trees have.
+`loop`: the cost of one call (cache off and on) in a kernel that is one loop of 20,000 calls at one line.
 All figures are CPU seconds of the operator call (time.process_time), with one BLAS and one torch thread.
 """
 from __future__ import annotations
@@ -111,9 +113,44 @@ def trees(args) -> None:
               f"{n / a_seconds:>10,.0f} {n / b_seconds:>10,.0f}")
 
 
+def loop(args) -> None:
+    """One kernel line called 20,000 times: a LoadData 2D at fixed addresses, or a DataCopy whose GM address moves
+    on every call; us per call (best of --repeat launches, scheduling included), the cache off and on alternated."""
+    from ascend_sim import Chip
+    from ascend_sim.ascendc import (DataCopy, DataCopyParams, GlobalTensor, LoadData, LoadData2DParams, TBuf, TPipe,
+                                    TPosition)
+    from ascend_sim.machine.tensor import GmAddr
+
+    calls = 20_000
+
+    def kernel(src, copy):
+        pipe = TPipe()
+        l1, l0a = TBuf(TPosition.A1), TBuf(TPosition.A2)
+        pipe.InitBuffer(l1, 64 * 1024)
+        pipe.InitBuffer(l0a, 16 * 1024)
+        l1, l0a = l1.Get(np.float16), l0a.Get(np.float16)
+        gm, load, block = GlobalTensor(np.float16).SetGlobalBuffer(src), LoadData2DParams(repeatTimes=2), \
+            DataCopyParams(1, 2, 0, 0)
+        for i in range(calls):
+            if copy:
+                DataCopy(l1, gm[(i % 64) * 32], block)
+            else:
+                LoadData(l0a, l1, load)
+
+    for name, copy in (("LoadData 2D", False), ("DataCopy, GM moving", True)):
+        best = {False: float("inf"), True: float("inf")}
+        for _ in range(args.repeat):
+            for on in best:
+                chip = Chip(execute=False, check_races=False, front_end_cache=on, engine="fast")
+                src = GmAddr(chip.gm.alloc("src", 1 << 20))
+                seconds, _ = _cpu(lambda: chip.launch(kernel, 1, src, copy))
+                best[on] = min(best[on], seconds / calls * 1e6)
+        print(f"{name:<20} off {best[False]:.2f} us  on {best[True]:.2f} us per call")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=("cache", "trees", "one"))
+    parser.add_argument("command", choices=("cache", "trees", "one", "loop"))
     parser.add_argument("trees", nargs="*", help="trees: TREE_A TREE_B")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=3)
@@ -124,7 +161,7 @@ def main(argv=None) -> None:
         if len(args.trees) != 2:
             parser.error("trees needs TREE_A TREE_B")
         args.tree_a, args.tree_b = args.trees
-    {"cache": cache, "trees": trees, "one": one}[args.command](args)
+    {"cache": cache, "trees": trees, "one": one, "loop": loop}[args.command](args)
 
 
 if __name__ == "__main__":
