@@ -12,6 +12,7 @@ from typing import Callable
 
 from ascend_sim.engine import fast_engine
 from ascend_sim.engine.core import AICore
+from ascend_sim.engine.descriptor import FrontEndCache
 from ascend_sim.machine.blas import blas_threads
 from ascend_sim.machine.coretypes import KernelType, launch_cores
 from ascend_sim.machine.faults import SimFault, SyncFault
@@ -53,11 +54,14 @@ class Chip:
     `blas_threads` (default 1) limits numpy's OpenBLAS during each launch: one thread makes full runs several
     times faster and the fp32 sums of every Mmad independent of the machine's core count (ascend_sim/machine/blas.py);
     None leaves OpenBLAS as it is.
+
+    `front_end_cache` (default on): a call that decodes to an instruction already decoded in the launch reuses
+    the decoded parts (front_end_cache.py); the same records, cycles, results and faults, with fewer checks run.
     """
 
     def __init__(self, platform: str | Platform = "Ascend910B2", *, execute: bool = True,
                  check_races: bool = True, record: bool = True, hooks: list[Callable] | None = None,
-                 blas_threads: int | None = 1, engine: str = "auto"):
+                 blas_threads: int | None = 1, engine: str = "auto", front_end_cache: bool = True):
         if engine not in ENGINES:
             raise ValueError(f"engine={engine!r} is not one of {ENGINES}")
         if engine == "fast" and hooks:
@@ -74,6 +78,8 @@ class Chip:
         self.executed: list = []  # every record of the last launch in the order it ran: replaying it redoes the run
         self.kernel_type = KernelType.AIC_ONLY
         self.gm_races = None
+        self.caches_front_end = front_end_cache
+        self.front_end_cache = None  # the last launch's FrontEndCache (its hits and misses), when on
 
     @property
     def deferred(self) -> bool:
@@ -102,6 +108,7 @@ class Chip:
         launch = Launch()
         self.kernel_type = kernel_type
         self.executed = []
+        self.front_end_cache = FrontEndCache() if self.caches_front_end else None
         self.gm_races = GmRaceChecker(len(layout), GRANULE_BY_ARCH.get(self.platform.npu_arch, 2)) \
             if self.check_races else None
         self.cores = [AICore(i, block_dim, self, kind, models[kind], launch, block_idx, sub, group)
@@ -145,6 +152,12 @@ class Chip:
         finally:
             _running[0] = None
             if gc_was_enabled:
+                # the run's objects go straight to the oldest generation, so the first allocation after the
+                # launch does not traverse them all in a young collection (unless the caller froze objects of
+                # its own: unfreezing would thaw those too)
+                if not gc.get_freeze_count():
+                    gc.freeze()
+                    gc.unfreeze()
                 gc.enable()
         waiting = launch.waiting_cores()
         if waiting:
@@ -156,7 +169,10 @@ class Chip:
                             "synchronises set it before the kernel ended", instruction="CrossCoreSetFlag")
         for core in self.cores:
             core.check_at_end()
-        return RunReport.from_cores(p, self.cores)
+        report = RunReport.from_cores(p, self.cores)
+        for core in self.cores:
+            core.release()
+        return report
 
 
 def _kernel_type(value) -> KernelType:

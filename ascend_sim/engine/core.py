@@ -9,6 +9,7 @@ timing-only mode) and the hooks (the stepping point). The stream is logged in pr
 from __future__ import annotations
 
 import sys
+import weakref
 
 from ascend_sim.machine.coretypes import DATA_PATHS, CoreType, missing_path
 from ascend_sim.machine.faults import MissingDataPath, SimFault, SyncFault
@@ -25,9 +26,8 @@ _LINES: dict = {}
 _CODES: list = []
 
 
-def caller_source() -> tuple:
-    """(code, line) of the innermost frame outside ascend_sim: the kernel line that issued the instruction."""
-    frame = sys._getframe(2)
+def kernel_frame(frame):
+    """The innermost frame outside ascend_sim from `frame` outwards (the kernel's), or None."""
     inside = _INSIDE
     while frame is not None:
         code = frame.f_code
@@ -37,13 +37,37 @@ def caller_source() -> tuple:
             is_inside = inside[key] = code.co_filename.startswith(_PKG_DIR)
             _CODES.append(code)
         if not is_inside:
-            where = (key, frame.f_lasti)
-            line = _LINES.get(where)
-            if line is None:  # computing f_lineno walks the line table: once per call site
-                line = _LINES[where] = frame.f_lineno
-            return code, line
+            return frame
         frame = frame.f_back
-    return None, 0
+    return None
+
+
+def caller_source() -> tuple:
+    """(code, line) of the innermost frame outside ascend_sim: the kernel line that issued the instruction."""
+    frame = kernel_frame(sys._getframe(2))
+    if frame is None:
+        return None, 0
+    code = frame.f_code
+    where = (id(code), frame.f_lasti)
+    line = _LINES.get(where)
+    if line is None:  # computing f_lineno walks the line table: once per call site
+        line = _LINES[where] = frame.f_lineno
+    return code, line
+
+
+class Registers(dict):
+    """A core's registers (name -> value). `state` is None after any write, until the cached front end names the
+    values again (front_end_cache.py): a decoded instruction depends on the registers it reads."""
+
+    __slots__ = ("state",)
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.state = None
+
+    def __setitem__(self, name, value) -> None:
+        self.state = None
+        dict.__setitem__(self, name, value)
 
 
 class AICore:
@@ -81,7 +105,10 @@ class AICore:
         self.bytes_by_path: dict[str, int] = {}
         self.counts: dict[str, int] = {}
         # Registers set by SetFmatrix, SetLoadDataRepeat, SetHF32Mode ... (each write is a record too)
-        self.registers: dict[str, object] = {"hf32": False, "hf32_trans_mode": 0}
+        self.registers = Registers({"hf32": False, "hf32_trans_mode": 0})
+        # the launch's cached front end (front_end_cache.py): key -> Descriptor, or None when it is off
+        self.front_end_cache = chip.front_end_cache
+        self.last = None  # the record issued last
         self.flag_balance: dict[tuple, int] = {}  # (event, id) -> SetFlags minus WaitFlags issued (isa/sync.py)
         self.tpipes: list = []
         self.api: tuple = ()  # the high-level API calls running (api_call.py), stored on each record issued
@@ -93,21 +120,27 @@ class AICore:
         """Record one instruction, bounds-check it and submit it to the scheduler."""
         if path is not None and path not in self.paths:
             self.check_path(spec.name, pipe, path)
-        rec = Record(self.index, self._seq, spec, pipe, snapshot(params), args, reads, writes, caller_source(),
-                     path, nbytes, event, registers, footprint, self.api)
+        return self.accept(Record(self.index, self._seq, spec, pipe, snapshot(params), args, reads, writes,
+                                  caller_source(), path, nbytes, event, registers, footprint, self.api))
+
+    def accept(self, rec: Record) -> Record:
+        """Take a record made by `issue` (or by the cached front end): bounds-check its byte ranges (GM's on every
+        record, so a cached instruction at a shifted GM address faults as a decoded one), count, log, submit."""
         self._seq += 1
-        for buf, lo, hi in reads:
+        for buf, lo, hi in rec.reads:
             if lo < 0 or hi > buf.capacity or lo > hi:
                 self._checked(buf.check, lo, hi, "read", rec=rec)
-        for buf, lo, hi in writes:
+        for buf, lo, hi in rec.writes:
             if lo < 0 or hi > buf.capacity or lo > hi:
                 self._checked(buf.check, lo, hi, "write", rec=rec)
+        path = rec.path
         if path is not None:
             by_path = self.bytes_by_path
-            by_path[path] = by_path.get(path, 0) + nbytes
+            by_path[path] = by_path.get(path, 0) + rec.nbytes
         counts = self.counts
-        name = spec.name
+        name = rec.name
         counts[name] = counts.get(name, 0) + 1
+        self.last = rec
         if self.record:
             self.log.append(rec)
         self.submit(rec)
@@ -174,6 +207,17 @@ class AICore:
     def _fault_name(self) -> str | None:
         """This core's name in a fault, when its launch index alone would not say it (AIVs, MIX launches)."""
         return None if self.name == f"AIC {self.index}" else self.name
+
+    def release(self) -> None:
+        """Break the launch's reference cycles (core <-> chip, core <-> its schedule, schedules <-> launch, core
+        <-> its TPipes) once the report is built: a run nobody holds any more is then freed by reference counting,
+        not left to the cyclic collector. The buffers, log, counts and schedule figures stay, and `chip` still
+        reaches the chip (a weak proxy) while something holds it."""
+        self.chip = weakref.proxy(self.chip)
+        self.submit = None
+        self.tpipes = []
+        self.schedule.on_start = None
+        self.schedule.launch = None
 
     # ------------------------------------------------------------------ results
     @property

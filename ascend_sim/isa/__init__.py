@@ -3,6 +3,7 @@ overloaded Ascend C entry points: the parameter struct picks the instruction."""
 from __future__ import annotations
 
 from ascend_sim.engine.chip import current_core
+from ascend_sim.engine.front_end_cache import cached
 from ascend_sim.isa.arch35 import (CFG_COLUMN_MAJOR, CFG_COLUMN_MAJOR_UB, CFG_NZ_UB, CFG_ROW_MAJOR_UB, CO2Layout,
                                    Dn2NzParams, FixpipeConfigArch3510, FixpipeParamsArch3510, LoadData2DParamsV2,
                                    LoadDataRepeatParamWithStride, LoadDataWithStride, Nz2DnParams, Nz2NdParams, Reg,
@@ -29,6 +30,7 @@ from ascend_sim.isa.vector.datacopy import data_copy_ub, is_ub
 from ascend_sim.machine.tensor import GlobalTensor, LocalTensor
 
 
+@cached
 def DataCopy(dst, src, params) -> None:
     """GM -> L1 (count, DataCopyParams, Nd2NzParams or, on arch 3510, Dn2NzParams), L1 -> BT (DataCopyParams into
     a C2 tensor), L1 -> GM (DataCopyParams into a GlobalTensor) or L0C -> GM (DataCopyCO12DstParams); GM <-> UB
@@ -58,6 +60,7 @@ def DataCopy(dst, src, params) -> None:
                         "Nd2NzParams, Dn2NzParams, DataCopyCO12DstParams")
 
 
+@cached
 def Fixpipe(dst, src, params, config=CFG_ROW_MAJOR) -> None:
     """L0C -> GM (or UB on the 950): FixpipeParamsV220 / FixpipeParams (A2/A3), FixpipeParamsArch3510 (arch 3510)."""
     if isinstance(params, FixpipeParamsArch3510):
@@ -66,6 +69,7 @@ def Fixpipe(dst, src, params, config=CFG_ROW_MAJOR) -> None:
         fixpipe_v220(dst, src, params, config)
 
 
+@cached
 def LoadData(dst, src, params, isSetFMatrix: bool = True) -> None:
     """L1 -> L0A/L0B: LoadData2DParams (fractal copy; from GM into L1/L0A/L0B on MTE2), LoadData3DParamsV2
     (img2col) or, on arch 3510, LoadData2DParamsV2."""

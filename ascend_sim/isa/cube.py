@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ascend_sim.engine.front_end_cache import cached
 from ascend_sim.isa.common import FRACTAL, check_aligned, current_core, expect_position, fields_checker
 from ascend_sim.isa.ctrl import HIF8_MMAD_BIT, ctrl_value
 from ascend_sim.machine.dtypes import EIGHT_BIT_DTYPES, arch_refuses, hifloat8, round_to_hf32
@@ -149,6 +150,7 @@ MMAD = define("Mmad", M, kind=Kind.COMPUTE, operands=MmadOperands, cost=_mmad_co
               doc="C = or += A . B on the cube, fp32 accumulation in L0C.")
 
 
+@cached
 def Mmad(dst, fm, filter, params: MmadParams) -> None:
     """C (m x n, fp32 in L0C) = or += A (m x k in L0A) . B (k x n in L0B); or = bias (BT) + A . B."""
     core = current_core()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ascend_sim.engine.front_end_cache import cached
 from ascend_sim.isa.common import FRACTAL, check_aligned, current_core, expect_position, fields_checker
 from ascend_sim.isa.mte1 import _load_cost
 from ascend_sim.machine.faults import ParameterOutOfRange
@@ -65,6 +66,7 @@ LOAD_DATA_WITH_TRANSPOSE = define(NAME, MTE1, kind=Kind.MOVE, operands=Transpose
                                   doc="L1 -> L0A/L0B: 512-byte (b16) or 1 KB (b32) squares, transposed.")
 
 
+@cached
 def LoadDataWithTranspose(dst, src, params: LoadData2dTransposeParams) -> None:
     """The Ascend C entry point (kernel_operator_mm_intf.h)."""
     core = current_core()

@@ -6,6 +6,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ascend_sim.engine.front_end_cache import cached
 from ascend_sim.isa.common import (BLOCK, FRACTAL, check_aligned, check_fields, current_core, expect_position,
                                    fields_checker)
 from ascend_sim.machine.pipes import Pipe
@@ -205,6 +206,7 @@ INIT_CONST_VALUE = define("InitConstValue", kind=Kind.MOVE, operands=InitConstOp
                           params=InitConstValueParams, doc="Fill blocks of L1 (MTE2) or L0A/L0B (MTE1) with a value.")
 
 
+@cached
 def InitConstValue(dst, params: InitConstValueParams) -> None:
     """Fill blocks of L1 (MTE2) or L0A/L0B (MTE1) with one value, e.g. zeros before a zero-inserting copy."""
     core = current_core()

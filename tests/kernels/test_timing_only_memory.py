@@ -180,5 +180,7 @@ def test_without_records_a_timing_only_run_keeps_constant_memory_and_the_same_cy
         tracemalloc.stop()
     kept, dropped = reports
     assert dropped.cycles == kept.cycles and dropped.counts == kept.counts and dropped.instructions > 10_000
-    # what is left is the instruction helpers' caches (LoadData 3Dv2 index maps, about 7 MiB), not per record
-    assert not any(dropped.logs) and peaks[0] - peaks[1] > 500 * kept.instructions and peaks[1] < peaks[0] / 2, peaks
+    # what is left is the instruction helpers' caches (LoadData 3Dv2 index maps, about 7 MiB), not per record;
+    # a record takes about 350 B on dx (830 B with Chip(front_end_cache=False): cached records share their
+    # decoded parts)
+    assert not any(dropped.logs) and peaks[0] - peaks[1] > 250 * kept.instructions and peaks[1] < peaks[0] / 2, peaks

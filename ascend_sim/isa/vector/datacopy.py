@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ascend_sim.engine.front_end_cache import cached
 from ascend_sim.isa.common import BLOCK, check_aligned, current_core, expect_position, fields_checker
 from ascend_sim.isa.mte2 import CopyOperands, DataCopyParams
 from ascend_sim.machine.faults import ParameterOutOfRange
@@ -201,6 +202,7 @@ UB_TO_GM_PAD = define("DataCopyPad(UB->GM)", MTE3, kind=Kind.MOVE, operands=Copy
                       params=DataCopyExtParams, doc="UB -> GM: byte-granular blocks from 32 B aligned UB rows.")
 
 
+@cached
 def DataCopyPad(dst, src, dataCopyParams: DataCopyExtParams, padParams: DataCopyPadExtParams | None = None) -> None:
     """GM -> UB (with padParams) or UB -> GM, blockLen in bytes."""
     core = current_core()

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ascend_sim.engine.front_end_cache import cached
 from ascend_sim.isa.common import BLOCK, check_range
 from ascend_sim.isa.vector.common import V, check_ub, current_core, vector_cost
 from ascend_sim.machine.dtypes import bfloat16
@@ -101,6 +102,7 @@ def _addresses(core, name, items, role, dtype):
     return np.array(out, dtype=np.int64)
 
 
+@cached
 def TransDataTo5HD(dstList, srcList, nchwconvParams: TransDataTo5HDParams, dtype=None) -> None:
     """dstList / srcList: 16 LocalTensors (or 16 UB byte addresses, then `dtype` names T)."""
     core = current_core()

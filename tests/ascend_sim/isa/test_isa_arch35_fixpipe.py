@@ -230,7 +230,7 @@ def test_fixpipe_3510_cycles_follow_table_8():
                                           params=sub), config)
 
         core, _ = run_one(body, [np.zeros(1 << 16, out)])
-        return [r for r in core.chip.executed if r.name == "Fixpipe(Arch3510)"][0].cycles
+        return [r for r in core.log if r.name == "Fixpipe(Arch3510)"][0].cycles
 
     overhead = get_platform(A5).rates.fixpipe_overhead
     elems = 64 * 64

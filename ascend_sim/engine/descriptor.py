@@ -1,0 +1,169 @@
+"""What the cached front end keeps per launch: one `Descriptor` per distinct decoded instruction.
+
+A descriptor is the decoded part of a record (spec, pipe, parameter snapshot, operands, byte ranges, path, bytes,
+registers read, event, GM footprint, kernel line) as the front end made it on a miss, with the GM addresses of
+its GlobalTensor operands as they were then (`gm_bases`). The lookup and the rules of what may be cached are in
+front_end_cache.py.
+"""
+from __future__ import annotations
+
+from ascend_sim.machine.memory import Buffer
+
+
+class FrontEndCache:
+    """The cache of one launch: key -> Descriptor (or UNCACHED), the register states named so far, and counts."""
+
+    __slots__ = ("entries", "register_states", "hits", "misses")
+
+    def __init__(self):
+        self.entries: dict = {}
+        self.register_states: dict = {}  # the registers' values, as a tuple -> a small int for the keys
+        self.hits = 0
+        self.misses = 0
+
+
+UNCACHED = object()  # a key whose calls always run the front end (it issued more or other than one record)
+
+
+class View:
+    """A descriptor's operands on one core (its own buffers), at the GM addresses `gm_bases` of the call's
+    GlobalTensors (in argument order)."""
+
+    __slots__ = ("args", "reads", "writes", "footprint", "gm_bases")
+
+    def __init__(self, args, reads, writes, footprint, gm_bases: tuple):
+        self.args, self.reads, self.writes, self.footprint = args, reads, writes, footprint
+        self.gm_bases = gm_bases
+
+
+class Descriptor:
+    """One decoded instruction. `gm_slots` per GM operand of the call (in argument order): which byte range, args
+    field and footprint entry hold an address in it, so a call at another GM address shifts exactly those."""
+
+    __slots__ = ("spec", "pipe", "params", "src", "path", "nbytes", "event", "registers", "portable",
+                 "views", "read_slots", "write_slots", "arg_slots", "footprint_slots", "local_reads",
+                 "local_writes", "local_args")
+
+    def __init__(self, rec, core_index: int, gm_buffers: tuple, gm_bases: tuple, portable: bool):
+        self.spec, self.pipe, self.params, self.src = rec.spec, rec.pipe, rec.params, rec.src
+        self.path, self.nbytes, self.event, self.registers = rec.path, rec.nbytes, rec.event, rec.registers
+        self.portable = portable  # its operands hold no core buffer inside objects a remap cannot see into
+        self.views = {}
+        self.add_view(core_index, rec, gm_bases)
+        # (index, GM operand) of each byte range, operands field and footprint entry holding a GM address
+        slot = {id(buf): i for i, buf in enumerate(gm_buffers)}.get
+        self.read_slots = _slots(rec.reads, slot)
+        self.write_slots = _slots(rec.writes, slot)
+        # an operands field that is a GM buffer is followed by its address field (sbuf s0, dbuf d0, ...)
+        args = rec.args if rec.args is not None else ()
+        self.arg_slots = tuple((i + 1, slot(id(value))) for i, value in enumerate(args)
+                               if value.__class__ is Buffer and slot(id(value)) is not None)
+        self.footprint_slots = _slots(rec.footprint or (), slot)
+        # where the core's own buffers are, for the view on another core (None: anywhere in the operands)
+        self.local_reads = _local(rec.reads)
+        self.local_writes = _local(rec.writes)
+        self.local_args = tuple(i for i, value in enumerate(args) if value.__class__ is Buffer and
+                                value.key.__class__ is tuple)
+        if any(value.__class__ is not Buffer and holds_buffer(value, True) for value in args):
+            self.local_args = None
+
+    def add_view(self, core_index: int, rec, gm_bases: tuple) -> None:
+        """The operands of `rec`, decoded on core `core_index` with its GlobalTensors at `gm_bases`."""
+        self.views[core_index] = View(rec.args, rec.reads, rec.writes, rec.footprint, gm_bases)
+
+    def view(self, core) -> View | None:
+        """The operands on `core`: the miss's, with the core's own buffers in place of the miss's core's (None
+        when the descriptor is not portable and `core` has not decoded it itself)."""
+        view = self.views.get(core.index)
+        if view is None and self.portable:
+            first = next(iter(self.views.values()))
+            buffers = core.buffers
+            args = first.args
+            if self.local_args is None:
+                args = _remap(args, buffers)
+            elif self.local_args:
+                fields = list(args)
+                for i in self.local_args:
+                    fields[i] = buffers[fields[i].name]
+                args = args._make(fields)
+            view = self.views[core.index] = View(
+                args, _remap_ranges(first.reads, self.local_reads, buffers),
+                _remap_ranges(first.writes, self.local_writes, buffers),
+                first.footprint, first.gm_bases)  # a footprint names GM only
+        return view
+
+    def shifted(self, view: View, shifts: list) -> tuple:
+        """(args, reads, writes, footprint) of `view` with each GM operand's addresses moved by its shift."""
+        reads, writes, args, footprint = view.reads, view.writes, view.args, view.footprint
+        if self.read_slots:
+            reads = _shift_ranges(reads, self.read_slots, shifts)
+        if self.write_slots:
+            writes = _shift_ranges(writes, self.write_slots, shifts)
+        if self.arg_slots:
+            fields = list(args)
+            for i, s in self.arg_slots:
+                fields[i] += shifts[s]
+            args = _new_tuple(args.__class__, fields)  # a named tuple of the same fields, without _make's checks
+        if self.footprint_slots:
+            if len(footprint) == 1:  # the common case: one GM access
+                buf, offset, shape, strides, is_write = footprint[0]
+                footprint = ((buf, offset + shifts[self.footprint_slots[0][1]], shape, strides, is_write),)
+            else:
+                footprint = list(footprint)
+                for i, s in self.footprint_slots:
+                    f = footprint[i]
+                    footprint[i] = (f[0], f[1] + shifts[s]) + f[2:]
+                footprint = tuple(footprint)
+        return args, reads, writes, footprint
+
+
+_new_tuple = tuple.__new__
+
+
+def _shift_ranges(ranges: tuple, slots: tuple, shifts: list) -> tuple:
+    if len(ranges) == 1:  # the common case: one range, in GM
+        buf, lo, hi = ranges[0]
+        shift = shifts[slots[0][1]]
+        return ((buf, lo + shift, hi + shift),)
+    ranges = list(ranges)
+    for i, s in slots:
+        buf, lo, hi = ranges[i]
+        ranges[i] = (buf, lo + shifts[s], hi + shifts[s])
+    return tuple(ranges)
+
+
+def _slots(entries, slot) -> tuple:
+    """(index, GM operand) of the entries (buffer first) that are in a GM operand's allocation."""
+    return tuple((i, slot(id(entry[0]))) for i, entry in enumerate(entries) if slot(id(entry[0])) is not None)
+
+
+def _local(ranges: tuple) -> tuple:
+    return tuple(i for i, (buf, _, _) in enumerate(ranges) if buf.key.__class__ is tuple)
+
+
+def holds_buffer(value, local: bool) -> bool:
+    """Whether `value` is or holds (in tuples) a core's buffer (local) or a GM allocation (not local)."""
+    if value.__class__ is Buffer:
+        return (value.key.__class__ is tuple) == local
+    return isinstance(value, tuple) and any(holds_buffer(v, local) for v in value)
+
+
+def _remap_ranges(ranges: tuple, local: tuple, buffers: dict) -> tuple:
+    if not local:
+        return ranges
+    ranges = list(ranges)
+    for i in local:
+        buf, lo, hi = ranges[i]
+        ranges[i] = (buffers[buf.name], lo, hi)
+    return tuple(ranges)
+
+
+def _remap(value, buffers: dict):
+    """`value` with every core buffer (key (core, name)) replaced by the buffer of that name in `buffers`."""
+    cls = value.__class__
+    if cls is Buffer:
+        return buffers[value.name] if value.key.__class__ is tuple else value
+    if isinstance(value, tuple):
+        items = [_remap(v, buffers) for v in value]
+        return value._make(items) if hasattr(value, "_make") else tuple(items)
+    return value

@@ -1,0 +1,202 @@
+"""The cached front end: an Ascend C call that decodes to an instruction already decoded in this launch reuses it.
+
+Kernels issue the same decoded instruction again and again: the same parameters on the same on-chip addresses
+from the same kernel line, only the GM address moving from tile to tile. An isa entry point wrapped with `cached`
+looks each call up by its key:
+
+    (entry, the kernel line calling it (code, f_lasti), the core type, the core's register values, and per
+     argument: a LocalTensor by buffer name, address, dtype and size; a GlobalTensor by its allocation and dtype,
+     not its address; a parameter struct by its snapshot and field types; a scalar by type and value)
+
+A miss runs the entry as it is, so every check stays written once, in isa/. When the call issued exactly one
+COMPUTE or MOVE record, changed no register and returned nothing, its decoded parts become a `Descriptor`
+(descriptor.py) with the GM addresses of its GlobalTensors. A hit makes the record from the descriptor: the
+calling core's buffers, each GM operand's addresses shifted by its GlobalTensor's move, the API calls running.
+`AICore.accept` bounds-checks every record's byte ranges, so a shifted GM access past its allocation faults as
+the decoded call would have; no check in isa/ reads a GM address otherwise (GM has no alignment rule, costs read
+sizes only), and the differential tests (tests/ascend_sim/engine/test_front_end_cache.py) compare every record
+field, cycle, result byte and fault with the cache on and off.
+
+`Chip(front_end_cache=False)` turns it off.
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+import sys
+from operator import attrgetter
+
+import numpy as np
+
+from ascend_sim.engine.chip import _running
+from ascend_sim.engine.core import kernel_frame
+from ascend_sim.engine.descriptor import UNCACHED, Descriptor, holds_buffer
+from ascend_sim.machine.memory import Buffer
+from ascend_sim.machine.tensor import GlobalTensor, LocalTensor
+from ascend_sim.record import Kind, Record, snapshot
+
+_CACHED_KINDS = frozenset((Kind.COMPUTE, Kind.MOVE))
+_SCALARS = frozenset((int, float, bool, str, type(None), type))
+_getframe = sys._getframe
+
+
+class _Uncached(Exception):
+    """An argument the key cannot name (a mutable object): the call runs the front end."""
+
+
+def _arg_key(value, key: list, gm: list) -> None:
+    """Append the key of one argument to `key`; a GlobalTensor goes to `gm` too (its address is the shift)."""
+    cls = value.__class__
+    if cls is LocalTensor:
+        key += (cls, value.buffer.name, value.address, value.dtype, value.size, value.position_name)
+    elif cls is GlobalTensor:
+        gm.append(value)
+        key += (cls, value.buffer, value.dtype)
+    elif cls in _SCALARS or isinstance(value, (enum.Enum, np.generic, np.dtype)):
+        key += (cls, value)
+    elif cls is tuple or cls is list:
+        key += (cls, len(value))
+        for item in value:
+            _arg_key(item, key, gm)
+    else:
+        values = _VALUES.get(cls) or _values_getter(cls)
+        key.append(cls)
+        key += values(value)
+
+
+_VALUES: dict = {}  # parameter struct class -> its values and their types, as one tuple
+
+
+def _values_getter(cls):
+    """The key of a parameter struct (a dataclass): its snapshot's values, then their types (2 and 2.0 are equal
+    keys but not equal calls: a field check refuses the float)."""
+    if not dataclasses.is_dataclass(cls):
+        raise _Uncached
+    fields = dataclasses.fields(cls)
+    if len(fields) > 1 and all(f.default_factory is dataclasses.MISSING and not isinstance(f.default, (tuple, list))
+                               for f in fields):
+        get = attrgetter(*(f.name for f in fields))  # no sequence field: the values as they are
+    else:
+        get = snapshot  # sequences (padList) become tuples
+
+    def values(params):
+        got = get(params)
+        return got + tuple(map(type, got))
+    _VALUES[cls] = values
+    return values
+
+
+def _register_state(cache, registers) -> int:
+    """A small int naming the registers' values (recomputed after a write only)."""
+    values = tuple(sorted((name, repr(value)) for name, value in registers.items()))
+    state = registers.state = cache.register_states.setdefault(values, len(cache.register_states))
+    return state
+
+
+def cached(entry):
+    """Wrap an isa entry point (a function issuing one instruction) with the launch's cache."""
+    @functools.wraps(entry)
+    def call(*args, **kwargs):
+        core = _running[0]
+        cache = core.front_end_cache if core is not None else None
+        if cache is None:
+            return entry(*args, **kwargs)
+        frame = kernel_frame(_getframe(1))
+        state = core.registers.state
+        if state is None:
+            state = _register_state(cache, core.registers)
+        key = [call, id(frame.f_code) if frame is not None else None, frame.f_lasti if frame is not None else 0,
+               core.core_type.name, state]
+        gm: list = []
+        try:
+            for value in args:  # the common classes inline, the rest in _arg_key
+                cls = value.__class__
+                if cls is LocalTensor:
+                    key += (cls, value.buffer.name, value.address, value.dtype, value.size, value.position_name)
+                elif cls is GlobalTensor:
+                    gm.append(value)
+                    key += (cls, value.buffer, value.dtype)
+                else:
+                    values = _VALUES.get(cls)
+                    if values is not None:
+                        key.append(cls)
+                        key += values(value)
+                    else:
+                        _arg_key(value, key, gm)
+            if kwargs:
+                for name in sorted(kwargs):
+                    key.append(name)
+                    _arg_key(kwargs[name], key, gm)
+            key = tuple(key)
+            found = cache.entries.get(key)
+        except (_Uncached, TypeError):  # TypeError: a value that cannot be hashed
+            return entry(*args, **kwargs)
+        if found is not None and found is not UNCACHED:
+            view = found.views.get(core.index) or found.view(core)
+            if view is not None:
+                cache.hits += 1
+                operands, reads, writes, footprint = view.args, view.reads, view.writes, view.footprint
+                bases = view.gm_bases
+                if bases:
+                    if len(bases) == 1:
+                        shifts = (gm[0].address - bases[0],)
+                        moved = shifts[0]
+                    else:
+                        shifts = [t.address - base for t, base in zip(gm, bases)]
+                        moved = any(shifts)
+                    if moved:
+                        operands, reads, writes, footprint = found.shifted(view, shifts)
+                core.accept(Record(core.index, core._seq, found.spec, found.pipe, found.params, operands, reads,
+                                   writes, found.src, found.path, found.nbytes, found.event, found.registers,
+                                   footprint, core.api))
+                return None
+        if found is UNCACHED:
+            return entry(*args, **kwargs)
+        cache.misses += 1
+        seq = core._seq
+        result = entry(*args, **kwargs)
+        rec = core.last
+        if (result is not None or core._seq != seq + 1 or rec.spec.kind not in _CACHED_KINDS
+                or core.registers.state is None):
+            cache.entries[key] = UNCACHED
+            return result
+        gm_buffers = tuple(t.buffer for t in gm)
+        if len(set(map(id, gm_buffers))) != len(gm_buffers) or not _gm_only_where_shifted(rec, gm_buffers):
+            cache.entries[key] = UNCACHED
+            return result
+        if found is not None:  # decoded on another core, not portable: this core's own view
+            found.add_view(core.index, rec, tuple(t.address for t in gm))
+        else:
+            cache.entries[key] = Descriptor(rec, core.index, gm_buffers, tuple(t.address for t in gm),
+                                            _portable(rec.args))
+        return result
+    return call
+
+
+def _gm_only_where_shifted(rec, gm_buffers: tuple) -> bool:
+    """Every GM buffer the record names is one of the call's GlobalTensors', and in its operands it sits at the
+    top level followed by an int address (where Descriptor.shifted moves it)."""
+    ids = {id(buf) for buf in gm_buffers}
+    for ranges in (rec.reads, rec.writes, rec.footprint or ()):
+        for entry in ranges:
+            if entry[0].key.__class__ is not tuple and id(entry[0]) not in ids:
+                return False
+    args = rec.args if rec.args is not None else ()
+    for i, value in enumerate(args):
+        if value.__class__ is Buffer and value.key.__class__ is not tuple:
+            if id(value) not in ids or i + 1 >= len(args) or args[i + 1].__class__ is not int:
+                return False
+        elif holds_buffer(value, False):
+            return False
+    return True
+
+
+_LEAVES = (int, float, bool, str, type(None), np.ndarray, np.dtype, np.generic, type, enum.Enum, Buffer)
+
+
+def _portable(value) -> bool:
+    """Whether a remap (descriptor._remap) reaches every core buffer in `value`: tuples of known leaves only."""
+    if isinstance(value, tuple):
+        return all(_portable(v) for v in value)
+    return isinstance(value, _LEAVES) or callable(value)

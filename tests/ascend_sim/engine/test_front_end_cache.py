@@ -1,0 +1,238 @@
+"""The cached front end (ascend_sim/engine/front_end_cache.py) changes nothing observable: every case of the engine
+agreement corpus (test_engines.py) runs with the cache on and off, and every record field, the order the passes
+ran, the report, the GM bytes, the result bytes and the faults (type, message, core, instruction, source line)
+are compared. The cache must also be used (hits counted), and a GM bounds fault must still fire on a hit."""
+import dataclasses
+import types
+
+import numpy as np
+import pytest
+from conftest import l1_and_l0a
+
+import ascend_sim.engine.chip as chip_module
+from ascend_sim import Chip, SimFault
+from ascend_sim.ascendc import (DataCopy, DataCopyParams, GlobalTensor, HardEvent, LoadData, LoadData3DParamsV2,
+                                SetFlag, SetFmatrix, WaitFlag)
+from ascend_sim.engine.descriptor import FrontEndCache
+from ascend_sim.machine.memory import Buffer
+from ascend_sim.machine.tensor import GmAddr
+from ascend_sim.record import Record, Spec
+from kernels import conv3d_backprop_input_v2_run
+from tests.ascend_sim.engine import test_engines as corpus
+
+
+@pytest.fixture
+def caches(monkeypatch):
+    """The FrontEndCache of every launch made during the test, in order."""
+    made = []
+
+    class Kept(FrontEndCache):
+        def __init__(self):
+            super().__init__()
+            made.append(self)
+    monkeypatch.setattr(chip_module, "FrontEndCache", Kept)
+    return made
+
+
+def _canon(value):
+    """A comparable form of a record field: buffers by core and name, arrays by bytes, types kept (2 != 2.0)."""
+    if isinstance(value, Record):
+        return ("record", value.core, value.seq)
+    if isinstance(value, Buffer):
+        return ("buffer", value.key, value.capacity)
+    if isinstance(value, np.ndarray):
+        return ("array", value.dtype.str, value.shape, value.tobytes())
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, tuple(_canon(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((k, _canon(v)) for k, v in value.items()))
+    if isinstance(value, Spec):
+        return ("spec", value.name)
+    if isinstance(value, types.CodeType):
+        return ("code", value.co_filename, value.co_name, value.co_firstlineno)
+    if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
+        return ("function", value.__module__, value.__qualname__)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return (type(value).__name__, tuple(_canon(getattr(value, f.name)) for f in dataclasses.fields(value)))
+    if hasattr(value, "__dict__") and not isinstance(value, type):
+        return (type(value).__name__, _canon(vars(value)))
+    return (type(value).__name__, value)
+
+
+def _record(rec, call_ids: dict):
+    """Every field of a record; the API call ids (unique in the process) by their order of first appearance."""
+    api = tuple((name, call_ids.setdefault(call, len(call_ids))) for name, call in rec.api)
+    return tuple(_canon(api if field == "api" else getattr(rec, field)) for field in Record.__slots__)
+
+
+def _records(logs):
+    call_ids: dict = {}
+    return [[_record(r, call_ids) for r in log] for log in logs]
+
+
+def _observe(cache: bool, launch):
+    chip = Chip(front_end_cache=cache)
+    try:
+        report = launch(chip)
+    except SimFault as fault:
+        return ("fault", type(fault).__name__, str(fault), fault.core, fault.instruction, fault.source)
+    return (_records(report.logs), [(r.core, r.seq) for r in chip.executed],
+            report.to_dict(), {name: bytes(buf.data) for name, buf in chip.gm.allocations.items()})
+
+
+def _agree(launch, caches):
+    off = _observe(False, launch)
+    on = _observe(True, launch)
+    assert on == off
+    return on
+
+
+@pytest.mark.parametrize("shape", [(96, 64, 80, 2), (256, 384, 512, 8), (33, 17, 300, 1)])
+def test_matmul_kernels_agree(shape, caches):
+    _agree(corpus._matmul(*shape), caches)
+    assert caches[-1].misses > 0  # the cache was consulted
+    if shape[2] >= 512:  # long K loops repeat their instructions
+        assert caches[-1].hits > caches[-1].misses
+
+
+def test_a_batched_fp32_matmul_agrees(caches):
+    _agree(corpus._matmul(64, 96, 40, 4, np.float32, batch=3), caches)
+
+
+@pytest.mark.parametrize("case", list(corpus.FAULTS))
+def test_faults_agree(case, caches):
+    observed = _agree(corpus.FAULTS[case], caches)
+    assert observed[0] == "fault", observed
+
+
+def _operator(run, on, monkeypatch, **kwargs):
+    monkeypatch.setitem(Chip.__init__.__kwdefaults__, "front_end_cache", on)
+    return run(**kwargs)
+
+
+def _same_runs(off, on, execute=True):
+    assert _records(on.report.logs) == _records(off.report.logs)
+    assert on.report.to_dict() == off.report.to_dict()
+    if execute:
+        assert on.result.tobytes() == off.result.tobytes()
+
+
+@pytest.mark.parametrize("case", list(corpus.DX_CASES))
+@pytest.mark.parametrize("execute", [True, False], ids=["full", "timing"])
+def test_dx_operator_runs_agree(case, execute, monkeypatch, caches):
+    from ascend_sim.machine.dtypes import DTYPES
+
+    x, cout, kernel, strides, pads, dilations, groups, dtype = corpus.DX_CASES[case]
+    dtype = DTYPES[dtype] if isinstance(dtype, str) else np.dtype(dtype)
+    n, cin, *spatial = x
+    out = [(size + pads[2 * i] + pads[2 * i + 1] - dilations[i] * (k - 1) - 1) // s + 1
+           for i, (size, k, s) in enumerate(zip(spatial, kernel, strides))]
+    rng = np.random.default_rng(7)
+    dy = rng.standard_normal((n, cout, *out)).astype(dtype)
+    w = rng.standard_normal((cout, cin // groups, *kernel)).astype(dtype)
+
+    def run():
+        return conv3d_backprop_input_v2_run(x, w, dy, strides=(1, 1, *strides), pads=pads,
+                                            dilations=(1, 1, *dilations), groups=groups, data_format="NCDHW",
+                                            execute=execute)
+    off, on = (_operator(run, cache, monkeypatch) for cache in (False, True))
+    _same_runs(off, on, execute)
+    assert caches[-1].hits > caches[-1].misses
+
+
+@pytest.mark.parametrize("deterministic", [False, True], ids=["atomic", "deterministic"])
+def test_dw_operator_runs_agree(deterministic, monkeypatch, caches):
+    from kernels import conv3d_backprop_filter_v2_run
+
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 5, 9, 9, 20)).astype(np.float16)  # NDHWC
+    dy = rng.standard_normal((2, 3, 4, 5, 24)).astype(np.float16)
+
+    def run():
+        return conv3d_backprop_filter_v2_run(x, (24, 20, 3, 3, 3), dy, strides=(1, 2, 2, 2, 1),
+                                             pads=(1, 1, 0, 0, 1, 1), deterministic=deterministic)
+    off, on = (_operator(run, cache, monkeypatch) for cache in (False, True))
+    _same_runs(off, on)
+    assert caches[-1].hits > 0
+
+
+@pytest.mark.parametrize("execute", [True, False], ids=["full", "timing"])
+def test_conv3d_v2_operator_runs_agree(execute, monkeypatch, caches):
+    from kernels import conv3d_v2_run
+
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((2, 20, 5, 9, 10)).astype(np.float16)
+    w = rng.standard_normal((33, 20, 3, 3, 2)).astype(np.float16)
+    b = rng.standard_normal(33).astype(np.float16)
+
+    def run():
+        return conv3d_v2_run(x, w, b, strides=(1, 1, 2, 2, 3), pads=(1, 1, 2, 0, 1, 1), dilations=(1, 1, 1, 2, 1),
+                             execute=execute)
+    off, on = (_operator(run, cache, monkeypatch) for cache in (False, True))
+    _same_runs(off, on, execute)
+    assert caches[-1].hits > 0
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_conv3d_v2_pointwise_runs_agree(dtype, monkeypatch, caches):
+    from kernels import conv3d_v2_run
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 37, 3, 5, 7)).astype(dtype)
+    w = rng.standard_normal((21, 37, 1, 1, 1)).astype(dtype)
+    b = rng.standard_normal(21).astype(dtype)
+
+    def run():
+        return conv3d_v2_run(x, w, b, strides=(1,) * 5, pads=(0,) * 6)
+    off, on = (_operator(run, cache, monkeypatch) for cache in (False, True))
+    _same_runs(off, on)
+
+
+# ------------------------------------------------------------------------------------------ faults on hits
+def _copies(src, blocks):
+    """One DataCopy call site, run for each (GM offset in elements, blockLen) of `blocks`, with its flags."""
+    l1, _ = l1_and_l0a()
+    gm = GlobalTensor(np.float16).SetGlobalBuffer(src)
+    for offset, block_len in blocks:
+        DataCopy(l1, gm[offset], DataCopyParams(1, block_len, 0, 0))
+        SetFlag(HardEvent.MTE2_MTE1, 0)
+        WaitFlag(HardEvent.MTE2_MTE1, 0)
+
+
+def test_a_gm_bounds_fault_fires_on_a_cache_hit(caches):
+    # 1024 fp16 = 2 KiB in GM; 16 blocks = 512 B per copy: offsets 0 and 512 fit, 896 runs 256 B past the end
+    launch = corpus._kernel(lambda src: _copies(src, [(0, 16), (512, 16), (896, 16)]), np.zeros(1024, np.float16))
+    observed = _agree(launch, caches)
+    assert observed[0] == "fault" and observed[1] == "OutOfBounds", observed
+    assert observed[4] == "DataCopy" and observed[5].startswith("test_front_end_cache.py:")
+    assert caches[-1].hits == 2  # the second copy and the faulting third were hits of the first's descriptor
+
+
+def test_a_float_parameter_faults_on_a_site_cached_with_an_int(caches):
+    # 16 and 16.0 are equal keys; the field check refuses the float, so the cache must not answer for it
+    launch = corpus._kernel(lambda src: _copies(src, [(0, 16), (0, 16.0)]), np.zeros(1024, np.float16))
+    observed = _agree(launch, caches)
+    assert observed[0] == "fault" and "blockLen=16.0" in observed[2], observed
+
+
+def test_a_register_written_between_two_calls_changes_the_decoded_instruction(caches):
+    def body():
+        l1, l0a = l1_and_l0a()
+        for l1h in (4, 4, 8):
+            SetFmatrix(l1h, 4, (0, 0, 0, 0))
+            LoadData(l0a, l1, LoadData3DParamsV2(l1H=l1h, l1W=4, channelSize=16, kExtension=16, mExtension=16),
+                     False)
+    observed = _agree(corpus._kernel(body), caches)
+    loads = [r for r in observed[0][0] if r[Record.__slots__.index("name")] == ("str", "LoadData3Dv2")]
+    decoded = [tuple(r[Record.__slots__.index(f)] for f in ("params", "args", "registers", "src")) for r in loads]
+    assert len(decoded) == 3 and decoded[0] == decoded[1] != decoded[2]
+
+
+def test_hooks_see_the_same_records(caches):
+    def observe(cache):
+        seen = []
+        chip = Chip(front_end_cache=cache, hooks=[lambda core, rec: seen.append(rec)])
+        corpus._matmul(256, 384, 512, 8)(chip)
+        return _records([seen])
+    assert observe(True) == observe(False)
+    assert caches[-1].hits > caches[-1].misses
