@@ -4,6 +4,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from ascend_sim.engine.chip import Chip
+from ascend_sim.engine.replay import ReplayMismatch
 from ascend_sim.machine.coretypes import KernelType
 from ascend_sim.machine.faults import (CapacityExceeded, CrossCoreRace, Misaligned, OutOfBounds, ParameterOutOfRange,
                                        RaceFault, SimFault, SyncFault)
@@ -27,6 +28,6 @@ def _package_version() -> str:
 
 __version__ = _package_version()
 
-__all__ = ["__version__", "Chip", "KernelType", "Platform", "PRESETS", "get_platform", "RunReport", "SimFault",
+__all__ = ["__version__", "Chip", "ReplayMismatch", "KernelType", "Platform", "PRESETS", "get_platform", "RunReport", "SimFault",
            "OutOfBounds", "Misaligned", "CapacityExceeded", "ParameterOutOfRange", "SyncFault", "RaceFault",
            "CrossCoreRace"]
