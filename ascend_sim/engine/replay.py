@@ -123,8 +123,11 @@ def _freeze(value, index):
         return ("A", value.dtype, value.shape, value.tobytes())
     i = index.get(id(value))
     if i is not None:
-        return _Ref((i,))
-    return ("id", id(value))  # fixed objects, functions, the core: by identity
+        return _Ref((i,)) if i >= 0 else ("id", id(value))  # i < 0: a fixed object (the tiling), by identity
+    if callable(value):
+        return ("id", id(value))  # functions, classes: by identity
+    # an object outside the walk (a register's parameter struct): by value
+    return ("obj", type(value), tuple((name, _freeze(v, index)) for name, v in _attrs(value).items()))
 
 
 def _thaw(frozen, objects, core, by_id):
@@ -148,6 +151,10 @@ def _thaw(frozen, objects, core, by_id):
         return np.frombuffer(frozen[3], frozen[1]).reshape(frozen[2]).copy()
     if tag == "id":
         return by_id[frozen[1]]
+    if tag == "obj":
+        obj = _new(frozen[1])
+        _set_attrs(obj, {name: _thaw(v, objects, core, by_id) for name, v in frozen[2]})
+        return obj
     if tag is dict:
         return {_thaw(k, objects, core, by_id): _thaw(v, objects, core, by_id) for k, v in frozen[1]}
     return tag(_thaw(v, objects, core, by_id) for v in frozen[1])
@@ -180,6 +187,8 @@ class _State:
     def __init__(self, core, roots, fixed_ids):
         self.objects, self.index = _walk(roots, fixed_ids)
         index = self.index
+        for fixed in fixed_ids:
+            index.setdefault(fixed, -1)
         self.values = tuple(tuple((name, _freeze(v, index)) for name, v in _attrs(obj).items())
                             for obj in self.objects)
         self.flag_balance = tuple(core.flag_balance.items())
