@@ -58,22 +58,23 @@ class _Ref(tuple):
 
 
 _LEAVES = (int, float, bool, str, bytes, type(None), np.dtype, enum.Enum, np.generic, type)
+# what _Walk.freeze does with a value, by its type (decided once per type: isinstance chains cost per value)
+LEAF, BUFFER, CORE, LOCAL, GLOBAL, SEQUENCE, SET, DICT, ARRAY, CALLABLE, OBJECT = range(11)
+_KINDS: dict = {}
 
 
-def _walk(roots, fixed_ids):
-    """The stateful objects reachable from roots (objects with attributes, not tensors, buffers or the core),
-    in a deterministic order: the roots first, then breadth first through their attributes."""
-    found, order = {}, []
-    todo = deque(roots)
-    while todo:
-        obj = todo.popleft()
-        if id(obj) in found:
-            continue
-        found[id(obj)] = len(order)
-        order.append(obj)
-        for value in _attrs(obj).values():
-            _collect(value, todo, fixed_ids)
-    return order, found
+def _kind_of(cls) -> int:
+    kind = _KINDS.get(cls)
+    if kind is None:
+        kind = _KINDS[cls] = (
+            LEAF if issubclass(cls, _LEAVES) else BUFFER if issubclass(cls, Buffer)
+            else CORE if issubclass(cls, AICore) else LOCAL if issubclass(cls, LocalTensor)
+            else GLOBAL if issubclass(cls, GlobalTensor) else SEQUENCE if issubclass(cls, (tuple, list, deque))
+            else SET if issubclass(cls, (set, frozenset)) else DICT if issubclass(cls, dict)
+            else ARRAY if issubclass(cls, np.ndarray)
+            else CALLABLE if any("__call__" in vars(base) for base in cls.__mro__)  # functions, methods
+            else OBJECT)
+    return kind
 
 
 def _attrs(obj) -> dict:
@@ -83,51 +84,61 @@ def _attrs(obj) -> dict:
     return {name: getattr(obj, name) for name in getattr(type(obj), "__slots__", ()) if hasattr(obj, name)}
 
 
-def _stateful(value) -> bool:
-    return not isinstance(value, (_LEAVES, Buffer, LocalTensor, GlobalTensor, tuple, list, dict, set, frozenset,
-                                  deque, np.ndarray, AICore)) and not callable(value)
+class _Walk:
+    """One pass over the objects reachable from the roots: each stateful object (not a tensor, buffer, container
+    or the core) gets an index in the order it is first met (the roots first), and its attributes are frozen:
+    buffers by name, tensors by (buffer, address, dtype, size), references to other stateful objects by index,
+    fixed objects and functions by identity, containers element by element."""
 
+    __slots__ = ("objects", "index", "values")
 
-def _collect(value, todo, fixed_ids):
-    if isinstance(value, (tuple, list, set, frozenset, deque)):
-        for v in value:
-            _collect(v, todo, fixed_ids)
-    elif isinstance(value, dict):
-        for v in value.values():
-            _collect(v, todo, fixed_ids)
-    elif _stateful(value) and id(value) not in fixed_ids:
-        todo.append(value)
+    def __init__(self, roots, fixed_ids):
+        self.objects = list(roots)
+        self.index = index = {id(obj): i for i, obj in enumerate(self.objects)}
+        for fixed in fixed_ids:
+            index.setdefault(fixed, -1)
+        values = []
+        i = 0
+        while i < len(self.objects):  # grows while freezing
+            values.append(tuple([(name, self.freeze(v)) for name, v in _attrs(self.objects[i]).items()]))
+            i += 1
+        self.values = tuple(values)
 
-
-def _freeze(value, index):
-    """A hashable value of `value`: buffers by name, tensors by (buffer, address, dtype, size), stateful objects
-    as references into the walk."""
-    if isinstance(value, _LEAVES):
-        return value
-    if isinstance(value, Buffer):
-        return ("B", value.name)
-    if isinstance(value, AICore):  # the core the state belongs to: TPipe.core
-        return ("core",)
-    if isinstance(value, LocalTensor):
-        return ("LT", type(value), value.buffer.name, value.address, value.dtype, value.size, value.position_name)
-    if isinstance(value, GlobalTensor):
-        return ("GT", type(value), value.buffer.name if value.buffer is not None else None, value.address,
-                value.dtype, value.size)
-    if isinstance(value, (tuple, list, deque)):
-        return (type(value), tuple(_freeze(v, index) for v in value))
-    if isinstance(value, (set, frozenset)):
-        return (type(value), frozenset(_freeze(v, index) for v in value))
-    if isinstance(value, dict):
-        return (dict, tuple((_freeze(k, index), _freeze(v, index)) for k, v in value.items()))
-    if isinstance(value, np.ndarray):
-        return ("A", value.dtype, value.shape, value.tobytes())
-    i = index.get(id(value))
-    if i is not None:
-        return _Ref((i,)) if i >= 0 else ("id", id(value))  # i < 0: a fixed object (the tiling), by identity
-    if callable(value):
-        return ("id", id(value))  # functions, classes: by identity
-    # an object outside the walk (a register's parameter struct): by value
-    return ("obj", type(value), tuple((name, _freeze(v, index)) for name, v in _attrs(value).items()))
+    def freeze(self, value, inside=False):
+        """A hashable value of `value`. inside: a value held by a frozen-by-value struct (no new objects)."""
+        kind = _KINDS.get(value.__class__)
+        if kind is None:
+            kind = _kind_of(value.__class__)
+        if kind == LEAF:
+            return value
+        if kind == SEQUENCE:
+            return (value.__class__, tuple([self.freeze(v, inside) for v in value]))
+        if kind == LOCAL:
+            return ("LT", value.__class__, value.buffer.name, value.address, value.dtype, value.size,
+                    value.position_name)
+        if kind == OBJECT:
+            i = self.index.get(id(value))
+            if i is None:
+                if inside:
+                    return ("obj", value.__class__, tuple([(k, self.freeze(v, True))
+                                                          for k, v in _attrs(value).items()]))
+                i = self.index[id(value)] = len(self.objects)
+                self.objects.append(value)
+            return _Ref((i,)) if i >= 0 else ("id", id(value))  # i < 0: a fixed object (the tiling)
+        if kind == BUFFER:
+            return ("B", value.name)
+        if kind == CORE:  # the core the state belongs to: TPipe.core
+            return ("core",)
+        if kind == GLOBAL:
+            return ("GT", value.__class__, value.buffer.name if value.buffer is not None else None, value.address,
+                    value.dtype, value.size)
+        if kind == SET:
+            return (value.__class__, frozenset([self.freeze(v, inside) for v in value]))
+        if kind == DICT:
+            return (dict, tuple([(self.freeze(k, inside), self.freeze(v, inside)) for k, v in value.items()]))
+        if kind == ARRAY:
+            return ("A", value.dtype, value.shape, value.tobytes())
+        return ("id", id(value))  # functions, methods: by identity
 
 
 def _thaw(frozen, objects, core, by_id):
@@ -167,7 +178,7 @@ def _buffer(name: str, core):
 
 
 def _identities(value, out):
-    """id -> object for what _freeze keeps by identity, so that _thaw can give the same objects back."""
+    """id -> object for what _Walk.freeze keeps by identity, so that _thaw can give the same objects back."""
     if isinstance(value, (tuple, list, set, frozenset, deque)):
         for v in value:
             _identities(v, out)
@@ -185,15 +196,12 @@ class _State:
     __slots__ = ("objects", "index", "values", "flag_balance", "registers", "_registers")
 
     def __init__(self, core, roots, fixed_ids):
-        self.objects, self.index = _walk(roots, fixed_ids)
-        index = self.index
-        for fixed in fixed_ids:
-            index.setdefault(fixed, -1)
-        self.values = tuple(tuple((name, _freeze(v, index)) for name, v in _attrs(obj).items())
-                            for obj in self.objects)
+        walk = _Walk(roots, fixed_ids)
+        self.objects, self.index, self.values = walk.objects, walk.index, walk.values
         self.flag_balance = tuple(core.flag_balance.items())
         self._registers = list(core.registers.values())
-        self.registers = tuple((k, _freeze(v, index)) for k, v in core.registers.items())
+        # register values (parameter structs) outside the walk: by value
+        self.registers = tuple([(k, walk.freeze(v, True)) for k, v in core.registers.items()])
 
     @property
     def by_id(self) -> dict:
@@ -401,7 +409,7 @@ class Replayer:
                            ("registers", replayed.registers, real.registers),
                            ("counts", replayed_counts, core.counts), ("bytes_by_path", replayed_bytes,
                                                                        core.bytes_by_path),
-                           ("result", _freeze(result, {}), _freeze(real_result, {}))):
+                           ("result", _Walk((), ()).freeze(result, True), _Walk((), ()).freeze(real_result, True))):
             if x != y:
                 raise ReplayMismatch(f"{where}: {what} after the call differs: {_first_difference(x, y, real)}")
         return real_result
@@ -458,7 +466,7 @@ def _template(u, core, roots, before, records, anchors, counts, nbytes, result, 
     _identities(result, by_id)
     return Template(u.name, list(records), core.index, dict(anchors), _gm_spans(records), tuple(changes),
                     after.flag_balance, after.registers, delta_counts, delta_bytes,
-                    _freeze(result, after.index), len(core.api), by_id)
+                    _Walk((), ()).freeze(result, True), len(core.api), by_id)
 
 
 _MISSING = object()
