@@ -155,13 +155,17 @@ def run_lazy(chip, cores) -> bool:
     arrays, events = [], []
     for core, kind in zip(cores, kinds):
         model = models[kind]
-        parts, core_events, run = [], [], []
+        # the core's real records encoded in one call; the stream is then slices of them and templates' arrays
+        real = [item for item in core.stream if item.__class__ is not Block]
+        real_arrays = core_arrays(real, model)
+        parts, core_events = [], []
+        at = start = 0  # real records taken so far; where the current run of them started
         for item in core.stream:
             if item.__class__ is Block:
-                if run:
-                    parts.append(core_arrays(run, model))
-                    core_events += [r.event for r in run]
-                    run = []
+                if at > start:
+                    parts.append(tuple(a[start:at] for a in real_arrays))
+                    core_events += [r.event for r in real[start:at]]
+                start = at
                 template = item.template
                 encoded = template.encoded.get(kind)
                 if encoded is None:
@@ -169,12 +173,11 @@ def run_lazy(chip, cores) -> bool:
                 parts.append(encoded)
                 core_events += template.events
             else:
-                run.append(item)
-        if run:
-            parts.append(core_arrays(run, model))
-            core_events += [r.event for r in run]
-        arrays.append(tuple(np.concatenate([p[i] for p in parts]) if parts else
-                            np.zeros(0, np.float64 if i == 2 else np.int64) for i in range(3)))
+                at += 1
+        if at > start:
+            parts.append(tuple(a[start:at] for a in real_arrays))
+            core_events += [r.event for r in real[start:at]]
+        arrays.append(tuple(np.concatenate([p[i] for p in parts]) if parts else real_arrays[i] for i in range(3)))
         events.append(core_events)
     s = schedule(None, kinds, groups, chip.platform, encoded=encode_arrays(arrays, events, kinds, groups))
     if not s.clean:
