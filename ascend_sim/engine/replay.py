@@ -59,6 +59,7 @@ class _Ref(tuple):
 
 _LEAVES = (int, float, bool, str, bytes, type(None), np.dtype, enum.Enum, np.generic, type)
 # what _Walk.freeze does with a value, by its type (decided once per type: isinstance chains cost per value)
+_PLAIN = frozenset((int, bool, float, str, type(None)))  # most attributes: frozen as they are, without a call
 LEAF, BUFFER, CORE, LOCAL, GLOBAL, SEQUENCE, SET, DICT, ARRAY, CALLABLE, OBJECT = range(11)
 _KINDS: dict = {}
 
@@ -99,8 +100,10 @@ class _Walk:
             index.setdefault(fixed, -1)
         values = []
         i = 0
+        freeze, plain = self.freeze, _PLAIN
         while i < len(self.objects):  # grows while freezing
-            values.append(tuple([(name, self.freeze(v)) for name, v in _attrs(self.objects[i]).items()]))
+            values.append(tuple([(name, v if v.__class__ in plain else freeze(v))
+                                 for name, v in _attrs(self.objects[i]).items()]))
             i += 1
         self.values = tuple(values)
 
