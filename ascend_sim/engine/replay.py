@@ -8,14 +8,17 @@ with `replay_unit(name, roots=, exclude=, fixed=, extra=, anchors=)`:
 - the key is the unit's name, the core type, the state of the objects reachable from `roots(*args)` (attribute
   by attribute, recursively: TQue / TPipe slots, event IDs and queued tensors included) without the root's
   `exclude`d attributes, `fixed` attributes taken by identity (the tiling), the core's flag balance and
-  registers, and `extra(*args)` (what the excluded attributes decide);
+  registers, and `extra(*args)` (what the excluded attributes and the call's arguments decide: the arguments
+  are not in the key otherwise);
 - `anchors(*args)` gives, per GM buffer, the address the unit's GM accesses move with: a hit shifts every GM
   address of the template on that buffer by (anchor now - anchor then), and rechecks the shifted ranges against
   the buffer's bounds (GM has no alignment rule of its own: Buffer.alignment 1). Buffers without an anchor are
   not shifted.
 A call that faults never becomes a template (the fault propagates as on the exact engine). A template is refused
 (the unit then always runs for real with that key) when the call changed an excluded attribute or a GlobalTensor,
-made a new stateful object, or ran a nested API call (its records would carry their own call ids).
+made a new stateful object, or ran a nested API call (its records would carry their own call ids). A unit whose
+first FIRST_CALLS calls on a core type issue fewer than MIN_RECORDS records runs for real there (the dx API's
+`_compute` on the AIV only walks indices): its key would cost more than the call.
 
 Modes (`Chip(replay=...)`, else env ASCEND_REPLAY): "on" (default), "off", "verify" (every hit is replayed on a
 snapshot, then undone and run for real; records, state and core counters are compared field by field and a
@@ -242,13 +245,13 @@ class Template:
     """A unit's call run for real: its records, the state change it made, and its GM anchors."""
 
     __slots__ = ("unit", "records", "core", "anchors", "gm_spans", "changes", "flag_balance", "registers",
-                 "counts", "bytes_by_path", "result", "api_depth", "encoded", "events", "by_id")
+                 "counts", "bytes_by_path", "result", "encoded", "events", "by_id")
 
     def __init__(self, unit, records, core, anchors, gm_spans, changes, flag_balance, registers, counts,
-                 bytes_by_path, result, api_depth, by_id):
+                 bytes_by_path, result, by_id):
         self.unit, self.records, self.core, self.anchors = unit, records, core, anchors
         self.gm_spans, self.changes, self.flag_balance, self.registers = gm_spans, changes, flag_balance, registers
-        self.counts, self.bytes_by_path, self.result, self.api_depth = counts, bytes_by_path, result, api_depth
+        self.counts, self.bytes_by_path, self.result = counts, bytes_by_path, result
         self.by_id = by_id
         self.encoded = {}  # core type name -> (pipes, kinds, costs) on this launch's cost model
         self.events = [r.event for r in records]
@@ -469,7 +472,7 @@ def _template(u, core, roots, before, records, anchors, counts, nbytes, result, 
     _identities(result, by_id)
     return Template(u.name, list(records), core.index, dict(anchors), _gm_spans(records), tuple(changes),
                     after.flag_balance, after.registers, delta_counts, delta_bytes,
-                    _Walk((), ()).freeze(result, True), len(core.api), by_id)
+                    _Walk((), ()).freeze(result, True), by_id)
 
 
 _MISSING = object()
