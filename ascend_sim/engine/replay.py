@@ -417,12 +417,13 @@ class Replayer:
                                                                        core.bytes_by_path),
                            ("result", _Walk((), ()).freeze(result, True), _Walk((), ()).freeze(real_result, True))):
             if x != y:
-                raise ReplayMismatch(f"{where}: {what} after the call differs: {_first_difference(x, y, real)}")
+                raise ReplayMismatch(f"{where}: {what} after the call differs: {_first_difference(x, y)}")
         return real_result
 
 
-def _first_difference(x, y, state) -> str:
-    if isinstance(x, tuple) and isinstance(y, tuple) and len(x) == len(y) and x is not state:
+def _first_difference(x, y) -> str:
+    """The first item of two equally long tuples that differs (an attribute by its name), else both whole."""
+    if isinstance(x, tuple) and isinstance(y, tuple) and len(x) == len(y):
         for i, (a, b) in enumerate(zip(x, y)):
             if a != b:
                 name = a[0] if isinstance(a, tuple) and len(a) == 2 and isinstance(a[0], str) else f"[{i}]"
