@@ -1,5 +1,6 @@
 """ascend_sim: a simulated Ascend AI Core (cube and vector cores) running kernels written in the Ascend C style."""
 from ascend_sim.engine.chip import Chip
+from ascend_sim.engine.replay import ReplayMismatch
 from ascend_sim.machine.coretypes import KernelType
 from ascend_sim.machine.faults import (CapacityExceeded, CrossCoreRace, Misaligned, OutOfBounds, ParameterOutOfRange,
                                        RaceFault, SimFault, SyncFault)
@@ -31,6 +32,6 @@ def __getattr__(name: str) -> str:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["__version__", "Chip", "KernelType", "Platform", "PRESETS", "get_platform", "RunReport", "SimFault",
+__all__ = ["__version__", "Chip", "ReplayMismatch", "KernelType", "Platform", "PRESETS", "get_platform", "RunReport", "SimFault",
            "OutOfBounds", "Misaligned", "CapacityExceeded", "ParameterOutOfRange", "SyncFault", "RaceFault",
            "CrossCoreRace"]

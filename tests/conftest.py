@@ -47,10 +47,10 @@ def mte2_copy(src, nbytes=4096):
 
 
 def pytest_generate_tests(metafunc):
-    """Modules marked both_engines run every test on the exact and the fast engine (test_engines.py compares the
-    two record by record)."""
+    """Modules marked both_engines run every test on the exact, the fast and the replay engine (test_engines.py
+    compares them record by record)."""
     if metafunc.definition.get_closest_marker("both_engines"):
-        metafunc.parametrize("chip_engine", ["exact", "fast"], indirect=True)
+        metafunc.parametrize("chip_engine", ["exact", "fast", "replay"], indirect=True)
 
 
 @pytest.fixture(autouse=True)

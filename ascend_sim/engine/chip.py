@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 from typing import Callable
 
-from ascend_sim.engine import fast_engine
+from ascend_sim.engine import fast_engine, replay_engine
 from ascend_sim.engine.core import AICore
 from ascend_sim.engine.descriptor import FrontEndCache
 from ascend_sim.machine.blas import blas_threads
@@ -32,7 +32,7 @@ def current_core() -> AICore:
     return core
 
 
-ENGINES = ("auto", "exact", "fast")
+ENGINES = ("auto", "exact", "fast", "replay")
 # callables observer(chip), called when a launch has made its cores and before any kernel Python runs: a progress
 # display polls the cores' counts from its own thread (no per-instruction cost and no hook, so the engine stays)
 LAUNCH_OBSERVERS: list[Callable] = []
@@ -50,6 +50,10 @@ class Chip:
     unless record=False: then "auto" is "exact", which schedules each record as it is issued and keeps none once
     it has run (the report has no per-instruction logs); a record waiting for another core (SyncAll, a cross-core
     flag) stays until that core's Python has issued what it waits for.
+    "replay" is "fast" plus the replay of API units declared replayable (engine/replay.py): a unit's later calls
+    with the same key reuse the records and state change of its first; "auto" replays too whenever it does not
+    use the exact engine. `replay`: "on", "off", "verify" (each replayed call is also run for real and compared)
+    or a fraction of the replayed calls to verify; default: env ASCEND_REPLAY, else "on".
 
     `blas_threads` (default 1) limits numpy's OpenBLAS during each launch: one thread makes full runs several
     times faster and the fp32 sums of every Mmad independent of the machine's core count (ascend_sim/machine/blas.py);
@@ -61,11 +65,14 @@ class Chip:
 
     def __init__(self, platform: str | Platform = "Ascend910B2", *, execute: bool = True,
                  check_races: bool = True, record: bool = True, hooks: list[Callable] | None = None,
-                 blas_threads: int | None = 1, engine: str = "auto", front_end_cache: bool = True):
+                 blas_threads: int | None = 1, engine: str = "auto", front_end_cache: bool = True,
+                 replay: str | float | None = None):
         if engine not in ENGINES:
             raise ValueError(f"engine={engine!r} is not one of {ENGINES}")
-        if engine == "fast" and hooks:
-            raise ValueError("engine='fast' runs no hooks: use engine='exact' (or 'auto') with hooks")
+        if engine in ("fast", "replay") and hooks:
+            raise ValueError(f"engine={engine!r} runs no hooks: use engine='exact' (or 'auto') with hooks")
+        self.replay_mode = replay_engine.replay_mode(replay)
+        self.replayer = None  # the launch's templates (engine/replay.py)
         self.platform = get_platform(platform)
         self.engine = engine
         self.blas_threads = blas_threads
@@ -84,7 +91,12 @@ class Chip:
     @property
     def deferred(self) -> bool:
         """Whether launches schedule the stream after the kernel's Python (not "exact", no hooks)."""
-        return self.engine == "fast" or (self.engine == "auto" and not self.hooks and self.record)
+        return self.engine in ("fast", "replay") or (self.engine == "auto" and not self.hooks and self.record)
+
+    @property
+    def replaying(self) -> bool:
+        """Whether launches replay the API units declared replayable (engine/replay.py)."""
+        return self.replay_mode != "off" and (self.engine == "replay" or (self.engine == "auto" and self.deferred))
 
     def launch(self, kernel: Callable, block_dim: int, *args, kernel_type: KernelType | str = KernelType.AIC_ONLY,
                **kwargs) -> RunReport:
@@ -109,6 +121,7 @@ class Chip:
         self.kernel_type = kernel_type
         self.executed = []
         self.front_end_cache = FrontEndCache() if self.caches_front_end else None
+        self.replayer = None
         self.gm_races = GmRaceChecker(len(layout), GRANULE_BY_ARCH.get(self.platform.npu_arch, 2)) \
             if self.check_races else None
         self.cores = [AICore(i, block_dim, self, kind, models[kind], launch, block_idx, sub, group)
@@ -138,14 +151,15 @@ class Chip:
                     if deferred:  # a fault the exact engine would have raised first, while this kernel ran
                         _running[0] = None
                         try:
+                            replay_engine.materialise(self, self.cores)
                             fast_engine.submit_all(self.cores)
                         except SimFault as fault:
                             raise fault from None
                     raise
                 _running[0] = None
-                if deferred:
+                if deferred and not self._replayed_lazily():
                     records = sum(len(core.stream) for core in self.cores)
-                    compiled = self.engine == "fast" or records >= AUTO_COMPILED_FROM
+                    compiled = self.engine in ("fast", "replay") or records >= AUTO_COMPILED_FROM
                     # submit_all: a short stream, or a faulty end (found and reported as the exact engine does)
                     if not (compiled and fast_engine.run_passes(self, self.cores)):
                         fast_engine.submit_all(self.cores)
@@ -173,6 +187,16 @@ class Chip:
         for core in self.cores:
             core.release()
         return report
+
+    def _replayed_lazily(self) -> bool:
+        """Streams with replayed units: scheduled with their records left unmade (timing-only, no race checks),
+        else materialised for the fast engine's passes (replay_engine.py)."""
+        if not replay_engine.has_blocks(self.cores):
+            return False
+        if not self.execute and not self.check_races and replay_engine.run_lazy(self, self.cores):
+            return True
+        replay_engine.materialise(self, self.cores)
+        return False
 
 
 def _kernel_type(value) -> KernelType:

@@ -348,8 +348,44 @@ def encode(streams, kinds, groups, platform):
     so that no cost formula is written twice. On the C3D conv3a layer the costs are about a fifth of a fast
     retime; the timed copies of the records are the largest part (benchmarks/bench_retime.py)."""
     models = {kind: CostModel(platform, kinds.count(kind)) for kind in set(kinds)}
-    n_cores = len(streams)
-    lengths = [len(log) for log in streams]
+    arrays = [core_arrays(log, models[kinds[c]]) for c, log in enumerate(streams)]
+    events = [list(map(_event, log)) for log in streams]
+    return encode_arrays(arrays, events, kinds, groups)
+
+
+def core_arrays(log, model) -> tuple:
+    """One core's records as (pipes, kind codes, costs): the per-record part of `encode` (also used on the
+    records of a replayed unit's template, once per launch: ascend_sim/engine/replay.py)."""
+    n = len(log)
+    cost = np.zeros(n, np.float64)
+    if not n:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), cost
+    specs = list(map(_spec, log))
+    pipes = np.fromiter(map(_pipe, log), np.int64, n)
+    ids = np.fromiter(map(id, specs), np.int64, n)
+    uniq, first, which = np.unique(ids, return_index=True, return_inverse=True)
+    kind_of = np.empty(uniq.size, np.int64)
+    for u, j in enumerate(first.tolist()):
+        spec = specs[j]
+        kind_of[u] = _KINDS.get(spec.kind, PLAIN)
+        if spec.cost is not _no_cost:
+            idx = np.flatnonzero(which == u)
+            args = list(map(_args, _take(log, idx)))
+            if None in args:  # NOPs (no operands) cost nothing
+                keep = np.fromiter((a is not None for a in args), bool, idx.size)
+                idx, args = idx[keep], [a for a in args if a is not None]
+            cost[idx] = np.fromiter(map(spec.cost, args, repeat(model)), np.float64, idx.size)
+    kind = kind_of[which]
+    # the exact scheduler's order of tests: CrossCoreWaitFlag, then anything on PIPE_ALL (or SyncAll)
+    kind[(pipes == _ALL) & (kind != CROSS_WAIT) & (kind != SYNC_ALL)] = BARRIER_ALL
+    return pipes, kind, cost
+
+
+def encode_arrays(arrays, events, kinds, groups):
+    """`encode` from per-core (pipes, kind codes, costs) and per-core lists of the records' events: the flag keys
+    and the cross-core descriptors and rounds."""
+    n_cores = len(arrays)
+    lengths = [len(a[0]) for a in arrays]
     core_off = np.zeros(n_cores + 1, np.int64)
     core_off[1:] = np.cumsum(lengths)
     n = int(core_off[-1])
@@ -362,42 +398,25 @@ def encode(streams, kinds, groups, platform):
     n_cross = 0
     flag_index: dict = {}  # cross-core flag id -> a dense index
     memo: dict = {}  # (core, mode, flag) -> (round key, setters, receivers)
-    for c, log in enumerate(streams):
+    for c, (pipes, kind, core_cost) in enumerate(arrays):
         lo, hi = int(core_off[c]), int(core_off[c + 1])
         if lo == hi:
             continue
-        model = models[kinds[c]]
-        specs = list(map(_spec, log))
-        pipes = np.fromiter(map(_pipe, log), np.int64, hi - lo)
-        ids = np.fromiter(map(id, specs), np.int64, hi - lo)
-        uniq, first, which = np.unique(ids, return_index=True, return_inverse=True)
-        kind_of = np.empty(uniq.size, np.int64)
-        for u, j in enumerate(first.tolist()):
-            spec = specs[j]
-            kind_of[u] = _KINDS.get(spec.kind, PLAIN)
-            if spec.cost is not _no_cost:
-                idx = np.flatnonzero(which == u)
-                args = list(map(_args, _take(log, idx)))
-                if None in args:  # NOPs (no operands) cost nothing
-                    keep = np.fromiter((a is not None for a in args), bool, idx.size)
-                    idx, args = idx[keep], [a for a in args if a is not None]
-                cost[lo + idx] = np.fromiter(map(spec.cost, args, repeat(model)), np.float64, idx.size)
-        kind = kind_of[which]
-        # the exact scheduler's order of tests: CrossCoreWaitFlag, then anything on PIPE_ALL (or SyncAll)
-        kind[(pipes == _ALL) & (kind != CROSS_WAIT) & (kind != SYNC_ALL)] = BARRIER_ALL
+        log_events = events[c]
+        cost[lo:hi] = core_cost
         R[lo:hi, _PIPE] = pipes
         R[lo:hi, _KIND] = kind
         keys = R[lo:hi, _KEY]
         flag_recs = np.flatnonzero((kind == SET_FLAG) | (kind == WAIT_FLAG))
         if flag_recs.size:  # number the (event, id) keys of this core: first-seen ids, made dense by np.unique
             seen: dict = {}
-            ids = np.fromiter(map(seen.setdefault, map(_event, _take(log, flag_recs)), count()), np.int64,
+            ids = np.fromiter(map(seen.setdefault, _take(log_events, flag_recs), count()), np.int64,
                               flag_recs.size)
             _, numbered = np.unique(ids, return_inverse=True)
             keys[flag_recs] = n_keys + numbered
             n_keys += len(seen)
         for j in np.flatnonzero((kind == CROSS_SET) | (kind == CROSS_WAIT)).tolist():
-            event = log[j].event
+            event = log_events[j]
             flag = flag_index.setdefault(event[1], len(flag_index))
             if kind[j] == CROSS_WAIT:
                 keys[j] = flag
@@ -528,13 +547,15 @@ class Schedule:
         return int(min(heads) if heads else CI[c, _NXT])
 
 
-def schedule(streams: list[list], kinds: list[str], groups: list[int], platform) -> Schedule:
+def schedule(streams: list[list], kinds: list[str], groups: list[int], platform, encoded: dict | None = None
+             ) -> Schedule:
     """Time the streams (one list of records per core, with its core type name and AI core) on `platform` with
-    the compiled pass. It stops where the exact scheduler would raise (a cross-core flag counted past 15)."""
+    the compiled pass. It stops where the exact scheduler would raise (a cross-core flag counted past 15).
+    `encoded`: the streams already encoded (`encode_arrays`; replayed units are encoded from their templates)."""
     if platform.queue_depth < 1:
         raise ValueError(f"queue_depth={platform.queue_depth} must be at least 1")
-    e = encode(streams, kinds, groups, platform)
-    n_cores = len(streams)
+    e = encode(streams, kinds, groups, platform) if encoded is None else encoded
+    n_cores = len(kinds)
     core_off, R = e["core_off"], e["R"]
     n = R.shape[0]
     pl_off, plist, prev = _layout(R, n_cores, platform.queue_depth)

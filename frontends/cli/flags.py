@@ -224,9 +224,11 @@ def add_run_arguments(parser, seeded: str) -> None:
     parser.add_argument("--seed", type=int_in_range(0), default=0, help=f"seed of the random {seeded}")
     parser.add_argument("--no-race-check", action="store_true",
                         help="skip the race checks between pipes and between cores (faster; no shadow memory of GM)")
-    parser.add_argument("--engine", choices=("auto", "exact", "fast"), default="auto",
+    parser.add_argument("--engine", choices=("auto", "exact", "fast", "replay"), default="auto",
                         help="exact: each instruction scheduled as it is issued; fast: the stream "
-                             "scheduled afterwards, compiled; the same results and cycles (default auto)")
+                             "scheduled afterwards, compiled; replay: fast, and repeated API units replayed from "
+                             "their first call (env ASCEND_REPLAY=verify checks each against a real run); the "
+                             "same results and cycles (default auto: replay without hooks)")
     parser.add_argument("--no-records", action="store_true",
                         help="keep no instruction records: each is scheduled as issued and dropped (except those "
                              "waiting for another core), for long timing-only runs (same cycles; no --trace)")

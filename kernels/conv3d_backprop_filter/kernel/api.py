@@ -405,3 +405,10 @@ class Conv3DBackpropFilter:
             return
         if self.tiling.hf32Flag:
             SetHF32Mode(False)
+
+
+# Replay (ascend_sim/engine/replay.py): a tile's K loop is a unit, declared in replay_keys.py (appended here so that
+# no kernel line above moves: records carry their source line).
+from kernels.conv3d_backprop_filter.kernel.replay_keys import compute_unit  # noqa: E402
+
+Conv3DBackpropFilter._compute = compute_unit(Conv3DBackpropFilter._compute)

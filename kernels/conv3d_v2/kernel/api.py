@@ -909,3 +909,10 @@ class Conv3D:
         if not self.pointWise:
             self.queueBiasBT.FreeAllEvent()
         self.queueCL0.FreeAllEvent()
+
+
+# Replay (ascend_sim/engine/replay.py): an L0C block's K loop is a unit, declared in replay_keys.py (appended here so
+# that no kernel line above moves: records carry their source line).
+from kernels.conv3d_v2.kernel.replay_keys import iterate_k_unit  # noqa: E402
+
+Conv3D.IterateK = iterate_k_unit(Conv3D.IterateK)

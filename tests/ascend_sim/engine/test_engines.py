@@ -13,6 +13,7 @@ from ascend_sim import Chip, SimFault
 from ascend_sim.ascendc import (ASCEND_IS_AIV, PIPE_MTE2, PIPE_MTE3, CrossCoreSetFlag, CrossCoreWaitFlag, DataCopy,
                                 DataCopyParams, GlobalTensor, HardEvent, LoadData, LoadData2DParams, SetFlag, SyncAll,
                                 WaitFlag)
+from ascend_sim.machine.memory import Buffer
 from ascend_sim.machine.tensor import GmAddr
 from kernels import conv3d_backprop_input_v2_run
 from kernels.matmul import MatmulTiling, matmul_kernel, run_matmul
@@ -23,6 +24,35 @@ def _released(rec):
     if by is None:
         return None
     return tuple((r.core, r.seq) for r in by) if isinstance(by, tuple) else (by.core, by.seq)
+
+
+def plain(value):
+    """A record field comparable across chips: buffers by name, arrays by their bytes."""
+    if isinstance(value, Buffer):
+        return value.name
+    if isinstance(value, np.ndarray):
+        return (value.dtype.str, value.shape, value.tobytes())
+    if hasattr(value, "__code__"):  # a vector instruction's element function, made per call
+        return ("function", value.__qualname__)
+    if isinstance(value, (tuple, list)):
+        return type(value).__name__, tuple(map(plain, value))
+    return value
+
+
+def all_fields(report):
+    """Every field of every record; API call ids (unique in the process) numbered in order of appearance."""
+    ids: dict = {}
+    out = []
+    for log in report.logs:
+        for r in log:
+            by = r.released_by
+            released = None if by is None else (tuple((x.core, x.seq) for x in by) if isinstance(by, tuple)
+                                                else (by.core, by.seq))
+            out.append((r.core, r.seq, r.name, r.pipe, plain(r.params), plain(r.args), plain(r.reads),
+                        plain(r.writes), plain(r.registers), r.src, r.path, r.nbytes, r.event, plain(r.footprint),
+                        tuple((name, ids.setdefault(call, len(ids))) for name, call in r.api), r.issue, r.start,
+                        r.end, released))
+    return out
 
 
 def _records(report):
@@ -37,13 +67,14 @@ def _observe(engine, launch):
         report = launch(chip)
     except SimFault as fault:
         return ("fault", type(fault).__name__, str(fault))
-    return (_records(report), [(r.core, r.seq) for r in chip.executed], report.to_dict(),
+    return (all_fields(report), [(r.core, r.seq) for r in chip.executed], report.to_dict(),
             {name: bytes(buf.data) for name, buf in chip.gm.allocations.items()})
 
 
 def _agree(launch):
-    exact, fast = _observe("exact", launch), _observe("fast", launch)
+    exact, fast, replay = _observe("exact", launch), _observe("fast", launch), _observe("replay", launch)
     assert fast == exact
+    assert replay == exact
     return exact
 
 
@@ -168,9 +199,8 @@ DX_CASES = {  # (input NCDHW, cout, kernel, strides, pads, dilations, groups, dt
 }
 
 
-@pytest.mark.parametrize("case", list(DX_CASES))
-@pytest.mark.parametrize("execute", [True, False], ids=["full", "timing"])
-def test_dx_operator_runs_agree(case, execute):
+def dx_run(case, execute, engine, check_races=True):
+    """The dx operator on DX_CASES[case] (the same operands every time) on `engine`."""
     from ascend_sim.machine.dtypes import DTYPES
 
     x, cout, kernel, strides, pads, dilations, groups, dtype = DX_CASES[case]
@@ -181,16 +211,36 @@ def test_dx_operator_runs_agree(case, execute):
     rng = np.random.default_rng(7)
     dy = rng.standard_normal((n, cout, *out)).astype(dtype)
     w = rng.standard_normal((cout, cin // groups, *kernel)).astype(dtype)
-    runs = [conv3d_backprop_input_v2_run(x, w, dy, strides=(1, 1, *strides), pads=pads,
-                                         dilations=(1, 1, *dilations), groups=groups, data_format="NCDHW",
-                                         execute=execute, engine=engine) for engine in ("exact", "fast")]
-    exact, fast = runs
+    return conv3d_backprop_input_v2_run(x, w, dy, strides=(1, 1, *strides), pads=pads, dilations=(1, 1, *dilations),
+                                        groups=groups, data_format="NCDHW", execute=execute, engine=engine,
+                                        check_races=check_races)
+
+
+@pytest.mark.parametrize("case", list(DX_CASES))
+@pytest.mark.parametrize("execute", [True, False], ids=["full", "timing"])
+def test_dx_operator_runs_agree(case, execute):
+    from ascend_sim.machine.dtypes import DTYPES
+
+    dtype = DX_CASES[case][-1]
+    dtype = DTYPES[dtype] if isinstance(dtype, str) else np.dtype(dtype)
+    exact, fast, replay = [dx_run(case, execute, engine) for engine in ("exact", "fast", "replay")]
     # fp16/bf16 NCDHW runs as aclnn runs it: MIX AIC:AIV 1:1 (the vector cores write NCDHW); fp32 on the AICs only
     assert any(c.kind == "AIV" for c in exact.report.cores) == (dtype != np.float32)
     assert _records(fast.report) == _records(exact.report)
     assert fast.report.to_dict() == exact.report.to_dict()
+    assert all_fields(replay.report) == all_fields(exact.report)  # every record field
+    assert replay.report.to_dict() == exact.report.to_dict()
     if execute:
         assert fast.result.tobytes() == exact.result.tobytes()
+        assert replay.result.tobytes() == exact.result.tobytes()
+
+
+@pytest.mark.parametrize("case", list(DX_CASES))
+def test_dx_timing_runs_without_race_checks_agree_on_replay(case):
+    """The replay engine's lazy path: blocks scheduled from their templates' arrays, records made when read."""
+    exact, replay = [dx_run(case, False, engine, check_races=False) for engine in ("exact", "replay")]
+    assert all_fields(replay.report) == all_fields(exact.report)
+    assert replay.report.to_dict() == exact.report.to_dict()
 
 
 def test_auto_uses_the_exact_engine_with_hooks_and_fast_refuses_them():
@@ -211,11 +261,13 @@ def test_dw_operator_runs_agree(deterministic):
     x = rng.standard_normal((2, 5, 9, 9, 20)).astype(np.float16)  # NDHWC
     dy = rng.standard_normal((2, 3, 4, 5, 24)).astype(np.float16)
     runs = [conv3d_backprop_filter_v2_run(x, (24, 20, 3, 3, 3), dy, strides=(1, 2, 2, 2, 1), pads=(1, 1, 0, 0, 1, 1),
-                                          deterministic=deterministic, engine=engine) for engine in ("exact", "fast")]
-    exact, fast = runs
-    assert _records(fast.report) == _records(exact.report)
-    assert fast.report.to_dict() == exact.report.to_dict()
-    assert fast.result.tobytes() == exact.result.tobytes()
+                                          deterministic=deterministic, engine=engine)
+            for engine in ("exact", "fast", "replay")]
+    exact = runs[0]
+    for other in runs[1:]:
+        assert all_fields(other.report) == all_fields(exact.report)
+        assert other.report.to_dict() == exact.report.to_dict()
+        assert other.result.tobytes() == exact.result.tobytes()
 
 
 @pytest.mark.parametrize("execute", [True, False], ids=["full", "timing"])
@@ -227,13 +279,14 @@ def test_conv3d_v2_operator_runs_agree(execute):
     w = rng.standard_normal((33, 20, 3, 3, 2)).astype(np.float16)
     b = rng.standard_normal(33).astype(np.float16)
     runs = [conv3d_v2_run(x, w, b, strides=(1, 1, 2, 2, 3), pads=(1, 1, 2, 0, 1, 1), dilations=(1, 1, 1, 2, 1),
-                          execute=execute, engine=engine) for engine in ("exact", "fast")]
-    exact, fast = runs
+                          execute=execute, engine=engine) for engine in ("exact", "fast", "replay")]
+    exact = runs[0]
     assert not any(c.kind == "AIV" for c in exact.report.cores)  # Conv3DV2 runs on the cube cores only
-    assert _records(fast.report) == _records(exact.report)
-    assert fast.report.to_dict() == exact.report.to_dict()
-    if execute:
-        assert fast.result.tobytes() == exact.result.tobytes()
+    for other in runs[1:]:
+        assert all_fields(other.report) == all_fields(exact.report)
+        assert other.report.to_dict() == exact.report.to_dict()
+        if execute:
+            assert other.result.tobytes() == exact.result.tobytes()
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
@@ -245,9 +298,10 @@ def test_conv3d_v2_pointwise_runs_agree(dtype):
     x = rng.standard_normal((2, 37, 3, 5, 7)).astype(dtype)
     w = rng.standard_normal((21, 37, 1, 1, 1)).astype(dtype)
     b = rng.standard_normal(21).astype(dtype)
-    exact, fast = [conv3d_v2_run(x, w, b, strides=(1,) * 5, pads=(0,) * 6, engine=engine)
-                   for engine in ("exact", "fast")]
+    exact, *others = [conv3d_v2_run(x, w, b, strides=(1,) * 5, pads=(0,) * 6, engine=engine)
+                      for engine in ("exact", "fast", "replay")]
     assert any(n.startswith("kernel: KernelConv3DV2PointWise") for n in exact.notes)
-    assert _records(fast.report) == _records(exact.report)
-    assert fast.report.to_dict() == exact.report.to_dict()
-    assert fast.result.tobytes() == exact.result.tobytes()
+    for other in others:
+        assert all_fields(other.report) == all_fields(exact.report)
+        assert other.report.to_dict() == exact.report.to_dict()
+        assert other.result.tobytes() == exact.result.tobytes()

@@ -66,6 +66,18 @@ def test_grid_against_torch(case):
     np.testing.assert_array_equal(got, expect.astype(np.float32))
 
 
+@pytest.mark.parametrize("case", GRID, ids=[f"{c[0].name}-n{c[1]}-c{c[2]}x{c[3]}-g{c[9]}-{c[10][0]}" for c in GRID])
+def test_grid_in_replay_verify_mode(case, monkeypatch):
+    """Every replayed tile (the API's K loop, kernel/replay_keys.py) is also run for real and compared record by
+    record (ascend_sim/engine/replay.py); a difference raises ReplayMismatch."""
+    dtype, n, cin, cout, dhw, k, strides, pads, dil, groups, (data_format, filter_format) = case
+    x, dy, w_shape = _problem(dtype, n, cin, cout, dhw, k, strides, pads, dil, groups, seed=cin + cout)
+    monkeypatch.setenv("ASCEND_REPLAY", "verify")
+    _, got = _run(x, dy, w_shape, strides, pads, dil, groups, data_format, filter_format)
+    expect = dw_reference(x.astype(np.float32), w_shape, dy.astype(np.float32), strides, pads, dil, groups)
+    np.testing.assert_array_equal(got, expect.astype(np.float32))
+
+
 @pytest.mark.parametrize("dtype", [F16, BF16, F32])
 def test_random_data_within_fp32_accumulation_error(dtype):
     x, dy, w_shape = _problem(dtype, 2, 24, 32, (3, 8, 8), (2, 3, 3), (1, 1, 1), (1, 0, 1, 1, 1, 1), seed=7,

@@ -156,6 +156,17 @@ def test_grid_against_torch(name):
     check_case(dtype, x, w, s, p, d, g)
 
 
+@pytest.mark.parametrize("name", sorted(GRID))
+def test_grid_in_replay_verify_mode(name, monkeypatch):
+    """Every replayed unit (the tile's K loop, the AIV post-process) is also run for real and compared, record by
+    record (ascend_sim/engine/replay.py); a difference raises ReplayMismatch. Timing-only: the records decide."""
+    dtype, x, w, s, p, d, g = GRID[name]
+    monkeypatch.setenv("ASCEND_REPLAY", "verify")
+    weight, dy = make_problem(np.dtype(dtype), x, w, s, p, d, g)
+    conv3d_backprop_input_v2_run(x, weight, dy, strides=(1, 1, *s), pads=p, dilations=(1, 1, *d), groups=g,
+                                 data_format="NCDHW", route="v2", execute=False)
+
+
 @pytest.mark.parametrize("data_format", ["NDHWC", "NCDHW"])
 @pytest.mark.parametrize("filter_format", ["NCDHW", "NDHWC", "DHWCN"])
 @pytest.mark.parametrize("dtype", [F16, BF16, F32], ids=["f16", "bf16", "f32"])

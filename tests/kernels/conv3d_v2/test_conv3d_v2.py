@@ -116,6 +116,22 @@ def test_matches_torch(case):
     _check(y, x, w, b, strides, pads, dilations)
 
 
+@pytest.mark.parametrize("case", list(CASES) + [f"groups: {name}" for name in GROUP_CASES])
+def test_cases_in_replay_verify_mode(case, monkeypatch):
+    """Every replayed L0C block (Conv3D.IterateK, kernel/replay_keys.py) is also run for real and compared record
+    by record (ascend_sim/engine/replay.py); a difference raises ReplayMismatch."""
+    monkeypatch.setenv("ASCEND_REPLAY", "verify")
+    if case.startswith("groups: "):
+        x_shape, w_shape, groups, pads, dtype = GROUP_CASES[case[len("groups: "):]]
+        strides = dilations = (1, 1, 1)
+    else:
+        x_shape, w_shape, strides, pads, dilations, dtype, _ = CASES[case]
+        groups = 1
+    x, w, b = _operands(x_shape, w_shape, dtype, True)
+    y = conv3d_v2(x, w, b, strides=(1, 1, *strides), pads=pads, dilations=(1, 1, *dilations), groups=groups)
+    _check(y, x, w, b, strides, pads, dilations, groups)
+
+
 def test_hf32_within_its_tolerance_and_not_plain_fp32():
     x, w, b = _operands((1, 16, 3, 8, 8), (16, 16, 3, 3, 3), np.float32)
     run = conv3d_v2_run(x, w, b, strides=(1,) * 5, pads=(1,) * 6, enable_hf32=True)

@@ -451,3 +451,10 @@ class Conv3DBackpropInput:
             self.c1Pong.FreeAllEvent()
         if self.tiling.hf32Flag:
             SetHF32Mode(False)
+
+
+# Replay (ascend_sim/engine/replay.py): a tile's K loop is a unit, declared in replay_keys.py (appended here so that
+# no kernel line above moves: records carry their source line).
+from kernels.conv3d_backprop_input.kernel.arch22.replay_keys import compute_unit  # noqa: E402
+
+Conv3DBackpropInput._compute = compute_unit(Conv3DBackpropInput._compute)

@@ -116,3 +116,10 @@ def VecPostProcess(op, output) -> None:
     CrossCoreSetFlag(SYNC_MODE2, PIPE_MTE2, SYNC_AIV_AIC_FLAG)
     TransFormat(op)
     CopyOutToGm(op, output)
+
+
+# Replay (ascend_sim/engine/replay.py): the post-process of a tile is a unit, declared in replay_keys.py (appended
+# here so that no kernel line above moves: records carry their source line).
+from kernels.conv3d_backprop_input.kernel.arch22.replay_keys import vec_post_unit  # noqa: E402
+
+VecPostProcess = vec_post_unit(VecPostProcess, JudgeComputeNecessary)

@@ -1,0 +1,479 @@
+"""Replay of repeated API units: a kernel API method declared a unit runs for real the first time it is called
+with a given key and becomes a template; later calls with the same key append a `Block` to the core's stream
+and apply the state change the template made, without running the kernel's Python or the instructions' front
+end (issue 23, step 2; the design is in docs/performance.md).
+
+A unit is declared next to an operator's API, outside the kernel's own lines (records carry their source line),
+with `replay_unit(name, roots=, exclude=, fixed=, extra=, anchors=)`:
+- the key is the unit's name, the core type, the state of the objects reachable from `roots(*args)` (attribute
+  by attribute, recursively: TQue / TPipe slots, event IDs and queued tensors included) without the root's
+  `exclude`d attributes, `fixed` attributes taken by identity (the tiling), the core's flag balance and
+  registers, and `extra(*args)` (what the excluded attributes and the call's arguments decide: the arguments
+  are not in the key otherwise);
+- `anchors(*args)` gives, per GM buffer, the address the unit's GM accesses move with: a hit shifts every GM
+  address of the template on that buffer by (anchor now - anchor then), and rechecks the shifted ranges against
+  the buffer's bounds (GM has no alignment rule of its own: Buffer.alignment 1). Buffers without an anchor are
+  not shifted.
+A call that faults never becomes a template (the fault propagates as on the exact engine). A template is refused
+(the unit then always runs for real with that key) when the call changed an excluded attribute or a GlobalTensor,
+made a new stateful object, or ran a nested API call (its records would carry their own call ids). A unit whose
+first FIRST_CALLS calls on a core type issue fewer than MIN_RECORDS records runs for real there (the dx API's
+`_compute` on the AIV only walks indices): its key would cost more than the call.
+
+Modes (`Chip(replay=...)`, else env ASCEND_REPLAY): "on" (default), "off", "verify" (every hit is replayed on a
+snapshot, then undone and run for real; records, state and core counters are compared field by field and a
+difference raises ReplayMismatch naming the unit, record and field), or a fraction such as 0.01 (every
+round(1/fraction)-th hit is verified).
+
+Blocks are scheduled by the compiled scheduler from arrays encoded once per template (timing-only runs without
+race checks); their records are made only when asked for (`report.logs`, `chip.executed`: `LazyLog`), with the
+exact engine's values. Full runs and runs with race checks materialise the blocks and run the normal passes.
+"""
+from __future__ import annotations
+
+import enum
+import functools
+from collections import deque
+
+import numpy as np
+
+from ascend_sim.engine.chip import current_core
+from ascend_sim.engine.core import AICore
+from ascend_sim.engine.replay_engine import Block
+from ascend_sim.machine.memory import Buffer
+from ascend_sim.machine.tensor import GlobalTensor, LocalTensor
+from ascend_sim.record import Record
+
+__all__ = ["replay_unit", "ReplayMismatch", "Replayer"]
+
+MIN_RECORDS = 8  # a unit whose first calls on a core type issue fewer records is run for real there
+FIRST_CALLS = 3  # ... judged on its first calls
+_new = object.__new__
+
+
+class ReplayMismatch(AssertionError):
+    """Verify mode: a replayed unit differs from the same call run for real."""
+
+
+# ------------------------------------------------------------------------------------------ state as values
+class _Ref(tuple):
+    """A reference to the i-th stateful object of a walk."""
+
+
+_LEAVES = (int, float, bool, str, bytes, type(None), np.dtype, enum.Enum, np.generic, type)
+# what _Walk.freeze does with a value, by its type (decided once per type: isinstance chains cost per value)
+_PLAIN = frozenset((int, bool, float, str, type(None)))  # most attributes: frozen as they are, without a call
+LEAF, BUFFER, CORE, LOCAL, GLOBAL, SEQUENCE, SET, DICT, ARRAY, CALLABLE, OBJECT = range(11)
+_KINDS: dict = {}
+
+
+def _kind_of(cls) -> int:
+    kind = _KINDS.get(cls)
+    if kind is None:
+        kind = _KINDS[cls] = (
+            LEAF if issubclass(cls, _LEAVES) else BUFFER if issubclass(cls, Buffer)
+            else CORE if issubclass(cls, AICore) else LOCAL if issubclass(cls, LocalTensor)
+            else GLOBAL if issubclass(cls, GlobalTensor) else SEQUENCE if issubclass(cls, (tuple, list, deque))
+            else SET if issubclass(cls, (set, frozenset)) else DICT if issubclass(cls, dict)
+            else ARRAY if issubclass(cls, np.ndarray)
+            else CALLABLE if any("__call__" in vars(base) for base in cls.__mro__)  # functions, methods
+            else OBJECT)
+    return kind
+
+
+def _attrs(obj) -> dict:
+    d = getattr(obj, "__dict__", None)
+    if d is not None:
+        return d
+    return {name: getattr(obj, name) for name in getattr(type(obj), "__slots__", ()) if hasattr(obj, name)}
+
+
+class _Walk:
+    """One pass over the objects reachable from the roots: each stateful object (not a tensor, buffer, container
+    or the core) gets an index in the order it is first met (the roots first), and its attributes are frozen:
+    buffers by name, tensors by (buffer, address, dtype, size), references to other stateful objects by index,
+    fixed objects and functions by identity, containers element by element."""
+
+    __slots__ = ("objects", "index", "values")
+
+    def __init__(self, roots, fixed_ids):
+        self.objects = list(roots)
+        self.index = index = {id(obj): i for i, obj in enumerate(self.objects)}
+        for fixed in fixed_ids:
+            index.setdefault(fixed, -1)
+        values = []
+        i = 0
+        freeze, plain = self.freeze, _PLAIN
+        while i < len(self.objects):  # grows while freezing
+            values.append(tuple([(name, v if v.__class__ in plain else freeze(v))
+                                 for name, v in _attrs(self.objects[i]).items()]))
+            i += 1
+        self.values = tuple(values)
+
+    def freeze(self, value, inside=False):
+        """A hashable value of `value`. inside: a value held by a frozen-by-value struct (no new objects)."""
+        kind = _KINDS.get(value.__class__)
+        if kind is None:
+            kind = _kind_of(value.__class__)
+        if kind == LEAF:
+            return value
+        if kind == SEQUENCE:
+            return (value.__class__, tuple([self.freeze(v, inside) for v in value]))
+        if kind == LOCAL:
+            return ("LT", value.__class__, value.buffer.name, value.address, value.dtype, value.size,
+                    value.position_name)
+        if kind == OBJECT:
+            i = self.index.get(id(value))
+            if i is None:
+                if inside:
+                    return ("obj", value.__class__, tuple([(k, self.freeze(v, True))
+                                                          for k, v in _attrs(value).items()]))
+                i = self.index[id(value)] = len(self.objects)
+                self.objects.append(value)
+            return _Ref((i,)) if i >= 0 else ("id", id(value))  # i < 0: a fixed object (the tiling)
+        if kind == BUFFER:
+            return ("B", value.name)
+        if kind == CORE:  # the core the state belongs to: TPipe.core
+            return ("core",)
+        if kind == GLOBAL:
+            return ("GT", value.__class__, value.buffer.name if value.buffer is not None else None, value.address,
+                    value.dtype, value.size)
+        if kind == SET:
+            return (value.__class__, frozenset([self.freeze(v, inside) for v in value]))
+        if kind == DICT:
+            return (dict, tuple([(self.freeze(k, inside), self.freeze(v, inside)) for k, v in value.items()]))
+        if kind == ARRAY:
+            return ("A", value.dtype, value.shape, value.tobytes())
+        return ("id", id(value))  # functions, methods: by identity
+
+
+def _thaw(frozen, objects, core, by_id):
+    if isinstance(frozen, _Ref):
+        return objects[frozen[0]]
+    if not isinstance(frozen, tuple):
+        return frozen
+    tag = frozen[0]
+    if tag == "B":
+        return _buffer(frozen[1], core)
+    if tag == "core":
+        return core
+    if tag == "LT" or tag == "GT":
+        cls, name, address, dtype, size = frozen[1:6]
+        t = _new(cls)
+        t.buffer = None if name is None else _buffer(name, core)
+        t.address, t.dtype, t.size = address, dtype, size
+        t.position_name = frozen[6] if tag == "LT" else "GM"
+        return t
+    if tag == "A":
+        return np.frombuffer(frozen[3], frozen[1]).reshape(frozen[2]).copy()
+    if tag == "id":
+        return by_id[frozen[1]]
+    if tag == "obj":
+        obj = _new(frozen[1])
+        _set_attrs(obj, {name: _thaw(v, objects, core, by_id) for name, v in frozen[2]})
+        return obj
+    if tag is dict:
+        return {_thaw(k, objects, core, by_id): _thaw(v, objects, core, by_id) for k, v in frozen[1]}
+    return tag(_thaw(v, objects, core, by_id) for v in frozen[1])
+
+
+def _buffer(name: str, core):
+    if name.startswith("GM:"):
+        return core.chip.gm.allocations[name[3:]]
+    return core.buffers[name]
+
+
+def _identities(value, out):
+    """id -> object for what _Walk.freeze keeps by identity, so that _thaw can give the same objects back."""
+    if isinstance(value, (tuple, list, set, frozenset, deque)):
+        for v in value:
+            _identities(v, out)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _identities(k, out)
+            _identities(v, out)
+    elif not isinstance(value, (_LEAVES, Buffer, LocalTensor, GlobalTensor, np.ndarray, AICore)):
+        out[id(value)] = value
+
+
+class _State:
+    """The frozen state of a unit's objects and of its core at one moment."""
+
+    __slots__ = ("objects", "index", "values", "flag_balance", "registers", "_registers")
+
+    def __init__(self, core, roots, fixed_ids):
+        walk = _Walk(roots, fixed_ids)
+        self.objects, self.index, self.values = walk.objects, walk.index, walk.values
+        self.flag_balance = tuple(core.flag_balance.items())
+        self._registers = list(core.registers.values())
+        # register values (parameter structs) outside the walk: by value
+        self.registers = tuple([(k, walk.freeze(v, True)) for k, v in core.registers.items()])
+
+    @property
+    def by_id(self) -> dict:
+        """id -> object of what the state holds by identity (made when needed: the hits do not need it)."""
+        by_id: dict = {}
+        for obj in self.objects:
+            _identities(list(_attrs(obj).values()), by_id)
+        _identities(self._registers, by_id)
+        return by_id
+
+    def key(self, exclude) -> tuple:
+        root = tuple(item for item in self.values[0] if item[0] not in exclude)
+        return (root, self.values[1:], self.flag_balance, self.registers)
+
+    def restore(self, core, by_id) -> None:
+        """Write this state back into the objects (the same objects, found by the same walk) and the core."""
+        for obj, values in zip(self.objects, self.values):
+            _set_attrs(obj, {name: _thaw(v, self.objects, core, by_id) for name, v in values})
+        core.flag_balance = dict(self.flag_balance)
+        core.registers = {k: _thaw(v, self.objects, core, by_id) for k, v in self.registers}
+
+
+def _set_attrs(obj, values: dict) -> None:
+    d = getattr(obj, "__dict__", None)
+    if d is not None:
+        d.clear()
+        d.update(values)
+    else:
+        for name, value in values.items():
+            setattr(obj, name, value)
+
+
+# ------------------------------------------------------------------------------------------ templates and blocks
+class Template:
+    """A unit's call run for real: its records, the state change it made, and its GM anchors."""
+
+    __slots__ = ("unit", "records", "core", "anchors", "gm_spans", "changes", "flag_balance", "registers",
+                 "counts", "bytes_by_path", "result", "encoded", "events", "by_id")
+
+    def __init__(self, unit, records, core, anchors, gm_spans, changes, flag_balance, registers, counts,
+                 bytes_by_path, result, by_id):
+        self.unit, self.records, self.core, self.anchors = unit, records, core, anchors
+        self.gm_spans, self.changes, self.flag_balance, self.registers = gm_spans, changes, flag_balance, registers
+        self.counts, self.bytes_by_path, self.result = counts, bytes_by_path, result
+        self.by_id = by_id
+        self.encoded = {}  # core type name -> (pipes, kinds, costs) on this launch's cost model
+        self.events = [r.event for r in records]
+
+
+def _gm_spans(records) -> dict:
+    """{GM buffer: (lowest, highest) byte} over the records' ranges and footprints."""
+    spans: dict = {}
+    for r in records:
+        for buf, lo, hi in (*r.reads, *r.writes):
+            if buf.name.startswith("GM:"):
+                old = spans.get(buf)
+                spans[buf] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
+    return spans
+
+
+# ------------------------------------------------------------------------------------------ units
+class _Unit:
+    __slots__ = ("name", "method", "roots", "exclude", "fixed", "extra", "anchors")
+
+    def __init__(self, name, method, roots, exclude, fixed, extra, anchors):
+        self.name, self.method, self.roots, self.exclude = name, method, roots, frozenset(exclude)
+        self.fixed, self.extra, self.anchors = tuple(fixed), extra, anchors
+
+
+def replay_unit(name: str, *, roots=None, exclude=(), fixed=(), extra=None, anchors=None):
+    """Declare a kernel API method (or function) a replayable unit. roots(*args) -> the objects whose state the
+    key holds and the call changes (default: the first argument, the API object); exclude: attributes of the
+    first root left out of the key (they must not change in the call); fixed: attributes of the first root taken
+    by identity (never changed: the tiling); extra(*args) -> the key parts the excluded attributes decide;
+    anchors(*args) -> {GM Buffer: byte address} the unit's GM accesses move with."""
+    def wrap(method):
+        declared = _Unit(name, method, roots or (lambda *args: (args[0],)), exclude, fixed,
+                         extra or (lambda *args: ()), anchors or (lambda *args: {}))
+
+        @functools.wraps(method)
+        def call(*args):
+            core = current_core()
+            chip = core.chip
+            if not chip.replaying or core.in_unit:
+                return method(*args)
+            replayer = chip.replayer
+            if replayer is None:  # the launch's first unit call: templates live for one launch
+                replayer = chip.replayer = Replayer(chip.replay_mode)
+            return replayer.call(declared, core, args)
+        call.unit = declared
+        return call
+    return wrap
+
+
+class Replayer:
+    """One launch's templates and counters (`chip.replayer`, made at the launch's first unit call)."""
+
+    def __init__(self, mode):
+        self.mode = mode
+        self.templates: dict = {}
+        self.small: dict = {}  # (unit, core type) -> calls so far that issued fewer than MIN_RECORDS
+        self.hits = self.verified = 0
+
+    def _verify_this_hit(self) -> bool:
+        if self.mode == "verify":
+            return True
+        if isinstance(self.mode, float):
+            return self.hits % max(1, round(1 / self.mode)) == 0
+        return False
+
+    def call(self, u: _Unit, core, args):
+        kind = core.core_type.name
+        small = self.small.get((u.name, kind), 0)
+        if small >= FIRST_CALLS:  # not worth a key on this core type
+            return self._run(u, core, args)
+        roots = u.roots(*args)
+        fixed_ids = {id(getattr(roots[0], name)) for name in u.fixed}
+        before = _State(core, roots, fixed_ids)
+        key = (u.name, kind, before.key(u.exclude), u.extra(*args),
+               tuple((id(getattr(roots[0], name)) for name in u.fixed)))
+        template = self.templates.get(key)
+        if template is not None:
+            anchors = u.anchors(*args)
+            shifts = {buf: anchors[buf] - address for buf, address in template.anchors.items()}
+            if all(0 <= lo + shifts.get(buf, 0) and hi + shifts.get(buf, 0) <= buf.capacity
+                   for buf, (lo, hi) in template.gm_spans.items()):
+                self.hits += 1
+                if self._verify_this_hit():
+                    return self._verify(u, core, args, before, template, shifts, fixed_ids)
+                return self._replay(core, before, template, shifts)
+            return self._run(u, core, args)  # out of bounds: the real call faults with the exact message
+        if key in self.templates:  # refused: always run for real
+            return self._run(u, core, args)
+        anchors = u.anchors(*args)
+        start = len(core.stream)
+        counts, nbytes = dict(core.counts), dict(core.bytes_by_path)
+        result = self._run(u, core, args)  # a fault propagates: no template
+        records = core.stream[start:]
+        if len(records) < MIN_RECORDS:
+            self.small[(u.name, kind)] = small + 1
+        else:
+            self.small[(u.name, kind)] = -1_000_000  # the unit is worth replaying on this core type
+        self.templates[key] = _template(u, core, roots, before, records, anchors, counts, nbytes, result, fixed_ids)
+        return result
+
+    def _run(self, u, core, args):
+        core.in_unit = True
+        try:
+            return u.method(*args)
+        finally:
+            core.in_unit = False
+
+    def _replay(self, core, before, template, shifts):
+        block = Block(template, core.index, core._seq, shifts, core.api)
+        core._seq += len(template.records)
+        core.stream.append(block)
+        if core.record:
+            core.log.append(block)
+        counts, by_path = core.counts, core.bytes_by_path
+        for name, n in template.counts.items():
+            counts[name] = counts.get(name, 0) + n
+        for path, n in template.bytes_by_path.items():
+            by_path[path] = by_path.get(path, 0) + n
+        objects = before.objects
+        by_id = template.by_id
+        for i, changes in template.changes:
+            obj = objects[i]
+            for name, value in changes:
+                setattr(obj, name, _thaw(value, objects, core, by_id))
+        core.flag_balance = dict(template.flag_balance)
+        core.registers = {k: _thaw(v, objects, core, by_id) for k, v in template.registers}
+        return _thaw(template.result, objects, core, by_id)
+
+    def _verify(self, u, core, args, before, template, shifts, fixed_ids):
+        """Replay on the current state, keep what it gave, undo it, run the call for real, compare."""
+        self.verified += 1
+        start, seq = len(core.stream), core._seq
+        log_len = len(core.log)
+        counts, nbytes = dict(core.counts), dict(core.bytes_by_path)
+        by_id = before.by_id  # before the replay changes the objects
+        result = self._replay(core, before, template, shifts)
+        replayed = _State(core, u.roots(*args), fixed_ids)
+        replayed_records = core.stream[start].records(core.chip)
+        replayed_counts, replayed_bytes = dict(core.counts), dict(core.bytes_by_path)
+        # undo: the snapshot back into the objects and the core
+        del core.stream[start:]
+        del core.log[log_len:]
+        core._seq = seq
+        core.counts, core.bytes_by_path = counts, nbytes
+        before.restore(core, by_id)
+        real_result = self._run(u, core, args)
+        real = _State(core, u.roots(*args), fixed_ids)
+        real_records = core.stream[start:]
+        where = f"unit {u.name} on {core.name} (call at record #{seq})"
+        if len(replayed_records) != len(real_records):
+            raise ReplayMismatch(f"{where}: the template has {len(replayed_records)} records, the real call issued "
+                                 f"{len(real_records)}")
+        for i, (a, b) in enumerate(zip(replayed_records, real_records)):
+            for field in Record.__slots__:
+                if not _equal(getattr(a, field), getattr(b, field)):
+                    raise ReplayMismatch(f"{where}: record {i} (#{b.seq} {b.name}) field {field}: replayed "
+                                         f"{getattr(a, field)!r}, real {getattr(b, field)!r}")
+        for what, x, y in (("state", replayed.values, real.values), ("flag balance", replayed.flag_balance,
+                                                                      real.flag_balance),
+                           ("registers", replayed.registers, real.registers),
+                           ("counts", replayed_counts, core.counts), ("bytes_by_path", replayed_bytes,
+                                                                       core.bytes_by_path),
+                           ("result", _Walk((), ()).freeze(result, True), _Walk((), ()).freeze(real_result, True))):
+            if x != y:
+                raise ReplayMismatch(f"{where}: {what} after the call differs: {_first_difference(x, y)}")
+        return real_result
+
+
+def _first_difference(x, y) -> str:
+    """The first item of two equally long tuples that differs (an attribute by its name), else both whole."""
+    if isinstance(x, tuple) and isinstance(y, tuple) and len(x) == len(y):
+        for i, (a, b) in enumerate(zip(x, y)):
+            if a != b:
+                name = a[0] if isinstance(a, tuple) and len(a) == 2 and isinstance(a[0], str) else f"[{i}]"
+                return f"{name}: replayed {a!r}, real {b!r}"
+    return f"replayed {x!r}, real {y!r}"
+
+
+def _equal(a, b) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
+                and a.dtype == b.dtype and bool(np.array_equal(a, b)))
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(_equal, a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    try:
+        return bool(a == b)
+    except (ValueError, TypeError):
+        return False
+
+
+def _template(u, core, roots, before, records, anchors, counts, nbytes, result, fixed_ids):
+    """The template of a call just run for real, or None when it cannot be replayed (see the module doc)."""
+    after = _State(core, roots, fixed_ids)
+    if [id(o) for o in after.objects] != [id(o) for o in before.objects]:
+        return None  # the call made (or dropped) a stateful object
+    if any(not isinstance(r, Record) or r.api != core.api for r in records):
+        return None  # a nested unit's block, or a nested API call (its records carry call ids)
+    changes = []
+    for i, (old, new) in enumerate(zip(before.values, after.values)):
+        old_d, new_d = dict(old), dict(new)
+        if old_d.keys() - new_d.keys():
+            return None
+        diff = tuple((name, v) for name, v in new if old_d.get(name, _MISSING) != v)
+        if i == 0 and any(name in u.exclude or name in u.fixed for name, _ in diff):
+            return None
+        if any(isinstance(v, tuple) and v and v[0] == "GT" for _, v in diff):
+            return None
+        if diff:
+            changes.append((i, diff))
+    delta_counts = {k: v - counts.get(k, 0) for k, v in core.counts.items() if v != counts.get(k, 0)}
+    delta_bytes = {k: v - nbytes.get(k, 0) for k, v in core.bytes_by_path.items() if v != nbytes.get(k, 0)}
+    by_id = dict(before.by_id)
+    by_id.update(after.by_id)
+    _identities(result, by_id)
+    return Template(u.name, list(records), core.index, dict(anchors), _gm_spans(records), tuple(changes),
+                    after.flag_balance, after.registers, delta_counts, delta_bytes,
+                    _Walk((), ()).freeze(result, True), by_id)
+
+
+_MISSING = object()

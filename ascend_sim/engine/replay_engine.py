@@ -1,0 +1,260 @@
+"""The replay engine's back end: blocks (replayed API units, replay.py) in the cores' streams, scheduled from
+arrays encoded once per template, and their records made only when asked for.
+
+A timing-only run without race checks (`Chip(execute=False, check_races=False)`) schedules the streams as they
+are: real records and blocks are encoded into the compiled scheduler's arrays (fast_schedule.encode_arrays; a
+block by its template's arrays, encoded once per launch, as costs depend only on the operands and the core
+type's cost model), and the logs become `LazyLog`s that build the records, with their schedule and releases,
+when first read. Any other run (full mode, race checks, a fault, a stream that does not end cleanly) first
+materialises the blocks into records (`materialise`) and continues as the fast engine does.
+"""
+from __future__ import annotations
+
+import gc
+import os
+from collections.abc import Sequence
+
+import numpy as np
+
+from ascend_sim.record import Record
+
+_new = object.__new__
+
+
+def replay_mode(value=None):
+    """"on", "off", "verify" or a fraction of the hits to verify, from `Chip(replay=)` or env ASCEND_REPLAY."""
+    value = os.environ.get("ASCEND_REPLAY", "on") if value is None else value
+    if value in ("on", "off", "verify"):
+        return value
+    try:
+        fraction = float(value)
+    except (TypeError, ValueError):
+        fraction = -1.0
+    if not 0.0 < fraction <= 1.0:
+        raise ValueError(f"replay={value!r} is not one of 'on', 'off', 'verify' or a fraction in (0, 1]")
+    return fraction
+
+
+class Block:
+    """A replayed call in a core's stream: its template's records on core `core` from sequence number `seq`, GM
+    addresses shifted by `shifts` ({GM buffer: bytes}), issued inside the API calls `api`."""
+
+    __slots__ = ("template", "core", "seq", "shifts", "api")
+
+    def __init__(self, template, core, seq, shifts, api):
+        self.template, self.core, self.seq, self.shifts, self.api = template, core, seq, shifts, api
+
+    def __len__(self) -> int:
+        return len(self.template.records)
+
+    def records(self, chip) -> list:
+        """The records the call would have issued on its core: the template's, on this core's buffers, with GM
+        addresses shifted, numbered from `seq`."""
+        core = chip.cores[self.core]
+        same = self.core == self.template.core and not any(self.shifts.values())
+        shifts = self.shifts
+        out = []
+        for i, r in enumerate(self.template.records):
+            rec = _new(Record)
+            rec.core, rec.seq, rec.spec, rec.name, rec.pipe = self.core, self.seq + i, r.spec, r.name, r.pipe
+            rec.params, rec.registers, rec.src, rec.path = r.params, r.registers, r.src, r.path
+            rec.nbytes, rec.event, rec.api = r.nbytes, r.event, self.api
+            if same:
+                rec.args, rec.reads, rec.writes, rec.footprint = r.args, r.reads, r.writes, r.footprint
+            else:
+                rec.args = _remap_args(r.args, core, shifts)
+                rec.reads = _remap_ranges(r.reads, core, shifts)
+                rec.writes = _remap_ranges(r.writes, core, shifts)
+                rec.footprint = None if r.footprint is None else tuple(
+                    (_remap_buffer(b, core), off + shifts.get(b, 0), *rest) for b, off, *rest in r.footprint)
+            rec.issue = rec.start = rec.end = rec.released_by = None
+            out.append(rec)
+        return out
+
+
+def _remap_buffer(buf, core):
+    return buf if buf.name.startswith("GM:") else core.buffers[buf.name]
+
+
+def _remap_ranges(ranges, core, shifts):
+    return tuple((_remap_buffer(b, core), lo + shifts.get(b, 0), hi + shifts.get(b, 0)) for b, lo, hi in ranges)
+
+
+def _remap_args(args, core, shifts):
+    """An operands tuple on another core / with shifted GM: local buffers by name; a GM buffer in a field `Xbuf`
+    has its address in field `X0` (the convention of every operands type that takes GM: mte2, mte3, fixpipe,
+    the vector DataCopyPad); anything else a shift would move is caught by verify mode."""
+    if args is None:
+        return None
+    if not hasattr(args, "_fields"):
+        return _remap_value(args, core)
+    values = [_remap_value(v, core) for v in args]
+    fields = args._fields
+    for i, name in enumerate(fields):
+        buf = args[i]
+        if name.endswith("buf") and buf.__class__.__name__ == "Buffer":
+            shift = shifts.get(buf, 0)
+            if shift:
+                j = fields.index(name[:-3] + "0")
+                values[j] = args[j] + shift
+    return type(args)(*values)
+
+
+def _remap_value(value, core):
+    if value.__class__.__name__ == "Buffer":
+        return _remap_buffer(value, core)
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return tuple(_remap_value(v, core) for v in value)
+    if isinstance(value, list):
+        return [_remap_value(v, core) for v in value]
+    return value
+
+
+def has_blocks(cores) -> bool:
+    return any(item.__class__ is Block for core in cores for item in core.stream)
+
+
+def _expand(items, chip, made: dict) -> list:
+    out = []
+    for item in items:
+        if item.__class__ is Block:
+            records = made.get(id(item))
+            if records is None:
+                records = made[id(item)] = item.records(chip)
+            out.extend(records)
+        else:
+            out.append(item)
+    return out
+
+
+def materialise(chip, cores) -> None:
+    """Replace the blocks of the cores' streams and logs by their records (the same objects in both)."""
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for core in cores:
+            made: dict = {}
+            if any(item.__class__ is Block for item in core.stream):
+                core.stream[:] = _expand(core.stream, chip, made)
+            if isinstance(core.log, list) and any(item.__class__ is Block for item in core.log):
+                core.log[:] = _expand(core.log, chip, made)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def run_lazy(chip, cores) -> bool:
+    """Schedule streams holding blocks with the compiled pass, the records left unmade (timing-only runs without
+    race checks). False (nothing changed) when the streams do not end cleanly."""
+    from ascend_sim.passes.fast_schedule import core_arrays, encode_arrays, schedule
+    from ascend_sim.passes.schedule import CostModel
+
+    kinds = [core.core_type.name for core in cores]
+    groups = [core.group for core in cores]
+    models = {kind: CostModel(chip.platform, kinds.count(kind)) for kind in set(kinds)}
+    arrays, events = [], []
+    for core, kind in zip(cores, kinds):
+        model = models[kind]
+        # the core's real records encoded in one call; the stream is then slices of them and templates' arrays
+        real = [item for item in core.stream if item.__class__ is not Block]
+        real_arrays = core_arrays(real, model)
+        parts, core_events = [], []
+        at = start = 0  # real records taken so far; where the current run of them started
+        for item in core.stream:
+            if item.__class__ is Block:
+                if at > start:
+                    parts.append(tuple(a[start:at] for a in real_arrays))
+                    core_events += [r.event for r in real[start:at]]
+                start = at
+                template = item.template
+                encoded = template.encoded.get(kind)
+                if encoded is None:
+                    encoded = template.encoded[kind] = core_arrays(template.records, model)
+                parts.append(encoded)
+                core_events += template.events
+            else:
+                at += 1
+        if at > start:
+            parts.append(tuple(a[start:at] for a in real_arrays))
+            core_events += [r.event for r in real[start:at]]
+        arrays.append(tuple(np.concatenate([p[i] for p in parts]) if parts else real_arrays[i] for i in range(3)))
+        events.append(core_events)
+    s = schedule(None, kinds, groups, chip.platform, encoded=encode_arrays(arrays, events, kinds, groups))
+    if not s.clean:
+        return False
+    run_records = _RunRecords(chip, [list(core.stream) for core in cores], s)
+    for c, (core, free, busy) in enumerate(zip(cores, s.pipe_free(), s.busy())):
+        core.schedule.pipe_free = free
+        core.schedule.busy = busy
+        core.stream = []
+        if chip.record:
+            core.log = LazyLog(run_records, c, int(s.core_off[c + 1] - s.core_off[c]))
+    if chip.record:
+        chip.executed = LazyLog(run_records, None, len(s.order))
+    return True
+
+
+class _RunRecords:
+    """A lazily scheduled run: every record, made with its schedule and release the first time one is read."""
+
+    def __init__(self, chip, streams, s):
+        self.chip, self.streams, self.s = chip, streams, s
+        self.records = None
+
+    def all(self) -> list:
+        if self.records is None:
+            gc_was_enabled = gc.isenabled()
+            gc.disable()
+            try:
+                made: dict = {}
+                records = [rec for items in self.streams for rec in _expand(items, self.chip, made)]
+                for rec, issue, start, end in zip(records, *self.s.times()):
+                    rec.issue = issue
+                    rec.start = start
+                    rec.end = end
+                for i, by in self.s.releases(records):
+                    records[i].released_by = by
+            finally:
+                if gc_was_enabled:
+                    gc.enable()
+            self.records = records
+            self.streams = None
+        return self.records
+
+    def core_log(self, c) -> list:
+        off = self.s.core_off
+        return self.all()[int(off[c]):int(off[c + 1])]
+
+    def executed(self) -> list:
+        return list(map(self.all().__getitem__, self.s.order.tolist()))
+
+
+class LazyLog(Sequence):
+    """A core's log (core c) or the chip's executed order (core None) of a lazily scheduled run: a read-only
+    list of records, made on first use; len() does not make them."""
+
+    def __init__(self, run: _RunRecords, core, length: int):
+        self._run, self._core, self._len, self._list = run, core, length, None
+
+    def _records(self) -> list:
+        if self._list is None:
+            self._list = self._run.executed() if self._core is None else self._run.core_log(self._core)
+        return self._list
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, i):
+        return self._records()[i]
+
+    def __iter__(self):
+        return iter(self._records())
+
+    def __eq__(self, other):
+        return list(self) == (list(other) if isinstance(other, Sequence) else other)
+
+    def __reduce__(self):  # pickled (a sweep's worker) as the plain list
+        return list, (self._records(),)
+
+    def __repr__(self) -> str:
+        return f"LazyLog({self._len} records)"

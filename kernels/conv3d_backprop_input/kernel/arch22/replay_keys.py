@@ -1,0 +1,94 @@
+"""The dx kernel's replayable units (ascend_sim/engine/replay.py): what decides the records of one call, and the
+GM addresses they move with. Applied at the end of api.py and vec_post.py, so that no kernel line moves.
+
+A tile's K loop on the AIC (`Conv3DBackpropInput._compute`) issues the same records, GM addresses shifted, for
+every tile whose API state matches apart from where the tile is: its output depth (curDinIdx) and its first
+window row (curHoIdx, relative to the core's first row curHoStartIdx). Those four attributes and the two
+GlobalTensors are left out of the key; what they decide is in the extra key; the GM shifts come from anchors.
+The AIV's post-process (`VecPostProcess`) depends on its queues, the tile's shape and the N block; it moves with
+the core's workspace slot and the tile's place in y.
+"""
+from __future__ import annotations
+
+from ascend_sim.ascendc import GetBlockIdx, GetSubBlockIdx, replay_unit
+from kernels.conv3d_backprop_input.kernel.arch22.load_a import CalcHDstDataSkipLine
+
+
+def _valid_planes(api) -> tuple:
+    """(kernel plane, its dy plane) for every kd that reaches the tile's output depth."""
+    planes = []
+    for kd in range(api.tiling.dk):
+        dout = api._valid_dout(kd)
+        if dout is not None:
+            planes.append((kd, dout))
+    return tuple(planes)
+
+
+def _compute_extra(api) -> tuple:
+    """- the kernel planes with a dy plane, their dy planes relative to the first (curDinIdx picks them);
+    - the top pad min(curHoIdx, 0) (CalcSetFmatrixParams' padList[2]);
+    - the leading zero rows CalcHDstDataSkipLine (curHoIdx modulo strideH: the A1 DataCopy shape)."""
+    planes = _valid_planes(api)
+    first = planes[0][1] if planes else 0
+    return (tuple((kd, dout - first) for kd, dout in planes), min(api.curHoIdx, 0), CalcHDstDataSkipLine(api))
+
+
+def _first_dy_row(api) -> int:
+    """curOriHoIdx of LoadToA1: the tile's first dy row, relative to the core's first aligned row."""
+    t = api.tiling
+    curHoStartOffset = max(api.curHoStartIdx, 0)
+    curHoIdx = 0 if api.curHoIdx < 0 else api.curHoIdx - curHoStartOffset
+    if t.strideH > 1:
+        skipHoSize = curHoStartOffset % t.strideH
+        skipHoSize = t.strideH - skipHoSize if skipHoSize > 0 else 0
+        return (curHoIdx - skipHoSize + t.strideH - 1) // t.strideH
+    return curHoIdx
+
+
+def _compute_anchors(api) -> dict:
+    """- dy (outBackPropGlobal) moves with its element (first valid dy plane, cout1 0, first dy row): LoadToA1's
+      srcBase at cout1 0;
+    - the weight (weightGlobal) moves with its base (the kernel plane and N block are in the key)."""
+    t = api.tiling
+    dy, weight = api.outBackPropGlobal, api.weightGlobal
+    planes = _valid_planes(api)
+    first = planes[0][1] if planes else 0
+    hoStride = t.wo * t.c0
+    element = first * t.cout1 * t.ho * hoStride + _first_dy_row(api) * hoStride
+    anchors = {weight.buffer: weight.address}
+    anchors[dy.buffer] = dy.address + element * dy.dtype.itemsize
+    return anchors
+
+
+def compute_unit(method):
+    """Conv3DBackpropInput._compute (one tile's K loop on the AIC) as a replayable unit."""
+    return replay_unit("Conv3DBackpropInput._compute", fixed=("tiling",), extra=_compute_extra,
+                       anchors=_compute_anchors,
+                       exclude=("curDinIdx", "curDinStartIdx", "curHoIdx", "curHoStartIdx", "outBackPropGlobal",
+                                "weightGlobal"))(method)
+
+
+def vec_post_unit(function, JudgeComputeNecessary):
+    """VecPostProcess(op, output) (one tile from the workspace into NCDHW on the AIV) as a replayable unit.
+    JudgeComputeNecessary is vec_post's own (passed in: vec_post imports this module)."""
+
+    def roots(op, output):
+        """The AIV's two queues and the TPipe they are booked in (their slots, event IDs, queued tensors)."""
+        return op.vecInQueue, op.vecOutQueue, op.dedx.pipe
+
+    def extra(op, output):
+        """Whether it computes (needComputeFlag, a kernel plane reaching curDinIdx), the sub-block, the tile's
+        shape (baseUseM, baseUseN) and real channels (curNL0Idx, singleShapeCin), the tiling and dtype."""
+        d = op.dedx
+        return (d.needComputeFlag, JudgeComputeNecessary(op), GetSubBlockIdx(), d.baseUseM, d.baseUseN,
+                d.curNL0Idx, d.singleShapeCin, id(d.tiling), op.yType)
+
+    def anchors(op, output):
+        """- the workspace (l0cOutGm) moves with this core's slot (GetBlockIdx() * baseM * baseN elements);
+        - y (output) moves with the tile's first pixel of channel 0 (curML0Idx * baseM + curDinIdx * Hi * Wi)."""
+        d, t = op.dedx, op.dedx.tiling
+        size = op.yType.itemsize
+        return {op.l0cOutGm.buffer: op.l0cOutGm.address + GetBlockIdx() * t.baseM * t.baseN * size,
+                output.buffer: output.address + (d.curML0Idx * t.baseM + d.curDinIdx * t.hi * t.wi) * size}
+
+    return replay_unit("VecPostProcess", roots=roots, extra=extra, anchors=anchors)(function)
