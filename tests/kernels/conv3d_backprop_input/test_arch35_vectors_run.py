@@ -19,7 +19,8 @@ from tiling.conv3d_backprop_input.arch35 import Conv3DBackpropInputArch35TilingD
 
 VECTORS = json.loads((DATA_DIR / "conv3d_dx_tiling_vectors_arch35.json").read_text())["vectors"]
 UT_PLATFORM = get_platform("Ascend950PR_9589").with_overrides(UB=245760)
-SLOW = {"conv3d_dx_2", "conv3d_dx_8_small_m", "conv3d_dx_10", "conv3d_dx_split_k_NCDHW_3"}  # 20 s to 10 min
+SLOW = {"conv3d_dx_2", "conv3d_dx_8_small_m", "conv3d_dx_10", "conv3d_dx_split_k_NCDHW_3",  # 20 s to 10 min
+        "conv3d_dx_split_k_NCDHW_2"}  # 2,142 blocks of 415 K steps: over 20 min of CPU timing-only
 
 
 def workspace_size(vector) -> int:
@@ -65,7 +66,7 @@ def test_ported_vector_runs_without_fault(vector):
 
 def test_the_ported_vectors():
     """Which shared vectors the port runs (keep in step with docs/conv3d_backprop_input_arch35.md)."""
-    assert len(PORTED) >= 18 and len(PORTED) + len(REFUSED) == len(VECTORS)
+    assert len(PORTED) >= 19 and len(PORTED) + len(REFUSED) == len(VECTORS)
 
 
 @pytest.mark.parametrize("vector", REFUSED, ids=lambda v: v["name"])

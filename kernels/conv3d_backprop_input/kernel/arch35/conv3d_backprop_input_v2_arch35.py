@@ -9,8 +9,8 @@ basic, SMALL_KERNEL); else the init-output pass (initOutputFlag == L0_INIT), the
 Conv3dDxOswBlock<..., loadB1Condition>.
 
 Ported so far: Conv3dDxOswBlock with loadB1Condition GM_TO_L1, group ORIGIN, every loadB2Condition, split-K into
-GM with atomic add (fp32), the init-output pass and the vecTrans pre-pass (groups == 1); not the UB-accumulated
-split-K, split-Dk or the full load of A. `unported_features` names what a tiling asks for beyond that; the entry
+GM with atomic add (fp32) and through UB (16/8-bit: the fp32 workspace, the AIV's Cast), the init-output pass and
+the vecTrans pre-pass (groups == 1); not split-Dk or the full load of A. `unported_features` names what a tiling asks for beyond that; the entry
 refuses it before any instruction (the operator refuses it before launch).
 """
 from __future__ import annotations
@@ -36,8 +36,6 @@ def unported_features(tiling_key: int, tilingData) -> list[str]:
         (not isBasicBlockTiling, "isBasicBlockTiling=0"),
         (t.initOutputFlag not in (0, 1), f"initOutputFlag={t.initOutputFlag} (L1_INIT)"),
         (bool(t.enableVecTrans) and t.group > 1, "enableVecTrans=1 with groups > 1"),
-        (bool(t.enableSplitK) and bool(t.useUbAccumForSplitK),
-         "enableSplitK=1 with useUbAccumForSplitK=1 (the fp32 workspace, the AIV accumulation and Cast)"),
         (t.singleIterateDk != t.dk, f"singleIterateDk={t.singleIterateDk} < dk={t.dk} (split-Dk)"),
         (t.group > 1 and t.cin % t.cinG != 0, "cin not a multiple of cinG"),
     ]
