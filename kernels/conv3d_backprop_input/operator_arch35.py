@@ -66,10 +66,12 @@ def plan_arch35(input_size, filter_shape, out_backprop_shape, dtype: str, *, str
 
 
 def launch_arch35(tiling, filter: np.ndarray, out_backprop: np.ndarray, input_size, *, platform, data_format,
-                  filter_format, execute=True, check_races=True, poison_output=True, hooks=None, engine="auto"):
-    """(y in data_format or None, report): one MIX AIC:AIV 1:2 launch of the arch35 kernel with `tiling`."""
+                  filter_format, execute=True, check_races=True, poison_output=True, hooks=None, engine="auto",
+                  record=True):
+    """(y in data_format or None, report): one MIX AIC:AIV 1:2 launch of the arch35 kernel with `tiling`;
+    record=False keeps no instruction records (the memory of a long run stays flat)."""
     dtype = filter.dtype
-    chip = Chip(platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine)
+    chip = Chip(platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine, record=record)
     w_gm = chip.gm.upload("filter", np.ascontiguousarray(filter))
     dy_gm = chip.gm.upload("out_backprop", np.ascontiguousarray(out_backprop))
     y_shape = tuple(input_size)
