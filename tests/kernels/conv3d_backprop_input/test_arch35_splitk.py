@@ -10,7 +10,7 @@ import pytest
 from ascend_sim.machine.dtypes import bfloat16, float8_e4m3fn, float16, float32, hifloat8
 from tests.kernels.conv3d_backprop_input.arch35_oracle import dx_reference
 from tests.kernels.conv3d_backprop_input.test_arch35_kernel import NAMES, check, run_case
-from tests.kernels.conv3d_backprop_input.test_arch35_vectors_run import VECTORS, _launch
+from tests.kernels.conv3d_backprop_input.test_arch35_vectors_run import VECTORS, _launch, with_batch
 
 ONE_BLOCK_PER_CORE = (1, 16, 4096, (1, 4, 4), (1, 3, 3), (1, 1, 1), (0, 0, 1, 1, 1, 1), (1, 1, 1))
 # 36 basic blocks on 32 cores: cores 0-3 run a second block into the same workspace slice
@@ -92,21 +92,24 @@ def test_the_8bit_error_is_on_the_second_blocks_only():
     assert off.any() and not (off & ~second).any()
 
 
-def test_ut_split_k_tiling_with_data_on_two_batches():
-    """conv3d_dx_split_k_NCDHW_2's UT tiling (fp16, cout 553 in kSegments of 448 + 105, baseN 112 over cin 721,
-    M 182 in blocks of 128 + 54), every field as the UT but batch cut from 153 to 2 so that it runs with data in
-    seconds: 28 blocks on 32 cores (four AICs idle with their AIVs), against PyTorch."""
-    vector = next(v for v in VECTORS if v["name"] == "conv3d_dx_split_k_NCDHW_2")
-    assert vector["tiling"]["useUbAccumForSplitK"] and vector["tiling"]["batch"] == 153
-    small = {**vector, "tiling": {**vector["tiling"], "batch": 2}}
-    for key in ("dy_shape", "dx_shape"):
-        small[key] = {**vector[key], "ori": [2] + vector[key]["ori"][1:]}
+@pytest.mark.parametrize("name, dtype, casts", [("conv3d_dx_split_k_NCDHW_2", float16, 28),
+                                               ("conv3d_dx_split_k_NCDHW_3", float32, 0)])
+def test_ut_split_k_tiling_with_data_on_two_batches(name, dtype, casts):
+    """The UT's split-K tilings of cout 553 over cin 721 (M 182 in blocks of 128 + 54, baseN 112): fp16 in
+    kSegments of 448 + 105 through UB, fp32 in kSegments of 24 with the vecTrans pre-pass, atomically into y.
+    Every field as the UT but batch cut from 153 to 2 so that they run with data in seconds (28 blocks on 32 cores,
+    four AICs idle with their AIVs), against PyTorch; test_arch35_vectors_run.py says why the fp32 one is not
+    also run whole."""
+    vector = next(v for v in VECTORS if v["name"] == name)
+    assert vector["tiling"]["enableSplitK"] and vector["tiling"]["batch"] == 153
+    small = with_batch(vector, 2)
     rng = np.random.default_rng(11)
-    w = rng.uniform(-1, 1, vector["filter_shape"]["ori"]).astype(float16)
-    dy = rng.uniform(-1, 1, small["dy_shape"]["ori"]).astype(float16)
+    w = rng.uniform(-1, 1, vector["filter_shape"]["ori"]).astype(dtype)
+    dy = rng.uniform(-1, 1, small["dy_shape"]["ori"]).astype(dtype)
     y, report = _launch(small, execute=True, filter=w, dy=dy)
     ref, bound = dx_reference(small["dx_shape"]["ori"], w, dy, tuple(small["strides"][2:]), small["pads"],
                               tuple(small["dilations"][2:]), small["groups"])
-    check(float16, y, ref, bound)
-    assert sum(c.counts.get("Cast", 0) for c in report.cores if c.kind == "AIV") == 28  # one per block (mIter 1)
+    check(dtype, y, ref, bound, hf32=bool(vector["tiling"]["hf32Flag"]))
+    # the UB cast: one per block (mIter 1) on AIV sub-block 0; none for fp32
+    assert sum(c.counts.get("Cast", 0) for c in report.cores if c.kind == "AIV") == casts
 

@@ -19,8 +19,13 @@ from tiling.conv3d_backprop_input.arch35 import Conv3DBackpropInputArch35TilingD
 
 VECTORS = json.loads((DATA_DIR / "conv3d_dx_tiling_vectors_arch35.json").read_text())["vectors"]
 UT_PLATFORM = get_platform("Ascend950PR_9589").with_overrides(UB=245760)
-SLOW = {"conv3d_dx_2", "conv3d_dx_8_small_m", "conv3d_dx_10", "conv3d_dx_split_k_NCDHW_3",  # 20 s to 10 min
+SLOW = {"conv3d_dx_2", "conv3d_dx_8_small_m", "conv3d_dx_10",  # 20 s to 3 min
         "conv3d_dx_split_k_NCDHW_2"}  # 2,142 blocks of 415 K steps: over 20 min of CPU timing-only
+# Run with the batch cut to 2 (with data, test_arch35_splitk.py) instead of whole: its vecTrans pre-pass ends in a
+# barrier of all 64 AIVs (flag 2, mode 0), so every AIC's stream stays pending, records and all, until the last
+# AIV's Python has run (the engine runs the cores one after the other): about 10 million records, the 20 GB a
+# `-m slow` run reached, whether or not the chip keeps records afterwards.
+CUT_TO_TWO_BATCHES = {"conv3d_dx_split_k_NCDHW_3"}
 
 
 def workspace_size(vector) -> int:
@@ -40,6 +45,14 @@ def forced_tiling(vector) -> Conv3DBackpropInputArch35TilingData:
                                                template="UT vector")
 
 
+def with_batch(vector, batch: int):
+    """The vector with its batch cut to `batch`: every other tiling field as the UT's."""
+    small = {**vector, "tiling": {**vector["tiling"], "batch": batch}}
+    for key in ("dy_shape", "dx_shape"):
+        small[key] = {**vector[key], "ori": [batch] + vector[key]["ori"][1:]}
+    return small
+
+
 def _launch(vector, execute, filter=None, dy=None):
     dt = DTYPES_950[vector["dtype"]]
     fmt = vector["formats"]
@@ -56,7 +69,8 @@ REFUSED = [v for v in VECTORS if unported_features(v["tiling_key"], forced_tilin
 
 
 @pytest.mark.parametrize("vector", [pytest.param(v, marks=pytest.mark.slow) if v["name"] in SLOW else v
-                                    for v in PORTED], ids=lambda v: v["name"])
+                                    for v in PORTED if v["name"] not in CUT_TO_TWO_BATCHES],
+                         ids=lambda v: v["name"])
 def test_ported_vector_runs_without_fault(vector):
     _, report = _launch(vector, execute=False)
     kinds = [c.kind for c in report.cores]
