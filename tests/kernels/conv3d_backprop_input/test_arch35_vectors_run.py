@@ -23,8 +23,9 @@ SLOW = {"conv3d_dx_2", "conv3d_dx_8_small_m", "conv3d_dx_10",  # 20 s to 3 min
         "conv3d_dx_split_k_NCDHW_2"}  # 2,142 blocks of 415 K steps: over 20 min of CPU timing-only
 # Run with the batch cut to 2 (with data, test_arch35_splitk.py) instead of whole: its vecTrans pre-pass ends in a
 # barrier of all 64 AIVs (flag 2, mode 0), so every AIC's stream stays pending, records and all, until the last
-# AIV's Python has run (the engine runs the cores one after the other): about 10 million records, the 20 GB a
-# `-m slow` run reached, whether or not the chip keeps records afterwards.
+# AIV's Python has run (the engine runs the cores one after the other): the vector issues about 36 million
+# instructions (470,450 with batch 2, times 76.5), hence the 20 GB and more a `-m slow` run reached, whether or not
+# the chip keeps records afterwards.
 CUT_TO_TWO_BATCHES = {"conv3d_dx_split_k_NCDHW_3"}
 
 
