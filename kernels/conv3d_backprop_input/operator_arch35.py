@@ -173,10 +173,12 @@ def estimate_dx_arch35(tiling, routed, mode, itemsize: int, *, execute: bool = T
 
 
 def launch_arch35(tiling, filter: np.ndarray, out_backprop: np.ndarray, input_size, *, platform, data_format,
-                  filter_format, execute=True, check_races=True, poison_output=True, hooks=None, engine="auto"):
-    """(y in data_format or None, report): one MIX AIC:AIV 1:2 launch of the arch35 kernel with `tiling`."""
+                  filter_format, execute=True, check_races=True, poison_output=True, hooks=None, engine="auto",
+                  record=True):
+    """(y in data_format or None, report): one MIX AIC:AIV 1:2 launch of the arch35 kernel with `tiling`;
+    record=False keeps no instruction records (the memory of a long run stays flat)."""
     dtype = filter.dtype
-    chip = Chip(platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine)
+    chip = Chip(platform, execute=execute, check_races=check_races, hooks=hooks, engine=engine, record=record)
     # a timing-only chip holds size-only allocations: the operands (stand-ins there) are never copied
     w_gm = chip.gm.place("filter", filter.shape, dtype, lambda: np.ascontiguousarray(filter))
     dy_gm = chip.gm.place("out_backprop", out_backprop.shape, dtype, lambda: np.ascontiguousarray(out_backprop))

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from ascend_sim.isa.vector.cast import Cast, RoundMode
 from ascend_sim.isa.vector.common import MASK_PLACEHOLDER
-from ascend_sim.isa.vector.datacopy import (DataCopyExtParams, DataCopyPad, DataCopyPadExtParams, copy_ub,
-                                            copy_ub_contiguous)
+from ascend_sim.isa.vector.datacopy import (DataCopyExtParams, DataCopyPad, DataCopyPadExtParams, PaddingMode,
+                                            copy_ub, copy_ub_contiguous)
 from ascend_sim.isa.vector.elementwise import (Abs, Add, Adds, BinaryRepeatParams, Div, Duplicate, Exp, Ln, Max, Maxs,
                                                Min, Mins, Mul, Muls, Relu, Sub, UnaryRepeatParams)
 from ascend_sim.isa.vector.init_global_memory import Fill, InitGlobalMemory
@@ -13,7 +13,8 @@ from ascend_sim.isa.vector.reduce import (BlockReduceMax, BlockReduceMin, BlockR
                                           ReduceSum, ReduceType, WholeReduceMax, WholeReduceMin, WholeReduceSum)
 from ascend_sim.isa.vector.transdata import TransDataTo5HD, TransDataTo5HDParams
 
-__all__ = ["Cast", "RoundMode", "MASK_PLACEHOLDER", "DataCopyExtParams", "DataCopyPad", "DataCopyPadExtParams", "copy_ub",
+__all__ = ["Cast", "RoundMode", "MASK_PLACEHOLDER", "DataCopyExtParams", "DataCopyPad", "DataCopyPadExtParams", "PaddingMode",
+           "copy_ub",
            "copy_ub_contiguous", "Abs", "Add", "Adds", "BinaryRepeatParams", "Div", "Duplicate", "Exp", "Ln", "Max",
            "Maxs", "Min", "Mins", "Mul", "Muls", "Relu", "Sub", "UnaryRepeatParams", "ResetMask", "SetMaskCount",
            "SetMaskNorm", "SetVectorMask", "BlockReduceMax", "BlockReduceMin", "BlockReduceSum", "ReduceMax",

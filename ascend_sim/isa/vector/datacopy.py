@@ -10,6 +10,10 @@
   DataCopyPad（GMToUB非对齐数据搬运）.md and DataCopyPad（UBToGM非对齐数据搬运）.md.
   Fill: paddingValue when isPad; with no padding the dummy repeats the block's first element; with padding
   and isPad=false the pads are undefined on hardware and left unchanged here (SetPadValue is not modelled).
+  On the 950 (arch 3510) `mode=PaddingMode.Compact` packs the UB rows blockLen bytes apart ("紧凑模式": a
+  single block need not be 32 B aligned, the whole transfer is padded once at its end; the pad bytes are left as
+  they are here); the UB-side stride must be 0 and GM -> UB takes no left/right padding in that mode (other
+  values are not modelled and fault).
 
 Costs: a fixed overhead (rates.mte2_overhead for GM -> UB, rates.mte3_overhead for UB -> GM; their sources are in
 platform.py) plus the bytes at this core's share of the GM read rate (GM -> UB) or at min(64 B/cycle, GM write
@@ -18,10 +22,12 @@ share) (UB -> GM; 64 is the INI ub_to_ddr rate of 2201).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 import numpy as np
 
 from ascend_sim.engine.front_end_cache import cached
+from ascend_sim.isa.arch35.common import require_arch35
 from ascend_sim.isa.common import BLOCK, check_aligned, current_core, expect_position, fields_checker
 from ascend_sim.isa.mte2 import CopyOperands, DataCopyParams
 from ascend_sim.machine.faults import ParameterOutOfRange
@@ -31,6 +37,13 @@ from ascend_sim.record import Kind, define, operands_type, snapshot
 
 MTE2, MTE3 = Pipe.MTE2, Pipe.MTE3
 UB_TO_GM_RATE = 64.0  # bytes/cycle, ub_to_ddr in the 2201 SoC INI (reference §4.2)
+
+
+class PaddingMode(Enum):
+    """DataCopyPad's template mode on the 950: Normal pads every block to 32 B in UB, Compact only the whole."""
+
+    Normal = 0
+    Compact = 1
 
 
 @dataclass(slots=True)
@@ -203,17 +216,22 @@ UB_TO_GM_PAD = define("DataCopyPad(UB->GM)", MTE3, kind=Kind.MOVE, operands=Copy
 
 
 @cached
-def DataCopyPad(dst, src, dataCopyParams: DataCopyExtParams, padParams: DataCopyPadExtParams | None = None) -> None:
-    """GM -> UB (with padParams) or UB -> GM, blockLen in bytes."""
+def DataCopyPad(dst, src, dataCopyParams: DataCopyExtParams, padParams: DataCopyPadExtParams | None = None, *,
+                mode: PaddingMode = PaddingMode.Normal) -> None:
+    """GM -> UB (with padParams) or UB -> GM, blockLen in bytes; `mode` is the 950's PaddingMode template."""
     core = current_core()
     to_ub = isinstance(dst, LocalTensor)
     pipe, spec = (MTE2, GM_TO_UB_PAD) if to_ub else (MTE3, UB_TO_GM_PAD)
     name = spec.name
     if not isinstance(dataCopyParams, DataCopyExtParams):
         raise TypeError(f"DataCopyPad: dataCopyParams must be a DataCopyExtParams, got {type(dataCopyParams).__name__}")
+    if not isinstance(mode, PaddingMode):
+        raise core.fault(ParameterOutOfRange(f"mode={mode!r} is not a PaddingMode"), name, pipe)
     _sides(core, name, pipe, dst, src)
     _check_ext(core, name, pipe, dataCopyParams)
     p = dataCopyParams
+    if mode is PaddingMode.Compact:
+        return _data_copy_pad_compact(core, spec, pipe, dst, src, p, padParams, to_ub)
     dtype = (dst if to_ub else src).dtype
     size = dtype.itemsize
     if p.blockLen % size:
@@ -252,7 +270,39 @@ def DataCopyPad(dst, src, dataCopyParams: DataCopyExtParams, padParams: DataCopy
                "GM->UB", count * blen, footprint=((sbuf, s0, (count, blen), (s_pitch, 1), False),))
 
 
-__all__ = ["DataCopyExtParams", "DataCopyPadExtParams", "DataCopyPad", "copy_ub", "copy_ub_contiguous", "is_ub",
+def _data_copy_pad_compact(core, spec, pipe, dst, src, p, padParams, to_ub) -> None:
+    """PaddingMode.Compact (arch 3510): the UB rows are blockLen bytes apart, no padding between them."""
+    name = spec.name
+    require_arch35(core, name, pipe, "DataCopyPad with PaddingMode::Compact")
+    dtype = (dst if to_ub else src).dtype
+    if p.blockLen % dtype.itemsize:
+        raise core.fault(ParameterOutOfRange(f"blockLen={p.blockLen} is not a multiple of sizeof(T)="
+                                             f"{dtype.itemsize}"), name, pipe)
+    ub_stride = ("dstStride", p.dstStride) if to_ub else ("srcStride", p.srcStride)
+    if ub_stride[1]:
+        raise core.fault(ParameterOutOfRange(f"{ub_stride[0]}={ub_stride[1]} with PaddingMode::Compact: only 0 "
+                                             "(rows packed in UB) is modelled"), name, pipe)
+    pad = padParams if padParams is not None else DataCopyPadExtParams()
+    if to_ub and (pad.leftPadding or pad.rightPadding):
+        raise core.fault(ParameterOutOfRange(
+            f"leftPadding={pad.leftPadding}, rightPadding={pad.rightPadding} with PaddingMode::Compact: only 0 "
+            "is modelled"), name, pipe)
+    count, blen = p.blockCount, p.blockLen
+    if count * blen == 0:
+        core.issue(spec, pipe, (snapshot(p), snapshot(pad)) if to_ub else p)
+        return
+    if not to_ub:
+        _issue_rows(core, spec, pipe, p, src, dst, count, blen, blen, blen + p.dstStride, "UB->GM")
+        return
+    s0, d0, s_pitch = src.address, dst.address, blen + p.srcStride
+    sbuf, dbuf = src.buffer, dst.buffer
+    core.issue(spec, pipe, (snapshot(p), snapshot(pad)), ((sbuf, s0, s0 + (count - 1) * s_pitch + blen),),
+               ((dbuf, d0, d0 + count * blen),),
+               PadOperands(sbuf, s0, s_pitch, dbuf, d0, blen, count, blen, dtype, 0, 0, None, blen, count * blen),
+               "GM->UB", count * blen, footprint=((sbuf, s0, (count, blen), (s_pitch, 1), False),))
+
+
+__all__ = ["PaddingMode", "DataCopyExtParams", "DataCopyPadExtParams", "DataCopyPad", "copy_ub", "copy_ub_contiguous", "is_ub",
            "data_copy_ub"]
 
 

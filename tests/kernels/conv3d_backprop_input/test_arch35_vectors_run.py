@@ -19,8 +19,15 @@ from tiling.conv3d_backprop_input.arch35 import Conv3DBackpropInputArch35TilingD
 
 VECTORS = json.loads((DATA_DIR / "conv3d_dx_tiling_vectors_arch35.json").read_text())["vectors"]
 UT_PLATFORM = get_platform("Ascend950PR_9589").with_overrides(UB=245760)
-SLOW = {"conv3d_dx_2", "conv3d_dx_8_small_m", "conv3d_dx_10", "conv3d_dx_split_k_NCDHW_3",  # 20 s to 10 min
-        "conv3d_dx_33_kernel_16_stride_2", "conv3d_dx_34_kernel_16_stride_2_ncdhw", "conv3d_dx_kernel_split_h_NDHWC_1"}
+SLOW = {"conv3d_dx_2", "conv3d_dx_8_small_m", "conv3d_dx_10",  # 20 s to 10 min
+        "conv3d_dx_33_kernel_16_stride_2", "conv3d_dx_34_kernel_16_stride_2_ncdhw", "conv3d_dx_kernel_split_h_NDHWC_1",
+        "conv3d_dx_split_k_NCDHW_2"}  # 2,142 blocks of 415 K steps: over 20 min of CPU timing-only
+# Run with the batch cut to 2 (with data, test_arch35_splitk.py) instead of whole: its vecTrans pre-pass ends in a
+# barrier of all 64 AIVs (flag 2, mode 0), so every AIC's stream stays pending, records and all, until the last
+# AIV's Python has run (the engine runs the cores one after the other): the vector issues about 36 million
+# instructions (470,450 with batch 2, times 76.5), hence the 20 GB and more a `-m slow` run reached, whether or not
+# the chip keeps records afterwards.
+CUT_TO_TWO_BATCHES = {"conv3d_dx_split_k_NCDHW_3"}
 
 
 def workspace_size(vector) -> int:
@@ -40,13 +47,23 @@ def forced_tiling(vector) -> Conv3DBackpropInputArch35TilingData:
                                                template="UT vector")
 
 
+def with_batch(vector, batch: int):
+    """The vector with its batch cut to `batch`: every other tiling field as the UT's."""
+    small = {**vector, "tiling": {**vector["tiling"], "batch": batch}}
+    for key in ("dy_shape", "dx_shape"):
+        small[key] = {**vector[key], "ori": [batch] + vector[key]["ori"][1:]}
+    return small
+
+
 def _launch(vector, execute, filter=None, dy=None):
     dt = DTYPES_950[vector["dtype"]]
     fmt = vector["formats"]
     w = np.zeros(vector["filter_shape"]["ori"], dt) if filter is None else filter
     dy = np.zeros(vector["dy_shape"]["ori"], dt) if dy is None else dy
+    # no instruction records: the large vectors issue millions of instructions, and keeping their records made a
+    # `-m slow` process grow past 20 GB (conv3d_dx_split_k_NCDHW_3); the report's cycles and counts are the same
     return launch_arch35(forced_tiling(vector), w, dy, vector["dx_shape"]["ori"], platform=UT_PLATFORM,
-                         data_format=fmt["dy_ori"], filter_format=fmt["filter_ori"], execute=execute)
+                         data_format=fmt["dy_ori"], filter_format=fmt["filter_ori"], execute=execute, record=False)
 
 
 PORTED = [v for v in VECTORS if not unported_features(v["tiling_key"], forced_tiling(v))]
@@ -54,7 +71,8 @@ REFUSED = [v for v in VECTORS if unported_features(v["tiling_key"], forced_tilin
 
 
 @pytest.mark.parametrize("vector", [pytest.param(v, marks=pytest.mark.slow) if v["name"] in SLOW else v
-                                    for v in PORTED], ids=lambda v: v["name"])
+                                    for v in PORTED if v["name"] not in CUT_TO_TWO_BATCHES],
+                         ids=lambda v: v["name"])
 def test_ported_vector_runs_without_fault(vector):
     _, report = _launch(vector, execute=False)
     kinds = [c.kind for c in report.cores]
@@ -66,7 +84,7 @@ def test_ported_vector_runs_without_fault(vector):
 
 def test_the_ported_vectors():
     """Which shared vectors the port runs (keep in step with docs/conv3d_backprop_input_arch35.md)."""
-    assert len(PORTED) >= 23 and len(PORTED) + len(REFUSED) == len(VECTORS)
+    assert len(PORTED) >= 25 and len(PORTED) + len(REFUSED) == len(VECTORS)
 
 
 @pytest.mark.parametrize("vector", REFUSED, ids=lambda v: v["name"])

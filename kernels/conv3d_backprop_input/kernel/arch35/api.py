@@ -20,15 +20,17 @@ UpdateFullLoadL1Status, IterateAll, GetTensorC, End), conv3d_bp_common_func.h (C
 the preloads, ComputeL0A/B, CalFmapH, UpdateCurHoSizeCore), impl/conv_bp_input_sub_func.h (InitMmadParams,
 CalcParamsMmad, MmadLocal, UpdateL1KParams) and FreeB1Tensor (conv3d_bp_kernel_split_func.h), for
 kernelSplitMode 0 and TPL_SPLIT_KERNEL_H (kernel_split.py), groupMode ORIGIN, loadB1Condition GM_TO_L1, NO_HK and
-NO_HK_WK (large_attribute.py), without UB-accumulated split-K or split-Dk (the other paths are refused by the
-entry). The context keeps the real ctx names (curMIdx_, baseUseM_, curHoIdx_, ...).
+NO_HK_WK (large_attribute.py), without split-Dk (the other paths are refused by the entry), plus split-K through
+UB: the AIV sub-block 0 walks the same blocks and tiles on its scalar unit (Compute and GetTensorC return at once
+there) and casts the fp32 workspace after a block's last K segment (CalcInWorkspace, splitk_cast.py). The context
+keeps the real ctx names (curMIdx_, baseUseM_, curHoIdx_, ...).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ascend_sim.ascendc import (HardEvent, Mmad, MmadParams, SetFlag, SetHF32Mode, TBuf, TPipe, TPosition, TQue,
-                                WaitFlag, api_call)
+from ascend_sim.ascendc import (ASCEND_IS_AIC, ASCEND_IS_AIV, PIPE_FIX, PIPE_MTE3, GetSubBlockIdx, HardEvent, Mmad,
+                                MmadParams, SetFlag, SetHF32Mode, TBuf, TPipe, TPosition, TQue, WaitFlag, api_call)
 from ascend_sim.machine.dtypes import float32
 from kernels.conv3d_backprop_input.kernel.arch35.kernel_split import (InitKernelSplitLists, InitParamsForKernelSplitH,
                                                                       SetKernelSplitParams, SetSingleShapeParams)
@@ -37,11 +39,14 @@ from kernels.conv3d_backprop_input.kernel.arch35.load_a import (InitLoadToA2Para
                                                                 UpdateLoadToA2ParamsK, UpdateLoadToA2ParamsM)
 from kernels.conv3d_backprop_input.kernel.arch35.load_b import (InitLoadToB2Params, LoadToB1, LoadToB2,
                                                                 UpdateLoadToB2ParamsK, UpdateLoadToB2ParamsN)
+from kernels.conv3d_backprop_input.kernel.arch35.splitk_cast import AccumulateSegmentOnWorkspace
 from kernels.conv3d_backprop_input.kernel.arch35.store_c import LoadL0c2Gm
-from kernels.conv3d_backprop_input.kernel.arch35.util import (BLOCK_CUBE, TPL_GM_TO_L1, TPL_GM_TO_L1_NO_HK,
-                                                              TPL_GM_TO_L1_NO_HK_WK, TPL_NO_SPLIT_KERNEL,
-                                                              TPL_SPLIT_KERNEL_H, AlignUpC0, CalFmapH, DivCeil,
-                                                              DivCeilC0, DivHkWk, total_sizes)
+from kernels.conv3d_backprop_input.kernel.arch35.sync import (CrossCoreSetHeadForMix, CrossCoreWaitTailForMix,
+                                                              CvCrossCoreSet, CvCrossCoreWait)
+from kernels.conv3d_backprop_input.kernel.arch35.util import (BLOCK_CUBE, FLAG_FIXP_ID, FLAG_MTE2_VEC_ID, TOTAL_UB_SIZE,
+                                                              TPL_GM_TO_L1, TPL_GM_TO_L1_NO_HK, TPL_GM_TO_L1_NO_HK_WK,
+                                                              TPL_NO_SPLIT_KERNEL, TPL_SPLIT_KERNEL_H, AlignUpC0,
+                                                              CalFmapH, DivCeil, DivCeilC0, DivHkWk, total_sizes)
 
 _U32 = 0xFFFFFFFF
 
@@ -70,6 +75,7 @@ class Conv3DBackpropInput:
             SetHF32Mode(True)
         self.InitParams()
         self.InitTque()
+        CrossCoreSetHeadForMix(self)
 
     def InitParams(self) -> None:
         t = self.tiling_
@@ -127,6 +133,8 @@ class Conv3DBackpropInput:
         self.isLoadA1_ = self.isLoadB1_ = True
         self.isFreeA1_ = self.isFreeB1_ = False
         self.needComputeFlag_ = True
+        self.isLastKSegment_ = False
+        self.realMSize_ = 0
         self.dstB2Stride_ = 0
         self.cacheA1Buf_ = self.cacheB1Buf_ = None
 
@@ -151,6 +159,10 @@ class Conv3DBackpropInput:
         self.inQueL1A_, self.inQueL1B_ = TQue(TPosition.A1, 2), TQue(TPosition.B1, 2)  # depth 2: preload
         self.l0cPing_, self.l0cPong_ = TQue(TPosition.CO1, 1), TQue(TPosition.CO1, 1)
         self.l0aBuf_, self.l0bBuf_ = TBuf(TPosition.A2), TBuf(TPosition.B2)
+        self.vecBuf_ = TBuf(TPosition.VECIN)
+        if ASCEND_IS_AIV():
+            self.InitUbByteSize()
+            return
         self.pipe_.InitBuffer(self.inQueL1B_, t.bl1Pbuffer, bMatrixByteSize)
         self.pipe_.InitBuffer(self.inQueL1A_, t.al1Pbuffer, aMatrixByteSize)
         l0a, l0b, l0c = total_sizes()
@@ -161,6 +173,11 @@ class Conv3DBackpropInput:
             self.pipe_.InitBuffer(self.l0cPing_, 1, l0c)
         self.pipe_.InitBuffer(self.l0aBuf_, l0a)
         self.pipe_.InitBuffer(self.l0bBuf_, l0b)
+
+    def InitUbByteSize(self) -> None:
+        """The AIV's UB (impl/conv_bp_input_sub_func_ub_init.h): the whole UB for split-K's cast, on sub-block 0."""
+        if self.useUbAccumForSplitK_ and GetSubBlockIdx() == 0:
+            self.pipe_.InitBuffer(self.vecBuf_, TOTAL_UB_SIZE())
 
     # --------------------------------------------------------------------------------------------- setters
     @api_call
@@ -227,6 +244,8 @@ class Conv3DBackpropInput:
     def FreeB1Tensor(self) -> None:
         """Release a weight kept in L1 across blocks (full load with dk == 1)."""
         t = self.tiling_
+        if ASCEND_IS_AIV():
+            return  # the vector core has no L1 (the source leaves this to the queue being empty there)
         if self.isLoadB1_ and not self.isFreeB1_:
             return  # nothing was loaded in this round
         if self.kernelSplitMode != TPL_NO_SPLIT_KERNEL:
@@ -344,6 +363,8 @@ class Conv3DBackpropInput:
         if not self.needComputeFlag_:
             self.FreeFullLoadL1Tensor()  # NoNeedComputeHandle without bias
             return
+        if ASCEND_IS_AIV():
+            return  # in this template every step of the K loop is the cube's (ASCEND_IS_AIC_SCALAR / _SHOULD_RETURN)
         self.InitMmadParams()
         UpdateLoadToA2ParamsM(self)
         UpdateLoadToB2ParamsN(self)
@@ -357,7 +378,7 @@ class Conv3DBackpropInput:
         self.l0PingPongFlag_ = l0PingPongFlag
 
     def FreeFullLoadL1Tensor(self) -> None:
-        if self.isB1FullLoadFlag_ and self.isFreeB1_ and not self.isLoadB1_:
+        if ASCEND_IS_AIC() and self.isB1FullLoadFlag_ and self.isFreeB1_ and not self.isLoadB1_:
             self.inQueL1B_.FreeTensor(self.cacheB1Buf_)
             self.isLoadB1_ = True
 
@@ -462,17 +483,40 @@ class Conv3DBackpropInput:
         self.isFirstIter_ = True
 
     def CalcSplitK_(self, output) -> None:
-        """Split-K over cout in kSegment pieces: the first piece writes y, the others add to it (fp32: atomic add
-        straight into GM; the UB-accumulated 16/8-bit form is not ported)."""
+        """Split-K over cout in kSegment pieces: the first piece writes, the others add (fp32: atomically into y;
+        16/8-bit: atomically into the fp32 workspace, which the AIV casts into y after the last piece)."""
         t = self.tiling_
         self.isLastKSegment_ = False
+        firstTile = True
         for kIdx in range(self.curCoutStartIdx_, t.coutG, t.kSegment):
             self.curCoutStartIdx_ = kIdx
             self.UpdateSplitKTail(kIdx)
             enAtomic = 0 if kIdx == 0 else 1
+            iterCnt = 0
             while self.Iterate():
+                self.realMSize_ = t.singleCoreM if iterCnt else self.baseUseM_
+                iterCnt += 1
+                if firstTile and self.useUbAccumForSplitK_ and ASCEND_IS_AIC():
+                    CvCrossCoreWait(FLAG_FIXP_ID)  # [port] the AIV has read the slice of the last block
+                    firstTile = False
                 self.GetTensorC(output, enAtomic)
+            self.VecPostProcess(output, enAtomic)
             self.isFirstIter_ = True
+        self.CalcInWorkspace(output)
+
+    def VecPostProcess(self, output, enAtomic: int = 0) -> None:
+        """After a K segment: the last one tells the AIV its workspace tiles are complete (FLAG_MTE2_VEC_ID)."""
+        if (self.useUbAccumForSplitK_ and ASCEND_IS_AIC() and self.isLastKSegment_ and self.needComputeFlag_):
+            CvCrossCoreSet(PIPE_FIX, FLAG_MTE2_VEC_ID)
+
+    def CalcInWorkspace(self, output) -> None:
+        """The AIV's cast of the block's workspace into y, once the AIC's last segment is there."""
+        if not self.useUbAccumForSplitK_ or not ASCEND_IS_AIV():
+            return
+        if self.needComputeFlag_:
+            CvCrossCoreWait(FLAG_MTE2_VEC_ID)
+            AccumulateSegmentOnWorkspace(self, output)
+        CvCrossCoreSet(PIPE_MTE3, FLAG_FIXP_ID)  # [port] the slice may be overwritten (sync.py)
 
     def UpdateSplitKTail(self, kIdx: int) -> None:
         t = self.tiling_
@@ -488,10 +532,12 @@ class Conv3DBackpropInput:
 
     @api_call
     def End(self) -> None:
-        self.inQueL1A_.FreeAllEvent()
-        self.inQueL1B_.FreeAllEvent()
-        self.l0cPing_.FreeAllEvent()
-        if self.tiling_.cl0Pbuffer > 1:
-            self.l0cPong_.FreeAllEvent()
+        CrossCoreWaitTailForMix(self)
+        if ASCEND_IS_AIC():  # the AIV never bound these queues (nothing to wait for there)
+            self.inQueL1A_.FreeAllEvent()
+            self.inQueL1B_.FreeAllEvent()
+            self.l0cPing_.FreeAllEvent()
+            if self.tiling_.cl0Pbuffer > 1:
+                self.l0cPong_.FreeAllEvent()
         if self.tiling_.hf32Flag:
             SetHF32Mode(False)

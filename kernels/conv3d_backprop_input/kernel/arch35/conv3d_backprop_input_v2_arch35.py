@@ -9,11 +9,11 @@ basic, SMALL_KERNEL); else the init-output pass (initOutputFlag == L0_INIT), the
 Conv3dDxOswBlock<..., loadB1Condition>.
 
 Ported so far: Conv3dDxOswBlock with loadB1Condition GM_TO_L1, NO_HK and NO_HK_WK, group ORIGIN, every
-loadB2Condition, split-K into GM with atomic add (fp32), the init-output pass and the vecTrans pre-pass
-(groups == 1); Conv3dDxKsBlock for the kernel split along H; not the UB-accumulated split-K, split-Dk, the HW
-kernel split or the full load of A.
-`unported_features` names what a tiling asks for beyond that; the entry refuses it before any instruction (the
-operator refuses it before launch).
+loadB2Condition, split-K into GM with atomic add (fp32) and through UB (16/8-bit: the fp32 workspace, the AIV's
+Cast), the init-output pass and the vecTrans pre-pass (groups == 1); Conv3dDxKsBlock for the kernel split along
+H; not split-Dk, the HW kernel split or the full load of A. initOutputFlag L1_INIT (2) runs no init pass, as the
+source's entry (only L0_INIT has one; the arch35 tiling sets 0 or 1). `unported_features` names what a tiling
+asks for beyond that; the entry refuses it before any instruction (the operator refuses it before launch).
 """
 from __future__ import annotations
 
@@ -39,11 +39,11 @@ def unported_features(tiling_key: int, tilingData) -> list[str]:
         (loadB1Condition not in (TPL_GM_TO_L1, TPL_GM_TO_L1_NO_HK, TPL_GM_TO_L1_NO_HK_WK),
          f"loadB1Condition={loadB1Condition} (C04 / NO_HK / NO_HK_WK / SMALL_KERNEL)"),
         (not isBasicBlockTiling, "isBasicBlockTiling=0"),
-        (t.initOutputFlag not in (0, 1), f"initOutputFlag={t.initOutputFlag} (L1_INIT)"),
+        (t.initOutputFlag not in (0, 1, 2), f"initOutputFlag={t.initOutputFlag} (not NO_INIT, L0_INIT or L1_INIT)"),
         (bool(t.enableVecTrans) and t.group > 1, "enableVecTrans=1 with groups > 1"),
-        (bool(t.enableSplitK) and bool(t.useUbAccumForSplitK),
-         "enableSplitK=1 with useUbAccumForSplitK=1 (the fp32 workspace, the AIV accumulation and Cast)"),
-        (t.singleIterateDk != t.dk, f"singleIterateDk={t.singleIterateDk} < dk={t.dk} (split-Dk)"),
+        (t.singleIterateDk != t.dk, f"singleIterateDk={t.singleIterateDk} < dk={t.dk} (split-Dk: dead code in the "
+                                    "source, which never advances curDkIdx_ past 0 and whose AIV returns before the "
+                                    "FLAG_FIXP_ID handshake; the arch35 tiling always sets singleIterateDk = dk)"),
         (t.group > 1 and t.cin % t.cinG != 0, "cin not a multiple of cinG"),
     ]
     return [text for bad, text in checks if bad]

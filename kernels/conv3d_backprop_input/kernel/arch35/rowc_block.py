@@ -4,23 +4,22 @@ The work is batch x group x dinCnt x mCnt x nCnt basic blocks (M = Hi*Wi by sing
 D = Di by singleCoreDin), dealt round-robin to usedCoreNum = min(total, blockNum) cores; the first tailCnt cores
 run one extra round. The index of a block is decoded in the loop order InitBasicBlockLoopDirect picks: LOOP_MDN when
 dk > 1, LOOP_DMN when hk > 1 or mCnt > nCnt, else LOOP_DNM. GM offsets are element offsets in the NCDHW / NDHWC /
-DHWCN layouts (InitBlockStride, CalcBlockOffset*). In the ported templates (no C04, group ORIGIN, no UB-accumulated
-split-K) the vector cores return at once.
+DHWCN layouts (InitBlockStride, CalcBlockOffset*). In the ported templates (no C04, group ORIGIN) the vector cores
+return at once, except with split-K through UB: then AIV sub-block 0 walks the blocks beside its AIC and casts
+each block's fp32 workspace into y (the other AIV returns).
 """
 from __future__ import annotations
 
-from ascend_sim.ascendc import ASCEND_IS_AIC, ASCEND_IS_AIV, CrossCoreWaitFlag, GetBlockIdx, GetBlockNum, GlobalTensor
+from ascend_sim.ascendc import (ASCEND_IS_AIC, ASCEND_IS_AIV, CrossCoreWaitFlag, GetBlockNum, GetSubBlockIdx,
+                                GlobalTensor)
+from ascend_sim.machine.dtypes import float32
 from kernels.conv3d_backprop_input.kernel.arch35.api import Conv3DBackpropInput
-from kernels.conv3d_backprop_input.kernel.arch35.util import (FORMAT_NCDHW, FORMAT_NDHWC, SYNC_AIV_AIC_DET_FLAG,
-                                                              SYNC_MODE2, TPL_GM_TO_L1, TPL_GM_TO_L1_NO_HK,
-                                                              TPL_GM_TO_L1_NO_HK_WK, DivCeil)
+from kernels.conv3d_backprop_input.kernel.arch35.util import (BLOCK_CUBE, FORMAT_NCDHW, FORMAT_NDHWC,
+                                                              SYNC_AIV_AIC_DET_FLAG, SYNC_MODE2, TPL_GM_TO_L1,
+                                                              TPL_GM_TO_L1_NO_HK, TPL_GM_TO_L1_NO_HK_WK, AlignUp,
+                                                              DivCeil, GetAicBlockIdx)
 
 LOOP_DNM, LOOP_DMN, LOOP_MDN = 1, 2, 3
-
-
-def GetAicBlockIdx() -> int:
-    """The AIC's block index; an AIV of a MIX 1:2 kernel shares its AIC's (GetBlockIdx() >> 1)."""
-    return GetBlockIdx() >> 1 if ASCEND_IS_AIV() else GetBlockIdx()
 
 
 class Conv3dDxBase:
@@ -84,15 +83,26 @@ class Conv3dDxBase:
 class Conv3dDxOswBlock(Conv3dDxBase):
     def Init(self, filter, dedy, y, workSpace, tilingData) -> None:
         self.InitTilingData(tilingData)
-        if ASCEND_IS_AIV():
-            return  # no vector job in the ported templates
+        if ASCEND_IS_AIV() and not self.useUbAccumForSplitK_:
+            return  # no vector job in the other ported templates
+        if self.useUbAccumForSplitK_ and GetSubBlockIdx() != 0:
+            return
         self.filterGm_ = GlobalTensor(self.dtype).SetGlobalBuffer(workSpace if self.enableVecTrans_ else filter)
+        if self.enableVecTrans_ and self.useUbAccumForSplitK_:  # the fp32 partial sums follow the weight
+            t = self.tiling_
+            workSpace = workSpace + t.coutG * t.dk * t.hk * t.wk * AlignUp(t.cinG, BLOCK_CUBE) * self.dtype.itemsize
         self.dedyGm_ = GlobalTensor(self.dtype).SetGlobalBuffer(dedy)
         self.yGm_ = GlobalTensor(self.dtype).SetGlobalBuffer(y)
+        self.InitMixCoreBuffer(workSpace)
         self.dedx_.Init(tilingData)
 
+    def InitMixCoreBuffer(self, workSpace) -> None:
+        self.dedx_.l0cOutGm_ = GlobalTensor(float32).SetGlobalBuffer(workSpace)
+
     def Process(self) -> None:
-        if ASCEND_IS_AIV():
+        if ASCEND_IS_AIV() and not self.useUbAccumForSplitK_:
+            return
+        if self.useUbAccumForSplitK_ and GetSubBlockIdx() != 0:
             return
         if GetAicBlockIdx() >= self.usedCoreNum_:
             self.CrossCoreWaitVecTrans()  # ProcessForUnUsedCore
@@ -114,6 +124,7 @@ class Conv3dDxOswBlock(Conv3dDxBase):
         self.singleShapeN_ = t.singleCoreCin
         self.singleShapeDin_ = t.singleCoreDin
         self.enableVecTrans_ = bool(t.enableVecTrans)
+        self.useUbAccumForSplitK_ = bool(t.useUbAccumForSplitK)
         self.preOffsetB_ = 0
         self.preEnableFullLoad = 0
         self.CalBasicBlockCnt()
@@ -224,4 +235,5 @@ class Conv3dDxOswBlock(Conv3dDxBase):
         if blockIdx < self.tailCnt_:
             self.calRound_ += 1  # the tail blocks go to the first cores, one more round each
         self.CalBasicBlockCore(blockIdx, self.usedCoreNum_)
-        self.dedx_.FreeB1Tensor()  # a weight kept in L1 for the whole run (dk == 1) is released here
+        if ASCEND_IS_AIC():
+            self.dedx_.FreeB1Tensor()  # a weight kept in L1 for the whole run (dk == 1) is released here

@@ -2,19 +2,20 @@
 
 Ports impl/conv_bp_input_sub_func_store_l0c.h (ComputeDstOffset, LoadL0c2GmForNz2Dn, LoadL0c2GmForNz2Nd),
 _store_l0c_dispatch.h (FreeTensorC1Buf, L0CDeQue, SetEnAtomic, LoadL0c2Gm) and _store_l0c_fixpipe.h
-(SetFixPipeQuantVal), for the outputs written straight to y (no split-K / split-Dk workspace); the kernel split H
-rows go through kernel_split.py.
+(SetFixPipeQuantVal), for the outputs written straight to y and, with split-K through UB, the fp32 tiles
+written into the AIC's workspace slice (CalSplitKWorkspaceOffset; NoQuant, dstStride = the tile's own width); the
+kernel split H rows go through kernel_split.py.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ascend_sim.ascendc import (CFG_COLUMN_MAJOR, CFG_ROW_MAJOR, Fixpipe, FixpipeParamsArch3510, Nz2DnParams,
-                                Nz2NdParams, QuantMode_t, SetAtomicAdd, SetAtomicNone)
+from ascend_sim.ascendc import (ASCEND_IS_AIV, CFG_COLUMN_MAJOR, CFG_ROW_MAJOR, Fixpipe, FixpipeParamsArch3510,
+                                GetBlockIdx, Nz2DnParams, Nz2NdParams, QuantMode_t, SetAtomicAdd, SetAtomicNone)
 from ascend_sim.machine.dtypes import bfloat16, float8_e4m3fn, float16, float32, hifloat8
 from kernels.conv3d_backprop_input.kernel.arch35.kernel_split import (LoadL0c2GmDnForKernelSplitH,
                                                                       LoadL0c2GmNdForKernelSplitH)
-from kernels.conv3d_backprop_input.kernel.arch35.util import (DQ_SCALAR_ONE, FORMAT_NCDHW, TPL_SPLIT_KERNEL_H,
+from kernels.conv3d_backprop_input.kernel.arch35.util import (DQ_SCALAR_ONE, FORMAT_NCDHW, TPL_SPLIT_KERNEL_H, AlignUp,
                                                               AlignUp16)
 
 
@@ -34,6 +35,18 @@ def SetFixPipeQuantVal(api, params: FixpipeParamsArch3510) -> None:
         params.deqScalar = DQ_SCALAR_ONE
 
 
+def CalSplitKWorkspaceOffset(api, useN: int, blockIdx: int) -> int:
+    """The tile's place in the core's slice [Din][AlignUp(singleCoreCin, baseN)][AlignUp(singleCoreM, baseM)]."""
+    t = api.tiling_
+    singleCoreCinAlignBaseN = AlignUp(t.singleCoreCin, t.baseN)
+    singleCoreMAlignBaseM = AlignUp(t.singleCoreM, t.baseM)
+    singleCoreWorkspaceSize = singleCoreCinAlignBaseN * singleCoreMAlignBaseM * t.singleCoreDin
+    dinOffset = (api.curDinIdx_ - api.curDinStartIdx_) * singleCoreCinAlignBaseN * singleCoreMAlignBaseM
+    nOffset = api.curNIdx_ * useN * singleCoreMAlignBaseM
+    mOffset = api.curMIdx_ * useN * t.baseM
+    return blockIdx * singleCoreWorkspaceSize + dinOffset + nOffset + mOffset
+
+
 def LoadL0c2GmForNz2Dn(api, output, useC1Buf) -> None:
     """NZ (cin1, hi*wi, cin0) -> DN (cin, di, hi, wi): column n of the tile goes to channel n, diHiWi apart."""
     p = FixpipeParamsArch3510()
@@ -43,6 +56,12 @@ def LoadL0c2GmForNz2Dn(api, output, useC1Buf) -> None:
     p.nSize = api.baseUseN_
     p.srcStride = AlignUp16(api.baseUseM_)
     p.reluEn = bool(api.tiling_.enRelu)
+    if api.useUbAccumForSplitK_:  # fp32 partial sums, not yet rounded to DstT
+        p.quantPre = QuantMode_t.NoQuant
+        p.dstStride = api.baseUseM_
+        dstOffset = CalSplitKWorkspaceOffset(api, api.baseUseN_, GetBlockIdx())
+        Fixpipe(api.l0cOutGm_[dstOffset], useC1Buf, p, CFG_COLUMN_MAJOR)
+        return
     p.dstStride = api.diHiWi_
     dstOffset = (api.curNIdx_ * api.tiling_.baseN * api.diHiWi_ + api.curDinIdx_ * api.hiWi_
                  + api.curMIdx_ * api.tiling_.baseM)
@@ -58,6 +77,12 @@ def LoadL0c2GmForNz2Nd(api, output, useC1Buf) -> None:
     p.mSize = api.baseUseM_
     p.nSize = api.baseUseN_
     p.srcStride = AlignUp16(api.baseUseM_)
+    if api.useUbAccumForSplitK_:  # the workspace tile stays contiguous for the AIV's copy and Cast
+        p.quantPre = QuantMode_t.NoQuant
+        p.dstStride = api.baseUseN_
+        dstOffset = CalSplitKWorkspaceOffset(api, api.baseUseN_, GetBlockIdx())
+        Fixpipe(api.l0cOutGm_[dstOffset], useC1Buf, p, CFG_ROW_MAJOR)
+        return
     p.dstStride = t.cin
     dstOffset = (api.curNIdx_ * t.baseN + api.curDinIdx_ * api.hiWi_ * t.cin
                  + api.curMIdx_ * t.baseM * t.cin)
@@ -65,11 +90,18 @@ def LoadL0c2GmForNz2Nd(api, output, useC1Buf) -> None:
 
 
 def SetEnAtomic(api, enAtomic: int) -> None:
-    if api.DstT == np.dtype(float32) and enAtomic == 1:
+    """fp32: atomic add into y; the 16/8-bit outputs with split-K through UB: into the fp32 workspace."""
+    if enAtomic != 1:
+        return
+    if api.DstT == np.dtype(float32):
         SetAtomicAdd(api.DstT)
+    elif api.enableSplitK_ and api.useUbAccumForSplitK_:
+        SetAtomicAdd(float32)
 
 
 def LoadL0c2Gm(api, output, enAtomic: int = 0) -> None:
+    if ASCEND_IS_AIV():
+        return  # ASCEND_IS_AIV_SHOULD_RETURN: L0C is the cube's
     if not api.needComputeFlag_:
         return  # no Mmad ran for this tile: nothing in L0C to move
     useC1Buf = (api.l0cPing_ if api.l0cPingPongFlag_ else api.l0cPong_).DeQue(api.L0cT)
@@ -84,7 +116,7 @@ def LoadL0c2Gm(api, output, enAtomic: int = 0) -> None:
     else:
         LoadL0c2GmForNz2Nd(api, output, useC1Buf)
     if api.DstT in (np.dtype(float32), np.dtype(bfloat16), np.dtype(float16)) and enAtomic == 1:
-        SetAtomicNone()
+        SetAtomicNone()  # [source] not for hifloat8 / fp8: docs/conv3d_backprop_input_arch35.md
     FreeTensorC1Buf(api, useC1Buf)
 
 

@@ -2,7 +2,7 @@
 conv_bp_input_sub_func_utils.h, conv3d_bp_common_func.h::CalFmapH), with their real names and semantics."""
 from __future__ import annotations
 
-from ascend_sim.ascendc import current_core
+from ascend_sim.ascendc import ASCEND_IS_AIV, GetBlockIdx, current_core
 
 # conv3d_backprop_input_v2_arch35_tiling_key.h: the five template parameters' values
 TPL_NO_TRANSPOSE_NO_REVERSE, TPL_TRANSPOSE_AND_REVERSE, TPL_REVERSE_ONLY, TPL_TRANSPOSE_ONLY = 0, 1, 2, 3
@@ -93,3 +93,13 @@ def total_sizes() -> tuple[int, int, int]:
     """TOTAL_L0A_SIZE, TOTAL_L0B_SIZE, TOTAL_L0C_SIZE of the core the kernel runs on."""
     p = current_core().platform
     return p.L0A, p.L0B, p.L0C
+
+
+def TOTAL_UB_SIZE() -> int:
+    """UB bytes of the vector core the kernel runs on (UB_SIZE of conv_bp_input_sub_func_utils.h)."""
+    return current_core().platform.UB
+
+
+def GetAicBlockIdx() -> int:
+    """The AIC's block index; an AIV of a MIX 1:2 kernel shares its AIC's (GetBlockIdx() >> 1)."""
+    return GetBlockIdx() >> 1 if ASCEND_IS_AIV() else GetBlockIdx()
