@@ -21,7 +21,7 @@ from ascend_sim.passes.fast_schedule import schedule
 from ascend_sim.passes.races import first_fault
 from ascend_sim.record import Kind, Record, Spec, _no_cost
 from tests.ascend_sim.engine import test_engine, test_engines, test_faults, test_vector_engine
-from tests.ascend_sim.isa import test_dw_isa, test_vector_elementwise, test_vector_tque
+from tests.ascend_sim.isa import test_atomic, test_vector_elementwise, test_vector_tque
 
 BASE = get_platform("Ascend910B2")
 
@@ -58,7 +58,7 @@ globals().update(_tests(test_engine, {"test_two_cores_writing_the_same_gm_bytes_
                                       "test_a_cross_core_flag_orders_a_gm_write_before_another_cores_read"}))
 globals().update(_tests(test_vector_engine, {"test_copy_out_racing_the_vector_write_is_a_race_fault",
                                              "test_two_aivs_writing_the_same_gm_bytes_is_a_cross_core_race"}))
-globals().update(_tests(test_dw_isa, {"test_plain_store_against_atomic_add_of_another_core_races"}))
+globals().update(_tests(test_atomic, {"test_plain_store_against_atomic_add_of_another_core_races"}))
 globals().update(_tests(test_vector_tque, {"test_skipping_deque_is_a_race_between_mte2_and_v"}))
 globals().update(_tests(test_vector_elementwise, {"test_vector_read_racing_the_mte2_write_is_a_race_fault"}))
 
