@@ -52,6 +52,27 @@ class DataFormatAssumedWarning(UserWarning):
     """data_format was not given, NDHWC was assumed, and the arrays' shapes also fit NCDHW."""
 
 
+def check_spatial_fit(x_name: str, x_dhw, dy_dhw, filter_name: str, kernel, strides, dilations, pads, axis_of,
+                      error: type[ValueError] = ValueError) -> None:
+    """Per axis D, H, W: the dilated kernel spans at most the padded input, and out_backprop's size is the
+    convolution's, (x + pads - span) // stride + 1; worded with the user's argument names (x_name "input_size" or
+    "x", filter_name "filter" or "filter_size") and axis_of(letter), where the axis sits in the user's layout.
+    A kernel of 1 along an axis takes no dilation there."""
+    for i, axis in enumerate("DHW"):
+        k, s = kernel[i], strides[i]
+        d = dilations[i] if k > 1 else 1
+        before, after = pads[2 * i], pads[2 * i + 1]
+        size, span = x_dhw[i], (k - 1) * d + 1
+        if span > size + before + after:
+            raise error(f"{filter_name} kernel {axis}={k} with dilation {d} spans {span}, more than {x_name} "
+                        f"{axis}={size} ({axis_of(axis)}) plus pads {before}+{after}")
+        expect = (size + before + after - span) // s + 1
+        if dy_dhw[i] != expect:
+            raise error(f"out_backprop {axis}={dy_dhw[i]} ({axis_of(axis)}) does not fit the convolution: expected "
+                        f"({x_name} {axis}={size} + pads {before}+{after} - dilation {d}*(kernel {k}-1) - 1) "
+                        f"// stride {s} + 1 = {expect}")
+
+
 def default_data_format(data_format) -> tuple[str, bool]:
     """(the data_format to use, whether it was assumed): None means the operators' default, NDHWC."""
     return (DEFAULT_DATA_FORMAT, True) if data_format is None else (data_format, False)

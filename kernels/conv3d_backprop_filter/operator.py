@@ -23,7 +23,7 @@ from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.formats import DATA_FORMATS, FILTER_FORMATS, filter_from_ncdhw, filter_shape_to_ncdhw
 from ascend_sim.machine.platform import get_platform
 from ascend_sim.machine.tensor import GmAddr
-from kernels.common.operands import (check_array, check_at_least, default_data_format, dhw_attribute,
+from kernels.common.operands import (check_array, check_at_least, check_spatial_fit, default_data_format, dhw_attribute,
                                      require_arch22_kernel, warn_data_format_assumed)
 from kernels.common.run import Run, output_buffer, read_output, write_trace
 from kernels.common.size_guard import RunEstimate, check_fits, conv_estimate, gemm_tiles, tensor_bytes
@@ -52,18 +52,7 @@ def _check_relations(x_shape, weight_shape, dy_shape, strides, pads, dilations, 
                          f"{weight_shape[0]}")
     if x_shape[1] % weight_shape[1]:
         raise ValueError(f"filter_size Cin/groups={weight_shape[1]} must divide x channels={x_shape[1]} ({axis('C')})")
-    for i, letter in enumerate("DHW"):
-        k, s, d = weight_shape[2 + i], strides[i], dilations[i] if weight_shape[2 + i] > 1 else 1
-        before, after = pads[2 * i], pads[2 * i + 1]
-        span = (k - 1) * d + 1
-        if span > x_shape[2 + i] + before + after:
-            raise ValueError(f"filter_size kernel {letter}={k} with dilation {d} spans {span}, more than x {letter}="
-                             f"{x_shape[2 + i]} ({axis(letter)}) plus pads {before}+{after}")
-        expect = (x_shape[2 + i] + before + after - span) // s + 1
-        if dy_shape[2 + i] != expect:
-            raise ValueError(f"out_backprop {letter}={dy_shape[2 + i]} ({axis(letter)}) does not fit the convolution: "
-                             f"expected (x {letter}={x_shape[2 + i]} + pads {before}+{after} - dilation {d}*(kernel "
-                             f"{k}-1) - 1) // stride {s} + 1 = {expect}")
+    check_spatial_fit("x", x_shape[2:], dy_shape[2:], "filter_size", weight_shape[2:], strides, dilations, pads, axis)
 
 
 def _fits_ncdhw(x_shape, weight_shape, dy_shape, strides, pads, dilations) -> bool:

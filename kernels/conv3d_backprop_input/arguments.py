@@ -15,7 +15,7 @@ import numpy as np
 
 from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.formats import DATA_FORMATS, FILTER_FORMATS, filter_shape_to_ncdhw, filter_to_ncdhw
-from kernels.common.operands import check_array, default_data_format, warn_data_format_assumed
+from kernels.common.operands import check_array, check_spatial_fit, default_data_format, warn_data_format_assumed
 from tiling.common.problem import (PAD_NAMES, ConvProblem, check_dtype, check_format, check_hf32, check_in_range,
                                    check_int, check_ints, check_platform, effective_dilations)
 # Envelope limits of the A2 host code (conv_backprop_input_context_utils.cpp), checked on the user's values.
@@ -96,19 +96,8 @@ def _check_relations(lay: _Layout, weight_shape, pads, groups: int, filter_shape
     if cin_g * groups != cin:
         raise ShapeMismatch(f"the filter's Cin/groups={cin_g} times groups={groups} must equal input_size C={cin} "
                             f"({lay.axis('C')}) {filt}")
-    for i, axis in enumerate("DHW"):
-        k, s, d = (kd, kh, kw)[i], lay.strides[i], (lay.dilations[i] if (kd, kh, kw)[i] > 1 else 1)
-        before, after = pads[2 * i], pads[2 * i + 1]
-        size = (di, hi, wi)[i]
-        span = (k - 1) * d + 1
-        if span > size + before + after:
-            raise ShapeMismatch(f"filter kernel {axis}={k} with dilation {d} spans {span}, more than input_size "
-                                f"{axis}={size} ({lay.axis(axis)}) plus pads {before}+{after}")
-        expect = (size + before + after - span) // s + 1
-        if lay.dy_shape[2 + i] != expect:
-            raise ShapeMismatch(f"out_backprop {axis}={lay.dy_shape[2 + i]} ({lay.axis(axis)}) does not fit the "
-                                f"convolution: expected (input_size {axis}={size} + pads {before}+{after} - dilation "
-                                f"{d}*(kernel {k}-1) - 1) // stride {s} + 1 = {expect}")
+    check_spatial_fit("input_size", (di, hi, wi), lay.dy_shape[2:], "filter", (kd, kh, kw), lay.strides,
+                      lay.dilations, pads, lay.axis, ShapeMismatch)
 
 
 def _fits_in(data_format: str, size5, dy_shape, st5, dl5, weight_shape, pads, groups, filter_shape,
