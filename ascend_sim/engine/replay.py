@@ -38,7 +38,7 @@ from collections import deque
 import numpy as np
 
 from ascend_sim.engine.chip import current_core
-from ascend_sim.engine.core import AICore
+from ascend_sim.engine.core import AICore, Registers
 from ascend_sim.engine.replay_engine import Block
 from ascend_sim.machine.memory import Buffer
 from ascend_sim.machine.tensor import GlobalTensor, LocalTensor
@@ -227,7 +227,7 @@ class _State:
         for obj, values in zip(self.objects, self.values):
             _set_attrs(obj, {name: _thaw(v, self.objects, core, by_id) for name, v in values})
         core.flag_balance = dict(self.flag_balance)
-        core.registers = {k: _thaw(v, self.objects, core, by_id) for k, v in self.registers}
+        core.registers = Registers({k: _thaw(v, self.objects, core, by_id) for k, v in self.registers})
 
 
 def _set_attrs(obj, values: dict) -> None:
@@ -378,7 +378,7 @@ class Replayer:
             for name, value in changes:
                 setattr(obj, name, _thaw(value, objects, core, by_id))
         core.flag_balance = dict(template.flag_balance)
-        core.registers = {k: _thaw(v, objects, core, by_id) for k, v in template.registers}
+        core.registers = Registers({k: _thaw(v, objects, core, by_id) for k, v in template.registers})
         return _thaw(template.result, objects, core, by_id)
 
     def _verify(self, u, core, args, before, template, shifts, fixed_ids):
