@@ -23,7 +23,10 @@ from tests.ascend_sim.engine import test_engines as corpus
 
 @pytest.fixture
 def caches(monkeypatch):
-    """The FrontEndCache of every launch made during the test, in order."""
+    """The FrontEndCache of every launch made during the test, in order. Replay is off here: a replayed API unit
+    issues no call, so the cache's hit counts would measure the replay (the replay engine's agreement tests run with
+    the cache on)."""
+    monkeypatch.setenv("ASCEND_REPLAY", "off")
     made = []
 
     class Kept(FrontEndCache):
