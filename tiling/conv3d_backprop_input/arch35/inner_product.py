@@ -12,7 +12,7 @@ from tiling.conv3d_backprop_input.arch35.common import (B2_NO_TRANSPOSE_NO_REVER
                                                         B2_TRANSPOSE_AND_REVERSE, B2_TRANSPOSE_ONLY,
                                                         BASIC_BLOCK_SIZE_16, BASIC_BLOCK_SIZE_64, BASIC_BLOCK_SIZE_128,
                                                         BASIC_BLOCK_SIZE_256, BASIC_BLOCK_SIZE_512, BYTE_64, BYTE_BLOCK,
-                                                        C04_COUT_SIZE, FMAP_H_NUM, MAX_BASE_MN, ONE_BLOCK_SIZE,
+                                                        C04_COUT_SIZE, MAX_BASE_MN, ONE_BLOCK_SIZE,
                                                         TOTAL_CNT_LOWER_RATIO, TOTAL_CNT_UPPER_RATIO, UINT16_MAX,
                                                         VECTOR_REG_WIDTH, CoreTilingParams, L0TilingParams,
                                                         L1TilingParams, PlatformInfo, TilingInfeasible, TilingRunInfo,
