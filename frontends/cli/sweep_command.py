@@ -19,9 +19,7 @@ from ascend_sim.machine.dtypes import DTYPES
 from frontends.cli.conv_problem import add_conv_problem_arguments, conv_problem
 from frontends.cli.flags import FlagError, int_in_range, platform_value
 from frontends.cli.report import print_json
-from frontends.lab import (BACKENDS, SEARCHES, Conv3dDwTarget, Conv3dDxArch35Target, Conv3dDxTarget, Conv3dV2Target,
-                           MatmulProblem, MatmulTarget, SpaceError, parse_vary, sweep)
-from frontends.lab.sweep import check_backend
+from frontends.lab.options import BACKENDS, SEARCHES
 
 DEBUG_HELP = "show the full traceback of an error"
 
@@ -36,8 +34,8 @@ def add_command(commands) -> argparse.ArgumentParser:
     for name, target, help_text in (
             ("conv3d-dx", conv3d_dx_target, "Conv3DBackpropInputV2 (route v2: the conv kernel; the arch35 one on an "
                                             "Ascend 950)"),
-            ("conv3d-dw", Conv3dDwTarget, "Conv3DBackpropFilterV2"),
-            ("conv3d", Conv3dV2Target, "Conv3DV2, the forward 3D convolution")):
+            ("conv3d-dw", conv3d_dw_target, "Conv3DBackpropFilterV2"),
+            ("conv3d", conv3d_v2_target, "Conv3DV2, the forward 3D convolution")):
         conv = operators.add_parser(name, help=help_text, description=f"Sweep the {help_text} tiling of one problem.")
         add_conv_problem_arguments(conv)
         for action in conv._actions:  # --set fixes fields of one run; a sweep refuses it (run_conv says why)
@@ -107,9 +105,21 @@ def output_dir(text: str) -> str:
     return text
 
 
+# the lab is imported when a sweep runs, not when the parser is built (`sweep --help`)
 def conv3d_dx_target(problem):
     """conv3d-dx's target for the problem's platform: the arch35 tiling and kernel on an Ascend 950."""
+    from frontends.lab import Conv3dDxArch35Target, Conv3dDxTarget
     return Conv3dDxArch35Target(problem) if problem.arch35 else Conv3dDxTarget(problem)
+
+
+def conv3d_dw_target(problem):
+    from frontends.lab import Conv3dDwTarget
+    return Conv3dDwTarget(problem)
+
+
+def conv3d_v2_target(problem):
+    from frontends.lab import Conv3dV2Target
+    return Conv3dV2Target(problem)
 
 
 def run_conv(args: argparse.Namespace) -> int:
@@ -120,6 +130,7 @@ def run_conv(args: argparse.Namespace) -> int:
 
 
 def run_matmul(args: argparse.Namespace) -> int:
+    from frontends.lab import MatmulProblem, MatmulTarget
     if args.hf32 and args.dtype != "float32":
         raise FlagError(f"argument --hf32: rounds float32 operands, and --dtype is {args.dtype}; "
                         f"use --dtype float32 or drop --hf32")
@@ -128,6 +139,8 @@ def run_matmul(args: argparse.Namespace) -> int:
 
 
 def run_sweep(target, args: argparse.Namespace) -> int:
+    from frontends.lab import SpaceError, parse_vary, sweep
+    from frontends.lab.sweep import check_backend
     try:
         space = parse_vary(args.vary, target.fields) if args.vary else None
     except SpaceError as err:

@@ -2,6 +2,7 @@
 
 - legal.py      the legal space: knobs, the rules that shape them, enumeration, repair, one-knob neighbours
 - space.py      --vary FIELD=RANGE parsing
+- options.py    the searches and backends (the CLI's parser reads them without loading the lab)
 - conv3d_dx.py  the conv3d-dx operator as a sweep target (default tiling, legal space, validation, a timing-only run)
 - conv3d_dx_space.py  the dx tiling's knobs and rules
 - conv3d_dx_arch35.py  conv3d-dx on an Ascend 950: the arch35 tiling's knobs and rules, the arch35 kernel
@@ -19,17 +20,29 @@
     result = sweep(Conv3dDxTarget(problem), budget=40)   # or narrowed: sweep(target, {"stepKa": (3, 6)}, ...)
     print(result.summary()); result.write("out")
 """
-from frontends.lab.conv3d_dw import Conv3dDwTarget
-from frontends.lab.conv3d_dx import Conv3dDxTarget, buffer_usage
-from frontends.lab.conv3d_dx_arch35 import Conv3dDxArch35Target
-from frontends.lab.conv3d_v2 import Conv3dV2Target
-from frontends.lab.estimate import Estimate, estimate_conv3d_dx
-from frontends.lab.legal import Knob, LegalSpace, Rule
-from frontends.lab.matmul import MatmulProblem, MatmulTarget
-from frontends.lab.results import SweepResult
-from frontends.lab.space import SpaceError, parse_range, parse_vary
-from frontends.lab.sweep import BACKENDS, SEARCHES, sweep
+from ascend_sim.machine.lazy_exports import lazy_exports
 
-__all__ = ["BACKENDS", "SEARCHES", "Conv3dDwTarget", "Conv3dDxArch35Target", "Conv3dDxTarget", "Conv3dV2Target",
-           "Estimate", "Knob", "LegalSpace", "MatmulProblem", "MatmulTarget", "Rule", "SpaceError", "SweepResult", "buffer_usage",
-           "estimate_conv3d_dx", "parse_range", "parse_vary", "sweep"]
+# each name imported on first use (ascend_sim/machine/lazy_exports.py): `ascend-sim sweep --help` loads none
+_EXPORTS = {
+    "BACKENDS": "frontends.lab.options",
+    "SEARCHES": "frontends.lab.options",
+    "Conv3dDwTarget": "frontends.lab.conv3d_dw",
+    "Conv3dDxTarget": "frontends.lab.conv3d_dx",
+    "buffer_usage": "frontends.lab.conv3d_dx",
+    "Conv3dDxArch35Target": "frontends.lab.conv3d_dx_arch35",
+    "Conv3dV2Target": "frontends.lab.conv3d_v2",
+    "Estimate": "frontends.lab.estimate",
+    "estimate_conv3d_dx": "frontends.lab.estimate",
+    "Knob": "frontends.lab.legal",
+    "LegalSpace": "frontends.lab.legal",
+    "Rule": "frontends.lab.legal",
+    "MatmulProblem": "frontends.lab.matmul",
+    "MatmulTarget": "frontends.lab.matmul",
+    "SweepResult": "frontends.lab.results",
+    "SpaceError": "frontends.lab.space",
+    "parse_range": "frontends.lab.space",
+    "parse_vary": "frontends.lab.space",
+    "sweep": "frontends.lab.sweep",
+}
+lazy_exports(__name__, _EXPORTS)
+__all__ = sorted(_EXPORTS)

@@ -26,12 +26,11 @@ import sys
 import time
 
 from frontends.lab.legal import LegalSpace, fixed
+from frontends.lab.options import BACKENDS, SEARCHES
 from frontends.lab.results import SweepResult, kth_best
 from frontends.lab.runner import LocalRunner
 from frontends.lab.space import SpaceError
 
-SEARCHES = ("local", "grid", "random", "optuna")
-BACKENDS = ("local", "dask", "ray")
 ESTIMATE_TRIALS = 10  # optuna's first stage: estimate trials per candidate of the budget (at most MAX_ESTIMATES)
 MAX_ESTIMATES = 400
 
