@@ -35,7 +35,7 @@ from kernels.conv3d_v2.operator import conv3d_v2_run, estimate_conv3d_v2, plan_c
 from kernels.convolution_backward.arguments import ConvBackwardArgs, check_arguments
 from kernels.convolution_backward.bias_grad import bias_grad_tiling, estimate_bias_grad, run_bias_grad
 from kernels.convolution_backward.routing import FM_EQ_KERNEL, Route, route
-from kernels.convolution_backward.routing_arch35 import DW_1X1, route_arch35
+from kernels.convolution_backward.routing_arch35 import route_arch35
 from kernels.convolution_backward.v2_or_tbe import conv3d_dw_tbe_reason, conv3d_dx_tbe_reason
 from kernels.matmul import MatmulTiling, run_matmul
 from kernels.matmul.operator import default_block_dim, estimate_matmul
@@ -109,20 +109,19 @@ def _plan(a: ConvBackwardArgs, r: Route) -> list:
                                           dtype=m.dtype, platform=a.platform, enable_hf32=m.hf32),
             fmap, dy, v.weight_shape, a.groups, DTYPES[m.dtype].itemsize, execute=execute, check_races=check_races))
     if a.output_mask[1] and r.dw_matmul is not None:
-        gemm = (_dw_matmul_tiling if r.dw_matmul == FM_EQ_KERNEL else _dw_1x1_tiling)(v, m)
+        gemm = _dw_matmul_tiling(r)
         estimates.append(lambda execute, check_races: estimate_matmul(
             gemm, default_block_dim(gemm, a.platform.aic_cores), execute=execute, check_races=check_races))
     return estimates
 
 
-def _dw_matmul_tiling(v, m) -> MatmulTiling:
-    """CalculateConv3DBackwardDwByMmMode's GEMM: dy^T (Cout x N) . x (N x Cin*D*H*W)."""
-    n, cout = v.grad_output_shape[:2]
-    return MatmulTiling.for_shape(cout, math.prod(v.input_shape[1:]), n, m.dtype, hf32=m.hf32)
-
-
-def _dw_1x1_tiling(v, m) -> MatmulTiling:
-    """Is1x1DwTransToMm's GEMM (Ascend 950, batch 1): dy (Cout x D*H*W) . x^T (D*H*W x Cin)."""
+def _dw_matmul_tiling(r: Route) -> MatmulTiling:
+    """The GEMM of grad_weight's MatMul shortcut r.dw_matmul: CalculateConv3DBackwardDwByMmMode's dy^T (Cout x N) .
+    x (N x Cin*D*H*W), or Is1x1DwTransToMm's (Ascend 950, batch 1) dy (Cout x D*H*W) . x^T (D*H*W x Cin)."""
+    v, m = r.view, r.math
+    if r.dw_matmul == FM_EQ_KERNEL:
+        n, cout = v.grad_output_shape[:2]
+        return MatmulTiling.for_shape(cout, math.prod(v.input_shape[1:]), n, m.dtype, hf32=m.hf32)
     cout, cin = v.weight_shape[:2]
     return MatmulTiling.for_shape(cout, cin, math.prod(v.input_shape[2:]), m.dtype, hf32=m.hf32)
 
@@ -147,32 +146,31 @@ def _grad_input(a, r, go, x, w, kw) -> Run:
     return replace(run, gradient="grad_input", kernel=kernel, notes=notes)
 
 
-def _grad_weight(a, r, go, x, kw) -> Run:
+def _grad_weight_by_matmul(a, r, go, x, kw) -> Run:
+    """grad_weight by one of aclnn's MatMul shortcuts (r.dw_matmul), the operands arranged on the host as aclnn's
+    transposes flag them (copied by the upload)."""
     v, m = r.view, r.math
     if r.dw_matmul == FM_EQ_KERNEL:  # CalculateConv3DBackwardDwByMmMode: dy^T (Cout x N) . x (N x Cin*D*H*W)
         n, cout = v.grad_output_shape[:2]
-        left = go.reshape(n, cout).T  # isLeftTranspose, done on the host (copied by the upload)
-        right = x.reshape(n, -1)
-        tiling = _dw_matmul_tiling(v, m)
-        run = run_matmul(left, right, platform=a.platform, tiling=tiling, hf32=m.hf32, execute=kw["execute"],
-                         check_races=kw["check_races"], engine=kw["engine"], hooks=kw["hooks"],
-                         max_memory=kw["max_memory"])
-        result = run.result.reshape(v.weight_shape) if kw["execute"] else None
+        left, right = go.reshape(n, cout).T, x.reshape(n, -1)  # isLeftTranspose
         note = ("grad_weight: kernel == feature map, computed by a MatMul of gradOutput^T and input "
                 "(CONV3D_BP_MM_FEATURE_MAP_EQ_KERNEL, CalculateConv3DBackwardDwByMmMode)")
-        return replace(run, result=result, notes=[note], gradient="grad_weight", kernel=f"MatMul ({FM_EQ_KERNEL})")
-    if r.dw_matmul == DW_1X1:  # Is1x1DwTransToMm (950): dy (Cout x DHW) . x^T (DHW x Cin), batch 1
+    else:  # DW_1X1, Is1x1DwTransToMm (950): dy (Cout x DHW) . x^T (DHW x Cin), batch 1
         cout, cin = v.weight_shape[:2]
-        left = go.reshape(cout, -1)
-        right = x.reshape(cin, -1).T  # isRightTranspose, done on the host (copied by the upload)
-        tiling = _dw_1x1_tiling(v, m)
-        run = run_matmul(left, right, platform=a.platform, tiling=tiling, hf32=m.hf32, execute=kw["execute"],
-                         check_races=kw["check_races"], engine=kw["engine"], hooks=kw["hooks"],
-                         max_memory=kw["max_memory"])
-        result = run.result.reshape(v.weight_shape) if kw["execute"] else None
+        left, right = go.reshape(cout, -1), x.reshape(cin, -1).T  # isRightTranspose
         note = ("grad_weight: 1x1x1 kernel, batch 1, computed by a MatMul of gradOutput and input^T "
                 "(Is1x1DwTransToMm, GenConvMmDwInputBy1x1Mode; Ascend 950)")
-        return replace(run, result=result, notes=[note], gradient="grad_weight", kernel=f"MatMul ({DW_1X1})")
+    run = run_matmul(left, right, platform=a.platform, tiling=_dw_matmul_tiling(r), hf32=m.hf32,
+                     execute=kw["execute"], check_races=kw["check_races"], engine=kw["engine"], hooks=kw["hooks"],
+                     max_memory=kw["max_memory"])
+    result = run.result.reshape(v.weight_shape) if kw["execute"] else None
+    return replace(run, result=result, notes=[note], gradient="grad_weight", kernel=f"MatMul ({r.dw_matmul})")
+
+
+def _grad_weight(a, r, go, x, kw) -> Run:
+    v, m = r.view, r.math
+    if r.dw_matmul is not None:
+        return _grad_weight_by_matmul(a, r, go, x, kw)
     fmap, dy = (go, x) if a.transposed else (x, go)
     run = conv3d_backprop_filter_v2_run(fmap, v.weight_shape, dy, strides=(1, 1, *v.strides), pads=v.pads,
                                         dilations=(1, 1, *v.dilations), groups=a.groups, data_format="NCDHW",
