@@ -52,6 +52,19 @@ _first, _lo_hi = itemgetter(0), itemgetter(1, 2)
 
 # ------------------------------------------------------------------------------------------ compiled pass
 @njit(cache=True)
+def _next_row(idx, nd, shape) -> bool:
+    """Advance idx over a box's outer dimensions (all but the last), odometer-style; False past the last row."""
+    k = nd - 2
+    while k >= 0:
+        idx[k] += 1
+        if idx[k] < shape[k]:
+            return True
+        idx[k] = 0
+        k -= 1
+    return False
+
+
+@njit(cache=True)
 def _box_races(shadow, bases, n_bases, idx, nd, shape, strides, off, gen_start, c, acc_core, acc_tick, gclock):
     """GmRaceChecker._access's test, on the shadows starting at bases[:n_bases], over the box's granules: does
     one hold an access of another core in this generation that core c's clock does not know of?"""
@@ -83,14 +96,7 @@ def _box_races(shadow, bases, n_bases, idx, nd, shape, strides, off, gen_start, 
                     if d != c and acc_tick[v] > gclock[c, d]:
                         return True
                 seen = v
-        k = nd - 2
-        while k >= 0:
-            idx[k] += 1
-            if idx[k] < shape[k]:
-                break
-            idx[k] = 0
-            k -= 1
-        if k < 0:
+        if not _next_row(idx, nd, shape):
             return False
 
 
@@ -104,14 +110,7 @@ def _box_store(shadow, base, idx, nd, shape, strides, off, value):
             at += idx[k] * strides[k]
         for t in range(inner):
             shadow[at + t * step] = value
-        k = nd - 2
-        while k >= 0:
-            idx[k] += 1
-            if idx[k] < shape[k]:
-                break
-            idx[k] = 0
-            k -= 1
-        if k < 0:
+        if not _next_row(idx, nd, shape):
             return
 
 
