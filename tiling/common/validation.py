@@ -39,6 +39,11 @@ class Problem:
             f"{self.field}: {self.message}"
 
 
+def field_problem(out: list[Problem], fields: dict, name: str, rule: str) -> None:
+    """Append the broken `rule`, reported on field `name` with its value in `fields`, to `out`."""
+    out.append(Problem(name, rule, fields.get(name)))
+
+
 @dataclass
 class ValidationReport:
     platform: str

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ascend_sim.machine.platform import Platform, get_platform
 from tiling.common.validation import Problem, TilingValidationError, ValidationReport
+from tiling.common.validation import field_problem as _problem  # short: it starts most lines below
 from tiling.conv3d_backprop_filter.keys import TPL_SPLIT_DFL, TPL_SPLIT_K_N, TPL_SPLIT_M_K, TPL_SPLIT_M_N_STREAMK
 
 __all__ = ["Problem", "TilingValidationError", "ValidationReport", "b1_elements", "check_fields", "validate"]
@@ -64,10 +65,6 @@ def b1_elements(f: dict) -> int:
     rows = min(rows, f["hi"])
     cin1 = min(cin1_rows_to_copy(f["stepN"] * f["baseN"], f), _ceil_div(f["singleCoreCin"], f["channelSize"]))
     return rows * f["wi"] * cin1 * f["channelSize"]
-
-
-def _problem(out: list[Problem], f: dict, name: str, rule: str) -> None:
-    out.append(Problem(name, rule, f.get(name)))
 
 
 def _check_flags(f: dict, dtype_bytes: int, out: list[Problem]) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ascend_sim.machine.platform import Platform, get_platform
 from tiling.common.validation import Problem, ValidationReport
+from tiling.common.validation import field_problem as _problem  # short: it starts most lines below
 
 LOAD3D_L1_HW_MAX = 32767
 LOAD3D_PAD_MAX = 255
@@ -49,10 +50,6 @@ def l1_bytes(f: dict, dtype_bytes: int) -> tuple[int, int]:
     else:
         b1 = f["stepN"] * f["baseN"] * f["stepKb"] * f["baseK"] * dtype_bytes
     return _align(a1, TPIPE_ALIGN), _align(b1, TPIPE_ALIGN)
-
-
-def _problem(out: list[Problem], f: dict, name: str, rule: str) -> None:
-    out.append(Problem(name, rule, f.get(name)))
 
 
 def _check_flags(f: dict, dtype_bytes: int, out: list[Problem]) -> None:

@@ -18,6 +18,7 @@ from ascend_sim.machine.dtypes import DTYPES, EIGHT_BIT_DTYPES
 from ascend_sim.machine.platform import get_platform
 from tiling.common.integers import ceil_div
 from tiling.common.validation import Problem, ValidationReport
+from tiling.common.validation import field_problem as _problem  # short: it starts most lines below
 from tiling.conv3d_backprop_input.arch35.common import (BASIC_BLOCK_SIZE_16, UINT16_MAX, al1_bytes, bl1_bytes, fmap_h,
                                                         hk_wk_aligned)
 
@@ -36,10 +37,6 @@ KNOBS = ("baseM", "baseN", "baseK", "stepKa", "stepKb", "al0Pbuffer", "bl0Pbuffe
 
 def _dtype_bytes(dtype: str) -> int:
     return {**DTYPES, **EIGHT_BIT_DTYPES}[dtype].itemsize
-
-
-def _problem(out: list[Problem], f: dict, name: str, rule: str) -> None:
-    out.append(Problem(name, rule, f.get(name)))
 
 
 def _check_flags(f: dict, dtype_bytes: int, out: list[Problem]) -> None:
