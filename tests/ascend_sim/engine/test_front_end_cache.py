@@ -15,9 +15,7 @@ from ascend_sim.ascendc import (DataCopy, DataCopyParams, GlobalTensor, HardEven
                                 SetFlag, SetFmatrix, WaitFlag)
 from ascend_sim.engine.descriptor import FrontEndCache
 from ascend_sim.machine.memory import Buffer
-from ascend_sim.machine.tensor import GmAddr
 from ascend_sim.record import Record, Spec
-from kernels import conv3d_backprop_input_v2_run
 from tests.ascend_sim.engine import test_engines as corpus
 
 
@@ -123,21 +121,8 @@ def _same_runs(off, on, execute=True):
 @pytest.mark.parametrize("case", list(corpus.DX_CASES))
 @pytest.mark.parametrize("execute", [True, False], ids=["full", "timing"])
 def test_dx_operator_runs_agree(case, execute, monkeypatch, caches):
-    from ascend_sim.machine.dtypes import DTYPES
-
-    x, cout, kernel, strides, pads, dilations, groups, dtype = corpus.DX_CASES[case]
-    dtype = DTYPES[dtype] if isinstance(dtype, str) else np.dtype(dtype)
-    n, cin, *spatial = x
-    out = [(size + pads[2 * i] + pads[2 * i + 1] - dilations[i] * (k - 1) - 1) // s + 1
-           for i, (size, k, s) in enumerate(zip(spatial, kernel, strides))]
-    rng = np.random.default_rng(7)
-    dy = rng.standard_normal((n, cout, *out)).astype(dtype)
-    w = rng.standard_normal((cout, cin // groups, *kernel)).astype(dtype)
-
     def run():
-        return conv3d_backprop_input_v2_run(x, w, dy, strides=(1, 1, *strides), pads=pads,
-                                            dilations=(1, 1, *dilations), groups=groups, data_format="NCDHW",
-                                            execute=execute)
+        return corpus.dx_run(case, execute, "auto")
     off, on = (_operator(run, cache, monkeypatch) for cache in (False, True))
     _same_runs(off, on, execute)
     assert caches[-1].hits > caches[-1].misses
