@@ -14,7 +14,7 @@ import math
 from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.platform import get_platform
 from frontends.lab.conv3d_dx_space import around
-from frontends.lab.legal import Knob, LegalSpace, Rule, fixed
+from frontends.lab.legal import Knob, LegalSpace, Rule, fixed, l1_buffer_knobs
 from frontends.lab.target import OperatorTarget
 from kernels.common.operands import stand_in
 from kernels.conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run, rows_beyond_reach
@@ -134,10 +134,7 @@ class Conv3dDwTarget(OperatorTarget):
                      lambda p: p["stepKa"] % p["stepKb"] == 0 or p["stepKb"] % p["stepKa"] == 0),
                 Rule("B Load3Dv2 l1H <= 32767 rows and mStartPt <= 65535", b_rows_ok),
                 Rule("L1 capacity", lambda p: l1(p, 1, 1) <= platform.L1))),
-            Knob("al1Pbuffer", lambda p: (1, 2), (
-                Rule("L1 capacity", lambda p: l1(p, p["al1Pbuffer"], 1) <= platform.L1),)),
-            Knob("bl1Pbuffer", lambda p: (1, 2), (
-                Rule("L1 capacity", lambda p: l1(p, p["al1Pbuffer"], p["bl1Pbuffer"]) <= platform.L1),)),
+            *l1_buffer_knobs(l1, lambda size: size <= platform.L1),
             fixed("iterateOrder", (0, 1)),
         ]
         return LegalSpace(knobs, {k.name: int(f[k.name]) for k in knobs})

@@ -16,7 +16,7 @@ import math
 
 from ascend_sim.machine.platform import get_platform
 from frontends.lab.conv3d_dx_space import around
-from frontends.lab.legal import Knob, LegalSpace, Rule, fixed
+from frontends.lab.legal import Knob, LegalSpace, Rule, fixed, l1_buffer_knobs
 from frontends.lab.target import OperatorTarget
 from kernels.common.operands import stand_in
 from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
@@ -124,11 +124,7 @@ class Conv3dDxArch35Target(OperatorTarget):
                 Rule("stepKb*baseK all of K or whole hk*wk*C0 groups (IsHkWkAligned)",
                      lambda p: aligned(p["stepKb"] * p["baseK"])),
                 Rule("L1 below capacity (IsL1ParamsValid)", lambda p: l1(p, 1, 1) < platform.L1))),
-            Knob("al1Pbuffer", lambda p: (1, 2), (
-                Rule("L1 below capacity (IsL1ParamsValid)", lambda p: l1(p, p["al1Pbuffer"], 1) < platform.L1),)),
-            Knob("bl1Pbuffer", lambda p: (1, 2), (
-                Rule("L1 below capacity (IsL1ParamsValid)",
-                     lambda p: l1(p, p["al1Pbuffer"], p["bl1Pbuffer"]) < platform.L1),)),
+            *l1_buffer_knobs(l1, lambda size: size < platform.L1, "L1 below capacity (IsL1ParamsValid)"),
             fixed("coreNum", sorted({max(1, cores // 4), cores // 2, cores, f["coreNum"]})),
         ]
         return LegalSpace(knobs, {k.name: int(f[k.name]) for k in knobs})

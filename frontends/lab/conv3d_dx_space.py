@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from frontends.lab.legal import Knob, LegalSpace, Rule, fixed
+from frontends.lab.legal import Knob, LegalSpace, Rule, fixed, l1_buffer_knobs
 from tiling.conv3d_backprop_input.arch22.validate import (LOAD3D_L1_HW_MAX, MMAD_MAX, U16_MAX, cout1_per_k_loop,
                                                           fp32_last_b1_load_short, fp32_tail_misread, kernel_fmap_rows,
                                                           l1_bytes)
@@ -82,10 +82,7 @@ def conv3d_dx_space(tiling, platform) -> LegalSpace:
                  lambda p: p["stepKb"] * p["baseK"] % window == 0 or p["stepKb"] * p["baseK"] >= k_all),
             Rule("float32 B loads whole 16-cout groups", lambda p: db == 2 or fp32_b_ok(p)),
             Rule("L1 capacity", lambda p: l1(p, 1, 1) <= platform.L1))),
-        Knob("al1Pbuffer", lambda p: (1, 2), (
-            Rule("L1 capacity", lambda p: l1(p, p["al1Pbuffer"], 1) <= platform.L1),)),
-        Knob("bl1Pbuffer", lambda p: (1, 2), (
-            Rule("L1 capacity", lambda p: l1(p, p["al1Pbuffer"], p["bl1Pbuffer"]) <= platform.L1),)),
+        *l1_buffer_knobs(l1, lambda size: size <= platform.L1),
         fixed("iterateOrder", (0, 1)),
     ]
     if tiling.useBasicBlock:

@@ -42,6 +42,14 @@ def fixed(name: str, values) -> Knob:
     return Knob(name, lambda point: values)
 
 
+def l1_buffer_knobs(l1, fits, rule: str = "L1 capacity") -> list[Knob]:
+    """al1Pbuffer and bl1Pbuffer, one or two L1 buffers each, each cut by `rule`: fits(l1(point, al1, bl1)), the
+    operator's L1 bytes of the point with those buffers (bl1Pbuffer 1 while al1Pbuffer is chosen)."""
+    return [Knob("al1Pbuffer", lambda p: (1, 2), (Rule(rule, lambda p: fits(l1(p, p["al1Pbuffer"], 1))),)),
+            Knob("bl1Pbuffer", lambda p: (1, 2),
+                 (Rule(rule, lambda p: fits(l1(p, p["al1Pbuffer"], p["bl1Pbuffer"]))),))]
+
+
 class LegalSpace:
     """The legal points of `knobs` (in order) over a base point of fixed fields (the generator's tiling)."""
 
