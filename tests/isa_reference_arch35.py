@@ -247,3 +247,50 @@ def ref_gather(ub_elems, base, index, active, dst_dtype):
             value = _read(ub_elems, base + int(index[i]))
             out[i] = int(np.asarray(value).view(np.uint8)) if ub_elems.dtype.itemsize == 1 else value
     return out
+
+
+def ref_nddma(dst, src, dst_offset, src_offset, loopSrcStride, loopDstStride, loopSize, loopLpSize, loopRpSize,
+              constantValue=0, nearest=False):
+    """DataCopy GM->UB with NdDmaParams (DataCopy（GMToUB多维数据搬运NDDMA）.md): loop 0 the lowest; in loop d the
+    destination index j runs over loopLpSize[d] + loopSize[d] + loopRpSize[d] elements loopDstStride[d] apart; a
+    j inside the pads is constantValue (nearest: the source index clamped to the edge), else source element
+    (j - loopLpSize[d]) loopSrcStride[d] apart."""
+    dim = len(loopSize)
+    if not 1 <= dim <= 5:
+        raise ValueError(f"dim={dim}")
+    for d in range(dim):
+        _check_range("loopSize", loopSize[d], 1, 2**20 - 1)
+        _check_range("loopDstStride", loopDstStride[d], 0, 2**20 - 1)
+        _check_range("loopSrcStride", loopSrcStride[d], 0, B40)
+        _check_range("loopLpSize", loopLpSize[d], 0, 255)
+        _check_range("loopRpSize", loopRpSize[d], 0, 255)
+    out = _copy(dst)
+    extents = [loopLpSize[d] + loopSize[d] + loopRpSize[d] for d in range(dim)]
+    for flat in range(int(np.prod(extents))):
+        js, rest = [], flat
+        for d in range(dim):
+            js.append(rest % extents[d])
+            rest //= extents[d]
+        dst_index = dst_offset + sum(js[d] * loopDstStride[d] for d in range(dim))
+        inner = [js[d] - loopLpSize[d] for d in range(dim)]
+        padded = any(i < 0 or i >= loopSize[d] for d, i in enumerate(inner))
+        if padded and not nearest:
+            _write(out, dst_index, constantValue)
+            continue
+        src_index = src_offset + sum(min(max(i, 0), loopSize[d] - 1) * loopSrcStride[d] for d, i in enumerate(inner))
+        _write(out, dst_index, _read(src, src_index))
+    return out
+
+
+def ref_ub_to_l1(dst, src, dst_offset, src_offset, blockCount, blockLen, srcGap, dstGap, block_elems):
+    """DataCopy UB->L1 with DataCopyParams (DataCopy（UBToL1高维切分数据搬运）.md): blockCount blocks of blockLen
+    32-byte DataBlocks (block_elems elements each), end-to-start gaps srcGap / dstGap in DataBlocks."""
+    _check_range("blockCount", blockCount, 1, 4095)
+    _check_range("blockLen", blockLen, 1, 65535)
+    out = _copy(dst)
+    row = blockLen * block_elems
+    for i in range(blockCount):
+        for e in range(row):
+            _write(out, dst_offset + i * (blockLen + dstGap) * block_elems + e,
+                   _read(src, src_offset + i * (blockLen + srcGap) * block_elems + e))
+    return out

@@ -126,6 +126,7 @@ class Chip:
             if self.check_races else None
         self.cores = [AICore(i, block_dim, self, kind, models[kind], launch, block_idx, sub, group)
                       for i, (kind, block_idx, sub, group) in enumerate(layout)]
+        _share_l1_with_aivs(self.cores)
         launch.schedules = [core.schedule for core in self.cores]
         for hook in self.hooks:  # a hook object may want the chip as it is before the launch (the debugger's GM)
             before = getattr(hook, "before_launch", None)
@@ -197,6 +198,15 @@ class Chip:
             return True
         replay_engine.materialise(self, self.cores)
         return False
+
+
+def _share_l1_with_aivs(cores: list) -> None:
+    """Where the vector core has a UB -> L1 path (the 950), each AIV of a MIX launch addresses its own AIC's L1:
+    a TBuf in B1 on the AIV takes the same L1 addresses as on the AIC, as the two TPipes allocate alike."""
+    l1_of_group = {core.group: core.buffers["L1"] for core in cores if "L1" in core.buffers}
+    for core in cores:
+        if "UB->L1" in core.paths and core.group in l1_of_group:
+            core.buffers["L1"] = l1_of_group[core.group]
 
 
 def _kernel_type(value) -> KernelType:

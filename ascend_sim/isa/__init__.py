@@ -6,9 +6,11 @@ from ascend_sim.engine.chip import current_core
 from ascend_sim.engine.front_end_cache import cached
 from ascend_sim.isa.arch35 import (CFG_COLUMN_MAJOR, CFG_COLUMN_MAJOR_UB, CFG_NZ_UB, CFG_ROW_MAJOR_UB, CO2Layout,
                                    Dn2NzParams, FixpipeConfigArch3510, FixpipeParamsArch3510, LoadData2DParamsV2,
-                                   LoadDataRepeatParamWithStride, LoadDataWithStride, Nz2DnParams, Nz2NdParams, Reg,
-                                   SetLoadDataRepeatWithStride, copy_gm_to_l1_dn2nz, copy_gm_to_l1_nd2nz_arch35,
-                                   load_data_2d_v2)
+                                   LoadDataRepeatParamWithStride, LoadDataWithStride, MultiCopyConfig,
+                                   MultiCopyLoopInfo, MultiCopyParams, NdDmaConfig, NdDmaLoopInfo, NdDmaParams,
+                                   Nz2DnParams, Nz2NdParams, Reg, SetLoadDataRepeatWithStride, copy_gm_to_l1_dn2nz,
+                                   copy_gm_to_l1_nd2nz_arch35, copy_gm_to_ub_nddma, copy_ub_to_l1,
+                                   kDefaultNdDmaConfig, load_data_2d_v2)
 from ascend_sim.isa.arch35.fixpipe_3510 import fixpipe_arch35
 from ascend_sim.isa.atomic import SetAtomicAdd, SetAtomicNone
 from ascend_sim.isa.bias_table import copy_l1_to_bt
@@ -31,10 +33,15 @@ from ascend_sim.machine.tensor import GlobalTensor, LocalTensor
 
 
 @cached
-def DataCopy(dst, src, params) -> None:
+def DataCopy(dst, src, params, config=kDefaultNdDmaConfig) -> None:
     """GM -> L1 (count, DataCopyParams, Nd2NzParams or, on arch 3510, Dn2NzParams), L1 -> BT (DataCopyParams into
     a C2 tensor), L1 -> GM (DataCopyParams into a GlobalTensor) or L0C -> GM (DataCopyCO12DstParams); GM <-> UB
-    (count or DataCopyParams) on the vector core."""
+    (count or DataCopyParams) on the vector core; on arch 3510 GM -> UB by ND-DMA (NdDmaParams, with the
+    template's NdDmaConfig as `config`) and UB -> L1 (count or DataCopyParams) on the vector core."""
+    if isinstance(params, NdDmaParams):
+        return copy_gm_to_ub_nddma(dst, src, params, config)
+    if is_ub(src) and isinstance(dst, LocalTensor) and dst.buffer.name == "L1":
+        return copy_ub_to_l1(dst, src, params)
     if is_ub(dst) or is_ub(src):
         return data_copy_ub(dst, src, params)
     if isinstance(params, DataCopyParams):
