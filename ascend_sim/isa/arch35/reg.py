@@ -13,10 +13,12 @@ the low halves of src0 and src1, dst1 the high halves), 数据填充/Duplicate.m
 Each call is one instruction on PIPE_V. A RegTensor's values live in the object and change when the instruction
 runs (in program order on PIPE_V), so records that read registers are not independent of the records before them:
 a replay must run the VF's records in order. Own rules, flagged: a masked-off lane of Gather / Adds is zero
-(zeroing, not merging); StoreAlign writes only the active lanes; Gather's declared read range is its base to the
-end of UB (the indices are register values known only when it runs; an index past UB faults then); each Reg
-instruction costs one cycle (no 950 vector timing source used); CreateMask / UpdateMask build the mask in the front
-end (no record). Only the normal distribution modes (DIST_NORM) and single-register forms are modelled.
+(zeroing, not merging); StoreAlign writes only the active lanes (its write range ends at the last one); Gather's
+declared read range is its base to the end of UB (the indices are register values known only when it runs; an index
+past UB faults then); each Reg instruction costs one cycle (no 950 vector timing source used); CreateMask /
+UpdateMask build the mask in the front end (no record). Gather's base need only be element-aligned ([CONFLICT] with
+the page's 32 B: the dx kernel gathers from any element of its ND weight). Only the normal distribution modes
+(DIST_NORM) and single-register forms are modelled.
 """
 from __future__ import annotations
 
@@ -126,8 +128,9 @@ def _execute_load(rec) -> None:
 
 def _execute_store(rec) -> None:
     buf, address, reg, active = rec.args
-    target = buf.view(reg.dtype, address, reg.data.size)
-    target[active] = reg.data[active]
+    span = active.size  # up to the last active lane (StoreAlign below)
+    target = buf.view(reg.dtype, address, span)
+    target[active] = reg.data[:span][active]
 
 
 def _execute_gather(rec) -> None:
@@ -182,11 +185,11 @@ ADDS = define("Reg::Adds", V, kind=_REG, operands=RegAddsOperands, cost=_cost, e
               doc="register = register + scalar, masked.")
 
 
-def _ub_address(core, name, tensor, role):
+def _ub_address(core, name, tensor, role, alignment=BLOCK):
     if tensor.__class__ is not LocalTensor or tensor.buffer.name != "UB":
         raise core.fault(ParameterOutOfRange(f"{role} must be a UB address (a LocalTensor in UB)"), name, V)
-    if tensor.address % BLOCK:
-        check_aligned(core, name, V, tensor, BLOCK, role)
+    if tensor.address % alignment:
+        check_aligned(core, name, V, tensor, alignment, role)
     return tensor.buffer, tensor.address
 
 
@@ -216,8 +219,14 @@ def StoreAlign(dstAddr, srcReg: RegTensor, mask: MaskReg) -> None:
     core = _begin(name)
     _registers(core, name, srcReg)
     buf, address = _ub_address(core, name, dstAddr, "dstAddr")
-    core.issue(STORE_ALIGN, V, {"dtype": srcReg.dtype.name}, (), ((buf, address, address + VL),),
-               RegStoreOperands(buf, address, srcReg, mask.active(srcReg.dtype)))
+    active = mask.active(srcReg.dtype)
+    # only the active lanes are written: the range ends at the last one (the dx kernel's gather index stores its
+    # last 16 lanes at the end of a one-register buffer that ends UB)
+    lanes = np.flatnonzero(active)
+    active = active[:int(lanes[-1]) + 1] if lanes.size else active[:0]
+    end = address + active.size * srcReg.dtype.itemsize
+    core.issue(STORE_ALIGN, V, {"dtype": srcReg.dtype.name}, (), ((buf, address, end),),
+               RegStoreOperands(buf, address, srcReg, active))
 
 
 # Gather's table 3: (dst, src) -> index type
@@ -231,8 +240,10 @@ def Gather(dstReg: RegTensor, baseAddr, index: RegTensor, mask: MaskReg) -> None
     name = "Reg::Gather"
     core = _begin(name)
     _registers(core, name, dstReg, index)
-    buf, address = _ub_address(core, name, baseAddr, "baseAddr")
     src_dtype = baseAddr.dtype
+    # [CONFLICT] Gather.md asks a 32 B aligned baseAddr, but the dx kernel's GatherDn2Nz4Group gathers from
+    # srcAddr + kIdx (any element): the simulator follows the shipped kernel and takes an element-aligned base
+    buf, address = _ub_address(core, name, baseAddr, "baseAddr", src_dtype.itemsize)
     want = _GATHER_TYPES.get((dstReg.dtype.name, src_dtype.name))
     if want is None or index.dtype.name != want:
         raise core.fault(ParameterOutOfRange(

@@ -11,6 +11,7 @@ from ascend_sim.isa.vector.init_global_memory import Fill, InitGlobalMemory
 from ascend_sim.isa.vector.mask import ResetMask, SetMaskCount, SetMaskNorm, SetVectorMask
 from ascend_sim.isa.vector.reduce import (BlockReduceMax, BlockReduceMin, BlockReduceSum, ReduceMax, ReduceOrder,
                                           ReduceSum, ReduceType, WholeReduceMax, WholeReduceMin, WholeReduceSum)
+from ascend_sim.isa.vector.set_value import SetValue
 from ascend_sim.isa.vector.transdata import TransDataTo5HD, TransDataTo5HDParams
 
 __all__ = ["Cast", "RoundMode", "MASK_PLACEHOLDER", "DataCopyExtParams", "DataCopyPad", "DataCopyPadExtParams", "PaddingMode",
@@ -19,5 +20,5 @@ __all__ = ["Cast", "RoundMode", "MASK_PLACEHOLDER", "DataCopyExtParams", "DataCo
            "Maxs", "Min", "Mins", "Mul", "Muls", "Relu", "Sub", "UnaryRepeatParams", "ResetMask", "SetMaskCount",
            "SetMaskNorm", "SetVectorMask", "BlockReduceMax", "BlockReduceMin", "BlockReduceSum", "ReduceMax",
            "ReduceOrder", "ReduceSum", "ReduceType", "WholeReduceMax", "WholeReduceMin", "WholeReduceSum",
-           "TransDataTo5HD", "TransDataTo5HDParams",
+           "TransDataTo5HD", "TransDataTo5HDParams", "SetValue",
            "Fill", "InitGlobalMemory"]

@@ -155,3 +155,38 @@ def test_reg_refusals():
         run_on_ub(same_dst, ub0, platform=A5)
     with pytest.raises(ParameterOutOfRange, match="Reg::Interleave does not exist on arch 2201"):
         run_on_ub(same_dst, ub0)
+
+
+def test_store_align_writes_only_up_to_its_last_active_lane():
+    # ExpandGatherIdxByStride's last store: 16 uint16 lanes 224 B into a one-register buffer at the end of UB
+    from ascend_sim import Chip
+    from ascend_sim.ascendc import TBuf, TPipe, TPosition
+
+    def kernel():
+        pipe = TPipe()
+        pipe.InitBuffer(TBuf(TPosition.VECIN), 253952 - 256)
+        idx = TBuf(TPosition.VECCALC)
+        pipe.InitBuffer(idx, 256)
+        reg = Reg.RegTensor(np.uint16)
+        Reg.Duplicate(reg, 7)
+        mask, _ = Reg.UpdateMask(np.uint16, 16)
+        Reg.StoreAlign(idx.Get(np.uint16)[112], reg, mask)
+    chip = Chip(A5)
+    chip.launch(kernel, 1, kernel_type="AIV_ONLY")
+    ub = chip.cores[0].buffers["UB"].data.view(np.uint16)
+    np.testing.assert_array_equal(ub[-16:], 7)
+    assert not ub[-128:-16].any()
+
+
+def test_gather_takes_an_element_aligned_base():
+    # GatherDn2Nz4Group gathers from srcAddr + kIdx ([CONFLICT] with the page's 32 B; docs/isa_arch35.md)
+    ub0 = np.arange(UB_BYTES // 2, dtype=np.uint16).view(np.uint8)
+
+    def vf(ub):
+        idx, dst = Reg.RegTensor(np.uint16), Reg.RegTensor(np.uint16)
+        Reg.LoadAlign(idx, ub[0].ReinterpretCast(np.uint16))  # 0, 1, 2, ...
+        Reg.Gather(dst, ub.ReinterpretCast(np.uint16)[3], idx, Reg.CreateMask(np.uint16))
+        Reg.StoreAlign(ub[4096].ReinterpretCast(np.uint16), dst, Reg.CreateMask(np.uint16))
+
+    got, _ = run_on_ub(vf, ub0, platform=A5)
+    np.testing.assert_array_equal(got[4096:4096 + 256].view(np.uint16), np.arange(3, 131))

@@ -49,11 +49,16 @@ def test_8bit_refused_on_a2(dtype):
              platform="Ascend910B2")
 
 
-@pytest.mark.parametrize("groups,match", [(16, r"groupConvMode=1 \(ENLARGE, the AIV weight build\): not ported")])
-def test_unported_group_enlarge_refused_by_name(groups, match):
-    with pytest.raises(ValueError, match=match):
-        _run(np.zeros((16, 16 // groups, 3, 3, 3), float16), np.zeros((1, 16, 4, 8, 8), float16), (1, 16, 4, 8, 8),
-             groups=groups)
+def test_group_enlarge_with_an_8bit_type_refused_by_name():
+    # the tiling never enlarges 8-bit (test_arch35_group_enlarge.py); a key forced to ENLARGE is refused, as the
+    # source compiles the AIV's weight build out for hifloat8 / fp8 and its AIC would wait for ever
+    from kernels.conv3d_backprop_input.kernel.arch35.conv3d_backprop_input_v2_arch35 import unported_features
+    from tiling.conv3d_backprop_input.arch35 import conv3d_backprop_input_tiling_arch35
+    t = conv3d_backprop_input_tiling_arch35((1, 8, 4, 4, 4), (8, 1, 3, 3, 3), (1, 8, 4, 4, 4), (1, 1, 1), (1,) * 6,
+                                            (1, 1, 1), 8, "hifloat8", PLATFORM)
+    assert unported_features(t.tiling_key, t) == []
+    problems = unported_features(t.tiling_key | (1 << 16), t)  # groupConvMode ENLARGE
+    assert len(problems) == 1 and problems[0].startswith("groupConvMode=1 (ENLARGE) with an 8-bit type")
 
 
 def test_unported_kernel_split_refused_by_name():

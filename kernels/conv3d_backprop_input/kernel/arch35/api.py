@@ -32,6 +32,9 @@ import numpy as np
 from ascend_sim.ascendc import (ASCEND_IS_AIC, ASCEND_IS_AIV, PIPE_FIX, PIPE_MTE3, GetSubBlockIdx, HardEvent, Mmad,
                                 MmadParams, SetFlag, SetHF32Mode, TBuf, TPipe, TPosition, TQue, WaitFlag, api_call)
 from ascend_sim.machine.dtypes import float32
+from kernels.conv3d_backprop_input.kernel.arch35.group_transdata import (VECTOR_REG_WIDTH, GetB1Tbuf,
+                                                                         GroupTransdataWeight, InitGroupCopyParams,
+                                                                         SetEnlargeShape)
 from kernels.conv3d_backprop_input.kernel.arch35.kernel_split import (InitKernelSplitLists, InitParamsForKernelSplitH,
                                                                       SetKernelSplitParams, SetSingleShapeParams)
 from kernels.conv3d_backprop_input.kernel.arch35.large_attribute import ComputeForTilingHkWk, UpdateHkComputeStatus
@@ -41,10 +44,13 @@ from kernels.conv3d_backprop_input.kernel.arch35.load_b import (InitLoadToB2Para
                                                                 UpdateLoadToB2ParamsK, UpdateLoadToB2ParamsN)
 from kernels.conv3d_backprop_input.kernel.arch35.splitk_cast import AccumulateSegmentOnWorkspace
 from kernels.conv3d_backprop_input.kernel.arch35.store_c import LoadL0c2Gm
-from kernels.conv3d_backprop_input.kernel.arch35.sync import (CrossCoreSetHeadForMix, CrossCoreWaitTailForMix,
-                                                              CvCrossCoreSet, CvCrossCoreWait)
+from kernels.conv3d_backprop_input.kernel.arch35.sync import (CrossCoreSetHead, CrossCoreSetHeadForMix,
+                                                              CrossCoreWaitTail, CrossCoreWaitTailForMix,
+                                                              CvCrossCoreSet, CvCrossCoreWait, NotifyVecAfterLoadToB2,
+                                                              WaitForVecBeforeLoadToB2)
 from kernels.conv3d_backprop_input.kernel.arch35.util import (BLOCK_CUBE, FLAG_FIXP_ID, FLAG_MTE2_VEC_ID, TOTAL_UB_SIZE,
                                                               TPL_GM_TO_L1, TPL_GM_TO_L1_NO_HK, TPL_GM_TO_L1_NO_HK_WK,
+                                                              TPL_GROUP_MODE_ENLARGE, TPL_GROUP_MODE_ORIGIN,
                                                               TPL_NO_SPLIT_KERNEL, TPL_SPLIT_KERNEL_H, AlignUpC0,
                                                               CalFmapH, DivCeil, DivCeilC0, DivHkWk, total_sizes)
 
@@ -56,9 +62,13 @@ class Conv3DBackpropInput:
     groupMode, loadB1Condition, enableC04}> on arch 3510. SrcAT = SrcBT = DstT = `dtype`; L0C is fp32."""
 
     def __init__(self, dtype, loadB2Condition: int, yFormat: str, filterFormat: str,
-                 kernelSplitMode: int = TPL_NO_SPLIT_KERNEL, loadB1Condition: int = TPL_GM_TO_L1):
+                 kernelSplitMode: int = TPL_NO_SPLIT_KERNEL, loadB1Condition: int = TPL_GM_TO_L1,
+                 groupMode: int = TPL_GROUP_MODE_ORIGIN, enableC04Flag: bool = False):
         self.SrcAT = self.SrcBT = self.DstT = np.dtype(dtype)
         self.L0cT = float32
+        self.IndexT = np.dtype(np.uint32 if self.SrcBT == float32 else np.uint16)  # the Gather index (intf_base)
+        self.groupMode = groupMode
+        self.enableC04Flag = enableC04Flag
         self.loadB2Condition = loadB2Condition
         self.kernelSplitMode = kernelSplitMode
         self.loadB1Condition = loadB1Condition
@@ -137,6 +147,12 @@ class Conv3DBackpropInput:
         self.realMSize_ = 0
         self.dstB2Stride_ = 0
         self.cacheA1Buf_ = self.cacheB1Buf_ = None
+        self.groupIterIdx_ = self.curEnlarge = self.curEnlargeCin1_ = 0
+
+    def VecFillsB1(self) -> bool:
+        """ENLARGE and C04: the AIV builds the weight in the AIC's L1 (b1UbPing_ / b1UbPong_), so it walks the K
+        loop too; otherwise the AIC loads it from GM into its inQueL1B_."""
+        return self.groupMode == TPL_GROUP_MODE_ENLARGE or self.enableC04Flag
 
     def CalcMatrixByteSize(self) -> tuple[int, int]:
         t = self.tiling_
@@ -160,10 +176,16 @@ class Conv3DBackpropInput:
         self.l0cPing_, self.l0cPong_ = TQue(TPosition.CO1, 1), TQue(TPosition.CO1, 1)
         self.l0aBuf_, self.l0bBuf_ = TBuf(TPosition.A2), TBuf(TPosition.B2)
         self.vecBuf_ = TBuf(TPosition.VECIN)
+        if self.VecFillsB1():  # on both cores: the AIV's B1 addresses are its AIC's (the TPipes allocate alike)
+            self.b1UbPing_, self.b1UbPong_ = TBuf(TPosition.B1), TBuf(TPosition.B1)
+            self.pipe_.InitBuffer(self.b1UbPing_, bMatrixByteSize)
+            if t.bl1Pbuffer > 1:
+                self.pipe_.InitBuffer(self.b1UbPong_, bMatrixByteSize)
         if ASCEND_IS_AIV():
             self.InitUbByteSize()
             return
-        self.pipe_.InitBuffer(self.inQueL1B_, t.bl1Pbuffer, bMatrixByteSize)
+        if not self.VecFillsB1():
+            self.pipe_.InitBuffer(self.inQueL1B_, t.bl1Pbuffer, bMatrixByteSize)
         self.pipe_.InitBuffer(self.inQueL1A_, t.al1Pbuffer, aMatrixByteSize)
         l0a, l0b, l0c = total_sizes()
         if t.cl0Pbuffer > 1:
@@ -175,9 +197,19 @@ class Conv3DBackpropInput:
         self.pipe_.InitBuffer(self.l0bBuf_, l0b)
 
     def InitUbByteSize(self) -> None:
-        """The AIV's UB (impl/conv_bp_input_sub_func_ub_init.h): the whole UB for split-K's cast, on sub-block 0."""
-        if self.useUbAccumForSplitK_ and GetSubBlockIdx() == 0:
-            self.pipe_.InitBuffer(self.vecBuf_, TOTAL_UB_SIZE())
+        """The AIV's UB (impl/conv_bp_input_sub_func_ub_init.h): the whole UB for split-K's cast, on sub-block 0;
+        for ENLARGE two halves (the ND and the NZ weight, less one register) and the gather index."""
+        if self.useUbAccumForSplitK_:
+            if GetSubBlockIdx() == 0:
+                self.pipe_.InitBuffer(self.vecBuf_, TOTAL_UB_SIZE())
+        elif self.groupMode == TPL_GROUP_MODE_ENLARGE:
+            GROUP_UB_BUF_SIZE = (TOTAL_UB_SIZE() - VECTOR_REG_WIDTH) // 2
+            self.ndVecBuf_, self.nzVecBuf_ = TBuf(TPosition.VECIN), TBuf(TPosition.VECOUT)
+            self.idxVecBuf_ = TBuf(TPosition.VECCALC)
+            self.pipe_.InitBuffer(self.ndVecBuf_, GROUP_UB_BUF_SIZE)
+            self.pipe_.InitBuffer(self.nzVecBuf_, GROUP_UB_BUF_SIZE)
+            self.pipe_.InitBuffer(self.idxVecBuf_, VECTOR_REG_WIDTH)
+            InitGroupCopyParams(self)
 
     # --------------------------------------------------------------------------------------------- setters
     @api_call
@@ -208,6 +240,8 @@ class Conv3DBackpropInput:
         if self.kernelSplitMode != TPL_NO_SPLIT_KERNEL or self.singleShapeCout_ * self.singleShapeHWk_ != singleShapeK:
             self.singleShapeCout_ = singleShapeK // self.singleShapeHWk_
             self.InitStepKParams()
+        if self.groupMode == TPL_GROUP_MODE_ENLARGE:
+            SetEnlargeShape(self)
 
     def InitStepKParams(self) -> None:
         t = self.tiling_
@@ -269,6 +303,7 @@ class Conv3DBackpropInput:
 
     def InitFirstIterState(self) -> None:
         t = self.tiling_
+        self.groupIterIdx_ = 0
         self.needComputeFlag_ = True
         self.curMIdx_ = self.curNIdx_ = 0
         self.curDinIdx_ = self.curDinStartIdx_
@@ -363,19 +398,25 @@ class Conv3DBackpropInput:
         if not self.needComputeFlag_:
             self.FreeFullLoadL1Tensor()  # NoNeedComputeHandle without bias
             return
-        if ASCEND_IS_AIV():
-            return  # in this template every step of the K loop is the cube's (ASCEND_IS_AIC_SCALAR / _SHOULD_RETURN)
-        self.InitMmadParams()
-        UpdateLoadToA2ParamsM(self)
-        UpdateLoadToB2ParamsN(self)
-        que = self.l0cPing_ if self.l0cPingPongFlag_ else self.l0cPong_
-        l0c = que.AllocTensor(self.L0cT)
+        aic = ASCEND_IS_AIC()
+        if not aic and not self.VecFillsB1():
+            return  # every step of the K loop is the cube's (ASCEND_IS_AIC_SCALAR / _SHOULD_RETURN)
+        que = l0c = None
+        if aic:  # ComputeStart
+            self.InitMmadParams()
+            UpdateLoadToA2ParamsM(self)
+            UpdateLoadToB2ParamsN(self)
+            que = self.l0cPing_ if self.l0cPingPongFlag_ else self.l0cPong_
+            l0c = que.AllocTensor(self.L0cT)
+        CrossCoreSetHead(self)
         if self.loadB1Condition == TPL_GM_TO_L1:
             l0PingPongFlag = self.ComputeForNoTilingHWk(l0c, self.l0PingPongFlag_)
         else:
             l0PingPongFlag = ComputeForTilingHkWk(self, l0c, self.l0PingPongFlag_)
-        que.EnQue(l0c)
+        if aic:  # ComputeEnd
+            que.EnQue(l0c)
         self.l0PingPongFlag_ = l0PingPongFlag
+        CrossCoreWaitTail(self)
 
     def FreeFullLoadL1Tensor(self) -> None:
         if ASCEND_IS_AIC() and self.isB1FullLoadFlag_ and self.isFreeB1_ and not self.isLoadB1_:
@@ -397,6 +438,7 @@ class Conv3DBackpropInput:
     def ComputeForNoTilingHWk(self, l0c, l0PingPongFlag: int) -> int:
         isFirstDk = self.curDkIdx_ == 0
         for curInnerKdIdx in range(self.curDkIdx_, self.curDkIdx_ + self.tiling_.singleIterateDk):
+            self.groupIterIdx_ = 0
             curDoutIdx = self.CalcCurDoutIdx(curInnerKdIdx)
             if curDoutIdx is None:
                 continue
@@ -426,33 +468,53 @@ class Conv3DBackpropInput:
         t = self.tiling_
         curStepKa, curStepKb = self.curStepKa_, self.curStepKb_
         l0aKIdx = l0bKIdx = 0
+        aic = ASCEND_IS_AIC()
         for kIdx in range(self.kIter_):
             curStepKa, curStepKb = self.UpdateL1KParams(kIdx, curStepKa, curStepKb)
             # ComputeL1A / ComputeL1B, then the preloads of the next L1 step into the second buffer
-            LoadToA1(self, kIdx, curDoutIdx, kIdx == 0 if t.al1Pbuffer > 1 else l0aKIdx == 0)
-            LoadToB1(self, kIdx, curInnerKdIdx, kIdx == 0 if t.bl1Pbuffer > 1 else l0bKIdx == 0)
-            if t.al1Pbuffer > 1:
+            if aic:
+                LoadToA1(self, kIdx, curDoutIdx, kIdx == 0 if t.al1Pbuffer > 1 else l0aKIdx == 0)
+            self.LoadToB1(kIdx, curInnerKdIdx, kIdx == 0 if t.bl1Pbuffer > 1 else l0bKIdx == 0)
+            if t.al1Pbuffer > 1 and aic:
                 LoadToA1(self, self.curStepKa_ + kIdx, curDoutIdx, l0aKIdx == 0)
             if t.bl1Pbuffer > 1:
-                LoadToB1(self, self.curStepKb_ + kIdx, curInnerKdIdx, l0bKIdx == 0)
-            WaitFlag(HardEvent.M_MTE1, l0PingPongFlag & 1)
-            l0a = self.l0aBuf_.Get(self.SrcAT)
-            l0b = self.l0bBuf_.Get(self.SrcBT)
-            if l0PingPongFlag:
-                l0a, l0b = l0a[self.l0aPingPongAddr_], l0b[self.l0bPingPongAddr_]
-            UpdateLoadToA2ParamsK(self, l0aKIdx)
-            self.ComputeL0A(l0aKIdx, curStepKa, l0a)
+                self.LoadToB1(self.curStepKb_ + kIdx, curInnerKdIdx, l0bKIdx == 0)
+            l0b = None
+            if aic:
+                WaitFlag(HardEvent.M_MTE1, l0PingPongFlag & 1)
+                l0a = self.l0aBuf_.Get(self.SrcAT)
+                l0b = self.l0bBuf_.Get(self.SrcBT)
+                if l0PingPongFlag:
+                    l0a, l0b = l0a[self.l0aPingPongAddr_], l0b[self.l0bPingPongAddr_]
+                UpdateLoadToA2ParamsK(self, l0aKIdx)
+                self.ComputeL0A(l0aKIdx, curStepKa, l0a)
             UpdateLoadToB2ParamsK(self, l0bKIdx)
-            self.ComputeL0B(l0bKIdx, curStepKb, l0b)
-            SetFlag(HardEvent.MTE1_M, l0PingPongFlag)
-            WaitFlag(HardEvent.MTE1_M, l0PingPongFlag)
-            self.mmad_.cmatrixInitVal = kIdx == 0 and isFirstDk  # CalcParamsMmad
-            Mmad(l0c, l0a, l0b, self.mmad_)
-            SetFlag(HardEvent.M_MTE1, l0PingPongFlag)
-            l0PingPongFlag ^= self.enableL0PingPong_
+            if self.VecFillsB1():
+                self.ComputeL0BForTBufData(l0bKIdx, curStepKb, l0b, kIdx)
+            else:
+                self.ComputeL0B(l0bKIdx, curStepKb, l0b)
+            if aic:
+                SetFlag(HardEvent.MTE1_M, l0PingPongFlag)
+                WaitFlag(HardEvent.MTE1_M, l0PingPongFlag)
+                self.mmad_.cmatrixInitVal = kIdx == 0 and isFirstDk  # CalcParamsMmad
+                Mmad(l0c, l0a, l0b, self.mmad_)
+                SetFlag(HardEvent.M_MTE1, l0PingPongFlag)
+                l0PingPongFlag ^= self.enableL0PingPong_
             l0aKIdx = 0 if l0aKIdx + 1 == curStepKa else l0aKIdx + 1  # CalcL0KIdx
             l0bKIdx = 0 if l0bKIdx + 1 == curStepKb else l0bKIdx + 1
         return l0PingPongFlag
+
+    def LoadToB1(self, kIdx: int, curDkIdx: int, loadFlag: bool) -> None:
+        """LoadToB1: ENLARGE's AIV builds the weight in L1 (both cores count groupIterIdx_); otherwise the AIC
+        loads it from GM (load_b.py)."""
+        if self.groupMode != TPL_GROUP_MODE_ENLARGE:
+            LoadToB1(self, kIdx, curDkIdx, loadFlag)
+            return
+        if not loadFlag or kIdx >= self.kIter_ or (self.isB1FullLoadFlag_ and not self.isLoadB1_):
+            return
+        if ASCEND_IS_AIV():
+            GroupTransdataWeight(self, kIdx, curDkIdx)
+        self.groupIterIdx_ += 1
 
     def ComputeL0A(self, l0aKIdx: int, curStepKa: int, l0a) -> None:
         if l0aKIdx == 0:
@@ -471,6 +533,22 @@ class Conv3DBackpropInput:
         if l0bKIdx == curStepKb - 1 and (not full or self.isFreeB1_):
             self.isLoadB1_ = True
             self.inQueL1B_.FreeTensor(self.cacheB1Buf_)
+
+    def ComputeL0BForTBufData(self, l0bKIdx: int, curStepKb: int, l0b, kIdx: int) -> None:
+        """The weight the AIV put in b1UbPing_ / b1UbPong_: the AIC waits for it, loads L0B, gives it back."""
+        full = self.isB1FullLoadFlag_
+        aic = ASCEND_IS_AIC()
+        if l0bKIdx == 0 and (not full or self.isLoadB1_):
+            self.isLoadB1_ = False
+            if aic:
+                WaitForVecBeforeLoadToB2(self)
+            self.cacheB1Buf_ = GetB1Tbuf(self, kIdx)
+        if aic:
+            LoadToB2(self, self.cacheB1Buf_, l0bKIdx, l0b)
+        if l0bKIdx == curStepKb - 1 and (not full or self.isFreeB1_):
+            self.isLoadB1_ = True
+            if aic:
+                NotifyVecAfterLoadToB2(self)
 
     # -------------------------------------------------------------------------------------------- output
     @api_call
@@ -535,7 +613,8 @@ class Conv3DBackpropInput:
         CrossCoreWaitTailForMix(self)
         if ASCEND_IS_AIC():  # the AIV never bound these queues (nothing to wait for there)
             self.inQueL1A_.FreeAllEvent()
-            self.inQueL1B_.FreeAllEvent()
+            if not self.VecFillsB1():  # ENLARGE / C04 never bind it (their B1 is two TBufs): nothing pending
+                self.inQueL1B_.FreeAllEvent()
             self.l0cPing_.FreeAllEvent()
             if self.tiling_.cl0Pbuffer > 1:
                 self.l0cPong_.FreeAllEvent()

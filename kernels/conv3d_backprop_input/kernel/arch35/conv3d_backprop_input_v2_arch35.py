@@ -8,7 +8,8 @@ basic, SMALL_KERNEL); else the init-output pass (initOutputFlag == L0_INIT), the
 (enableVecTrans), then Conv3dDxKsBlock (kernel split), Conv3dDxOswBlock<..., GM_TO_L1, enableC04> (C04) or
 Conv3dDxOswBlock<..., loadB1Condition>.
 
-Ported so far: Conv3dDxOswBlock with loadB1Condition GM_TO_L1, NO_HK and NO_HK_WK, group ORIGIN, every
+Ported so far: Conv3dDxOswBlock with loadB1Condition GM_TO_L1, NO_HK and NO_HK_WK, group ORIGIN and ENLARGE (the
+AIV's block-diagonal weight build, group_transdata.py), every
 loadB2Condition, split-K into GM with atomic add (fp32) and through UB (16/8-bit: the fp32 workspace, the AIV's
 Cast), the init-output pass and the vecTrans pre-pass (groups == 1); Conv3dDxKsBlock for the kernel split along
 H; not split-Dk, the HW kernel split or the full load of A. initOutputFlag L1_INIT (2) runs no init pass, as the
@@ -22,7 +23,7 @@ from kernels.conv3d_backprop_input.kernel.arch35.init_output import L0_INIT, Con
 from kernels.conv3d_backprop_input.kernel.arch35.ks_block import Conv3dDxKsBlock
 from kernels.conv3d_backprop_input.kernel.arch35.rowc_block import Conv3dDxOswBlock
 from kernels.conv3d_backprop_input.kernel.arch35.util import (TPL_GM_TO_L1, TPL_GM_TO_L1_NO_HK, TPL_GM_TO_L1_NO_HK_WK,
-                                                              TPL_GROUP_MODE_ORIGIN, TPL_NO_SPLIT_KERNEL,
+                                                              TPL_GROUP_MODE_ENLARGE, TPL_NO_SPLIT_KERNEL,
                                                               TPL_SPLIT_KERNEL_H, decode_tiling_key)
 from kernels.conv3d_backprop_input.kernel.arch35.vec_transpose import Conv3dDxVecTranspose
 
@@ -35,7 +36,14 @@ def unported_features(tiling_key: int, tilingData) -> list[str]:
     checks = [
         (kernelSplitMode not in (TPL_NO_SPLIT_KERNEL, TPL_SPLIT_KERNEL_H),  # HW: the L0C -> UB re-interleave
          f"kernelSplitMode={kernelSplitMode} (Conv3dDxKsBlock)"),
-        (groupConvMode != TPL_GROUP_MODE_ORIGIN, f"groupConvMode={groupConvMode} (ENLARGE, the AIV weight build)"),
+        (groupConvMode == TPL_GROUP_MODE_ENLARGE and t.c0 == 32,  # c0 32: an 8-bit type
+         f"groupConvMode={groupConvMode} (ENLARGE) with an 8-bit type (the source compiles the AIV's weight build "
+         "out for hifloat8 / fp8: the AIC would wait for a weight that never comes; the tiling never enlarges "
+         "8-bit)"),
+        (groupConvMode == TPL_GROUP_MODE_ENLARGE and (kernelSplitMode != TPL_NO_SPLIT_KERNEL
+                                                      or loadB1Condition != TPL_GM_TO_L1),
+         f"groupConvMode={groupConvMode} (ENLARGE) with kernelSplitMode={kernelSplitMode} / "
+         f"loadB1Condition={loadB1Condition} (the tiling never combines them)"),
         (loadB1Condition not in (TPL_GM_TO_L1, TPL_GM_TO_L1_NO_HK, TPL_GM_TO_L1_NO_HK_WK),
          f"loadB1Condition={loadB1Condition} (C04 / NO_HK / NO_HK_WK / SMALL_KERNEL)"),
         (not isBasicBlockTiling, "isBasicBlockTiling=0"),
@@ -44,7 +52,6 @@ def unported_features(tiling_key: int, tilingData) -> list[str]:
         (t.singleIterateDk != t.dk, f"singleIterateDk={t.singleIterateDk} < dk={t.dk} (split-Dk: dead code in the "
                                     "source, which never advances curDkIdx_ past 0 and whose AIV returns before the "
                                     "FLAG_FIXP_ID handshake; the arch35 tiling always sets singleIterateDk = dk)"),
-        (t.group > 1 and t.cin % t.cinG != 0, "cin not a multiple of cinG"),
     ]
     return [text for bad, text in checks if bad]
 
@@ -68,10 +75,11 @@ def conv3d_backprop_input_v2_arch35(input_size, filter, out_backprop, y, workSpa
         opVecTranspose.Init(filter, workSpace, tilingData)
         opVecTranspose.Process()
         opVecTranspose.Destroy()
-    loadB2Condition, kernelSplitMode, _, _, loadB1Condition = decode_tiling_key(tiling_key)
+    loadB2Condition, kernelSplitMode, groupConvMode, _, loadB1Condition = decode_tiling_key(tiling_key)
     if kernelSplitMode != TPL_NO_SPLIT_KERNEL:
         op = Conv3dDxKsBlock(dtype, filterFormat, dedyFormat, yFormat, loadB2Condition, kernelSplitMode)
     else:
-        op = Conv3dDxOswBlock(dtype, filterFormat, dedyFormat, yFormat, loadB2Condition, loadB1Condition)
+        op = Conv3dDxOswBlock(dtype, filterFormat, dedyFormat, yFormat, loadB2Condition, loadB1Condition,
+                              groupConvMode)
     op.Init(filter, out_backprop, y, workSpace, tilingData)
     op.Process()

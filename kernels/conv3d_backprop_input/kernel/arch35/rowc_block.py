@@ -16,6 +16,7 @@ from ascend_sim.machine.dtypes import float32
 from kernels.conv3d_backprop_input.kernel.arch35.api import Conv3DBackpropInput
 from kernels.conv3d_backprop_input.kernel.arch35.util import (BLOCK_CUBE, FORMAT_NCDHW, FORMAT_NDHWC,
                                                               SYNC_AIV_AIC_DET_FLAG, SYNC_MODE2, TPL_GM_TO_L1,
+                                                              TPL_GROUP_MODE_ENLARGE, TPL_GROUP_MODE_ORIGIN,
                                                               TPL_GM_TO_L1_NO_HK, TPL_GM_TO_L1_NO_HK_WK, AlignUp,
                                                               DivCeil, GetAicBlockIdx)
 
@@ -24,11 +25,13 @@ LOOP_DNM, LOOP_DMN, LOOP_MDN = 1, 2, 3
 
 class Conv3dDxBase:
     def __init__(self, dtype, filterFormat: str, dedyFormat: str, yFormat: str, b2Condition: int,
-                 b1Condition: int = TPL_GM_TO_L1):
+                 b1Condition: int = TPL_GM_TO_L1, groupMode: int = TPL_GROUP_MODE_ORIGIN):
         self.dtype = dtype
         self.filterFormat, self.dedyFormat, self.yFormat = filterFormat, dedyFormat, yFormat
         self.b1Condition = b1Condition
-        self.dedx_ = Conv3DBackpropInput(dtype, b2Condition, yFormat, filterFormat, loadB1Condition=b1Condition)
+        self.groupMode = groupMode
+        self.dedx_ = Conv3DBackpropInput(dtype, b2Condition, yFormat, filterFormat, loadB1Condition=b1Condition,
+                                         groupMode=groupMode)
         self.batchStrideA_ = self.batchStrideC_ = self.groupStrideA_ = self.groupStrideB_ = 1
         self.groupStrideC_ = self.coutStrideA_ = self.cinStrideB_ = self.cinStrideC_ = 1
         self.offsetA_ = self.offsetB_ = self.offsetC_ = 0
@@ -53,12 +56,14 @@ class Conv3dDxBase:
             self.batchStrideC_ = self.cinStrideC_ * t.cin
         else:
             self.batchStrideC_ = t.di * t.hi * t.wi * t.cin
-        if t.group > 1:  # group ORIGIN
+        if t.group > 1:
             self.groupStrideA_ = self.coutStrideA_ * t.coutG
+            # ENLARGE: a merged group's weight is coutG rows of cin/oriGroup channels, not cinG
+            cinG = t.cinG // t.enlarge if self.groupMode == TPL_GROUP_MODE_ENLARGE else t.cinG
             if self.filterFormat == FORMAT_NCDHW:
-                self.groupStrideB_ = t.coutG * t.cinG * self.cinStrideB_
+                self.groupStrideB_ = t.coutG * cinG * self.cinStrideB_
             elif self.filterFormat == FORMAT_NDHWC:
-                self.groupStrideB_ = t.coutG * t.dk * t.hk * t.wk * t.cinG
+                self.groupStrideB_ = t.coutG * t.dk * t.hk * t.wk * cinG
             else:
                 self.groupStrideB_ = t.coutG
             self.groupStrideC_ = self.cinStrideC_ * t.cinG
@@ -70,7 +75,11 @@ class Conv3dDxBase:
         mOffsetA = alignedHoStartIdx * t.wo * (1 if self.dedyFormat == FORMAT_NCDHW else t.cout)
         self.offsetA_ = (self.batchStrideA_ * batchIdx + self.coutStrideA_ * self.kCoreIdx_ * t.singleCoreCout
                          + mOffsetA)
-        self.offsetB_ = self.cinStrideB_ * self.nCoreIdx_ * t.singleCoreCin
+        # CalcBlockOffsetB: ENLARGE loads the merged group's whole weight (the AIV picks the cin window in UB)
+        if self.groupMode == TPL_GROUP_MODE_ENLARGE:
+            self.offsetB_ = 0
+        else:
+            self.offsetB_ = self.cinStrideB_ * self.nCoreIdx_ * t.singleCoreCin
         mOffsetC = self.mCoreIdx_ * t.singleCoreM * (t.cin if self.yFormat == FORMAT_NDHWC else 1)
         self.offsetC_ = (self.batchStrideC_ * batchIdx + self.cinStrideC_ * self.nCoreIdx_ * t.singleCoreCin
                          + mOffsetC)
@@ -81,10 +90,14 @@ class Conv3dDxBase:
 
 
 class Conv3dDxOswBlock(Conv3dDxBase):
+    def AivHasWork(self) -> bool:
+        """`enableC04Flag || groupMode || useUbAccumForSplitK_`: else the AIVs return (ASCEND_IS_AIV_SHOULD_RETURN)."""
+        return self.groupMode == TPL_GROUP_MODE_ENLARGE or self.useUbAccumForSplitK_
+
     def Init(self, filter, dedy, y, workSpace, tilingData) -> None:
         self.InitTilingData(tilingData)
-        if ASCEND_IS_AIV() and not self.useUbAccumForSplitK_:
-            return  # no vector job in the other ported templates
+        if ASCEND_IS_AIV() and not self.AivHasWork():
+            return
         if self.useUbAccumForSplitK_ and GetSubBlockIdx() != 0:
             return
         self.filterGm_ = GlobalTensor(self.dtype).SetGlobalBuffer(workSpace if self.enableVecTrans_ else filter)
@@ -100,7 +113,7 @@ class Conv3dDxOswBlock(Conv3dDxBase):
         self.dedx_.l0cOutGm_ = GlobalTensor(float32).SetGlobalBuffer(workSpace)
 
     def Process(self) -> None:
-        if ASCEND_IS_AIV() and not self.useUbAccumForSplitK_:
+        if ASCEND_IS_AIV() and not self.AivHasWork():
             return
         if self.useUbAccumForSplitK_ and GetSubBlockIdx() != 0:
             return

@@ -1,10 +1,16 @@
 """The cross-core flags between the AIC and its AIVs (impl/conv_bp_input_sub_func_sync.h): CvCrossCoreSet /
-CvCrossCoreWait (CrossCoreSetFlag<SYNC_MODE 4, pipe> / CrossCoreWaitFlag<4>), and the head / tail pair that keeps
-the FLAG_FIXP_ID handshake balanced (the AIV sets one ahead in Init, the AIC waits for the last in End)."""
+CvCrossCoreWait (CrossCoreSetFlag<SYNC_MODE 4, pipe> / CrossCoreWaitFlag<4>), the head / tail pair that keeps
+the FLAG_FIXP_ID handshake balanced (the AIV sets one ahead in Init, the AIC waits for the last in End), and the
+B1 handshake of the weight the AIV builds in L1 (group ENLARGE, C04): the AIV fills b1UbPing_ / b1UbPong_ and
+sets FLAG_MTE1_ID_1, the AIC loads L0B from it and gives it back with FLAG_MTE1_ID_2 (C04's second AIV: the same
+IDs + CROSS_CORE_FLAG_ID_MAX on the AIC). CrossCoreSetHead / CrossCoreWaitTail (ENLARGE) keep that pair balanced
+per tile: the AIC sets FLAG_MTE1_ID_2 once ahead, the AIV waits for the last."""
 from __future__ import annotations
 
-from ascend_sim.ascendc import ASCEND_IS_AIC, ASCEND_IS_AIV, PIPE_MTE3, CrossCoreSetFlag, CrossCoreWaitFlag
-from kernels.conv3d_backprop_input.kernel.arch35.util import FLAG_FIXP_ID, SYNC_MODE
+from ascend_sim.ascendc import (ASCEND_IS_AIC, ASCEND_IS_AIV, PIPE_MTE1, PIPE_MTE3, CrossCoreSetFlag, CrossCoreWaitFlag,
+                                GetSubBlockIdx)
+from kernels.conv3d_backprop_input.kernel.arch35.util import (CROSS_CORE_FLAG_ID_MAX, FLAG_FIXP_ID, FLAG_MTE1_ID_1,
+                                                              FLAG_MTE1_ID_2, SYNC_MODE, TPL_GROUP_MODE_ENLARGE)
 
 
 def CvCrossCoreSet(srcPipe, flagId: int) -> None:
@@ -29,3 +35,35 @@ def CrossCoreSetHeadForMix(api) -> None:
 def CrossCoreWaitTailForMix(api) -> None:
     if ASCEND_IS_AIC() and uses_fixp_handshake(api):
         CvCrossCoreWait(FLAG_FIXP_ID)
+
+
+def WaitForVecBeforeLoadToB2(api) -> None:
+    CvCrossCoreWait(FLAG_MTE1_ID_1)
+    if api.enableC04Flag:
+        CvCrossCoreWait(FLAG_MTE1_ID_1 + CROSS_CORE_FLAG_ID_MAX)
+
+
+def NotifyVecAfterLoadToB2(api) -> None:
+    CvCrossCoreSet(PIPE_MTE1, FLAG_MTE1_ID_2)
+    if api.enableC04Flag:
+        CvCrossCoreSet(PIPE_MTE1, FLAG_MTE1_ID_2 + CROSS_CORE_FLAG_ID_MAX)
+
+
+def WaitForCubeBeforeLoadToB1(api) -> None:
+    CvCrossCoreWait(FLAG_MTE1_ID_2)
+
+
+def NotifyCubeAfterLoadToB1(api) -> None:
+    CvCrossCoreSet(PIPE_MTE3, FLAG_MTE1_ID_1)
+
+
+def CrossCoreSetHead(api) -> None:
+    """Before a tile's K loop: the AIC tells AIV 0 that the B1 buffer is free (ENLARGE)."""
+    if ASCEND_IS_AIC() and api.groupMode == TPL_GROUP_MODE_ENLARGE:
+        CvCrossCoreSet(PIPE_MTE1, FLAG_MTE1_ID_2)
+
+
+def CrossCoreWaitTail(api) -> None:
+    """After a tile's K loop: AIV 0 takes the AIC's last release, so the next tile starts balanced (ENLARGE)."""
+    if ASCEND_IS_AIV() and api.groupMode == TPL_GROUP_MODE_ENLARGE and GetSubBlockIdx() == 0:
+        CvCrossCoreWait(FLAG_MTE1_ID_2)
