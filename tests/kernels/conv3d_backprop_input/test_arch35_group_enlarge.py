@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 from ascend_sim.machine.dtypes import bfloat16, float8_e4m3fn, float16, float32, hifloat8
 from kernels.conv3d_backprop_input.kernel.arch35.util import (TPL_GROUP_MODE_ENLARGE, TPL_GROUP_MODE_ORIGIN,
                                                               decode_tiling_key)
-from tests.kernels.conv3d_backprop_input.test_arch35_kernel import check, run_case
+from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
+from tests.kernels.conv3d_backprop_input.arch35_oracle import dx_reference
+from tests.kernels.conv3d_backprop_input.test_arch35_kernel import PLATFORM, check, run_case
 
 # (n, cin, cout, (Di, Hi, Wi), kernel, strides, pads, dilations, groups, filter_format)
 GRID = {
@@ -93,3 +95,33 @@ def test_hypothesis(dtype, groups, cin_g, cout_g, dhw, k, s, seed):
     # few channels per group always merge (lcm(cin_g, c0) / cin_g >= 2 and the weight fits UB twice)
     assert decode_tiling_key(run.tiling.tiling_key)[2] == TPL_GROUP_MODE_ENLARGE
     check(dtype, y, ref, bound)
+
+
+def _run_raw(case, dtype=float16, **options):
+    """The case on the conv kernel with run options (tiling overrides, engine); (run, reference, bound)."""
+    n, cin, cout, dhw, ks, s, p, dl, groups, _ = case
+    do = tuple((dhw[i] + p[2 * i] + p[2 * i + 1] - dl[i] * (ks[i] - 1) - 1) // s[i] + 1 for i in range(3))
+    rng = np.random.default_rng(1)
+    w = rng.uniform(-1, 1, (cout, cin // groups) + ks).astype(dtype)
+    dy = rng.uniform(-1, 1, (n, cout) + do).astype(dtype)
+    run = conv3d_backprop_input_v2_run((n, cin) + dhw, w, dy, strides=(1, 1) + s, pads=p, dilations=(1, 1) + dl,
+                                       groups=groups, data_format="NCDHW", platform=PLATFORM, route="v2", **options)
+    ref, bound = dx_reference((n, cin) + dhw, w, dy, s, p, dl, groups)
+    return run, ref, bound
+
+
+@pytest.mark.parametrize("overrides", [
+    {"al1Pbuffer": 1, "bl1Pbuffer": 1},  # one B1 TBuf (b1UbPing_ only), no preload: load, use, free, load
+    {"coreNum": 1},  # every block on one core: the handshake carries on from block to block
+])
+def test_forced_buffers_and_cores(overrides):
+    run, ref, bound = _run_raw(GRID["two_n_blocks_k_steps"], tiling_overrides=overrides)
+    assert decode_tiling_key(run.tiling.tiling_key)[2] == TPL_GROUP_MODE_ENLARGE
+    assert all(run.tiling.fields()[name] == value for name, value in overrides.items())
+    check(float16, run.result, ref, bound)
+
+
+def test_engines_agree():
+    runs = [_run_raw(GRID["partial_last_group"], engine=engine)[0] for engine in ("exact", "fast")]
+    assert runs[0].report.cycles == runs[1].report.cycles
+    np.testing.assert_array_equal(runs[0].result.view(np.uint16), runs[1].result.view(np.uint16))
