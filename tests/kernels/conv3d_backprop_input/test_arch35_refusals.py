@@ -88,3 +88,16 @@ def test_kernel_entry_refuses_an_unported_tiling_key():
     assert unported_features(t.tiling_key, t) == []
     key_split = t.tiling_key | (1 << 8)  # kernelSplitMode SPLIT_KERNEL_HW
     assert unported_features(key_split, t) == ["kernelSplitMode=1 (Conv3dDxKsBlock)"]
+
+
+@pytest.mark.parametrize("extra,mode", [(2 << 8, "kernelSplitMode=2"), (2 << 25, "loadB1Condition=2")])
+def test_group_enlarge_with_kernel_split_or_no_hk_refused_by_name(extra, mode):
+    # the tiling never combines them (CalRealG drops ENLARGE when the taps must be split; the kernel split needs
+    # groups 1): a key forced so is refused by name
+    from kernels.conv3d_backprop_input.kernel.arch35.conv3d_backprop_input_v2_arch35 import unported_features
+    from tiling.conv3d_backprop_input.arch35 import conv3d_backprop_input_tiling_arch35
+    t = conv3d_backprop_input_tiling_arch35((1, 8, 4, 4, 4), (8, 1, 3, 3, 3), (1, 8, 4, 4, 4), (1, 1, 1), (1,) * 6,
+                                            (1, 1, 1), 8, "float16", PLATFORM)
+    assert unported_features(t.tiling_key, t) == []  # ENLARGE (depthwise fp16) runs
+    problems = unported_features(t.tiling_key | extra, t)
+    assert any(p.startswith("groupConvMode=1 (ENLARGE) with") and mode in p for p in problems)
