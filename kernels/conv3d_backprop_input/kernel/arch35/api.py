@@ -19,7 +19,8 @@ Iterate, Compute, ComputeForNoTilingHWk, UpdateL1ComputeInfo, UpdateCurHoSize, U
 UpdateFullLoadL1Status, IterateAll, GetTensorC, End), conv3d_bp_common_func.h (ComputeForKIter, ComputeL1A/B,
 the preloads, ComputeL0A/B, CalFmapH, UpdateCurHoSizeCore), impl/conv_bp_input_sub_func.h (InitMmadParams,
 CalcParamsMmad, MmadLocal, UpdateL1KParams) and FreeB1Tensor (conv3d_bp_kernel_split_func.h), for
-kernelSplitMode 0 and TPL_SPLIT_KERNEL_H (kernel_split.py), groupMode ORIGIN, loadB1Condition GM_TO_L1, NO_HK and
+kernelSplitMode 0 and TPL_SPLIT_KERNEL_H (kernel_split.py), groupMode ORIGIN and ENLARGE (the AIVs walk the K loop,
+AIV 0 builds the weight in the AIC's L1: group_transdata.py, ComputeL0BForTBufData), loadB1Condition GM_TO_L1, NO_HK and
 NO_HK_WK (large_attribute.py), without split-Dk (the other paths are refused by the entry), plus split-K through
 UB: the AIV sub-block 0 walks the same blocks and tiles on its scalar unit (Compute and GetTensorC return at once
 there) and casts the fp32 workspace after a block's last K segment (CalcInWorkspace, splitk_cast.py). The context

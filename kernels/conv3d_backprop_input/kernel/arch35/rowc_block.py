@@ -4,9 +4,10 @@ The work is batch x group x dinCnt x mCnt x nCnt basic blocks (M = Hi*Wi by sing
 D = Di by singleCoreDin), dealt round-robin to usedCoreNum = min(total, blockNum) cores; the first tailCnt cores
 run one extra round. The index of a block is decoded in the loop order InitBasicBlockLoopDirect picks: LOOP_MDN when
 dk > 1, LOOP_DMN when hk > 1 or mCnt > nCnt, else LOOP_DNM. GM offsets are element offsets in the NCDHW / NDHWC /
-DHWCN layouts (InitBlockStride, CalcBlockOffset*). In the ported templates (no C04, group ORIGIN) the vector cores
-return at once, except with split-K through UB: then AIV sub-block 0 walks the blocks beside its AIC and casts
-each block's fp32 workspace into y (the other AIV returns).
+DHWCN layouts (InitBlockStride, CalcBlockOffset*). The vector cores return at once, except with split-K through UB
+(AIV sub-block 0 walks the blocks beside its AIC and casts each block's fp32 workspace into y; the other AIV
+returns) and with group ENLARGE (both AIVs walk the blocks; sub-block 0 builds each merged group's block-diagonal
+weight in the AIC's L1, group_transdata.py).
 """
 from __future__ import annotations
 
