@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from frontends.cli.conv_problem import (CliProblem, add_conv_problem_arguments, add_format_argument, conv_problem,
                                         field_override)
 from frontends.cli.flags import FlagError, add_run_arguments, check_run_flags
-from frontends.cli.reference_thread import ReferenceAlongside, reference_alongside
+from frontends.cli.reference_alongside import ReferenceAlongside, reference_alongside
 from frontends.cli.report import (check_cli_run, launch_entry, print_json, print_summary, random_operands,
                                   reference_precision, run_document, text_stream)
 
@@ -101,8 +101,8 @@ def simulate(args: argparse.Namespace, hooks: list | None = None,
              reference: Callable[..., np.ndarray] | None = None) -> Conv3dCommandRun:
     """Build the problem the flags describe and run it, with `hooks` added to the progress display (`ascend-sim
     debug conv3d` passes a Capture). The GM allocations are x, filter, bias and y (operator.py).
-    reference(problem, x, w, bias), when given, is computed on a second thread during the launch
-    (frontends/cli/reference_thread.py)."""
+    reference(problem, x, w, bias), when given, is computed in a second process during the launch
+    (frontends/cli/reference_alongside.py)."""
     from ascend_sim.machine.dtypes import DTYPES
     from frontends.cli.progress import LaunchProgress
     from kernels.common.operands import stand_in

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from frontends.cli.conv_problem import (CliProblem, add_conv_problem_arguments, add_format_argument, conv_problem,
                                         field_override)
 from frontends.cli.flags import FlagError, add_run_arguments, check_run_flags
-from frontends.cli.reference_thread import ReferenceAlongside, reference_alongside
+from frontends.cli.reference_alongside import ReferenceAlongside, reference_alongside
 from frontends.cli.report import (check_cli_run, launch_entry, print_json, print_summary, random_operands,
                                   reference_precision, run_document, text_stream)
 
@@ -109,7 +109,7 @@ def simulate(args: argparse.Namespace, hooks: list | None = None,
              reference: Callable[[CliProblem, np.ndarray, np.ndarray], np.ndarray] | None = None) -> ConvDwRun:
     """Build the problem the flags describe and run the operator on the simulated chip, with `hooks` added to the
     progress display (`ascend-sim debug conv3d-dw` passes a Capture). Writes --trace. reference(problem, x, dy),
-    when given, is computed on a second thread during the launch (frontends/cli/reference_thread.py)."""
+    when given, is computed in a second process during the launch (frontends/cli/reference_alongside.py)."""
     from ascend_sim.machine.dtypes import DTYPES
     from frontends.cli.progress import LaunchProgress
     from kernels.conv3d_backprop_filter.operator import DW_REMEDIES, conv3d_backprop_filter_v2_run, estimate_conv3d_dw

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from frontends.cli.conv_problem import CliProblem, add_conv_problem_arguments, add_format_argument, conv_problem
 from frontends.cli.flags import FlagError, add_run_arguments, check_run_flags
-from frontends.cli.reference_thread import ReferenceAlongside, reference_alongside
+from frontends.cli.reference_alongside import ReferenceAlongside, reference_alongside
 from frontends.cli.report import (check_cli_run, launch_entry, print_json, print_summary, random_operands,
                                   reference_precision, run_document, text_stream)
 
@@ -101,7 +101,7 @@ def simulate(args: argparse.Namespace, hooks: list | None = None,
              reference: Callable[[CliProblem, np.ndarray, np.ndarray], np.ndarray] | None = None) -> ConvDxRun:
     """Build the problem the flags describe and run the operator on the simulated chip, with `hooks` added to the
     progress display (`ascend-sim debug conv3d-dx` passes a Capture). Writes --trace. reference(problem, dy,
-    weight), when given, is computed on a second thread during the launch (frontends/cli/reference_thread.py)."""
+    weight), when given, is computed in a second process during the launch (frontends/cli/reference_alongside.py)."""
     from ascend_sim.machine.dtypes import DTYPES, EIGHT_BIT_DTYPES
     from ascend_sim.machine.platform import get_platform
     from frontends.cli.progress import LaunchProgress

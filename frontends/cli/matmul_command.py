@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from frontends.cli.flags import (FlagError, add_run_arguments, dtype_value, int_in_range, platform_value,
                                  refuse_no_records)
-from frontends.cli.reference_thread import ReferenceAlongside, reference_alongside
+from frontends.cli.reference_alongside import ReferenceAlongside, reference_alongside
 from frontends.cli.report import (check_cli_run, launch_entry, print_json, print_summary, random_operands,
                                   reference_precision, run_document, text_stream)
 
@@ -84,7 +84,7 @@ def simulate(args: argparse.Namespace, hooks: list | None = None,
              reference: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> MatmulRun:
     """Build the problem the flags describe and run it on the simulated chip, with `hooks` added to the progress
     display (`ascend-sim debug matmul` passes a Capture). Writes --trace. reference(a, b), when given, is computed
-    on a second thread during the launch (frontends/cli/reference_thread.py)."""
+    in a second process during the launch (frontends/cli/reference_alongside.py)."""
     from ascend_sim.machine.platform import get_platform
     from frontends.cli.progress import LaunchProgress
     from kernels.matmul import MatmulTiling, run_matmul

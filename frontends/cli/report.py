@@ -122,15 +122,15 @@ def run_document(command: str, checks: dict, launches: list[dict], notes: list, 
 @dataclass(frozen=True)
 class Check:
     """The result against a reference: the largest error relative to |ref| + rms(ref) (or in grid steps);
-    seconds: the time the reference and the comparison took (frontends/cli/reference_thread.py); alongside: the
-    reference ran on its own thread during the simulation."""
+    seconds: the time the reference and the comparison took (frontends/cli/reference_alongside.py); alongside: the
+    reference was computed in a second process during the simulation."""
 
     passed: bool
     error: float
     tolerance: float
     measure: str = "relative"  # or "grid": steps of the result type's grid from the reference rounded once
     seconds: float | None = None
-    alongside: bool = False  # the reference was computed alongside the simulation (frontends/cli/reference_thread.py)
+    alongside: bool = False  # the reference was computed alongside the simulation (frontends/cli/reference_alongside.py)
 
     def line(self, name: str) -> str:
         verdict = "PASSED" if self.passed else "FAILED"

@@ -1,14 +1,16 @@
-"""The run commands' reference check runs on a second thread alongside the simulation
-(frontends/cli/reference_thread.py): concurrently, with numpy's OpenBLAS on one thread, with the bits of a serial
-reference, and it still fails a wrong result and raises the reference's own errors."""
-import threading
+"""The run commands' reference check is computed in a forked process alongside the simulation
+(frontends/cli/reference_alongside.py): concurrently, with numpy's OpenBLAS on one thread, with the bits of a
+serial reference; it still fails a wrong result, raises the reference's own errors, and is stopped when the launch
+fails."""
+import os
+import time
 
 import numpy as np
 import pytest
 
 from ascend_sim.machine.blas import blas_thread_count, blas_threads
 from frontends.cli import main
-from frontends.cli.reference_thread import reference_alongside
+from frontends.cli.reference_alongside import reference_alongside
 from kernels.conv3d_backprop_input.reference import conv3d_dx_reference
 
 # a small dx problem: dy (N, Cout, D, H, W), w (Cout, Cin, kD, kH, kW), dx (N, Cin, D, H, W), stride 1, pad 1
@@ -25,18 +27,21 @@ def _dx(dy, w):
     return conv3d_dx_reference(dy, w, DX_SHAPE, (1, 1, 1), (1, 1, 1, 1, 1, 1), precision=np.float32)
 
 
-def test_the_reference_runs_on_its_own_thread_while_the_body_runs():
-    body_started, names = threading.Event(), []
+def test_the_reference_is_computed_in_another_process_while_the_body_runs(tmp_path):
+    flag = tmp_path / "body started"
 
     def reference():
-        names.append(threading.current_thread().name)
-        assert body_started.wait(timeout=60), "the body never ran while the reference waited for it"
-        return np.ones(4)
+        deadline = time.monotonic() + 60
+        while not flag.exists():  # a reference computed before or after the body would wait in vain
+            assert time.monotonic() < deadline, "the body never ran while the reference waited for it"
+            time.sleep(0.01)
+        return np.array([os.getpid()], np.float64)
 
     with reference_alongside(reference) as pending:
-        body_started.set()  # a serial reference would have timed out before the body got here
-    check = pending.check(np.ones(4, np.float16), "float16", False)
-    assert names == ["reference check"] and check.passed and check.alongside and check.seconds >= 0
+        flag.touch()
+    check = pending.check(np.array([os.getpid()], np.float16), "float16", False)
+    assert pending.expected()[0] != os.getpid()  # computed in the child
+    assert check.alongside and check.seconds >= 0
 
 
 def test_none_starts_nothing():
@@ -44,21 +49,13 @@ def test_none_starts_nothing():
         assert pending is None
 
 
-def test_one_blas_thread_for_the_reference_and_the_body_and_the_count_restored():
+def test_the_reference_runs_on_one_blas_thread_and_the_parents_count_is_untouched():
     if blas_thread_count() is None:
         pytest.skip("numpy's OpenBLAS cannot be queried here")
-    seen = []
-
-    def reference():
-        seen.append(blas_thread_count())
-        return np.ones(4)
-
     with blas_threads(2):
-        with reference_alongside(reference) as pending:
-            seen.append(blas_thread_count())
-        assert pending.check(np.ones(4, np.float16), "float16", False).passed
-        assert blas_thread_count() == 2
-    assert seen == [1, 1]
+        with reference_alongside(lambda: np.array([blas_thread_count()], np.float64)) as pending:
+            assert blas_thread_count() == 2
+        assert pending.expected().tolist() == [1.0] and blas_thread_count() == 2
 
 
 def test_the_reference_has_the_bits_of_a_serial_one_while_the_body_multiplies():
@@ -86,14 +83,51 @@ def test_a_corrupted_result_fails_the_check_and_the_true_one_passes():
     assert not failed.passed and failed.error > failed.tolerance
 
 
-def test_an_error_of_the_reference_is_raised_by_the_check():
+class _Unpicklable(Exception):
+    def __reduce__(self):
+        raise TypeError("not this one")
+
+
+@pytest.mark.parametrize("error, raised, text", [(MemoryError("the reference ran out"), MemoryError,
+                                                  "the reference ran out"),
+                                                 (_Unpicklable("odd"), RuntimeError, "_Unpicklable: odd")])
+def test_an_error_of_the_reference_is_raised_by_the_check(error, raised, text):
     def reference():
-        raise MemoryError("the reference ran out")
+        raise error
 
     with reference_alongside(reference) as pending:
         pass
-    with pytest.raises(MemoryError, match="the reference ran out"):
+    with pytest.raises(raised, match=text):
         pending.check(np.ones(4, np.float16), "float16", False)
+
+
+def test_a_failed_launch_stops_the_reference(tmp_path):
+    pid_file = tmp_path / "pid"
+
+    def reference():
+        pid_file.write_text(str(os.getpid()))
+        time.sleep(120)
+
+    with pytest.raises(ValueError, match="the launch failed"):
+        with reference_alongside(reference):
+            deadline = time.monotonic() + 60
+            while not pid_file.exists() or not pid_file.read_text():
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+            raise ValueError("the launch failed")
+    with pytest.raises(ProcessLookupError):  # stopped and reaped
+        os.kill(int(pid_file.read_text()), 0)
+
+
+def test_without_fork_the_reference_is_computed_after_the_body(monkeypatch):
+    monkeypatch.delattr(os, "fork")
+    dy, w = _dx_operands()
+    order = []
+    with reference_alongside(lambda: order.append("reference") or _dx(dy, w)) as pending:
+        order.append("body")
+    with blas_threads(1):
+        serial = _dx(dy, w)
+    assert np.array_equal(pending.expected(), serial) and order == ["body", "reference"]
 
 
 RUNS = {  # a command, a small problem of it, and the operator function its simulate() calls
