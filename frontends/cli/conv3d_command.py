@@ -97,12 +97,10 @@ class Conv3dCommandRun:
                 f"{p.groups}")
 
 
-def simulate(args: argparse.Namespace, hooks: list | None = None,
-             reference: Callable[..., np.ndarray] | None = None) -> Conv3dCommandRun:
+def simulate(args: argparse.Namespace, hooks: list | None = None, check: bool = False) -> Conv3dCommandRun:
     """Build the problem the flags describe and run it, with `hooks` added to the progress display (`ascend-sim
-    debug conv3d` passes a Capture). The GM allocations are x, filter, bias and y (operator.py).
-    reference(problem, x, w, bias), when given, is computed in a second process during the launch
-    (frontends/cli/reference_alongside.py)."""
+    debug conv3d` passes a Capture). The GM allocations are x, filter, bias and y (operator.py). check: the
+    reference is computed in a second process during the launch (frontends/cli/reference_alongside.py)."""
     from ascend_sim.machine.dtypes import DTYPES
     from frontends.cli.progress import LaunchProgress
     from kernels.common.operands import stand_in
@@ -123,7 +121,7 @@ def simulate(args: argparse.Namespace, hooks: list | None = None,
                       math.prod(problem.dx_shape) + math.prod(problem.filter_shape), math.prod(problem.dy_shape),
                       args.dtype, timing_only=args.timing_only, max_memory=args.max_memory)
         x, w, bias = random_operands(args.seed, dtype, args.timing_only, *shapes)
-        with reference_alongside(reference and partial(reference, problem, x, w, bias)) as expected:
+        with reference_alongside(y_reference(problem, x, w, bias, args.dtype) if check else None) as expected:
             wall = time.perf_counter()
             with LaunchProgress():
                 result = conv3d_v2_run(problem.to_format(x), w, bias, execute=not args.timing_only,
@@ -137,19 +135,17 @@ def simulate(args: argparse.Namespace, hooks: list | None = None,
     return Conv3dCommandRun(problem, x, w, bias, result, wall, expected)
 
 
-def y_reference(dtype: str) -> Callable[..., np.ndarray]:
-    """The check's reference for `simulate`: y of (problem, x, w, bias) in the dtype's reference precision."""
+def y_reference(problem: CliProblem, x: np.ndarray, w: np.ndarray, bias: np.ndarray | None,
+                dtype: str) -> Callable[[], np.ndarray]:
+    """The check's reference, y in the dtype's reference precision, as a picklable task for the child process."""
     from kernels.conv3d_v2.reference import conv3d_reference
-
-    def reference(problem: CliProblem, x: np.ndarray, w: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
-        return conv3d_reference(x, w, bias, problem.stride, problem.pad, problem.dilation, problem.groups,
-                                precision=reference_precision(dtype))
-    return reference
+    return partial(conv3d_reference, x, w, bias, problem.stride, problem.pad, problem.dilation, problem.groups,
+                   precision=reference_precision(dtype))
 
 
 def run(args: argparse.Namespace) -> int:
     say = text_stream(args.json)
-    ran = simulate(args, reference=None if args.timing_only else y_reference(args.dtype))
+    ran = simulate(args, check=not args.timing_only)
     problem, result, wall = ran.problem, ran.run, ran.wall
     print(ran.headline, file=say)
     t, a = result.tiling, result.tiling.convApiTiling

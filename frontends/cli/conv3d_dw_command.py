@@ -105,11 +105,10 @@ class ConvDwRun:
                 f"({p.layout}), stride {p.stride}, pad {p.pad}, dilation {p.dilation}, groups {p.groups}")
 
 
-def simulate(args: argparse.Namespace, hooks: list | None = None,
-             reference: Callable[[CliProblem, np.ndarray, np.ndarray], np.ndarray] | None = None) -> ConvDwRun:
+def simulate(args: argparse.Namespace, hooks: list | None = None, check: bool = False) -> ConvDwRun:
     """Build the problem the flags describe and run the operator on the simulated chip, with `hooks` added to the
-    progress display (`ascend-sim debug conv3d-dw` passes a Capture). Writes --trace. reference(problem, x, dy),
-    when given, is computed in a second process during the launch (frontends/cli/reference_alongside.py)."""
+    progress display (`ascend-sim debug conv3d-dw` passes a Capture). Writes --trace. check: the reference is
+    computed in a second process during the launch (frontends/cli/reference_alongside.py)."""
     from ascend_sim.machine.dtypes import DTYPES
     from frontends.cli.progress import LaunchProgress
     from kernels.conv3d_backprop_filter.operator import DW_REMEDIES, conv3d_backprop_filter_v2_run, estimate_conv3d_dw
@@ -125,7 +124,7 @@ def simulate(args: argparse.Namespace, hooks: list | None = None,
                   args.dtype, timing_only=args.timing_only, max_memory=args.max_memory,
                   remedies=DW_REMEDIES)
     x, dy = random_operands(args.seed, dtype, args.timing_only, problem.dx_shape, problem.dy_shape)
-    with reference_alongside(reference and partial(reference, problem, x, dy)) as expected:
+    with reference_alongside(dw_reference(problem, x, dy, args.dtype) if check else None) as expected:
         wall = time.perf_counter()
         try:
             with LaunchProgress():
@@ -140,19 +139,16 @@ def simulate(args: argparse.Namespace, hooks: list | None = None,
     return ConvDwRun(problem, x, dy, result, wall, expected)
 
 
-def dw_reference(dtype: str) -> Callable[[CliProblem, np.ndarray, np.ndarray], np.ndarray]:
-    """The check's reference for `simulate`: dw of (problem, x, dy) in the dtype's reference precision."""
+def dw_reference(problem: CliProblem, x: np.ndarray, dy: np.ndarray, dtype: str) -> Callable[[], np.ndarray]:
+    """The check's reference, dw in the dtype's reference precision, as a picklable task for the child process."""
     from kernels.conv3d_backprop_filter.reference import conv3d_dw_reference
-
-    def reference(problem: CliProblem, x: np.ndarray, dy: np.ndarray) -> np.ndarray:
-        return conv3d_dw_reference(x, dy, problem.filter_shape, problem.stride, problem.pad, problem.dilation,
-                                   problem.groups, precision=reference_precision(dtype))
-    return reference
+    return partial(conv3d_dw_reference, x, dy, problem.filter_shape, problem.stride, problem.pad, problem.dilation,
+                   problem.groups, precision=reference_precision(dtype))
 
 
 def run(args: argparse.Namespace) -> int:
     say = text_stream(args.json)
-    ran = simulate(args, reference=None if args.timing_only else dw_reference(args.dtype))
+    ran = simulate(args, check=not args.timing_only)
     result, wall = ran.result, ran.wall
     print(ran.headline, file=say)
     t, d = result.tiling, result.tiling.dwTiling

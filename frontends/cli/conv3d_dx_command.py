@@ -97,11 +97,10 @@ class ConvDxRun:
                 f"({p.layout}), stride {p.stride}, pad {p.pad}, dilation {p.dilation}, groups {p.groups}")
 
 
-def simulate(args: argparse.Namespace, hooks: list | None = None,
-             reference: Callable[[CliProblem, np.ndarray, np.ndarray], np.ndarray] | None = None) -> ConvDxRun:
+def simulate(args: argparse.Namespace, hooks: list | None = None, check: bool = False) -> ConvDxRun:
     """Build the problem the flags describe and run the operator on the simulated chip, with `hooks` added to the
-    progress display (`ascend-sim debug conv3d-dx` passes a Capture). Writes --trace. reference(problem, dy,
-    weight), when given, is computed in a second process during the launch (frontends/cli/reference_alongside.py)."""
+    progress display (`ascend-sim debug conv3d-dx` passes a Capture). Writes --trace. check: the reference is
+    computed in a second process during the launch (frontends/cli/reference_alongside.py)."""
     from ascend_sim.machine.dtypes import DTYPES, EIGHT_BIT_DTYPES
     from ascend_sim.machine.platform import get_platform
     from frontends.cli.progress import LaunchProgress
@@ -132,7 +131,7 @@ def simulate(args: argparse.Namespace, hooks: list | None = None,
                   math.prod(problem.dx_shape), args.dtype, timing_only=args.timing_only, max_memory=args.max_memory,
                   remedies=remedies)
     dy, weight = random_operands(args.seed, dtype, args.timing_only, problem.dy_shape, problem.filter_shape)
-    with reference_alongside(reference and partial(reference, problem, dy, weight)) as expected:
+    with reference_alongside(dx_reference(problem, dy, weight, args.dtype) if check else None) as expected:
         wall = time.perf_counter()
         try:
             with LaunchProgress():
@@ -155,20 +154,17 @@ def _route(text: str) -> str:
     return text
 
 
-def dx_reference(dtype: str) -> Callable[[CliProblem, np.ndarray, np.ndarray], np.ndarray]:
-    """The check's reference for `simulate`: dx of (problem, dy, weight) in the dtype's reference precision."""
+def dx_reference(problem: CliProblem, dy: np.ndarray, weight: np.ndarray, dtype: str) -> Callable[[], np.ndarray]:
+    """The check's reference, dx in the dtype's reference precision, as a picklable task for the child process."""
     from kernels.conv3d_backprop_input.reference import conv3d_dx_reference
-
-    def reference(problem: CliProblem, dy: np.ndarray, weight: np.ndarray) -> np.ndarray:
-        return conv3d_dx_reference(dy, weight, problem.dx_shape, problem.stride, problem.pad, problem.dilation,
-                                   problem.groups, precision=reference_precision(dtype))
-    return reference
+    return partial(conv3d_dx_reference, dy, weight, problem.dx_shape, problem.stride, problem.pad, problem.dilation,
+                   problem.groups, precision=reference_precision(dtype))
 
 
 def run(args: argparse.Namespace) -> int:
     from ascend_sim.machine.dtypes import EIGHT_BIT_DTYPES
     say = text_stream(args.json)
-    ran = simulate(args, reference=None if args.timing_only else dx_reference(args.dtype))
+    ran = simulate(args, check=not args.timing_only)
     problem, result, wall = ran.problem, ran.result, ran.wall
     print(ran.headline, file=say)
     print(_tiling_line(result), file=say)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
@@ -80,11 +79,10 @@ class MatmulRun:
                 f"B {self.b.shape} -> C {(self.a.shape[0], self.a.shape[1], self.b.shape[2])}")
 
 
-def simulate(args: argparse.Namespace, hooks: list | None = None,
-             reference: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> MatmulRun:
+def simulate(args: argparse.Namespace, hooks: list | None = None, check: bool = False) -> MatmulRun:
     """Build the problem the flags describe and run it on the simulated chip, with `hooks` added to the progress
-    display (`ascend-sim debug matmul` passes a Capture). Writes --trace. reference(a, b), when given, is computed
-    in a second process during the launch (frontends/cli/reference_alongside.py)."""
+    display (`ascend-sim debug matmul` passes a Capture). Writes --trace. check: the reference is computed in a
+    second process during the launch (frontends/cli/reference_alongside.py)."""
     from ascend_sim.machine.platform import get_platform
     from frontends.cli.progress import LaunchProgress
     from kernels.matmul import MatmulTiling, run_matmul
@@ -101,7 +99,8 @@ def simulate(args: argparse.Namespace, hooks: list | None = None,
                   remedies=MATMUL_REMEDIES)  # before the operands are drawn
     a, b = random_operands(args.seed, dtype, args.timing_only, (args.batch, args.m, args.k),
                            (args.batch, args.k, args.n))
-    with reference_alongside(reference and partial(reference, a, b)) as expected:
+    task = partial(product, a, b, reference_precision(args.dtype)) if check else None
+    with reference_alongside(task) as expected:
         wall = time.perf_counter()
         with LaunchProgress():
             run = run_matmul(a, b, platform=args.platform, tiling=tiling, execute=not args.timing_only,
@@ -114,21 +113,17 @@ def simulate(args: argparse.Namespace, hooks: list | None = None,
     return MatmulRun(a, b, tiling, c, report, wall, expected)
 
 
-def c_reference(dtype: str) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    """The check's reference for `simulate`: A . B in the dtype's reference precision (float64 for the 8-bit
-    types: the product as stored, decoded)."""
+def product(a: np.ndarray, b: np.ndarray, precision) -> np.ndarray:
+    """The check's reference: A . B in the dtype's reference precision (float64 for the 8-bit types: the product
+    as stored, decoded)."""
     import numpy as np
-
-    def reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        precision = reference_precision(dtype)
-        return np.matmul(a.astype(precision), b.astype(precision))
-    return reference
+    return np.matmul(a.astype(precision), b.astype(precision))
 
 
 def run(args: argparse.Namespace) -> int:
     from ascend_sim.machine.dtypes import EIGHT_BIT_DTYPES
     say = text_stream(args.json)
-    result = simulate(args, reference=None if args.timing_only else c_reference(args.dtype))
+    result = simulate(args, check=not args.timing_only)
     tiling, c, report, wall = result.tiling, result.c, result.report, result.wall
     print(result.headline, file=say)
     print(f"tiling: baseM/N/K {tiling.baseM}/{tiling.baseN}/{tiling.baseK}, stepK {tiling.stepK}, L1 buffers "

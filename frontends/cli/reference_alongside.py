@@ -1,24 +1,31 @@
-"""The run commands' reference check, computed in a second process while the simulation runs in this one.
+"""The run commands' reference check, computed by a second Python process while the simulation runs in this one.
 
-The reference depends only on the operands, so it starts as soon as they are drawn: a child forked then computes
-it (numpy's GEMMs and additions) on the machine's other core while the simulation (Python) keeps this one, and
-sends it back through a pipe; the comparison with the simulated result follows the launch. A process and not a
-thread: a thread would share the GIL with the simulation, which then waits each time the reference's Python
-wants it back (about twice per kernel tap), and much longer on a loaded machine, where the thread is not
-scheduled at once: the simulation's own printed time would grow with the check. What is printed does not change:
-the same reference bits (the same code, OpenBLAS on one thread as in the simulation), the same comparison, and the
-check's own time (the reference's wall time in the child, its transfer and the comparison), marked as taken
-alongside the simulation. Where there is no fork (not POSIX), the reference is computed after the launch.
+The reference depends only on the operands, so it starts as soon as they are drawn: a child interpreter computes
+it (numpy's GEMMs and additions) on the machine's other core while the simulation keeps this one, and sends it
+back through a pipe; the comparison with the simulated result follows the launch. A fresh interpreter, neither a
+thread nor a fork: a thread shares the GIL with the simulation, which then waits each time the reference's
+Python wants it back (about twice per kernel tap, much longer on a loaded machine); a forked child shares this
+process's pages copy-on-write, and the simulation's writes then fault and copy them (measured: about 17,000
+faults, +6% of the default conv3d-dx launch's CPU time). Either would slow the simulation whose printed time the
+check must not touch. The child costs this process only the task's file (the operands, pickled) and the
+result's transfer.
 
-numpy's OpenBLAS runs on one thread (ascend_sim/machine/blas.py): the checks' GEMMs are small (K = Cout/groups
-per kernel tap), and OpenBLAS's spinning threads tripled the default conv3d-dx check's CPU time (0.41 s against
-0.13 s on this 2-core machine) for no gain in wall time.
+What is printed does not change: the same reference bits (the same code, numpy's OpenBLAS on one thread as in the
+simulation), the same comparison, and the check's own time (the reference's wall time in the child, its transfer
+and the comparison), marked as taken alongside the simulation. The task is a picklable callable (a module-level
+function with its arguments, e.g. a functools.partial). The child is stopped when the launch fails.
+
+OpenBLAS on one thread (ascend_sim/machine/blas.py): the checks' GEMMs are small (K = Cout/groups per kernel
+tap), and OpenBLAS's spinning threads tripled the default conv3d-dx check's CPU time (0.41 s against 0.13 s on
+this 2-core machine) for no gain in wall time.
 """
 from __future__ import annotations
 
 import os
 import pickle
-import signal
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,42 +37,32 @@ from frontends.cli.report import Check, compare
 if TYPE_CHECKING:
     import numpy as np
 
-
-def _computed(reference: Callable[[], np.ndarray]) -> tuple[np.ndarray | None, BaseException | None, float]:
-    """(the reference or None, its error or None, its wall seconds), computed with OpenBLAS on one thread."""
-    from ascend_sim.machine.blas import blas_threads
-    start = time.perf_counter()
-    try:
-        with blas_threads(1):
-            return reference(), None, time.perf_counter() - start
-    except Exception as err:  # raised again by expected(), in the command's process
-        return None, err, time.perf_counter() - start
+CHILD = "from frontends.cli.reference_alongside import child_main; child_main()"
 
 
 class ReferenceAlongside:
-    """A reference being computed in a forked child (reference_alongside); check() compares a result with it."""
+    """A reference being computed by a child process (reference_alongside); check() compares a result with it."""
 
     def __init__(self, reference: Callable[[], np.ndarray]):
         self._reference = reference
-        self._child: tuple[int, int] | None = None  # (pid, read end of its pipe) while it computes
+        self._child: subprocess.Popen | None = None
+        self._task: str | None = None  # the file holding the pickled task, until the child is done
         self._outcome: tuple | None = None
 
     def start(self) -> None:
-        """Fork the child that computes the reference (without fork: nothing now, expected() computes it)."""
-        if not hasattr(os, "fork"):
-            return
-        import ascend_sim.machine.blas  # noqa: F401 - imported here, not in the child: no import after a fork
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            _send_and_exit(self._reference, read, write)
-        os.close(write)
-        self._child = (pid, read)
+        """Write the task and start the child that computes it."""
+        handle, self._task = tempfile.mkstemp(prefix="ascend-sim-reference-", suffix=".pickle")
+        with os.fdopen(handle, "wb") as task:
+            pickle.dump(self._reference, task, protocol=pickle.HIGHEST_PROTOCOL)
+        # the child imports what this process imports (sys.path), and its OpenBLAS starts no threads
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "OPENBLAS_NUM_THREADS": "1"}
+        self._child = subprocess.Popen([sys.executable, "-c", CHILD, self._task], stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, env=env)
 
     def expected(self) -> np.ndarray:
         """The reference, once it is done; its error, if it raised one."""
         if self._outcome is None:
-            self._outcome = self._received() if self._child is not None else _computed(self._reference)
+            self._outcome = self._received()
         expect, error, _ = self._outcome
         if error is not None:
             raise error
@@ -80,41 +77,50 @@ class ReferenceAlongside:
         return replace(check, seconds=self._outcome[2] + time.perf_counter() - start, alongside=True)
 
     def cancel(self) -> None:
-        """Stop a child whose reference is no longer wanted (the launch failed)."""
+        """Stop the child: its reference is no longer wanted (the launch failed)."""
         if self._child is not None:
-            pid, read = self._child
+            self._child.kill()
+            self._child.communicate()
             self._child = None
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            os.close(read)
+        self._remove_task()
 
     def _received(self) -> tuple:
-        pid, read = self._child
-        self._child = None
-        with os.fdopen(read, "rb") as pipe:
-            data = pipe.read()
-        _, status = os.waitpid(pid, 0)
-        if not data:
-            return None, RuntimeError(f"the reference check's process ended without its result (wait status "
-                                      f"{status})"), 0.0
-        return pickle.loads(data)
+        out, err = self._child.communicate()
+        code, self._child = self._child.returncode, None
+        self._remove_task()
+        if code != 0 or not out:
+            lines = err.decode(errors="replace").strip().splitlines() or [f"exit status {code}"]
+            return None, RuntimeError(f"the reference check's process failed: {lines[-1]}"), 0.0
+        return pickle.loads(out)
+
+    def _remove_task(self) -> None:
+        if self._task is not None:
+            os.remove(self._task)
+            self._task = None
 
 
-def _send_and_exit(reference: Callable[[], np.ndarray], read: int, write: int) -> None:
-    """In the child: compute the reference, send (it, error, seconds) pickled, and end without running anything
-    of the parent's (no atexit handler, no finally, no buffered output of the parent flushed twice)."""
+def computed(reference: Callable[[], np.ndarray]) -> tuple[np.ndarray | None, BaseException | None, float]:
+    """(the reference or None, its error or None, its wall seconds), with OpenBLAS on one thread."""
+    from ascend_sim.machine.blas import blas_threads
+    start = time.perf_counter()
     try:
-        os.close(read)
-        outcome = _computed(reference)
-        try:
-            payload = pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as err:  # an error that does not pickle: its text
-            payload = pickle.dumps((None, RuntimeError(f"{type(outcome[1]).__name__}: {outcome[1]}"), outcome[2])
-                                   if outcome[1] is not None else (None, err, outcome[2]))
-        with os.fdopen(write, "wb") as pipe:
-            pipe.write(payload)
-    finally:
-        os._exit(0)
+        with blas_threads(1):
+            return reference(), None, time.perf_counter() - start
+    except Exception as err:  # raised again by expected(), in the command's process
+        return None, err, time.perf_counter() - start
+
+
+def child_main() -> None:
+    """The child: load the task named on its command line, compute it, write (result, error, seconds) pickled to
+    stdout (an error that does not pickle as its text)."""
+    with open(sys.argv[1], "rb") as task:
+        reference = pickle.load(task)
+    expect, error, seconds = computed(reference)
+    try:
+        payload = pickle.dumps((expect, error, seconds), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:
+        payload = pickle.dumps((None, RuntimeError(f"{type(error).__name__}: {error}"), seconds))
+    sys.stdout.buffer.write(payload)
 
 
 @contextmanager

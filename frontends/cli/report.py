@@ -56,8 +56,9 @@ def check_cli_run(estimate, input_elements: int, output_elements: int, dtype: st
                   max_memory: int | None, remedies: tuple[str, ...] = ("execute", "check_races", "record")) -> None:
     """The size guard of a run command, before it draws its operands: the operator's estimate
     (kernels/common/size_guard.py) plus, in a full run, the operands (drawn in float64, kept in dtype) and the
-    reference check (the operands and the output in its precision, about twice). max_memory: --max-memory;
-    remedies: what the command's operator takes to need less (size_guard.REMEDIES)."""
+    reference check (the operands and the output in its precision, about twice; and the operands in dtype twice
+    more: the task file and the copy of the child process that computes it, frontends/cli/reference_alongside.py).
+    max_memory: --max-memory; remedies: what the command's operator takes to need less (size_guard.REMEDIES)."""
     import numpy as np
 
     from ascend_sim.machine.dtypes import DTYPES, EIGHT_BIT_DTYPES
@@ -66,7 +67,7 @@ def check_cli_run(estimate, input_elements: int, output_elements: int, dtype: st
     if not timing_only:
         precision = np.dtype(reference_precision(dtype)).itemsize
         stored = np.dtype({**DTYPES, **EIGHT_BIT_DTYPES}[dtype]).itemsize
-        extra = input_elements * (8 + stored) + 2 * precision * (input_elements + output_elements)
+        extra = input_elements * (8 + 3 * stored) + 2 * precision * (input_elements + output_elements)
     check_fits(estimate.with_extra(extra), max_memory, remedies)
 
 

@@ -1,9 +1,13 @@
-"""The run commands' reference check is computed in a forked process alongside the simulation
+"""The run commands' reference check is computed by a child Python process alongside the simulation
 (frontends/cli/reference_alongside.py): concurrently, with numpy's OpenBLAS on one thread, with the bits of a
-serial reference; it still fails a wrong result, raises the reference's own errors, and is stopped when the launch
-fails."""
+serial reference; it still fails a wrong result, raises the reference's own errors, reports a child that died,
+and is stopped (its task file removed) when the launch fails. The tasks are module-level functions: the child
+imports this module to run them."""
 import os
+import tempfile
 import time
+from functools import partial
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,21 +31,53 @@ def _dx(dy, w):
     return conv3d_dx_reference(dy, w, DX_SHAPE, (1, 1, 1), (1, 1, 1, 1, 1, 1), precision=np.float32)
 
 
-def test_the_reference_is_computed_in_another_process_while_the_body_runs(tmp_path):
+def _pid_once_the_flag_is_there(flag):
+    deadline = time.monotonic() + 60
+    while not Path(flag).exists():  # a reference computed before or after the body would wait in vain
+        if time.monotonic() > deadline:
+            raise TimeoutError("the body never ran while the reference waited for it")
+        time.sleep(0.01)
+    return np.array([os.getpid()], np.float64)
+
+
+def _blas_threads_seen():
+    return np.array([blas_thread_count()], np.float64)
+
+
+def _raise(error):
+    raise error
+
+
+class _Unpicklable(Exception):
+    def __reduce__(self):
+        raise TypeError("not this one")
+
+
+def _raise_unpicklable():
+    raise _Unpicklable("odd")
+
+
+def _sleep_after_writing_the_pid(path):
+    Path(path).write_text(str(os.getpid()))
+    time.sleep(120)
+
+
+@pytest.fixture
+def task_dir(tmp_path, monkeypatch):
+    """Where the task files go: empty again once each reference is collected or stopped."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tasks"))
+    (tmp_path / "tasks").mkdir()
+    return tmp_path / "tasks"
+
+
+def test_the_reference_is_computed_in_another_process_while_the_body_runs(tmp_path, task_dir):
     flag = tmp_path / "body started"
-
-    def reference():
-        deadline = time.monotonic() + 60
-        while not flag.exists():  # a reference computed before or after the body would wait in vain
-            assert time.monotonic() < deadline, "the body never ran while the reference waited for it"
-            time.sleep(0.01)
-        return np.array([os.getpid()], np.float64)
-
-    with reference_alongside(reference) as pending:
+    with reference_alongside(partial(_pid_once_the_flag_is_there, str(flag))) as pending:
+        assert len(list(task_dir.iterdir())) == 1
         flag.touch()
     check = pending.check(np.array([os.getpid()], np.float16), "float16", False)
     assert pending.expected()[0] != os.getpid()  # computed in the child
-    assert check.alongside and check.seconds >= 0
+    assert check.alongside and check.seconds >= 0 and list(task_dir.iterdir()) == []
 
 
 def test_none_starts_nothing():
@@ -53,7 +89,7 @@ def test_the_reference_runs_on_one_blas_thread_and_the_parents_count_is_untouche
     if blas_thread_count() is None:
         pytest.skip("numpy's OpenBLAS cannot be queried here")
     with blas_threads(2):
-        with reference_alongside(lambda: np.array([blas_thread_count()], np.float64)) as pending:
+        with reference_alongside(_blas_threads_seen) as pending:
             assert blas_thread_count() == 2
         assert pending.expected().tolist() == [1.0] and blas_thread_count() == 2
 
@@ -62,7 +98,7 @@ def test_the_reference_has_the_bits_of_a_serial_one_while_the_body_multiplies():
     dy, w = _dx_operands()
     with blas_threads(1):
         serial = _dx(dy, w)
-    with reference_alongside(lambda: _dx(dy, w)) as pending:
+    with reference_alongside(partial(_dx, dy, w)) as pending:
         a = np.random.default_rng(1).standard_normal((256, 256), dtype=np.float32)
         for _ in range(200):  # the simulation's Mmads are float32 GEMMs on the same OpenBLAS
             a = (a @ a) / 256
@@ -76,40 +112,30 @@ def test_a_corrupted_result_fails_the_check_and_the_true_one_passes():
         right = _dx(dy, w).astype(np.float16)
     wrong = right.copy()
     wrong[0, 3, 2, 5, 7] += 0.25  # one element of 9,216 off by 0.25 (rms of dx is about 10)
-    with reference_alongside(lambda: _dx(dy, w)) as pending:
+    with reference_alongside(partial(_dx, dy, w)) as pending:
         pass
     assert pending.check(right, "float16", False).passed
     failed = pending.check(wrong, "float16", False)
     assert not failed.passed and failed.error > failed.tolerance
 
 
-class _Unpicklable(Exception):
-    def __reduce__(self):
-        raise TypeError("not this one")
-
-
-@pytest.mark.parametrize("error, raised, text", [(MemoryError("the reference ran out"), MemoryError,
-                                                  "the reference ran out"),
-                                                 (_Unpicklable("odd"), RuntimeError, "_Unpicklable: odd")])
-def test_an_error_of_the_reference_is_raised_by_the_check(error, raised, text):
-    def reference():
-        raise error
-
-    with reference_alongside(reference) as pending:
+@pytest.mark.parametrize("task, raised, text", [
+    (partial(_raise, MemoryError("the reference ran out")), MemoryError, "the reference ran out"),
+    (_raise_unpicklable, RuntimeError, "_Unpicklable: odd"),
+    (partial(os._exit, 3), RuntimeError, "the reference check's process failed: exit status 3"),
+], ids=["its error", "an error that does not pickle", "a child that died"])
+def test_a_failed_reference_is_raised_by_the_check(task, raised, text, task_dir):
+    with reference_alongside(task) as pending:
         pass
     with pytest.raises(raised, match=text):
         pending.check(np.ones(4, np.float16), "float16", False)
+    assert list(task_dir.iterdir()) == []
 
 
-def test_a_failed_launch_stops_the_reference(tmp_path):
+def test_a_failed_launch_stops_the_reference(tmp_path, task_dir):
     pid_file = tmp_path / "pid"
-
-    def reference():
-        pid_file.write_text(str(os.getpid()))
-        time.sleep(120)
-
     with pytest.raises(ValueError, match="the launch failed"):
-        with reference_alongside(reference):
+        with reference_alongside(partial(_sleep_after_writing_the_pid, str(pid_file))):
             deadline = time.monotonic() + 60
             while not pid_file.exists() or not pid_file.read_text():
                 assert time.monotonic() < deadline
@@ -117,17 +143,7 @@ def test_a_failed_launch_stops_the_reference(tmp_path):
             raise ValueError("the launch failed")
     with pytest.raises(ProcessLookupError):  # stopped and reaped
         os.kill(int(pid_file.read_text()), 0)
-
-
-def test_without_fork_the_reference_is_computed_after_the_body(monkeypatch):
-    monkeypatch.delattr(os, "fork")
-    dy, w = _dx_operands()
-    order = []
-    with reference_alongside(lambda: order.append("reference") or _dx(dy, w)) as pending:
-        order.append("body")
-    with blas_threads(1):
-        serial = _dx(dy, w)
-    assert np.array_equal(pending.expected(), serial) and order == ["body", "reference"]
+    assert list(task_dir.iterdir()) == []
 
 
 RUNS = {  # a command, a small problem of it, and the operator function its simulate() calls
