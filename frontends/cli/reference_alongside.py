@@ -10,9 +10,13 @@ faults, +6% of the default conv3d-dx launch's CPU time). Either would slow the s
 check must not touch. The child costs this process only the task's file (the operands, pickled) and the
 result's transfer.
 
+Only with a core to spare: on a machine whose load average is at or above its usable cores, a second process
+cannot run beside the simulation, only compete with it (measured at load 8.5 on 2 cores: the printed simulation
+time grew by 40% and the process by 12%), so the reference is then computed after the launch, as before.
+
 What is printed does not change: the same reference bits (the same code, numpy's OpenBLAS on one thread as in the
-simulation), the same comparison, and the check's own time (the reference's wall time in the child, its transfer
-and the comparison), marked as taken alongside the simulation. The task is a picklable callable (a module-level
+simulation), the same comparison, and the check's own time (the reference's wall time in the child and the
+comparison's), marked as taken alongside the simulation. The task is a picklable callable (a module-level
 function with its arguments, e.g. a functools.partial). The child is stopped when the launch fails.
 
 OpenBLAS on one thread (ascend_sim/machine/blas.py): the checks' GEMMs are small (K = Cout/groups per kernel
@@ -40,14 +44,28 @@ if TYPE_CHECKING:
 CHILD = "from frontends.cli.reference_alongside import child_main; child_main()"
 
 
+def spare_core() -> bool:
+    """Whether a second process can run beside this one: the 1-minute load average below the usable cores."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    try:
+        return os.getloadavg()[0] < cores
+    except OSError:  # no load average on this system
+        return cores > 1
+
+
 class ReferenceAlongside:
-    """A reference being computed by a child process (reference_alongside); check() compares a result with it."""
+    """A reference computed by a child process (reference_alongside) or, without one, by expected() itself after
+    the launch; check() compares a result with it."""
 
     def __init__(self, reference: Callable[[], np.ndarray]):
         self._reference = reference
         self._child: subprocess.Popen | None = None
         self._task: str | None = None  # the file holding the pickled task, until the child is done
         self._outcome: tuple | None = None
+        self.alongside = False  # a child was started
 
     def start(self) -> None:
         """Write the task and start the child that computes it."""
@@ -58,11 +76,12 @@ class ReferenceAlongside:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "OPENBLAS_NUM_THREADS": "1"}
         self._child = subprocess.Popen([sys.executable, "-c", CHILD, self._task], stdout=subprocess.PIPE,
                                        stderr=subprocess.PIPE, env=env)
+        self.alongside = True
 
     def expected(self) -> np.ndarray:
         """The reference, once it is done; its error, if it raised one."""
         if self._outcome is None:
-            self._outcome = self._received()
+            self._outcome = self._received() if self.alongside else computed(self._reference)
         expect, error, _ = self._outcome
         if error is not None:
             raise error
@@ -70,11 +89,11 @@ class ReferenceAlongside:
 
     def check(self, got: np.ndarray, dtype: str, hf32: bool, tolerance: float | None = None,
               on_grid: bool = False) -> Check:
-        """compare(got, the reference, ...), timed with the reference."""
-        start = time.perf_counter()
+        """compare(got, the reference, ...), timed: the reference's own wall time and the comparison's."""
         expect = self.expected()
+        start = time.perf_counter()
         check = compare(got, expect, dtype, hf32, tolerance, on_grid)
-        return replace(check, seconds=self._outcome[2] + time.perf_counter() - start, alongside=True)
+        return replace(check, seconds=self._outcome[2] + time.perf_counter() - start, alongside=self.alongside)
 
     def cancel(self) -> None:
         """Stop the child: its reference is no longer wanted (the launch failed)."""
@@ -124,14 +143,17 @@ def child_main() -> None:
 
 
 @contextmanager
-def reference_alongside(reference: Callable[[], np.ndarray] | None) -> Iterator[ReferenceAlongside | None]:
-    """Start `reference` in a second process for the body (the launch); None (a timing-only run) starts nothing
-    and yields None. The child is stopped if the body raises; otherwise check() collects its result."""
+def reference_alongside(reference: Callable[[], np.ndarray] | None,
+                        alongside: bool | None = None) -> Iterator[ReferenceAlongside | None]:
+    """Start `reference` in a second process for the body (the launch) when `alongside` (None: when there is a
+    core to spare, spare_core()), else leave it to check() after the body; None (a timing-only run) yields None.
+    The child is stopped if the body raises; otherwise check() collects its result."""
     if reference is None:
         yield None
         return
     pending = ReferenceAlongside(reference)
-    pending.start()
+    if spare_core() if alongside is None else alongside:
+        pending.start()
     try:
         yield pending
     except BaseException:

@@ -72,12 +72,54 @@ def task_dir(tmp_path, monkeypatch):
 
 def test_the_reference_is_computed_in_another_process_while_the_body_runs(tmp_path, task_dir):
     flag = tmp_path / "body started"
-    with reference_alongside(partial(_pid_once_the_flag_is_there, str(flag))) as pending:
+    with reference_alongside(partial(_pid_once_the_flag_is_there, str(flag)), alongside=True) as pending:
         assert len(list(task_dir.iterdir())) == 1
         flag.touch()
     check = pending.check(np.array([os.getpid()], np.float16), "float16", False)
     assert pending.expected()[0] != os.getpid()  # computed in the child
     assert check.alongside and check.seconds >= 0 and list(task_dir.iterdir()) == []
+
+
+def _pid():
+    return np.array([os.getpid()], np.float64)
+
+
+def test_without_a_core_to_spare_the_reference_is_computed_after_the_body(task_dir):
+    order = []
+
+    def reference():  # in this process: no pickling needed
+        order.append("reference")
+        return _pid()
+
+    with reference_alongside(reference, alongside=False) as pending:
+        order.append("body")
+        assert list(task_dir.iterdir()) == []  # no task written, no child
+    check = pending.check(np.array([os.getpid()], np.float16), "float16", False)
+    assert order == ["body", "reference"] and pending.expected()[0] == os.getpid()
+    assert not check.alongside and check.passed
+
+
+def _ones_after(seconds):
+    time.sleep(seconds)
+    return np.ones(4)
+
+
+@pytest.mark.parametrize("alongside", [True, False], ids=["alongside", "after"])
+def test_the_check_time_is_the_references_and_the_comparisons(alongside):
+    """Counted once: the reference's own 0.5 s (not again the wait for it) and the comparison's few microseconds."""
+    with reference_alongside(partial(_ones_after, 0.5), alongside=alongside) as pending:
+        pass
+    check = pending.check(np.ones(4, np.float16), "float16", False)
+    assert 0.5 <= check.seconds < 0.9 and check.alongside is alongside
+
+
+@pytest.mark.parametrize("load, cores, spare", [(0.4, 2, True), (1.9, 2, True), (2.0, 2, False), (8.5, 2, False),
+                                                (3.0, 4, True)])
+def test_a_core_is_spare_below_the_load_average(load, cores, spare, monkeypatch):
+    from frontends.cli import reference_alongside as module
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)))
+    assert module.spare_core() is spare
 
 
 def test_none_starts_nothing():
@@ -89,7 +131,7 @@ def test_the_reference_runs_on_one_blas_thread_and_the_parents_count_is_untouche
     if blas_thread_count() is None:
         pytest.skip("numpy's OpenBLAS cannot be queried here")
     with blas_threads(2):
-        with reference_alongside(_blas_threads_seen) as pending:
+        with reference_alongside(_blas_threads_seen, alongside=True) as pending:
             assert blas_thread_count() == 2
         assert pending.expected().tolist() == [1.0] and blas_thread_count() == 2
 
@@ -98,7 +140,7 @@ def test_the_reference_has_the_bits_of_a_serial_one_while_the_body_multiplies():
     dy, w = _dx_operands()
     with blas_threads(1):
         serial = _dx(dy, w)
-    with reference_alongside(partial(_dx, dy, w)) as pending:
+    with reference_alongside(partial(_dx, dy, w), alongside=True) as pending:
         a = np.random.default_rng(1).standard_normal((256, 256), dtype=np.float32)
         for _ in range(200):  # the simulation's Mmads are float32 GEMMs on the same OpenBLAS
             a = (a @ a) / 256
@@ -112,7 +154,7 @@ def test_a_corrupted_result_fails_the_check_and_the_true_one_passes():
         right = _dx(dy, w).astype(np.float16)
     wrong = right.copy()
     wrong[0, 3, 2, 5, 7] += 0.25  # one element of 9,216 off by 0.25 (rms of dx is about 10)
-    with reference_alongside(partial(_dx, dy, w)) as pending:
+    with reference_alongside(partial(_dx, dy, w), alongside=True) as pending:
         pass
     assert pending.check(right, "float16", False).passed
     failed = pending.check(wrong, "float16", False)
@@ -125,7 +167,7 @@ def test_a_corrupted_result_fails_the_check_and_the_true_one_passes():
     (partial(os._exit, 3), RuntimeError, "the reference check's process failed: exit status 3"),
 ], ids=["its error", "an error that does not pickle", "a child that died"])
 def test_a_failed_reference_is_raised_by_the_check(task, raised, text, task_dir):
-    with reference_alongside(task) as pending:
+    with reference_alongside(task, alongside=True) as pending:
         pass
     with pytest.raises(raised, match=text):
         pending.check(np.ones(4, np.float16), "float16", False)
@@ -135,7 +177,7 @@ def test_a_failed_reference_is_raised_by_the_check(task, raised, text, task_dir)
 def test_a_failed_launch_stops_the_reference(tmp_path, task_dir):
     pid_file = tmp_path / "pid"
     with pytest.raises(ValueError, match="the launch failed"):
-        with reference_alongside(partial(_sleep_after_writing_the_pid, str(pid_file))):
+        with reference_alongside(partial(_sleep_after_writing_the_pid, str(pid_file)), alongside=True):
             deadline = time.monotonic() + 60
             while not pid_file.exists() or not pid_file.read_text():
                 assert time.monotonic() < deadline
@@ -156,11 +198,16 @@ RUNS = {  # a command, a small problem of it, and the operator function its simu
 }
 
 
+@pytest.mark.parametrize("spare", [True, False], ids=["alongside", "after"])
 @pytest.mark.parametrize("command", RUNS)
-def test_the_command_fails_a_corrupted_result_checked_alongside(command, monkeypatch, capsys):
+def test_the_command_fails_a_corrupted_result(command, spare, monkeypatch, capsys):
     """The operator's result with one element changed after the launch: the command's check, whose reference
-    ran during that launch, reports FAILED and exits 1; the same run unchanged passes."""
+    ran during that launch (or after it, without a core to spare), reports FAILED and exits 1; the same run
+    unchanged passes."""
     import importlib
+
+    from frontends.cli import reference_alongside as module
+    monkeypatch.setattr(module, "spare_core", lambda: spare)
     flags, target = RUNS[command]
     module_name, name = target.rsplit(".", 1)
     module = importlib.import_module(module_name)
@@ -176,4 +223,5 @@ def test_the_command_fails_a_corrupted_result_checked_alongside(command, monkeyp
     monkeypatch.setattr(module, name, corrupted)
     assert main([command, *flags]) == 1
     out = capsys.readouterr().out
-    assert "check against the numpy reference: FAILED" in out and "reference check" in out and "alongside it" in out
+    assert "check against the numpy reference: FAILED" in out and "reference check" in out
+    assert ("alongside it" in out) is spare
