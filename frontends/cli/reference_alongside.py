@@ -52,7 +52,7 @@ def spare_core() -> bool:
         cores = os.cpu_count() or 1
     try:
         return os.getloadavg()[0] < cores
-    except OSError:  # no load average on this system
+    except (AttributeError, OSError):  # no load average on this system (Windows) or none readable
         return cores > 1
 
 

@@ -122,6 +122,13 @@ def test_a_core_is_spare_below_the_load_average(load, cores, spare, monkeypatch)
     assert module.spare_core() is spare
 
 
+def test_without_a_load_average_a_second_core_is_enough(monkeypatch):
+    from frontends.cli import reference_alongside as module
+    monkeypatch.delattr(os, "getloadavg")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    assert module.spare_core()
+
+
 def test_none_starts_nothing():
     with reference_alongside(None) as pending:
         assert pending is None
