@@ -8,14 +8,17 @@ from __future__ import annotations
 import argparse
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from frontends.cli.conv_problem import (CliProblem, add_conv_problem_arguments, add_format_argument, conv_problem,
                                         field_override)
 from frontends.cli.flags import FlagError, add_run_arguments, check_run_flags
+from frontends.cli.reference_alongside import ReferenceAlongside, reference_alongside
 from frontends.cli.report import (check_cli_run, launch_entry, print_json, print_summary, random_operands,
-                                  reference_precision, run_document, text_stream, timed_check)
+                                  reference_precision, run_document, text_stream)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -84,6 +87,7 @@ class Conv3dCommandRun:
     bias: np.ndarray | None
     run: Run
     wall: float
+    reference: ReferenceAlongside | None = None  # computed alongside the launch, when simulate was given one
 
     @property
     def headline(self) -> str:
@@ -93,9 +97,10 @@ class Conv3dCommandRun:
                 f"{p.groups}")
 
 
-def simulate(args: argparse.Namespace, hooks: list | None = None) -> Conv3dCommandRun:
+def simulate(args: argparse.Namespace, hooks: list | None = None, check: bool = False) -> Conv3dCommandRun:
     """Build the problem the flags describe and run it, with `hooks` added to the progress display (`ascend-sim
-    debug conv3d` passes a Capture). The GM allocations are x, filter, bias and y (operator.py)."""
+    debug conv3d` passes a Capture). The GM allocations are x, filter, bias and y (operator.py). check: the
+    reference is computed in a second process during the launch (frontends/cli/reference_alongside.py)."""
     from ascend_sim.machine.dtypes import DTYPES
     from frontends.cli.progress import LaunchProgress
     from kernels.common.operands import stand_in
@@ -116,23 +121,32 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> Conv3dComma
                       math.prod(problem.dx_shape) + math.prod(problem.filter_shape), math.prod(problem.dy_shape),
                       args.dtype, timing_only=args.timing_only, max_memory=args.max_memory)
         x, w, bias = random_operands(args.seed, dtype, args.timing_only, *shapes)
-        wall = time.perf_counter()
-        with LaunchProgress():
-            result = conv3d_v2_run(problem.to_format(x), w, bias, execute=not args.timing_only, trace=args.trace,
-                                   tiling_overrides=dict(args.set) or None, hooks=hooks or None,
-                                   check_races=not args.no_race_check, engine=args.engine,
-                                   max_memory=args.max_memory, record=not args.no_records,
-                                   **problem.operator_arguments())
+        with reference_alongside(y_reference(problem, x, w, bias, args.dtype) if check else None) as expected:
+            wall = time.perf_counter()
+            with LaunchProgress():
+                result = conv3d_v2_run(problem.to_format(x), w, bias, execute=not args.timing_only,
+                                       trace=args.trace, tiling_overrides=dict(args.set) or None,
+                                       hooks=hooks or None, check_races=not args.no_race_check, engine=args.engine,
+                                       max_memory=args.max_memory, record=not args.no_records,
+                                       **problem.operator_arguments())
+            wall = time.perf_counter() - wall
     except TilingValidationError as err:
         raise FlagError(f"argument --set: {err}") from err
-    return Conv3dCommandRun(problem, x, w, bias, result, time.perf_counter() - wall)
+    return Conv3dCommandRun(problem, x, w, bias, result, wall, expected)
+
+
+def y_reference(problem: CliProblem, x: np.ndarray, w: np.ndarray, bias: np.ndarray | None,
+                dtype: str) -> Callable[[], np.ndarray]:
+    """The check's reference, y in the dtype's reference precision, as a picklable task for the child process."""
+    from kernels.conv3d_v2.reference import conv3d_reference
+    return partial(conv3d_reference, x, w, bias, problem.stride, problem.pad, problem.dilation, problem.groups,
+                   precision=reference_precision(dtype))
 
 
 def run(args: argparse.Namespace) -> int:
-    from kernels.conv3d_v2.reference import conv3d_reference
     say = text_stream(args.json)
-    ran = simulate(args)
-    problem, x, w, bias, result, wall = ran.problem, ran.x, ran.w, ran.bias, ran.run, ran.wall
+    ran = simulate(args, check=not args.timing_only)
+    problem, result, wall = ran.problem, ran.run, ran.wall
     print(ran.headline, file=say)
     t, a = result.tiling, result.tiling.convApiTiling
     print(f"tiling key {t.tiling_key}: {t.block_dim} cores, mL0/kL0/nL0 {a.mL0}/{a.kL0}/{a.nL0}, mAL1/kAL1 "
@@ -140,10 +154,8 @@ def run(args: argparse.Namespace) -> int:
     for note in result.notes:
         print(f"note: {note}", file=say)
     check = None
-    if not args.timing_only:
-        check = timed_check(lambda: conv3d_reference(x, w, bias, problem.stride, problem.pad, problem.dilation,
-                                                     problem.groups, precision=reference_precision(args.dtype)),
-                            problem.from_format(result.result), args.dtype, args.hf32)
+    if ran.reference is not None:
+        check = ran.reference.check(problem.from_format(result.result), args.dtype, args.hf32)
         print(check.line("y"), file=say)
     report = result.report
     print_summary(report, wall, args.trace, say, check)

@@ -8,14 +8,17 @@ from __future__ import annotations
 import argparse
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from frontends.cli.conv_problem import (CliProblem, add_conv_problem_arguments, add_format_argument, conv_problem,
                                         field_override)
 from frontends.cli.flags import FlagError, add_run_arguments, check_run_flags
+from frontends.cli.reference_alongside import ReferenceAlongside, reference_alongside
 from frontends.cli.report import (check_cli_run, launch_entry, print_json, print_summary, random_operands,
-                                  reference_precision, run_document, text_stream, timed_check)
+                                  reference_precision, run_document, text_stream)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -85,13 +88,15 @@ def tilings(args: argparse.Namespace) -> tuple[list, list, list]:
 
 @dataclass
 class ConvDwRun:
-    """What `simulate` ran: the problem, the operands, the operator's run record and the wall time."""
+    """What `simulate` ran: the problem, the operands, the operator's run record, the wall time of the launch and
+    the reference computed alongside it (None when none was asked for)."""
 
     problem: CliProblem
     x: np.ndarray
     dy: np.ndarray
     result: Run
     wall: float
+    reference: ReferenceAlongside | None = None
 
     @property
     def headline(self) -> str:
@@ -100,9 +105,10 @@ class ConvDwRun:
                 f"({p.layout}), stride {p.stride}, pad {p.pad}, dilation {p.dilation}, groups {p.groups}")
 
 
-def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDwRun:
+def simulate(args: argparse.Namespace, hooks: list | None = None, check: bool = False) -> ConvDwRun:
     """Build the problem the flags describe and run the operator on the simulated chip, with `hooks` added to the
-    progress display (`ascend-sim debug conv3d-dw` passes a Capture). Writes --trace."""
+    progress display (`ascend-sim debug conv3d-dw` passes a Capture). Writes --trace. check: the reference is
+    computed in a second process during the launch (frontends/cli/reference_alongside.py)."""
     from ascend_sim.machine.dtypes import DTYPES
     from frontends.cli.progress import LaunchProgress
     from kernels.conv3d_backprop_filter.operator import DW_REMEDIES, conv3d_backprop_filter_v2_run, estimate_conv3d_dw
@@ -118,35 +124,40 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDwRun:
                   args.dtype, timing_only=args.timing_only, max_memory=args.max_memory,
                   remedies=DW_REMEDIES)
     x, dy = random_operands(args.seed, dtype, args.timing_only, problem.dx_shape, problem.dy_shape)
-    wall = time.perf_counter()
-    try:
-        with LaunchProgress():
-            result = conv3d_backprop_filter_v2_run(
-                problem.to_format(x), problem.filter_shape, problem.to_format(dy), execute=not args.timing_only,
-                trace=args.trace, tiling_overrides=dict(args.set) or None, hooks=hooks or None,
-                check_races=not args.no_race_check, engine=args.engine, max_memory=args.max_memory,
-                record=not args.no_records, deterministic=args.deterministic, **problem.operator_arguments())
-    except TilingValidationError as err:
-        raise FlagError(f"argument --set: {err}") from err
-    return ConvDwRun(problem, x, dy, result, time.perf_counter() - wall)
+    with reference_alongside(dw_reference(problem, x, dy, args.dtype) if check else None) as expected:
+        wall = time.perf_counter()
+        try:
+            with LaunchProgress():
+                result = conv3d_backprop_filter_v2_run(
+                    problem.to_format(x), problem.filter_shape, problem.to_format(dy), execute=not args.timing_only,
+                    trace=args.trace, tiling_overrides=dict(args.set) or None, hooks=hooks or None,
+                    check_races=not args.no_race_check, engine=args.engine, max_memory=args.max_memory,
+                    record=not args.no_records, deterministic=args.deterministic, **problem.operator_arguments())
+        except TilingValidationError as err:
+            raise FlagError(f"argument --set: {err}") from err
+        wall = time.perf_counter() - wall
+    return ConvDwRun(problem, x, dy, result, wall, expected)
+
+
+def dw_reference(problem: CliProblem, x: np.ndarray, dy: np.ndarray, dtype: str) -> Callable[[], np.ndarray]:
+    """The check's reference, dw in the dtype's reference precision, as a picklable task for the child process."""
+    from kernels.conv3d_backprop_filter.reference import conv3d_dw_reference
+    return partial(conv3d_dw_reference, x, dy, problem.filter_shape, problem.stride, problem.pad, problem.dilation,
+                   problem.groups, precision=reference_precision(dtype))
 
 
 def run(args: argparse.Namespace) -> int:
-    from kernels.conv3d_backprop_filter.reference import conv3d_dw_reference
     say = text_stream(args.json)
-    ran = simulate(args)
-    problem, x, dy, result, wall = ran.problem, ran.x, ran.dy, ran.result, ran.wall
+    ran = simulate(args, check=not args.timing_only)
+    result, wall = ran.result, ran.wall
     print(ran.headline, file=say)
     t, d = result.tiling, result.tiling.dwTiling
     print(f"tiling key {t.tiling_key} ({t.template}): {t.block_dim} cores, baseM/K/N {d.baseM}/{d.baseK}/{d.baseN}, "
           f"stepKa/Kb {d.stepKa}/{d.stepKb}, al1/bl1 {d.al1Pbuffer}/{d.bl1Pbuffer}, iterateOrder {d.iterateOrder}",
           file=say)
     check = None
-    if not args.timing_only:
-        check = timed_check(lambda: conv3d_dw_reference(x, dy, problem.filter_shape, problem.stride, problem.pad,
-                                                        problem.dilation, problem.groups,
-                                                        precision=reference_precision(args.dtype)),
-                            result.result, args.dtype, args.hf32)
+    if ran.reference is not None:
+        check = ran.reference.check(result.result, args.dtype, args.hf32)
         print(check.line("dw"), file=say)
     report = result.report
     print_summary(report, wall, args.trace, say, check)

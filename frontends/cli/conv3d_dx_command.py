@@ -4,13 +4,16 @@ from __future__ import annotations
 import argparse
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from frontends.cli.conv_problem import CliProblem, add_conv_problem_arguments, add_format_argument, conv_problem
 from frontends.cli.flags import FlagError, add_run_arguments, check_run_flags
+from frontends.cli.reference_alongside import ReferenceAlongside, reference_alongside
 from frontends.cli.report import (check_cli_run, launch_entry, print_json, print_summary, random_operands,
-                                  reference_precision, run_document, text_stream, timed_check)
+                                  reference_precision, run_document, text_stream)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -77,13 +80,15 @@ def _tilings_arch35(problem: CliProblem, overrides: dict[str, int]) -> tuple[lis
 
 @dataclass
 class ConvDxRun:
-    """What `simulate` ran: the problem, the operands, the operator's run record and the wall time."""
+    """What `simulate` ran: the problem, the operands, the operator's run record, the wall time of the launch and
+    the reference computed alongside it (None when none was asked for)."""
 
     problem: CliProblem
     dy: np.ndarray
     weight: np.ndarray
     result: Run
     wall: float
+    reference: ReferenceAlongside | None = None
 
     @property
     def headline(self) -> str:
@@ -92,9 +97,10 @@ class ConvDxRun:
                 f"({p.layout}), stride {p.stride}, pad {p.pad}, dilation {p.dilation}, groups {p.groups}")
 
 
-def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDxRun:
+def simulate(args: argparse.Namespace, hooks: list | None = None, check: bool = False) -> ConvDxRun:
     """Build the problem the flags describe and run the operator on the simulated chip, with `hooks` added to the
-    progress display (`ascend-sim debug conv3d-dx` passes a Capture). Writes --trace."""
+    progress display (`ascend-sim debug conv3d-dx` passes a Capture). Writes --trace. check: the reference is
+    computed in a second process during the launch (frontends/cli/reference_alongside.py)."""
     from ascend_sim.machine.dtypes import DTYPES, EIGHT_BIT_DTYPES
     from ascend_sim.machine.platform import get_platform
     from frontends.cli.progress import LaunchProgress
@@ -125,17 +131,19 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> ConvDxRun:
                   math.prod(problem.dx_shape), args.dtype, timing_only=args.timing_only, max_memory=args.max_memory,
                   remedies=remedies)
     dy, weight = random_operands(args.seed, dtype, args.timing_only, problem.dy_shape, problem.filter_shape)
-    wall = time.perf_counter()
-    try:
-        with LaunchProgress():
-            result = conv3d_backprop_input_v2_run(
-                problem.in_format(problem.dx_shape), weight, problem.to_format(dy), execute=not args.timing_only,
-                trace=args.trace, tiling_overrides=overrides or None, hooks=hooks or None, route=args.route,
-                check_races=not args.no_race_check, engine=args.engine, max_memory=args.max_memory,
-                record=not args.no_records, **problem.operator_arguments())
-    except TilingValidationError as err:
-        raise FlagError(f"argument --set: {err}") from err
-    return ConvDxRun(problem, dy, weight, result, time.perf_counter() - wall)
+    with reference_alongside(dx_reference(problem, dy, weight, args.dtype) if check else None) as expected:
+        wall = time.perf_counter()
+        try:
+            with LaunchProgress():
+                result = conv3d_backprop_input_v2_run(
+                    problem.in_format(problem.dx_shape), weight, problem.to_format(dy), execute=not args.timing_only,
+                    trace=args.trace, tiling_overrides=overrides or None, hooks=hooks or None, route=args.route,
+                    check_races=not args.no_race_check, engine=args.engine, max_memory=args.max_memory,
+                    record=not args.no_records, **problem.operator_arguments())
+        except TilingValidationError as err:
+            raise FlagError(f"argument --set: {err}") from err
+        wall = time.perf_counter() - wall
+    return ConvDxRun(problem, dy, weight, result, wall, expected)
 
 
 def _route(text: str) -> str:
@@ -146,23 +154,26 @@ def _route(text: str) -> str:
     return text
 
 
+def dx_reference(problem: CliProblem, dy: np.ndarray, weight: np.ndarray, dtype: str) -> Callable[[], np.ndarray]:
+    """The check's reference, dx in the dtype's reference precision, as a picklable task for the child process."""
+    from kernels.conv3d_backprop_input.reference import conv3d_dx_reference
+    return partial(conv3d_dx_reference, dy, weight, problem.dx_shape, problem.stride, problem.pad, problem.dilation,
+                   problem.groups, precision=reference_precision(dtype))
+
+
 def run(args: argparse.Namespace) -> int:
     from ascend_sim.machine.dtypes import EIGHT_BIT_DTYPES
-    from kernels.conv3d_backprop_input.reference import conv3d_dx_reference
     say = text_stream(args.json)
-    ran = simulate(args)
-    problem, dy, weight, result, wall = ran.problem, ran.dy, ran.weight, ran.result, ran.wall
+    ran = simulate(args, check=not args.timing_only)
+    problem, result, wall = ran.problem, ran.result, ran.wall
     print(ran.headline, file=say)
     print(_tiling_line(result), file=say)
     for note in result.notes:
         print(f"note: {note}", file=say)
     check = None
-    if not args.timing_only:
-        check = timed_check(lambda: conv3d_dx_reference(dy, weight, problem.dx_shape, problem.stride, problem.pad,
-                                                        problem.dilation, problem.groups,
-                                                        precision=reference_precision(args.dtype)),
-                            problem.from_format(result.result), args.dtype, args.hf32,
-                            on_grid=args.dtype in EIGHT_BIT_DTYPES)
+    if ran.reference is not None:
+        check = ran.reference.check(problem.from_format(result.result), args.dtype, args.hf32,
+                                    on_grid=args.dtype in EIGHT_BIT_DTYPES)
         print(check.line("dx"), file=say)
     report = result.report
     print_summary(report, wall, args.trace, say, check)

@@ -232,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
     checks, check_seconds = {}, 0.0
     if not args.timing_only:
         check_seconds = time.perf_counter()
-        with blas_threads(1):  # as timed_check (report.py): OpenBLAS's threads only cost CPU here
+        with blas_threads(1):  # as the other checks (reference_alongside.py): OpenBLAS's threads only cost CPU here
             refs = convolution_backward_reference(go, x, w, stride, pairs, dilation, args.transposed, args.groups,
                                                   args.mask, precision=reference_precision(args.dtype))
         math = result.route.math

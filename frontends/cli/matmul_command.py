@@ -7,12 +7,14 @@ from __future__ import annotations
 import argparse
 import time
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from frontends.cli.flags import (FlagError, add_run_arguments, dtype_value, int_in_range, platform_value,
                                  refuse_no_records)
+from frontends.cli.reference_alongside import ReferenceAlongside, reference_alongside
 from frontends.cli.report import (check_cli_run, launch_entry, print_json, print_summary, random_operands,
-                                  reference_precision, run_document, text_stream, timed_check)
+                                  reference_precision, run_document, text_stream)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -60,7 +62,8 @@ def _check_hf32(args) -> None:
 
 @dataclass
 class MatmulRun:
-    """What `simulate` ran: the operands, the tiling, C, the report and the wall time."""
+    """What `simulate` ran: the operands, the tiling, C, the report, the wall time of the launch and the reference
+    computed alongside it (None when none was asked for)."""
 
     a: np.ndarray
     b: np.ndarray
@@ -68,6 +71,7 @@ class MatmulRun:
     c: np.ndarray | None  # None in timing-only mode
     report: object
     wall: float
+    reference: ReferenceAlongside | None = None
 
     @property
     def headline(self) -> str:
@@ -75,9 +79,10 @@ class MatmulRun:
                 f"B {self.b.shape} -> C {(self.a.shape[0], self.a.shape[1], self.b.shape[2])}")
 
 
-def simulate(args: argparse.Namespace, hooks: list | None = None) -> MatmulRun:
+def simulate(args: argparse.Namespace, hooks: list | None = None, check: bool = False) -> MatmulRun:
     """Build the problem the flags describe and run it on the simulated chip, with `hooks` added to the progress
-    display (`ascend-sim debug matmul` passes a Capture). Writes --trace."""
+    display (`ascend-sim debug matmul` passes a Capture). Writes --trace. check: the reference is computed in a
+    second process during the launch (frontends/cli/reference_alongside.py)."""
     from ascend_sim.machine.platform import get_platform
     from frontends.cli.progress import LaunchProgress
     from kernels.matmul import MatmulTiling, run_matmul
@@ -94,33 +99,38 @@ def simulate(args: argparse.Namespace, hooks: list | None = None) -> MatmulRun:
                   remedies=MATMUL_REMEDIES)  # before the operands are drawn
     a, b = random_operands(args.seed, dtype, args.timing_only, (args.batch, args.m, args.k),
                            (args.batch, args.k, args.n))
-    wall = time.perf_counter()
-    with LaunchProgress():
-        run = run_matmul(a, b, platform=args.platform, tiling=tiling, execute=not args.timing_only,
-                         hooks=hooks or None, poison_output=True, check_races=not args.no_race_check,
-                         engine=args.engine, max_memory=args.max_memory)
-        c, report = run.result, run.report
-    wall = time.perf_counter() - wall
+    task = partial(product, a, b, reference_precision(args.dtype)) if check else None
+    with reference_alongside(task) as expected:
+        wall = time.perf_counter()
+        with LaunchProgress():
+            run = run_matmul(a, b, platform=args.platform, tiling=tiling, execute=not args.timing_only,
+                             hooks=hooks or None, poison_output=True, check_races=not args.no_race_check,
+                             engine=args.engine, max_memory=args.max_memory)
+            c, report = run.result, run.report
+        wall = time.perf_counter() - wall
     if args.trace:
         report.write_trace(args.trace)
-    return MatmulRun(a, b, tiling, c, report, wall)
+    return MatmulRun(a, b, tiling, c, report, wall, expected)
+
+
+def product(a: np.ndarray, b: np.ndarray, precision) -> np.ndarray:
+    """The check's reference: A . B in the dtype's reference precision (float64 for the 8-bit types: the product
+    as stored, decoded)."""
+    import numpy as np
+    return np.matmul(a.astype(precision), b.astype(precision))
 
 
 def run(args: argparse.Namespace) -> int:
-    import numpy as np
-
     from ascend_sim.machine.dtypes import EIGHT_BIT_DTYPES
     say = text_stream(args.json)
-    result = simulate(args)
-    a, b, tiling, c, report, wall = result.a, result.b, result.tiling, result.c, result.report, result.wall
+    result = simulate(args, check=not args.timing_only)
+    tiling, c, report, wall = result.tiling, result.c, result.report, result.wall
     print(result.headline, file=say)
     print(f"tiling: baseM/N/K {tiling.baseM}/{tiling.baseN}/{tiling.baseK}, stepK {tiling.stepK}, L1 buffers "
           f"{tiling.l1_buffers}", file=say)
     check = None
-    if not args.timing_only:
-        precision = reference_precision(args.dtype)  # float64 for the 8-bit types: the product as stored, decoded
-        check = timed_check(lambda: np.matmul(a.astype(precision), b.astype(precision)), c, args.dtype, args.hf32,
-                            on_grid=args.dtype in EIGHT_BIT_DTYPES)
+    if result.reference is not None:
+        check = result.reference.check(c, args.dtype, args.hf32, on_grid=args.dtype in EIGHT_BIT_DTYPES)
         print(check.line("C"), file=say)
     print_summary(report, wall, args.trace, say, check)
     if args.json:

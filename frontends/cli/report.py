@@ -11,8 +11,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
@@ -57,8 +56,9 @@ def check_cli_run(estimate, input_elements: int, output_elements: int, dtype: st
                   max_memory: int | None, remedies: tuple[str, ...] = ("execute", "check_races", "record")) -> None:
     """The size guard of a run command, before it draws its operands: the operator's estimate
     (kernels/common/size_guard.py) plus, in a full run, the operands (drawn in float64, kept in dtype) and the
-    reference check (the operands and the output in its precision, about twice). max_memory: --max-memory;
-    remedies: what the command's operator takes to need less (size_guard.REMEDIES)."""
+    reference check (the operands and the output in its precision, about twice; and the operands in dtype twice
+    more: the task file and the copy of the child process that computes it, frontends/cli/reference_alongside.py).
+    max_memory: --max-memory; remedies: what the command's operator takes to need less (size_guard.REMEDIES)."""
     import numpy as np
 
     from ascend_sim.machine.dtypes import DTYPES, EIGHT_BIT_DTYPES
@@ -67,7 +67,7 @@ def check_cli_run(estimate, input_elements: int, output_elements: int, dtype: st
     if not timing_only:
         precision = np.dtype(reference_precision(dtype)).itemsize
         stored = np.dtype({**DTYPES, **EIGHT_BIT_DTYPES}[dtype]).itemsize
-        extra = input_elements * (8 + stored) + 2 * precision * (input_elements + output_elements)
+        extra = input_elements * (8 + 3 * stored) + 2 * precision * (input_elements + output_elements)
     check_fits(estimate.with_extra(extra), max_memory, remedies)
 
 
@@ -84,7 +84,8 @@ def print_summary(report, wall: float, trace, say: TextIO, check: Check | None =
     went."""
     print(report.summary(), file=say)
     print(f"simulated in {wall:.2f} s ({report.instructions / max(wall, 1e-9):,.0f} instructions/s)"
-          + (f"; reference check {check.seconds:.2f} s" if check is not None and check.seconds is not None else "")
+          + (f"; reference check {check.seconds:.2f} s" + (" alongside it" if check.alongside else "")
+             if check is not None and check.seconds is not None else "")
           + f"; {seconds_since_start():.2f} s since start", file=say)
     if trace:
         print(f"trace written to {trace} (open in https://ui.perfetto.dev)", file=say)
@@ -122,13 +123,15 @@ def run_document(command: str, checks: dict, launches: list[dict], notes: list, 
 @dataclass(frozen=True)
 class Check:
     """The result against a reference: the largest error relative to |ref| + rms(ref) (or in grid steps);
-    seconds: the time the reference and the comparison took (timed_check)."""
+    seconds: the time the reference and the comparison took (frontends/cli/reference_alongside.py); alongside: the
+    reference was computed in a second process during the simulation."""
 
     passed: bool
     error: float
     tolerance: float
     measure: str = "relative"  # or "grid": steps of the result type's grid from the reference rounded once
     seconds: float | None = None
+    alongside: bool = False  # the reference was computed alongside the simulation (frontends/cli/reference_alongside.py)
 
     def line(self, name: str) -> str:
         verdict = "PASSED" if self.passed else "FAILED"
@@ -180,15 +183,7 @@ def check_on_grid(got: np.ndarray, expect: np.ndarray) -> Check:
     return Check(steps <= 1, steps, 1.0, "grid")
 
 
-def timed_check(reference: Callable[[], np.ndarray], got: np.ndarray, dtype: str, hf32: bool,
-                tolerance: float | None = None, on_grid: bool = False) -> Check:
-    """check_against(got, reference()) (check_on_grid with on_grid), with the time both took. The reference runs
-    with numpy's OpenBLAS on one thread, as the simulation does (ascend_sim/machine/blas.py): its GEMMs are small
-    (K = Cout/groups per kernel tap), and OpenBLAS's spinning threads tripled the check's CPU time (0.13 s against
-    0.41 s for the default conv3d-dx, measured on this 2-core machine under load) for no gain in wall time."""
-    from ascend_sim.machine.blas import blas_threads
-    start = time.perf_counter()
-    with blas_threads(1):
-        expect = reference()
-    check = check_on_grid(got, expect) if on_grid else check_against(got, expect, dtype, hf32, tolerance)
-    return replace(check, seconds=time.perf_counter() - start)
+def compare(got: np.ndarray, expect: np.ndarray, dtype: str, hf32: bool, tolerance: float | None = None,
+            on_grid: bool = False) -> Check:
+    """check_on_grid(got, expect) with on_grid, else check_against(got, expect, dtype, hf32, tolerance)."""
+    return check_on_grid(got, expect) if on_grid else check_against(got, expect, dtype, hf32, tolerance)

@@ -78,3 +78,26 @@ def test_a_conv3d_dx_run_imports_no_other_operator():
               "tiling.conv3d_backprop_input.arch35", "kernels.conv3d_backprop_input.kernel.arch35")
     loaded = [m for m in probe_out["modules"] if m.startswith(unused)]
     assert loaded == []
+
+
+def test_the_process_imports_its_command_with_the_collector_paused_and_runs_it_with_the_collector_on():
+    """`ascend-sim <command>` as a process (main() without argv): the parser's imports (numpy, pydantic, the
+    operator) set off no collection, and the command runs with the collector enabled again (frontends/cli/app.py)."""
+    probe = ("import gc, json, sys\n"
+             "starts = []\n"
+             "gc.callbacks.append(lambda phase, info: phase == 'start' and starts.append(info['generation']))\n"
+             "import frontends.cli.matmul_command as command\n"
+             "real, seen = command.run, {}\n"
+             "def run(args):\n"
+             "    seen.update(enabled=gc.isenabled(), numpy='numpy' in sys.modules, collections=len(starts))\n"
+             "    return real(args)\n"
+             "command.run = run\n"
+             "sys.argv = ['ascend-sim', 'matmul', '--m', '40', '--n', '24', '--k', '48', '--timing-only']\n"
+             "from frontends.cli.app import main\n"
+             "before = len(starts)\n"
+             "code = main()\n"
+             "print(json.dumps({'code': code, 'before': before, **seen}), file=sys.stderr)\n")
+    run = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    seen = json.loads(run.stderr.strip().splitlines()[-1])
+    assert seen["code"] == 0 and seen["numpy"] and seen["enabled"]
+    assert seen["collections"] == seen["before"]
