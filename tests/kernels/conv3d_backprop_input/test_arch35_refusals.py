@@ -56,9 +56,10 @@ def test_unported_group_enlarge_refused_by_name(groups, match):
              groups=groups)
 
 
-def test_unported_kernel_split_refused_by_name():
-    # a 4x4 kernel at stride 2: the tiling splits the kernel (Conv3DDXV2KernelSplitFullLoadTiling)
-    with pytest.raises(ValueError, match=r"kernelSplitMode=1 \(Conv3dDxKsBlock\): not ported"):
+def test_hw_split_through_ub_refused_by_name():
+    # a 4x4 kernel at stride 2 with wi 32 (a multiple of 16): the tiling splits the kernel in H and W and
+    # re-interleaves through the AIV's UB (kSUseWorkSpace 0), which the port does not run
+    with pytest.raises(ValueError, match=r"kernelSplitMode=1 with kSUseWorkSpace=0 \(LoadL0c2UbForKernelSplitInner"):
         _run(np.zeros((16, 16, 1, 4, 4), float16), np.zeros((1, 16, 1, 16, 16), float16), (1, 16, 1, 32, 32),
              strides=(1, 1, 1, 2, 2), pads=(0, 0, 1, 1, 1, 1))
 
@@ -81,5 +82,15 @@ def test_kernel_entry_refuses_an_unported_tiling_key():
     t = conv3d_backprop_input_tiling_arch35((1, 8, 4, 4, 4), (8, 8, 3, 3, 3), (1, 8, 4, 4, 4), (1, 1, 1), (1,) * 6,
                                             (1, 1, 1), 1, "float16", PLATFORM)
     assert unported_features(t.tiling_key, t) == []
-    key_split = t.tiling_key | (1 << 8)  # kernelSplitMode SPLIT_KERNEL_HW
-    assert unported_features(key_split, t) == ["kernelSplitMode=1 (Conv3dDxKsBlock)"]
+    key_hw = t.tiling_key | (1 << 8)  # kernelSplitMode SPLIT_KERNEL_HW
+    assert unported_features(key_hw, t.with_overrides(kSUseWorkSpace=1, kSCoutFullLoad=1, validate=False)) == []
+    assert unported_features(key_hw, t) == [
+        "kernelSplitMode=1 with kSUseWorkSpace=0 (LoadL0c2UbForKernelSplitInner: the AIC's Fixpipe into its AIV's "
+        "UB, which the simulated chip does not wire)"]
+    # the HW split's NCDHW weight load without Cout held whole reads a ctx field the source never sets
+    no_full = t.with_overrides(kSUseWorkSpace=1, kSCoutFullLoad=0, enableVecTrans=0, validate=False)
+    assert unported_features(key_hw, no_full, "NDHWC") == []
+    assert unported_features(key_hw, no_full, "NCDHW") == [
+        "kernelSplitMode=1 with an NCDHW filter, kSCoutFullLoad=0 and enableVecTrans=0 "
+        "(LoadToB1Dn2NzTransposeForKernelSplitHW reads ctx.dkHkWk_, which the source never sets)"]
+    assert unported_features(t.tiling_key | (3 << 8), t) == ["kernelSplitMode=3 (Conv3dDxKsBlock)"]
