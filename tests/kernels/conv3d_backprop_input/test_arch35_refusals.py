@@ -56,14 +56,6 @@ def test_unported_group_enlarge_refused_by_name(groups, match):
              groups=groups)
 
 
-def test_hw_split_through_ub_refused_by_name():
-    # a 4x4 kernel at stride 2 with wi 32 (a multiple of 16): the tiling splits the kernel in H and W and
-    # re-interleaves through the AIV's UB (kSUseWorkSpace 0), which the port does not run
-    with pytest.raises(ValueError, match=r"kernelSplitMode=1 with kSUseWorkSpace=0 \(LoadL0c2UbForKernelSplitInner"):
-        _run(np.zeros((16, 16, 1, 4, 4), float16), np.zeros((1, 16, 1, 16, 16), float16), (1, 16, 1, 32, 32),
-             strides=(1, 1, 1, 2, 2), pads=(0, 0, 1, 1, 1, 1))
-
-
 def test_tiling_override_of_a_problem_field_refused_on_the_950():
     with pytest.raises(TilingValidationError, match="cin=16: copied by the arch35 tiling from the problem"):
         _run(np.zeros((8, 8, 3, 3, 3), float16), np.zeros((1, 8, 4, 4, 4), float16), (1, 8, 4, 4, 4),
@@ -83,12 +75,9 @@ def test_kernel_entry_refuses_an_unported_tiling_key():
                                             (1, 1, 1), 1, "float16", PLATFORM)
     assert unported_features(t.tiling_key, t) == []
     key_hw = t.tiling_key | (1 << 8)  # kernelSplitMode SPLIT_KERNEL_HW
-    assert unported_features(key_hw, t.with_overrides(kSUseWorkSpace=1, kSCoutFullLoad=1, validate=False)) == []
-    assert unported_features(key_hw, t) == [
-        "kernelSplitMode=1 with kSUseWorkSpace=0 (LoadL0c2UbForKernelSplitInner: the AIC's Fixpipe into its AIV's "
-        "UB, which the simulated chip does not wire)"]
+    assert unported_features(key_hw, t.with_overrides(kSCoutFullLoad=1, validate=False)) == []
     # the HW split's NCDHW weight load without Cout held whole reads a ctx field the source never sets
-    no_full = t.with_overrides(kSUseWorkSpace=1, kSCoutFullLoad=0, enableVecTrans=0, validate=False)
+    no_full = t.with_overrides(kSCoutFullLoad=0, enableVecTrans=0, validate=False)
     assert unported_features(key_hw, no_full, "NDHWC") == []
     assert unported_features(key_hw, no_full, "NCDHW") == [
         "kernelSplitMode=1 with an NCDHW filter, kSCoutFullLoad=0 and enableVecTrans=0 "

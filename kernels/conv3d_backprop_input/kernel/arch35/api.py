@@ -16,10 +16,10 @@ al1/bl1Pbuffer > 1), then L0A by LoadDataWithStride (NZ) and L0B by LoadData2DV2
 
 Ports convolution_3d_backprop/conv3d_bp_func_arch35.h (Init, InitParams, InitTque, SetSingleShape, SetStartIdx,
 Iterate, Compute, ComputeForNoTilingHWk, UpdateL1ComputeInfo, UpdateCurHoSize, UpdateKComputeStatus,
-UpdateFullLoadL1Status, IterateAll, GetTensorC, VecPostProcess, End), conv3d_bp_common_func.h (ComputeForKIter, ComputeL1A/B,
-the preloads, ComputeL0A/B, CalFmapH, UpdateCurHoSizeCore), impl/conv_bp_input_sub_func.h (InitMmadParams,
+UpdateFullLoadL1Status, IterateAll, GetTensorC, VecPostProcess, End), conv3d_bp_common_func.h (ComputeForKIter,
+ComputeL1A/B, the preloads, ComputeL0A/B, CalFmapH, UpdateCurHoSizeCore), impl/conv_bp_input_sub_func.h (InitMmadParams,
 CalcParamsMmad, MmadLocal, UpdateL1KParams) and FreeB1Tensor (conv3d_bp_kernel_split_func.h), for
-kernelSplitMode 0, TPL_SPLIT_KERNEL_H (kernel_split.py) and TPL_SPLIT_KERNEL_HW with kSUseWorkSpace
+kernelSplitMode 0, TPL_SPLIT_KERNEL_H (kernel_split.py) and TPL_SPLIT_KERNEL_HW
 (kernel_split_hw.py, kernel_split_hw_out.py: the AIV sub-block 0 walks the tiles beside its AIC and re-interleaves
 each H phase into y), groupMode ORIGIN, loadB1Condition GM_TO_L1, NO_HK and
 NO_HK_WK (large_attribute.py), without split-Dk (the other paths are refused by the entry), plus split-K through
@@ -189,12 +189,18 @@ class Conv3DBackpropInput:
             self.pipe_.InitBuffer(self.l0cPing_, 1, l0c)
         self.pipe_.InitBuffer(self.l0aBuf_, l0a)
         self.pipe_.InitBuffer(self.l0bBuf_, l0b)
+        self.InitUbByteSize()
 
     def InitUbByteSize(self) -> None:
-        """The AIV's UB (impl/conv_bp_input_sub_func_ub_init.h): the whole UB on sub-block 0 for split-K's cast and
-        for the HW split's re-interleave from the workspace."""
-        useUb = self.useUbAccumForSplitK_ or (self.kernelSplitMode == TPL_SPLIT_KERNEL_HW and self.kSUseWorkSpace_)
-        if useUb and GetSubBlockIdx() == 0:
+        """The UB (impl/conv_bp_input_sub_func_ub_init.h): the whole UB of AIV sub-block 0 for split-K's cast and
+        the HW split's re-interleave; without the workspace the HW split's AIC takes it too (its Fixpipe writes
+        sub-block 0's UB)."""
+        if GetSubBlockIdx() != 0:
+            return
+        hw = self.kernelSplitMode == TPL_SPLIT_KERNEL_HW
+        if ASCEND_IS_AIV() and (self.useUbAccumForSplitK_ or hw):
+            self.pipe_.InitBuffer(self.vecBuf_, TOTAL_UB_SIZE())
+        elif ASCEND_IS_AIC() and hw and not self.kSUseWorkSpace_:
             self.pipe_.InitBuffer(self.vecBuf_, TOTAL_UB_SIZE())
 
     # --------------------------------------------------------------------------------------------- setters

@@ -11,7 +11,7 @@ Conv3dDxOswBlock<..., loadB1Condition>.
 Ported so far: Conv3dDxOswBlock with loadB1Condition GM_TO_L1, NO_HK and NO_HK_WK, group ORIGIN, every
 loadB2Condition, split-K into GM with atomic add (fp32) and through UB (16/8-bit: the fp32 workspace, the AIV's
 Cast), the init-output pass and the vecTrans pre-pass (groups == 1); Conv3dDxKsBlock for the kernel split along
-H and along H and W (through the workspace, kSUseWorkSpace 1); not split-Dk. initOutputFlag L1_INIT (2) runs no init pass, as the
+H and along H and W; not split-Dk. initOutputFlag L1_INIT (2) runs no init pass, as the
 source's entry (only L0_INIT has one; the arch35 tiling sets 0 or 1). `unported_features` names what a tiling
 asks for beyond that; the entry refuses it before any instruction (the operator refuses it before launch).
 """
@@ -38,8 +38,6 @@ def unported_features(tiling_key: int, tilingData, filterFormat: str | None = No
     checks = [
         (kernelSplitMode not in (TPL_NO_SPLIT_KERNEL, TPL_SPLIT_KERNEL_H, TPL_SPLIT_KERNEL_HW),
          f"kernelSplitMode={kernelSplitMode} (Conv3dDxKsBlock)"),
-        (hw and not t.kSUseWorkSpace, "kernelSplitMode=1 with kSUseWorkSpace=0 (LoadL0c2UbForKernelSplitInner: the "
-                                      "AIC's Fixpipe into its AIV's UB, which the simulated chip does not wire)"),
         (hw and filterFormat == "NCDHW" and not t.kSCoutFullLoad and not t.enableVecTrans,
          "kernelSplitMode=1 with an NCDHW filter, kSCoutFullLoad=0 and enableVecTrans=0 "
          "(LoadToB1Dn2NzTransposeForKernelSplitHW reads ctx.dkHkWk_, which the source never sets)"),

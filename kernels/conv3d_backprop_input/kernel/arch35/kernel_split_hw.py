@@ -5,8 +5,9 @@ padUp, wi + padLeft) take only the kernel taps of that parity: four sub-kernels 
 2x2; 3x3: 2x2, 2x1, 1x2, 1x1), each a stride-1 convolution of the dense dy, whose output is one pixel in four of
 dx. Per basic tile (M = ceil(hi/2) * ceil(wi/2) pixels of one sub-kernel) the API runs the four sub-kernels in the
 order rearrangeW fastest, then rearrangeH (IterateForKernelSplit): each Compute is a K loop over the sub-kernel's
-taps only. The AIC Fixpipes each result into its workspace slice, the two W phases of one H phase side by side;
-after the second W phase AIV sub-block 0 interleaves them into dx rows (kernel_split_hw_out.py, Rearrange2Gm).
+taps only. The AIC Fixpipes each result into its AIV's UB or its workspace slice, the two W phases of one H phase
+side by side; after the second W phase AIV sub-block 0 interleaves them into dx rows (kernel_split_hw_out.py,
+Rearrange2Gm).
 
 Ports convolution_3d_backprop/conv3d_bp_kernel_split_func.h (CalcSubKernelBackpadBegin/End,
 CalcSubKernelPadListForKernelSplit, InitParamsForKernelSplitHW, CalFmapHForKernelSplitInner, UpdateHoSizeForKernelSplit,
@@ -223,7 +224,8 @@ def CrossCoreCWaitVForKS(api) -> None:
 
 
 def CrossCoreCSeitVForKS(api) -> None:
-    """Both W phases of this H phase are in the workspace (kSUseWorkSpace: the AIV's first step is MTE2)."""
+    """Both W phases of this H phase are in UB or the workspace (set from PIPE_FIX; the source waits on PIPE_MTE2
+    with the workspace, PIPE_V without)."""
     if api.needComputeFlag_:
         CvCrossCoreSet(PIPE_FIX, FLAG_MTE2_VEC_ID)
 

@@ -1,7 +1,7 @@
-"""The HW kernel split's way out (kernelSplitMode TPL_SPLIT_KERNEL_HW with kSUseWorkSpace): L0C -> the AIC's
-workspace slice, then AIV sub-block 0 re-interleaves the two W phases into rows of y.
+"""The HW kernel split's way out (kernelSplitMode TPL_SPLIT_KERNEL_HW): L0C -> the AIV's UB, or with
+kSUseWorkSpace the AIC's workspace slice, then AIV sub-block 0 re-interleaves the two W phases into rows of y.
 
-Port of impl/conv_bp_input_sub_func_kernelsplit_hw.h (the workspace variant: LoadL0c2GMForKernelSplitInner,
+Port of impl/conv_bp_input_sub_func_kernelsplit_hw.h (LoadL0c2UbForKernelSplitInner, LoadL0c2GMForKernelSplitInner,
 LoadL0c2OutForKernelSplitHW, LoadWorkSpaceDataToUb(Inner), InterleaveUbOutForKernelSplit, SetDataCopyPadLoopInfo,
 DataCopyUbToGmForKernelSplit, LoadUbToGmForKernelSplit, Rearrange2GmForL0cToWorkSpace, Rearrange2Gm),
 impl/conv_bp_input_sub_func_index_calc.h (CalcCutInWIndex) and impl/conv_bp_input_sub_func_vector_intrinsics.h
@@ -9,20 +9,21 @@ impl/conv_bp_input_sub_func_index_calc.h (CalcCutInWIndex) and impl/conv_bp_inpu
 
 A tile of a sub-kernel is baseUseM of its pixels, which cover a head (the end of a dx row), whole rows and a tail
 in dx (CalcCutInWIndex, in dx pixels: crossBlockNum 1 doubles the sub-kernel's counts). The AIC Fixpipes each piece
-NZ2DN, rounded to DstT, into the workspace: channel n at n * hwSize, each piece's row padded to 32 bytes
-(AlignUpByDtype), the W phase rearrangeW at rearrangeW * hwSize * baseUseN, the AIC's slice at GetAicBlockIdx() *
-2 * hwAlign. After the second W phase the AIV copies both phases to UB (DataCopyPad Compact), interleaves them
+NZ2DN, rounded to DstT, into its AIV's UB (CFG_COLUMN_MAJOR_UB; each piece's row Fixpiped whole to its 32-byte
+alignment) or into the workspace: channel n at n * hwSize, each piece's row padded to 32 bytes (AlignUpByDtype), the
+W phase rearrangeW at rearrangeW * hwSize * baseUseN, in the workspace the AIC's slice at GetAicBlockIdx() * 2 *
+hwAlign. After the second W phase the AIV (from the workspace: after copying both phases to UB with DataCopyPad
+Compact, as many channels at a time as UB holds) interleaves them
 element by element (Reg::Interleave; 8-bit types as uint8), and writes the rows of its H phase to y every other
 row: one DataCopyPad UB -> GM per piece, repeated over the channels by SetLoopModePara(UB_TO_OUT) (loop1Size
 channels, UB planes 2 * hwSize apart, y planes Di*Hi*Wi apart), then ResetLoopModePara. With an odd wi the
-interleaved rows carry one pixel too many, which the copies leave out. The UB path (kSUseWorkSpace 0: Fixpipe L0C
--> the AIV's UB) is not ported: the simulator does not wire an AIC's Fixpipe into its AIV's UB.
+interleaved rows carry one pixel too many, which the copies leave out.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ascend_sim.ascendc import (CFG_COLUMN_MAJOR, DataCopyExtParams, DataCopyMVType, DataCopyPad,
+from ascend_sim.ascendc import (CFG_COLUMN_MAJOR, CFG_COLUMN_MAJOR_UB, DataCopyExtParams, DataCopyMVType, DataCopyPad,
                                 DataCopyPadExtParams, Fixpipe, FixpipeParamsArch3510, HardEvent, LoopModeParams,
                                 Nz2DnParams, PaddingMode, Reg, ResetLoopModePara, SetFlag, SetLoopModePara,
                                 WaitFlag)
@@ -101,14 +102,50 @@ def LoadL0c2GMForKernelSplitInner(api, useC1Buf, p: FixpipeParamsArch3510, cross
         Fixpipe(api.l0cOutWorkspace_[wsDstOffset], useC1Buf[srcOffset], p, CFG_COLUMN_MAJOR)
 
 
+def LoadL0c2UbForKernelSplitInner(api, useC1Buf, p: FixpipeParamsArch3510, crossBlockNum: int) -> None:
+    """The same pieces into the AIV's UB, each Fixpiped to its 32-byte aligned length (the rows past the tile are
+    padding the AIV never writes out)."""
+    api.vecOutBuf_ = api.vecBuf_.Get(api.DstT)
+    align32Byte = Align32ByteBits(api)
+    srcWi = min(api.baseUseM_, api.splitWi_)
+    realHeadWi = api.headWi_ >> crossBlockNum
+    realTailWi = api.tailWi_ >> crossBlockNum
+    alignMidWi = AlignUpByDtype(srcWi, align32Byte)
+    hwSize = TileHwSize(api, align32Byte, crossBlockNum)
+    ubDstOffset = hwSize * api.baseUseN_ * api.rearrangeWIndex_
+    srcOffset = 0
+    p.dstStride = hwSize
+    if api.headWi_:
+        alignHeadWi = AlignUpByDtype(realHeadWi, align32Byte)
+        p.params = Nz2DnParams(dnNum=1, srcNzMatrixStride=0, dstDnMatrixStride=0, srcNzC0Stride=1)
+        p.mSize = alignHeadWi
+        Fixpipe(api.vecOutBuf_[ubDstOffset], useC1Buf[srcOffset], p, CFG_COLUMN_MAJOR_UB)
+        srcOffset += realHeadWi << 4
+        ubDstOffset += alignHeadWi
+    if api.midHi_:
+        p.params = Nz2DnParams(dnNum=api.midHi_, srcNzMatrixStride=srcWi, dstDnMatrixStride=alignMidWi,
+                               srcNzC0Stride=1)
+        p.mSize = alignMidWi
+        Fixpipe(api.vecOutBuf_[ubDstOffset], useC1Buf[srcOffset], p, CFG_COLUMN_MAJOR_UB)
+        srcOffset += api.midHi_ * srcWi << 4
+        ubDstOffset += api.midHi_ * alignMidWi
+    if api.tailWi_:
+        p.params = Nz2DnParams(dnNum=1, srcNzMatrixStride=0, dstDnMatrixStride=0, srcNzC0Stride=1)
+        p.mSize = AlignUpByDtype(realTailWi, align32Byte)
+        Fixpipe(api.vecOutBuf_[ubDstOffset], useC1Buf[srcOffset], p, CFG_COLUMN_MAJOR_UB)
+
+
 def LoadL0c2OutForKernelSplitHW(api, useC1Buf, p: FixpipeParamsArch3510) -> None:
-    """The tile of the current sub-kernel, rounded to DstT, into the workspace (kSUseWorkSpace). p: the Fixpipe
-    parameters with the dtype's quant mode set (SetFixPipeQuantVal)."""
+    """The tile of the current sub-kernel, rounded to DstT, into the AIV's UB or (kSUseWorkSpace) the workspace.
+    p: the Fixpipe parameters with the dtype's quant mode set (SetFixPipeQuantVal)."""
     CalcCutInWIndex(api, CROSS_BLOCK_NUM)
     p.nSize = api.baseUseN_
     p.reluEn = bool(api.tiling_.enRelu)
     p.srcStride = AlignUp16(api.baseUseM_)
-    LoadL0c2GMForKernelSplitInner(api, useC1Buf, p, CROSS_BLOCK_NUM)
+    if api.kSUseWorkSpace_:
+        LoadL0c2GMForKernelSplitInner(api, useC1Buf, p, CROSS_BLOCK_NUM)
+    else:
+        LoadL0c2UbForKernelSplitInner(api, useC1Buf, p, CROSS_BLOCK_NUM)
 
 
 # --------------------------------------------------------------------------------------------- AIV: -> y
@@ -248,4 +285,14 @@ def Rearrange2Gm(api, output) -> None:
     CalcCutInWIndex(api, CROSS_BLOCK_NUM)
     align32Byte = Align32ByteBits(api)
     hwSize = TileHwSize(api, align32Byte, CROSS_BLOCK_NUM)
-    Rearrange2GmForL0cToWorkSpace(api, output, align32Byte, hwSize, hwSize * api.baseUseN_, CROSS_BLOCK_NUM)
+    dataLen = hwSize * api.baseUseN_
+    if api.kSUseWorkSpace_:
+        Rearrange2GmForL0cToWorkSpace(api, output, align32Byte, hwSize, dataLen, CROSS_BLOCK_NUM)
+        return
+    InterleaveUbOutForKernelSplit(api, dataLen, CROSS_BLOCK_NUM)  # both W phases are in UB already
+    pipe = api.pipe_
+    eventIdVecToMte3 = pipe.FetchEventID(HardEvent.V_MTE3)
+    SetFlag(HardEvent.V_MTE3, eventIdVecToMte3)
+    WaitFlag(HardEvent.V_MTE3, eventIdVecToMte3)
+    pipe.ReleaseEventID(HardEvent.V_MTE3, eventIdVecToMte3)
+    LoadUbToGmForKernelSplit(api, output, api.baseUseN_, hwSize, 0, CROSS_BLOCK_NUM)

@@ -12,7 +12,7 @@ the entry, uses them); the AIC waits for that pre-pass once before its first blo
 Under TPL_SPLIT_KERNEL_HW the blocks are the plain driver's (CalBasicBlockCore), over M = DivCeil(hi, strideH) *
 DivCeil(wi, strideW) pixels of a sub-kernel: the API runs the four sub-kernels of every tile itself
 (kernel_split_hw.py). Both vector cores run the driver; sub-block 0 re-interleaves the AIC's results, which wait in
-the workspace after the vecTrans weight (l0cOutWorkspace_, kSUseWorkSpace), into y. y moves whole dx rows:
+its UB or (kSUseWorkSpace) in the workspace after the vecTrans weight (l0cOutWorkspace_), into y. y moves whole dx rows:
 mCoreIdx * (singleCoreM / splitWi) * strideH rows of wi.
 """
 from __future__ import annotations
