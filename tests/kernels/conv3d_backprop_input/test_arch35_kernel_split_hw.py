@@ -1,6 +1,7 @@
 """Kernel split along H and W (kernelSplitMode TPL_SPLIT_KERNEL_HW, Conv3dDxKsBlock) on the arch35 kernel, against
-PyTorch float64 autograd (arch35_oracle; 8-bit outputs at most one step from the float64 result rounded once): every dtype (fp16, bf16, fp32, HF32, hifloat8, float8_e4m3fn), every square kernel the split
-takes (1 to 4 taps at stride 2), Cout held whole in L1 (kSCoutFullLoad) or not (the vecTrans weight, the NDHWC
+PyTorch float64 autograd (arch35_oracle; 8-bit outputs at most one step from the float64 result rounded once):
+every dtype (fp16, bf16, fp32, HF32, hifloat8, float8_e4m3fn), every square kernel the split takes (1 to 4 taps at
+stride 2), Cout held whole in L1 (kSCoutFullLoad) or not (the vecTrans weight, the NDHWC
 weight), odd dx heights and widths, several M blocks and cores, dk > 1 with batch 2, backprop pads 0 to 3, through the
 workspace (kSUseWorkSpace: wi not a multiple of 16) and through the AIV's UB (wi a multiple of 16). Each case checks
 first that the real tiling chose the HW split and the way out the case is named for, so that a change of the tiling
@@ -136,7 +137,8 @@ def test_the_cases_reach_the_hw_paths():
 # rounded down, so a sub-kernel whose rows start one dy row down (subPadUp < 0 with backpropPadUp 0) can read up
 # to wo - 1 elements past the end of out_backprop. The simulator faults on it; the bytes never reach y (below).
 OVER_READ = (1, 8, 8, (1, 23, 12), (1, 2, 2), (1, 2, 2), (0, 0, 1, 1, 1, 1), "NCDHW")
-OVER_READ_MESSAGE = r"DataCopy\(Dn2Nz\), at load_a.py:\d+\] out of bounds: read of bytes \[14, 1356\) outside GM:out_backprop of 1344"
+OVER_READ_MESSAGE = (r"DataCopy\(Dn2Nz\), at load_a.py:\d+\] out of bounds: read of bytes \[14, 1356\) outside "
+                     r"GM:out_backprop of 1344")
 
 
 def test_source_reads_past_the_end_of_dy():

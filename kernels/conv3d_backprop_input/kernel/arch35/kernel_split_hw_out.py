@@ -71,68 +71,52 @@ def TileHwSize(api, align32Byte: int, crossBlockNum: int) -> int:
 
 
 # ------------------------------------------------------------------------------------------- AIC: L0C -> GM
-def LoadL0c2GMForKernelSplitInner(api, useC1Buf, p: FixpipeParamsArch3510, crossBlockNum: int) -> None:
+def FixpipePieces(api, useC1Buf, p: FixpipeParamsArch3510, dst, config, alignM: bool, crossBlockNum: int) -> None:
+    """The tile's head, middle rows and tail, one channel hwSize apart: the shared body of
+    LoadL0c2GMForKernelSplitInner (mSize the pieces' own lengths) and LoadL0c2UbForKernelSplitInner (alignM: each
+    piece Fixpiped whole to its 32-byte alignment; the rows past the tile are padding the AIV never writes out)."""
     align32Byte = Align32ByteBits(api)
     srcWi = min(api.baseUseM_, api.splitWi_)
     realHeadWi = api.headWi_ >> crossBlockNum
     realTailWi = api.tailWi_ >> crossBlockNum
     alignMidWi = AlignUpByDtype(srcWi, align32Byte)
-    hwSize = TileHwSize(api, align32Byte, crossBlockNum)
-    # every piece of the sub-kernel's tile waits in the workspace until both W phases of the H phase are there
-    wsDstOffset = (hwSize * api.baseUseN_ * api.rearrangeWIndex_
-                   + GetAicBlockIdx() * (HwAlign(api, align32Byte) << crossBlockNum))
-    srcOffset = 0
-    p.dstStride = hwSize  # one channel to the next (elements)
-    if api.headWi_:
-        p.params = Nz2DnParams(dnNum=1, srcNzMatrixStride=0, dstDnMatrixStride=0, srcNzC0Stride=1)
-        p.mSize = realHeadWi
-        Fixpipe(api.l0cOutWorkspace_[wsDstOffset], useC1Buf[srcOffset], p, CFG_COLUMN_MAJOR)
-        srcOffset += realHeadWi << 4  # L0C rows are 16 fp32 wide whatever the dtype
-        wsDstOffset += AlignUpByDtype(realHeadWi, align32Byte)
-    if api.midHi_:
-        p.params = Nz2DnParams(dnNum=api.midHi_, srcNzMatrixStride=srcWi, dstDnMatrixStride=alignMidWi,
-                               srcNzC0Stride=1)
-        p.mSize = srcWi
-        Fixpipe(api.l0cOutWorkspace_[wsDstOffset], useC1Buf[srcOffset], p, CFG_COLUMN_MAJOR)
-        srcOffset += api.midHi_ * srcWi << 4
-        wsDstOffset += api.midHi_ * alignMidWi
-    if api.tailWi_:
-        p.params = Nz2DnParams(dnNum=1, srcNzMatrixStride=0, dstDnMatrixStride=0, srcNzC0Stride=1)
-        p.mSize = realTailWi
-        Fixpipe(api.l0cOutWorkspace_[wsDstOffset], useC1Buf[srcOffset], p, CFG_COLUMN_MAJOR)
-
-
-def LoadL0c2UbForKernelSplitInner(api, useC1Buf, p: FixpipeParamsArch3510, crossBlockNum: int) -> None:
-    """The same pieces into the AIV's UB, each Fixpiped to its 32-byte aligned length (the rows past the tile are
-    padding the AIV never writes out)."""
-    api.vecOutBuf_ = api.vecBuf_.Get(api.DstT)
-    align32Byte = Align32ByteBits(api)
-    srcWi = min(api.baseUseM_, api.splitWi_)
-    realHeadWi = api.headWi_ >> crossBlockNum
-    realTailWi = api.tailWi_ >> crossBlockNum
-    alignMidWi = AlignUpByDtype(srcWi, align32Byte)
-    hwSize = TileHwSize(api, align32Byte, crossBlockNum)
-    ubDstOffset = hwSize * api.baseUseN_ * api.rearrangeWIndex_
-    srcOffset = 0
-    p.dstStride = hwSize
+    srcOffset = dstOffset = 0
+    p.dstStride = TileHwSize(api, align32Byte, crossBlockNum)  # one channel to the next (elements)
     if api.headWi_:
         alignHeadWi = AlignUpByDtype(realHeadWi, align32Byte)
         p.params = Nz2DnParams(dnNum=1, srcNzMatrixStride=0, dstDnMatrixStride=0, srcNzC0Stride=1)
-        p.mSize = alignHeadWi
-        Fixpipe(api.vecOutBuf_[ubDstOffset], useC1Buf[srcOffset], p, CFG_COLUMN_MAJOR_UB)
-        srcOffset += realHeadWi << 4
-        ubDstOffset += alignHeadWi
+        p.mSize = alignHeadWi if alignM else realHeadWi
+        Fixpipe(dst[dstOffset], useC1Buf[srcOffset], p, config)
+        srcOffset += realHeadWi << 4  # L0C rows are 16 fp32 wide whatever the dtype
+        dstOffset += alignHeadWi
     if api.midHi_:
         p.params = Nz2DnParams(dnNum=api.midHi_, srcNzMatrixStride=srcWi, dstDnMatrixStride=alignMidWi,
                                srcNzC0Stride=1)
-        p.mSize = alignMidWi
-        Fixpipe(api.vecOutBuf_[ubDstOffset], useC1Buf[srcOffset], p, CFG_COLUMN_MAJOR_UB)
+        p.mSize = alignMidWi if alignM else srcWi
+        Fixpipe(dst[dstOffset], useC1Buf[srcOffset], p, config)
         srcOffset += api.midHi_ * srcWi << 4
-        ubDstOffset += api.midHi_ * alignMidWi
+        dstOffset += api.midHi_ * alignMidWi
     if api.tailWi_:
         p.params = Nz2DnParams(dnNum=1, srcNzMatrixStride=0, dstDnMatrixStride=0, srcNzC0Stride=1)
-        p.mSize = AlignUpByDtype(realTailWi, align32Byte)
-        Fixpipe(api.vecOutBuf_[ubDstOffset], useC1Buf[srcOffset], p, CFG_COLUMN_MAJOR_UB)
+        p.mSize = AlignUpByDtype(realTailWi, align32Byte) if alignM else realTailWi
+        Fixpipe(dst[dstOffset], useC1Buf[srcOffset], p, config)
+
+
+def LoadL0c2GMForKernelSplitInner(api, useC1Buf, p: FixpipeParamsArch3510, crossBlockNum: int) -> None:
+    """Into the workspace: W phase rearrangeW after the other, in the AIC's slice, until the AIV has both."""
+    align32Byte = Align32ByteBits(api)
+    hwSize = TileHwSize(api, align32Byte, crossBlockNum)
+    wsDstOffset = (hwSize * api.baseUseN_ * api.rearrangeWIndex_
+                   + GetAicBlockIdx() * (HwAlign(api, align32Byte) << crossBlockNum))
+    FixpipePieces(api, useC1Buf, p, api.l0cOutWorkspace_[wsDstOffset], CFG_COLUMN_MAJOR, False, crossBlockNum)
+
+
+def LoadL0c2UbForKernelSplitInner(api, useC1Buf, p: FixpipeParamsArch3510, crossBlockNum: int) -> None:
+    """Into AIV sub-block 0's UB: W phase rearrangeW after the other."""
+    api.vecOutBuf_ = api.vecBuf_.Get(api.DstT)
+    hwSize = TileHwSize(api, Align32ByteBits(api), crossBlockNum)
+    ubDstOffset = hwSize * api.baseUseN_ * api.rearrangeWIndex_
+    FixpipePieces(api, useC1Buf, p, api.vecOutBuf_[ubDstOffset], CFG_COLUMN_MAJOR_UB, True, crossBlockNum)
 
 
 def LoadL0c2OutForKernelSplitHW(api, useC1Buf, p: FixpipeParamsArch3510) -> None:
