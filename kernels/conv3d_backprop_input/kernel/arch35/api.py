@@ -298,7 +298,7 @@ class Conv3DBackpropInput:
         else:
             if self.kernelSplitMode == TPL_SPLIT_KERNEL_HW and IterateForKernelSplit(self):
                 # ProcessKernelSplitIteration: the next sub-kernel of the same tile
-                UpdateFullLoadL1StatusForKernelSplitHW(self, self.IsLastMNIter())
+                self.UpdateFullLoadL1Status()
                 if self.tiling_.hk != 1:
                     self.Compute()
                 return True
