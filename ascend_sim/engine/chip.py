@@ -127,6 +127,7 @@ class Chip:
         self.cores = [AICore(i, block_dim, self, kind, models[kind], launch, block_idx, sub, group)
                       for i, (kind, block_idx, sub, group) in enumerate(layout)]
         _share_l1_with_aivs(self.cores)
+        _wire_l0c_to_ub(self.cores)
         launch.schedules = [core.schedule for core in self.cores]
         for hook in self.hooks:  # a hook object may want the chip as it is before the launch (the debugger's GM)
             before = getattr(hook, "before_launch", None)
@@ -207,6 +208,19 @@ def _share_l1_with_aivs(cores: list) -> None:
     for core in cores:
         if "UB->L1" in core.paths and core.group in l1_of_group:
             core.buffers["L1"] = l1_of_group[core.group]
+
+
+def _wire_l0c_to_ub(cores) -> None:
+    """Arch 3510 has an L0C -> UB path: an AIC's Fixpipe writes the UB of its AI core's vector core (subBlockId 0,
+    asc-devkit Fixpipe（L0C到UB数据搬运）.md; the dual-destination modes are not modelled). In a MIX launch the AIC
+    sees AIV sub-block 0's UB as its own "UB" (TPipe.InitBuffer of a VECIN/VECOUT buffer there, Fixpipe into it).
+    Each core's race checker sees its own accesses only: the AIC's writes and the AIV's reads of that UB are ordered
+    by the kernel's cross-core flags and not race-checked against each other."""
+    aics = {core.group: core for core in cores if core.core_type.name == "AIC" and "L0C->UB" in core.paths}
+    for core in cores:
+        aic = aics.get(core.group)
+        if aic is not None and core.core_type.name == "AIV" and core.sub_block_idx == 0:
+            aic.buffers["UB"] = core.buffers["UB"]
 
 
 def _kernel_type(value) -> KernelType:

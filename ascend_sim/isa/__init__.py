@@ -5,10 +5,11 @@ from __future__ import annotations
 from ascend_sim.engine.chip import current_core
 from ascend_sim.engine.front_end_cache import cached
 from ascend_sim.isa.arch35 import (CFG_COLUMN_MAJOR, CFG_COLUMN_MAJOR_UB, CFG_NZ_UB, CFG_ROW_MAJOR_UB, CO2Layout,
-                                   Dn2NzParams, FixpipeConfigArch3510, FixpipeParamsArch3510, LoadData2DParamsV2,
-                                   LoadDataRepeatParamWithStride, LoadDataWithStride, MultiCopyConfig,
-                                   MultiCopyLoopInfo, MultiCopyParams, NdDmaConfig, NdDmaLoopInfo, NdDmaParams,
-                                   Nz2DnParams, Nz2NdParams, Reg, SetLoadDataRepeatWithStride, copy_gm_to_l1_dn2nz,
+                                   DataCopyMVType, Dn2NzParams, FixpipeConfigArch3510, FixpipeParamsArch3510,
+                                   LoadData2DParamsV2, LoadDataRepeatParamWithStride, LoadDataWithStride,
+                                   LoopModeParams, MultiCopyConfig, MultiCopyLoopInfo, MultiCopyParams, NdDmaConfig,
+                                   NdDmaLoopInfo, NdDmaParams, Nz2DnParams, Nz2NdParams, Reg, ResetLoopModePara,
+                                   SetLoadDataRepeatWithStride, SetLoopModePara, copy_gm_to_l1_dn2nz,
                                    copy_gm_to_l1_nd2nz_arch35, copy_gm_to_ub_nddma, copy_ub_to_l1,
                                    kDefaultNdDmaConfig, load_data_2d_v2)
 from ascend_sim.isa.arch35.fixpipe_3510 import fixpipe_arch35

@@ -71,7 +71,7 @@ def _tilings_arch35(problem: CliProblem, overrides: dict[str, int]) -> tuple[lis
     mode = problem.matmul_mode_arch35()
     notes = [f"conv3d-dx's default --route aclnn runs this problem as a matmul ({mode}); this is the tiling of "
              f"--route v2" if mode else "the Ascend 950 runs the arch35 kernel with this tiling"]
-    missing = unported_features(tiling.tiling_key, tiling)
+    missing = unported_features(tiling.tiling_key, tiling, "NCDHW")  # the CLI's filter is NCDHW (conv_problem.py)
     if missing:
         notes.append(f"not ported to the simulated arch35 kernel yet, so `conv3d-dx` refuses it: {'; '.join(missing)}")
     report = tiling.check()

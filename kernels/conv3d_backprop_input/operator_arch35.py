@@ -72,7 +72,7 @@ def plan_arch35(input_size, filter_shape, out_backprop_shape, dtype: str, *, str
     if tiling_overrides:
         tiling = override_arch35(tiling, tiling_overrides, validate=validate_overrides)
     if refuse_unported:
-        refuse_unported_tiling(tiling)
+        refuse_unported_tiling(tiling, filter_format)
     return tiling
 
 
@@ -86,16 +86,16 @@ def plan_dx_arch35(input_size, filter_shape, out_backprop_shape, dtype: str, *, 
     routed, mode = (matmul_route_950(input_size, filter_shape, out_backprop_shape, dtype, **attributes)
                     if route == "aclnn" else (None, None))
     if mode is None:
-        refuse_unported_tiling(tiling)
+        refuse_unported_tiling(tiling, attributes["filter_format"])
     elif tiling_overrides:
         raise ValueError(f"tiling_overrides set fields of the conv kernel's tiling, but with route='aclnn' this "
                          f"case runs as a matmul ({mode}); pass route='v2' to run the conv kernel")
     return tiling, routed, mode
 
 
-def refuse_unported_tiling(tiling) -> None:
+def refuse_unported_tiling(tiling, filter_format: str) -> None:
     """ValueError naming what the tiling asks of the kernel that the port does not run yet."""
-    missing = unported_features(tiling.tiling_key, tiling)
+    missing = unported_features(tiling.tiling_key, tiling, filter_format)
     if missing:
         raise ValueError(f"the arch35 tiling chose {tiling.template} (tiling key {tiling.tiling_key}) with "
                          f"{'; '.join(missing)}: not ported to the simulated arch35 kernel yet")

@@ -14,6 +14,8 @@
   single block need not be 32 B aligned, the whole transfer is padded once at its end; the pad bytes are left as
   they are here); the UB-side stride must be 0 and GM -> UB takes no left/right padding in that mode (other
   values are not modelled and fault).
+  Also on the 950, SetLoopModePara(UB_TO_OUT) repeats a UB -> GM DataCopyPad loop2Size x loop1Size times
+  (isa/arch35/loop_mode.py); a GM -> UB DataCopyPad or a DataCopy issued in loop mode faults (not modelled).
 
 Costs: a fixed overhead (rates.mte2_overhead for GM -> UB, rates.mte3_overhead for UB -> GM; their sources are in
 platform.py) plus the bytes at this core's share of the GM read rate (GM -> UB) or at min(64 B/cycle, GM write
@@ -28,6 +30,7 @@ import numpy as np
 
 from ascend_sim.engine.front_end_cache import cached
 from ascend_sim.isa.arch35.common import require_arch35
+from ascend_sim.isa.arch35.loop_mode import DataCopyMVType, loop_mode, refuse_loop_mode
 from ascend_sim.isa.common import BLOCK, check_aligned, current_core, expect_position, fields_checker
 from ascend_sim.isa.mte2 import CopyOperands, DataCopyParams
 from ascend_sim.machine.faults import ParameterOutOfRange
@@ -174,6 +177,7 @@ def copy_ub(dst, src, params: DataCopyParams) -> None:
     name = spec.name
     _sides(core, name, pipe, dst, src)
     _check_datacopy(core, name, pipe, params)
+    refuse_loop_mode(core, DataCopyMVType.OUT_TO_UB if to_ub else DataCopyMVType.UB_TO_OUT, name, pipe)
     count, blen = params.blockCount, params.blockLen * BLOCK
     if count * blen == 0:  # a NOP that still takes an issue slot
         core.issue(spec, pipe, params)
@@ -214,6 +218,26 @@ UB_TO_GM_PAD = define("DataCopyPad(UB->GM)", MTE3, kind=Kind.MOVE, operands=Copy
                       execute=_unpad_execute,
                       params=DataCopyExtParams, doc="UB -> GM: byte-granular blocks from 32 B aligned UB rows.")
 
+LoopCopyOperands = operands_type("LoopCopyOperands", "sbuf s0 s_pitches dbuf d0 d_pitches shape nbytes",
+                                 "loop mode: an array of `shape` (loop2Size, loop1Size, blockCount, blockLen) bytes "
+                                 "from sbuf at s0 (byte pitches s_pitches) to dbuf at d0 (d_pitches); nbytes moved.")
+
+
+def _loop_execute(rec) -> None:
+    """The loop iterations in order (a later one overwrites an earlier one where they overlap in GM)."""
+    sbuf, s0, s_pitches, dbuf, d0, d_pitches, shape, _ = rec.args
+    src = sbuf.strided(s0, shape, s_pitches)
+    dst = dbuf.strided(d0, shape, d_pitches)
+    for outer in range(shape[0]):
+        for inner in range(shape[1]):
+            dst[outer, inner] = src[outer, inner]
+
+
+UB_TO_GM_PAD_LOOP = define("DataCopyPad(UB->GM, loop mode)", MTE3, kind=Kind.MOVE, operands=LoopCopyOperands,
+                           cost=_write_cost, execute=_loop_execute, params=DataCopyExtParams,
+                           doc="UB -> GM under SetLoopModePara(UB_TO_OUT): the copy repeated over two loops "
+                               "(arch 3510).")
+
 
 @cached
 def DataCopyPad(dst, src, dataCopyParams: DataCopyExtParams, padParams: DataCopyPadExtParams | None = None, *,
@@ -230,6 +254,12 @@ def DataCopyPad(dst, src, dataCopyParams: DataCopyExtParams, padParams: DataCopy
     _sides(core, name, pipe, dst, src)
     _check_ext(core, name, pipe, dataCopyParams)
     p = dataCopyParams
+    if to_ub:
+        refuse_loop_mode(core, DataCopyMVType.OUT_TO_UB, name, pipe)
+    else:
+        loops = loop_mode(core, DataCopyMVType.UB_TO_OUT)
+        if loops[:2] != (1, 1):
+            return _data_copy_pad_loop(core, dst, src, p, mode, loops)
     if mode is PaddingMode.Compact:
         return _data_copy_pad_compact(core, spec, pipe, dst, src, p, padParams, to_ub)
     dtype = (dst if to_ub else src).dtype
@@ -268,6 +298,41 @@ def DataCopyPad(dst, src, dataCopyParams: DataCopyExtParams, padParams: DataCopy
                PadOperands(sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen, dtype, left, right, fill, row_bytes,
                            count * blen),
                "GM->UB", count * blen, footprint=((sbuf, s0, (count, blen), (s_pitch, 1), False),))
+
+
+def _data_copy_pad_loop(core, dst, src, p, mode, loops) -> None:
+    """UB -> GM in loop mode: the Normal or Compact row copy, loop2Size x loop1Size times, moved by the loop
+    strides (bytes) on each side."""
+    spec, pipe = UB_TO_GM_PAD_LOOP, MTE3
+    size = src.dtype.itemsize
+    if p.blockLen % size:
+        raise core.fault(ParameterOutOfRange(f"blockLen={p.blockLen} is not a multiple of sizeof(T)={size}"),
+                         spec.name, pipe)
+    if mode is PaddingMode.Compact:
+        require_arch35(core, spec.name, pipe, "DataCopyPad with PaddingMode::Compact")
+        if p.srcStride:
+            raise core.fault(ParameterOutOfRange(f"srcStride={p.srcStride} with PaddingMode::Compact: only 0 (rows "
+                                                 "packed in UB) is modelled"), spec.name, pipe)
+        s_pitch = p.blockLen
+    else:
+        s_pitch = -(-p.blockLen // BLOCK) * BLOCK + p.srcStride * BLOCK
+    loop1Size, loop2Size, loop1SrcStride, loop1DstStride, loop2SrcStride, loop2DstStride = loops
+    count, blen = p.blockCount, p.blockLen
+    shape = (loop2Size, loop1Size, count, blen)
+    nbytes = loop2Size * loop1Size * count * blen
+    if nbytes == 0:
+        core.issue(spec, pipe, p, registers=(("loop_mode_ubtoout", loops),))
+        return
+    s_pitches = (loop2SrcStride, loop1SrcStride, s_pitch, 1)
+    d_pitches = (loop2DstStride, loop1DstStride, blen + p.dstStride, 1)
+    s0, d0 = src.address, dst.address
+    last = [(n - 1) * pitch for n, pitch in zip(shape[:3], s_pitches[:3])]
+    s1 = s0 + sum(last) + blen
+    d1 = d0 + sum((n - 1) * pitch for n, pitch in zip(shape[:3], d_pitches[:3])) + blen
+    sbuf, dbuf = src.buffer, dst.buffer
+    core.issue(spec, pipe, p, ((sbuf, s0, s1),), ((dbuf, d0, d1),),
+               LoopCopyOperands(sbuf, s0, s_pitches, dbuf, d0, d_pitches, shape, nbytes), "UB->GM", nbytes,
+               registers=(("loop_mode_ubtoout", loops),), footprint=((dbuf, d0, shape, d_pitches, True),))
 
 
 def _data_copy_pad_compact(core, spec, pipe, dst, src, p, padParams, to_ub) -> None:

@@ -148,7 +148,7 @@ def test_fixpipe_3510_to_ub_column_major():
     m, n = 16, 32
     c = np.arange(m * n, dtype=np.float32)
     nz = c.reshape(m, 2, 16).transpose(1, 0, 2).reshape(-1)  # two 16 x 16 column blocks, srcStride 16
-    ub = Buffer("UB", 4096, 32)  # stands for the vector core's UB (the chip's L0C -> UB wiring is not here)
+    ub = Buffer("UB", 4096, 32)  # stands for the vector core's UB (the chip's wiring: test_l0c_to_ub_wiring.py)
 
     def body(core, gm):
         fill(core, "L0C", nz)

@@ -61,13 +61,6 @@ def test_group_enlarge_with_an_8bit_type_refused_by_name():
     assert len(problems) == 1 and problems[0].startswith("groupConvMode=1 (ENLARGE) with an 8-bit type")
 
 
-def test_unported_kernel_split_refused_by_name():
-    # a 4x4 kernel at stride 2: the tiling splits the kernel (Conv3DDXV2KernelSplitFullLoadTiling)
-    with pytest.raises(ValueError, match=r"kernelSplitMode=1 \(Conv3dDxKsBlock\): not ported"):
-        _run(np.zeros((16, 16, 1, 4, 4), float16), np.zeros((1, 16, 1, 16, 16), float16), (1, 16, 1, 32, 32),
-             strides=(1, 1, 1, 2, 2), pads=(0, 0, 1, 1, 1, 1))
-
-
 def test_tiling_override_of_a_problem_field_refused_on_the_950():
     with pytest.raises(TilingValidationError, match="cin=16: copied by the arch35 tiling from the problem"):
         _run(np.zeros((8, 8, 3, 3, 3), float16), np.zeros((1, 8, 4, 4, 4), float16), (1, 8, 4, 4, 4),
@@ -86,8 +79,15 @@ def test_kernel_entry_refuses_an_unported_tiling_key():
     t = conv3d_backprop_input_tiling_arch35((1, 8, 4, 4, 4), (8, 8, 3, 3, 3), (1, 8, 4, 4, 4), (1, 1, 1), (1,) * 6,
                                             (1, 1, 1), 1, "float16", PLATFORM)
     assert unported_features(t.tiling_key, t) == []
-    key_split = t.tiling_key | (1 << 8)  # kernelSplitMode SPLIT_KERNEL_HW
-    assert unported_features(key_split, t) == ["kernelSplitMode=1 (Conv3dDxKsBlock)"]
+    key_hw = t.tiling_key | (1 << 8)  # kernelSplitMode SPLIT_KERNEL_HW
+    assert unported_features(key_hw, t.with_overrides(kSCoutFullLoad=1, validate=False)) == []
+    # the HW split's NCDHW weight load without Cout held whole reads a ctx field the source never sets
+    no_full = t.with_overrides(kSCoutFullLoad=0, enableVecTrans=0, validate=False)
+    assert unported_features(key_hw, no_full, "NDHWC") == []
+    assert unported_features(key_hw, no_full, "NCDHW") == [
+        "kernelSplitMode=1 with an NCDHW filter, kSCoutFullLoad=0 and enableVecTrans=0 "
+        "(LoadToB1Dn2NzTransposeForKernelSplitHW reads ctx.dkHkWk_, which the source never sets)"]
+    assert unported_features(t.tiling_key | (3 << 8), t) == ["kernelSplitMode=3 (Conv3dDxKsBlock)"]
 
 
 @pytest.mark.parametrize("extra,mode", [(2 << 8, "kernelSplitMode=2"), (2 << 25, "loadB1Condition=2")])

@@ -16,11 +16,13 @@ al1/bl1Pbuffer > 1), then L0A by LoadDataWithStride (NZ) and L0B by LoadData2DV2
 
 Ports convolution_3d_backprop/conv3d_bp_func_arch35.h (Init, InitParams, InitTque, SetSingleShape, SetStartIdx,
 Iterate, Compute, ComputeForNoTilingHWk, UpdateL1ComputeInfo, UpdateCurHoSize, UpdateKComputeStatus,
-UpdateFullLoadL1Status, IterateAll, GetTensorC, End), conv3d_bp_common_func.h (ComputeForKIter, ComputeL1A/B,
-the preloads, ComputeL0A/B, CalFmapH, UpdateCurHoSizeCore), impl/conv_bp_input_sub_func.h (InitMmadParams,
+UpdateFullLoadL1Status, IterateAll, GetTensorC, VecPostProcess, End), conv3d_bp_common_func.h (ComputeForKIter,
+ComputeL1A/B, the preloads, ComputeL0A/B, CalFmapH, UpdateCurHoSizeCore), impl/conv_bp_input_sub_func.h (InitMmadParams,
 CalcParamsMmad, MmadLocal, UpdateL1KParams) and FreeB1Tensor (conv3d_bp_kernel_split_func.h), for
-kernelSplitMode 0 and TPL_SPLIT_KERNEL_H (kernel_split.py), groupMode ORIGIN and ENLARGE (the AIVs walk the K loop,
-AIV 0 builds the weight in the AIC's L1: group_transdata.py, ComputeL0BForTBufData), loadB1Condition GM_TO_L1, NO_HK and
+kernelSplitMode 0, TPL_SPLIT_KERNEL_H (kernel_split.py) and TPL_SPLIT_KERNEL_HW
+(kernel_split_hw.py, kernel_split_hw_out.py: the AIV sub-block 0 walks the tiles beside its AIC and re-interleaves
+each H phase into y), groupMode ORIGIN and ENLARGE (the AIVs walk the K loop, AIV 0 builds the weight in the AIC's
+L1: group_transdata.py, ComputeL0BForTBufData), loadB1Condition GM_TO_L1, NO_HK and
 NO_HK_WK (large_attribute.py), without split-Dk (the other paths are refused by the entry), plus split-K through
 UB: the AIV sub-block 0 walks the same blocks and tiles on its scalar unit (Compute and GetTensorC return at once
 there) and casts the fp32 workspace after a block's last K segment (CalcInWorkspace, splitk_cast.py). The context
@@ -37,7 +39,13 @@ from kernels.conv3d_backprop_input.kernel.arch35.group_transdata import (VECTOR_
                                                                          GroupTransdataWeight, InitGroupCopyParams,
                                                                          SetEnlargeShape)
 from kernels.conv3d_backprop_input.kernel.arch35.kernel_split import (InitKernelSplitLists, InitParamsForKernelSplitH,
-                                                                      SetKernelSplitParams, SetSingleShapeParams)
+                                                                      RecalcStepForKernelSplit, SetKernelSplitParams,
+                                                                      SetSingleShapeParams)
+from kernels.conv3d_backprop_input.kernel.arch35.kernel_split_hw import (
+    CalcMatrixByteSizeForKernelSplitHW, InitFirstIterStateForKernelSplitHW, InitFullLoadFlagForKernelSplitHW,
+    InitParamsForKernelSplitHW, IterateAllForKernelSplit, IterateForKernelSplit, UpdateFullLoadL1StatusForKernelSplitHW,
+    UpdateLoadToB2ParamsKForKernelSplit)
+from kernels.conv3d_backprop_input.kernel.arch35.kernel_split_hw_out import Rearrange2Gm
 from kernels.conv3d_backprop_input.kernel.arch35.large_attribute import ComputeForTilingHkWk, UpdateHkComputeStatus
 from kernels.conv3d_backprop_input.kernel.arch35.load_a import (InitLoadToA2Params, LoadToA1, LoadToA2,
                                                                 UpdateLoadToA2ParamsK, UpdateLoadToA2ParamsM)
@@ -52,7 +60,8 @@ from kernels.conv3d_backprop_input.kernel.arch35.sync import (CrossCoreSetHead, 
 from kernels.conv3d_backprop_input.kernel.arch35.util import (BLOCK_CUBE, FLAG_FIXP_ID, FLAG_MTE2_VEC_ID, TOTAL_UB_SIZE,
                                                               TPL_GM_TO_L1, TPL_GM_TO_L1_NO_HK, TPL_GM_TO_L1_NO_HK_WK,
                                                               TPL_GROUP_MODE_ENLARGE, TPL_GROUP_MODE_ORIGIN,
-                                                              TPL_NO_SPLIT_KERNEL, TPL_SPLIT_KERNEL_H, AlignUpC0,
+                                                              TPL_NO_SPLIT_KERNEL, TPL_SPLIT_KERNEL_H,
+                                                              TPL_SPLIT_KERNEL_HW, AlignUpC0,
                                                               CalFmapH, DivCeil, DivCeilC0, DivHkWk, total_sizes)
 
 _U32 = 0xFFFFFFFF
@@ -75,6 +84,7 @@ class Conv3DBackpropInput:
         self.loadB1Condition = loadB1Condition
         self.yFormat = yFormat
         self.filterFormat = filterFormat
+        self.kSCoutFullLoad_ = self.kSUseWorkSpace_ = 0  # SetKernelSplitParams, called before Init
 
     # ------------------------------------------------------------------------------------------------ Init
     @api_call
@@ -100,7 +110,9 @@ class Conv3DBackpropInput:
         self.enableSplitK_ = bool(t.enableSplitK)
         self.useUbAccumForSplitK_ = bool(t.useUbAccumForSplitK)
         InitKernelSplitLists(self)
-        if self.kernelSplitMode == TPL_SPLIT_KERNEL_H:
+        if self.kernelSplitMode == TPL_SPLIT_KERNEL_HW:
+            InitParamsForKernelSplitHW(self)
+        elif self.kernelSplitMode == TPL_SPLIT_KERNEL_H:
             InitParamsForKernelSplitH(self)
         else:  # InitParamsForNormal
             curChannelSize = DivHkWk(self, self.curStepKa_ * t.baseK)
@@ -116,6 +128,8 @@ class Conv3DBackpropInput:
         baseB1Cond = t.baseN >= t.singleCoreCin and t.enlarge == 1
         if self.loadB1Condition != TPL_GM_TO_L1:
             self.isB1FullLoadFlag_ = False
+        elif self.kernelSplitMode == TPL_SPLIT_KERNEL_HW:
+            InitFullLoadFlagForKernelSplitHW(self)
         elif self.kernelSplitMode == TPL_SPLIT_KERNEL_H:
             self.isB1FullLoadFlag_ = (baseB1Cond and (t.dk == 1 or t.dout == 1)
                                       and t.baseK * self.curStepKb_ >= t.singleCoreCout * self.splitHkWkList_[0])
@@ -157,6 +171,8 @@ class Conv3DBackpropInput:
 
     def CalcMatrixByteSize(self) -> tuple[int, int]:
         t = self.tiling_
+        if self.kernelSplitMode == TPL_SPLIT_KERNEL_HW:
+            return CalcMatrixByteSizeForKernelSplitHW(self)
         hoSize = min(self.hoExpand_, self.curHoSize_)
         if self.kernelSplitMode == TPL_SPLIT_KERNEL_H:
             channels = self.channelSize_  # sized for the largest sub-kernel
@@ -196,14 +212,14 @@ class Conv3DBackpropInput:
             self.pipe_.InitBuffer(self.l0cPing_, 1, l0c)
         self.pipe_.InitBuffer(self.l0aBuf_, l0a)
         self.pipe_.InitBuffer(self.l0bBuf_, l0b)
+        self.InitUbByteSize()
 
     def InitUbByteSize(self) -> None:
-        """The AIV's UB (impl/conv_bp_input_sub_func_ub_init.h): the whole UB for split-K's cast, on sub-block 0;
-        for ENLARGE two halves (the ND and the NZ weight, less one register) and the gather index."""
-        if self.useUbAccumForSplitK_:
-            if GetSubBlockIdx() == 0:
-                self.pipe_.InitBuffer(self.vecBuf_, TOTAL_UB_SIZE())
-        elif self.groupMode == TPL_GROUP_MODE_ENLARGE:
+        """The UB (impl/conv_bp_input_sub_func_ub_init.h): the whole UB of AIV sub-block 0 for split-K's cast and
+        the HW split's re-interleave (without the workspace the HW split's AIC takes it too: its Fixpipe writes
+        sub-block 0's UB); for ENLARGE, on each AIV, two halves (the ND and the NZ weight, less one register) and
+        the gather index."""
+        if ASCEND_IS_AIV() and self.groupMode == TPL_GROUP_MODE_ENLARGE and not self.useUbAccumForSplitK_:
             GROUP_UB_BUF_SIZE = (TOTAL_UB_SIZE() - VECTOR_REG_WIDTH) // 2
             self.ndVecBuf_, self.nzVecBuf_ = TBuf(TPosition.VECIN), TBuf(TPosition.VECOUT)
             self.idxVecBuf_ = TBuf(TPosition.VECCALC)
@@ -211,6 +227,14 @@ class Conv3DBackpropInput:
             self.pipe_.InitBuffer(self.nzVecBuf_, GROUP_UB_BUF_SIZE)
             self.pipe_.InitBuffer(self.idxVecBuf_, VECTOR_REG_WIDTH)
             InitGroupCopyParams(self)
+            return
+        if GetSubBlockIdx() != 0:
+            return
+        hw = self.kernelSplitMode == TPL_SPLIT_KERNEL_HW
+        if ASCEND_IS_AIV() and (self.useUbAccumForSplitK_ or hw):
+            self.pipe_.InitBuffer(self.vecBuf_, TOTAL_UB_SIZE())
+        elif ASCEND_IS_AIC() and hw and not self.kSUseWorkSpace_:
+            self.pipe_.InitBuffer(self.vecBuf_, TOTAL_UB_SIZE())
 
     # --------------------------------------------------------------------------------------------- setters
     @api_call
@@ -246,6 +270,8 @@ class Conv3DBackpropInput:
 
     def InitStepKParams(self) -> None:
         t = self.tiling_
+        if self.kernelSplitMode == TPL_SPLIT_KERNEL_HW:
+            RecalcStepForKernelSplit(self)  # the sub-kernel order changes with the pads: its steps too
         if self.kernelSplitMode != TPL_NO_SPLIT_KERNEL:  # only the sub-kernel's taps: no zero products in K
             tmpSingleCoreK = (t.cout1 if t.group == 1 else t.cout1G) * self.splitHkWkC0List_[self.splitIndex_]
         else:
@@ -262,8 +288,12 @@ class Conv3DBackpropInput:
         t = self.tiling_
         self.curDinStartIdx_ = curDinStartIdx
         self.curMStartIdx_ = curMStartIdx
-        padUp = self.curBackPropPadUp_ if self.kernelSplitMode == TPL_SPLIT_KERNEL_H else t.backpropPadUp
-        self.curHoStartIdx_ = curMStartIdx // t.wi - padUp
+        if self.kernelSplitMode == TPL_SPLIT_KERNEL_HW:
+            self.curBackPropPadUp_ = t.backpropPadUp >> 1
+            self.curHoStartIdx_ = curMStartIdx // self.splitWi_ - self.curBackPropPadUp_
+        else:
+            padUp = self.curBackPropPadUp_ if self.kernelSplitMode == TPL_SPLIT_KERNEL_H else t.backpropPadUp
+            self.curHoStartIdx_ = curMStartIdx // t.wi - padUp
         self.curCinStartIdx_ = curCinStartIdx
         self.curCoutStartIdx_ = curCoutStartIdx
 
@@ -283,9 +313,13 @@ class Conv3DBackpropInput:
             return  # the vector core has no L1 (the source leaves this to the queue being empty there)
         if self.isLoadB1_ and not self.isFreeB1_:
             return  # nothing was loaded in this round
-        if self.kernelSplitMode != TPL_NO_SPLIT_KERNEL:
-            return  # the H split keeps no weight across blocks (the HW branch is not ported)
-        if self.isB1FullLoadFlag_ and t.dk == 1 and self.curEnableFullLoad_ and t.group == 1:
+        if self.kernelSplitMode == TPL_SPLIT_KERNEL_HW:
+            keep = self.isB1FullLoadFlag_ and t.dk == 1
+        elif self.kernelSplitMode == TPL_SPLIT_KERNEL_H:
+            return  # the H split keeps no weight across blocks
+        else:
+            keep = self.isB1FullLoadFlag_ and t.dk == 1 and self.curEnableFullLoad_ and t.group == 1
+        if keep:
             self.isLoadB1_ = True
             self.isFreeB1_ = False
             self.inQueL1B_.FreeTensor(self.cacheB1Buf_)
@@ -296,8 +330,15 @@ class Conv3DBackpropInput:
         """One baseM x baseN tile of dx for one output depth, in L0C; False when the block is done."""
         if self.isFirstIter_:
             self.InitFirstIterState()
-        elif not self.AdvanceIterIndices():
-            return False
+        else:
+            if self.kernelSplitMode == TPL_SPLIT_KERNEL_HW and IterateForKernelSplit(self):
+                # ProcessKernelSplitIteration: the next sub-kernel of the same tile
+                self.UpdateFullLoadL1Status()
+                if self.tiling_.hk != 1:
+                    self.Compute()
+                return True
+            if not self.AdvanceIterIndices():
+                return False
         self.UpdateL1ComputeInfo()
         self.Compute()
         return True
@@ -313,7 +354,9 @@ class Conv3DBackpropInput:
         self.isFirstIter_ = False
         self.isLoadA1_ = True
         self.isFreeA1_ = False
-        if not self.isB1FullLoadFlag_ or t.dk > 1 or not self.curEnableFullLoad_ or t.group != 1:
+        if self.kernelSplitMode == TPL_SPLIT_KERNEL_HW:
+            InitFirstIterStateForKernelSplitHW(self)
+        elif not self.isB1FullLoadFlag_ or t.dk > 1 or not self.curEnableFullLoad_ or t.group != 1:
             self.isLoadB1_ = True
             self.isFreeB1_ = False
 
@@ -350,18 +393,22 @@ class Conv3DBackpropInput:
 
     def UpdateCurHoSize(self) -> None:
         t = self.tiling_
+        curWi = self.splitWi_ if self.kernelSplitMode == TPL_SPLIT_KERNEL_HW else t.wi
         curMIdx = self.curMStartIdx_ + self.curMIdx_ * t.baseM
-        curHiIdx, curWiIdx = divmod(curMIdx, t.wi)
+        curHiIdx, curWiIdx = divmod(curMIdx, curWi)
         self.load3d_.mStartPt = curWiIdx
-        hiCal = DivCeil(self.baseUseM_ + curWiIdx, t.wi)
-        if self.kernelSplitMode == TPL_SPLIT_KERNEL_H:
+        hiCal = DivCeil(self.baseUseM_ + curWiIdx, curWi)
+        if self.kernelSplitMode != TPL_NO_SPLIT_KERNEL:
             self.curHoIdx_ = curHiIdx - self.curBackPropPadUp_
             hk = self.splitHkList_[self.splitIndex_]
         else:
             self.curHoIdx_ = curHiIdx - t.backpropPadUp
             hk = t.hk
+        self.UpdateCurHoSizeCore(self.curHoIdx_ + hiCal + (hk - 1) * t.dilationH)
+
+    def UpdateCurHoSizeCore(self, endHoIdx: int) -> None:
         # uint32_t in the source: a window wholly inside the top pad wraps around (and then loads zeros only)
-        endHoIdx = (self.curHoIdx_ + hiCal + (hk - 1) * t.dilationH) & _U32
+        endHoIdx &= _U32
         if self.curHoIdx_ < self.hoExpand_ and endHoIdx > 0:
             self.curHoSize_ = min(endHoIdx, self.hoExpand_) - max(self.curHoIdx_, 0)
         else:
@@ -384,11 +431,17 @@ class Conv3DBackpropInput:
         if self.loadB1Condition != TPL_GM_TO_L1:
             UpdateHkComputeStatus(self)
 
+    def IsLastMNIter(self) -> bool:
+        return self.curMIdx_ == self.mIter_ - 1 and self.curNIdx_ == self.nIter_ - 1
+
     def UpdateFullLoadL1Status(self) -> None:
         t = self.tiling_
         if not self.isB1FullLoadFlag_ and not self.isA1FullLoadFlag_:
             return
-        isLastMNIter = self.curMIdx_ == self.mIter_ - 1 and self.curNIdx_ == self.nIter_ - 1
+        isLastMNIter = self.IsLastMNIter()
+        if self.kernelSplitMode == TPL_SPLIT_KERNEL_HW:
+            UpdateFullLoadL1StatusForKernelSplitHW(self, isLastMNIter)
+            return
         isLastDIter = ((t.dk == 1 and self.curDinIdx_ == self.curDinStartIdx_ + self.singleShapeDin_ - 1)
                        or t.dk > 1)
         suppressB1Free = self.isB1FullLoadFlag_ and t.dk == 1 and self.curEnableFullLoad_ and t.group == 1
@@ -420,9 +473,14 @@ class Conv3DBackpropInput:
         CrossCoreWaitTail(self)
 
     def FreeFullLoadL1Tensor(self) -> None:
-        if ASCEND_IS_AIC() and self.isB1FullLoadFlag_ and self.isFreeB1_ and not self.isLoadB1_:
+        if not ASCEND_IS_AIC():
+            return
+        if self.isB1FullLoadFlag_ and self.isFreeB1_ and not self.isLoadB1_:
             self.inQueL1B_.FreeTensor(self.cacheB1Buf_)
             self.isLoadB1_ = True
+        if self.isA1FullLoadFlag_ and self.isFreeA1_ and not self.isLoadA1_:
+            self.inQueL1A_.FreeTensor(self.cacheA1Buf_)
+            self.isLoadA1_ = True
 
     def InitMmadParams(self) -> None:
         p = self.mmad_
@@ -489,7 +547,10 @@ class Conv3DBackpropInput:
                     l0a, l0b = l0a[self.l0aPingPongAddr_], l0b[self.l0bPingPongAddr_]
                 UpdateLoadToA2ParamsK(self, l0aKIdx)
                 self.ComputeL0A(l0aKIdx, curStepKa, l0a)
-            UpdateLoadToB2ParamsK(self, l0bKIdx)
+            if self.kernelSplitMode != TPL_SPLIT_KERNEL_HW:
+                UpdateLoadToB2ParamsK(self, l0bKIdx)
+            elif self.kSCoutFullLoad_:
+                UpdateLoadToB2ParamsKForKernelSplit(self, l0bKIdx)
             if self.VecFillsB1():
                 self.ComputeL0BForTBufData(l0bKIdx, curStepKb, l0b, kIdx)
             else:
@@ -518,10 +579,14 @@ class Conv3DBackpropInput:
         self.groupIterIdx_ += 1
 
     def ComputeL0A(self, l0aKIdx: int, curStepKa: int, l0a) -> None:
-        if l0aKIdx == 0:
+        """ComputeL0A, and ComputeL0AForKernelSplit (the HW split may keep A1 across its sub-kernels)."""
+        full = self.isA1FullLoadFlag_
+        if l0aKIdx == 0 and (not full or self.isLoadA1_):
+            self.isLoadA1_ = False
             self.cacheA1Buf_ = self.inQueL1A_.DeQue(self.SrcAT)
         LoadToA2(self, self.cacheA1Buf_, l0a)
-        if l0aKIdx == curStepKa - 1:
+        if l0aKIdx == curStepKa - 1 and (not full or self.isFreeA1_):
+            self.isLoadA1_ = True
             self.inQueL1A_.FreeTensor(self.cacheA1Buf_)
 
     def ComputeL0B(self, l0bKIdx: int, curStepKb: int, l0b) -> None:
@@ -554,7 +619,9 @@ class Conv3DBackpropInput:
     # -------------------------------------------------------------------------------------------- output
     @api_call
     def IterateAll(self, output, enAtomic: int = 0) -> None:
-        if self.enableSplitK_:
+        if self.kernelSplitMode == TPL_SPLIT_KERNEL_HW:
+            IterateAllForKernelSplit(self, output, enAtomic)
+        elif self.enableSplitK_:
             self.CalcSplitK_(output)
         else:
             while self.Iterate():
@@ -584,7 +651,10 @@ class Conv3DBackpropInput:
         self.CalcInWorkspace(output)
 
     def VecPostProcess(self, output, enAtomic: int = 0) -> None:
-        """After a K segment: the last one tells the AIV its workspace tiles are complete (FLAG_MTE2_VEC_ID)."""
+        """HW split: AIV sub-block 0 re-interleaves the H phase into y. After a K segment: the last one tells the
+        AIV its workspace tiles are complete (FLAG_MTE2_VEC_ID)."""
+        if self.kernelSplitMode == TPL_SPLIT_KERNEL_HW and ASCEND_IS_AIV() and GetSubBlockIdx() == 0:
+            Rearrange2Gm(self, output)
         if (self.useUbAccumForSplitK_ and ASCEND_IS_AIC() and self.isLastKSegment_ and self.needComputeFlag_):
             CvCrossCoreSet(PIPE_FIX, FLAG_MTE2_VEC_ID)
 

@@ -12,7 +12,7 @@ Ported so far: Conv3dDxOswBlock with loadB1Condition GM_TO_L1, NO_HK and NO_HK_W
 AIV's block-diagonal weight build, group_transdata.py), every
 loadB2Condition, split-K into GM with atomic add (fp32) and through UB (16/8-bit: the fp32 workspace, the AIV's
 Cast), the init-output pass and the vecTrans pre-pass (groups == 1); Conv3dDxKsBlock for the kernel split along
-H; not split-Dk, the HW kernel split or the full load of A. initOutputFlag L1_INIT (2) runs no init pass, as the
+H and along H and W; not split-Dk. initOutputFlag L1_INIT (2) runs no init pass, as the
 source's entry (only L0_INIT has one; the arch35 tiling sets 0 or 1). `unported_features` names what a tiling
 asks for beyond that; the entry refuses it before any instruction (the operator refuses it before launch).
 """
@@ -24,18 +24,24 @@ from kernels.conv3d_backprop_input.kernel.arch35.ks_block import Conv3dDxKsBlock
 from kernels.conv3d_backprop_input.kernel.arch35.rowc_block import Conv3dDxOswBlock
 from kernels.conv3d_backprop_input.kernel.arch35.util import (TPL_GM_TO_L1, TPL_GM_TO_L1_NO_HK, TPL_GM_TO_L1_NO_HK_WK,
                                                               TPL_GROUP_MODE_ENLARGE, TPL_NO_SPLIT_KERNEL,
-                                                              TPL_SPLIT_KERNEL_H, decode_tiling_key)
+                                                              TPL_SPLIT_KERNEL_H, TPL_SPLIT_KERNEL_HW,
+                                                              decode_tiling_key)
 from kernels.conv3d_backprop_input.kernel.arch35.vec_transpose import Conv3dDxVecTranspose
 
 
-def unported_features(tiling_key: int, tilingData) -> list[str]:
-    """What this tiling needs that the port does not run yet, by the real names (empty: it runs)."""
+def unported_features(tiling_key: int, tilingData, filterFormat: str | None = None) -> list[str]:
+    """What this tiling needs that the port does not run yet, by the real names (empty: it runs). filterFormat
+    (FORMAT_FILTER), when given, is checked too."""
     loadB2Condition, kernelSplitMode, groupConvMode, isBasicBlockTiling, loadB1Condition = decode_tiling_key(
         tiling_key)
     t = tilingData
+    hw = kernelSplitMode == TPL_SPLIT_KERNEL_HW
     checks = [
-        (kernelSplitMode not in (TPL_NO_SPLIT_KERNEL, TPL_SPLIT_KERNEL_H),  # HW: the L0C -> UB re-interleave
+        (kernelSplitMode not in (TPL_NO_SPLIT_KERNEL, TPL_SPLIT_KERNEL_H, TPL_SPLIT_KERNEL_HW),
          f"kernelSplitMode={kernelSplitMode} (Conv3dDxKsBlock)"),
+        (hw and filterFormat == "NCDHW" and not t.kSCoutFullLoad and not t.enableVecTrans,
+         "kernelSplitMode=1 with an NCDHW filter, kSCoutFullLoad=0 and enableVecTrans=0 "
+         "(LoadToB1Dn2NzTransposeForKernelSplitHW reads ctx.dkHkWk_, which the source never sets)"),
         (groupConvMode == TPL_GROUP_MODE_ENLARGE and t.c0 == 32,  # c0 32: an 8-bit type
          f"groupConvMode={groupConvMode} (ENLARGE) with an 8-bit type (the source compiles the AIV's weight build "
          "out for hifloat8 / fp8: the AIC would wait for a weight that never comes; the tiling never enlarges "
@@ -61,7 +67,7 @@ def conv3d_backprop_input_v2_arch35(input_size, filter, out_backprop, y, workSpa
                                     yFormat: str = "NCDHW") -> None:
     """One core's work. filter, out_backprop, y and workSpace are GmAddr; dtype is DTYPE_FILTER =
     DTYPE_OUT_BACKPROP = DTYPE_Y and the formats FORMAT_FILTER / FORMAT_OUT_BACKPROP / FORMAT_Y."""
-    missing = unported_features(tiling_key, tilingData)
+    missing = unported_features(tiling_key, tilingData, filterFormat)
     if missing:
         raise NotImplementedError(f"tiling key {tiling_key}: not ported to the arch35 kernel yet: "
                                   + "; ".join(missing))

@@ -10,14 +10,16 @@ Ports convolution_3d_backprop/conv3d_bp_kernel_split_func.h (RecalcStepForKernel
 SetKernelSplitParams, SetSingleShapeParams), impl/conv_bp_input_sub_func_load_gm_to_l1.h
 (LoadToB1Dn2NzTransposeForKernelSplitH, LoadToB1Nd2NzForKernelSplit) and impl/conv_bp_input_sub_func_store_l0c.h
 (CalcCutInWIndexForOnlyH, LoadL0c2GmDnForKernelSplitH, LoadL0c2GmNdForKernelSplitH). The HW split
-(TPL_SPLIT_KERNEL_HW, the L0C -> UB re-interleave on the AIVs) is not ported.
+(TPL_SPLIT_KERNEL_HW) is in kernel_split_hw.py and kernel_split_hw_out.py; it shares RecalcStepForKernelSplit,
+SetKernelSplitParams and LoadToB1Nd2NzForKernelSplit with this module.
 """
 from __future__ import annotations
 
 from ascend_sim.ascendc import (CFG_COLUMN_MAJOR, CFG_ROW_MAJOR, DataCopy, Dn2NzParams, Fixpipe,
                                 FixpipeParamsArch3510, Nz2DnParams, Nz2NdParams)
 from kernels.conv3d_backprop_input.kernel.arch35.load_a import InitZeroValue
-from kernels.conv3d_backprop_input.kernel.arch35.util import BLOCK_CUBE, AlignUp16, AlignUpC0, CalFmapH, DivCeil
+from kernels.conv3d_backprop_input.kernel.arch35.util import (BLOCK_CUBE, TPL_SPLIT_KERNEL_HW, AlignUp16, AlignUpC0,
+                                                              CalFmapH, DivCeil)
 
 SUB_KERNEL_NUM = 4
 
@@ -31,7 +33,11 @@ def InitKernelSplitLists(api) -> None:
     api.splitIndex_ = 0
     api.splitWi_ = 0
     api.curBackPropPadUp_ = 0
-    api.kSCoutFullLoad_ = api.kSUseWorkSpace_ = 0
+    # the HW split's (InitParamsPart2 / Part3): its sub-kernel walk and the tile's head / rows / tail in dx
+    api.splitHIndex_ = api.splitWIndex_ = api.splitHStartIndex_ = api.splitWStartIndex_ = 0
+    api.rearrangeHIndex_ = api.rearrangeWIndex_ = 0
+    api.subPadLeftList_ = api.subPadRightList_ = api.subPadUpList_ = [0] * SUB_KERNEL_NUM
+    api.startAddrOffset_ = api.headWi_ = api.midHi_ = api.tailWi_ = 0
 
 
 def RecalcStepForKernelSplit(api) -> None:
@@ -103,13 +109,18 @@ def LoadToB1Dn2NzTransposeForKernelSplitH(api, curCinSize, curCoutSize, src, use
 
 def LoadToB1Nd2NzForKernelSplit(api, curCinSize, curCoutSize, src, useB1Buf) -> None:
     """NDHWC (cout, dk, hk, wk, cin), or the vecTrans workspace (cout, dkhkwk, cin_align16), -> (cout1,
-    splitHk*wk, cin_align, cout0): one DN2NZ per kernel row (its wk taps as DN matrices), strideH rows apart."""
+    splitHk*splitWk, cin_align, cout0): one DN2NZ per kernel row of the sub-kernel (its taps as DN matrices),
+    strideH rows apart; under TPL_SPLIT_KERNEL_HW the row's taps strideW apart from the sub-kernel's first."""
     t, i = api.tiling_, api.splitIndex_
     curCin1Cin0Size = AlignUp16(curCinSize)
     if curCin1Cin0Size != curCinSize:
         InitZeroValue(api, useB1Buf)
     cinOffset = AlignUp16(t.cinG) if t.enableVecTrans else t.cinG
-    strideW = 1  # TPL_SPLIT_KERNEL_H: every wk tap of the row
+    if api.kernelSplitMode == TPL_SPLIT_KERNEL_HW:
+        strideW = t.strideW
+        src += (api.splitHIndex_ * t.wk + api.splitWIndex_) * cinOffset
+    else:
+        strideW = 1  # TPL_SPLIT_KERNEL_H: every wk tap of the row
     p = Dn2NzParams()
     p.dnNum = api.splitWkList_[i]
     p.srcDnMatrixStride = cinOffset * strideW

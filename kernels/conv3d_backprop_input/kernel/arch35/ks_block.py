@@ -1,5 +1,5 @@
 """The kernel-split block driver Conv3dDxKsBlock (conv3d_backprop_input_v2/conv3d_dx_kernel_split_block.h), for
-kernelSplitMode TPL_SPLIT_KERNEL_H.
+kernelSplitMode TPL_SPLIT_KERNEL_H and TPL_SPLIT_KERNEL_HW.
 
 The work is strideH sub-kernels x batch x dinCnt x mCnt x nCnt basic blocks; M is the rows of one sub-kernel's
 output, DivCeil(hi, strideH) * wi (kSM_), and a sub-kernel whose rows are one fewer (kernelIdx >= kSTailIdx when hi
@@ -8,22 +8,27 @@ sub-kernel's rows (splitHk, CalcSubKernelBackPadUp's top pad) go to the API by S
 offset moves kSCoreIdx kernel rows (kernelSplitStrideB_), y moves kernelIdx dx rows and dy the block's first dy row
 (CalcBlockKSOffset). Under TPL_SPLIT_KERNEL_H the vector cores return at once (only the vecTrans pre-pass, run by
 the entry, uses them); the AIC waits for that pre-pass once before its first block.
+
+Under TPL_SPLIT_KERNEL_HW the blocks are the plain driver's (CalBasicBlockCore), over M = DivCeil(hi, strideH) *
+DivCeil(wi, strideW) pixels of a sub-kernel: the API runs the four sub-kernels of every tile itself
+(kernel_split_hw.py). Both vector cores run the driver; sub-block 0 re-interleaves the AIC's results, which wait in
+its UB or (kSUseWorkSpace) in the workspace after the vecTrans weight (l0cOutWorkspace_), into y. y moves whole dx rows:
+mCoreIdx * (singleCoreM / splitWi) * strideH rows of wi.
 """
 from __future__ import annotations
 
-from ascend_sim.ascendc import ASCEND_IS_AIV, GetBlockNum, GlobalTensor
+from ascend_sim.ascendc import ASCEND_IS_AIC, ASCEND_IS_AIV, GetBlockNum, GlobalTensor
 from kernels.conv3d_backprop_input.kernel.arch35.api import Conv3DBackpropInput
 from kernels.conv3d_backprop_input.kernel.arch35.rowc_block import (LOOP_DMN, LOOP_DNM, LOOP_MDN, Conv3dDxOswBlock,
                                                                     GetAicBlockIdx)
 from kernels.conv3d_backprop_input.kernel.arch35.util import (FORMAT_NCDHW, FORMAT_NDHWC, TPL_SPLIT_KERNEL_H,
-                                                              AlignUp16, DivCeil)
+                                                              TPL_SPLIT_KERNEL_HW, AlignUp16, DivCeil)
 
 
 class Conv3dDxKsBlock(Conv3dDxOswBlock):
     def __init__(self, dtype, filterFormat: str, dedyFormat: str, yFormat: str, b2Condition: int,
                  kernelSplitMode: int):
         super().__init__(dtype, filterFormat, dedyFormat, yFormat, b2Condition)
-        assert kernelSplitMode == TPL_SPLIT_KERNEL_H, "only the H split is ported (the entry refuses HW)"
         self.kernelSplitMode = kernelSplitMode
         self.dedx_ = Conv3DBackpropInput(dtype, b2Condition, yFormat, filterFormat, kernelSplitMode)
         self.kSCoreIdx_ = 0
@@ -31,16 +36,24 @@ class Conv3dDxKsBlock(Conv3dDxOswBlock):
         self.kSTailMCnt_ = self.kSM_ = self.kSTailM_ = 0
 
     def Init(self, filter, dedy, y, workSpace, tilingData) -> None:
-        if ASCEND_IS_AIV():
+        hw = self.kernelSplitMode == TPL_SPLIT_KERNEL_HW
+        if ASCEND_IS_AIV() and not hw:
             return  # ASCEND_IS_AIV_SHOULD_RETURN for every mode but HW
         self.InitTilingData(tilingData)
-        self.filterGm_ = GlobalTensor(self.dtype).SetGlobalBuffer(workSpace if self.enableVecTrans_ else filter)
+        if self.enableVecTrans_:
+            self.filterGm_ = GlobalTensor(self.dtype).SetGlobalBuffer(workSpace)
+            t = self.tiling_
+            workSpace = workSpace + t.coutG * t.dk * t.hk * t.wk * AlignUp16(t.cinG) * self.dtype.itemsize
+        else:
+            self.filterGm_ = GlobalTensor(self.dtype).SetGlobalBuffer(filter)
         self.dedyGm_ = GlobalTensor(self.dtype).SetGlobalBuffer(dedy)
         self.yGm_ = GlobalTensor(self.dtype).SetGlobalBuffer(y)
         self.dedx_.Init(tilingData)
+        if hw and self.kSUseWorkSpace_:  # InitMixCoreBuffer
+            self.dedx_.l0cOutWorkspace_ = GlobalTensor(self.dtype).SetGlobalBuffer(workSpace)
 
     def Process(self) -> None:
-        if ASCEND_IS_AIV():
+        if ASCEND_IS_AIV() and self.kernelSplitMode != TPL_SPLIT_KERNEL_HW:
             return
         if GetAicBlockIdx() >= self.usedCoreNum_:
             self.CrossCoreWaitVecTrans()  # ProcessForUnUsedCore
@@ -58,14 +71,19 @@ class Conv3dDxKsBlock(Conv3dDxOswBlock):
         self.singleShapeN_ = t.singleCoreCin
         self.singleShapeDin_ = t.singleCoreDin
         self.enableVecTrans_ = bool(t.enableVecTrans)
+        self.preOffsetB_ = self.preEnableFullLoad = 0  # CheckFullLoadEnable's (the HW split runs the plain loop)
         self.CalBasicBlockCnt()
         self.InitBasicBlockLoopDirect()
         self.InitBlockStride()
 
     def CalBasicBlockCnt(self) -> None:
         t = self.tiling_
-        kSCnt = t.strideH
-        self.kSM_ = DivCeil(t.hi, t.strideH) * t.wi
+        if self.kernelSplitMode == TPL_SPLIT_KERNEL_HW:  # the API walks the sub-kernels of a block itself
+            kSCnt = 1
+            self.kSM_ = DivCeil(t.hi, t.strideH) * DivCeil(t.wi, t.strideW)
+        else:
+            kSCnt = t.strideH
+            self.kSM_ = DivCeil(t.hi, t.strideH) * t.wi
         self.mCnt_ = DivCeil(self.kSM_, self.singleShapeM_)
         self.mCoreTail_ = self.kSM_ - (self.mCnt_ - 1) * self.singleShapeM_
         self.nCnt_ = DivCeil(t.cinG, self.singleShapeN_)
@@ -93,7 +111,8 @@ class Conv3dDxKsBlock(Conv3dDxOswBlock):
         t = self.tiling_
         mnCnt = self.mCnt_ * self.nCnt_
         depthMNCnt = self.dinCnt_ * mnCnt
-        self.kSCoreIdx_, basicBlockIdx = divmod(basicBlockIdx, t.batch * depthMNCnt)
+        if self.kernelSplitMode == TPL_SPLIT_KERNEL_H:
+            self.kSCoreIdx_, basicBlockIdx = divmod(basicBlockIdx, t.batch * depthMNCnt)
         self.batchCoreIdx_, basicBlockIdx = divmod(basicBlockIdx, depthMNCnt)
         self.dCoreIdx_ = 0
         if self.loopDirect_ == LOOP_MDN:
@@ -132,12 +151,27 @@ class Conv3dDxKsBlock(Conv3dDxOswBlock):
         """CalcBlockOffsetA/B/C of TPL_SPLIT_KERNEL_H: no M offset on dy (CalcBlockKSOffset adds it), the block's
         output rows strideH dx rows apart."""
         t = self.tiling_
+        if self.kernelSplitMode == TPL_SPLIT_KERNEL_HW:
+            self.CalcBlockOffsetForKernelSplitHW(batchIdx)
+            return
         self.offsetA_ = self.batchStrideA_ * batchIdx + self.coutStrideA_ * self.kCoreIdx_ * t.singleCoreCout
         self.offsetB_ = self.cinStrideB_ * self.nCoreIdx_ * t.singleCoreCin
         mOffsetC = self.mCoreIdx_ * t.singleCoreM
         mOffsetC += (mOffsetC // t.wi) * t.wi * (t.strideH - 1)  # singleCoreM need not be whole rows
         if self.yFormat == FORMAT_NDHWC:
             mOffsetC *= t.cin
+        self.offsetC_ = self.batchStrideC_ * batchIdx + self.cinStrideC_ * self.nCoreIdx_ * t.singleCoreCin + mOffsetC
+
+    def CalcBlockOffsetForKernelSplitHW(self, batchIdx: int) -> None:
+        """CalcBlockOffsetA/B/C of TPL_SPLIT_KERNEL_HW (NCDHW dy and y, groups 1): dy from the block's first dense
+        row, y from its first dx row (singleCoreM is whole sub-kernel rows)."""
+        t = self.tiling_
+        alignedHoStartIdx = max(self.curHoStartIdx_, 0)
+        self.offsetA_ = (self.batchStrideA_ * batchIdx + self.coutStrideA_ * self.kCoreIdx_ * t.singleCoreCout
+                         + alignedHoStartIdx * t.wo)
+        self.offsetB_ = self.cinStrideB_ * self.nCoreIdx_ * t.singleCoreCin
+        curSingleHi = t.singleCoreM // DivCeil(t.wi, t.strideW)
+        mOffsetC = self.mCoreIdx_ * curSingleHi * t.strideH * t.wi
         self.offsetC_ = self.batchStrideC_ * batchIdx + self.cinStrideC_ * self.nCoreIdx_ * t.singleCoreCin + mOffsetC
 
     def CalcBlockKSOffset(self, kernelIdx: int) -> None:
@@ -202,5 +236,10 @@ class Conv3dDxKsBlock(Conv3dDxOswBlock):
         blockIdx = GetAicBlockIdx()
         if blockIdx < self.tailCnt_:
             self.calRound_ += 1  # the tail blocks go to the first cores, one more round each
-        self.InitKernelSplitStrideB()
-        self.CalBasicBlockCoreForSplitH(blockIdx, self.usedCoreNum_)
+        if self.kernelSplitMode == TPL_SPLIT_KERNEL_H:
+            self.InitKernelSplitStrideB()
+            self.CalBasicBlockCoreForSplitH(blockIdx, self.usedCoreNum_)
+        else:
+            self.CalBasicBlockCore(blockIdx, self.usedCoreNum_)
+            if ASCEND_IS_AIC():
+                self.dedx_.FreeB1Tensor()  # a weight held whole with dk == 1 is released after the last block

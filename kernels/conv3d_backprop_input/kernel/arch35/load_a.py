@@ -3,7 +3,9 @@
 Ports impl/conv_bp_sub_func_load_gm_to_l1a.h (CalcSetFmatrixParams, CalcCurCoutSizeA1, CalcOutToA1DstAddr,
 CalcLoadToA1Dn2NzParams, CalcLoadToA1Nd2NzParams, LoadToA1ForDn2Nz, LoadToA1ForNd2Nz, LoadToA1) and the A half of
 impl/conv_bp_input_sub_func_load_l1_to_l0.h (InitLoadToA2Params, UpdateLoadToA2ParamsM/K, LoadToA2), for
-kernelSplitMode 0 and TPL_SPLIT_KERNEL_H (no zero insertion along H there: A1StrideH) with loadB1Condition GM_TO_L1.
+kernelSplitMode 0 and TPL_SPLIT_KERNEL_H (no zero insertion along H there: A1StrideH) with loadB1Condition GM_TO_L1,
+and TPL_SPLIT_KERNEL_HW (CalcRealWo4KernelSplit, CalcCurHoSize4KernelSplit, CalcLoadToA1Dn2NzParams4KernelSplit:
+dense dy, the sub-kernel's own pads from subPad*List_, Cout whole in L1 when kSCoutFullLoad).
 
 Stride > 1 is turned into a stride-1 img2col by zero insertion in L1: the A1 buffer is zeroed (Fill, the 3510 name
 of InitConstValue) and dy rows land strideH rows apart (dstNzMatrixStride) with their pixels strideW apart
@@ -16,8 +18,9 @@ from ascend_sim.ascendc import (PIPE_MTE2, DataCopy, Dn2NzParams, InitConstValue
                                 LoadData3DParamsV2, LoadDataRepeatParamWithStride, LoadDataWithStride, Nd2NzParams,
                                 PipeBarrier, SetLoadDataRepeatWithStride)
 from kernels.conv3d_backprop_input.kernel.arch35.util import (BLOCK_CUBE, FORMAT_NCDHW, TPL_GM_TO_L1_NO_HK,
-                                                              TPL_GM_TO_L1_NO_HK_WK, TPL_SPLIT_KERNEL_H, AlignDown,
-                                                              AlignUp, DivCeil, DivCeil16, DivHkWk)
+                                                              TPL_GM_TO_L1_NO_HK_WK, TPL_SPLIT_KERNEL_H,
+                                                              TPL_SPLIT_KERNEL_HW, AlignDown, AlignUp, DivCeil,
+                                                              DivCeil16, DivHkWk)
 
 
 def InitZeroValue(api, buf) -> None:
@@ -31,6 +34,11 @@ def CalcSetFmatrixParams(api, fmapH: int, fmapW: int) -> None:
     t, p = api.tiling_, api.load3d_
     p.l1W = fmapW
     p.l1H = fmapH
+    if api.kernelSplitMode == TPL_SPLIT_KERNEL_HW:  # the sub-kernel's own pads, negative ones cropped in GM
+        i = api.splitHIndex_ * t.strideW + api.splitWIndex_
+        top = max(api.subPadUpList_[i], 0) if api.curHoIdx_ < 0 else 0
+        p.padList = (max(api.subPadLeftList_[i], 0), max(api.subPadRightList_[i], 0), top, 255)
+        return
     if t.backpropPadLeft < 0:
         left = DivCeil(abs(t.backpropPadLeft), t.strideW) * t.strideW + t.backpropPadLeft
     else:
@@ -50,6 +58,8 @@ def CalcSetFmatrixParams(api, fmapH: int, fmapW: int) -> None:
 
 def CalcCurCoutSizeA1(api, kIdx: int, curCoutIdx: int) -> int:
     t = api.tiling_
+    if api.kernelSplitMode == TPL_SPLIT_KERNEL_HW and api.kSCoutFullLoad_:
+        return t.singleCoreCout  # the whole of Cout in one A1 buffer
     if kIdx >= api.kIterStepKaTail:
         kaL1Size = (api.stepKaTail - 1) * t.baseK + api.tailK_
     else:
@@ -138,9 +148,90 @@ def CalcLoadToA1Params(api, params, curCoutIdx: int, kIdx: int, nd: bool) -> int
     return out2A1DstAddrOffset
 
 
+def CalcRealWo4KernelSplit(api, realWo: int) -> int:
+    """backpropPadLeft 0: the dy columns a sub-kernel reads (one fewer when its left pad is cut or wi is even)."""
+    t = api.tiling_
+    i = api.splitHIndex_ * t.strideW + api.splitWIndex_
+    if t.hk in (4, 2):
+        if not t.wi & 1 or api.subPadLeftList_[i] < 0:
+            realWo -= 1
+    elif t.hk == 3 and api.subPadLeftList_[i] < 0:
+        realWo -= 1
+    return realWo
+
+
+def CalcCurHoSize4KernelSplit(api, curDoutIdx: int, curOriHoIdx: int, woOffset: int, realWo: int,
+                              curHoSize: int) -> int:
+    """The last dy plane of the last batch: no row past the end of dy."""
+    t = api.tiling_
+    isLastTail = api.curBatchCoreIdx_ == t.batch - 1 and curDoutIdx == t.dout - 1
+    if isLastTail and curHoSize > 0:
+        curStartHoWo = api.curHoStartIdx_ * t.wo
+        dn2nzHoWo = curOriHoIdx * t.wo + woOffset + realWo + t.wo * (curHoSize - 1)
+        extraHoWo = curStartHoWo + dn2nzHoWo - api.hoWo_
+        if extraHoWo > 0:
+            curHoSize -= extraHoWo // t.wo
+    return curHoSize
+
+
+def CalcLoadToA1Dn2NzParams4KernelSplit(api, params, curCoutSize: int, curDoutIdx: int, curOriHoIdx: int,
+                                        woOffset: int) -> tuple[int, int]:
+    """The dense dy rows of the sub-kernel (no zero insertion): fills params, returns (curOriHoIdx, woOffset)."""
+    t = api.tiling_
+    curHoSize = api.curHoSize_
+    realWo = t.wo
+    i = api.splitHIndex_ * t.strideW + api.splitWIndex_
+    if t.backpropPadUp == 0 and api.subPadUpList_[i] < 0:
+        curOriHoIdx -= api.subPadUpList_[i]  # skip the rows the sub-kernel never reaches
+    isNegativeWPad = t.backpropPadLeft < 0 or t.backpropPadRight < 0
+    if isNegativeWPad:  # each sub-kernel crops its own columns
+        leftCrop = -api.subPadLeftList_[i] if api.subPadLeftList_[i] < 0 else 0
+        rightCrop = -api.subPadRightList_[i] if api.subPadRightList_[i] < 0 else 0
+        woOffset += leftCrop
+        realWo -= leftCrop + rightCrop
+    elif t.backpropPadLeft == 0:
+        if api.subPadLeftList_[i] < 0:
+            woOffset -= api.subPadLeftList_[i]
+        realWo = CalcRealWo4KernelSplit(api, realWo)
+    curHoSize = CalcCurHoSize4KernelSplit(api, curDoutIdx, curOriHoIdx, woOffset, realWo, curHoSize)
+    # cropped W: the GM rows are not contiguous, so one DN matrix per dy row
+    if isNegativeWPad or (t.backpropPadLeft == 0 and (t.wk != 1 or t.hk != 1)):
+        params.dnNum, params.nValue, params.srcDnMatrixStride = curHoSize, realWo, t.wo
+        params.dstNzMatrixStride = realWo << t.c0BitsA
+    else:
+        params.dnNum, params.nValue, params.srcDnMatrixStride = 1, curHoSize * realWo, 0
+        params.dstNzMatrixStride = 0
+    params.dValue = curCoutSize
+    params.srcDValue = api.doHoWo_
+    params.dstNzC0Stride = curHoSize * realWo
+    params.dstNzNStride = 1
+    CalcSetFmatrixParams(api, curHoSize, realWo)
+    return curOriHoIdx, woOffset
+
+
+def LoadToA1ForKernelSplitHW(api, useA1Buf, kIdx: int, curDoutIdx: int) -> None:
+    """LoadToA1ForDn2Nz's TPL_SPLIT_KERNEL_HW branch (the split takes NCDHW dy only)."""
+    t = api.tiling_
+    params = Dn2NzParams()
+    curHoStartOffset = max(api.curHoStartIdx_, 0)
+    curOriHoIdx = 0 if api.curHoIdx_ < 0 else api.curHoIdx_ - curHoStartOffset
+    curCoutIdx = DivHkWk(api, kIdx * t.baseK)
+    curCoutSize = CalcCurCoutSizeA1(api, kIdx, curCoutIdx)
+    curOriHoIdx, woOffset = CalcLoadToA1Dn2NzParams4KernelSplit(api, params, curCoutSize, curDoutIdx, curOriHoIdx,
+                                                                0)
+    src = curCoutIdx * api.doHoWo_ + curDoutIdx * api.hoWo_ + curOriHoIdx * t.wo + woOffset
+    if params.dnNum > 0:
+        DataCopy(useA1Buf, api.outBackPropGlobal_[src], params)
+
+
 def LoadToA1(api, kIdx: int, curDoutIdx: int, loadFlag: bool) -> None:
     """The cout range of K step kIdx of dy plane curDoutIdx, rows [curHoIdx, +curHoSize) -> an A1 buffer."""
-    if not loadFlag or kIdx >= api.kIter_:
+    if not loadFlag or kIdx >= api.kIter_ or (api.isA1FullLoadFlag_ and not api.isLoadA1_):
+        return
+    if api.kernelSplitMode == TPL_SPLIT_KERNEL_HW:
+        useA1Buf = api.inQueL1A_.AllocTensor(api.SrcAT)
+        LoadToA1ForKernelSplitHW(api, useA1Buf, kIdx, curDoutIdx)
+        api.inQueL1A_.EnQue(useA1Buf)
         return
     t = api.tiling_
     useA1Buf = api.inQueL1A_.AllocTensor(api.SrcAT)
@@ -180,9 +271,11 @@ def InitLoadToA2Params(api) -> None:
     p.kStartPt = 0
     p.strideW = 1  # zero insertion turned the stride into 1
     p.strideH = 1
-    # NO_HK: one kernel row per Load3D, NO_HK_WK: one tap
+    # NO_HK: one kernel row per Load3D, NO_HK_WK: one tap; the HW split: the first sub-kernel
     filterH = 1 if api.loadB1Condition in (TPL_GM_TO_L1_NO_HK, TPL_GM_TO_L1_NO_HK_WK) else t.hk
     filterW = 1 if api.loadB1Condition == TPL_GM_TO_L1_NO_HK_WK else t.wk
+    if api.kernelSplitMode == TPL_SPLIT_KERNEL_HW:
+        filterH, filterW = api.splitHkList_[api.splitIndex_], api.splitWkList_[api.splitIndex_]
     p.filterW = filterW & 255
     p.filterH = filterH & 255
     p.filterSizeW = bool((filterW >> 8) & 255)

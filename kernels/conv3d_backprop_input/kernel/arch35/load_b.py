@@ -5,7 +5,7 @@ LoadToB1Dn2NzTranspose, LoadToB1Nd2NzForDkHkWkIsOne, LoadToB1Nd2NzTranspose, Loa
 LoadGmDataToB1, LoadToB1), impl/conv_bp_input_sub_func_index_calc.h (CalcCurCinSizeB1, CalcCoutIndexAndSizeB1) and
 the B half of impl/conv_bp_input_sub_func_load_l1_to_l0.h (InitLoadToB2Params, UpdateLoadToB2ParamsN/K,
 LoadToB2NoTransposeNoReverse, LoadToB2ReverseOnlyCommon, LoadToB2); the kernel split H loads are in
-kernel_split.py.
+kernel_split.py, the HW split's L1 -> L0B with Cout held whole in kernel_split_hw.py.
 
 L1 layouts: not transposed (TRANSPOSE_AND_REVERSE): (cin1, hkwk, cout_align16, cin0); transposed (REVERSE_ONLY):
 (cout1, hkwk, cin_align16, cout0). With enableVecTrans the weight comes from the workspace the AIV pre-pass wrote,
@@ -16,11 +16,14 @@ from __future__ import annotations
 from ascend_sim.ascendc import DataCopy, Dn2NzParams, LoadData, LoadData2DParamsV2, Nd2NzParams
 from kernels.conv3d_backprop_input.kernel.arch35.kernel_split import (LoadToB1Dn2NzTransposeForKernelSplitH,
                                                                       LoadToB1Nd2NzForKernelSplit)
+from kernels.conv3d_backprop_input.kernel.arch35.kernel_split_hw import (LoadToB2ForKernelSplitB1FullLoad,
+                                                                         UpdateLoadToB2ParamsNForKernelSplitHW)
 from kernels.conv3d_backprop_input.kernel.arch35.load_a import InitZeroValue
 from kernels.conv3d_backprop_input.kernel.arch35.util import (FORMAT_DHWCN, FORMAT_NCDHW, TPL_NO_SPLIT_KERNEL,
                                                               TPL_NO_TRANSPOSE_NO_REVERSE, TPL_REVERSE_ONLY,
-                                                              TPL_SPLIT_KERNEL_H, TPL_TRANSPOSE_ONLY, AlignUp16,
-                                                              CurHkWk, DivCeil16, DivCeilC0, DivCeilHkWk, DivHkWk)
+                                                              TPL_SPLIT_KERNEL_H, TPL_SPLIT_KERNEL_HW,
+                                                              TPL_TRANSPOSE_ONLY, AlignUp16, CurHkWk, DivCeil16,
+                                                              DivCeilC0, DivCeilHkWk, DivHkWk)
 
 
 def _nz_params(cls, num, src_matrix, dst_matrix, dValue, srcDValue, c0Stride, nValue, nStride):
@@ -103,6 +106,8 @@ def LoadGmDataToB1DHWCN2NzTranspose(api, curCinSize, curCoutSize, src, useB1Buf)
 
 def CalcCoutIndexAndSizeB1(api, kIdx: int) -> tuple[int, int]:
     t = api.tiling_
+    if api.kernelSplitMode == TPL_SPLIT_KERNEL_HW and api.kSCoutFullLoad_:
+        return 0, t.singleCoreCout  # the whole of Cout in one B1 buffer
     if kIdx >= api.kIterStepKbTail:
         kbL1Size = (api.stepKbTail - 1) * t.baseK + api.tailK_
     else:
@@ -140,7 +145,7 @@ def LoadGmDataToB1(api, kIdx: int, curDkIdx: int) -> None:
             LoadToB1TransposeForDkHkWkIsOne(api, curCinSize, curCoutSize, src, useB1Buf)
         elif api.kernelSplitMode == TPL_SPLIT_KERNEL_H:
             LoadToB1Dn2NzTransposeForKernelSplitH(api, curCinSize, curCoutSize, src, useB1Buf)
-        else:
+        else:  # the HW split with Cout held whole too (without it the entry refuses the tiling: dkHkWk_)
             LoadToB1Dn2NzTranspose(api, curCinSize, curCoutSize, src, useB1Buf)
     elif api.filterFormat == FORMAT_DHWCN:
         src = (curCoutIdx + curCinIdx * t.cout
@@ -155,9 +160,10 @@ def LoadGmDataToB1(api, kIdx: int, curDkIdx: int) -> None:
             LoadToB1NotTransposed(api, Nd2NzParams, curCinSize, curCoutSize, src, useB1Buf)
         elif t.dkHkWk == 1:
             LoadToB1TransposeForDkHkWkIsOne(api, curCinSize, curCoutSize, src, useB1Buf)
-        elif api.kernelSplitMode == TPL_SPLIT_KERNEL_H:
+        elif api.kernelSplitMode == TPL_SPLIT_KERNEL_H or (api.kernelSplitMode == TPL_SPLIT_KERNEL_HW
+                                                           and not api.kSCoutFullLoad_):
             LoadToB1Nd2NzForKernelSplit(api, curCinSize, curCoutSize, src, useB1Buf)
-        else:
+        else:  # the HW split with Cout held whole picks its taps at the L1 -> L0B load
             LoadToB1Nd2NzTranspose(api, curCinSize, curCoutSize, src, useB1Buf)
     api.inQueL1B_.EnQue(useB1Buf)
 
@@ -187,8 +193,11 @@ def UpdateLoadToB2ParamsN(api) -> None:
         api.baseB1Offset_ = 0
         api.dstB2Stride_ = api.blockBaseN_ * blockSize
     else:
-        p.srcStride = -api.blockBaseN_  # negative: walks the kernel taps backwards
-        api.dstB2Stride_ = 0
+        if api.kernelSplitMode == TPL_SPLIT_KERNEL_HW:
+            UpdateLoadToB2ParamsNForKernelSplitHW(api)
+        else:
+            p.srcStride = -api.blockBaseN_  # negative: walks the kernel taps backwards
+            api.dstB2Stride_ = 0
         p.mStep = api.blockBaseN_
         p.dstStride = api.blockBaseN_
 
@@ -233,7 +242,9 @@ def LoadToB2(api, l1B1Matrix, kPos: int, l0b) -> None:
     t, b2 = api.tiling_, api.loadB2Condition
     blockSize = t.c0 << 4
     if b2 == TPL_REVERSE_ONLY:
-        if t.dkHkWk == 1:  # transposed in L1 already, nothing to reverse
+        if api.kernelSplitMode == TPL_SPLIT_KERNEL_HW and api.kSCoutFullLoad_:
+            LoadToB2ForKernelSplitB1FullLoad(api, l1B1Matrix, blockSize, l0b)  # the sub-kernel's taps picked here
+        elif t.dkHkWk == 1 and api.kernelSplitMode != TPL_SPLIT_KERNEL_HW:  # transposed in L1, nothing to reverse
             LoadToB2NoTransposeNoReverse(api, l1B1Matrix, kPos, l0b)
         else:
             LoadToB2ReverseOnlyCommon(api, l1B1Matrix, blockSize, kPos, l0b)

@@ -4,7 +4,7 @@ Ports impl/conv_bp_input_sub_func_store_l0c.h (ComputeDstOffset, LoadL0c2GmForNz
 _store_l0c_dispatch.h (FreeTensorC1Buf, L0CDeQue, SetEnAtomic, LoadL0c2Gm) and _store_l0c_fixpipe.h
 (SetFixPipeQuantVal), for the outputs written straight to y and, with split-K through UB, the fp32 tiles
 written into the AIC's workspace slice (CalSplitKWorkspaceOffset; NoQuant, dstStride = the tile's own width); the
-kernel split H rows go through kernel_split.py.
+kernel split H rows go through kernel_split.py, the HW split's tiles through kernel_split_hw_out.py.
 """
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ from ascend_sim.ascendc import (ASCEND_IS_AIV, CFG_COLUMN_MAJOR, CFG_ROW_MAJOR, 
 from ascend_sim.machine.dtypes import bfloat16, float8_e4m3fn, float16, float32, hifloat8
 from kernels.conv3d_backprop_input.kernel.arch35.kernel_split import (LoadL0c2GmDnForKernelSplitH,
                                                                       LoadL0c2GmNdForKernelSplitH)
-from kernels.conv3d_backprop_input.kernel.arch35.util import (DQ_SCALAR_ONE, FORMAT_NCDHW, TPL_SPLIT_KERNEL_H, AlignUp,
-                                                              AlignUp16)
+from kernels.conv3d_backprop_input.kernel.arch35.kernel_split_hw_out import LoadL0c2OutForKernelSplitHW
+from kernels.conv3d_backprop_input.kernel.arch35.util import (DQ_SCALAR_ONE, FORMAT_NCDHW, TPL_SPLIT_KERNEL_H,
+                                                              TPL_SPLIT_KERNEL_HW, AlignUp, AlignUp16)
 
 
 def SetFixPipeQuantVal(api, params: FixpipeParamsArch3510) -> None:
@@ -101,7 +102,7 @@ def SetEnAtomic(api, enAtomic: int) -> None:
 
 def LoadL0c2Gm(api, output, enAtomic: int = 0) -> None:
     if ASCEND_IS_AIV():
-        return  # ASCEND_IS_AIV_SHOULD_RETURN: L0C is the cube's
+        return  # ASCEND_IS_AIV_SHOULD_RETURN (the HW split calls it on the AIC only): L0C is the cube's
     if not api.needComputeFlag_:
         return  # no Mmad ran for this tile: nothing in L0C to move
     useC1Buf = (api.l0cPing_ if api.l0cPingPongFlag_ else api.l0cPong_).DeQue(api.L0cT)
@@ -111,6 +112,10 @@ def LoadL0c2Gm(api, output, enAtomic: int = 0) -> None:
         SetFixPipeQuantVal(api, p)
         store = LoadL0c2GmDnForKernelSplitH if api.yFormat == FORMAT_NCDHW else LoadL0c2GmNdForKernelSplitH
         store(api, output, useC1Buf, p)
+    elif api.kernelSplitMode == TPL_SPLIT_KERNEL_HW:  # NCDHW y only: into the workspace for the AIV's re-interleave
+        p = FixpipeParamsArch3510()
+        SetFixPipeQuantVal(api, p)
+        LoadL0c2OutForKernelSplitHW(api, useC1Buf, p)
     elif api.yFormat == FORMAT_NCDHW:
         LoadL0c2GmForNz2Dn(api, output, useC1Buf)
     else:

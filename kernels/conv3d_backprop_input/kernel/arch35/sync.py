@@ -10,7 +10,8 @@ from __future__ import annotations
 from ascend_sim.ascendc import (ASCEND_IS_AIC, ASCEND_IS_AIV, PIPE_MTE1, PIPE_MTE3, CrossCoreSetFlag, CrossCoreWaitFlag,
                                 GetSubBlockIdx)
 from kernels.conv3d_backprop_input.kernel.arch35.util import (CROSS_CORE_FLAG_ID_MAX, FLAG_FIXP_ID, FLAG_MTE1_ID_1,
-                                                              FLAG_MTE1_ID_2, SYNC_MODE, TPL_GROUP_MODE_ENLARGE)
+                                                              FLAG_MTE1_ID_2, SYNC_MODE, TPL_GROUP_MODE_ENLARGE,
+                                                              TPL_SPLIT_KERNEL_HW)
 
 
 def CvCrossCoreSet(srcPipe, flagId: int) -> None:
@@ -22,13 +23,18 @@ def CvCrossCoreWait(flagId: int) -> None:
 
 
 def uses_fixp_handshake(api) -> bool:
-    """split-Dk (the source) and split-K through UB (the port's addition: docs/conv3d_backprop_input_arch35.md,
-    "the workspace slice between blocks") pace the AIC's workspace Fixpipes by the AIV's FLAG_FIXP_ID."""
-    return api.enableSplitDk_ or api.useUbAccumForSplitK_
+    """The HW kernel split and split-Dk (the source) and split-K through UB (the port's addition:
+    docs/conv3d_backprop_input_arch35.md, "the workspace slice between blocks") pace the AIC's workspace Fixpipes
+    by the AIV's FLAG_FIXP_ID."""
+    return api.kernelSplitMode == TPL_SPLIT_KERNEL_HW or api.enableSplitDk_ or api.useUbAccumForSplitK_
 
 
 def CrossCoreSetHeadForMix(api) -> None:
     if ASCEND_IS_AIV() and uses_fixp_handshake(api):
+        if api.kernelSplitMode == TPL_SPLIT_KERNEL_HW and GetSubBlockIdx() != 0:
+            # [port] the source sets it on both AIVs; sub-block 1's lands on the AIC's flag 24, which nothing waits
+            # for (only sub-block 0 re-interleaves), and the simulator faults on a flag left set at the end
+            return
         CvCrossCoreSet(PIPE_MTE3, FLAG_FIXP_ID)
 
 
