@@ -94,19 +94,27 @@ class _Walk:
     buffers by name, tensors by (buffer, address, dtype, size), references to other stateful objects by index,
     fixed objects and functions by identity, containers element by element."""
 
-    __slots__ = ("objects", "index", "values")
+    __slots__ = ("objects", "index", "values", "paths", "_at")
 
     def __init__(self, roots, fixed_ids):
         self.objects = list(roots)
         self.index = index = {id(obj): i for i, obj in enumerate(self.objects)}
         for fixed in fixed_ids:
             index.setdefault(fixed, -1)
+        # how each object is reached: (None, root number) or (owner index, attribute, positions in containers...);
+        # None inside a set (no position to find it by)
+        self.paths = [(None, i) for i in range(len(self.objects))]
         values = []
         i = 0
         freeze, plain = self.freeze, _PLAIN
         while i < len(self.objects):  # grows while freezing
-            values.append(tuple([(name, v if v.__class__ in plain else freeze(v))
-                                 for name, v in _attrs(self.objects[i]).items()]))
+            frozen = []
+            for name, v in _attrs(self.objects[i]).items():
+                if v.__class__ not in plain:
+                    self._at = (i, name)
+                    v = freeze(v)
+                frozen.append((name, v))
+            values.append(tuple(frozen))
             i += 1
         self.values = tuple(values)
 
@@ -118,7 +126,14 @@ class _Walk:
         if kind == LEAF:
             return value
         if kind == SEQUENCE:
-            return (value.__class__, tuple([self.freeze(v, inside) for v in value]))
+            if inside:
+                return (value.__class__, tuple([self.freeze(v, True) for v in value]))
+            at, out = self._at, []
+            for j, v in enumerate(value):
+                self._at = None if at is None else at + (j,)
+                out.append(self.freeze(v))
+            self._at = at
+            return (value.__class__, tuple(out))
         if kind == LOCAL:
             return ("LT", value.__class__, value.buffer.name, value.address, value.dtype, value.size,
                     value.position_name)
@@ -130,6 +145,7 @@ class _Walk:
                                                           for k, v in _attrs(value).items()]))
                 i = self.index[id(value)] = len(self.objects)
                 self.objects.append(value)
+                self.paths.append(self._at)
             return _Ref((i,)) if i >= 0 else ("id", id(value))  # i < 0: a fixed object (the tiling)
         if kind == BUFFER:
             return ("B", value.name)
@@ -139,9 +155,21 @@ class _Walk:
             return ("GT", value.__class__, value.buffer.name if value.buffer is not None else None, value.address,
                     value.dtype, value.size)
         if kind == SET:
-            return (value.__class__, frozenset([self.freeze(v, inside) for v in value]))
+            at, self._at = getattr(self, "_at", None), None  # an object in a set has no path
+            frozen = (value.__class__, frozenset([self.freeze(v, inside) for v in value]))
+            self._at = at
+            return frozen
         if kind == DICT:
-            return (dict, tuple([(self.freeze(k, inside), self.freeze(v, inside)) for k, v in value.items()]))
+            if inside:
+                return (dict, tuple([(self.freeze(k, True), self.freeze(v, True)) for k, v in value.items()]))
+            at, out = self._at, []
+            for k, v in value.items():
+                self._at = None
+                fk = self.freeze(k)
+                self._at = None if at is None else at + (k,)
+                out.append((fk, self.freeze(v)))
+            self._at = at
+            return (dict, tuple(out))
         if kind == ARRAY:
             return ("A", value.dtype, value.shape, value.tobytes())
         return ("id", id(value))  # functions, methods: by identity
@@ -177,6 +205,44 @@ def _thaw(frozen, objects, core, by_id):
     return tag(_thaw(v, objects, core, by_id) for v in frozen[1])
 
 
+def _maker(frozen):
+    """_thaw compiled once: a function (objects, core, by_id) -> a new value of `frozen` (a template's state change
+    is made on every hit: containers and tensors are new objects each time, as the real call makes them)."""
+    if isinstance(frozen, _Ref):
+        i = frozen[0]
+        return lambda objects, core, by_id: objects[i]
+    if not isinstance(frozen, tuple):
+        return lambda objects, core, by_id: frozen
+    tag = frozen[0]
+    if tag == "LT" and not frozen[2].startswith("GM:"):
+        cls, name, address, dtype, size, position = frozen[1:7]
+
+        def tensor(objects, core, by_id):
+            t = _new(cls)
+            t.buffer, t.address, t.dtype, t.size, t.position_name = core.buffers[name], address, dtype, size, position
+            return t
+        return tensor
+    if tag == "obj":  # a struct held by value (a register's parameters)
+        cls, makers = frozen[1], tuple((name, _maker(v)) for name, v in frozen[2])
+
+        def struct(objects, core, by_id):
+            obj = _new(cls)
+            for name, make in makers:
+                setattr(obj, name, make(objects, core, by_id))
+            return obj
+        return struct
+    if tag is dict:
+        items = frozen[1]
+        if not any(isinstance(k, tuple) or isinstance(v, tuple) for k, v in items):
+            return lambda objects, core, by_id: dict(items)
+    elif isinstance(tag, type) and not any(isinstance(v, tuple) for v in frozen[1]):  # a container of plain values
+        values = frozen[1]
+        if tag is tuple:
+            return lambda objects, core, by_id: values
+        return lambda objects, core, by_id: tag(values)
+    return lambda objects, core, by_id: _thaw(frozen, objects, core, by_id)
+
+
 def _buffer(name: str, core):
     if name.startswith("GM:"):
         return core.chip.gm.allocations[name[3:]]
@@ -199,11 +265,11 @@ def _identities(value, out):
 class _State:
     """The frozen state of a unit's objects and of its core at one moment."""
 
-    __slots__ = ("objects", "index", "values", "flag_balance", "registers", "_registers")
+    __slots__ = ("objects", "index", "values", "paths", "flag_balance", "registers", "_registers")
 
     def __init__(self, core, roots, fixed_ids):
         walk = _Walk(roots, fixed_ids)
-        self.objects, self.index, self.values = walk.objects, walk.index, walk.values
+        self.objects, self.index, self.values, self.paths = walk.objects, walk.index, walk.values, walk.paths
         self.flag_balance = tuple(core.flag_balance.items())
         self._registers = list(core.registers.values())
         # register values (parameter structs) outside the walk: by value
@@ -245,14 +311,16 @@ class Template:
     """A unit's call run for real: its records, the state change it made, and its GM anchors."""
 
     __slots__ = ("unit", "records", "core", "anchors", "gm_spans", "changes", "flag_balance", "registers",
-                 "counts", "bytes_by_path", "result", "encoded", "events", "by_id")
+                 "counts", "bytes_by_path", "result", "encoded", "events", "by_id", "key", "paths")
 
     def __init__(self, unit, records, core, anchors, gm_spans, changes, flag_balance, registers, counts,
-                 bytes_by_path, result, by_id):
+                 bytes_by_path, result, by_id, key, paths):
         self.unit, self.records, self.core, self.anchors = unit, records, core, anchors
         self.gm_spans, self.changes, self.flag_balance, self.registers = gm_spans, changes, flag_balance, registers
         self.counts, self.bytes_by_path, self.result = counts, bytes_by_path, result
         self.by_id = by_id
+        self.key = key  # the full key of the call it was made from (verify mode checks a short key against it)
+        self.paths = paths  # how to reach the objects a hit writes or refers to (None: a hit needs the walk)
         self.encoded = {}  # core type name -> (pipes, kinds, costs) on this launch's cost model
         self.events = [r.event for r in records]
 
@@ -270,22 +338,24 @@ def _gm_spans(records) -> dict:
 
 # ------------------------------------------------------------------------------------------ units
 class _Unit:
-    __slots__ = ("name", "method", "roots", "exclude", "fixed", "extra", "anchors")
+    __slots__ = ("name", "method", "roots", "exclude", "fixed", "extra", "anchors", "key")
 
-    def __init__(self, name, method, roots, exclude, fixed, extra, anchors):
+    def __init__(self, name, method, roots, exclude, fixed, extra, anchors, key):
         self.name, self.method, self.roots, self.exclude = name, method, roots, frozenset(exclude)
-        self.fixed, self.extra, self.anchors = tuple(fixed), extra, anchors
+        self.fixed, self.extra, self.anchors, self.key = tuple(fixed), extra, anchors, key
 
 
-def replay_unit(name: str, *, roots=None, exclude=(), fixed=(), extra=None, anchors=None):
+def replay_unit(name: str, *, roots=None, exclude=(), fixed=(), extra=None, anchors=None, key=None):
     """Declare a kernel API method (or function) a replayable unit. roots(*args) -> the objects whose state the
     key holds and the call changes (default: the first argument, the API object); exclude: attributes of the
     first root left out of the key (they must not change in the call); fixed: attributes of the first root taken
     by identity (never changed: the tiling); extra(*args) -> the key parts the excluded attributes decide;
-    anchors(*args) -> {GM Buffer: byte address} the unit's GM accesses move with."""
+    anchors(*args) -> {GM Buffer: byte address} the unit's GM accesses move with; key(*args) -> the short key:
+    the few values that decide the unit's stream and its state change within a launch (with extra, the fixed
+    objects, the core's flag balance and registers), so that a hit needs no walk of the state."""
     def wrap(method):
         declared = _Unit(name, method, roots or (lambda *args: (args[0],)), exclude, fixed,
-                         extra or (lambda *args: ()), anchors or (lambda *args: {}))
+                         extra or (lambda *args: ()), anchors or (lambda *args: {}), key)
 
         @functools.wraps(method)
         def call(*args):
@@ -307,7 +377,8 @@ class Replayer:
 
     def __init__(self, mode):
         self.mode = mode
-        self.templates: dict = {}
+        self.templates: dict = {}  # full key -> Template (None: refused)
+        self.short: dict = {}  # short key -> Template (None: refused), for units that declare one
         self.small: dict = {}  # (unit, core type) -> calls so far that issued fewer than MIN_RECORDS
         self.hits = self.verified = 0
 
@@ -324,22 +395,38 @@ class Replayer:
         if small >= FIRST_CALLS:  # not worth a key on this core type
             return self._run(u, core, args)
         roots = u.roots(*args)
+        short = None
+        if u.key is not None:
+            short = _short_key(u, kind, core, roots, args)
+            template = self.short.get(short, _MISSING)
+            if template is None:  # refused: always run for real
+                return self._run(u, core, args)
+            if template is not _MISSING and template.paths is not None:
+                shifts = self._shifts(u, args, template)
+                if shifts is None:
+                    return self._run(u, core, args)  # out of bounds: the real call faults with the exact message
+                self.hits += 1
+                objects = _reach(template.paths, roots)
+                if self._verify_this_hit():
+                    return self._verify(u, core, args, template, shifts, roots, objects)
+                return self._replay(core, objects, template, shifts)
         fixed_ids = {id(getattr(roots[0], name)) for name in u.fixed}
         before = _State(core, roots, fixed_ids)
-        key = (u.name, kind, before.key(u.exclude), u.extra(*args),
-               tuple((id(getattr(roots[0], name)) for name in u.fixed)))
+        key = _full_key(u, kind, before, roots, args)
         template = self.templates.get(key)
         if template is not None:
-            anchors = u.anchors(*args)
-            shifts = {buf: anchors[buf] - address for buf, address in template.anchors.items()}
-            if all(0 <= lo + shifts.get(buf, 0) and hi + shifts.get(buf, 0) <= buf.capacity
-                   for buf, (lo, hi) in template.gm_spans.items()):
+            if short is not None:
+                self.short[short] = template
+            shifts = self._shifts(u, args, template)
+            if shifts is not None:
                 self.hits += 1
                 if self._verify_this_hit():
-                    return self._verify(u, core, args, before, template, shifts, fixed_ids)
-                return self._replay(core, before, template, shifts)
+                    return self._verify(u, core, args, template, shifts, roots, before.objects, before)
+                return self._replay(core, before.objects, template, shifts)
             return self._run(u, core, args)  # out of bounds: the real call faults with the exact message
         if key in self.templates:  # refused: always run for real
+            if short is not None:
+                self.short[short] = None
             return self._run(u, core, args)
         anchors = u.anchors(*args)
         start = len(core.stream)
@@ -350,8 +437,22 @@ class Replayer:
             self.small[(u.name, kind)] = small + 1
         else:
             self.small[(u.name, kind)] = -1_000_000  # the unit is worth replaying on this core type
-        self.templates[key] = _template(u, core, roots, before, records, anchors, counts, nbytes, result, fixed_ids)
+        template = self.templates[key] = _template(u, core, roots, before, records, anchors, counts, nbytes, result,
+                                                   fixed_ids, key)
+        if short is not None:
+            self.short[short] = template
         return result
+
+    @staticmethod
+    def _shifts(u, args, template):
+        """{GM buffer: shift} of a hit, or None when a shifted range would leave its buffer."""
+        anchors = u.anchors(*args)
+        shifts = {buf: anchors[buf] - address for buf, address in template.anchors.items()}
+        for buf, (lo, hi) in template.gm_spans.items():
+            shift = shifts.get(buf, 0)
+            if lo + shift < 0 or hi + shift > buf.capacity:
+                return None
+        return shifts
 
     def _run(self, u, core, args):
         core.in_unit = True
@@ -360,7 +461,8 @@ class Replayer:
         finally:
             core.in_unit = False
 
-    def _replay(self, core, before, template, shifts):
+    def _replay(self, core, objects, template, shifts):
+        """Append the template's block and apply its state change to `objects` (index -> object)."""
         block = Block(template, core.index, core._seq, shifts, core.api)
         core._seq += len(template.records)
         core.stream.append(block)
@@ -371,24 +473,37 @@ class Replayer:
             counts[name] = counts.get(name, 0) + n
         for path, n in template.bytes_by_path.items():
             by_path[path] = by_path.get(path, 0) + n
-        objects = before.objects
         by_id = template.by_id
         for i, changes in template.changes:
             obj = objects[i]
-            for name, value in changes:
-                setattr(obj, name, _thaw(value, objects, core, by_id))
+            for name, value, plain in changes:
+                setattr(obj, name, value if plain else value(objects, core, by_id))
         core.flag_balance = dict(template.flag_balance)
-        core.registers = Registers({k: _thaw(v, objects, core, by_id) for k, v in template.registers})
-        return _thaw(template.result, objects, core, by_id)
+        if template.registers is not None:  # None: the call wrote no register (they are in the key)
+            core.registers = Registers({k: make(objects, core, by_id) for k, make in template.registers})
+        return template.result(objects, core, by_id)
 
-    def _verify(self, u, core, args, before, template, shifts, fixed_ids):
-        """Replay on the current state, keep what it gave, undo it, run the call for real, compare."""
+    def _verify(self, u, core, args, template, shifts, roots, objects, before=None):
+        """Replay on the current state, keep what it gave, undo it, run the call for real, compare. A short-key
+        hit (before None) is first checked against the full key its template was made with."""
         self.verified += 1
+        where = f"unit {u.name} on {core.name} (call at record #{core._seq})"
+        fixed_ids = {id(getattr(roots[0], name)) for name in u.fixed}
+        if before is None:
+            before = _State(core, roots, fixed_ids)
+            key = _full_key(u, core.core_type.name, before, roots, args)
+            if key != template.key:
+                raise ReplayMismatch(f"{where}: the short key matched a template whose full key differs (the short "
+                                     f"key misses it): {_key_difference(key, template.key)}")
+            for i, obj in objects.items():
+                if obj is not before.objects[i]:
+                    raise ReplayMismatch(f"{where}: object {i} reached by path {template.paths[i]} is not the one "
+                                         f"the walk finds")
         start, seq = len(core.stream), core._seq
         log_len = len(core.log)
         counts, nbytes = dict(core.counts), dict(core.bytes_by_path)
         by_id = before.by_id  # before the replay changes the objects
-        result = self._replay(core, before, template, shifts)
+        result = self._replay(core, objects, template, shifts)
         replayed = _State(core, u.roots(*args), fixed_ids)
         replayed_records = core.stream[start].records(core.chip)
         replayed_counts, replayed_bytes = dict(core.counts), dict(core.bytes_by_path)
@@ -401,7 +516,6 @@ class Replayer:
         real_result = self._run(u, core, args)
         real = _State(core, u.roots(*args), fixed_ids)
         real_records = core.stream[start:]
-        where = f"unit {u.name} on {core.name} (call at record #{seq})"
         if len(replayed_records) != len(real_records):
             raise ReplayMismatch(f"{where}: the template has {len(replayed_records)} records, the real call issued "
                                  f"{len(real_records)}")
@@ -415,10 +529,115 @@ class Replayer:
                            ("registers", replayed.registers, real.registers),
                            ("counts", replayed_counts, core.counts), ("bytes_by_path", replayed_bytes,
                                                                        core.bytes_by_path),
-                           ("result", _Walk((), ()).freeze(result, True), _Walk((), ()).freeze(real_result, True))):
+                           ("result", _NO_WALK.freeze(result, True), _NO_WALK.freeze(real_result, True))):
             if x != y:
                 raise ReplayMismatch(f"{where}: {what} after the call differs: {_first_difference(x, y)}")
         return real_result
+
+
+def _short_key(u, kind, core, roots, args) -> tuple:
+    """The declared key with what every unit's key holds: the core type, extra, the fixed objects, the core's flag
+    balance and registers."""
+    return (u.name, kind, tuple(map(_key_value, u.key(*args))), u.extra(*args),
+            tuple([id(getattr(roots[0], name)) for name in u.fixed]), tuple(core.flag_balance.items()),
+            tuple([(name, _key_value(value)) for name, value in core.registers.items()]))
+
+
+def _key_value(value):
+    """A hashable value of a short key's part: what decides it, without the walk's bookkeeping."""
+    cls = value.__class__
+    if cls in _PLAIN:
+        return value
+    kind = _KINDS.get(cls)
+    if kind is None:
+        kind = _kind_of(cls)
+    if kind == LEAF:
+        return value
+    if kind == LOCAL:
+        return (value.buffer.name, value.address, value.dtype, value.size, value.position_name)
+    if kind == OBJECT:  # a parameter struct
+        return (cls, tuple(map(_key_value, _attrs(value).values())))
+    if kind == SEQUENCE:
+        return tuple(map(_key_value, value)) if cls is not tuple else value if _hashable(value) else tuple(
+            map(_key_value, value))
+    return _NO_WALK.freeze(value, True)
+
+
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _full_key(u, kind, state, roots, args) -> tuple:
+    return (u.name, kind, state.key(u.exclude), u.extra(*args), tuple([id(getattr(roots[0], name))
+                                                                        for name in u.fixed]))
+
+
+def _key_difference(key, template_key) -> str:
+    """Where a call's full key differs from its template's: an attribute of the unit's objects by name."""
+    def first(x, y, what):
+        x, y = dict(x), dict(y)
+        for name in sorted(x.keys() | y.keys(), key=str):
+            if x.get(name, _MISSING) != y.get(name, _MISSING):
+                return (f"{what} {name}: this call {x.get(name, 'unset')!r}, the template's "
+                        f"{y.get(name, 'unset')!r}")
+        return what
+    state, old = key[2], template_key[2]
+    if state[0] != old[0]:
+        return first(state[0], old[0], "attribute")
+    if len(state[1]) != len(old[1]):
+        return f"the objects reached: this call {len(state[1]) + 1}, the template's {len(old[1]) + 1}"
+    for i, (a, b) in enumerate(zip(state[1], old[1]), start=1):
+        if a != b:
+            return first(a, b, f"object {i}'s attribute")
+    for what, a, b in (("flag balance", state[2], old[2]), ("registers", state[3], old[3])):
+        if a != b:
+            return first(a, b, what)
+    return f"extra or fixed: this call {key[3:]!r}, the template's {template_key[3:]!r}"
+
+
+def _reach(paths, roots) -> dict:
+    """index -> object, found along `paths` ((index, path) with owners first) from the unit's roots."""
+    objects = {}
+    for i, path in paths:
+        owner = path[0]
+        if owner is None:
+            objects[i] = roots[path[1]]
+            continue
+        value = getattr(objects[owner], path[1])
+        for position in path[2:]:
+            value = value[position]
+        objects[i] = value
+    return objects
+
+
+def _refs(frozen, out) -> None:
+    """The object indices a frozen value refers to."""
+    if isinstance(frozen, _Ref):
+        out.add(frozen[0])
+    elif isinstance(frozen, (tuple, frozenset)):
+        for v in frozen:
+            _refs(v, out)
+
+
+def _paths_needed(state, indices):
+    """((index, path) ...) for `indices` and their owners, owners first; None when one has no path (in a set)."""
+    needed = set()
+    todo = list(indices)
+    while todo:
+        i = todo.pop()
+        if i in needed:
+            continue
+        needed.add(i)
+        path = state.paths[i]
+        if path is None:
+            return None
+        if path[0] is not None:
+            todo.append(path[0])
+    return tuple((i, state.paths[i]) for i in sorted(needed))
 
 
 def _first_difference(x, y) -> str:
@@ -447,7 +666,7 @@ def _equal(a, b) -> bool:
         return False
 
 
-def _template(u, core, roots, before, records, anchors, counts, nbytes, result, fixed_ids):
+def _template(u, core, roots, before, records, anchors, counts, nbytes, result, fixed_ids, key):
     """The template of a call just run for real, or None when it cannot be replayed (see the module doc)."""
     after = _State(core, roots, fixed_ids)
     if [id(o) for o in after.objects] != [id(o) for o in before.objects]:
@@ -471,9 +690,19 @@ def _template(u, core, roots, before, records, anchors, counts, nbytes, result, 
     by_id = dict(before.by_id)
     by_id.update(after.by_id)
     _identities(result, by_id)
-    return Template(u.name, list(records), core.index, dict(anchors), _gm_spans(records), tuple(changes),
-                    after.flag_balance, after.registers, delta_counts, delta_bytes,
-                    _Walk((), ()).freeze(result, True), by_id)
+    frozen_result = _NO_WALK.freeze(result, True)
+    registers = None if after.registers == before.registers else after.registers
+    used = {i for i, _ in changes}
+    _refs((tuple(v for _, diff in changes for _, v in diff), registers, frozen_result), used)
+    # plain values are set as they are, the others made on each hit
+    changes = tuple((i, tuple((name, v, True) if not isinstance(v, tuple) else (name, _maker(v), False)
+                              for name, v in diff)) for i, diff in changes)
+    if registers is not None:
+        registers = tuple((name, _maker(v)) for name, v in registers)
+    return Template(u.name, list(records), core.index, dict(anchors), _gm_spans(records), changes,
+                    after.flag_balance, registers, delta_counts, delta_bytes, _maker(frozen_result), by_id, key,
+                    _paths_needed(before, used))
 
 
 _MISSING = object()
+_NO_WALK = _Walk((), ())  # freezes values by value (inside=True), which needs no walk
