@@ -33,13 +33,14 @@ from __future__ import annotations
 
 import enum
 import functools
+import operator
 from collections import deque
 
 import numpy as np
 
 from ascend_sim.engine.chip import current_core
 from ascend_sim.engine.core import AICore, Registers
-from ascend_sim.engine.replay_engine import Block
+from ascend_sim.engine.replay_engine import Block, expand, stream_events
 from ascend_sim.machine.memory import Buffer
 from ascend_sim.machine.tensor import GlobalTensor, LocalTensor
 from ascend_sim.record import Record
@@ -311,7 +312,7 @@ class Template:
     """A unit's call run for real: its records, the state change it made, and its GM anchors."""
 
     __slots__ = ("unit", "records", "core", "anchors", "gm_spans", "changes", "flag_balance", "registers",
-                 "counts", "bytes_by_path", "result", "encoded", "events", "by_id", "key", "paths")
+                 "counts", "bytes_by_path", "result", "encoded", "events", "size", "by_id", "key", "paths")
 
     def __init__(self, unit, records, core, anchors, gm_spans, changes, flag_balance, registers, counts,
                  bytes_by_path, result, by_id, key, paths):
@@ -322,17 +323,27 @@ class Template:
         self.key = key  # the full key of the call it was made from (verify mode checks a short key against it)
         self.paths = paths  # how to reach the objects a hit writes or refers to (None: a hit needs the walk)
         self.encoded = {}  # core type name -> (pipes, kinds, costs) on this launch's cost model
-        self.events = [r.event for r in records]
+        self.events = stream_events(records)
+        self.size = len(self.events)  # records, those of nested blocks included
 
 
 def _gm_spans(records) -> dict:
-    """{GM buffer: (lowest, highest) byte} over the records' ranges and footprints."""
+    """{GM buffer: (lowest, highest) byte} over the records' ranges and footprints (a nested block's: its
+    template's, shifted)."""
     spans: dict = {}
+
+    def add(buf, lo, hi):
+        old = spans.get(buf)
+        spans[buf] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
     for r in records:
+        if r.__class__ is Block:
+            for buf, (lo, hi) in r.template.gm_spans.items():
+                shift = r.shifts.get(buf, 0)
+                add(buf, lo + shift, hi + shift)
+            continue
         for buf, lo, hi in (*r.reads, *r.writes):
             if buf.name.startswith("GM:"):
-                old = spans.get(buf)
-                spans[buf] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
+                add(buf, lo, hi)
     return spans
 
 
@@ -361,7 +372,7 @@ def replay_unit(name: str, *, roots=None, exclude=(), fixed=(), extra=None, anch
         def call(*args):
             core = current_core()
             chip = core.chip
-            if not chip.replaying or core.in_unit:
+            if not chip.replaying:
                 return method(*args)
             replayer = chip.replayer
             if replayer is None:  # the launch's first unit call: templates live for one launch
@@ -432,8 +443,8 @@ class Replayer:
         start = len(core.stream)
         counts, nbytes = dict(core.counts), dict(core.bytes_by_path)
         result = self._run(u, core, args)  # a fault propagates: no template
-        records = core.stream[start:]
-        if len(records) < MIN_RECORDS:
+        records = core.stream[start:]  # with the blocks of units nested in it that replayed
+        if sum(len(r) if r.__class__ is Block else 1 for r in records) < MIN_RECORDS:
             self.small[(u.name, kind)] = small + 1
         else:
             self.small[(u.name, kind)] = -1_000_000  # the unit is worth replaying on this core type
@@ -455,16 +466,12 @@ class Replayer:
         return shifts
 
     def _run(self, u, core, args):
-        core.in_unit = True
-        try:
-            return u.method(*args)
-        finally:
-            core.in_unit = False
+        return u.method(*args)
 
     def _replay(self, core, objects, template, shifts):
         """Append the template's block and apply its state change to `objects` (index -> object)."""
         block = Block(template, core.index, core._seq, shifts, core.api)
-        core._seq += len(template.records)
+        core._seq += template.size
         core.stream.append(block)
         if core.record:
             core.log.append(block)
@@ -515,7 +522,7 @@ class Replayer:
         before.restore(core, by_id)
         real_result = self._run(u, core, args)
         real = _State(core, u.roots(*args), fixed_ids)
-        real_records = core.stream[start:]
+        real_records = expand(core.stream[start:], core.chip, {})
         if len(replayed_records) != len(real_records):
             raise ReplayMismatch(f"{where}: the template has {len(replayed_records)} records, the real call issued "
                                  f"{len(real_records)}")
@@ -538,15 +545,16 @@ class Replayer:
 def _short_key(u, kind, core, roots, args) -> tuple:
     """The declared key with what every unit's key holds: the core type, extra, the fixed objects, the core's flag
     balance and registers."""
-    return (u.name, kind, tuple(map(_key_value, u.key(*args))), u.extra(*args),
+    return (u.name, kind, tuple([v if v.__class__ in _PLAIN else _key_value(v) for v in u.key(*args)]), u.extra(*args),
             tuple([id(getattr(roots[0], name)) for name in u.fixed]), tuple(core.flag_balance.items()),
             tuple([(name, _key_value(value)) for name, value in core.registers.items()]))
 
 
 def _key_value(value):
-    """A hashable value of a short key's part: what decides it, without the walk's bookkeeping."""
+    """A hashable value of a short key's part: what decides it, without the walk's bookkeeping. Tuples are taken
+    as they are (protocol_state's)."""
     cls = value.__class__
-    if cls in _PLAIN:
+    if cls in _PLAIN or cls is tuple:
         return value
     kind = _KINDS.get(cls)
     if kind is None:
@@ -556,19 +564,20 @@ def _key_value(value):
     if kind == LOCAL:
         return (value.buffer.name, value.address, value.dtype, value.size, value.position_name)
     if kind == OBJECT:  # a parameter struct
-        return (cls, tuple(map(_key_value, _attrs(value).values())))
+        names = _FIELDS.get(cls)
+        if names is None or names.__class__ is not operator.attrgetter:
+            names = tuple(_attrs(value))
+            if "__dataclass_fields__" in cls.__dict__ and "__slots__" in cls.__dict__ and len(names) > 1:
+                names = _FIELDS[cls] = operator.attrgetter(*names)  # a slotted dataclass: every field always set
+            else:
+                return (cls, names, tuple([_key_value(getattr(value, name)) for name in names]))
+        return (cls, tuple([v if v.__class__ in _PLAIN else _key_value(v) for v in names(value)]))
     if kind == SEQUENCE:
-        return tuple(map(_key_value, value)) if cls is not tuple else value if _hashable(value) else tuple(
-            map(_key_value, value))
+        return tuple(map(_key_value, value))
     return _NO_WALK.freeze(value, True)
 
 
-def _hashable(value) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
+_FIELDS: dict = {}  # slotted struct class -> attrgetter of its attributes
 
 
 def _full_key(u, kind, state, roots, args) -> tuple:
@@ -614,13 +623,15 @@ def _reach(paths, roots) -> dict:
     return objects
 
 
-def _refs(frozen, out) -> None:
-    """The object indices a frozen value refers to."""
+def _refs(frozen, out, identities) -> None:
+    """The object indices a frozen value refers to (into out) and the ids it holds objects by (into identities)."""
     if isinstance(frozen, _Ref):
         out.add(frozen[0])
     elif isinstance(frozen, (tuple, frozenset)):
+        if frozen.__class__ is tuple and len(frozen) == 2 and frozen[0] == "id":
+            identities.add(frozen[1])
         for v in frozen:
-            _refs(v, out)
+            _refs(v, out, identities)
 
 
 def _paths_needed(state, indices):
@@ -671,8 +682,8 @@ def _template(u, core, roots, before, records, anchors, counts, nbytes, result, 
     after = _State(core, roots, fixed_ids)
     if [id(o) for o in after.objects] != [id(o) for o in before.objects]:
         return None  # the call made (or dropped) a stateful object
-    if any(not isinstance(r, Record) or r.api != core.api for r in records):
-        return None  # a nested unit's block, or a nested API call (its records carry call ids)
+    if any(r.api != core.api for r in records):
+        return None  # a nested API call (its records carry call ids)
     changes = []
     for i, (old, new) in enumerate(zip(before.values, after.values)):
         old_d, new_d = dict(old), dict(new)
@@ -687,13 +698,15 @@ def _template(u, core, roots, before, records, anchors, counts, nbytes, result, 
             changes.append((i, diff))
     delta_counts = {k: v - counts.get(k, 0) for k, v in core.counts.items() if v != counts.get(k, 0)}
     delta_bytes = {k: v - nbytes.get(k, 0) for k, v in core.bytes_by_path.items() if v != nbytes.get(k, 0)}
-    by_id = dict(before.by_id)
-    by_id.update(after.by_id)
-    _identities(result, by_id)
     frozen_result = _NO_WALK.freeze(result, True)
     registers = None if after.registers == before.registers else after.registers
-    used = {i for i, _ in changes}
-    _refs((tuple(v for _, diff in changes for _, v in diff), registers, frozen_result), used)
+    used, identities = {i for i, _ in changes}, set()
+    _refs((tuple(v for _, diff in changes for _, v in diff), registers, frozen_result), used, identities)
+    by_id: dict = {}
+    if identities:  # objects the change holds by identity (functions, the tiling): found once
+        by_id.update(before.by_id)
+        by_id.update(after.by_id)
+        _identities(result, by_id)
     # plain values are set as they are, the others made on each hit
     changes = tuple((i, tuple((name, v, True) if not isinstance(v, tuple) else (name, _maker(v), False)
                               for name, v in diff)) for i, diff in changes)

@@ -253,16 +253,20 @@ def test_auto_uses_the_exact_engine_with_hooks_and_fast_refuses_them():
         Chip(engine="quick")
 
 
-@pytest.mark.parametrize("deterministic", [False, True], ids=["atomic", "deterministic"])
-def test_dw_operator_runs_agree(deterministic):
+def dw_run(deterministic, engine):
+    """The dw operator on the corpus's case (the same operands every time) on `engine`."""
     from kernels import conv3d_backprop_filter_v2_run
 
     rng = np.random.default_rng(5)
     x = rng.standard_normal((2, 5, 9, 9, 20)).astype(np.float16)  # NDHWC
     dy = rng.standard_normal((2, 3, 4, 5, 24)).astype(np.float16)
-    runs = [conv3d_backprop_filter_v2_run(x, (24, 20, 3, 3, 3), dy, strides=(1, 2, 2, 2, 1), pads=(1, 1, 0, 0, 1, 1),
-                                          deterministic=deterministic, engine=engine)
-            for engine in ("exact", "fast", "replay")]
+    return conv3d_backprop_filter_v2_run(x, (24, 20, 3, 3, 3), dy, strides=(1, 2, 2, 2, 1), pads=(1, 1, 0, 0, 1, 1),
+                                         deterministic=deterministic, engine=engine)
+
+
+@pytest.mark.parametrize("deterministic", [False, True], ids=["atomic", "deterministic"])
+def test_dw_operator_runs_agree(deterministic):
+    runs = [dw_run(deterministic, engine) for engine in ("exact", "fast", "replay")]
     exact = runs[0]
     for other in runs[1:]:
         assert all_fields(other.report) == all_fields(exact.report)
@@ -270,16 +274,21 @@ def test_dw_operator_runs_agree(deterministic):
         assert other.result.tobytes() == exact.result.tobytes()
 
 
-@pytest.mark.parametrize("execute", [True, False], ids=["full", "timing"])
-def test_conv3d_v2_operator_runs_agree(execute):
+def conv3d_v2_case_run(execute, engine):
+    """Conv3DV2 on the corpus's case (strides, pads, dilations, bias) on `engine`."""
     from kernels import conv3d_v2_run
 
     rng = np.random.default_rng(6)
     x = rng.standard_normal((2, 20, 5, 9, 10)).astype(np.float16)
     w = rng.standard_normal((33, 20, 3, 3, 2)).astype(np.float16)
     b = rng.standard_normal(33).astype(np.float16)
-    runs = [conv3d_v2_run(x, w, b, strides=(1, 1, 2, 2, 3), pads=(1, 1, 2, 0, 1, 1), dilations=(1, 1, 1, 2, 1),
-                          execute=execute, engine=engine) for engine in ("exact", "fast", "replay")]
+    return conv3d_v2_run(x, w, b, strides=(1, 1, 2, 2, 3), pads=(1, 1, 2, 0, 1, 1), dilations=(1, 1, 1, 2, 1),
+                         execute=execute, engine=engine)
+
+
+@pytest.mark.parametrize("execute", [True, False], ids=["full", "timing"])
+def test_conv3d_v2_operator_runs_agree(execute):
+    runs = [conv3d_v2_case_run(execute, engine) for engine in ("exact", "fast", "replay")]
     exact = runs[0]
     assert not any(c.kind == "AIV" for c in exact.report.cores)  # Conv3DV2 runs on the cube cores only
     for other in runs[1:]:
@@ -289,17 +298,21 @@ def test_conv3d_v2_operator_runs_agree(execute):
             assert other.result.tobytes() == exact.result.tobytes()
 
 
-@pytest.mark.parametrize("dtype", [np.float16, np.float32])
-def test_conv3d_v2_pointwise_runs_agree(dtype):
-    """The pointwise kernel (NCDHW, LoadData 2D transposes or LoadDataWithTranspose, the bias Mmad, NZ2ND Fixpipe)."""
+def pointwise_run(dtype, engine):
+    """Conv3DV2's pointwise kernel on the corpus's case on `engine`."""
     from kernels import conv3d_v2_run
 
     rng = np.random.default_rng(7)
     x = rng.standard_normal((2, 37, 3, 5, 7)).astype(dtype)
     w = rng.standard_normal((21, 37, 1, 1, 1)).astype(dtype)
     b = rng.standard_normal(21).astype(dtype)
-    exact, *others = [conv3d_v2_run(x, w, b, strides=(1,) * 5, pads=(0,) * 6, engine=engine)
-                      for engine in ("exact", "fast", "replay")]
+    return conv3d_v2_run(x, w, b, strides=(1,) * 5, pads=(0,) * 6, engine=engine)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_conv3d_v2_pointwise_runs_agree(dtype):
+    """The pointwise kernel (NCDHW, LoadData 2D transposes or LoadDataWithTranspose, the bias Mmad, NZ2ND Fixpipe)."""
+    exact, *others = [pointwise_run(dtype, engine) for engine in ("exact", "fast", "replay")]
     assert any(n.startswith("kernel: KernelConv3DV2PointWise") for n in exact.notes)
     for other in others:
         assert all_fields(other.report) == all_fields(exact.report)

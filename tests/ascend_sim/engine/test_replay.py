@@ -228,17 +228,20 @@ def test_auto_replays_without_hooks_and_not_with_them():
 
 @pytest.mark.parametrize("case", ["C3D conv3a, shrunk", "MIX NCDHW, groups, odd channels, bf16"])
 def test_dx_units_replay_and_verify(case, monkeypatch):
-    """The dx API's tile and the AIV post-process are replayed (hits), and verify mode passes on them."""
+    """The dx API's tile, its kernel planes and the AIV post-process are replayed (hits), and verify mode passes
+    on them."""
     from ascend_sim.engine import replay
 
     hits = []
     real_replay = replay.Replayer._replay
-    monkeypatch.setattr(replay.Replayer, "_replay",
-                        lambda self, core, *a: hits.append(core.core_type.name) or real_replay(self, core, *a))
+    monkeypatch.setattr(replay.Replayer, "_replay", lambda self, core, objects, template, shifts: hits.append(
+        (core.core_type.name, template.unit)) or real_replay(self, core, objects, template, shifts))
     exact = dx_run(case, True, "exact")
     monkeypatch.setenv("ASCEND_REPLAY", "verify")
     verified = dx_run(case, True, "replay")
-    assert {"AIC", "AIV"} <= set(hits)
+    assert {("AIC", "Conv3DBackpropInput._compute"), ("AIV", "VecPostProcess")} <= set(hits)
+    if case.startswith("C3D"):  # a tile that runs for real replays its repeated kernel planes
+        assert ("AIC", "Conv3DBackpropInput._compute_kernel_plane") in hits
     assert all_fields(verified.report) == all_fields(exact.report)
     assert verified.result.tobytes() == exact.result.tobytes()
 

@@ -98,6 +98,43 @@ def compute_unit(method):
                                 "weightGlobal"))(method)
 
 
+def _plane_extra(api, curKdIdx, curDoutIdx, isFirstDk, a1PingPongFlag, b1PingPongFlag, l0aPingPongFlag, l0c, l0a_all,
+                 l0b_all) -> tuple:
+    """- the loop's locals: the first plane (its first Mmad initialises L0C), the A1/B1/L0 ping-pong flags;
+    - the L0C, L0A and L0B tensors (where the K loop writes and reads);
+    - the top pad min(curHoIdx, 0) and the leading zero rows CalcHDstDataSkipLine, as for the tile."""
+    return (isFirstDk, a1PingPongFlag, b1PingPongFlag, l0aPingPongFlag, l0c.address, l0a_all.address,
+            l0b_all.address, min(api.curHoIdx, 0), CalcHDstDataSkipLine(api))
+
+
+def _plane_key(api, *args) -> tuple:
+    """The tile's short key: the same attributes decide a plane's records and the state it leaves."""
+    return _compute_key(api)
+
+
+def _plane_anchors(api, curKdIdx, curDoutIdx, *args) -> dict:
+    """- dy (outBackPropGlobal) moves with its element (dy plane curDoutIdx, cout1 0, the tile's first dy row):
+      LoadToA1's srcBase at cout1 0;
+    - the weight (weightGlobal) moves with kernel plane curKdIdx's first row (LoadToB1's src at cin1 and cout1 0:
+      FRACTAL_Z_3D rows of cin1G x Hk x Wk x (cout1G x C0, or fp32's alignedCout) couts of C0)."""
+    t = api.tiling
+    dy, weight = api.outBackPropGlobal, api.weightGlobal
+    hoStride = t.wo * t.c0
+    element = curDoutIdx * t.cout1 * t.ho * hoStride + _first_dy_row(api) * hoStride
+    couts = t.cout1G * t.c0 if api.isB16 else api.alignedCout
+    return {dy.buffer: dy.address + element * dy.dtype.itemsize,
+            weight.buffer: weight.address + curKdIdx * t.cin1G * api.HkWkC0 * couts * weight.dtype.itemsize}
+
+
+def kernel_plane_unit(method):
+    """Conv3DBackpropInput._compute_kernel_plane (one kernel plane's K loop of a tile) as a replayable unit: for
+    layers with few long tiles, a tile that runs for real replays its repeated planes."""
+    return replay_unit("Conv3DBackpropInput._compute_kernel_plane", fixed=("tiling",), extra=_plane_extra,
+                       anchors=_plane_anchors, key=_plane_key,
+                       exclude=("curDinIdx", "curDinStartIdx", "curHoIdx", "curHoStartIdx", "outBackPropGlobal",
+                                "weightGlobal"))(method)
+
+
 def vec_post_unit(function, JudgeComputeNecessary):
     """VecPostProcess(op, output) (one tile from the workspace into NCDHW on the AIV) as a replayable unit.
     JudgeComputeNecessary is vec_post's own (passed in: vec_post imports this module)."""
