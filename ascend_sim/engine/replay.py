@@ -203,7 +203,8 @@ def _thaw(frozen, objects, core, by_id):
         return obj
     if tag is dict:
         return {_thaw(k, objects, core, by_id): _thaw(v, objects, core, by_id) for k, v in frozen[1]}
-    return tag(_thaw(v, objects, core, by_id) for v in frozen[1])
+    values = [_thaw(v, objects, core, by_id) for v in frozen[1]]
+    return tag(*values) if hasattr(tag, "_fields") else tag(values)  # a named tuple takes its fields
 
 
 def _maker(frozen):
@@ -236,7 +237,8 @@ def _maker(frozen):
         items = frozen[1]
         if not any(isinstance(k, tuple) or isinstance(v, tuple) for k, v in items):
             return lambda objects, core, by_id: dict(items)
-    elif isinstance(tag, type) and not any(isinstance(v, tuple) for v in frozen[1]):  # a container of plain values
+    elif isinstance(tag, type) and not hasattr(tag, "_fields") and not any(isinstance(v, tuple) for v in frozen[1]):
+        # a container of plain values
         values = frozen[1]
         if tag is tuple:
             return lambda objects, core, by_id: values

@@ -60,7 +60,7 @@ def _records(report):
              for r in log] for log in report.logs]
 
 
-def _observe(engine, launch):
+def observe(engine, launch):
     """Everything a run shows on `engine`: ("fault", type, message) or its records, order, report and GM."""
     chip = Chip(engine=engine)
     try:
@@ -72,14 +72,14 @@ def _observe(engine, launch):
 
 
 def _agree(launch):
-    exact, fast, replay = _observe("exact", launch), _observe("fast", launch), _observe("replay", launch)
+    exact, fast, replay = observe("exact", launch), observe("fast", launch), observe("replay", launch)
     assert fast == exact
     assert replay == exact
     return exact
 
 
 # ------------------------------------------------------------------------------------------ kernels
-def _matmul(m, n, k, block_dim, dtype=np.float16, batch=1):
+def matmul_launch(m, n, k, block_dim, dtype=np.float16, batch=1):
     def launch(chip):
         rng = np.random.default_rng(m * n + k)  # the same operands on each engine
         a = rng.standard_normal((batch, m, k) if batch > 1 else (m, k)).astype(dtype)
@@ -91,14 +91,17 @@ def _matmul(m, n, k, block_dim, dtype=np.float16, batch=1):
     return launch
 
 
-@pytest.mark.parametrize("shape", [(96, 64, 80, 2), (256, 384, 512, 8), (33, 17, 300, 1), (128, 256, 64, 20)])
+MATMUL_SHAPES = [(96, 64, 80, 2), (256, 384, 512, 8), (33, 17, 300, 1), (128, 256, 64, 20)]  # (m, n, k, cores)
+
+
+@pytest.mark.parametrize("shape", MATMUL_SHAPES)
 def test_matmul_kernels_agree(shape):
-    records, *_ = _agree(_matmul(*shape))
+    records, *_ = _agree(matmul_launch(*shape))
     assert sum(map(len, records)) > 10
 
 
 def test_a_batched_fp32_matmul_agrees():
-    _agree(_matmul(64, 96, 40, 4, np.float32, batch=3))
+    _agree(matmul_launch(64, 96, 40, 4, np.float32, batch=3))
 
 
 def _kernel(body, *arrays, block_dim=1, kernel_type="AIC_ONLY"):
@@ -168,7 +171,7 @@ def test_faults_agree(case):
 
 def test_a_race_found_after_the_kernel_python_still_wins_over_a_later_python_error():
     # the exact engine stops at the race while the kernel runs; the fast engine finds it afterwards
-    kind, message = _observe("fast", FAULTS["race before a Python error"])[1:]
+    kind, message = observe("fast", FAULTS["race before a Python error"])[1:]
     assert kind == "RaceFault" and "LoadData2D" in message
 
 

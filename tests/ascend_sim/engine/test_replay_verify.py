@@ -1,4 +1,4 @@
-"""The operator grids of the engine agreement corpus (test_engines.py: dx, dw, Conv3DV2) in replay's verify mode:
+"""The operator grids of the engine agreement corpus (test_engines.py: dx, dw, Conv3DV2, matmul) in replay's verify mode:
 every hit is replayed on a snapshot, undone, run for real and compared (records, state, counters), and a hit found
 by a unit's declared short key is first checked against the full key. So CI checks every declared key, anchor and
 state change on these cases; the results must still be the exact engine's."""
@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from ascend_sim.engine import replay
-from tests.ascend_sim.engine.test_engines import (DX_CASES, all_fields, conv3d_v2_case_run, dw_run, dx_run,
-                                                pointwise_run)
+from kernels.matmul import MatmulTiling
+from tests.ascend_sim.engine.test_engines import (DX_CASES, MATMUL_SHAPES, all_fields, conv3d_v2_case_run, dw_run,
+                                                dx_run, matmul_launch, observe, pointwise_run)
 
 
 @pytest.fixture
@@ -54,3 +55,14 @@ def test_conv3d_v2_grid_in_verify_mode(execute, verified):
 def test_conv3d_v2_pointwise_grid_in_verify_mode(dtype, verified):
     _same(pointwise_run(dtype, "replay"), pointwise_run(dtype, "exact"))
     assert "Conv3D.IterateK" in verified
+
+
+@pytest.mark.parametrize("shape", MATMUL_SHAPES)
+def test_matmul_grid_in_verify_mode(shape, verified):
+    assert observe("replay", matmul_launch(*shape)) == observe("exact", matmul_launch(*shape))
+    m, n, k, _ = shape
+    t = MatmulTiling.for_shape(m, n, k, "float16")
+    tiles = -(-m // t.baseM) * -(-n // t.baseN)
+    # each of these shapes has tiles of one size (a single tile, or whole baseM x baseN tiles): every tile after the
+    # first replays it, on any core
+    assert verified.count("MatmulTiles.ComputeTile") == tiles - 1
