@@ -237,12 +237,19 @@ def _maker(frozen):
         items = frozen[1]
         if not any(isinstance(k, tuple) or isinstance(v, tuple) for k, v in items):
             return lambda objects, core, by_id: dict(items)
-    elif isinstance(tag, type) and not hasattr(tag, "_fields") and not any(isinstance(v, tuple) for v in frozen[1]):
-        # a container of plain values
+        pairs = tuple((_maker(k), _maker(v)) for k, v in items)
+        return lambda objects, core, by_id: {k(objects, core, by_id): v(objects, core, by_id) for k, v in pairs}
+    if isinstance(tag, type):  # a container
         values = frozen[1]
-        if tag is tuple:
-            return lambda objects, core, by_id: values
-        return lambda objects, core, by_id: tag(values)
+        if not any(isinstance(v, tuple) for v in values):  # of plain values
+            if tag is tuple:
+                return lambda objects, core, by_id: values
+            if not hasattr(tag, "_fields"):
+                return lambda objects, core, by_id: tag(values)
+        makers = tuple(map(_maker, values))
+        if hasattr(tag, "_fields"):  # a named tuple takes its fields
+            return lambda objects, core, by_id: tag(*[make(objects, core, by_id) for make in makers])
+        return lambda objects, core, by_id: tag([make(objects, core, by_id) for make in makers])
     return lambda objects, core, by_id: _thaw(frozen, objects, core, by_id)
 
 
