@@ -4,21 +4,28 @@ and apply the state change the template made, without running the kernel's Pytho
 end (issue 23, step 2; the design is in docs/performance.md).
 
 A unit is declared next to an operator's API, outside the kernel's own lines (records carry their source line),
-with `replay_unit(name, roots=, exclude=, fixed=, extra=, anchors=)`:
-- the key is the unit's name, the core type, the state of the objects reachable from `roots(*args)` (attribute
+with `replay_unit(name, roots=, exclude=, fixed=, extra=, anchors=, key=)`:
+- the full key is the unit's name, the core type, the state of the objects reachable from `roots(*args)` (attribute
   by attribute, recursively: TQue / TPipe slots, event IDs and queued tensors included) without the root's
   `exclude`d attributes, `fixed` attributes taken by identity (the tiling), the core's flag balance and
   registers, and `extra(*args)` (what the excluded attributes and the call's arguments decide: the arguments
   are not in the key otherwise);
+- `key(*args)`, when declared, is the short key: the few values that decide the unit's records and state change
+  within a launch (with extra, the fixed objects, the flag balance and the registers). A call looks its short key
+  up first; the walk of the whole state (the full key) runs only on a short-key miss, and in verify mode, where a
+  short-key hit whose full key differs from its template's raises ReplayMismatch naming the attribute;
 - `anchors(*args)` gives, per GM buffer, the address the unit's GM accesses move with: a hit shifts every GM
   address of the template on that buffer by (anchor now - anchor then), and rechecks the shifted ranges against
   the buffer's bounds (GM has no alignment rule of its own: Buffer.alignment 1). Buffers without an anchor are
   not shifted.
-A call that faults never becomes a template (the fault propagates as on the exact engine). A template is refused
-(the unit then always runs for real with that key) when the call changed an excluded attribute or a GlobalTensor,
-made a new stateful object, or ran a nested API call (its records would carry their own call ids). A unit whose
-first FIRST_CALLS calls on a core type issue fewer than MIN_RECORDS records runs for real there (the dx API's
-`_compute` on the AIV only walks indices): its key would cost more than the call.
+A hit writes the template's state change (precompiled: plain values set as they are, containers and tensors made
+new) into the objects it changed, reached from the roots along the paths the walk found them by. A call that
+faults never becomes a template (the fault propagates as on the exact engine). A template is refused (the unit
+then always runs for real with that key) when the call changed an excluded attribute or a GlobalTensor, made a
+new stateful object, or ran a nested API call (its records would carry their own call ids). Units nest: a unit
+that runs for real calls the units inside it as usual (dx's tile and its kernel planes), and its template keeps
+their blocks. A unit whose first FIRST_CALLS calls on a core type issue fewer than MIN_RECORDS records runs for
+real there (the dx API's `_compute` on the AIV only walks indices): its key would cost more than the call.
 
 Modes (`Chip(replay=...)`, else env ASCEND_REPLAY): "on" (default), "off", "verify" (every hit is replayed on a
 snapshot, then undone and run for real; records, state and core counters are compared field by field and a
