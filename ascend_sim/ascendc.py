@@ -3,7 +3,7 @@ from ascend_sim.engine.api_call import api_call
 from ascend_sim.engine.chip import current_core
 from ascend_sim.engine.replay import replay_unit
 from ascend_sim.isa import *  # noqa: F401,F403
-from ascend_sim.isa.tpipe import TBuf, TPipe, TQue
+from ascend_sim.isa.tpipe import TBuf, TPipe, TQue, protocol_state
 from ascend_sim.machine.pipes import (PIPE_ALL, PIPE_FIX, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_S, PIPE_V,
                                       HardEvent, Pipe)
 from ascend_sim.machine.tensor import GlobalTensor, GmAddr, LocalTensor, TPosition

@@ -113,7 +113,6 @@ class AICore:
         self.tpipes: list = []
         self.api: tuple = ()  # the high-level API calls running (api_call.py), stored on each record issued
         self._seq = 0
-        self.in_unit = False  # a replayable unit runs for real (replay.py): the units it calls run for real too
 
     # ------------------------------------------------------------------ front end
     def issue(self, spec, pipe: Pipe, params, reads: tuple = (), writes: tuple = (), args=None,

@@ -4,21 +4,28 @@ and apply the state change the template made, without running the kernel's Pytho
 end (issue 23, step 2; the design is in docs/performance.md).
 
 A unit is declared next to an operator's API, outside the kernel's own lines (records carry their source line),
-with `replay_unit(name, roots=, exclude=, fixed=, extra=, anchors=)`:
-- the key is the unit's name, the core type, the state of the objects reachable from `roots(*args)` (attribute
+with `replay_unit(name, roots=, exclude=, fixed=, extra=, anchors=, key=)`:
+- the full key is the unit's name, the core type, the state of the objects reachable from `roots(*args)` (attribute
   by attribute, recursively: TQue / TPipe slots, event IDs and queued tensors included) without the root's
   `exclude`d attributes, `fixed` attributes taken by identity (the tiling), the core's flag balance and
   registers, and `extra(*args)` (what the excluded attributes and the call's arguments decide: the arguments
   are not in the key otherwise);
+- `key(*args)`, when declared, is the short key: the few values that decide the unit's records and state change
+  within a launch (with extra, the fixed objects, the flag balance and the registers). A call looks its short key
+  up first; the walk of the whole state (the full key) runs only on a short-key miss, and in verify mode, where a
+  short-key hit whose full key differs from its template's raises ReplayMismatch naming the attribute;
 - `anchors(*args)` gives, per GM buffer, the address the unit's GM accesses move with: a hit shifts every GM
   address of the template on that buffer by (anchor now - anchor then), and rechecks the shifted ranges against
   the buffer's bounds (GM has no alignment rule of its own: Buffer.alignment 1). Buffers without an anchor are
   not shifted.
-A call that faults never becomes a template (the fault propagates as on the exact engine). A template is refused
-(the unit then always runs for real with that key) when the call changed an excluded attribute or a GlobalTensor,
-made a new stateful object, or ran a nested API call (its records would carry their own call ids). A unit whose
-first FIRST_CALLS calls on a core type issue fewer than MIN_RECORDS records runs for real there (the dx API's
-`_compute` on the AIV only walks indices): its key would cost more than the call.
+A hit writes the template's state change (precompiled: plain values set as they are, containers and tensors made
+new) into the objects it changed, reached from the roots along the paths the walk found them by. A call that
+faults never becomes a template (the fault propagates as on the exact engine). A template is refused (the unit
+then always runs for real with that key) when the call changed an excluded attribute or a GlobalTensor, made a
+new stateful object, or ran a nested API call (its records would carry their own call ids). Units nest: a unit
+that runs for real calls the units inside it as usual (dx's tile and its kernel planes), and its template keeps
+their blocks. A unit whose first FIRST_CALLS calls on a core type issue fewer than MIN_RECORDS records runs for
+real there (the dx API's `_compute` on the AIV only walks indices): its key would cost more than the call.
 
 Modes (`Chip(replay=...)`, else env ASCEND_REPLAY): "on" (default), "off", "verify" (every hit is replayed on a
 snapshot, then undone and run for real; records, state and core counters are compared field by field and a
@@ -33,13 +40,14 @@ from __future__ import annotations
 
 import enum
 import functools
+import operator
 from collections import deque
 
 import numpy as np
 
 from ascend_sim.engine.chip import current_core
 from ascend_sim.engine.core import AICore, Registers
-from ascend_sim.engine.replay_engine import Block
+from ascend_sim.engine.replay_engine import Block, expand, stream_events
 from ascend_sim.machine.memory import Buffer
 from ascend_sim.machine.tensor import GlobalTensor, LocalTensor
 from ascend_sim.record import Record
@@ -94,19 +102,27 @@ class _Walk:
     buffers by name, tensors by (buffer, address, dtype, size), references to other stateful objects by index,
     fixed objects and functions by identity, containers element by element."""
 
-    __slots__ = ("objects", "index", "values")
+    __slots__ = ("objects", "index", "values", "paths", "_at")
 
     def __init__(self, roots, fixed_ids):
         self.objects = list(roots)
         self.index = index = {id(obj): i for i, obj in enumerate(self.objects)}
         for fixed in fixed_ids:
             index.setdefault(fixed, -1)
+        # how each object is reached: (None, root number) or (owner index, attribute, positions in containers...);
+        # None inside a set (no position to find it by)
+        self.paths = [(None, i) for i in range(len(self.objects))]
         values = []
         i = 0
         freeze, plain = self.freeze, _PLAIN
         while i < len(self.objects):  # grows while freezing
-            values.append(tuple([(name, v if v.__class__ in plain else freeze(v))
-                                 for name, v in _attrs(self.objects[i]).items()]))
+            frozen = []
+            for name, v in _attrs(self.objects[i]).items():
+                if v.__class__ not in plain:
+                    self._at = (i, name)
+                    v = freeze(v)
+                frozen.append((name, v))
+            values.append(tuple(frozen))
             i += 1
         self.values = tuple(values)
 
@@ -118,7 +134,14 @@ class _Walk:
         if kind == LEAF:
             return value
         if kind == SEQUENCE:
-            return (value.__class__, tuple([self.freeze(v, inside) for v in value]))
+            if inside:
+                return (value.__class__, tuple([self.freeze(v, True) for v in value]))
+            at, out = self._at, []
+            for j, v in enumerate(value):
+                self._at = None if at is None else at + (j,)
+                out.append(self.freeze(v))
+            self._at = at
+            return (value.__class__, tuple(out))
         if kind == LOCAL:
             return ("LT", value.__class__, value.buffer.name, value.address, value.dtype, value.size,
                     value.position_name)
@@ -130,6 +153,7 @@ class _Walk:
                                                           for k, v in _attrs(value).items()]))
                 i = self.index[id(value)] = len(self.objects)
                 self.objects.append(value)
+                self.paths.append(self._at)
             return _Ref((i,)) if i >= 0 else ("id", id(value))  # i < 0: a fixed object (the tiling)
         if kind == BUFFER:
             return ("B", value.name)
@@ -139,9 +163,21 @@ class _Walk:
             return ("GT", value.__class__, value.buffer.name if value.buffer is not None else None, value.address,
                     value.dtype, value.size)
         if kind == SET:
-            return (value.__class__, frozenset([self.freeze(v, inside) for v in value]))
+            at, self._at = getattr(self, "_at", None), None  # an object in a set has no path
+            frozen = (value.__class__, frozenset([self.freeze(v, inside) for v in value]))
+            self._at = at
+            return frozen
         if kind == DICT:
-            return (dict, tuple([(self.freeze(k, inside), self.freeze(v, inside)) for k, v in value.items()]))
+            if inside:
+                return (dict, tuple([(self.freeze(k, True), self.freeze(v, True)) for k, v in value.items()]))
+            at, out = self._at, []
+            for k, v in value.items():
+                self._at = None
+                fk = self.freeze(k)
+                self._at = None if at is None else at + (k,)
+                out.append((fk, self.freeze(v)))
+            self._at = at
+            return (dict, tuple(out))
         if kind == ARRAY:
             return ("A", value.dtype, value.shape, value.tobytes())
         return ("id", id(value))  # functions, methods: by identity
@@ -174,7 +210,54 @@ def _thaw(frozen, objects, core, by_id):
         return obj
     if tag is dict:
         return {_thaw(k, objects, core, by_id): _thaw(v, objects, core, by_id) for k, v in frozen[1]}
-    return tag(_thaw(v, objects, core, by_id) for v in frozen[1])
+    values = [_thaw(v, objects, core, by_id) for v in frozen[1]]
+    return tag(*values) if hasattr(tag, "_fields") else tag(values)  # a named tuple takes its fields
+
+
+def _maker(frozen):
+    """_thaw compiled once: a function (objects, core, by_id) -> a new value of `frozen` (a template's state change
+    is made on every hit: containers and tensors are new objects each time, as the real call makes them)."""
+    if isinstance(frozen, _Ref):
+        i = frozen[0]
+        return lambda objects, core, by_id: objects[i]
+    if not isinstance(frozen, tuple):
+        return lambda objects, core, by_id: frozen
+    tag = frozen[0]
+    if tag == "LT" and not frozen[2].startswith("GM:"):
+        cls, name, address, dtype, size, position = frozen[1:7]
+
+        def tensor(objects, core, by_id):
+            t = _new(cls)
+            t.buffer, t.address, t.dtype, t.size, t.position_name = core.buffers[name], address, dtype, size, position
+            return t
+        return tensor
+    if tag == "obj":  # a struct held by value (a register's parameters)
+        cls, makers = frozen[1], tuple((name, _maker(v)) for name, v in frozen[2])
+
+        def struct(objects, core, by_id):
+            obj = _new(cls)
+            for name, make in makers:
+                setattr(obj, name, make(objects, core, by_id))
+            return obj
+        return struct
+    if tag is dict:
+        items = frozen[1]
+        if not any(isinstance(k, tuple) or isinstance(v, tuple) for k, v in items):
+            return lambda objects, core, by_id: dict(items)
+        pairs = tuple((_maker(k), _maker(v)) for k, v in items)
+        return lambda objects, core, by_id: {k(objects, core, by_id): v(objects, core, by_id) for k, v in pairs}
+    if isinstance(tag, type):  # a container
+        values = frozen[1]
+        if not any(isinstance(v, tuple) for v in values):  # of plain values
+            if tag is tuple:
+                return lambda objects, core, by_id: values
+            if not hasattr(tag, "_fields"):
+                return lambda objects, core, by_id: tag(values)
+        makers = tuple(map(_maker, values))
+        if hasattr(tag, "_fields"):  # a named tuple takes its fields
+            return lambda objects, core, by_id: tag(*[make(objects, core, by_id) for make in makers])
+        return lambda objects, core, by_id: tag([make(objects, core, by_id) for make in makers])
+    return lambda objects, core, by_id: _thaw(frozen, objects, core, by_id)
 
 
 def _buffer(name: str, core):
@@ -199,11 +282,11 @@ def _identities(value, out):
 class _State:
     """The frozen state of a unit's objects and of its core at one moment."""
 
-    __slots__ = ("objects", "index", "values", "flag_balance", "registers", "_registers")
+    __slots__ = ("objects", "index", "values", "paths", "flag_balance", "registers", "_registers")
 
     def __init__(self, core, roots, fixed_ids):
         walk = _Walk(roots, fixed_ids)
-        self.objects, self.index, self.values = walk.objects, walk.index, walk.values
+        self.objects, self.index, self.values, self.paths = walk.objects, walk.index, walk.values, walk.paths
         self.flag_balance = tuple(core.flag_balance.items())
         self._registers = list(core.registers.values())
         # register values (parameter structs) outside the walk: by value
@@ -245,53 +328,67 @@ class Template:
     """A unit's call run for real: its records, the state change it made, and its GM anchors."""
 
     __slots__ = ("unit", "records", "core", "anchors", "gm_spans", "changes", "flag_balance", "registers",
-                 "counts", "bytes_by_path", "result", "encoded", "events", "by_id")
+                 "counts", "bytes_by_path", "result", "encoded", "events", "size", "by_id", "key", "paths")
 
     def __init__(self, unit, records, core, anchors, gm_spans, changes, flag_balance, registers, counts,
-                 bytes_by_path, result, by_id):
+                 bytes_by_path, result, by_id, key, paths):
         self.unit, self.records, self.core, self.anchors = unit, records, core, anchors
         self.gm_spans, self.changes, self.flag_balance, self.registers = gm_spans, changes, flag_balance, registers
         self.counts, self.bytes_by_path, self.result = counts, bytes_by_path, result
         self.by_id = by_id
+        self.key = key  # the full key of the call it was made from (verify mode checks a short key against it)
+        self.paths = paths  # how to reach the objects a hit writes or refers to (None: a hit needs the walk)
         self.encoded = {}  # core type name -> (pipes, kinds, costs) on this launch's cost model
-        self.events = [r.event for r in records]
+        self.events = stream_events(records)
+        self.size = len(self.events)  # records, those of nested blocks included
 
 
 def _gm_spans(records) -> dict:
-    """{GM buffer: (lowest, highest) byte} over the records' ranges and footprints."""
+    """{GM buffer: (lowest, highest) byte} over the records' ranges and footprints (a nested block's: its
+    template's, shifted)."""
     spans: dict = {}
+
+    def add(buf, lo, hi):
+        old = spans.get(buf)
+        spans[buf] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
     for r in records:
+        if r.__class__ is Block:
+            for buf, (lo, hi) in r.template.gm_spans.items():
+                shift = r.shifts.get(buf, 0)
+                add(buf, lo + shift, hi + shift)
+            continue
         for buf, lo, hi in (*r.reads, *r.writes):
             if buf.name.startswith("GM:"):
-                old = spans.get(buf)
-                spans[buf] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
+                add(buf, lo, hi)
     return spans
 
 
 # ------------------------------------------------------------------------------------------ units
 class _Unit:
-    __slots__ = ("name", "method", "roots", "exclude", "fixed", "extra", "anchors")
+    __slots__ = ("name", "method", "roots", "exclude", "fixed", "extra", "anchors", "key")
 
-    def __init__(self, name, method, roots, exclude, fixed, extra, anchors):
+    def __init__(self, name, method, roots, exclude, fixed, extra, anchors, key):
         self.name, self.method, self.roots, self.exclude = name, method, roots, frozenset(exclude)
-        self.fixed, self.extra, self.anchors = tuple(fixed), extra, anchors
+        self.fixed, self.extra, self.anchors, self.key = tuple(fixed), extra, anchors, key
 
 
-def replay_unit(name: str, *, roots=None, exclude=(), fixed=(), extra=None, anchors=None):
+def replay_unit(name: str, *, roots=None, exclude=(), fixed=(), extra=None, anchors=None, key=None):
     """Declare a kernel API method (or function) a replayable unit. roots(*args) -> the objects whose state the
     key holds and the call changes (default: the first argument, the API object); exclude: attributes of the
     first root left out of the key (they must not change in the call); fixed: attributes of the first root taken
     by identity (never changed: the tiling); extra(*args) -> the key parts the excluded attributes decide;
-    anchors(*args) -> {GM Buffer: byte address} the unit's GM accesses move with."""
+    anchors(*args) -> {GM Buffer: byte address} the unit's GM accesses move with; key(*args) -> the short key:
+    the few values that decide the unit's stream and its state change within a launch (with extra, the fixed
+    objects, the core's flag balance and registers), so that a hit needs no walk of the state."""
     def wrap(method):
         declared = _Unit(name, method, roots or (lambda *args: (args[0],)), exclude, fixed,
-                         extra or (lambda *args: ()), anchors or (lambda *args: {}))
+                         extra or (lambda *args: ()), anchors or (lambda *args: {}), key)
 
         @functools.wraps(method)
         def call(*args):
             core = current_core()
             chip = core.chip
-            if not chip.replaying or core.in_unit:
+            if not chip.replaying:
                 return method(*args)
             replayer = chip.replayer
             if replayer is None:  # the launch's first unit call: templates live for one launch
@@ -307,7 +404,8 @@ class Replayer:
 
     def __init__(self, mode):
         self.mode = mode
-        self.templates: dict = {}
+        self.templates: dict = {}  # full key -> Template (None: refused)
+        self.short: dict = {}  # short key -> Template (None: refused), for units that declare one
         self.small: dict = {}  # (unit, core type) -> calls so far that issued fewer than MIN_RECORDS
         self.hits = self.verified = 0
 
@@ -324,45 +422,72 @@ class Replayer:
         if small >= FIRST_CALLS:  # not worth a key on this core type
             return self._run(u, core, args)
         roots = u.roots(*args)
+        short = None
+        if u.key is not None:
+            short = _short_key(u, kind, core, roots, args)
+            template = self.short.get(short, _MISSING)
+            if template is None:  # refused: always run for real
+                return self._run(u, core, args)
+            if template is not _MISSING and template.paths is not None:
+                shifts = self._shifts(u, args, template)
+                if shifts is None:
+                    return self._run(u, core, args)  # out of bounds: the real call faults with the exact message
+                self.hits += 1
+                objects = _reach(template.paths, roots)
+                if self._verify_this_hit():
+                    return self._verify(u, core, args, template, shifts, roots, objects)
+                return self._replay(core, objects, template, shifts)
         fixed_ids = {id(getattr(roots[0], name)) for name in u.fixed}
         before = _State(core, roots, fixed_ids)
-        key = (u.name, kind, before.key(u.exclude), u.extra(*args),
-               tuple((id(getattr(roots[0], name)) for name in u.fixed)))
+        key = _full_key(u, kind, before, roots, args)
         template = self.templates.get(key)
         if template is not None:
-            anchors = u.anchors(*args)
-            shifts = {buf: anchors[buf] - address for buf, address in template.anchors.items()}
-            if all(0 <= lo + shifts.get(buf, 0) and hi + shifts.get(buf, 0) <= buf.capacity
-                   for buf, (lo, hi) in template.gm_spans.items()):
+            if short is not None:
+                self.short[short] = template
+            shifts = self._shifts(u, args, template)
+            if shifts is not None:
                 self.hits += 1
                 if self._verify_this_hit():
-                    return self._verify(u, core, args, before, template, shifts, fixed_ids)
-                return self._replay(core, before, template, shifts)
+                    return self._verify(u, core, args, template, shifts, roots, before.objects, before)
+                return self._replay(core, before.objects, template, shifts)
             return self._run(u, core, args)  # out of bounds: the real call faults with the exact message
         if key in self.templates:  # refused: always run for real
+            if short is not None:
+                self.short[short] = None
             return self._run(u, core, args)
         anchors = u.anchors(*args)
         start = len(core.stream)
         counts, nbytes = dict(core.counts), dict(core.bytes_by_path)
         result = self._run(u, core, args)  # a fault propagates: no template
-        records = core.stream[start:]
-        if len(records) < MIN_RECORDS:
+        records = core.stream[start:]  # with the blocks of units nested in it that replayed
+        if sum(len(r) if r.__class__ is Block else 1 for r in records) < MIN_RECORDS:
             self.small[(u.name, kind)] = small + 1
         else:
             self.small[(u.name, kind)] = -1_000_000  # the unit is worth replaying on this core type
-        self.templates[key] = _template(u, core, roots, before, records, anchors, counts, nbytes, result, fixed_ids)
+        template = self.templates[key] = _template(u, core, roots, before, records, anchors, counts, nbytes, result,
+                                                   fixed_ids, key)
+        if short is not None:
+            self.short[short] = template
         return result
 
-    def _run(self, u, core, args):
-        core.in_unit = True
-        try:
-            return u.method(*args)
-        finally:
-            core.in_unit = False
+    @staticmethod
+    def _shifts(u, args, template):
+        """{GM buffer: shift} of a hit, or None when a shifted range would leave its buffer."""
+        anchors = u.anchors(*args)
+        shifts = {buf: anchors[buf] - address for buf, address in template.anchors.items()}
+        for buf, (lo, hi) in template.gm_spans.items():
+            shift = shifts.get(buf, 0)
+            if lo + shift < 0 or hi + shift > buf.capacity:
+                return None
+        return shifts
 
-    def _replay(self, core, before, template, shifts):
+    def _run(self, u, core, args):
+        return u.method(*args)
+
+    def _replay(self, core, objects, template, shifts):
+        """Append the template's block and apply its state change to `objects` (index -> object)."""
         block = Block(template, core.index, core._seq, shifts, core.api)
-        core._seq += len(template.records)
+        core._seq += template.size
         core.stream.append(block)
         if core.record:
             core.log.append(block)
@@ -371,24 +496,37 @@ class Replayer:
             counts[name] = counts.get(name, 0) + n
         for path, n in template.bytes_by_path.items():
             by_path[path] = by_path.get(path, 0) + n
-        objects = before.objects
         by_id = template.by_id
         for i, changes in template.changes:
             obj = objects[i]
-            for name, value in changes:
-                setattr(obj, name, _thaw(value, objects, core, by_id))
+            for name, value, plain in changes:
+                setattr(obj, name, value if plain else value(objects, core, by_id))
         core.flag_balance = dict(template.flag_balance)
-        core.registers = Registers({k: _thaw(v, objects, core, by_id) for k, v in template.registers})
-        return _thaw(template.result, objects, core, by_id)
+        if template.registers is not None:  # None: the call wrote no register (they are in the key)
+            core.registers = Registers({k: make(objects, core, by_id) for k, make in template.registers})
+        return template.result(objects, core, by_id)
 
-    def _verify(self, u, core, args, before, template, shifts, fixed_ids):
-        """Replay on the current state, keep what it gave, undo it, run the call for real, compare."""
+    def _verify(self, u, core, args, template, shifts, roots, objects, before=None):
+        """Replay on the current state, keep what it gave, undo it, run the call for real, compare. A short-key
+        hit (before None) is first checked against the full key its template was made with."""
         self.verified += 1
+        where = f"unit {u.name} on {core.name} (call at record #{core._seq})"
+        fixed_ids = {id(getattr(roots[0], name)) for name in u.fixed}
+        if before is None:
+            before = _State(core, roots, fixed_ids)
+            key = _full_key(u, core.core_type.name, before, roots, args)
+            if key != template.key:
+                raise ReplayMismatch(f"{where}: the short key matched a template whose full key differs (the short "
+                                     f"key misses it): {_key_difference(key, template.key)}")
+            for i, obj in objects.items():
+                if obj is not before.objects[i]:
+                    raise ReplayMismatch(f"{where}: object {i} reached by path {template.paths[i]} is not the one "
+                                         f"the walk finds")
         start, seq = len(core.stream), core._seq
         log_len = len(core.log)
         counts, nbytes = dict(core.counts), dict(core.bytes_by_path)
         by_id = before.by_id  # before the replay changes the objects
-        result = self._replay(core, before, template, shifts)
+        result = self._replay(core, objects, template, shifts)
         replayed = _State(core, u.roots(*args), fixed_ids)
         replayed_records = core.stream[start].records(core.chip)
         replayed_counts, replayed_bytes = dict(core.counts), dict(core.bytes_by_path)
@@ -400,8 +538,7 @@ class Replayer:
         before.restore(core, by_id)
         real_result = self._run(u, core, args)
         real = _State(core, u.roots(*args), fixed_ids)
-        real_records = core.stream[start:]
-        where = f"unit {u.name} on {core.name} (call at record #{seq})"
+        real_records = expand(core.stream[start:], core.chip, {})
         if len(replayed_records) != len(real_records):
             raise ReplayMismatch(f"{where}: the template has {len(replayed_records)} records, the real call issued "
                                  f"{len(real_records)}")
@@ -415,10 +552,119 @@ class Replayer:
                            ("registers", replayed.registers, real.registers),
                            ("counts", replayed_counts, core.counts), ("bytes_by_path", replayed_bytes,
                                                                        core.bytes_by_path),
-                           ("result", _Walk((), ()).freeze(result, True), _Walk((), ()).freeze(real_result, True))):
+                           ("result", _NO_WALK.freeze(result, True), _NO_WALK.freeze(real_result, True))):
             if x != y:
                 raise ReplayMismatch(f"{where}: {what} after the call differs: {_first_difference(x, y)}")
         return real_result
+
+
+def _short_key(u, kind, core, roots, args) -> tuple:
+    """The declared key with what every unit's key holds: the core type, extra, the fixed objects, the core's flag
+    balance and registers."""
+    return (u.name, kind, tuple([v if v.__class__ in _PLAIN else _key_value(v) for v in u.key(*args)]), u.extra(*args),
+            tuple([id(getattr(roots[0], name)) for name in u.fixed]), tuple(core.flag_balance.items()),
+            tuple([(name, _key_value(value)) for name, value in core.registers.items()]))
+
+
+def _key_value(value):
+    """A hashable value of a short key's part: what decides it, without the walk's bookkeeping. Tuples are taken
+    as they are (protocol_state's)."""
+    cls = value.__class__
+    if cls in _PLAIN or cls is tuple:
+        return value
+    kind = _KINDS.get(cls)
+    if kind is None:
+        kind = _kind_of(cls)
+    if kind == LEAF:
+        return value
+    if kind == LOCAL:
+        return (value.buffer.name, value.address, value.dtype, value.size, value.position_name)
+    if kind == OBJECT:  # a parameter struct
+        names = _FIELDS.get(cls)
+        if names is None or names.__class__ is not operator.attrgetter:
+            names = tuple(_attrs(value))
+            if "__dataclass_fields__" in cls.__dict__ and "__slots__" in cls.__dict__ and len(names) > 1:
+                names = _FIELDS[cls] = operator.attrgetter(*names)  # a slotted dataclass: every field always set
+            else:
+                return (cls, names, tuple([_key_value(getattr(value, name)) for name in names]))
+        return (cls, tuple([v if v.__class__ in _PLAIN else _key_value(v) for v in names(value)]))
+    if kind == SEQUENCE:
+        return tuple(map(_key_value, value))
+    return _NO_WALK.freeze(value, True)
+
+
+_FIELDS: dict = {}  # slotted struct class -> attrgetter of its attributes
+
+
+def _full_key(u, kind, state, roots, args) -> tuple:
+    return (u.name, kind, state.key(u.exclude), u.extra(*args), tuple([id(getattr(roots[0], name))
+                                                                        for name in u.fixed]))
+
+
+def _key_difference(key, template_key) -> str:
+    """Where a call's full key differs from its template's: an attribute of the unit's objects by name."""
+    def first(x, y, what):
+        x, y = dict(x), dict(y)
+        for name in sorted(x.keys() | y.keys(), key=str):
+            if x.get(name, _MISSING) != y.get(name, _MISSING):
+                return (f"{what} {name}: this call {x.get(name, 'unset')!r}, the template's "
+                        f"{y.get(name, 'unset')!r}")
+        return what
+    state, old = key[2], template_key[2]
+    if state[0] != old[0]:
+        return first(state[0], old[0], "attribute")
+    if len(state[1]) != len(old[1]):
+        return f"the objects reached: this call {len(state[1]) + 1}, the template's {len(old[1]) + 1}"
+    for i, (a, b) in enumerate(zip(state[1], old[1]), start=1):
+        if a != b:
+            return first(a, b, f"object {i}'s attribute")
+    for what, a, b in (("flag balance", state[2], old[2]), ("registers", state[3], old[3])):
+        if a != b:
+            return first(a, b, what)
+    return f"extra or fixed: this call {key[3:]!r}, the template's {template_key[3:]!r}"
+
+
+def _reach(paths, roots) -> dict:
+    """index -> object, found along `paths` ((index, path) with owners first) from the unit's roots."""
+    objects = {}
+    for i, path in paths:
+        owner = path[0]
+        if owner is None:
+            objects[i] = roots[path[1]]
+            continue
+        value = getattr(objects[owner], path[1])
+        for position in path[2:]:
+            value = value[position]
+        objects[i] = value
+    return objects
+
+
+def _refs(frozen, out, identities) -> None:
+    """The object indices a frozen value refers to (into out) and the ids it holds objects by (into identities)."""
+    if isinstance(frozen, _Ref):
+        out.add(frozen[0])
+    elif isinstance(frozen, (tuple, frozenset)):
+        if frozen.__class__ is tuple and len(frozen) == 2 and frozen[0] == "id":
+            identities.add(frozen[1])
+        for v in frozen:
+            _refs(v, out, identities)
+
+
+def _paths_needed(state, indices):
+    """((index, path) ...) for `indices` and their owners, owners first; None when one has no path (in a set)."""
+    needed = set()
+    todo = list(indices)
+    while todo:
+        i = todo.pop()
+        if i in needed:
+            continue
+        needed.add(i)
+        path = state.paths[i]
+        if path is None:
+            return None
+        if path[0] is not None:
+            todo.append(path[0])
+    return tuple((i, state.paths[i]) for i in sorted(needed))
 
 
 def _first_difference(x, y) -> str:
@@ -447,13 +693,13 @@ def _equal(a, b) -> bool:
         return False
 
 
-def _template(u, core, roots, before, records, anchors, counts, nbytes, result, fixed_ids):
+def _template(u, core, roots, before, records, anchors, counts, nbytes, result, fixed_ids, key):
     """The template of a call just run for real, or None when it cannot be replayed (see the module doc)."""
     after = _State(core, roots, fixed_ids)
     if [id(o) for o in after.objects] != [id(o) for o in before.objects]:
         return None  # the call made (or dropped) a stateful object
-    if any(not isinstance(r, Record) or r.api != core.api for r in records):
-        return None  # a nested unit's block, or a nested API call (its records carry call ids)
+    if any(r.api != core.api for r in records):
+        return None  # a nested API call (its records carry call ids)
     changes = []
     for i, (old, new) in enumerate(zip(before.values, after.values)):
         old_d, new_d = dict(old), dict(new)
@@ -468,12 +714,24 @@ def _template(u, core, roots, before, records, anchors, counts, nbytes, result, 
             changes.append((i, diff))
     delta_counts = {k: v - counts.get(k, 0) for k, v in core.counts.items() if v != counts.get(k, 0)}
     delta_bytes = {k: v - nbytes.get(k, 0) for k, v in core.bytes_by_path.items() if v != nbytes.get(k, 0)}
-    by_id = dict(before.by_id)
-    by_id.update(after.by_id)
-    _identities(result, by_id)
-    return Template(u.name, list(records), core.index, dict(anchors), _gm_spans(records), tuple(changes),
-                    after.flag_balance, after.registers, delta_counts, delta_bytes,
-                    _Walk((), ()).freeze(result, True), by_id)
+    frozen_result = _NO_WALK.freeze(result, True)
+    registers = None if after.registers == before.registers else after.registers
+    used, identities = {i for i, _ in changes}, set()
+    _refs((tuple(v for _, diff in changes for _, v in diff), registers, frozen_result), used, identities)
+    by_id: dict = {}
+    if identities:  # objects the change holds by identity (functions, the tiling): found once
+        by_id.update(before.by_id)
+        by_id.update(after.by_id)
+        _identities(result, by_id)
+    # plain values are set as they are, the others made on each hit
+    changes = tuple((i, tuple((name, v, True) if not isinstance(v, tuple) else (name, _maker(v), False)
+                              for name, v in diff)) for i, diff in changes)
+    if registers is not None:
+        registers = tuple((name, _maker(v)) for name, v in registers)
+    return Template(u.name, list(records), core.index, dict(anchors), _gm_spans(records), changes,
+                    after.flag_balance, registers, delta_counts, delta_bytes, _maker(frozen_result), by_id, key,
+                    _paths_needed(before, used))
 
 
 _MISSING = object()
+_NO_WALK = _Walk((), ())  # freezes values by value (inside=True), which needs no walk

@@ -37,7 +37,8 @@ def replay_mode(value=None):
 
 class Block:
     """A replayed call in a core's stream: its template's records on core `core` from sequence number `seq`, GM
-    addresses shifted by `shifts` ({GM buffer: bytes}), issued inside the API calls `api`."""
+    addresses shifted by `shifts` ({GM buffer: bytes}), issued inside the API calls `api`. A template's records
+    may hold the blocks of units nested in it (replayed while it ran for real)."""
 
     __slots__ = ("template", "core", "seq", "shifts", "api")
 
@@ -45,16 +46,16 @@ class Block:
         self.template, self.core, self.seq, self.shifts, self.api = template, core, seq, shifts, api
 
     def __len__(self) -> int:
-        return len(self.template.records)
+        return self.template.size
 
     def records(self, chip) -> list:
-        """The records the call would have issued on its core: the template's, on this core's buffers, with GM
-        addresses shifted, numbered from `seq`."""
+        """The records the call would have issued on its core: the template's (its nested blocks' made), on this
+        core's buffers, with GM addresses shifted, numbered from `seq`."""
         core = chip.cores[self.core]
         same = self.core == self.template.core and not any(self.shifts.values())
         shifts = self.shifts
         out = []
-        for i, r in enumerate(self.template.records):
+        for i, r in enumerate(expand(self.template.records, chip, {})):
             rec = _new(Record)
             rec.core, rec.seq, rec.spec, rec.name, rec.pipe = self.core, self.seq + i, r.spec, r.name, r.pipe
             rec.params, rec.registers, rec.src, rec.path = r.params, r.registers, r.src, r.path
@@ -70,6 +71,50 @@ class Block:
             rec.issue = rec.start = rec.end = rec.released_by = None
             out.append(rec)
         return out
+
+
+def template_arrays(template, kind, model) -> tuple:
+    """A template's (pipes, kinds, costs) on core type `kind` (encoded once per launch: costs depend only on the
+    operands and the cost model), its nested blocks by their own templates' arrays."""
+    encoded = template.encoded.get(kind)
+    if encoded is None:
+        encoded = template.encoded[kind] = _stream_arrays(template.records, kind, model)
+    return encoded
+
+
+def _stream_arrays(items, kind, model) -> tuple:
+    """(pipes, kinds, costs) of a stream of records and blocks: the records encoded in one call, the blocks by
+    their templates' arrays."""
+    from ascend_sim.passes.fast_schedule import core_arrays
+
+    real = [item for item in items if item.__class__ is not Block]
+    real_arrays = core_arrays(real, model)
+    if len(real) == len(items):
+        return real_arrays
+    parts = []
+    at = start = 0  # real records taken so far; where the current run of them started
+    for item in items:
+        if item.__class__ is Block:
+            if at > start:
+                parts.append(tuple(a[start:at] for a in real_arrays))
+            start = at
+            parts.append(template_arrays(item.template, kind, model))
+        else:
+            at += 1
+    if at > start:
+        parts.append(tuple(a[start:at] for a in real_arrays))
+    return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))
+
+
+def stream_events(items) -> list:
+    """The events of a stream of records and blocks, in order."""
+    events = []
+    for item in items:
+        if item.__class__ is Block:
+            events += item.template.events
+        else:
+            events.append(item.event)
+    return events
 
 
 def _remap_buffer(buf, core):
@@ -114,7 +159,8 @@ def has_blocks(cores) -> bool:
     return any(item.__class__ is Block for core in cores for item in core.stream)
 
 
-def _expand(items, chip, made: dict) -> list:
+def expand(items, chip, made: dict) -> list:
+    """Records and blocks -> records (a block's made once per `made`)."""
     out = []
     for item in items:
         if item.__class__ is Block:
@@ -135,9 +181,9 @@ def materialise(chip, cores) -> None:
         for core in cores:
             made: dict = {}
             if any(item.__class__ is Block for item in core.stream):
-                core.stream[:] = _expand(core.stream, chip, made)
+                core.stream[:] = expand(core.stream, chip, made)
             if isinstance(core.log, list) and any(item.__class__ is Block for item in core.log):
-                core.log[:] = _expand(core.log, chip, made)
+                core.log[:] = expand(core.log, chip, made)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -146,39 +192,14 @@ def materialise(chip, cores) -> None:
 def run_lazy(chip, cores) -> bool:
     """Schedule streams holding blocks with the compiled pass, the records left unmade (timing-only runs without
     race checks). False (nothing changed) when the streams do not end cleanly."""
-    from ascend_sim.passes.fast_schedule import core_arrays, encode_arrays, schedule
+    from ascend_sim.passes.fast_schedule import encode_arrays, schedule
     from ascend_sim.passes.schedule import CostModel
 
     kinds = [core.core_type.name for core in cores]
     groups = [core.group for core in cores]
     models = {kind: CostModel(chip.platform, kinds.count(kind)) for kind in set(kinds)}
-    arrays, events = [], []
-    for core, kind in zip(cores, kinds):
-        model = models[kind]
-        # the core's real records encoded in one call; the stream is then slices of them and templates' arrays
-        real = [item for item in core.stream if item.__class__ is not Block]
-        real_arrays = core_arrays(real, model)
-        parts, core_events = [], []
-        at = start = 0  # real records taken so far; where the current run of them started
-        for item in core.stream:
-            if item.__class__ is Block:
-                if at > start:
-                    parts.append(tuple(a[start:at] for a in real_arrays))
-                    core_events += [r.event for r in real[start:at]]
-                start = at
-                template = item.template
-                encoded = template.encoded.get(kind)
-                if encoded is None:
-                    encoded = template.encoded[kind] = core_arrays(template.records, model)
-                parts.append(encoded)
-                core_events += template.events
-            else:
-                at += 1
-        if at > start:
-            parts.append(tuple(a[start:at] for a in real_arrays))
-            core_events += [r.event for r in real[start:at]]
-        arrays.append(tuple(np.concatenate([p[i] for p in parts]) if parts else real_arrays[i] for i in range(3)))
-        events.append(core_events)
+    arrays = [_stream_arrays(core.stream, kind, models[kind]) for core, kind in zip(cores, kinds)]
+    events = [stream_events(core.stream) for core in cores]
     s = schedule(None, kinds, groups, chip.platform, encoded=encode_arrays(arrays, events, kinds, groups))
     if not s.clean:
         return False
@@ -207,7 +228,7 @@ class _RunRecords:
             gc.disable()
             try:
                 made: dict = {}
-                records = [rec for items in self.streams for rec in _expand(items, self.chip, made)]
+                records = [rec for items in self.streams for rec in expand(items, self.chip, made)]
                 for rec, issue, start, end in zip(records, *self.s.times()):
                     rec.issue = issue
                     rec.start = start

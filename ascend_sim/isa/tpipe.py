@@ -210,3 +210,20 @@ class TQue:
         set_flag(self.pipe.core, self.back, event_id, "TQue.FreeTensor")
         self.freed_pending.add(slot)
         self.free_slots.append(slot)
+
+
+def protocol_state(*objects) -> tuple:
+    """The queue protocol's state of TQues and TPipes, as values: a queue's slots, event IDs and queued tensors, a
+    pipe's taken event IDs and used memory. What a replayable unit's short key (engine/replay.py) holds of them."""
+    state = []
+    for obj in objects:
+        if isinstance(obj, TPipe):
+            state.append((tuple([(event, tuple(sorted(ids))) for event, ids in obj.event_ids.items()]),
+                          tuple(obj.used.items()), obj.destroyed))
+        elif "free_slots" not in obj.__dict__:  # a queue never given a buffer (InitBuffer)
+            state.append(None)
+        else:
+            state.append((tuple(obj.enque_ids.items()), tuple(obj.free_ids.items()), tuple(obj.free_slots),
+                          tuple(sorted(obj.freed_pending)) if obj.freed_pending else (),
+                          tuple([(t.address, t.dtype, t.size) for t in obj.queued]) if obj.queued else ()))
+    return tuple(state)

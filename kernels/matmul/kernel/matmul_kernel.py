@@ -58,46 +58,67 @@ class MatmulTools(NamedTuple):
 
 
 def matmul_tiles(a_gm, b_gm, c_gm, t, tools: MatmulTools) -> None:
-    """The tile loop of every arch: this core's output tiles, K in L1 loads of stepK slices, the L0 ping-pong."""
-    dtype, out = tools.dtypes[t.dtype], tools.dtypes[t.out]
-    c0 = 32 // dtype.itemsize
-    a = GlobalTensor(dtype).SetGlobalBuffer(a_gm, t.batch * t.M * t.K)
-    b = GlobalTensor(dtype).SetGlobalBuffer(b_gm, (1 if t.shared_b else t.batch) * t.K * t.N)
-    c = GlobalTensor(out).SetGlobalBuffer(c_gm, t.batch * t.M * t.N)
-    kl1 = t.baseK * t.stepK  # K elements resident in L1 per load
-    pipe = TPipe()
-    qa1, qb1, qc = TQue(TPosition.A1), TQue(TPosition.B1), TQue(TPosition.CO1)
-    pipe.InitBuffer(qa1, t.l1_buffers, t.baseM * kl1 * dtype.itemsize)
-    pipe.InitBuffer(qb1, t.l1_buffers, kl1 * t.baseN * dtype.itemsize)
-    pipe.InitBuffer(qc, 2, t.baseM * t.baseN * 4)
-    l0a, l0b = TBuf(TPosition.A2), TBuf(TPosition.B2)
-    pipe.InitBuffer(l0a, 2 * L0_HALF)
-    pipe.InitBuffer(l0b, 2 * L0_HALF)
+    """The tile loop of every arch: this core's output tiles, each computed by MatmulTiles.ComputeTile."""
+    tiles = MatmulTiles(a_gm, b_gm, c_gm, t, tools)
     if t.hf32:
         SetHF32Mode(True)
     # The L0 halves start out free: TPipe() has set M_MTE1 0 and 1, and its Destroy waits for them at the end.
     ping = 0
-    tiles_m, tiles_n = -(-t.M // t.baseM), -(-t.N // t.baseN)
-    for tile in range(GetBlockIdx(), t.batch * tiles_m * tiles_n, GetBlockNum()):
-        batch, rest = divmod(tile, tiles_m * tiles_n)
-        m0, n0 = (rest // tiles_n) * t.baseM, (rest % tiles_n) * t.baseN
-        use_m, use_n = min(t.baseM, t.M - m0), min(t.baseN, t.N - n0)
+    for tile in range(GetBlockIdx(), t.batch * tiles.tiles_m * tiles.tiles_n, GetBlockNum()):
+        ping = tiles.ComputeTile(tile, ping)
+    if t.hf32:
+        SetHF32Mode(False)
+
+
+class MatmulTiles:
+    """One core's operands in GM, its L1 queues (stepK K-slices per load, double-buffered), L0C queue and L0 halves."""
+
+    def __init__(self, a_gm, b_gm, c_gm, t, tools: MatmulTools):
+        self.t, self.tools = t, tools
+        self.dtype, out = tools.dtypes[t.dtype], tools.dtypes[t.out]
+        self.c0 = 32 // self.dtype.itemsize
+        self.a = GlobalTensor(self.dtype).SetGlobalBuffer(a_gm, t.batch * t.M * t.K)
+        self.b = GlobalTensor(self.dtype).SetGlobalBuffer(b_gm, (1 if t.shared_b else t.batch) * t.K * t.N)
+        self.c = GlobalTensor(out).SetGlobalBuffer(c_gm, t.batch * t.M * t.N)
+        self.kl1 = t.baseK * t.stepK  # K elements resident in L1 per load
+        self.pipe = TPipe()
+        self.qa1, self.qb1, self.qc = TQue(TPosition.A1), TQue(TPosition.B1), TQue(TPosition.CO1)
+        self.pipe.InitBuffer(self.qa1, t.l1_buffers, t.baseM * self.kl1 * self.dtype.itemsize)
+        self.pipe.InitBuffer(self.qb1, t.l1_buffers, self.kl1 * t.baseN * self.dtype.itemsize)
+        self.pipe.InitBuffer(self.qc, 2, t.baseM * t.baseN * 4)
+        self.l0a, self.l0b = TBuf(TPosition.A2), TBuf(TPosition.B2)
+        self.pipe.InitBuffer(self.l0a, 2 * L0_HALF)
+        self.pipe.InitBuffer(self.l0b, 2 * L0_HALF)
+        self.tiles_m, self.tiles_n = -(-t.M // t.baseM), -(-t.N // t.baseN)
+
+    def TilePlace(self, tile: int) -> tuple:
+        """(batch, first row m0, first column n0, rows use_m, columns use_n) of output tile `tile`."""
+        t = self.t
+        batch, rest = divmod(tile, self.tiles_m * self.tiles_n)
+        m0, n0 = (rest // self.tiles_n) * t.baseM, (rest % self.tiles_n) * t.baseN
+        return batch, m0, n0, min(t.baseM, t.M - m0), min(t.baseN, t.N - n0)
+
+    def ComputeTile(self, tile: int, ping: int) -> int:
+        """Output tile `tile`: K in L1 loads of stepK slices, the Mmads in the L0 half `ping`, alternating, and the
+        Fixpipe of the finished tile; returns the L0 half the next tile starts in."""
+        t, tools, dtype, c0 = self.t, self.tools, self.dtype, self.c0
+        batch, m0, n0, use_m, use_n = self.TilePlace(tile)
         a_batch = batch * t.M * t.K
         b_batch = 0 if t.shared_b else batch * t.K * t.N
-        c_l0 = qc.AllocTensor(np.float32)
-        for k_l1 in range(0, t.K, kl1):
-            use_kl1 = min(kl1, t.K - k_l1)
-            a1 = qa1.AllocTensor(dtype)  # the A slice (use_m x use_kl1) in L1
-            tools.copy_a(a1, a[a_batch + m0 * t.K + k_l1], use_m, use_kl1, t.K)
-            qa1.EnQue(a1)
-            b1 = qb1.AllocTensor(dtype)  # the B slice (use_kl1 x use_n) in L1
-            tools.copy_b(b1, b[b_batch + k_l1 * t.N + n0], use_kl1, use_n, t.N)
-            qb1.EnQue(b1)
-            a1, b1 = qa1.DeQue(), qb1.DeQue()
+        c_l0 = self.qc.AllocTensor(np.float32)
+        for k_l1 in range(0, t.K, self.kl1):
+            use_kl1 = min(self.kl1, t.K - k_l1)
+            a1 = self.qa1.AllocTensor(dtype)  # the A slice (use_m x use_kl1) in L1
+            tools.copy_a(a1, self.a[a_batch + m0 * t.K + k_l1], use_m, use_kl1, t.K)
+            self.qa1.EnQue(a1)
+            b1 = self.qb1.AllocTensor(dtype)  # the B slice (use_kl1 x use_n) in L1
+            tools.copy_b(b1, self.b[b_batch + k_l1 * t.N + n0], use_kl1, use_n, t.N)
+            self.qb1.EnQue(b1)
+            a1, b1 = self.qa1.DeQue(), self.qb1.DeQue()
             for k in range(0, use_kl1, t.baseK):
                 use_k = min(t.baseK, use_kl1 - k)
-                a2 = l0a.GetWithOffset(t.baseM * t.baseK, ping * L0_HALF, dtype)
-                b2 = l0b.GetWithOffset(t.baseK * t.baseN, ping * L0_HALF, dtype)
+                a2 = self.l0a.GetWithOffset(t.baseM * t.baseK, ping * L0_HALF, dtype)
+                b2 = self.l0b.GetWithOffset(t.baseK * t.baseN, ping * L0_HALF, dtype)
                 WaitFlag(HardEvent.M_MTE1, ping)
                 tools.load_a(a2, a1, use_m, use_k, k, c0)
                 tools.load_b(b2, b1, use_kl1, use_n, use_k, k, c0)
@@ -107,14 +128,13 @@ def matmul_tiles(a_gm, b_gm, c_gm, t, tools: MatmulTools) -> None:
                 Mmad(c_l0, a2, b2, MmadParams(align(use_m, 16), use_n, use_k, cmatrixInitVal=(k_l1 + k == 0)))
                 SetFlag(HardEvent.M_MTE1, ping)
                 ping ^= 1
-            qa1.FreeTensor(a1)
-            qb1.FreeTensor(b1)
-        qc.EnQue(c_l0)
-        c_l0 = qc.DeQue()
-        tools.fixpipe(c[batch * t.M * t.N + m0 * t.N + n0], c_l0, use_m, use_n, t)
-        qc.FreeTensor(c_l0)
-    if t.hf32:
-        SetHF32Mode(False)
+            self.qa1.FreeTensor(a1)
+            self.qb1.FreeTensor(b1)
+        self.qc.EnQue(c_l0)
+        c_l0 = self.qc.DeQue()
+        tools.fixpipe(self.c[batch * t.M * t.N + m0 * t.N + n0], c_l0, use_m, use_n, t)
+        self.qc.FreeTensor(c_l0)
+        return ping
 
 
 def copy_nd_to_nz(dst: LocalTensor, src: GlobalTensor, rows: int, cols: int, pitch: int) -> None:
@@ -175,3 +195,10 @@ def fixpipe_nz2nd(c: GlobalTensor, c_l0: LocalTensor, use_m: int, use_n: int, t)
 
 
 A2_TOOLS = MatmulTools(DTYPES, copy_nd_to_nz, copy_nd_to_nz, load_a_zz, load_b_a2, fixpipe_nz2nd)
+
+
+# Replay (ascend_sim/engine/replay.py): a tile is a unit, declared in replay_keys.py (applied here so that no kernel
+# line above moves: records carry their source line).
+from kernels.matmul.kernel.replay_keys import compute_tile_unit  # noqa: E402
+
+MatmulTiles.ComputeTile = compute_tile_unit(MatmulTiles.ComputeTile)

@@ -60,7 +60,7 @@ def _records(report):
              for r in log] for log in report.logs]
 
 
-def _observe(engine, launch):
+def observe(engine, launch):
     """Everything a run shows on `engine`: ("fault", type, message) or its records, order, report and GM."""
     chip = Chip(engine=engine)
     try:
@@ -72,14 +72,14 @@ def _observe(engine, launch):
 
 
 def _agree(launch):
-    exact, fast, replay = _observe("exact", launch), _observe("fast", launch), _observe("replay", launch)
+    exact, fast, replay = observe("exact", launch), observe("fast", launch), observe("replay", launch)
     assert fast == exact
     assert replay == exact
     return exact
 
 
 # ------------------------------------------------------------------------------------------ kernels
-def _matmul(m, n, k, block_dim, dtype=np.float16, batch=1):
+def matmul_launch(m, n, k, block_dim, dtype=np.float16, batch=1):
     def launch(chip):
         rng = np.random.default_rng(m * n + k)  # the same operands on each engine
         a = rng.standard_normal((batch, m, k) if batch > 1 else (m, k)).astype(dtype)
@@ -91,14 +91,17 @@ def _matmul(m, n, k, block_dim, dtype=np.float16, batch=1):
     return launch
 
 
-@pytest.mark.parametrize("shape", [(96, 64, 80, 2), (256, 384, 512, 8), (33, 17, 300, 1), (128, 256, 64, 20)])
+MATMUL_SHAPES = [(96, 64, 80, 2), (256, 384, 512, 8), (33, 17, 300, 1), (128, 256, 64, 20)]  # (m, n, k, cores)
+
+
+@pytest.mark.parametrize("shape", MATMUL_SHAPES)
 def test_matmul_kernels_agree(shape):
-    records, *_ = _agree(_matmul(*shape))
+    records, *_ = _agree(matmul_launch(*shape))
     assert sum(map(len, records)) > 10
 
 
 def test_a_batched_fp32_matmul_agrees():
-    _agree(_matmul(64, 96, 40, 4, np.float32, batch=3))
+    _agree(matmul_launch(64, 96, 40, 4, np.float32, batch=3))
 
 
 def _kernel(body, *arrays, block_dim=1, kernel_type="AIC_ONLY"):
@@ -168,7 +171,7 @@ def test_faults_agree(case):
 
 def test_a_race_found_after_the_kernel_python_still_wins_over_a_later_python_error():
     # the exact engine stops at the race while the kernel runs; the fast engine finds it afterwards
-    kind, message = _observe("fast", FAULTS["race before a Python error"])[1:]
+    kind, message = observe("fast", FAULTS["race before a Python error"])[1:]
     assert kind == "RaceFault" and "LoadData2D" in message
 
 
@@ -253,16 +256,20 @@ def test_auto_uses_the_exact_engine_with_hooks_and_fast_refuses_them():
         Chip(engine="quick")
 
 
-@pytest.mark.parametrize("deterministic", [False, True], ids=["atomic", "deterministic"])
-def test_dw_operator_runs_agree(deterministic):
+def dw_run(deterministic, engine):
+    """The dw operator on the corpus's case (the same operands every time) on `engine`."""
     from kernels import conv3d_backprop_filter_v2_run
 
     rng = np.random.default_rng(5)
     x = rng.standard_normal((2, 5, 9, 9, 20)).astype(np.float16)  # NDHWC
     dy = rng.standard_normal((2, 3, 4, 5, 24)).astype(np.float16)
-    runs = [conv3d_backprop_filter_v2_run(x, (24, 20, 3, 3, 3), dy, strides=(1, 2, 2, 2, 1), pads=(1, 1, 0, 0, 1, 1),
-                                          deterministic=deterministic, engine=engine)
-            for engine in ("exact", "fast", "replay")]
+    return conv3d_backprop_filter_v2_run(x, (24, 20, 3, 3, 3), dy, strides=(1, 2, 2, 2, 1), pads=(1, 1, 0, 0, 1, 1),
+                                         deterministic=deterministic, engine=engine)
+
+
+@pytest.mark.parametrize("deterministic", [False, True], ids=["atomic", "deterministic"])
+def test_dw_operator_runs_agree(deterministic):
+    runs = [dw_run(deterministic, engine) for engine in ("exact", "fast", "replay")]
     exact = runs[0]
     for other in runs[1:]:
         assert all_fields(other.report) == all_fields(exact.report)
@@ -270,16 +277,21 @@ def test_dw_operator_runs_agree(deterministic):
         assert other.result.tobytes() == exact.result.tobytes()
 
 
-@pytest.mark.parametrize("execute", [True, False], ids=["full", "timing"])
-def test_conv3d_v2_operator_runs_agree(execute):
+def conv3d_v2_case_run(execute, engine):
+    """Conv3DV2 on the corpus's case (strides, pads, dilations, bias) on `engine`."""
     from kernels import conv3d_v2_run
 
     rng = np.random.default_rng(6)
     x = rng.standard_normal((2, 20, 5, 9, 10)).astype(np.float16)
     w = rng.standard_normal((33, 20, 3, 3, 2)).astype(np.float16)
     b = rng.standard_normal(33).astype(np.float16)
-    runs = [conv3d_v2_run(x, w, b, strides=(1, 1, 2, 2, 3), pads=(1, 1, 2, 0, 1, 1), dilations=(1, 1, 1, 2, 1),
-                          execute=execute, engine=engine) for engine in ("exact", "fast", "replay")]
+    return conv3d_v2_run(x, w, b, strides=(1, 1, 2, 2, 3), pads=(1, 1, 2, 0, 1, 1), dilations=(1, 1, 1, 2, 1),
+                         execute=execute, engine=engine)
+
+
+@pytest.mark.parametrize("execute", [True, False], ids=["full", "timing"])
+def test_conv3d_v2_operator_runs_agree(execute):
+    runs = [conv3d_v2_case_run(execute, engine) for engine in ("exact", "fast", "replay")]
     exact = runs[0]
     assert not any(c.kind == "AIV" for c in exact.report.cores)  # Conv3DV2 runs on the cube cores only
     for other in runs[1:]:
@@ -289,17 +301,21 @@ def test_conv3d_v2_operator_runs_agree(execute):
             assert other.result.tobytes() == exact.result.tobytes()
 
 
-@pytest.mark.parametrize("dtype", [np.float16, np.float32])
-def test_conv3d_v2_pointwise_runs_agree(dtype):
-    """The pointwise kernel (NCDHW, LoadData 2D transposes or LoadDataWithTranspose, the bias Mmad, NZ2ND Fixpipe)."""
+def pointwise_run(dtype, engine):
+    """Conv3DV2's pointwise kernel on the corpus's case on `engine`."""
     from kernels import conv3d_v2_run
 
     rng = np.random.default_rng(7)
     x = rng.standard_normal((2, 37, 3, 5, 7)).astype(dtype)
     w = rng.standard_normal((21, 37, 1, 1, 1)).astype(dtype)
     b = rng.standard_normal(21).astype(dtype)
-    exact, *others = [conv3d_v2_run(x, w, b, strides=(1,) * 5, pads=(0,) * 6, engine=engine)
-                      for engine in ("exact", "fast", "replay")]
+    return conv3d_v2_run(x, w, b, strides=(1,) * 5, pads=(0,) * 6, engine=engine)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_conv3d_v2_pointwise_runs_agree(dtype):
+    """The pointwise kernel (NCDHW, LoadData 2D transposes or LoadDataWithTranspose, the bias Mmad, NZ2ND Fixpipe)."""
+    exact, *others = [pointwise_run(dtype, engine) for engine in ("exact", "fast", "replay")]
     assert any(n.startswith("kernel: KernelConv3DV2PointWise") for n in exact.notes)
     for other in others:
         assert all_fields(other.report) == all_fields(exact.report)

@@ -90,14 +90,14 @@ def _agree(launch, caches):
 
 @pytest.mark.parametrize("shape", [(96, 64, 80, 2), (256, 384, 512, 8), (33, 17, 300, 1)])
 def test_matmul_kernels_agree(shape, caches):
-    _agree(corpus._matmul(*shape), caches)
+    _agree(corpus.matmul_launch(*shape), caches)
     assert caches[-1].misses > 0  # the cache was consulted
     if shape[2] >= 512:  # long K loops repeat their instructions
         assert caches[-1].hits > caches[-1].misses
 
 
 def test_a_batched_fp32_matmul_agrees(caches):
-    _agree(corpus._matmul(64, 96, 40, 4, np.float32, batch=3), caches)
+    _agree(corpus.matmul_launch(64, 96, 40, 4, np.float32, batch=3), caches)
 
 
 @pytest.mark.parametrize("case", list(corpus.FAULTS))
@@ -220,7 +220,7 @@ def test_hooks_see_the_same_records(caches):
     def observe(cache):
         seen = []
         chip = Chip(front_end_cache=cache, hooks=[lambda core, rec: seen.append(rec)])
-        corpus._matmul(256, 384, 512, 8)(chip)
+        corpus.matmul_launch(256, 384, 512, 8)(chip)
         return _records([seen])
     assert observe(True) == observe(False)
     assert caches[-1].hits > caches[-1].misses

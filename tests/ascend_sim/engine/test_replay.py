@@ -157,6 +157,53 @@ def test_verify_mode_exercises_the_restore_path(monkeypatch):
     assert observed[:2] == ("fault", "ReplayMismatch") and "registers after the call differs" in observed[2]
 
 
+class ShortKeyTiles(Tiles):
+    """`load` with a declared short key: the stride (what the SetLoadDataRepeat record carries)."""
+    load = replay_unit("Tiles.load", exclude=("src",), key=lambda api, i: (api.stride, api.count),
+                       anchors=lambda api, i: {api.src.buffer: api.src.address + i * 512})(Tiles.load)
+
+
+class IncompleteShortKeyTiles(Tiles):
+    """The short key forgets the stride."""
+    load = replay_unit("Tiles.load", exclude=("src",), key=lambda api, i: (api.count,),
+                       anchors=lambda api, i: {api.src.buffer: api.src.address + i * 512})(Tiles.load)
+
+
+def test_a_short_key_hit_walks_no_state_and_agrees_with_the_exact_engine(monkeypatch):
+    from ascend_sim.engine import replay
+
+    walks = []
+    real_state = replay._State
+    monkeypatch.setattr(replay, "_State", lambda *args: walks.append(1) or real_state(*args))
+    for options in ({}, {"execute": False, "check_races": False}):
+        walks.clear()
+        replayed, chip = observe("replay", tiles_kernel(ShortKeyTiles, 8), **options)
+        assert replayed == observe("exact", tiles_kernel(ShortKeyTiles, 8), **options)[0]
+        # two templates (the first call finds no SetLoadDataRepeat register yet), a walk before and after each;
+        # the 14 hits (core 1's first call included: its registers are core 0's at its first call) walk nothing
+        assert len(chip.replayer.templates) == 2 and chip.replayer.hits == 14 and len(walks) == 4
+
+
+def test_verify_mode_checks_a_short_key_hit_against_the_full_key():
+    verified, chip = observe("replay", tiles_kernel(ShortKeyTiles, 8), replay="verify")
+    assert chip.replayer.verified == chip.replayer.hits == 14
+    assert verified == observe("exact", tiles_kernel(ShortKeyTiles, 8))[0]
+
+
+def test_verify_mode_catches_an_incomplete_short_key():
+    def body(src):
+        api = IncompleteShortKeyTiles(src, 4)
+        for i in range(4):
+            api.stride = 1 + i // 2  # 1, 1, 2, 2: the third call's short key matches the second's template
+            api.load(i)
+        WaitFlag(HardEvent.MTE1_MTE2, 0)
+    observed, _ = observe("replay", body, replay="verify")
+    assert observed[:2] == ("fault", "ReplayMismatch")
+    assert "unit Tiles.load on AIC 0" in observed[2] and "short key matched a template whose full key differs" in \
+        observed[2] and "attribute stride: this call 2, the template's 1" in \
+        observed[2]
+
+
 def test_a_timing_only_run_makes_its_records_when_read():
     chip = Chip(engine="replay", execute=False, check_races=False)
     src = GmAddr(chip.gm.upload("in", np.zeros(256 * 8, np.float16)))
@@ -181,17 +228,20 @@ def test_auto_replays_without_hooks_and_not_with_them():
 
 @pytest.mark.parametrize("case", ["C3D conv3a, shrunk", "MIX NCDHW, groups, odd channels, bf16"])
 def test_dx_units_replay_and_verify(case, monkeypatch):
-    """The dx API's tile and the AIV post-process are replayed (hits), and verify mode passes on them."""
+    """The dx API's tile, its kernel planes and the AIV post-process are replayed (hits), and verify mode passes
+    on them."""
     from ascend_sim.engine import replay
 
     hits = []
     real_replay = replay.Replayer._replay
-    monkeypatch.setattr(replay.Replayer, "_replay",
-                        lambda self, core, *a: hits.append(core.core_type.name) or real_replay(self, core, *a))
+    monkeypatch.setattr(replay.Replayer, "_replay", lambda self, core, objects, template, shifts: hits.append(
+        (core.core_type.name, template.unit)) or real_replay(self, core, objects, template, shifts))
     exact = dx_run(case, True, "exact")
     monkeypatch.setenv("ASCEND_REPLAY", "verify")
     verified = dx_run(case, True, "replay")
-    assert {"AIC", "AIV"} <= set(hits)
+    assert {("AIC", "Conv3DBackpropInput._compute"), ("AIV", "VecPostProcess")} <= set(hits)
+    if case.startswith("C3D"):  # a tile that runs for real replays its repeated kernel planes
+        assert ("AIC", "Conv3DBackpropInput._compute_kernel_plane") in hits
     assert all_fields(verified.report) == all_fields(exact.report)
     assert verified.result.tobytes() == exact.result.tobytes()
 

@@ -65,10 +65,10 @@ globals().update(_tests(test_vector_elementwise, {"test_vector_read_racing_the_m
 
 def test_the_fast_engine_uses_the_compiled_checker_and_reports_the_python_fault():
     CHECKED.clear()
-    kind, message = test_engines._observe("fast", test_engines.FAULTS["race"])[1:]
+    kind, message = test_engines.observe("fast", test_engines.FAULTS["race"])[1:]
     assert kind == "RaceFault" and "LoadData2D" in message
     assert CHECKED and CHECKED[-1][0] >= 0  # the compiled checker ran and found the race
-    test_engines._observe("fast", test_engines._matmul(96, 64, 80, 2))
+    test_engines.observe("fast", test_engines.matmul_launch(96, 64, 80, 2))
     assert CHECKED[-1] == (CLEAN, CLEAN)
 
 

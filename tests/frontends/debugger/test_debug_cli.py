@@ -46,7 +46,7 @@ CRITERIA = [
     ("pipe=FIX", dict(pipe="FIX")),
     ("core=3", dict(core=3)),
     ("name=Mmad core=2", dict(name="Mmad", core=2)),
-    ("matmul_kernel.py:173", dict(source="matmul_kernel.py:173")),
+    ("matmul_kernel.py:193", dict(source="matmul_kernel.py:193")),
     ("seq=57", dict(seq=57)),
     ("Mmad if rec.core >= 2", dict(name="Mmad", condition=lambda r: r.core >= 2)),
     ("if getattr(rec.params, 'm', 0) == 128 and rec.core == 3",

@@ -339,86 +339,101 @@ class Conv3DBackpropInput:
             curDoutIdx = self._valid_dout(curKdIdx)
             if curDoutIdx is None:
                 continue
-            self.needComputeKFlag = True
-            kaIdx = kbIdx = kaStepIdx = kbStepIdx = 0
-            self.load3d.kExtension = t.baseK
-            self.mmad.k = t.baseK
-            self.curLoadKal1 = t.stepKa * t.baseK
-            self.curLoadKbl1 = t.stepKb * t.baseK
-            for kIdx in range(self.kIter):
-                isLastKIdx = kIdx + 1 == self.kIter
-                if isLastKIdx:
-                    self.load3d.kExtension = self.tailK
-                    self.mmad.k = self.tailK
-                if kIdx == self.kIterStepKaTail:
-                    self.curLoadKal1 = (self.stepKaTail - 1) * t.baseK + self.tailK
-                if kIdx == self.kIterStepKbTail:
-                    self.curLoadKbl1 = (self.stepKbTail - 1) * t.baseK + self.tailK
-                # A1/B1 ping or pong by the parity of the (M block, K step) index (stepM = stepN = 1)
-                isLoadA1 = kaIdx == 0
-                if isLoadA1 and t.al1Pbuffer > 1:
-                    a1PingPongFlag = bool((self.curML1Idx * self.stepKaRound + kaStepIdx + 1) & 1)
-                LoadToA1(self, kIdx, curDoutIdx, a1PingPongFlag, isLoadA1)
-                isLoadB1 = kbIdx == 0
-                if isLoadB1 and t.bl1Pbuffer > 1:
-                    b1PingPongFlag = bool((self.curNL1Idx * self.stepKbRound + kbStepIdx + 1) & 1)
-                LoadToB1(self, kIdx, curKdIdx, b1PingPongFlag, isLoadB1)
-
-                l0a = l0a_all[self.l0aPingPongAddr] if l0aPingPongFlag else l0a_all
-                self.load3d.kStartPt = kaIdx * t.baseK
-                if isLoadA1:
-                    if a1PingPongFlag:
-                        self.cacheA1BufPing = self.a1Ping.DeQue(self.SrcT)
-                    else:
-                        self.cacheA1BufPong = self.a1Pong.DeQue(self.SrcT)
-                WaitFlag(HardEvent.M_MTE1, l0aPingPongFlag)
-                LoadToA2(self, self.cacheA1BufPing if a1PingPongFlag else self.cacheA1BufPong, l0a)
-                isLastStepKa = kaIdx + 1 == t.stepKa
-                if isLastStepKa or isLastKIdx:
-                    if a1PingPongFlag:
-                        self.a1Ping.FreeTensor(self.cacheA1BufPing)
-                    else:
-                        self.a1Pong.FreeTensor(self.cacheA1BufPong)
-
-                l0b = l0b_all[self.l0bPingPongAddr] if l0aPingPongFlag else l0b_all
-                if isLoadB1 and (not self.isB1FullLoadFlag or self.isLoadB1):
-                    if b1PingPongFlag:
-                        self.cacheB1BufPing = self.b1Ping.DeQue(self.SrcT)
-                    else:
-                        self.cacheB1BufPong = self.b1Pong.DeQue(self.SrcT)
-                    if self.isLoadB1:
-                        self.isLoadB1 = False
-                if self.isB16 and (kIdx == 0 or kIdx == self.kIterStepKbTail):
-                    UpdateLoadToB2ParamsK(self)
-                LoadToB2(self, self.cacheB1BufPing if b1PingPongFlag else self.cacheB1BufPong, kbIdx, kIdx,
-                         b1PingPongFlag, l0b)
-                isLastStepKb = kbIdx + 1 == t.stepKb
-                if (isLastStepKb or isLastKIdx) and (not self.isB1FullLoadFlag or self.isFreeB1):
-                    if b1PingPongFlag:
-                        self.b1Ping.FreeTensor(self.cacheB1BufPing)
-                    else:
-                        self.b1Pong.FreeTensor(self.cacheB1BufPong)
-
-                SetFlag(HardEvent.MTE1_M, l0aPingPongFlag)
-                WaitFlag(HardEvent.MTE1_M, l0aPingPongFlag)
-                self._mmad_local(l0a, l0b, l0c)
-                SetFlag(HardEvent.M_MTE1, l0aPingPongFlag)
-                if isFirstDk and kIdx == 0:
-                    self.mmad.cmatrixInitVal = False
-                l0aPingPongFlag ^= self.useL0PingPong
-                if isLastStepKa:
-                    kaStepIdx += 1
-                    kaIdx = 0
-                else:
-                    kaIdx += 1
-                if isLastStepKb:
-                    kbStepIdx += 1
-                    kbIdx = 0
-                else:
-                    kbIdx += 1
+            a1PingPongFlag, b1PingPongFlag, l0aPingPongFlag = self._compute_kernel_plane(
+                curKdIdx, curDoutIdx, isFirstDk, a1PingPongFlag, b1PingPongFlag, l0aPingPongFlag, l0c, l0a_all,
+                l0b_all)
             isFirstDk = False
         (self.c1Ping if self.usingCacheC1Ping else self.c1Pong).EnQue(l0c)
         self.l0aPingPongFlag = l0aPingPongFlag
+
+    def _compute_kernel_plane(self, curKdIdx: int, curDoutIdx: int, isFirstDk: bool, a1PingPongFlag: bool,
+                              b1PingPongFlag: bool, l0aPingPongFlag: int, l0c, l0a_all, l0b_all) -> tuple:
+        """The K loop of kernel plane curKdIdx against dy plane curDoutIdx into the tile's L0C; returns the A1, B1
+        and L0 ping-pong flags it leaves.
+
+        [port] The body of Compute's `for curKdIdx` loop (conv3d_bp_func.h), a method here so that replay can take
+        one kernel plane as a unit (kernel/arch22/replay_keys.py); the C++ has it inline. The loop's locals it
+        reads and updates are its arguments and its result.
+        """
+        t = self.tiling
+        self.needComputeKFlag = True
+        kaIdx = kbIdx = kaStepIdx = kbStepIdx = 0
+        self.load3d.kExtension = t.baseK
+        self.mmad.k = t.baseK
+        self.curLoadKal1 = t.stepKa * t.baseK
+        self.curLoadKbl1 = t.stepKb * t.baseK
+        for kIdx in range(self.kIter):
+            isLastKIdx = kIdx + 1 == self.kIter
+            if isLastKIdx:
+                self.load3d.kExtension = self.tailK
+                self.mmad.k = self.tailK
+            if kIdx == self.kIterStepKaTail:
+                self.curLoadKal1 = (self.stepKaTail - 1) * t.baseK + self.tailK
+            if kIdx == self.kIterStepKbTail:
+                self.curLoadKbl1 = (self.stepKbTail - 1) * t.baseK + self.tailK
+            # A1/B1 ping or pong by the parity of the (M block, K step) index (stepM = stepN = 1)
+            isLoadA1 = kaIdx == 0
+            if isLoadA1 and t.al1Pbuffer > 1:
+                a1PingPongFlag = bool((self.curML1Idx * self.stepKaRound + kaStepIdx + 1) & 1)
+            LoadToA1(self, kIdx, curDoutIdx, a1PingPongFlag, isLoadA1)
+            isLoadB1 = kbIdx == 0
+            if isLoadB1 and t.bl1Pbuffer > 1:
+                b1PingPongFlag = bool((self.curNL1Idx * self.stepKbRound + kbStepIdx + 1) & 1)
+            LoadToB1(self, kIdx, curKdIdx, b1PingPongFlag, isLoadB1)
+
+            l0a = l0a_all[self.l0aPingPongAddr] if l0aPingPongFlag else l0a_all
+            self.load3d.kStartPt = kaIdx * t.baseK
+            if isLoadA1:
+                if a1PingPongFlag:
+                    self.cacheA1BufPing = self.a1Ping.DeQue(self.SrcT)
+                else:
+                    self.cacheA1BufPong = self.a1Pong.DeQue(self.SrcT)
+            WaitFlag(HardEvent.M_MTE1, l0aPingPongFlag)
+            LoadToA2(self, self.cacheA1BufPing if a1PingPongFlag else self.cacheA1BufPong, l0a)
+            isLastStepKa = kaIdx + 1 == t.stepKa
+            if isLastStepKa or isLastKIdx:
+                if a1PingPongFlag:
+                    self.a1Ping.FreeTensor(self.cacheA1BufPing)
+                else:
+                    self.a1Pong.FreeTensor(self.cacheA1BufPong)
+
+            l0b = l0b_all[self.l0bPingPongAddr] if l0aPingPongFlag else l0b_all
+            if isLoadB1 and (not self.isB1FullLoadFlag or self.isLoadB1):
+                if b1PingPongFlag:
+                    self.cacheB1BufPing = self.b1Ping.DeQue(self.SrcT)
+                else:
+                    self.cacheB1BufPong = self.b1Pong.DeQue(self.SrcT)
+                if self.isLoadB1:
+                    self.isLoadB1 = False
+            if self.isB16 and (kIdx == 0 or kIdx == self.kIterStepKbTail):
+                UpdateLoadToB2ParamsK(self)
+            LoadToB2(self, self.cacheB1BufPing if b1PingPongFlag else self.cacheB1BufPong, kbIdx, kIdx,
+                     b1PingPongFlag, l0b)
+            isLastStepKb = kbIdx + 1 == t.stepKb
+            if (isLastStepKb or isLastKIdx) and (not self.isB1FullLoadFlag or self.isFreeB1):
+                if b1PingPongFlag:
+                    self.b1Ping.FreeTensor(self.cacheB1BufPing)
+                else:
+                    self.b1Pong.FreeTensor(self.cacheB1BufPong)
+
+            SetFlag(HardEvent.MTE1_M, l0aPingPongFlag)
+            WaitFlag(HardEvent.MTE1_M, l0aPingPongFlag)
+            self._mmad_local(l0a, l0b, l0c)
+            SetFlag(HardEvent.M_MTE1, l0aPingPongFlag)
+            if isFirstDk and kIdx == 0:
+                self.mmad.cmatrixInitVal = False
+            l0aPingPongFlag ^= self.useL0PingPong
+            if isLastStepKa:
+                kaStepIdx += 1
+                kaIdx = 0
+            else:
+                kaIdx += 1
+            if isLastStepKb:
+                kbStepIdx += 1
+                kbIdx = 0
+            else:
+                kbIdx += 1
+        return a1PingPongFlag, b1PingPongFlag, l0aPingPongFlag
 
     # --------------------------------------------------------------------------------------- output
     @api_call
@@ -453,8 +468,9 @@ class Conv3DBackpropInput:
             SetHF32Mode(False)
 
 
-# Replay (ascend_sim/engine/replay.py): a tile's K loop is a unit, declared in replay_keys.py (appended here so that
-# no kernel line above moves: records carry their source line).
-from kernels.conv3d_backprop_input.kernel.arch22.replay_keys import compute_unit  # noqa: E402
+# Replay (ascend_sim/engine/replay.py): a tile's K loop and a kernel plane's are units, declared in replay_keys.py
+# (applied here so that no kernel line above moves: records carry their source line).
+from kernels.conv3d_backprop_input.kernel.arch22.replay_keys import compute_unit, kernel_plane_unit  # noqa: E402
 
 Conv3DBackpropInput._compute = compute_unit(Conv3DBackpropInput._compute)
+Conv3DBackpropInput._compute_kernel_plane = kernel_plane_unit(Conv3DBackpropInput._compute_kernel_plane)

@@ -10,8 +10,30 @@ the core's workspace slot and the tile's place in y.
 """
 from __future__ import annotations
 
-from ascend_sim.ascendc import GetBlockIdx, GetSubBlockIdx, replay_unit
+from operator import attrgetter
+
+from ascend_sim.ascendc import GetBlockIdx, GetSubBlockIdx, protocol_state, replay_unit
 from kernels.conv3d_backprop_input.kernel.arch22.load_a import CalcHDstDataSkipLine
+
+# The API object's attributes in the short key of `_compute` (what Init sets from the tiling alone is the same for
+# every call of a launch and left out; verify mode checks that these decide the whole state):
+_COMPUTE_ATTRIBUTES = attrgetter(
+    # the tile's place: the M/N blocks loaded, the A1/B1 ping-pong parities, the cout ping-pong indices
+    "curML0Idx", "curML1Idx", "curNL0Idx", "curNL1Idx", "curStepM", "curStepN", "curPingCoutIdx", "curPongCoutIdx",
+    # the tile's shape: the Mmad's m/n, LoadToA1's rows, LoadToB2's blocks
+    "baseUseM", "baseUseN", "baseUseAlignN", "curHoSize",
+    # the core's block (SetSingleShape): the loop counts and tails
+    "singleShapeM", "singleShapeHin", "singleShapeCin", "singleShapeCin1", "singleShapeCout1", "singleShapeDin",
+    "mIter", "nIter", "kIter", "tailM", "tailN", "tailK", "stepKaRound", "stepKbRound", "kIterStepKaTail",
+    "kIterStepKbTail", "stepKaTail", "stepKbTail",
+    # what the call does: skip, first tile, the B1 full-load protocol, the L0 and L0C ping-pong
+    "needComputeFlag", "needComputeKFlag", "isFirstIter", "isFreeB1", "isLoadB1", "l0aPingPongFlag",
+    "usingCacheC1Ping",
+    # the A1/B1 tensors the previous tile left dequeued, and the instruction parameters it left
+    "cacheA1BufPing", "cacheA1BufPong", "cacheB1BufPing", "cacheB1BufPong", "mmad")
+# ... and those set by the first tile (the L1 K sizes, LoadToB2's blocks and offsets, the load parameters)
+_COMPUTE_ATTRIBUTES_SET_LATER = ("curLoadKal1", "curLoadKbl1", "blockBaseN", "idxC1in", "baseB1Offset", "load3d",
+                                 "load2d")
 
 
 def _valid_planes(api) -> tuple:
@@ -60,10 +82,55 @@ def _compute_anchors(api) -> dict:
     return anchors
 
 
+def _compute_key(api) -> tuple:
+    """The attributes above and the queue protocol's state (which slots wait on a FreeTensor or EnQue flag, with
+    which event IDs): the tile's records and the state it leaves."""
+    return (*_COMPUTE_ATTRIBUTES(api), *[getattr(api, name, None) for name in _COMPUTE_ATTRIBUTES_SET_LATER],
+            protocol_state(api.pipe, api.a1Ping, api.a1Pong, api.b1Ping, api.b1Pong,
+                                                      api.c1Ping, api.c1Pong))
+
+
 def compute_unit(method):
     """Conv3DBackpropInput._compute (one tile's K loop on the AIC) as a replayable unit."""
     return replay_unit("Conv3DBackpropInput._compute", fixed=("tiling",), extra=_compute_extra,
-                       anchors=_compute_anchors,
+                       anchors=_compute_anchors, key=_compute_key,
+                       exclude=("curDinIdx", "curDinStartIdx", "curHoIdx", "curHoStartIdx", "outBackPropGlobal",
+                                "weightGlobal"))(method)
+
+
+def _plane_extra(api, curKdIdx, curDoutIdx, isFirstDk, a1PingPongFlag, b1PingPongFlag, l0aPingPongFlag, l0c, l0a_all,
+                 l0b_all) -> tuple:
+    """- the loop's locals: the first plane (its first Mmad initialises L0C), the A1/B1/L0 ping-pong flags;
+    - the L0C, L0A and L0B tensors (where the K loop writes and reads);
+    - the top pad min(curHoIdx, 0) and the leading zero rows CalcHDstDataSkipLine, as for the tile."""
+    return (isFirstDk, a1PingPongFlag, b1PingPongFlag, l0aPingPongFlag, l0c.address, l0a_all.address,
+            l0b_all.address, min(api.curHoIdx, 0), CalcHDstDataSkipLine(api))
+
+
+def _plane_key(api, *args) -> tuple:
+    """The tile's short key: the same attributes decide a plane's records and the state it leaves."""
+    return _compute_key(api)
+
+
+def _plane_anchors(api, curKdIdx, curDoutIdx, *args) -> dict:
+    """- dy (outBackPropGlobal) moves with its element (dy plane curDoutIdx, cout1 0, the tile's first dy row):
+      LoadToA1's srcBase at cout1 0;
+    - the weight (weightGlobal) moves with kernel plane curKdIdx's first row (LoadToB1's src at cin1 and cout1 0:
+      FRACTAL_Z_3D rows of cin1G x Hk x Wk x (cout1G x C0, or fp32's alignedCout) couts of C0)."""
+    t = api.tiling
+    dy, weight = api.outBackPropGlobal, api.weightGlobal
+    hoStride = t.wo * t.c0
+    element = curDoutIdx * t.cout1 * t.ho * hoStride + _first_dy_row(api) * hoStride
+    couts = t.cout1G * t.c0 if api.isB16 else api.alignedCout
+    return {dy.buffer: dy.address + element * dy.dtype.itemsize,
+            weight.buffer: weight.address + curKdIdx * t.cin1G * api.HkWkC0 * couts * weight.dtype.itemsize}
+
+
+def kernel_plane_unit(method):
+    """Conv3DBackpropInput._compute_kernel_plane (one kernel plane's K loop of a tile) as a replayable unit: for
+    layers with few long tiles, a tile that runs for real replays its repeated planes."""
+    return replay_unit("Conv3DBackpropInput._compute_kernel_plane", fixed=("tiling",), extra=_plane_extra,
+                       anchors=_plane_anchors, key=_plane_key,
                        exclude=("curDinIdx", "curDinStartIdx", "curHoIdx", "curHoStartIdx", "outBackPropGlobal",
                                 "weightGlobal"))(method)
 
@@ -83,6 +150,11 @@ def vec_post_unit(function, JudgeComputeNecessary):
         return (d.needComputeFlag, JudgeComputeNecessary(op), GetSubBlockIdx(), d.baseUseM, d.baseUseN,
                 d.curNL0Idx, d.singleShapeCin, id(d.tiling), op.yType)
 
+    def key(op, output):
+        """The queue protocol's state of the two queues and the pipe (with extra: everything the roots hold that a
+        call changes or reads)."""
+        return (protocol_state(op.vecInQueue, op.vecOutQueue, op.dedx.pipe),)
+
     def anchors(op, output):
         """- the workspace (l0cOutGm) moves with this core's slot (GetBlockIdx() * baseM * baseN elements);
         - y (output) moves with the tile's first pixel of channel 0 (curML0Idx * baseM + curDinIdx * Hi * Wi)."""
@@ -91,4 +163,4 @@ def vec_post_unit(function, JudgeComputeNecessary):
         return {op.l0cOutGm.buffer: op.l0cOutGm.address + GetBlockIdx() * t.baseM * t.baseN * size,
                 output.buffer: output.address + (d.curML0Idx * t.baseM + d.curDinIdx * t.hi * t.wi) * size}
 
-    return replay_unit("VecPostProcess", roots=roots, extra=extra, anchors=anchors)(function)
+    return replay_unit("VecPostProcess", roots=roots, extra=extra, anchors=anchors, key=key)(function)

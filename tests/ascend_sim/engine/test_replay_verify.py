@@ -1,0 +1,68 @@
+"""The operator grids of the engine agreement corpus (test_engines.py: dx, dw, Conv3DV2, matmul) in replay's verify mode:
+every hit is replayed on a snapshot, undone, run for real and compared (records, state, counters), and a hit found
+by a unit's declared short key is first checked against the full key. So CI checks every declared key, anchor and
+state change on these cases; the results must still be the exact engine's."""
+import numpy as np
+import pytest
+
+from ascend_sim.engine import replay
+from kernels.matmul import MatmulTiling
+from tests.ascend_sim.engine.test_engines import (DX_CASES, MATMUL_SHAPES, all_fields, conv3d_v2_case_run, dw_run,
+                                                dx_run, matmul_launch, observe, pointwise_run)
+
+
+@pytest.fixture
+def verified(monkeypatch):
+    """Runs in verify mode; the list of the units whose hits were verified."""
+    seen = []
+    real_verify = replay.Replayer._verify
+
+    def counting(self, u, *args):
+        seen.append(u.name)
+        return real_verify(self, u, *args)
+    monkeypatch.setattr(replay.Replayer, "_verify", counting)
+    monkeypatch.setenv("ASCEND_REPLAY", "verify")
+    return seen
+
+
+def _same(run, exact, execute=True):
+    assert all_fields(run.report) == all_fields(exact.report)
+    assert run.report.to_dict() == exact.report.to_dict()
+    if execute:
+        assert run.result.tobytes() == exact.result.tobytes()
+
+
+@pytest.mark.parametrize("case", list(DX_CASES))
+@pytest.mark.parametrize("execute", [True, False], ids=["full", "timing"])
+def test_dx_grid_in_verify_mode(case, execute, verified):
+    _same(dx_run(case, execute, "replay"), dx_run(case, execute, "exact"), execute)
+    assert "Conv3DBackpropInput._compute_kernel_plane" in verified or "Conv3DBackpropInput._compute" in verified
+
+
+@pytest.mark.parametrize("deterministic", [False, True], ids=["atomic", "deterministic"])
+def test_dw_grid_in_verify_mode(deterministic, verified):
+    _same(dw_run(deterministic, "replay"), dw_run(deterministic, "exact"))
+    assert "Conv3DBackpropFilter._compute" in verified
+
+
+@pytest.mark.parametrize("execute", [True, False], ids=["full", "timing"])
+def test_conv3d_v2_grid_in_verify_mode(execute, verified):
+    _same(conv3d_v2_case_run(execute, "replay"), conv3d_v2_case_run(execute, "exact"), execute)
+    assert "Conv3D.IterateK" in verified
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_conv3d_v2_pointwise_grid_in_verify_mode(dtype, verified):
+    _same(pointwise_run(dtype, "replay"), pointwise_run(dtype, "exact"))
+    assert "Conv3D.IterateK" in verified
+
+
+@pytest.mark.parametrize("shape", MATMUL_SHAPES)
+def test_matmul_grid_in_verify_mode(shape, verified):
+    assert observe("replay", matmul_launch(*shape)) == observe("exact", matmul_launch(*shape))
+    m, n, k, _ = shape
+    t = MatmulTiling.for_shape(m, n, k, "float16")
+    tiles = -(-m // t.baseM) * -(-n // t.baseN)
+    # each of these shapes has tiles of one size (a single tile, or whole baseM x baseN tiles): every tile after the
+    # first replays it, on any core
+    assert verified.count("MatmulTiles.ComputeTile") == tiles - 1
