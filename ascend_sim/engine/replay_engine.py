@@ -143,9 +143,10 @@ def materialise(chip, cores) -> None:
             gc.enable()
 
 
-def run_lazy(chip, cores) -> bool:
-    """Schedule streams holding blocks with the compiled pass, the records left unmade (timing-only runs without
-    race checks). False (nothing changed) when the streams do not end cleanly."""
+def run_lazy(chip, cores, passes=None) -> bool:
+    """Schedule streams holding blocks with the compiled pass, the records left unmade, then run `passes(chip,
+    cores, schedule)` (replay_passes.run: race checks, data) if given. False (nothing changed) when the streams do
+    not end cleanly or the passes decline."""
     from ascend_sim.passes.fast_schedule import core_arrays, encode_arrays, schedule
     from ascend_sim.passes.schedule import CostModel
 
@@ -180,7 +181,7 @@ def run_lazy(chip, cores) -> bool:
         arrays.append(tuple(np.concatenate([p[i] for p in parts]) if parts else real_arrays[i] for i in range(3)))
         events.append(core_events)
     s = schedule(None, kinds, groups, chip.platform, encoded=encode_arrays(arrays, events, kinds, groups))
-    if not s.clean:
+    if not s.clean or (passes is not None and not passes(chip, cores, s)):
         return False
     run_records = _RunRecords(chip, [list(core.stream) for core in cores], s)
     for c, (core, free, busy) in enumerate(zip(cores, s.pipe_free(), s.busy())):

@@ -1,0 +1,139 @@
+"""The passes of a replay run (race checks, then the instructions' data work) on streams holding blocks, without
+making the blocks' records (issue 23, step 3).
+
+Once the compiled scheduler has timed the streams (replay_engine.run_lazy), a run with race checks or data:
+- checks races with the compiled checker (passes/fast_races.py) on arrays encoded once per template
+  (`fast_races.accesses`) and shifted by each block's GM shifts. On a race (or a case the compiled checker leaves
+  to the Python one) nothing has run yet: the caller materialises the blocks and runs the fast engine's passes,
+  whose Python checker raises the fault with its own message, as on the exact engine;
+- runs each record's semantics in the schedule's order, as the fast engine does, a block's records taking their
+  operands from the template's, moved to the block's core (local buffers by name) and GM shifts (the `Xbuf` /
+  `X0` fields, the rule of replay_engine._remap_args). The semantics read only a record's operands and
+  registers (ascend_sim/isa), so they run on a small stand-in object, not on a record.
+The results are the exact engine's byte for byte (tests/ascend_sim/engine/test_replay_passes.py, the engine
+corpus and the fault tests on engine="replay").
+"""
+from __future__ import annotations
+
+from ascend_sim.engine.replay_engine import Block, _remap_args
+
+
+class _Operands:
+    """What an instruction's semantics read of its record: its operands and the registers it was issued with."""
+
+    __slots__ = ("args", "registers")
+
+    def __init__(self, args, registers):
+        self.args, self.registers = args, registers
+
+
+def run(chip, cores, s) -> bool:
+    """The race checks and data work of the scheduled streams (`s`: their fast_schedule.Schedule) as the chip
+    asks for them; False (nothing run) when the race checks need the Python checkers."""
+    if chip.check_races and not race_free(chip, cores, s):
+        return False
+    if chip.execute:
+        run_semantics(chip, cores, s)
+    return True
+
+
+def race_free(chip, cores, s) -> bool:
+    """The compiled race checker finds no race in the scheduled streams."""
+    from ascend_sim.passes.fast_races import CLEAN, accesses, first_race_of
+
+    by_template: dict = {}  # id(template) -> its Accesses (None: the Python checkers must run)
+    parts = []
+    for core in cores:
+        real: list = []
+        for item in core.stream:
+            if item.__class__ is not Block:
+                real.append(item)
+                continue
+            if real:
+                parts.append(accesses(real))
+                real = []
+            encoded = by_template.get(id(item.template), False)
+            if encoded is False:
+                encoded = by_template[id(item.template)] = accesses(item.template.records)
+            if encoded is None:
+                return False
+            parts.append(block_accesses(chip, item, encoded))
+        if real:
+            parts.append(accesses(real))
+    if any(part is None for part in parts):
+        return False
+    return first_race_of(s, parts, chip.gm_races.granule) == CLEAN
+
+
+def block_accesses(chip, block, encoded):
+    """The block's Accesses from its template's (`encoded`): on its core's buffers (each core's own buffers
+    have race keys of their own: engine/core.py), GM ranges shifted."""
+    buffers = chip.cores[block.core].buffers
+    keys = [key if name.startswith("GM:") else buffers[name].key for key, name in zip(encoded.keys, encoded.names)]
+    return encoded.moved(keys, {buf.name: shift for buf, shift in block.shifts.items() if shift})
+
+
+def run_semantics(chip, cores, s) -> None:
+    """Every record's data work, in the schedule's order (`s`), blocks' records included."""
+    runs: list = []  # per record of the streams (cores one after another): its semantics, or None
+    operands: list = []  # ... and what they read
+    plans: dict = {}  # id(template) -> _Plan
+    for core in cores:
+        for item in core.stream:
+            if item.__class__ is Block:
+                plan = plans.get(id(item.template))
+                if plan is None:
+                    plan = plans[id(item.template)] = _Plan(item.template)
+                runs += plan.runs
+                operands += plan.operands(chip.cores[item.core], item)
+            else:
+                runs.append(item.spec.execute if item.args is not None else None)
+                operands.append(item)
+    for i in s.order.tolist():
+        run = runs[i]
+        if run is not None:
+            run(operands[i])
+
+
+class _Plan:
+    """A template's records seen by the data pass: their semantics, their operands per core (local buffers
+    moved), and which of them have GM addresses that a block's shifts move."""
+
+    def __init__(self, template):
+        self.template = template
+        self.runs = [r.spec.execute if r.args is not None else None for r in template.records]
+        self.per_core: dict = {}  # core index -> the records' operands on that core's buffers
+        self.gm_fields = {}  # record index -> [(address field, GM buffer)]
+        for j, r in enumerate(template.records):
+            args = r.args
+            if self.runs[j] is None or not hasattr(args, "_fields"):
+                continue
+            fields = args._fields
+            moved = [(fields.index(name[:-3] + "0"), args[i]) for i, name in enumerate(fields)
+                     if name.endswith("buf") and args[i].__class__.__name__ == "Buffer"
+                     and args[i].name.startswith("GM:")]
+            if moved:
+                self.gm_fields[j] = moved
+
+    def operands(self, core, block) -> list:
+        """The operands of the block's records (None for those without semantics)."""
+        template = self.template
+        shifts = block.shifts
+        moved = any(shifts.values())
+        if block.core == template.core and not moved:
+            return template.records
+        on_core = self.per_core.get(block.core)
+        if on_core is None:
+            on_core = self.per_core[block.core] = [
+                None if run is None else _Operands(_remap_args(r.args, core, {}), r.registers)
+                for run, r in zip(self.runs, template.records)]
+        if not moved:
+            return on_core
+        out = list(on_core)
+        for j, fields in self.gm_fields.items():
+            args = on_core[j].args
+            values = list(args)
+            for at, buf in fields:
+                values[at] += shifts.get(buf, 0)
+            out[j] = _Operands(type(args)(*values), on_core[j].registers)
+        return out
