@@ -103,15 +103,21 @@ class _Plan:
         self.template = template
         self.runs = [r.spec.execute if r.args is not None else None for r in template.records]
         self.per_core: dict = {}  # core index -> the records' operands on that core's buffers
+        self.local = {}  # record index -> its fields holding a local buffer (None: buffers nested in the fields)
         self.gm_fields = {}  # record index -> [(address field, GM buffer)]
         for j, r in enumerate(template.records):
             args = r.args
-            if self.runs[j] is None or not hasattr(args, "_fields"):
+            if self.runs[j] is None:
                 continue
+            if not hasattr(args, "_fields"):
+                self.local[j] = None
+                continue
+            self.local[j] = [i for i, v in enumerate(args) if _is_buffer(v) and not v.name.startswith("GM:")]
+            if any(_nests_buffer(v) for v in args):
+                self.local[j] = None
             fields = args._fields
             moved = [(fields.index(name[:-3] + "0"), args[i]) for i, name in enumerate(fields)
-                     if name.endswith("buf") and args[i].__class__.__name__ == "Buffer"
-                     and args[i].name.startswith("GM:")]
+                     if name.endswith("buf") and _is_buffer(args[i]) and args[i].name.startswith("GM:")]
             if moved:
                 self.gm_fields[j] = moved
 
@@ -124,9 +130,7 @@ class _Plan:
             return template.records
         on_core = self.per_core.get(block.core)
         if on_core is None:
-            on_core = self.per_core[block.core] = [
-                None if run is None else _Operands(_remap_args(r.args, core, {}), r.registers)
-                for run, r in zip(self.runs, template.records)]
+            on_core = self.per_core[block.core] = self._on_core(core)
         if not moved:
             return on_core
         out = list(on_core)
@@ -137,3 +141,33 @@ class _Plan:
                 values[at] += shifts.get(buf, 0)
             out[j] = _Operands(type(args)(*values), on_core[j].registers)
         return out
+
+    def _on_core(self, core) -> list:
+        """The template's operands with its local buffers replaced by `core`'s (replay_engine._remap_args)."""
+        buffers = core.buffers
+        out = []
+        for j, (run, r) in enumerate(zip(self.runs, self.template.records)):
+            if run is None:
+                out.append(None)
+                continue
+            slots, args = self.local[j], r.args
+            if slots is None:
+                args = _remap_args(args, core, {})
+            elif slots:
+                values = list(args)
+                for i in slots:
+                    values[i] = buffers[values[i].name]
+                args = type(args)(*values)
+            out.append(_Operands(args, r.registers))
+        return out
+
+
+def _is_buffer(value) -> bool:
+    return value.__class__.__name__ == "Buffer"
+
+
+def _nests_buffer(value) -> bool:
+    """A plain tuple or list holding a buffer at any depth (what _remap_args walks into)."""
+    if isinstance(value, list) or (isinstance(value, tuple) and not hasattr(value, "_fields")):
+        return any(_is_buffer(v) or _nests_buffer(v) for v in value)
+    return False
