@@ -1,12 +1,13 @@
 """The replay engine's back end: blocks (replayed API units, replay.py) in the cores' streams, scheduled from
 arrays encoded once per template, and their records made only when asked for.
 
-A timing-only run without race checks (`Chip(execute=False, check_races=False)`) schedules the streams as they
-are: real records and blocks are encoded into the compiled scheduler's arrays (fast_schedule.encode_arrays; a
-block by its template's arrays, encoded once per launch, as costs depend only on the operands and the core
-type's cost model), and the logs become `LazyLog`s that build the records, with their schedule and releases,
-when first read. Any other run (full mode, race checks, a fault, a stream that does not end cleanly) first
-materialises the blocks into records (`materialise`) and continues as the fast engine does.
+A run schedules the streams as they are: real records and blocks are encoded into the compiled scheduler's
+arrays (fast_schedule.encode_arrays; a block by its template's arrays, encoded once per launch, as costs depend
+only on the operands and the core type's cost model); the race checks and the data work, when the chip asks for
+them, run on the blocks too (replay_passes.py, passed in as `run_lazy`'s `passes`), and the logs become
+`LazyLog`s that build the records, with their schedule and releases, when first read. A run that faults (in the
+kernel's Python, a race, a stream that does not end cleanly) first materialises the blocks into records
+(`materialise`) and continues as the fast engine does.
 """
 from __future__ import annotations
 
