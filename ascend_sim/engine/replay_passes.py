@@ -15,6 +15,11 @@ corpus and the fault tests on engine="replay").
 """
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
 from ascend_sim.engine.replay_engine import Block, _remap_args
 
 
@@ -73,11 +78,21 @@ def block_accesses(chip, block, encoded):
     return encoded.moved(keys, {buf.name: shift for buf, shift in block.shifts.items() if shift})
 
 
+def data_threads() -> int:
+    """Threads for the data work of a race-checked replay run: env ASCEND_DATA_THREADS, default 1."""
+    value = os.environ.get("ASCEND_DATA_THREADS", "1")
+    if not value.isdigit() or not 1 <= int(value) <= 64:
+        raise ValueError(f"ASCEND_DATA_THREADS={value!r} is not a number of threads in [1, 64]")
+    return int(value)
+
+
 def run_semantics(chip, cores, s) -> None:
-    """Every record's data work, in the schedule's order (`s`), blocks' records included."""
+    """Every record's data work, in the schedule's order (`s`), blocks' records included; on several threads
+    when independent_groups allows it."""
     runs: list = []  # per record of the streams (cores one after another): its semantics, or None
     operands: list = []  # ... and what they read
     plans: dict = {}  # id(template) -> _Plan
+    atomic = False  # an atomic add in GM: its order across cores decides the bits
     for core in cores:
         for item in core.stream:
             if item.__class__ is Block:
@@ -86,13 +101,57 @@ def run_semantics(chip, cores, s) -> None:
                     plan = plans[id(item.template)] = _Plan(item.template)
                 runs += plan.runs
                 operands += plan.operands(chip.cores[item.core], item)
+                atomic = atomic or plan.atomic
             else:
                 runs.append(item.spec.execute if item.args is not None else None)
                 operands.append(item)
-    for i in s.order.tolist():
+                atomic = atomic or _adds_atomically(item)
+    threads = data_threads()
+    parts = None if threads == 1 or atomic else independent_groups(chip, cores, s)
+    if parts is None:
+        _run_in_order(runs, operands, s.order.tolist())
+        return
+    shares: list = [[] for _ in range(min(threads, len(parts)))]
+    for part in sorted(parts, key=len, reverse=True):  # the longest first, each to the least loaded thread
+        min(shares, key=len).extend(part)
+    with ThreadPoolExecutor(len(shares)) as pool:
+        for done in [pool.submit(_run_in_order, runs, operands, share) for share in shares]:
+            done.result()
+
+
+def _run_in_order(runs, operands, order) -> None:
+    for i in order:
         run = runs[i]
         if run is not None:
             run(operands[i])
+
+
+def independent_groups(chip, cores, s) -> list | None:
+    """The schedule's order split by AI core (`core.group`: an AIC and its AIVs) when no record of one group
+    can depend on another's: the race checks found no race (so two groups' accesses of one byte would need a
+    flag between them), no SyncAll, and every CrossCoreWaitFlag released by sets of its own group. None
+    otherwise. Each group's records keep the schedule's order, so its data work is the same as in one pass."""
+    from ascend_sim.passes.fast_schedule import _CORE, _KIND, CROSS_WAIT, SYNC_ALL
+
+    if not chip.check_races:
+        return None
+    R = s.R
+    group_of_core = np.array([core.group for core in cores], np.int64)
+    group = group_of_core[R[:, _CORE]]
+    kind = R[:, _KIND]
+    if (kind == SYNC_ALL).any():
+        return None
+    for i in np.flatnonzero(kind == CROSS_WAIT).tolist():
+        r = s.rel[i]
+        if (group[s.round_mem[s.round_off[r]:s.round_off[r + 1]]] != group[i]).any():
+            return None
+    order = s.order
+    by_group = group[order]
+    return [order[by_group == g].tolist() for g in np.unique(by_group).tolist()]
+
+
+def _adds_atomically(rec) -> bool:
+    return rec.footprint is not None and any(is_write == "atomic" for *_, is_write in rec.footprint)
 
 
 class _Plan:
@@ -102,6 +161,7 @@ class _Plan:
     def __init__(self, template):
         self.template = template
         self.runs = [r.spec.execute if r.args is not None else None for r in template.records]
+        self.atomic = any(map(_adds_atomically, template.records))
         self.per_core: dict = {}  # core index -> the records' operands on that core's buffers
         self.local = {}  # record index -> its fields holding a local buffer (None: buffers nested in the fields)
         self.gm_fields = {}  # record index -> [(address field, GM buffer)]
