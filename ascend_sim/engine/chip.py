@@ -72,6 +72,7 @@ class Chip:
         if engine in ("fast", "replay") and hooks:
             raise ValueError(f"engine={engine!r} runs no hooks: use engine='exact' (or 'auto') with hooks")
         self.replay_mode = replay_engine.replay_mode(replay)
+        self.data_threads = replay_passes.data_threads()  # env ASCEND_DATA_THREADS, checked before any launch
         self.replayer = None  # the launch's templates (engine/replay.py)
         self.platform = get_platform(platform)
         self.engine = engine

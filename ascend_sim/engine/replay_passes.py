@@ -106,7 +106,7 @@ def run_semantics(chip, cores, s) -> None:
                 runs.append(item.spec.execute if item.args is not None else None)
                 operands.append(item)
                 atomic = atomic or _adds_atomically(item)
-    threads = data_threads()
+    threads = chip.data_threads
     parts = None if threads == 1 or atomic else independent_groups(chip, cores, s)
     if parts is None:
         _run_in_order(runs, operands, s.order.tolist())

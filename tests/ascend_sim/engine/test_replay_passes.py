@@ -201,7 +201,7 @@ def test_groups_ordered_by_cross_core_flags_stay_in_one_pass(monkeypatch):
     assert chip.replayer.hits and split == [None]
 
 
-def test_a_bad_thread_count_is_refused_by_name(monkeypatch):
+def test_a_bad_thread_count_is_refused_by_name_before_any_launch(monkeypatch):
     monkeypatch.setenv("ASCEND_DATA_THREADS", "0")
     with pytest.raises(ValueError, match=r"ASCEND_DATA_THREADS='0' is not a number of threads in \[1, 64\]"):
-        replay_passes.data_threads()
+        Chip()
