@@ -3,13 +3,15 @@ making the blocks' records (issue 23, step 3).
 
 Once the compiled scheduler has timed the streams (replay_engine.run_lazy), a run with race checks or data:
 - checks races with the compiled checker (passes/fast_races.py) on arrays encoded once per template
-  (`fast_races.accesses`) and shifted by each block's GM shifts. On a race (or a case the compiled checker leaves
+  (`fast_races.accesses`), moved to each block's core's buffers and shifted by its GM shifts. On a race (or a case the compiled checker leaves
   to the Python one) nothing has run yet: the caller materialises the blocks and runs the fast engine's passes,
   whose Python checker raises the fault with its own message, as on the exact engine;
 - runs each record's semantics in the schedule's order, as the fast engine does, a block's records taking their
   operands from the template's, moved to the block's core (local buffers by name) and GM shifts (the `Xbuf` /
   `X0` fields, the rule of replay_engine._remap_args). The semantics read only a record's operands and
-  registers (ascend_sim/isa), so they run on a small stand-in object, not on a record.
+  registers (ascend_sim/isa), so they run on a small stand-in object, not on a record. With
+  ASCEND_DATA_THREADS > 1 and AI cores that cannot depend on each other, one AI core's records at a time on a
+  thread pool (`independent_groups`).
 The results are the exact engine's byte for byte (tests/ascend_sim/engine/test_replay_passes.py, the engine
 corpus and the fault tests on engine="replay").
 """
