@@ -1,11 +1,12 @@
 """Benchmark: Conv3DBackpropInputV2 on the simulated Ascend910B2 against PyTorch CPU dx, layers from 3D networks.
 
-    python benchmarks/bench_conv3d_dx.py [--repeat 3] [--dtype float16] [--only NAME ...]
+    python benchmarks/bench_conv3d_dx.py [--repeat 3] [--dtype float16] [--only NAME ...] [--clock wall|cpu]
 
-For each layer: the wall time of the full instruction-level simulation (data moved, races checked), of the
-timing-only mode, and of `torch.nn.grad.conv3d_input` in float32 on the CPU (the same shape), measured in the same
-process, best of --repeat; the ratio sim / torch, and the geometric mean of the ratios. The simulated chip time
-and the bounding pipe are printed too.
+For each layer: the time (wall, or with --clock cpu the process's CPU seconds, every thread's) of the full
+instruction-level simulation (data moved, races checked), of the timing-only mode, and of
+`torch.nn.grad.conv3d_input` in float32 on the CPU (the same shape), measured in the same process, best of
+--repeat; the ratio sim / torch, and the geometric mean of the ratios. The simulated chip time and the bounding
+pipe are printed too.
 """
 from __future__ import annotations
 
@@ -68,11 +69,11 @@ def main(argv=None) -> None:
         dy = rng.standard_normal(dy_shape(layer)).astype(dtype)
         w = rng.standard_normal((layer.cout, layer.x[1] // layer.groups, *layer.kernel)).astype(dtype)
         common = dict(strides=(1, 1, *layer.stride), pads=layer.pads, groups=layer.groups, data_format="NCDHW")
-        sim, run = best_of(args.repeat, lambda: conv3d_backprop_input_v2_run(layer.x, w, dy, **common))
+        sim, run = best_of(args.repeat, lambda: conv3d_backprop_input_v2_run(layer.x, w, dy, **common), args.clock)
         timing, _ = best_of(args.repeat, lambda: conv3d_backprop_input_v2_run(
-            layer.x, w, dy, execute=False, check_races=False, **common))
+            layer.x, w, dy, execute=False, check_races=False, **common), args.clock)
         wt, dyt = torch.from_numpy(w.astype(np.float32)), torch.from_numpy(dy.astype(np.float32))
-        ref_time, ref = best_of(args.repeat, lambda: torch_dx(layer, wt, dyt))
+        ref_time, ref = best_of(args.repeat, lambda: torch_dx(layer, wt, dyt), args.clock)
         got = run.result.astype(np.float32)
         err = np.abs(got - ref.numpy()).max() / (np.abs(ref.numpy()).max() or 1.0)
         assert err < 2e-2, f"{layer.name}: simulator result differs from torch (max rel err {err:.2e})"

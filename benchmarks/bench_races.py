@@ -78,7 +78,7 @@ def main(argv=None) -> None:
             python, _, found = _best(args.repeat, lambda: first_fault(records, s.order.tolist(), n_cores, granule),
                                      collect=False)
             compiled, _, again = _best(args.repeat, lambda: fast_races.first_race(records, s, granule), collect=False)
-            encode, _, _ = _best(args.repeat, lambda: fast_races.encode(records, s, granule), collect=False)
+            encode, _, _ = _best(args.repeat, lambda: fast_races.encode([fast_races.accesses(records)], s, granule), collect=False)
             assert found[0] == again == fast_races.CLEAN, f"{layer.name}: the checkers disagree or found a race"
             line += f" {python:>10.3f} {compiled:>10.3f} {encode:>10.3f} {python / compiled:>7.1f}x"
         print(line, flush=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 from typing import Callable
 
-from ascend_sim.engine import fast_engine, replay_engine
+from ascend_sim.engine import fast_engine, replay_engine, replay_passes
 from ascend_sim.engine.core import AICore
 from ascend_sim.engine.descriptor import FrontEndCache
 from ascend_sim.machine.blas import blas_threads
@@ -72,6 +72,7 @@ class Chip:
         if engine in ("fast", "replay") and hooks:
             raise ValueError(f"engine={engine!r} runs no hooks: use engine='exact' (or 'auto') with hooks")
         self.replay_mode = replay_engine.replay_mode(replay)
+        self.data_threads = replay_passes.data_threads()  # env ASCEND_DATA_THREADS, checked before any launch
         self.replayer = None  # the launch's templates (engine/replay.py)
         self.platform = get_platform(platform)
         self.engine = engine
@@ -191,11 +192,13 @@ class Chip:
         return report
 
     def _replayed_lazily(self) -> bool:
-        """Streams with replayed units: scheduled with their records left unmade (timing-only, no race checks),
-        else materialised for the fast engine's passes (replay_engine.py)."""
+        """Streams with replayed units: scheduled, race-checked and run with their records left unmade
+        (replay_engine.py, replay_passes.py), else (a race, an unclean end) materialised for the fast engine's
+        passes."""
         if not replay_engine.has_blocks(self.cores):
             return False
-        if not self.execute and not self.check_races and replay_engine.run_lazy(self, self.cores):
+        passes = replay_passes.run if self.execute or self.check_races else None
+        if replay_engine.run_lazy(self, self.cores, passes):
             return True
         replay_engine.materialise(self, self.cores)
         return False

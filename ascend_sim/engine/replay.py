@@ -32,9 +32,10 @@ snapshot, then undone and run for real; records, state and core counters are com
 difference raises ReplayMismatch naming the unit, record and field), or a fraction such as 0.01 (every
 round(1/fraction)-th hit is verified).
 
-Blocks are scheduled by the compiled scheduler from arrays encoded once per template (timing-only runs without
-race checks); their records are made only when asked for (`report.logs`, `chip.executed`: `LazyLog`), with the
-exact engine's values. Full runs and runs with race checks materialise the blocks and run the normal passes.
+Blocks are scheduled by the compiled scheduler from arrays encoded once per template; their records are made
+only when asked for (`report.logs`, `chip.executed`: `LazyLog`), with the exact engine's values. Race checks and
+data work run on the blocks without their records (replay_passes.py); a race or an unclean end materialises them
+for the fast engine's passes.
 """
 from __future__ import annotations
 

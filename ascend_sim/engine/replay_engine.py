@@ -1,12 +1,13 @@
 """The replay engine's back end: blocks (replayed API units, replay.py) in the cores' streams, scheduled from
 arrays encoded once per template, and their records made only when asked for.
 
-A timing-only run without race checks (`Chip(execute=False, check_races=False)`) schedules the streams as they
-are: real records and blocks are encoded into the compiled scheduler's arrays (fast_schedule.encode_arrays; a
-block by its template's arrays, encoded once per launch, as costs depend only on the operands and the core
-type's cost model), and the logs become `LazyLog`s that build the records, with their schedule and releases,
-when first read. Any other run (full mode, race checks, a fault, a stream that does not end cleanly) first
-materialises the blocks into records (`materialise`) and continues as the fast engine does.
+A run schedules the streams as they are: real records and blocks are encoded into the compiled scheduler's
+arrays (fast_schedule.encode_arrays; a block by its template's arrays, encoded once per launch, as costs depend
+only on the operands and the core type's cost model); the race checks and the data work, when the chip asks for
+them, run on the blocks too (replay_passes.py, passed in as `run_lazy`'s `passes`), and the logs become
+`LazyLog`s that build the records, with their schedule and releases, when first read. A run that faults (in the
+kernel's Python, a race, a stream that does not end cleanly) first materialises the blocks into records
+(`materialise`) and continues as the fast engine does.
 """
 from __future__ import annotations
 
@@ -189,9 +190,10 @@ def materialise(chip, cores) -> None:
             gc.enable()
 
 
-def run_lazy(chip, cores) -> bool:
-    """Schedule streams holding blocks with the compiled pass, the records left unmade (timing-only runs without
-    race checks). False (nothing changed) when the streams do not end cleanly."""
+def run_lazy(chip, cores, passes=None) -> bool:
+    """Schedule streams holding blocks with the compiled pass, the records left unmade, then run `passes(chip,
+    cores, schedule)` (replay_passes.run: race checks, data) if given. False (nothing changed) when the streams do
+    not end cleanly or the passes decline."""
     from ascend_sim.passes.fast_schedule import encode_arrays, schedule
     from ascend_sim.passes.schedule import CostModel
 
@@ -201,7 +203,7 @@ def run_lazy(chip, cores) -> bool:
     arrays = [_stream_arrays(core.stream, kind, models[kind]) for core, kind in zip(cores, kinds)]
     events = [stream_events(core.stream) for core in cores]
     s = schedule(None, kinds, groups, chip.platform, encoded=encode_arrays(arrays, events, kinds, groups))
-    if not s.clean:
+    if not s.clean or (passes is not None and not passes(chip, cores, s)):
         return False
     run_records = _RunRecords(chip, [list(core.stream) for core in cores], s)
     for c, (core, free, busy) in enumerate(zip(cores, s.pipe_free(), s.busy())):

@@ -317,10 +317,84 @@ def _first_race(order, R, rel, slot, cw_off, cw_mem, acc_off, ACC, pair_of, fp_o
 
 
 # ------------------------------------------------------------------------------------------ encoding
-def encode(records: list, s, granule: int):
-    """The arrays _first_race reads beside the schedule `s` (fast_schedule.Schedule of `records`: the cores'
-    streams one after another), or None when a record has a footprint box of no or more than _MAXD dimensions."""
+class Accesses:
+    """What the checkers look at in a run of records, encoded once: per record its numbers of reads, writes and
+    GM footprint boxes; per read and write its buffer (an index into `keys`, the buffers' race keys, with their
+    `names` and `capacity`) and byte range; per box a row of FP (column _G an index into `keys`). A replayed block
+    (replay_engine.py) is its template's Accesses moved to its core's buffers and GM shifts (`moved`), so its
+    records need not be made."""
+
+    __slots__ = ("counts", "r_key", "r_range", "w_key", "w_range", "fp", "keys", "names", "capacity")
+
+    def __init__(self, counts, r_key, r_range, w_key, w_range, fp, keys, names, capacity):
+        self.counts = counts  # (3, n): reads, writes, boxes per record
+        self.r_key, self.r_range, self.w_key, self.w_range, self.fp = r_key, r_range, w_key, w_range, fp
+        self.keys, self.names, self.capacity = keys, names, capacity
+
+    def moved(self, keys: list, shifts: dict) -> Accesses:
+        """The same accesses on buffers with race keys `keys` (one per key of this), the bytes of buffer i moved
+        by shifts[names[i]] (names absent: unmoved)."""
+        by_key = np.array([shifts.get(name, 0) for name in self.names], np.int64)
+        if not by_key.any():
+            return Accesses(self.counts, self.r_key, self.r_range, self.w_key, self.w_range, self.fp, keys,
+                            self.names, self.capacity)
+        fp = self.fp.copy()
+        fp[:, _OFF] += by_key[fp[:, _G]]
+        return Accesses(self.counts, self.r_key, self.r_range + by_key[self.r_key, None], self.w_key,
+                        self.w_range + by_key[self.w_key, None], fp, keys, self.names, self.capacity)
+
+
+def accesses(records: list) -> Accesses | None:
+    """The Accesses of `records`, or None when a record has a footprint box of no or more than _MAXD
+    dimensions (the Python checkers then run)."""
     n = len(records)
+    keys: dict = {}
+    names: list = []
+    capacity: list = []
+
+    def index(buf) -> int:
+        k = keys.setdefault(buf.key, len(keys))
+        if k == len(capacity):
+            names.append(buf.name)
+            capacity.append(buf.capacity)
+        return k
+
+    counts = np.zeros((3, n), np.int64)
+    ranges = []
+    for row, get in ((0, _reads), (1, _writes)):
+        lists = list(map(get, records))
+        counts[row] = np.fromiter(map(len, lists), np.int64, n)
+        flat = list(chain.from_iterable(lists))
+        na = len(flat)
+        if na:
+            # buffer objects with one key are one buffer to the checker
+            _, first, which = np.unique(np.fromiter(map(id, map(_first, flat)), np.int64, na), return_index=True,
+                                        return_inverse=True)
+            key_of = np.array([index(flat[j][0]) for j in first.tolist()], np.int64)
+            ranges.append((key_of[which].reshape(na),
+                           np.fromiter(chain.from_iterable(map(_lo_hi, flat)), np.int64, 2 * na).reshape(na, 2)))
+        else:
+            ranges.append((np.zeros(0, np.int64), np.zeros((0, 2), np.int64)))
+    rows, boxes = [], {}
+    for j in compress(range(n), map(_footprint, records)):
+        footprint = records[j].footprint
+        for buf, offset, shape, strides, is_write in footprint:
+            nd = len(shape)
+            if not 1 <= nd <= _MAXD:
+                return None
+            box = boxes.get((shape, strides))
+            if box is None:
+                box = boxes[(shape, strides)] = (nd, *shape, *_PAD[nd], *strides, *_PAD[nd])
+            rows.append((index(buf), offset, 2 if is_write == "atomic" else (1 if is_write else 0)) + box)
+        counts[2, j] = len(footprint)
+    fp = np.array(rows, np.int64).reshape(len(rows), _STRIDES + _MAXD)
+    return Accesses(counts, *ranges[0], *ranges[1], fp, list(keys), names, capacity)
+
+
+def encode(parts: list, s, granule: int):
+    """The arrays _first_race reads beside the schedule `s` (fast_schedule.Schedule of the records the parts
+    encode, in order: the cores' streams one after another)."""
+    n = sum(p.counts.shape[1] for p in parts)
     R = s.R
     kind = R[:, _KIND]
     n_cores = s.core_off.shape[0] - 1
@@ -328,25 +402,31 @@ def encode(records: list, s, granule: int):
     sets, cross = np.flatnonzero(kind == SET_FLAG), np.flatnonzero(kind == CROSS_SET)
     slot[sets] = np.arange(sets.size)
     slot[cross] = np.arange(cross.size)
+    # one key number per race key over the parts
+    keys: dict = {}
+    capacity: list = []
+    to_global = []
+    for p in parts:
+        for k, nbytes in zip(p.keys, p.capacity):
+            if k not in keys:
+                keys[k] = len(keys)
+                capacity.append(nbytes)
+        to_global.append(np.array([keys[k] for k in p.keys], np.int64))
+    counts = np.concatenate([p.counts for p in parts], axis=1) if parts else np.zeros((3, 0), np.int64)
     # per-core logs: the accesses (each record's reads, then its writes) of buffer b: (core, buffer key)
-    reads, writes = list(map(_reads, records)), list(map(_writes, records))
-    acc_off = np.zeros((2, n + 1), np.int64)  # a record's reads, then its writes, in `flat`
-    np.cumsum(np.fromiter(map(len, reads), np.int64, n), out=acc_off[0, 1:])
-    np.cumsum(np.fromiter(map(len, writes), np.int64, n), out=acc_off[1, 1:])
+    acc_off = np.zeros((2, n + 1), np.int64)  # a record's reads, then its writes, in ACC
+    np.cumsum(counts[0], out=acc_off[0, 1:])
+    np.cumsum(counts[1], out=acc_off[1, 1:])
     acc_off[1] += acc_off[0, -1]
-    flat = list(chain.from_iterable(reads))  # every read, then every write
-    flat += chain.from_iterable(writes)
-    na = len(flat)
+    na = int(acc_off[1, -1])
     ACC = np.empty((3, na), np.int64)  # per access: b, lo, hi
     if na:
-        _, first, which = np.unique(np.fromiter(map(id, map(_first, flat)), np.int64, na), return_index=True,
-                                    return_inverse=True)
-        keys: dict = {}  # buffer objects with one key are one buffer to the checker
-        key_of = np.array([keys.setdefault(flat[j][0].key, len(keys)) for j in first.tolist()], np.int64)
-        per_record = np.concatenate((np.diff(acc_off[0]), np.diff(acc_off[1])))
+        key_of = np.concatenate([g[p.r_key] for g, p in zip(to_global, parts)]
+                                + [g[p.w_key] for g, p in zip(to_global, parts)])
+        per_record = np.concatenate((counts[0], counts[1]))
         core = np.tile(R[:, _CORE], 2)
-        _, ACC[0] = np.unique(np.repeat(core, per_record) * len(keys) + key_of[which], return_inverse=True)
-        ACC[1:] = np.fromiter(chain.from_iterable(map(_lo_hi, flat)), np.int64, 2 * na).reshape(na, 2).T
+        _, ACC[0] = np.unique(np.repeat(core, per_record) * len(keys) + key_of, return_inverse=True)
+        ACC[1:] = np.concatenate([p.r_range for p in parts] + [p.w_range for p in parts]).T
         n_bufs = int(ACC[0].max()) + 1
         # the (b, pipe) logs that exist (a PIPE_ALL record's accesses are never logged)
         pairs = np.unique(ACC[0] * (_N + 1) + np.repeat(np.tile(R[:, _PIPE], 2), per_record))
@@ -355,32 +435,21 @@ def encode(records: list, s, granule: int):
         pair_of = np.ascontiguousarray(pair_of[:, :_N])
     else:
         pairs, pair_of = np.zeros(0, np.int64), np.full((1, _N), -1, np.int64)
-    # GM footprints: per box a row of FP
-    rows, gm_keys, capacity, boxes = [], {}, [], {}
-    per_record = np.zeros(n, np.int64)
-    for j in compress(range(n), map(_footprint, records)):
-        footprint = records[j].footprint
-        for buf, offset, shape, strides, is_write in footprint:
-            nd = len(shape)
-            if not 1 <= nd <= _MAXD:
-                return None
-            g = gm_keys.setdefault(buf.key, len(gm_keys))
-            if g == len(capacity):
-                capacity.append(buf.capacity)
-            box = boxes.get((shape, strides))
-            if box is None:
-                box = boxes[(shape, strides)] = (nd, *shape, *_PAD[nd], *strides, *_PAD[nd])
-            rows.append((g, offset, 2 if is_write == "atomic" else (1 if is_write else 0)) + box)
-        per_record[j] = len(footprint)
+    # GM footprints: per box a row of FP, its buffer numbered among the footprints' buffers
     fp_off = np.zeros(n + 1, np.int64)
-    np.cumsum(per_record, out=fp_off[1:])
-    FP = np.array(rows, np.int64).reshape(len(rows), _STRIDES + _MAXD)
-    G = np.full((max(len(gm_keys), 1), 5), -1, np.int64)
+    np.cumsum(counts[2], out=fp_off[1:])
+    FP = np.concatenate([p.fp for p in parts]) if parts else np.zeros((0, _STRIDES + _MAXD), np.int64)
+    if FP.shape[0]:
+        FP[:, _G] = np.concatenate([g[p.fp[:, _G]] for g, p in zip(to_global, parts)])
+        used, FP[:, _G] = np.unique(FP[:, _G], return_inverse=True)
+    else:
+        used = np.zeros(0, np.int64)
+    G = np.full((max(used.size, 1), 5), -1, np.int64)
     G[:, _MADE] = 0
     size = 0
-    for g, nbytes in enumerate(capacity):  # shadows for the buffers some access writes (the others never race)
+    for g, k in enumerate(used.tolist()):  # shadows for the buffers some access writes (the others never race)
         kinds = set(FP[FP[:, _G] == g, _FK].tolist())
-        G[g, _GRANULES] = -(-nbytes // granule)
+        G[g, _GRANULES] = -(-capacity[k] // granule)
         if kinds & {1, 2}:
             for column, needed in ((_W, True), (_R, True), (_A, 2 in kinds)):
                 if needed:
@@ -402,9 +471,13 @@ def first_race(records: list, s, granule: int) -> int:
     CLEAN, or UNSUPPORTED (let the Python checkers run)."""
     if not records:  # a launch whose kernels issued nothing
         return CLEAN
-    e = encode(records, s, granule)
-    if e is None:
-        return UNSUPPORTED
+    part = accesses(records)
+    return UNSUPPORTED if part is None else first_race_of(s, [part], granule)
+
+
+def first_race_of(s, parts: list, granule: int) -> int:
+    """first_race over records given by their Accesses (`parts`, in the order of the schedule's records)."""
+    e = encode(parts, s, granule)
     shadow = np.full(max(e["shadow_size"], 1), -1, np.int32)
     return int(_first_race(s.order, s.R, s.rel, e["slot"], s.round_off, e["cw_mem"], e["acc_off"], e["ACC"],
                            e["pair_of"], e["fp_off"], e["FP"], e["G"], shadow, granule, s.core_off.shape[0] - 1,

@@ -1,0 +1,243 @@
+"""The passes of a replay run (race checks, then the instructions' data work) on streams holding blocks, without
+making the blocks' records (issue 23, step 3).
+
+Once the compiled scheduler has timed the streams (replay_engine.run_lazy), a run with race checks or data:
+- checks races with the compiled checker (passes/fast_races.py) on arrays encoded once per template
+  (`fast_races.accesses`), moved to each block's core's buffers and shifted by its GM shifts. On a race (or a case the compiled checker leaves
+  to the Python one) nothing has run yet: the caller materialises the blocks and runs the fast engine's passes,
+  whose Python checker raises the fault with its own message, as on the exact engine;
+- runs each record's semantics in the schedule's order, as the fast engine does, a block's records taking their
+  operands from the template's, moved to the block's core (local buffers by name) and GM shifts (the `Xbuf` /
+  `X0` fields, the rule of replay_engine._remap_args). The semantics read only a record's operands and
+  registers (ascend_sim/isa), so they run on a small stand-in object, not on a record. With
+  ASCEND_DATA_THREADS > 1 and AI cores that cannot depend on each other, one AI core's records at a time on a
+  thread pool (`independent_groups`).
+The results are the exact engine's byte for byte (tests/ascend_sim/engine/test_replay_passes.py, the engine
+corpus and the fault tests on engine="replay").
+"""
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ascend_sim.engine.replay_engine import Block, _remap_args, expand
+
+
+class _Operands:
+    """What an instruction's semantics read of its record: its operands and the registers it was issued with."""
+
+    __slots__ = ("args", "registers")
+
+    def __init__(self, args, registers):
+        self.args, self.registers = args, registers
+
+
+def run(chip, cores, s) -> bool:
+    """The race checks and data work of the scheduled streams (`s`: their fast_schedule.Schedule) as the chip
+    asks for them; False (nothing run) when the race checks need the Python checkers."""
+    if chip.check_races and not race_free(chip, cores, s):
+        return False
+    if chip.execute:
+        run_semantics(chip, cores, s)
+    return True
+
+
+def race_free(chip, cores, s) -> bool:
+    """The compiled race checker finds no race in the scheduled streams."""
+    from ascend_sim.passes.fast_races import CLEAN, accesses, first_race_of
+
+    by_template: dict = {}  # id(template) -> its Accesses (None: the Python checkers must run)
+    parts = []
+    for core in cores:
+        real: list = []
+        for item in core.stream:
+            if item.__class__ is not Block:
+                real.append(item)
+                continue
+            if real:
+                parts.append(accesses(real))
+                real = []
+            encoded = by_template.get(id(item.template), False)
+            if encoded is False:
+                encoded = by_template[id(item.template)] = accesses(template_records(chip, item.template))
+            if encoded is None:
+                return False
+            parts.append(block_accesses(chip, item, encoded))
+        if real:
+            parts.append(accesses(real))
+    if any(part is None for part in parts):
+        return False
+    return first_race_of(s, parts, chip.gm_races.granule) == CLEAN
+
+
+def template_records(chip, template) -> list:
+    """A template's records, those of the units nested in it made (replay_engine.expand)."""
+    records = template.records
+    if any(item.__class__ is Block for item in records):
+        records = expand(records, chip, {})
+    return records
+
+
+def block_accesses(chip, block, encoded):
+    """The block's Accesses from its template's (`encoded`): on its core's buffers (each core's own buffers
+    have race keys of their own: engine/core.py), GM ranges shifted."""
+    buffers = chip.cores[block.core].buffers
+    keys = [key if name.startswith("GM:") else buffers[name].key for key, name in zip(encoded.keys, encoded.names)]
+    return encoded.moved(keys, {buf.name: shift for buf, shift in block.shifts.items() if shift})
+
+
+def data_threads() -> int:
+    """Threads for the data work of a race-checked replay run: env ASCEND_DATA_THREADS, default 1."""
+    value = os.environ.get("ASCEND_DATA_THREADS", "1")
+    if not value.isdigit() or not 1 <= int(value) <= 64:
+        raise ValueError(f"ASCEND_DATA_THREADS={value!r} is not a number of threads in [1, 64]")
+    return int(value)
+
+
+def run_semantics(chip, cores, s) -> None:
+    """Every record's data work, in the schedule's order (`s`), blocks' records included; on several threads
+    when independent_groups allows it."""
+    runs: list = []  # per record of the streams (cores one after another): its semantics, or None
+    operands: list = []  # ... and what they read
+    plans: dict = {}  # id(template) -> _Plan
+    atomic = False  # an atomic add in GM: its order across cores decides the bits
+    for core in cores:
+        for item in core.stream:
+            if item.__class__ is Block:
+                plan = plans.get(id(item.template))
+                if plan is None:
+                    plan = plans[id(item.template)] = _Plan(item.template, template_records(chip, item.template))
+                runs += plan.runs
+                operands += plan.operands(chip.cores[item.core], item)
+                atomic = atomic or plan.atomic
+            else:
+                runs.append(item.spec.execute if item.args is not None else None)
+                operands.append(item)
+                atomic = atomic or _adds_atomically(item)
+    threads = chip.data_threads
+    parts = None if threads == 1 or atomic else independent_groups(chip, cores, s)
+    if parts is None:
+        _run_in_order(runs, operands, s.order.tolist())
+        return
+    shares: list = [[] for _ in range(min(threads, len(parts)))]
+    for part in sorted(parts, key=len, reverse=True):  # the longest first, each to the least loaded thread
+        min(shares, key=len).extend(part)
+    with ThreadPoolExecutor(len(shares)) as pool:
+        for done in [pool.submit(_run_in_order, runs, operands, share) for share in shares]:
+            done.result()
+
+
+def _run_in_order(runs, operands, order) -> None:
+    for i in order:
+        run = runs[i]
+        if run is not None:
+            run(operands[i])
+
+
+def independent_groups(chip, cores, s) -> list | None:
+    """The schedule's order split by AI core (`core.group`: an AIC and its AIVs) when no record of one group
+    can depend on another's: the race checks found no race (so two groups' accesses of one byte would need a
+    flag between them), no SyncAll, and every CrossCoreWaitFlag released by sets of its own group. None
+    otherwise. Each group's records keep the schedule's order, so its data work is the same as in one pass."""
+    from ascend_sim.passes.fast_schedule import _CORE, _KIND, CROSS_WAIT, SYNC_ALL
+
+    if not chip.check_races:
+        return None
+    R = s.R
+    group_of_core = np.array([core.group for core in cores], np.int64)
+    group = group_of_core[R[:, _CORE]]
+    kind = R[:, _KIND]
+    if (kind == SYNC_ALL).any():
+        return None
+    for i in np.flatnonzero(kind == CROSS_WAIT).tolist():
+        r = s.rel[i]
+        if (group[s.round_mem[s.round_off[r]:s.round_off[r + 1]]] != group[i]).any():
+            return None
+    order = s.order
+    by_group = group[order]
+    return [order[by_group == g].tolist() for g in np.unique(by_group).tolist()]
+
+
+def _adds_atomically(rec) -> bool:
+    return rec.footprint is not None and any(is_write == "atomic" for *_, is_write in rec.footprint)
+
+
+class _Plan:
+    """A template's records seen by the data pass: their semantics, their operands per core (local buffers
+    moved), and which of them have GM addresses that a block's shifts move."""
+
+    def __init__(self, template, records):
+        self.template, self.records = template, records  # records: template_records
+        self.runs = [r.spec.execute if r.args is not None else None for r in records]
+        self.atomic = any(map(_adds_atomically, records))
+        self.per_core: dict = {}  # core index -> the records' operands on that core's buffers
+        self.local = {}  # record index -> its fields holding a local buffer (None: buffers nested in the fields)
+        self.gm_fields = {}  # record index -> [(address field, GM buffer)]
+        for j, r in enumerate(records):
+            args = r.args
+            if self.runs[j] is None:
+                continue
+            if not hasattr(args, "_fields"):
+                self.local[j] = None
+                continue
+            self.local[j] = [i for i, v in enumerate(args) if _is_buffer(v) and not v.name.startswith("GM:")]
+            if any(_nests_buffer(v) for v in args):
+                self.local[j] = None
+            fields = args._fields
+            moved = [(fields.index(name[:-3] + "0"), args[i]) for i, name in enumerate(fields)
+                     if name.endswith("buf") and _is_buffer(args[i]) and args[i].name.startswith("GM:")]
+            if moved:
+                self.gm_fields[j] = moved
+
+    def operands(self, core, block) -> list:
+        """The operands of the block's records (None for those without semantics)."""
+        template = self.template
+        shifts = block.shifts
+        moved = any(shifts.values())
+        if block.core == template.core and not moved:
+            return self.records
+        on_core = self.per_core.get(block.core)
+        if on_core is None:
+            on_core = self.per_core[block.core] = self._on_core(core)
+        if not moved:
+            return on_core
+        out = list(on_core)
+        for j, fields in self.gm_fields.items():
+            args = on_core[j].args
+            values = list(args)
+            for at, buf in fields:
+                values[at] += shifts.get(buf, 0)
+            out[j] = _Operands(type(args)(*values), on_core[j].registers)
+        return out
+
+    def _on_core(self, core) -> list:
+        """The template's operands with its local buffers replaced by `core`'s (replay_engine._remap_args)."""
+        buffers = core.buffers
+        out = []
+        for j, (run, r) in enumerate(zip(self.runs, self.records)):
+            if run is None:
+                out.append(None)
+                continue
+            slots, args = self.local[j], r.args
+            if slots is None:
+                args = _remap_args(args, core, {})
+            elif slots:
+                values = list(args)
+                for i in slots:
+                    values[i] = buffers[values[i].name]
+                args = type(args)(*values)
+            out.append(_Operands(args, r.registers))
+        return out
+
+
+def _is_buffer(value) -> bool:
+    return value.__class__.__name__ == "Buffer"
+
+
+def _nests_buffer(value) -> bool:
+    """A plain tuple or list holding a buffer at any depth (what _remap_args walks into)."""
+    if isinstance(value, list) or (isinstance(value, tuple) and not hasattr(value, "_fields")):
+        return any(_is_buffer(v) or _nests_buffer(v) for v in value)
+    return False
