@@ -28,8 +28,8 @@ def add_command(commands) -> argparse.ArgumentParser:
     parser = commands.add_parser(
         "sweep", help="sweep an operator's tiling on the simulator (the tiling lab)",
         description="Try many legal tilings of one problem: the generator's own and tilings around it built to "
-                    "satisfy the tiling rules, checked by the validator, timed on the simulator (timing-only, fast "
-                    "engine) on worker processes. See docs/tiling_lab.md.")
+                    "satisfy the tiling rules, checked by the validator, timed on the simulator (timing-only, the "
+                    "auto engine: replay where the kernel declares units) on worker processes. See docs/tiling_lab.md.")
     operators = parser.add_subparsers(dest="operator", required=True, metavar="{conv3d-dx,conv3d-dw,conv3d,matmul}")
     for name, target, help_text in (
             ("conv3d-dx", conv3d_dx_target, "Conv3DBackpropInputV2 (route v2: the conv kernel; the arch35 one on an "

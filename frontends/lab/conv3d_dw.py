@@ -15,7 +15,7 @@ from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.platform import get_platform
 from frontends.lab.conv3d_dx_space import around
 from frontends.lab.legal import Knob, LegalSpace, Rule, fixed, l1_buffer_knobs
-from frontends.lab.target import OperatorTarget
+from frontends.lab.target import SIMULATION_ENGINE, OperatorTarget
 from kernels.common.operands import stand_in
 from kernels.conv3d_backprop_filter.operator import conv3d_backprop_filter_v2_run, rows_beyond_reach
 from tiling.common.integers import align_up
@@ -84,8 +84,8 @@ class Conv3dDwTarget(OperatorTarget):
             dtype = DTYPES[p.dtype]
             self._operands = (stand_in(p.dx_shape, dtype), stand_in(p.dy_shape, dtype))
         x, dy = self._operands
-        return conv3d_backprop_filter_v2_run(x, p.filter_shape, dy, execute=False, check_races=False, engine="fast",
-                                             tiling_overrides=self.overrides(point) or None,
+        return conv3d_backprop_filter_v2_run(x, p.filter_shape, dy, execute=False, check_races=False,
+                                             engine=SIMULATION_ENGINE, tiling_overrides=self.overrides(point) or None,
                                              **p.operator_arguments()).report
 
     def legal_space(self) -> LegalSpace:

@@ -5,7 +5,7 @@ A target is what the lab needs of an operator (the protocol: frontends/lab/targe
 may vary, with its allowed range), `legal_space()` (the tilings a sweep draws from, frontends/lab/legal.py),
 `prepare(point)` (the candidate's tiling, validated, with its buffer usage and the analytical estimate, whose
 `est_roofline` must be a lower bound of the simulated cycles for the sweep's pruning; no simulation) and
-`simulate(point)` (a timing-only run on the fast engine; called in the worker processes).
+`simulate(point)` (a timing-only run on the `auto` engine, the replay engine here; called in the worker processes).
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from ascend_sim.machine.platform import get_platform
 from ascend_sim.record import Kind
 from frontends.lab.conv3d_dx_space import conv3d_dx_space
 from frontends.lab.estimate import estimate_conv3d_dx
-from frontends.lab.target import Prepared, report_columns
+from frontends.lab.target import SIMULATION_ENGINE, Prepared, report_columns
 from kernels.common.operands import stand_in
 from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
 from tiling import validate
@@ -31,12 +31,13 @@ KNOBS = ("baseM", "baseN", "baseK", "stepM", "stepN", "stepKa", "stepKb", "al0Pb
 
 class Conv3dDxTarget:
     """Conv3DBackpropInputV2 on the conv kernel (route v2) for one problem (frontends.cli.conv_problem.CliProblem,
-    or anything with its `plan(route, overrides, validate_overrides=)`, shapes, dtype and operator_arguments())."""
+    or anything with its `plan(route, overrides, validate_overrides=)`, shapes, dtype and operator_arguments()),
+    simulated on `engine` (ascend_sim.Chip's; every engine gives the same cycles)."""
 
     name = "conv3d-dx"
     fields = FIELDS
 
-    def __init__(self, problem):
+    def __init__(self, problem, engine: str = SIMULATION_ENGINE):
         if get_platform(problem.platform).npu_arch != 2201:
             raise ValueError(f"platform={get_platform(problem.platform).name}: this is the A2/A3 (arch22) dx target; "
                              "an Ascend 950 runs the arch35 tiling (Conv3dDxArch35Target)")
@@ -44,6 +45,7 @@ class Conv3dDxTarget:
         self.plan = problem.plan("v2")
         self.tiling = self.plan.tiling
         self.platform = get_platform(problem.platform)
+        self.engine = engine
         self._operands = None
 
     def describe(self) -> str:
@@ -88,16 +90,20 @@ class Conv3dDxTarget:
                         "est_fractals": e.fractals}
         return Prepared(report.ok, reason, usage, estimate)
 
-    def simulate(self, point: dict[str, int]) -> dict:
-        """Timing-only run of the candidate on the fast engine: cycles, per-pipe utilisation, bound, bytes."""
-        p = self.problem
+    def operands(self) -> tuple:
+        """(filter, out_backprop) as size-only stand-ins, made once per target (so once per worker)."""
         if self._operands is None:
-            dtype = DTYPES[p.dtype]
-            self._operands = (stand_in(p.filter_shape, dtype), stand_in(p.dy_shape, dtype))
-        weight, dy = self._operands
-        run = conv3d_backprop_input_v2_run(p.dx_shape, weight, dy, execute=False, check_races=False, engine="fast",
-                                           route="v2", tiling_overrides=self.overrides(point) or None,
-                                           **p.operator_arguments())
+            dtype = DTYPES[self.problem.dtype]
+            self._operands = (stand_in(self.problem.filter_shape, dtype), stand_in(self.problem.dy_shape, dtype))
+        return self._operands
+
+    def simulate(self, point: dict[str, int]) -> dict:
+        """Timing-only run of the candidate: cycles, per-pipe utilisation, bound, bytes."""
+        p = self.problem
+        weight, dy = self.operands()
+        run = conv3d_backprop_input_v2_run(p.dx_shape, weight, dy, execute=False, check_races=False,
+                                           engine=self.engine, route="v2",
+                                           tiling_overrides=self.overrides(point) or None, **p.operator_arguments())
         report = run.report
         # the slowest cube core's busiest pipe: where it idles (a MIX launch's vector cores are left out)
         index, slowest = max(((i, core) for i, core in enumerate(report.cores) if core.kind == "AIC"),

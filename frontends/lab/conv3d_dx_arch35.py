@@ -17,7 +17,7 @@ import math
 from ascend_sim.machine.platform import get_platform
 from frontends.lab.conv3d_dx_space import around
 from frontends.lab.legal import Knob, LegalSpace, Rule, fixed, l1_buffer_knobs
-from frontends.lab.target import OperatorTarget
+from frontends.lab.target import SIMULATION_ENGINE, OperatorTarget
 from kernels.common.operands import stand_in
 from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
 from kernels.conv3d_backprop_input.operator_arch35 import DTYPES_950, override_arch35
@@ -76,7 +76,7 @@ class Conv3dDxArch35Target(OperatorTarget):
             self._operands = (stand_in(p.filter_shape, dtype), stand_in(p.in_format(p.dy_shape), dtype))
         weight, dy = self._operands
         return conv3d_backprop_input_v2_run(p.in_format(p.dx_shape), weight, dy, execute=False, check_races=False,
-                                            engine="fast", tiling_overrides=point or None,
+                                            engine=SIMULATION_ENGINE, tiling_overrides=point or None,
                                             **p.operator_arguments()).report
 
     def legal_space(self) -> LegalSpace:

@@ -15,7 +15,7 @@ from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.platform import get_platform
 from frontends.lab.conv3d_dx_space import around
 from frontends.lab.legal import Knob, LegalSpace, Rule, fixed
-from frontends.lab.target import OperatorTarget
+from frontends.lab.target import SIMULATION_ENGINE, OperatorTarget
 from kernels.common.operands import stand_in
 from kernels.conv3d_v2.arguments import check_conv3d_v2_operands
 from kernels.conv3d_v2.kernel.conv3d_v2 import kernel_class
@@ -93,7 +93,7 @@ class Conv3dV2Target(OperatorTarget):
 
     def run(self, point: dict[str, int]):
         x, w = self._operands
-        return conv3d_v2_run(x, w, None, execute=False, check_races=False, engine="fast",
+        return conv3d_v2_run(x, w, None, execute=False, check_races=False, engine=SIMULATION_ENGINE,
                              tiling_overrides=self.overrides(point) or None,
                              **self.problem.operator_arguments()).report
 

@@ -13,7 +13,7 @@ from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.platform import get_platform
 from frontends.lab.conv3d_dx_space import around
 from frontends.lab.legal import Knob, LegalSpace, Rule, fixed
-from frontends.lab.target import OperatorTarget
+from frontends.lab.target import SIMULATION_ENGINE, OperatorTarget
 from kernels.common.operands import stand_in
 from kernels.matmul import run_matmul
 from tiling.matmul import L0_HALF, L0C_SIZE, MatmulTiling
@@ -75,7 +75,7 @@ class MatmulTarget(OperatorTarget):
             self._operands = (stand_in((p.batch, p.m, p.k), dtype), stand_in((p.batch, p.k, p.n), dtype))
         a, b = self._operands
         return run_matmul(a, b, platform=p.platform, tiling=self.tiling_for(point), execute=False,
-                          check_races=False, engine="fast", hf32=p.hf32).report
+                          check_races=False, engine=SIMULATION_ENGINE, hf32=p.hf32).report
 
     def legal_space(self) -> LegalSpace:
         t = self.tiling

@@ -110,7 +110,7 @@ def write_report(result, out: Path, plots: list[str], top: int = 10) -> str:
         for path in plots:
             name = Path(path).name
             lines += [f"![{captions.get(name, name)}]({name})", ""]
-    lines += ["Figures: simulated cycles of the timing model (timing-only runs, fast engine), not hardware "
+    lines += ["Figures: simulated cycles of the timing model (timing-only runs), not hardware "
               "measurements. Utilisation per core type: see results.csv (`aic_utilisation.<pipe>`).", ""]
     path = out / "report.md"
     path.write_text("\n".join(lines))

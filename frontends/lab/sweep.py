@@ -10,7 +10,7 @@ carries the analytical estimate of its tiling (frontends/lab/estimate.py), whose
 simulated cycles. With `prune` (the default) the legal ones run in the order of that bound, and one whose bound
 exceeds the best simulated cycles so far (the `top`-th best) is not simulated: it cannot be among the `top` best.
 Its row stays, `valid` and `pruned_by_bound`, with the reason "pruned: bound X > best Y". The others run
-timing-only on the fast engine, on local worker processes or a cluster.
+timing-only (frontends.lab.target.SIMULATION_ENGINE), on local worker processes or a cluster.
 
 Searches: `local` (the default) starts from the generator's tiling and tries every legal one-knob change of the
 best tiling not yet explored (best first); `grid` takes points spread evenly over the legal space; `random`
@@ -196,7 +196,8 @@ class _Table:
 
 def _proposals(table: _Table, points, budget: int):
     """The default's key first (a worker simulates it while the others are prepared), then the other legal
-    candidates' keys, in the order of their bound when pruning."""
+    candidates' keys: when pruning, once all are prepared, in the order of their bound; else each as soon as it
+    is prepared, so that every worker is busy from the start."""
     default = table.add({})
     if default is not None:
         yield default
@@ -205,8 +206,12 @@ def _proposals(table: _Table, points, budget: int):
         if len(table.rows) >= budget:
             break
         key = table.add(point)
-        if key is not None:
+        if key is None:
+            continue
+        if table.prune:
             keys.append(key)
+        else:
+            yield key
     yield from table.ordered(keys)
 
 

@@ -9,7 +9,7 @@ A target is one problem of one operator, as the sweep sees it (frontends/lab/swe
     legal_space()          the knobs and the rules that shape them (frontends/lab/legal.py)
     prepare(point)         the candidate's tiling checked by the operator's validator, its buffer usage and (where
                            the operator has one) the analytical estimate; no simulation
-    simulate(point)        a timing-only run on the fast engine; called in the worker processes
+    simulate(point)        a timing-only run on SIMULATION_ENGINE; called in the worker processes
 
 `OperatorTarget` implements prepare and simulate from four smaller members (tiling_for, check, usage, run);
 conv3d-dw, conv3d and matmul plug in that way. conv3d-dx (frontends/lab/conv3d_dx.py) has its own, with the
@@ -20,6 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 PIPES = ("MTE2", "MTE1", "M", "FIX")  # the cube core's data pipes
+# ascend_sim.Chip's "auto": the replay engine where the kernel declares replay units, else the fast engine (both give
+# the exact engine's cycles)
+SIMULATION_ENGINE = "auto"
 
 
 @dataclass

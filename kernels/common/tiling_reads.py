@@ -25,15 +25,17 @@ class IgnoredOverrideWarning(UserWarning):
 
 
 class ReadRecorder:
-    """Stands in for a tiling (or one of its structs) and adds each field name read through it to `reads`."""
+    """Stands in for a tiling (or one of its structs) and adds each field name read through it to `reads`.
 
-    __slots__ = ("_target", "_reads")
+    A field (or struct) read once is kept on the recorder, so that its later reads are plain attribute lookups
+    (a kernel reads its tiling's fields about once per instruction); the tiling is read-only during a launch, so
+    the kept value stays the tiling's."""
 
     def __init__(self, target, reads: set[str]):
         object.__setattr__(self, "_target", target)
         object.__setattr__(self, "_reads", reads)
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str):  # called only for names not kept yet
         target, reads = object.__getattribute__(self, "_target"), object.__getattribute__(self, "_reads")
         own = type(target).__dict__.get(name)
         if isinstance(own, property):  # e.g. block_dim: record the fields it reads
@@ -42,10 +44,14 @@ class ReadRecorder:
             return own.__get__(self)
         value = getattr(target, name)
         if isinstance(value, BaseModel):
-            return ReadRecorder(value, reads)
-        if callable(value):  # an inherited pydantic method (model_dump, ...): its reads are not seen
+            value = ReadRecorder(value, reads)
+        elif callable(value):  # an inherited pydantic method (model_dump, ...): its reads are not seen
             reads.add(EVERYTHING)
-        reads.add(name)
+            reads.add(name)
+            return value
+        else:
+            reads.add(name)
+        object.__setattr__(self, name, value)
         return value
 
     def __setattr__(self, name, value):
