@@ -52,7 +52,8 @@ class Chip:
     flag) stays until that core's Python has issued what it waits for.
     "replay" is "fast" plus the replay of API units declared replayable (engine/replay.py): a unit's later calls
     with the same key reuse the records and state change of its first; "auto" replays too whenever it does not
-    use the exact engine. `replay`: "on", "off", "verify" (each replayed call is also run for real and compared)
+    use the exact engine, and leaves the replayed calls' records unmade (compiled passes) from AUTO_COMPILED_FROM
+    records on. `replay`: "on", "off", "verify" (each replayed call is also run for real and compared)
     or a fraction of the replayed calls to verify; default: env ASCEND_REPLAY, else "on".
 
     `blas_threads` (default 1) limits numpy's OpenBLAS during each launch: one thread makes full runs several
@@ -196,6 +197,10 @@ class Chip:
         (replay_engine.py, replay_passes.py), else (a race, an unclean end) materialised for the fast engine's
         passes."""
         if not replay_engine.has_blocks(self.cores):
+            return False
+        if self.engine == "auto" and sum(len(core.stream) for core in self.cores) < AUTO_COMPILED_FROM:
+            # a short stream: the compiled passes would cost more to load than they save (AUTO_COMPILED_FROM)
+            replay_engine.materialise(self, self.cores)
             return False
         passes = replay_passes.run if self.execute or self.check_races else None
         if replay_engine.run_lazy(self, self.cores, passes):
