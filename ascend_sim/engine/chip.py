@@ -8,6 +8,7 @@ so the order in which the cores' Python runs does not change any result, cycle o
 from __future__ import annotations
 
 import gc
+import sys
 from typing import Callable
 
 from ascend_sim.engine import fast_engine, replay_engine, replay_passes
@@ -163,7 +164,7 @@ class Chip:
                 _running[0] = None
                 if deferred and not self._replayed_lazily():
                     records = sum(len(core.stream) for core in self.cores)
-                    compiled = self.engine in ("fast", "replay") or records >= AUTO_COMPILED_FROM
+                    compiled = self.engine in ("fast", "replay") or _compiled_pays(records)
                     # submit_all: a short stream, or a faulty end (found and reported as the exact engine does)
                     if not (compiled and fast_engine.run_passes(self, self.cores)):
                         fast_engine.submit_all(self.cores)
@@ -198,8 +199,7 @@ class Chip:
         passes."""
         if not replay_engine.has_blocks(self.cores):
             return False
-        if self.engine == "auto" and sum(len(core.stream) for core in self.cores) < AUTO_COMPILED_FROM:
-            # a short stream: the compiled passes would cost more to load than they save (AUTO_COMPILED_FROM)
+        if self.engine == "auto" and not _compiled_pays(replay_engine.stream_records(self.cores)):
             replay_engine.materialise(self, self.cores)
             return False
         passes = replay_passes.run if self.execute or self.check_races else None
@@ -207,6 +207,12 @@ class Chip:
             return True
         replay_engine.materialise(self, self.cores)
         return False
+
+
+def _compiled_pays(records: int) -> bool:
+    """Whether "auto" takes the compiled passes for a stream of `records`: numba's first import and load take
+    about 1.5 s, which a short stream (below AUTO_COMPILED_FROM) does not win back; once loaded, they always pay."""
+    return records >= AUTO_COMPILED_FROM or "numba" in sys.modules
 
 
 def _share_l1_with_aivs(cores: list) -> None:

@@ -156,6 +156,11 @@ def _remap_value(value, core):
     return value
 
 
+def stream_records(cores) -> int:
+    """The records in the cores' streams, a block's counted as its template's."""
+    return sum(len(item) if item.__class__ is Block else 1 for core in cores for item in core.stream)
+
+
 def has_blocks(cores) -> bool:
     return any(item.__class__ is Block for core in cores for item in core.stream)
 
