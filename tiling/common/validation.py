@@ -44,6 +44,27 @@ def field_problem(out: list[Problem], fields: dict, name: str, rule: str) -> Non
     out.append(Problem(name, rule, fields.get(name)))
 
 
+def check_l0_budgets(out: list[Problem], f: dict, dtype_bytes: int, platform, extra_k: int = 0,
+                     extra_k_why: str = "") -> None:
+    """The cube tiling's L0 budgets (InitBaseMNK's): baseM x baseK on L0A and baseN x baseK on L0B, each twice
+    when al0Pbuffer and bl0Pbuffer are both 2 (the kernels' L0 ping-pong), and the fp32 baseM x baseN times
+    cl0Pbuffer on L0C. extra_k: K elements L0B holds beyond baseK, for the reason extra_k_why."""
+    halves = 2 if f["al0Pbuffer"] == 2 and f["bl0Pbuffer"] == 2 else 1
+    a = f["baseM"] * f["baseK"] * dtype_bytes
+    if a * halves > platform.L0A:
+        field_problem(out, f, "baseM", f"L0A needs {a * halves} bytes (baseM*baseK*{dtype_bytes}={a} x {halves} "
+                                       f"ping-pong halves), L0A has {platform.L0A}")
+    b = f["baseN"] * (f["baseK"] + extra_k) * dtype_bytes
+    if b * halves > platform.L0B:
+        k = f"(baseK + {extra_k} {extra_k_why})" if extra_k else "baseK"
+        field_problem(out, f, "baseN", f"L0B needs {b * halves} bytes (baseN*{k}*{dtype_bytes}={b} x {halves} "
+                                       f"ping-pong halves), L0B has {platform.L0B}")
+    c = f["baseM"] * f["baseN"] * 4
+    if c * f["cl0Pbuffer"] > platform.L0C:
+        field_problem(out, f, "cl0Pbuffer", f"L0C needs {c * f['cl0Pbuffer']} bytes (baseM*baseN*4={c} x "
+                                            f"cl0Pbuffer), L0C has {platform.L0C}")
+
+
 @dataclass
 class ValidationReport:
     platform: str

@@ -8,7 +8,7 @@ the kernel, not from the host generator, so that a generated tiling is checked b
 from __future__ import annotations
 
 from ascend_sim.machine.platform import Platform, get_platform
-from tiling.common.validation import Problem, TilingValidationError, ValidationReport
+from tiling.common.validation import Problem, TilingValidationError, ValidationReport, check_l0_budgets
 from tiling.common.validation import field_problem as _problem  # short: it starts most lines below
 from tiling.conv3d_backprop_filter.keys import TPL_SPLIT_DFL, TPL_SPLIT_K_N, TPL_SPLIT_M_K, TPL_SPLIT_M_N_STREAMK
 
@@ -186,20 +186,7 @@ def _check_basic_block(f: dict, platform: Platform, key: int, out: list[Problem]
 
 
 def _check_buffers(f: dict, dtype_bytes: int, platform: Platform, out: list[Problem]) -> None:
-    ping_pong = f["al0Pbuffer"] == 2 and f["bl0Pbuffer"] == 2
-    halves = 2 if ping_pong else 1
-    a = f["baseM"] * f["baseK"] * dtype_bytes
-    if a * halves > platform.L0A:
-        _problem(out, f, "baseM", f"L0A needs {a * halves} bytes (baseM*baseK*{dtype_bytes}={a} x {halves} "
-                                  f"ping-pong halves), L0A has {platform.L0A}")
-    b = f["baseN"] * f["baseK"] * dtype_bytes
-    if b * halves > platform.L0B:
-        _problem(out, f, "baseN", f"L0B needs {b * halves} bytes (baseN*baseK*{dtype_bytes}={b} x {halves} "
-                                  f"ping-pong halves), L0B has {platform.L0B}")
-    c = f["baseM"] * f["baseN"] * 4
-    if c * f["cl0Pbuffer"] > platform.L0C:
-        _problem(out, f, "cl0Pbuffer", f"L0C needs {c * f['cl0Pbuffer']} bytes (baseM*baseN*4={c} x cl0Pbuffer), "
-                                       f"L0C has {platform.L0C}")
+    check_l0_budgets(out, f, dtype_bytes, platform)
     a1 = _align(f["stepM"] * f["baseM"] * f["stepKa"] * f["baseK"] * dtype_bytes, TPIPE_ALIGN)
     b1 = _align(f["bl1Bound"] * dtype_bytes, TPIPE_ALIGN)
     total = a1 * f["al1Pbuffer"] + b1 * f["bl1Pbuffer"]

@@ -8,7 +8,7 @@ the Ascend C API reference (docs/isa.md lists them with their sources). Use it o
 from __future__ import annotations
 
 from ascend_sim.machine.platform import Platform, get_platform
-from tiling.common.validation import Problem, ValidationReport
+from tiling.common.validation import Problem, ValidationReport, check_l0_budgets
 from tiling.common.validation import field_problem as _problem  # short: it starts most lines below
 
 LOAD3D_L1_HW_MAX = 32767
@@ -129,22 +129,8 @@ def _check_split(f: dict, platform: Platform, basic_block: bool, out: list[Probl
 
 def _check_buffers(f: dict, dtype_bytes: int, platform: Platform, out: list[Problem]) -> None:
     c0, hkwk = f["c0"], f["hk"] * f["wk"]
-    ping_pong = f["al0Pbuffer"] == 2 and f["bl0Pbuffer"] == 2
-    copies = 2 if ping_pong else 1
-    a_bytes = f["baseM"] * f["baseK"] * dtype_bytes
-    if a_bytes * copies > platform.L0A:
-        _problem(out, f, "baseM", f"L0A needs {a_bytes * copies} bytes (baseM*baseK*{dtype_bytes}={a_bytes} x "
-                                  f"{copies} ping-pong halves), L0A has {platform.L0A}")
     extra_k = c0 if dtype_bytes == 4 and hkwk > 1 else 0  # fp32 B is transposed by Load3Dv2 via one spare C0
-    b_bytes = f["baseN"] * (f["baseK"] + extra_k) * dtype_bytes
-    if b_bytes * copies > platform.L0B:
-        spare = f" + {extra_k} for the fp32 transpose" if extra_k else ""
-        _problem(out, f, "baseN", f"L0B needs {b_bytes * copies} bytes (baseN*(baseK{spare})*{dtype_bytes}="
-                                  f"{b_bytes} x {copies} ping-pong halves), L0B has {platform.L0B}")
-    c_bytes = f["baseM"] * f["baseN"] * 4
-    if c_bytes * f["cl0Pbuffer"] > platform.L0C:
-        _problem(out, f, "cl0Pbuffer", f"L0C needs {c_bytes * f['cl0Pbuffer']} bytes (baseM*baseN*4={c_bytes} x "
-                                       f"cl0Pbuffer), L0C has {platform.L0C}")
+    check_l0_budgets(out, f, dtype_bytes, platform, extra_k, "for the fp32 transpose")
     if f["baseM"] < 1 or f["baseK"] < 1 or hkwk < 1:
         return
     a1, b1 = l1_bytes(f, dtype_bytes)

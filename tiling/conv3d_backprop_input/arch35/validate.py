@@ -17,7 +17,7 @@ from __future__ import annotations
 from ascend_sim.machine.dtypes import DTYPES, EIGHT_BIT_DTYPES
 from ascend_sim.machine.platform import get_platform
 from tiling.common.integers import ceil_div
-from tiling.common.validation import Problem, ValidationReport
+from tiling.common.validation import Problem, ValidationReport, check_l0_budgets
 from tiling.common.validation import field_problem as _problem  # short: it starts most lines below
 from tiling.conv3d_backprop_input.arch35.common import (BASIC_BLOCK_SIZE_16, UINT16_MAX, al1_bytes, bl1_bytes, fmap_h,
                                                         hk_wk_aligned)
@@ -87,19 +87,7 @@ def _check_split(f: dict, aic_cores: int, out: list[Problem]) -> None:
 
 def _check_buffers(f: dict, dtype_bytes: int, platform, out: list[Problem], *, l1: bool) -> None:
     """InitBaseMNK's L0 budgets and (l1) IsL1ParamsValid for the GM_TO_L1 L1 path."""
-    ping_pong = 2 if f["al0Pbuffer"] == 2 and f["bl0Pbuffer"] == 2 else 1  # the kernel's enableL0PingPong_
-    a_bytes = f["baseM"] * f["baseK"] * dtype_bytes
-    if a_bytes * ping_pong > platform.L0A:
-        _problem(out, f, "baseM", f"L0A needs {a_bytes * ping_pong} bytes (baseM*baseK*{dtype_bytes}={a_bytes} x "
-                                  f"{ping_pong} ping-pong halves), L0A has {platform.L0A}")
-    b_bytes = f["baseN"] * f["baseK"] * dtype_bytes
-    if b_bytes * ping_pong > platform.L0B:
-        _problem(out, f, "baseN", f"L0B needs {b_bytes * ping_pong} bytes (baseN*baseK*{dtype_bytes}={b_bytes} x "
-                                  f"{ping_pong} ping-pong halves), L0B has {platform.L0B}")
-    c_bytes = f["baseM"] * f["baseN"] * 4
-    if c_bytes * f["cl0Pbuffer"] > platform.L0C:
-        _problem(out, f, "cl0Pbuffer", f"L0C needs {c_bytes * f['cl0Pbuffer']} bytes (baseM*baseN*4={c_bytes} x "
-                                       f"cl0Pbuffer), L0C has {platform.L0C}")
+    check_l0_budgets(out, f, dtype_bytes, platform)
     if not l1:
         return
     k0 = 32 // dtype_bytes
