@@ -34,11 +34,12 @@ from ascend_sim.machine.tensor import GlobalTensor, LocalTensor
 
 
 @cached
-def DataCopy(dst, src, params, config=kDefaultNdDmaConfig) -> None:
+def DataCopy(dst, src, params, config=kDefaultNdDmaConfig, *, enableSmallC0: bool = False) -> None:
     """GM -> L1 (count, DataCopyParams, Nd2NzParams or, on arch 3510, Dn2NzParams), L1 -> BT (DataCopyParams into
     a C2 tensor), L1 -> GM (DataCopyParams into a GlobalTensor) or L0C -> GM (DataCopyCO12DstParams); GM <-> UB
     (count or DataCopyParams) on the vector core; on arch 3510 GM -> UB by ND-DMA (NdDmaParams, with the
-    template's NdDmaConfig as `config`) and UB -> L1 (count or DataCopyParams) on the vector core."""
+    template's NdDmaConfig as `config`) and UB -> L1 (count or DataCopyParams) on the vector core. enableSmallC0 is
+    DN2NZ's template switch (DataCopy<T, true>: 4-element rows, isa/arch35/mte2_nz.py)."""
     if isinstance(params, NdDmaParams):
         return copy_gm_to_ub_nddma(dst, src, params, config)
     if is_ub(src) and isinstance(dst, LocalTensor) and dst.buffer.name == "L1":
@@ -58,7 +59,7 @@ def DataCopy(dst, src, params, config=kDefaultNdDmaConfig) -> None:
         else:
             copy_gm_to_l1_nd2nz(dst, src, params)
     elif isinstance(params, Dn2NzParams):
-        copy_gm_to_l1_dn2nz(dst, src, params)
+        copy_gm_to_l1_dn2nz(dst, src, params, enableSmallC0)
     elif isinstance(params, DataCopyCO12DstParams):
         copy_l0c_to_gm(dst, src, params)
     elif isinstance(params, int):

@@ -189,11 +189,14 @@ def _channel_size_ok(channel_size: int, size: int) -> bool:
 
 
 @lru_cache(maxsize=512)
-def _img2col_map(l1H, l1W, pads, c1, kExt, mExt, kStart, mStart, sW, sH, fW, fH, dW, dH, c0, target):
+def _img2col_map(l1H, l1W, pads, c1, kExt, mExt, kStart, mStart, sW, sH, fW, fH, dW, dH, c0, target, cs=None):
     """For every destination element, in destination order: the flat source index, then the pad positions,
     the destination positions when some are left unwritten (else None), and Wout.
 
-    target "L0A" (ZZ of the block), "L0A_T" (ZZ of its transpose, enTranspose) or "L0B" (ZN)."""
+    target "L0A" (ZZ of the block), "L0A_T" (ZZ of its transpose, enTranspose) or "L0B" (ZN). cs: the channels of
+    one fmap pixel in L1 (C0, or a channelSize below C0: the small-C0 fmap); the destination fractals stay C0
+    wide, and a K window that ends inside a fractal leaves the rest of it unwritten."""
+    cs = c0 if cs is None else cs
     pl, pr, pt, _ = pads
     wout = (l1W + pl + pr - ((fW - 1) * dW + 1)) // sW + 1
     if target == "L0B":  # ZN: fractal (kk, nn) holds X[kk*c0 + k0, nn*16 + n0] at [n0][k0]
@@ -211,7 +214,7 @@ def _img2col_map(l1H, l1W, pads, c1, kExt, mExt, kStart, mStart, sW, sH, fW, fH,
         m, k = b * c0 + e, a * 16 + r
     else:  # ZZ: fractal (a, b) holds X[a*16 + r, b*c0 + e] at [r][e]
         a = np.arange(mExt // 16).reshape(-1, 1, 1, 1)
-        b = np.arange(kExt // c0).reshape(1, -1, 1, 1)
+        b = np.arange(-(-kExt // c0)).reshape(1, -1, 1, 1)
         r = np.arange(16).reshape(1, 1, -1, 1)
         e = np.arange(c0).reshape(1, 1, 1, -1)
         m, k = a * 16 + r, b * c0 + e
@@ -222,13 +225,13 @@ def _img2col_map(l1H, l1W, pads, c1, kExt, mExt, kStart, mStart, sW, sH, fW, fH,
     m = m + mStart
     k = k + kStart
     oh, ow = m // wout, m % wout
-    per_c1 = fH * fW * c0
+    per_c1 = fH * fW * cs
     ch1, rem = k // per_c1, k % per_c1
-    kh, kw, ci = rem // (fW * c0), (rem // c0) % fW, rem % c0
+    kh, kw, ci = rem // (fW * cs), (rem // cs) % fW, rem % cs
     h = oh * sH - pt + kh * dH
     w = ow * sW - pl + kw * dW
     valid = (h >= 0) & (h < l1H) & (w >= 0) & (w < l1W) & (ch1 < c1)
-    index = ((ch1 * l1H + h) * l1W + w) * c0 + ci
+    index = ((ch1 * l1H + h) * l1W + w) * cs + ci
     shape = np.broadcast_shapes(index.shape, valid.shape)
     index = np.where(valid, index, 0)
     index = np.broadcast_to(index, shape).reshape(-1)
@@ -334,9 +337,17 @@ def decode_img2col(core, name, spec, dst, src, params: LoadData3DParamsV2, isSet
     if not _channel_size_ok(channel_size, size):
         raise core.fault(ParameterOutOfRange(
             f"channelSize={channel_size} must be {_CHANNEL_RULE.get(size, 'legal')} for {src.dtype}"), name, MTE1)
-    if channel_size % c0:
+    # a channelSize below C0 (4 or 8 of b16, 4 of b32, 4 / 8 / 16 of b8) reads the small-C0 fmap that DN2NZ's
+    # SmallC0 mode writes: channelSize elements a pixel, one C1
+    small = 0 < channel_size < c0
+    if channel_size % c0 and not small:
         raise core.fault(ParameterOutOfRange(
-            f"channelSize={channel_size}: only multiples of C0={c0} are modelled"), name, MTE1)
+            f"channelSize={channel_size}: only multiples of C0={c0} and the sizes below C0 are modelled (not "
+            f"N*{c0}+{channel_size % c0})"), name, MTE1)
+    if small and (to_l0b or transpose_a):
+        raise core.fault(ParameterOutOfRange(
+            f"channelSize={channel_size} (below C0={c0}) into {dbuf.name}{' transposed' if transpose_a else ''}: "
+            "only the small-C0 load into L0A is modelled"), name, MTE1)
     if k_start % c0:
         raise core.fault(ParameterOutOfRange(f"kStartPt={k_start} must be a multiple of {c0}"), name, MTE1)
     # Into L0B the M axis is cut into C0-row fractals and K into 16-column ones; b32 may end on a half
@@ -346,7 +357,14 @@ def decode_img2col(core, name, spec, dst, src, params: LoadData3DParamsV2, isSet
         m_unit, k_unit = c0, (c0 if size == 4 else 16)
     else:
         m_unit, k_unit = 16, c0
-    if m_ext % m_unit or k_ext % k_unit:
+    fW = p.filterW + 256 * int(p.filterSizeW)  # filterSize carries the 9th bit: kernels up to 511
+    fH = p.filterH + 256 * int(p.filterSizeH)
+    pixel = channel_size if small else c0  # elements of one fmap pixel in L1
+    c1 = 1 if small else channel_size // c0
+    width = c1 * fH * fW * pixel  # columns of the img2col matrix X (§4.2)
+    # a K window that covers the rightmost fractal may end inside it (LoadData_3D.md, kExtension)
+    covers_right = not (to_l0b or transpose_a) and k_start + k_ext == width
+    if m_ext % m_unit or (k_ext % k_unit and not covers_right):
         raise core.fault(ParameterOutOfRange(
             f"mExtension={m_ext} must be a multiple of {m_unit} and kExtension={k_ext} of {k_unit} "
             f"for {dst.buffer.name}"), name, MTE1)
@@ -354,8 +372,6 @@ def decode_img2col(core, name, spec, dst, src, params: LoadData3DParamsV2, isSet
         check_aligned(core, name, MTE1, dst, FRACTAL, "dst")
     if src.address % core.alignments.L1:
         check_aligned(core, name, MTE1, src, core.alignments.L1, "src")
-    fW = p.filterW + 256 * int(p.filterSizeW)  # filterSize carries the 9th bit: kernels up to 511
-    fH = p.filterH + 256 * int(p.filterSizeH)
     if fW == 0 or fH == 0:
         raise core.fault(ParameterOutOfRange(f"filter {fH}x{fW}: filterW/H may be 0 only with filterSizeW/H set"),
                          name, MTE1)
@@ -367,9 +383,7 @@ def decode_img2col(core, name, spec, dst, src, params: LoadData3DParamsV2, isSet
     if l1W + pads[0] + pads[1] < eff_w:
         raise core.fault(ParameterOutOfRange(
             f"l1W={l1W} plus pads {pads[0]}+{pads[1]} is narrower than the dilated filter width {eff_w}"), name, MTE1)
-    c1 = channel_size // c0
-    width = c1 * fH * fW * c0  # columns of the img2col matrix X (§4.2); the K block must lie inside it
-    if k_start + k_ext > width:
+    if k_start + k_ext > width:  # the K block must lie inside X
         # Without this check the columns past X would read channels beyond the fmap (and an empty fmap would
         # be gathered from): the kernel asked for a K block that does not exist.
         if channel_size == 0:
@@ -380,13 +394,14 @@ def decode_img2col(core, name, spec, dst, src, params: LoadData3DParamsV2, isSet
         raise core.fault(ParameterOutOfRange(
             f"kStartPt={k_start} + kExtension={k_ext} = {k_start + k_ext} reaches past the img2col matrix, which "
             f"has channelSize*filterH*filterW = {channel_size}*{fH}*{fW} = {width} columns: {culprit}",
-            buffer=src.buffer.name, addr_range=(src.address, src.address + c1 * l1H * l1W * c0 * size)),
+            buffer=src.buffer.name, addr_range=(src.address, src.address + c1 * l1H * l1W * pixel * size)),
             name, MTE1)
     m_start, stride_w = p.mStartPt, p.strideW
     index, pad_positions, written, wout, read = _img2col_map(l1H, l1W, pads, c1, k_ext, m_ext, k_start, m_start,
                                                        stride_w, p.strideH, fW, fH, dW, p.dilationFilterH, c0,
-                                                       "L0B" if to_l0b else ("L0A_T" if transpose_a else "L0A"))
-    return Img2col(registers, index, pad_positions, written, wout, read, c1 * l1H * l1W * c0)
+                                                       "L0B" if to_l0b else ("L0A_T" if transpose_a else "L0A"),
+                                                       pixel)
+    return Img2col(registers, index, pad_positions, written, wout, read, c1 * l1H * l1W * pixel)
 
 
 def load_data_3d_v2(dst, src, params: LoadData3DParamsV2, isSetFMatrix: bool = True) -> None:

@@ -10,7 +10,10 @@ dstStride ceil(baseUseM / 16)} before every A load (ops-nn e5c3fa93 conv_bp_inpu
 Element (m, k) of the loaded window lands in fractal (k // C0) * dstStride + m // 16 of L0A, at row m % 16,
 column k % C0. Into L0B [own rule: the doc gives no layout beyond "ZN"] fractal (m // C0) * dstStride + k // 16,
 row k % 16, column m % C0: the A2 ZN layout with dstStride fractals between K neighbours.
-Not modelled (a fault says so): repeatTime > 1, enTranspose, windows that end in half a fractal.
+A window into L0A whose K ends inside a fractal (allowed when it covers the img2col's rightmost fractal: the C04
+path's K = hk*wk*4) writes only its columns [own rule: the doc does not say what the rest of that fractal holds;
+it is left as it was, and Mmad's K rounded up to C0 multiplies it by the weight's zero rows].
+Not modelled (a fault says so): repeatTime > 1, enTranspose, other windows that end in half a fractal.
 """
 from __future__ import annotations
 
@@ -126,14 +129,15 @@ def LoadDataWithStride(dst, src, loadDataParams: LoadData3DParamsV2, isSetFMatri
     img2col = decode_img2col(core, name, LOAD_DATA_WITH_STRIDE, dst, src, p, isSetFMatrix)
     if img2col is None:
         return
-    if img2col.written is not None:
-        raise core.fault(ParameterOutOfRange(
-            f"mExtension={p.mExtension} / kExtension={p.kExtension} end in half a fractal: not modelled"), name, MTE1)
     dtype = src.dtype
     size = dtype.itemsize
     c0 = 32 // size
     to_l0b = dst.buffer.name == "L0B"
-    rows, cols = (p.mExtension // c0, p.kExtension // 16) if to_l0b else (p.mExtension // 16, p.kExtension // c0)
+    if img2col.written is not None and (to_l0b or p.mExtension % 16):
+        raise core.fault(ParameterOutOfRange(
+            f"mExtension={p.mExtension} / kExtension={p.kExtension} end in half a fractal: not modelled"), name, MTE1)
+    # into L0A a K window may end inside its last fractal (it covers the img2col's rightmost one: the C04 tail)
+    rows, cols = (p.mExtension // c0, p.kExtension // 16) if to_l0b else (p.mExtension // 16, -(-p.kExtension // c0))
     stride = repeat.dstStride
     inner = cols if to_l0b else rows  # fractals between two K neighbours
     if stride < inner and (rows if to_l0b else cols) > 1:
@@ -141,6 +145,8 @@ def LoadDataWithStride(dst, src, loadDataParams: LoadData3DParamsV2, isSetFMatri
             f"dstStride={stride} fractals is less than the {inner} fractals of one K step: the destination "
             f"fractals would overlap"), name, MTE1)
     positions = _nz_positions(rows, cols, c0, stride, to_l0b)
+    if img2col.written is not None:  # the rest of the last K fractal is left as it was
+        positions = positions[img2col.written]
     extent = int(positions.max()) + 1
     sbuf, s0, dbuf, d0 = src.buffer, src.address, dst.buffer, dst.address
     read = img2col.read

@@ -7,6 +7,11 @@ Sources: asc-devkit 82b89a15 docs/zh/.../矩阵计算的搬入/DataCopy（GMToL1
 to the hardware as dstNzMatrixStride * sizeof(T) / 32). A stride larger than the data (dstNzNStride = strideW,
 dstNzMatrixStride = strideH * woExpand * c0) leaves the skipped L1 rows as they were: the arch35 dx kernel zeroes
 its A1 buffer first and gets its zero insertion that way (ops-nn e5c3fa93 conv_bp_sub_func_load_gm_to_l1a.h).
+
+DN2NZ's SmallC0 mode (the `enableSmallC0` template argument, the same DN2NZ page): with dValue <= 4 each of the
+nValue rows is 4 elements (4 * sizeof(T) bytes) wide, zero-padded from dValue to 4, rows back to back (dstNzC0Stride
+and dstNzNStride are ignored), and the matrix's end zero-padded to 32 bytes; dnNum > 1 puts the matrices
+dstNzMatrixStride elements apart. The arch35 dx kernel's C04 path loads its 4-channel dy this way.
 """
 from __future__ import annotations
 
@@ -73,6 +78,23 @@ def _dn2nz_maps(dnNum, nValue, dValue, sMS, sD, c0s, ns, dMS, c0):
     return src, dst, np.flatnonzero(~valid), int(src.max()) + 1, int(dst.max()) + 1, strided
 
 
+SMALL_C0 = 4  # the SmallC0 row: 4 elements
+
+
+@lru_cache(maxsize=256)
+def _dn2nz_small_c0_maps(dnNum, nValue, dValue, sMS, sD, dMS, c0):
+    """SmallC0: element (n, d) of matrix i (at i*sMS + d*sD + n) -> i*dMS + n*4 + d; d in [dValue, 4) and the
+    matrix's tail up to 32 bytes are zero."""
+    rows = -(-nValue * SMALL_C0 // c0) * c0  # elements of one matrix, the tail padded to 32 bytes
+    i = np.arange(dnNum).reshape(-1, 1)
+    e = np.arange(rows).reshape(1, -1)
+    n, d = e // SMALL_C0, e % SMALL_C0
+    dst = (i * dMS + e).reshape(-1)
+    valid = np.broadcast_to((d < dValue) & (n < nValue), (dnNum, rows)).reshape(-1)
+    src = (i * sMS + np.minimum(d, dValue - 1) * sD + np.minimum(n, nValue - 1)).reshape(-1)
+    return src, dst, np.flatnonzero(~valid), int(src.max()) + 1, int(dst.max()) + 1, None
+
+
 DATA_COPY_DN2NZ = define("DataCopy(Dn2Nz)", MTE2, kind=Kind.MOVE, operands=Nd2NzOperands, cost=_mte2_cost,
                          execute=_nd2nz_execute, params=Dn2NzParams,
                          doc="GM -> L1 (arch 3510): dnNum DN (column-major) matrices into NZ.")
@@ -98,8 +120,9 @@ def _check_matrix_stride(core, name, value, size):
             f"dstNzMatrixStride * {size} / 32 blocks and would drop the rest"), name, MTE2)
 
 
-def copy_gm_to_l1_dn2nz(dst, src, params: Dn2NzParams) -> None:
-    """DataCopy(L1, GM, Dn2NzParams): the transpose of ND2NZ's source walk, the same NZ destination."""
+def copy_gm_to_l1_dn2nz(dst, src, params: Dn2NzParams, enableSmallC0: bool = False) -> None:
+    """DataCopy<T, enableSmallC0>(L1, GM, Dn2NzParams): the transpose of ND2NZ's source walk, the same NZ
+    destination; SmallC0: 4-element rows (module docstring)."""
     core = current_core()
     name = "DataCopy(Dn2Nz)"
     _check_operands(core, name, dst, src, "DataCopy with Dn2NzParams")
@@ -111,8 +134,15 @@ def copy_gm_to_l1_dn2nz(dst, src, params: Dn2NzParams) -> None:
     if p.dnNum == 0 or p.nValue == 0 or p.dValue == 0:
         core.issue(DATA_COPY_DN2NZ, MTE2, params)
         return
-    maps = _dn2nz_maps(p.dnNum, p.nValue, p.dValue, p.srcDnMatrixStride, p.srcDValue, p.dstNzC0Stride,
-                       p.dstNzNStride, p.dstNzMatrixStride, BLOCK // size)
+    if enableSmallC0:
+        if p.dValue > SMALL_C0:
+            raise core.fault(ParameterOutOfRange(
+                f"dValue={p.dValue} with enableSmallC0: the SmallC0 mode takes dValue <= {SMALL_C0}"), name, MTE2)
+        maps = _dn2nz_small_c0_maps(p.dnNum, p.nValue, p.dValue, p.srcDnMatrixStride, p.srcDValue,
+                                    p.dstNzMatrixStride, BLOCK // size)
+    else:
+        maps = _dn2nz_maps(p.dnNum, p.nValue, p.dValue, p.srcDnMatrixStride, p.srcDValue, p.dstNzC0Stride,
+                           p.dstNzNStride, p.dstNzMatrixStride, BLOCK // size)
     _issue(core, DATA_COPY_DN2NZ, dst, src, params, maps, p.dnNum * p.nValue * p.dValue * size,
            ((p.dnNum, p.dValue, p.nValue * size), (p.srcDnMatrixStride * size, p.srcDValue * size, 1)))
 

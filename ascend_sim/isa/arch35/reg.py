@@ -10,6 +10,12 @@ Reg数据搬入/离散搬入（Gather）.md (element indices from a 32 B aligned
 数据重排/Interleave.md (with the count-form example of Memory矢量计算/数据重排（ISASI）/Interleave.md: dst0 interleaves
 the low halves of src0 and src1, dst1 the high halves), 数据填充/Duplicate.md, 基础算术/Adds.md.
 
+A MaskReg is loaded from UB by LoadAlign<T>(MaskReg&, addr) (Reg数据搬入/MaskReg搬入（LoadAlign）.md: VL / 8 = 32
+bytes, DIST_NORM, 32 B aligned; the C04 weight gather's tail mask). [own rule: the page gives no bit order; bit j of
+byte b is lane 8b + j (little-endian words), which makes the dx kernel's 0xff per uint32 word the first 4 b16
+elements of every 16, as its comments say]. Such a mask is known only when the load has run: Gather reads its mask
+then; StoreAlign and Adds, whose write ranges are fixed when they issue, refuse one by name.
+
 Each call is one instruction on PIPE_V. A RegTensor's values live in the object and change when the instruction
 runs (in program order on PIPE_V), so records that read registers are not independent of the records before them:
 a replay must run the VF's records in order. Own rules, flagged: a masked-off lane of Gather / Adds is zero
@@ -67,10 +73,12 @@ class RegTensor:
 
 
 class MaskReg:
-    """VL / 8 bits, one per byte lane of a register: element e of a b16 operation is active when bit 2e is set."""
+    """VL / 8 bits, one per byte lane of a register: element e of a b16 operation is active when bit 2e is set.
+    `loaded`: the bits come from UB (LoadAlign), so they are known only when that instruction has run."""
 
     def __init__(self, bits: np.ndarray):
-        self.bits = np.asarray(bits, dtype=bool)
+        self.bits = np.asarray(bits, dtype=bool).copy()
+        self.loaded = False
 
     def active(self, dtype) -> np.ndarray:
         """The active elements of an operation on `dtype`."""
@@ -109,8 +117,11 @@ def UpdateMask(dtype, scalarValue: int) -> tuple[MaskReg, int]:
 RegLoadOperands = operands_type("RegLoadOperands", "buf address reg", "reg = VL bytes of buf at address.")
 RegStoreOperands = operands_type("RegStoreOperands", "buf address reg active",
                                  "buf at address = reg where `active` (the mask's lanes).")
-RegGatherOperands = operands_type("RegGatherOperands", "buf address src_dtype dst index active",
-                                  "dst[i] = buf's src_dtype element index[i] from address where active, else 0.")
+RegMaskLoadOperands = operands_type("RegMaskLoadOperands", "buf address mask",
+                                    "mask's VL bits = the VL / 8 bytes of buf at address, bit j of byte b -> lane 8b+j.")
+RegGatherOperands = operands_type("RegGatherOperands", "buf address src_dtype dst index mask",
+                                  "dst[i] = buf's src_dtype element index[i] from address where the mask (read when "
+                                  "the instruction runs) is active for dst's type, else 0.")
 RegInterleaveOperands = operands_type("RegInterleaveOperands", "dst0 dst1 src0 src1",
                                       "dst0 / dst1 = src0 and src1 interleaved.")
 RegDuplicateOperands = operands_type("RegDuplicateOperands", "dst value", "dst = value in every lane.")
@@ -126,6 +137,11 @@ def _execute_load(rec) -> None:
     reg.data[...] = buf.view(reg.dtype, address, reg.data.size)
 
 
+def _execute_mask_load(rec) -> None:
+    buf, address, mask = rec.args
+    mask.bits[...] = np.unpackbits(buf.view(np.uint8, address, VL // 8), bitorder="little").astype(bool)
+
+
 def _execute_store(rec) -> None:
     buf, address, reg, active = rec.args
     span = active.size  # up to the last active lane (StoreAlign below)
@@ -134,7 +150,8 @@ def _execute_store(rec) -> None:
 
 
 def _execute_gather(rec) -> None:
-    buf, address, src_dtype, dst, index, active = rec.args
+    buf, address, src_dtype, dst, index, mask = rec.args
+    active = mask.active(dst.dtype)
     idx = index.data.astype(np.int64)[:dst.data.size]
     lanes = np.flatnonzero(active)
     last = (buf.capacity - address) // src_dtype.itemsize
@@ -172,6 +189,8 @@ def _execute_adds(rec) -> None:
 _REG = Kind.VECTOR_REGISTER
 LOAD_ALIGN = define("Reg::LoadAlign", V, kind=_REG, operands=RegLoadOperands, cost=_cost, execute=_execute_load,
                     doc="UB -> register: VL bytes.")
+LOAD_ALIGN_MASK = define("Reg::LoadAlign(MaskReg)", V, kind=_REG, operands=RegMaskLoadOperands, cost=_cost,
+                         execute=_execute_mask_load, doc="UB -> mask register: VL / 8 bytes (DIST_NORM).")
 STORE_ALIGN = define("Reg::StoreAlign", V, kind=_REG, operands=RegStoreOperands, cost=_cost, execute=_execute_store,
                      doc="register -> UB: the mask's active elements.")
 GATHER = define("Reg::Gather", V, kind=_REG, operands=RegGatherOperands, cost=_cost, execute=_execute_gather,
@@ -205,13 +224,37 @@ def _begin(name):
     return core
 
 
-def LoadAlign(dstReg: RegTensor, srcAddr) -> None:
+def LoadAlign(dstReg, srcAddr) -> None:
+    """LoadAlign(RegTensor, addr): VL bytes; LoadAlign<T>(MaskReg, addr): VL / 8 bytes into the mask (the
+    MaskReg搬入（LoadAlign） page, DIST_NORM; T is srcAddr's type: b8, b16, b32 or b64)."""
     name = "Reg::LoadAlign"
     core = _begin(name)
+    if isinstance(dstReg, MaskReg):
+        return _load_mask(core, dstReg, srcAddr)
     _registers(core, name, dstReg)
     buf, address = _ub_address(core, name, srcAddr, "srcAddr")
     core.issue(LOAD_ALIGN, V, {"dtype": dstReg.dtype.name}, ((buf, address, address + VL),), (),
                RegLoadOperands(buf, address, dstReg))
+
+
+def _load_mask(core, mask: MaskReg, srcAddr) -> None:
+    name = "Reg::LoadAlign(MaskReg)"
+    if srcAddr.__class__ is LocalTensor and srcAddr.dtype.itemsize not in (1, 2, 4, 8):
+        raise core.fault(ParameterOutOfRange(f"srcAddr of {srcAddr.dtype}: a MaskReg loads from b8, b16, b32 or b64"),
+                         name, V)
+    buf, address = _ub_address(core, name, srcAddr, "srcAddr", VL // 8)
+    mask.loaded = True
+    core.issue(LOAD_ALIGN_MASK, V, {"dtype": srcAddr.dtype.name}, ((buf, address, address + VL // 8),), (),
+               RegMaskLoadOperands(buf, address, mask))
+
+
+def _issue_time_mask(core, name, mask: MaskReg, dtype) -> np.ndarray:
+    """The active lanes an instruction needs when it is issued (its write range): a mask loaded from UB is not
+    known then."""
+    if mask.loaded:
+        raise core.fault(ParameterOutOfRange(
+            "a MaskReg loaded from UB (LoadAlign) as this instruction's mask: modelled for Reg::Gather only"), name, V)
+    return mask.active(dtype)
 
 
 def StoreAlign(dstAddr, srcReg: RegTensor, mask: MaskReg) -> None:
@@ -219,7 +262,7 @@ def StoreAlign(dstAddr, srcReg: RegTensor, mask: MaskReg) -> None:
     core = _begin(name)
     _registers(core, name, srcReg)
     buf, address = _ub_address(core, name, dstAddr, "dstAddr")
-    active = mask.active(srcReg.dtype)
+    active = _issue_time_mask(core, name, mask, srcReg.dtype)
     # only the active lanes are written: the range ends at the last one (the dx kernel's gather index stores its
     # last 16 lanes at the end of a one-register buffer that ends UB)
     lanes = np.flatnonzero(active)
@@ -250,7 +293,7 @@ def Gather(dstReg: RegTensor, baseAddr, index: RegTensor, mask: MaskReg) -> None
             f"Gather of {src_dtype} into RegTensor<{dstReg.dtype}> with a {index.dtype} index is not in table 3 "
             f"(index type for this pair: {want})"), name, V)
     core.issue(GATHER, V, {"dtype": dstReg.dtype.name}, ((buf, address, buf.capacity),), (),
-               RegGatherOperands(buf, address, src_dtype, dstReg, index, mask.active(dstReg.dtype)))
+               RegGatherOperands(buf, address, src_dtype, dstReg, index, mask))
 
 
 def Interleave(dstReg0: RegTensor, dstReg1: RegTensor, srcReg0: RegTensor, srcReg1: RegTensor) -> None:
@@ -278,7 +321,7 @@ def Adds(dstReg: RegTensor, srcReg: RegTensor, scalarValue, mask: MaskReg) -> No
     core = _begin(name)
     _registers(core, name, dstReg, srcReg)
     core.issue(ADDS, V, {"dtype": dstReg.dtype.name, "scalarValue": scalarValue}, (), (),
-               RegAddsOperands(dstReg, srcReg, scalarValue, mask.active(dstReg.dtype)))
+               RegAddsOperands(dstReg, srcReg, scalarValue, _issue_time_mask(core, name, mask, dstReg.dtype)))
 
 
 __all__ = ["MaskPattern", "RegTensor", "MaskReg", "CreateMask", "UpdateMask", "LoadAlign", "StoreAlign", "Gather",

@@ -35,6 +35,8 @@ import numpy as np
 from ascend_sim.ascendc import (ASCEND_IS_AIC, ASCEND_IS_AIV, PIPE_FIX, PIPE_MTE3, GetSubBlockIdx, HardEvent, Mmad,
                                 MmadParams, SetFlag, SetHF32Mode, TBuf, TPipe, TPosition, TQue, WaitFlag, api_call)
 from ascend_sim.machine.dtypes import float32
+from kernels.conv3d_backprop_input.kernel.arch35.c04_transdata import (MASK_REG_WIDTH, C04TransdataWeight, C04UbBufSize,
+                                                                       InitC04Params)
 from kernels.conv3d_backprop_input.kernel.arch35.group_transdata import (VECTOR_REG_WIDTH, GetB1Tbuf,
                                                                          GroupTransdataWeight, InitGroupCopyParams,
                                                                          SetEnlargeShape)
@@ -57,11 +59,11 @@ from kernels.conv3d_backprop_input.kernel.arch35.sync import (CrossCoreSetHead, 
                                                               CrossCoreWaitTail, CrossCoreWaitTailForMix,
                                                               CvCrossCoreSet, CvCrossCoreWait, NotifyVecAfterLoadToB2,
                                                               WaitForVecBeforeLoadToB2)
-from kernels.conv3d_backprop_input.kernel.arch35.util import (BLOCK_CUBE, FLAG_FIXP_ID, FLAG_MTE2_VEC_ID, TOTAL_UB_SIZE,
+from kernels.conv3d_backprop_input.kernel.arch35.util import (BLOCK_CUBE, C04_COUT_SIZE, FLAG_FIXP_ID, FLAG_MTE2_VEC_ID, TOTAL_UB_SIZE,
                                                               TPL_GM_TO_L1, TPL_GM_TO_L1_NO_HK, TPL_GM_TO_L1_NO_HK_WK,
                                                               TPL_GROUP_MODE_ENLARGE, TPL_GROUP_MODE_ORIGIN,
                                                               TPL_NO_SPLIT_KERNEL, TPL_SPLIT_KERNEL_H,
-                                                              TPL_SPLIT_KERNEL_HW, AlignUpC0,
+                                                              TPL_SPLIT_KERNEL_HW, AlignUp, AlignUpC0,
                                                               CalFmapH, DivCeil, DivCeilC0, DivHkWk, total_sizes)
 
 _U32 = 0xFFFFFFFF
@@ -115,14 +117,19 @@ class Conv3DBackpropInput:
         elif self.kernelSplitMode == TPL_SPLIT_KERNEL_H:
             InitParamsForKernelSplitH(self)
         else:  # InitParamsForNormal
-            curChannelSize = DivHkWk(self, self.curStepKa_ * t.baseK)
-            self.channelSize_ = min(curChannelSize, AlignUpC0(self, t.singleCoreCout))
+            if self.enableC04Flag:  # the A1 fmap holds 4 channels (the small-C0 layout)
+                self.channelSize_ = C04_COUT_SIZE
+            else:
+                curChannelSize = DivHkWk(self, self.curStepKa_ * t.baseK)
+                self.channelSize_ = min(curChannelSize, AlignUpC0(self, t.singleCoreCout))
             self.curHoSize_ = CalFmapH(self, min(t.baseM, t.singleCoreM))
         self.hoWo_ = t.ho * t.wo
         self.doHoWo_ = t.dout * self.hoWo_
         self.hiWi_ = t.hi * t.wi
         self.diHiWi_ = t.di * self.hiWi_
         self.realWoSize_ = t.wo
+        if self.enableC04Flag and ASCEND_IS_AIV():
+            InitC04Params(self)
         # InitFullLoadFlag (GM_TO_L1)
         self.isA1FullLoadFlag_ = False
         baseB1Cond = t.baseN >= t.singleCoreCin and t.enlarge == 1
@@ -163,6 +170,7 @@ class Conv3DBackpropInput:
         self.dstB2Stride_ = 0
         self.cacheA1Buf_ = self.cacheB1Buf_ = None
         self.groupIterIdx_ = self.curEnlarge = self.curEnlargeCin1_ = 0
+        self.c04LoadToB1IterIdx_ = 0
 
     def VecFillsB1(self) -> bool:
         """ENLARGE and C04: the AIV builds the weight in the AIC's L1 (b1UbPing_ / b1UbPong_), so it walks the K
@@ -176,6 +184,8 @@ class Conv3DBackpropInput:
         hoSize = min(self.hoExpand_, self.curHoSize_)
         if self.kernelSplitMode == TPL_SPLIT_KERNEL_H:
             channels = self.channelSize_  # sized for the largest sub-kernel
+        elif self.enableC04Flag:
+            channels = C04_COUT_SIZE
         else:
             channels = DivHkWk(self, self.curStepKa_ * t.baseK)
         if self.loadB1Condition == TPL_GM_TO_L1_NO_HK_WK:
@@ -218,7 +228,16 @@ class Conv3DBackpropInput:
         """The UB (impl/conv_bp_input_sub_func_ub_init.h): the whole UB of AIV sub-block 0 for split-K's cast and
         the HW split's re-interleave (without the workspace the HW split's AIC takes it too: its Fixpipe writes
         sub-block 0's UB); for ENLARGE, on each AIV, two halves (the ND and the NZ weight, less one register) and
-        the gather index."""
+        the gather index; for C04, on each AIV, the same two halves less one register, one mask register and one
+        block, then the index and the mask."""
+        if ASCEND_IS_AIV() and self.enableC04Flag:
+            self.ndVecBuf_, self.nzVecBuf_ = TBuf(TPosition.VECIN), TBuf(TPosition.VECOUT)
+            self.idxVecBuf_, self.maskVecBuf_ = TBuf(TPosition.VECCALC), TBuf(TPosition.VECCALC)
+            self.pipe_.InitBuffer(self.ndVecBuf_, C04UbBufSize())
+            self.pipe_.InitBuffer(self.nzVecBuf_, C04UbBufSize())
+            self.pipe_.InitBuffer(self.idxVecBuf_, VECTOR_REG_WIDTH)
+            self.pipe_.InitBuffer(self.maskVecBuf_, MASK_REG_WIDTH)
+            return
         if ASCEND_IS_AIV() and self.groupMode == TPL_GROUP_MODE_ENLARGE and not self.useUbAccumForSplitK_:
             GROUP_UB_BUF_SIZE = (TOTAL_UB_SIZE() - VECTOR_REG_WIDTH) // 2
             self.ndVecBuf_, self.nzVecBuf_ = TBuf(TPosition.VECIN), TBuf(TPosition.VECOUT)
@@ -274,6 +293,8 @@ class Conv3DBackpropInput:
             RecalcStepForKernelSplit(self)  # the sub-kernel order changes with the pads: its steps too
         if self.kernelSplitMode != TPL_NO_SPLIT_KERNEL:  # only the sub-kernel's taps: no zero products in K
             tmpSingleCoreK = (t.cout1 if t.group == 1 else t.cout1G) * self.splitHkWkC0List_[self.splitIndex_]
+        elif self.enableC04Flag:  # 4 couts a tap, the tail of K not aligned to c0
+            tmpSingleCoreK = self.singleShapeHWk_ * C04_COUT_SIZE
         else:
             tmpSingleCoreK = DivCeilC0(self, self.singleShapeCout_) * self.singleShapeHWk_ * t.c0
         self.kIter_ = DivCeil(tmpSingleCoreK, t.baseK)
@@ -356,7 +377,8 @@ class Conv3DBackpropInput:
         self.isFreeA1_ = False
         if self.kernelSplitMode == TPL_SPLIT_KERNEL_HW:
             InitFirstIterStateForKernelSplitHW(self)
-        elif not self.isB1FullLoadFlag_ or t.dk > 1 or not self.curEnableFullLoad_ or t.group != 1:
+        elif (not self.isB1FullLoadFlag_ or t.dk > 1 or self.enableC04Flag or not self.curEnableFullLoad_
+              or t.group != 1):
             self.isLoadB1_ = True
             self.isFreeB1_ = False
 
@@ -444,7 +466,8 @@ class Conv3DBackpropInput:
             return
         isLastDIter = ((t.dk == 1 and self.curDinIdx_ == self.curDinStartIdx_ + self.singleShapeDin_ - 1)
                        or t.dk > 1)
-        suppressB1Free = self.isB1FullLoadFlag_ and t.dk == 1 and self.curEnableFullLoad_ and t.group == 1
+        suppressB1Free = (self.isB1FullLoadFlag_ and t.dk == 1 and self.curEnableFullLoad_ and not self.enableC04Flag
+                          and t.group == 1)
         self.isFreeB1_ = isLastMNIter and isLastDIter and not suppressB1Free
 
     # ------------------------------------------------------------------------------------------- compute
@@ -507,14 +530,18 @@ class Conv3DBackpropInput:
 
     def UpdateL1KParams(self, kIdx: int, curStepKa: int, curStepKb: int) -> tuple[int, int]:
         t = self.tiling_
+        # C04: the K tail need not be a multiple of c0, Mmad's K is (the weight's extra rows are zero)
+        tailMmadK = AlignUp(self.tailK_, t.c0) if self.enableC04Flag else self.tailK_
         if self.kIter_ == 1:
-            self.baseUseK_ = self.load3d_.kExtension = self.mmad_.k = self.curLoadKbl1_ = self.tailK_
+            self.baseUseK_ = self.load3d_.kExtension = self.curLoadKbl1_ = self.tailK_
+            self.mmad_.k = tailMmadK
             return self.stepKaTail, self.stepKbTail
         if kIdx == 0:
             self.curLoadKbl1_ = self.curStepKb_ * t.baseK
             self.baseUseK_ = self.load3d_.kExtension = self.mmad_.k = t.baseK
         if kIdx + 1 == self.kIter_:
-            self.baseUseK_ = self.load3d_.kExtension = self.mmad_.k = self.tailK_
+            self.baseUseK_ = self.load3d_.kExtension = self.tailK_
+            self.mmad_.k = tailMmadK
         if kIdx == self.kIterStepKaTail:
             curStepKa = self.stepKaTail
         if kIdx == self.kIterStepKbTail:
@@ -567,16 +594,21 @@ class Conv3DBackpropInput:
         return l0PingPongFlag
 
     def LoadToB1(self, kIdx: int, curDkIdx: int, loadFlag: bool) -> None:
-        """LoadToB1: ENLARGE's AIV builds the weight in L1 (both cores count groupIterIdx_); otherwise the AIC
-        loads it from GM (load_b.py)."""
-        if self.groupMode != TPL_GROUP_MODE_ENLARGE:
+        """LoadToB1: ENLARGE's and C04's AIVs build the weight in L1 (both cores count groupIterIdx_ /
+        c04LoadToB1IterIdx_); otherwise the AIC loads it from GM (load_b.py)."""
+        if not self.VecFillsB1():
             LoadToB1(self, kIdx, curDkIdx, loadFlag)
             return
         if not loadFlag or kIdx >= self.kIter_ or (self.isB1FullLoadFlag_ and not self.isLoadB1_):
             return
-        if ASCEND_IS_AIV():
-            GroupTransdataWeight(self, kIdx, curDkIdx)
-        self.groupIterIdx_ += 1
+        if self.groupMode == TPL_GROUP_MODE_ENLARGE:
+            if ASCEND_IS_AIV():
+                GroupTransdataWeight(self, kIdx, curDkIdx)
+            self.groupIterIdx_ += 1
+        else:
+            if ASCEND_IS_AIV():
+                C04TransdataWeight(self, kIdx, curDkIdx)
+            self.c04LoadToB1IterIdx_ += 1
 
     def ComputeL0A(self, l0aKIdx: int, curStepKa: int, l0a) -> None:
         """ComputeL0A, and ComputeL0AForKernelSplit (the HW split may keep A1 across its sub-kernels)."""

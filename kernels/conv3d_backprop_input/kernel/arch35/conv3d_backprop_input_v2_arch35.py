@@ -8,8 +8,9 @@ basic, SMALL_KERNEL); else the init-output pass (initOutputFlag == L0_INIT), the
 (enableVecTrans), then Conv3dDxKsBlock (kernel split), Conv3dDxOswBlock<..., GM_TO_L1, enableC04> (C04) or
 Conv3dDxOswBlock<..., loadB1Condition>.
 
-Ported so far: Conv3dDxOswBlock with loadB1Condition GM_TO_L1, NO_HK and NO_HK_WK, group ORIGIN and ENLARGE (the
-AIV's block-diagonal weight build, group_transdata.py), every
+Ported so far: Conv3dDxOswBlock with loadB1Condition GM_TO_L1, NO_HK, NO_HK_WK and VEC_TO_L1_C04 (the AIVs' C04
+weight build, c04_transdata.py), group ORIGIN and ENLARGE (the AIV's block-diagonal weight build,
+group_transdata.py), every
 loadB2Condition, split-K into GM with atomic add (fp32) and through UB (16/8-bit: the fp32 workspace, the AIV's
 Cast), the init-output pass and the vecTrans pre-pass (groups == 1); Conv3dDxKsBlock for the kernel split along
 H and along H and W; not split-Dk. initOutputFlag L1_INIT (2) runs no init pass, as the
@@ -23,7 +24,8 @@ from kernels.conv3d_backprop_input.kernel.arch35.init_output import L0_INIT, Con
 from kernels.conv3d_backprop_input.kernel.arch35.ks_block import Conv3dDxKsBlock
 from kernels.conv3d_backprop_input.kernel.arch35.rowc_block import Conv3dDxOswBlock
 from kernels.conv3d_backprop_input.kernel.arch35.util import (TPL_GM_TO_L1, TPL_GM_TO_L1_NO_HK, TPL_GM_TO_L1_NO_HK_WK,
-                                                              TPL_GROUP_MODE_ENLARGE, TPL_NO_SPLIT_KERNEL,
+                                                              TPL_GROUP_MODE_ENLARGE, TPL_GROUP_MODE_ORIGIN,
+                                                              TPL_NO_SPLIT_KERNEL, TPL_VEC_TO_L1_C04,
                                                               TPL_SPLIT_KERNEL_H, TPL_SPLIT_KERNEL_HW,
                                                               decode_tiling_key)
 from kernels.conv3d_backprop_input.kernel.arch35.vec_transpose import Conv3dDxVecTranspose
@@ -50,8 +52,13 @@ def unported_features(tiling_key: int, tilingData, filterFormat: str | None = No
                                                       or loadB1Condition != TPL_GM_TO_L1),
          f"groupConvMode={groupConvMode} (ENLARGE) with kernelSplitMode={kernelSplitMode} / "
          f"loadB1Condition={loadB1Condition} (the tiling never combines them)"),
-        (loadB1Condition not in (TPL_GM_TO_L1, TPL_GM_TO_L1_NO_HK, TPL_GM_TO_L1_NO_HK_WK),
-         f"loadB1Condition={loadB1Condition} (C04 / NO_HK / NO_HK_WK / SMALL_KERNEL)"),
+        (loadB1Condition not in (TPL_GM_TO_L1, TPL_VEC_TO_L1_C04, TPL_GM_TO_L1_NO_HK, TPL_GM_TO_L1_NO_HK_WK),
+         f"loadB1Condition={loadB1Condition} (SMALL_KERNEL)"),
+        (loadB1Condition == TPL_VEC_TO_L1_C04 and (kernelSplitMode != TPL_NO_SPLIT_KERNEL or t.c0 != 16
+                                                   or groupConvMode != TPL_GROUP_MODE_ORIGIN),
+         f"loadB1Condition={loadB1Condition} (C04) with kernelSplitMode={kernelSplitMode}, "
+         f"groupConvMode={groupConvMode} or c0={t.c0} (the tiling sends only fp16 / bf16 without kernel split or "
+         "ENLARGE to C04)"),
         (not isBasicBlockTiling, "isBasicBlockTiling=0"),
         (t.initOutputFlag not in (0, 1, 2), f"initOutputFlag={t.initOutputFlag} (not NO_INIT, L0_INIT or L1_INIT)"),
         (bool(t.enableVecTrans) and t.group > 1, "enableVecTrans=1 with groups > 1"),
@@ -84,6 +91,9 @@ def conv3d_backprop_input_v2_arch35(input_size, filter, out_backprop, y, workSpa
     loadB2Condition, kernelSplitMode, groupConvMode, _, loadB1Condition = decode_tiling_key(tiling_key)
     if kernelSplitMode != TPL_NO_SPLIT_KERNEL:
         op = Conv3dDxKsBlock(dtype, filterFormat, dedyFormat, yFormat, loadB2Condition, kernelSplitMode)
+    elif loadB1Condition == TPL_VEC_TO_L1_C04:  # Conv3dDxOswBlock<..., TPL_GM_TO_L1, true>
+        op = Conv3dDxOswBlock(dtype, filterFormat, dedyFormat, yFormat, loadB2Condition, TPL_GM_TO_L1,
+                              groupConvMode, enableC04Flag=True)
     else:
         op = Conv3dDxOswBlock(dtype, filterFormat, dedyFormat, yFormat, loadB2Condition, loadB1Condition,
                               groupConvMode)

@@ -162,7 +162,7 @@ def CopyUb2L14Group(api, curCout1Size: int, curCin1Cin0Size: int, srcUbOffset: i
     DataCopy(useB1Buf, api.nzVecTensor_[srcUbOffset], p)
 
 
-def _fetched_flag(api, event) -> None:
+def fetched_flag(api, event) -> None:
     """SetFlag / WaitFlag on an event ID fetched for the purpose (and given back: see SetGatherIdxDn2Nz)."""
     eventId = api.pipe_.FetchEventID(event)
     SetFlag(event, eventId)
@@ -178,12 +178,12 @@ def GroupTransdataWeightCore(api, curCinSize: int, curCoutSize: int, srcGmOffset
     if api.groupIterIdx_ > GetSubBlockIdx():  # vdup waits for the last vgather
         PipeBarrier(PIPE_V)
     InitUbZero4Group(api)
-    _fetched_flag(api, HardEvent.V_MTE2)  # nddma waits for vdup
+    fetched_flag(api, HardEvent.V_MTE2)  # nddma waits for vdup
     LoadUbDiag4Group(api, srcGmOffset)
-    _fetched_flag(api, HardEvent.MTE2_V)  # vgather waits for nddma
+    fetched_flag(api, HardEvent.MTE2_V)  # vgather waits for nddma
     Dn2Nz4Group(api)
-    _fetched_flag(api, HardEvent.V_S)  # the next loop's SetValue waits for this vgather
-    _fetched_flag(api, HardEvent.V_MTE3)  # ub2l1 waits for vgather
+    fetched_flag(api, HardEvent.V_S)  # the next loop's SetValue waits for this vgather
+    fetched_flag(api, HardEvent.V_MTE3)  # ub2l1 waits for vgather
     CopyUb2L14Group(api, curCout1Size, curCin1Cin0Size, srcUbOffset, useB1Buf)
     CvCrossCoreSet(PIPE_MTE3, FLAG_MTE1_ID_1)  # the weight is in L1
 

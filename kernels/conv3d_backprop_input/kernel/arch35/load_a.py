@@ -17,7 +17,7 @@ from __future__ import annotations
 from ascend_sim.ascendc import (PIPE_MTE2, DataCopy, Dn2NzParams, InitConstValue, InitConstValueParams,
                                 LoadData3DParamsV2, LoadDataRepeatParamWithStride, LoadDataWithStride, Nd2NzParams,
                                 PipeBarrier, SetLoadDataRepeatWithStride)
-from kernels.conv3d_backprop_input.kernel.arch35.util import (BLOCK_CUBE, FORMAT_NCDHW, TPL_GM_TO_L1_NO_HK,
+from kernels.conv3d_backprop_input.kernel.arch35.util import (BLOCK_CUBE, C04_COUT_SIZE, FORMAT_NCDHW, TPL_GM_TO_L1_NO_HK,
                                                               TPL_GM_TO_L1_NO_HK_WK, TPL_SPLIT_KERNEL_H,
                                                               TPL_SPLIT_KERNEL_HW, AlignDown, AlignUp, DivCeil,
                                                               DivCeil16, DivHkWk)
@@ -64,7 +64,7 @@ def CalcCurCoutSizeA1(api, kIdx: int, curCoutIdx: int) -> int:
         kaL1Size = (api.stepKaTail - 1) * t.baseK + api.tailK_
     else:
         kaL1Size = api.curStepKa_ * t.baseK
-    curCoutSize = DivHkWk(api, kaL1Size)
+    curCoutSize = C04_COUT_SIZE if api.enableC04Flag else DivHkWk(api, kaL1Size)
     if api.enableSplitK_:
         return min(curCoutSize, api.singleShapeCout_ - (curCoutIdx - api.curCoutStartIdx_))
     return min(curCoutSize, api.singleShapeCout_ - curCoutIdx)
@@ -77,7 +77,10 @@ def CalcOutToA1DstAddr(api, strideH: int, curHoSize: int, woExpand: int) -> tupl
     if strideH > 1 and actualDstDataStartIdx % strideH:
         hDstDataSkipLine = AlignUp(actualDstDataStartIdx, strideH) - actualDstDataStartIdx
     loadToA1HLoop = DivCeil(curHoSize - hDstDataSkipLine, strideH)
-    out2A1DstAddrOffset = (hDstDataSkipLine * woExpand) << api.tiling_.c0BitsA
+    if api.enableC04Flag:  # the small-C0 fmap: 4 elements a pixel
+        out2A1DstAddrOffset = hDstDataSkipLine * woExpand * C04_COUT_SIZE
+    else:
+        out2A1DstAddrOffset = (hDstDataSkipLine * woExpand) << api.tiling_.c0BitsA
     if api.loadB1Condition == TPL_GM_TO_L1_NO_HK_WK:
         loadToA1HLoop, woExpand, out2A1DstAddrOffset = _no_hk_wk_window(api, hDstDataSkipLine, woExpand,
                                                                         out2A1DstAddrOffset)
@@ -240,7 +243,9 @@ def LoadToA1(api, kIdx: int, curDoutIdx: int, loadFlag: bool) -> None:
     curHoStartOffset = max(api.curHoStartIdx_, 0)
     curHoIdx = 0 if api.curHoIdx_ < 0 else api.curHoIdx_ - curHoStartOffset
     curOriHoIdx = curHoIdx
-    curCoutIdx = DivHkWk(api, kIdx * t.baseK) + (api.curCoutStartIdx_ if api.enableSplitK_ else 0)
+    curCoutIdx = 0
+    if not api.enableC04Flag:  # C04: every K step reads the same 4 channels
+        curCoutIdx = DivHkWk(api, kIdx * t.baseK) + (api.curCoutStartIdx_ if api.enableSplitK_ else 0)
     strideH = A1StrideH(api)
     if t.strideW * strideH > 1:
         InitZeroValue(api, useA1Buf)
@@ -258,7 +263,9 @@ def LoadToA1(api, kIdx: int, curDoutIdx: int, loadFlag: bool) -> None:
     else:
         src = curCoutIdx * api.doHoWo_ + curDoutIdx * api.hoWo_ + curOriHoIdx * t.wo + woOffset
     if (params.ndNum if nd else params.dnNum) > 0:
-        DataCopy(useA1Buf[out2A1DstAddrOffset], api.outBackPropGlobal_[src], params)
+        # C04 copies with DataCopy<SrcAT, true>: the SmallC0 mode, 4 elements a pixel (C04 takes NCDHW dy only)
+        DataCopy(useA1Buf[out2A1DstAddrOffset], api.outBackPropGlobal_[src], params,
+                 enableSmallC0=api.enableC04Flag)
     api.inQueL1A_.EnQue(useA1Buf)
 
 

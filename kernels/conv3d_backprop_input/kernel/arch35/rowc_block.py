@@ -26,13 +26,14 @@ LOOP_DNM, LOOP_DMN, LOOP_MDN = 1, 2, 3
 
 class Conv3dDxBase:
     def __init__(self, dtype, filterFormat: str, dedyFormat: str, yFormat: str, b2Condition: int,
-                 b1Condition: int = TPL_GM_TO_L1, groupMode: int = TPL_GROUP_MODE_ORIGIN):
+                 b1Condition: int = TPL_GM_TO_L1, groupMode: int = TPL_GROUP_MODE_ORIGIN, enableC04Flag: bool = False):
         self.dtype = dtype
+        self.enableC04Flag = enableC04Flag
         self.filterFormat, self.dedyFormat, self.yFormat = filterFormat, dedyFormat, yFormat
         self.b1Condition = b1Condition
         self.groupMode = groupMode
         self.dedx_ = Conv3DBackpropInput(dtype, b2Condition, yFormat, filterFormat, loadB1Condition=b1Condition,
-                                         groupMode=groupMode)
+                                         groupMode=groupMode, enableC04Flag=enableC04Flag)
         self.batchStrideA_ = self.batchStrideC_ = self.groupStrideA_ = self.groupStrideB_ = 1
         self.groupStrideC_ = self.coutStrideA_ = self.cinStrideB_ = self.cinStrideC_ = 1
         self.offsetA_ = self.offsetB_ = self.offsetC_ = 0
@@ -93,7 +94,7 @@ class Conv3dDxBase:
 class Conv3dDxOswBlock(Conv3dDxBase):
     def AivHasWork(self) -> bool:
         """`enableC04Flag || groupMode || useUbAccumForSplitK_`: else the AIVs return (ASCEND_IS_AIV_SHOULD_RETURN)."""
-        return self.groupMode == TPL_GROUP_MODE_ENLARGE or self.useUbAccumForSplitK_
+        return self.enableC04Flag or self.groupMode == TPL_GROUP_MODE_ENLARGE or self.useUbAccumForSplitK_
 
     def Init(self, filter, dedy, y, workSpace, tilingData) -> None:
         self.InitTilingData(tilingData)

@@ -30,6 +30,11 @@ def uses_fixp_handshake(api) -> bool:
 
 
 def CrossCoreSetHeadForMix(api) -> None:
+    """Init's one-ahead sets: the AIV's FLAG_FIXP_ID; under C04 the AIC's FLAG_MTE1_ID_2 to each AIV (the B1
+    buffer is free), which CrossCoreWaitTailForMix takes back in End."""
+    if ASCEND_IS_AIC() and api.enableC04Flag:
+        CvCrossCoreSet(PIPE_MTE1, FLAG_MTE1_ID_2)
+        CvCrossCoreSet(PIPE_MTE1, FLAG_MTE1_ID_2 + CROSS_CORE_FLAG_ID_MAX)
     if ASCEND_IS_AIV() and uses_fixp_handshake(api):
         if api.kernelSplitMode == TPL_SPLIT_KERNEL_HW and GetSubBlockIdx() != 0:
             # [port] the source sets it on both AIVs; sub-block 1's lands on the AIC's flag 24, which nothing waits
@@ -41,6 +46,8 @@ def CrossCoreSetHeadForMix(api) -> None:
 def CrossCoreWaitTailForMix(api) -> None:
     if ASCEND_IS_AIC() and uses_fixp_handshake(api):
         CvCrossCoreWait(FLAG_FIXP_ID)
+    if ASCEND_IS_AIV() and api.enableC04Flag:
+        CvCrossCoreWait(FLAG_MTE1_ID_2)
 
 
 def WaitForVecBeforeLoadToB2(api) -> None:

@@ -18,6 +18,7 @@ SYNC_MODE2 = 2  # conv3d_dx_rowc_block.h
 SYNC_AIV_AIC_DET_FLAG = 6  # conv3d_dx_rowc_block.h: the vecTrans pre-pass is done
 
 BLOCK_CUBE = 16
+C04_COUT_SIZE, C04_SHIFT_SIZE = 4, 2  # conv_bp_input_sub_func_utils.h: C04's couts a tap
 DQ_SCALAR_ONE = 0x3F800000  # fp32 1.0, the Fixpipe scale of the 8-bit quant modes
 FORMAT_NCDHW, FORMAT_NDHWC, FORMAT_DHWCN = "NCDHW", "NDHWC", "DHWCN"
 
