@@ -339,7 +339,9 @@ class Conv3DBackpropInput:
         elif self.kernelSplitMode == TPL_SPLIT_KERNEL_H:
             return  # the H split keeps no weight across blocks
         else:
-            keep = self.isB1FullLoadFlag_ and t.dk == 1 and self.curEnableFullLoad_ and t.group == 1
+            # C04 and groups > 1 never keep the weight between rounds
+            keep = (self.isB1FullLoadFlag_ and t.dk == 1 and not self.enableC04Flag and self.curEnableFullLoad_
+                    and t.group == 1)
         if keep:
             self.isLoadB1_ = True
             self.isFreeB1_ = False
