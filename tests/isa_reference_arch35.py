@@ -56,6 +56,38 @@ def ref_dn2nz(dst, src, dst_offset, src_offset, dnNum, nValue, dValue, srcDnMatr
     return out
 
 
+def ref_dn2nz_small_c0(dst, src, dst_offset, src_offset, dnNum, nValue, dValue, srcDnMatrixStride, srcDValue,
+                       dstNzMatrixStride, elem_bytes):
+    """DataCopy<T, true> GM->L1 with Dn2NzParams, the SmallC0 mode (the DN2NZ page's SmallC0 section): dValue <= 4,
+    every one of the nValue rows 4 elements wide, zero-padded from dValue to 4, then the matrix's end zero-padded
+    to 32 bytes; dstNzC0Stride and dstNzNStride are not used.
+
+        for t, e in range(dnNum) x range(ceil_align(nValue * 4, C0)):
+            n, c = divmod(e, 4)
+            dst[t*dstNzMatrixStride + e] = src[t*srcDnMatrixStride + c*srcDValue + n]  if n < nValue and c < dValue
+                                           else 0
+    """
+    _check_range("dValue", dValue, 0, 4)
+    out = _copy(dst)
+    if dnNum == 0 or nValue == 0 or dValue == 0:
+        return out
+    zero = np.zeros(1, dtype=out.dtype)[0]
+    for t in range(dnNum):
+        for e in range(_ceil_align(nValue * 4, _c0(elem_bytes))):
+            n, c = divmod(e, 4)
+            d = dst_offset + t * dstNzMatrixStride + e
+            if n < nValue and c < dValue:
+                _write(out, d, _read(src, src_offset + t * srcDnMatrixStride + c * srcDValue + n))
+            else:
+                _write(out, d, zero)
+    return out
+
+
+def ref_mask_bits(mask_bytes):
+    """Reg::LoadAlign<T>(MaskReg, addr), DIST_NORM: 32 bytes, bit j of byte b -> lane 8b + j."""
+    return [bool((int(mask_bytes[b]) >> j) & 1) for b in range(32) for j in range(8)]
+
+
 def ref_load2d_v2(dst, src, dst_offset, src_offset, mStartPosition, kStartPosition, mStep, kStep, srcStride,
                   dstStride, ifTranspose, elem_bytes):
     """LoadData L1 -> L0A/L0B with LoadData2DParamsV2, element by element (LoadData_2D_V2.md).
@@ -111,16 +143,20 @@ def ref_load_data_with_stride(dst, src, dst_offset, src_offset, l1H, l1W, padLis
     Blk[mm][kk] = X[mStartPt + mm][kStartPt + kk] (X: isa_reference.ref_img2col_value), written
         L0A (NZ): dst[((kk//C0)*dstStride + mm//16)*16*C0 + (mm%16)*C0 + kk%C0] = Blk[mm][kk]
         L0B (ZN): dst[((mm//C0)*dstStride + kk//16)*16*C0 + (kk%16)*C0 + mm%C0] = Blk[mm][kk]
-    Whole fractals only (mExtension a multiple of 16 and kExtension of C0 into L0A; swapped into L0B)."""
+    Whole fractals (mExtension a multiple of 16 and kExtension of C0 into L0A; swapped into L0B), except that into
+    L0A a window covering the img2col's rightmost column may end inside a fractal: only its kExtension columns
+    are written. A channelSize below C0 reads the small-C0 fmap (channelSize elements a pixel, one C1)."""
     c0 = _c0(elem_bytes)
+    pixel = channelSize if 0 < channelSize < c0 else c0
     _check_range("dstStride", dstStride, 0, 65535)
     out = _copy(dst)
     _, w_out = load3d_out_hw(l1H, l1W, padList, strideW, strideH, filterW, filterH, dilationFilterW,
                              dilationFilterH)
     for mm in range(mExtension):
         for kk in range(kExtension):
-            value = ref_img2col_value(src, src_offset, mStartPt + mm, kStartPt + kk, l1H, l1W, padList, c0, strideW,
-                                      strideH, filterW, filterH, dilationFilterW, dilationFilterH, padValue, w_out)
+            value = ref_img2col_value(src, src_offset, mStartPt + mm, kStartPt + kk, l1H, l1W, padList, pixel,
+                                      strideW, strideH, filterW, filterH, dilationFilterW, dilationFilterH, padValue,
+                                      w_out)
             if target == "L0A":
                 d = ((kk // c0) * dstStride + mm // 16) * 16 * c0 + (mm % 16) * c0 + kk % c0
             else:

@@ -244,3 +244,75 @@ def test_load_data_with_stride_rate_is_table_6(stride_w, rows, rate):
     # [512 / (2 strideW + n)], never below 32; 32 for other strides
     from ascend_sim.isa.arch35.load3d_stride import load3d_rate_3510
     assert load3d_rate_3510(stride_w, rows) == rate
+
+
+# a channelSize below C0 reads the small-C0 fmap (DN2NZ SmallC0 writes it); the legal sizes (LoadData_3D.md)
+SMALL_CHANNELS = {2: (4, 8), 4: (4,), 1: (4, 8, 16)}
+
+
+@st.composite
+def small_channel_cases(draw):
+    dtype = draw(st.sampled_from([float16, bfloat16, float32, hifloat8]))
+    c0 = 32 // dtype.itemsize
+    channels = draw(st.sampled_from(SMALL_CHANNELS[dtype.itemsize]))
+    fh, fw = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    pads = tuple(draw(st.integers(0, 2)) for _ in range(4))
+    l1h = draw(st.integers(fh, 6))
+    l1w = draw(st.integers(max(1, fw - pads[0] - pads[1]), 7))
+    width = fh * fw * channels  # the img2col's columns: not a multiple of C0 in general
+    k_start = c0 * draw(st.integers(0, (width - 1) // c0))
+    if draw(st.booleans()) or width - k_start < c0:  # the C04 tail: up to the last column, inside a fractal
+        k_ext = width - k_start
+    else:
+        k_ext = c0 * draw(st.integers(1, (width - k_start) // c0))
+    m_ext = 16 * draw(st.integers(1, 3))
+    dst_stride = draw(st.integers(m_ext // 16, m_ext // 16 + 2))
+    params = LoadData3DParamsV2(padList=pads, l1H=l1h, l1W=l1w, channelSize=channels, kExtension=k_ext,
+                                mExtension=m_ext, kStartPt=k_start, mStartPt=draw(st.integers(0, 9)),
+                                filterW=fw, filterH=fh, padValue=0)
+    return dtype, params, dst_stride
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=small_channel_cases(), seed=st.integers(0, 2**16))
+def test_load_data_with_stride_small_channels_match_the_loop_reference(case, seed):
+    # the C04 A side: a 4-channel fmap, K = hk*wk*4 ending inside its last fractal (the rest left as it was)
+    dtype, p, dst_stride = case
+    rng = np.random.default_rng(seed)
+    fmap = random_words(p.channelSize * p.l1H * p.l1W + 32, dtype, rng)
+    l0 = random_words(64 * 512 // dtype.itemsize, dtype, rng)
+
+    def body(core):
+        fill(core, "L1", fmap)
+        fill(core, "L0A", l0)
+        SetLoadDataRepeatWithStride(LoadDataRepeatParamWithStride(0, 1, 0, dst_stride))
+        LoadDataWithStride(local(core, "L0A", dtype), local(core, "L1", dtype), p)
+
+    core = run_one(body)
+    expect = ref35.ref_load_data_with_stride(
+        l0, fmap, 0, 0, p.l1H, p.l1W, p.padList, p.channelSize, p.kExtension, p.mExtension, p.kStartPt, p.mStartPt,
+        p.strideW, p.strideH, p.filterW, p.filterH, p.dilationFilterW, p.dilationFilterH, np.zeros(1, dtype)[0],
+        dst_stride, "L0A", dtype.itemsize)
+    assert np.array_equal(elems(core, "L0A", dtype, l0.size).view(np.uint8), expect.view(np.uint8))
+
+
+def test_small_channels_are_refused_where_not_modelled():
+    def load(target, channels, k_ext, k_start=0, platform_load=LoadDataWithStride):
+        params = LoadData3DParamsV2(l1H=2, l1W=16, channelSize=channels, kExtension=k_ext, mExtension=16,
+                                    kStartPt=k_start, filterW=3, filterH=3)
+
+        def run(core):
+            SetLoadDataRepeatWithStride(LoadDataRepeatParamWithStride(0, 1, 0, 2))
+            platform_load(local(core, target, float16), local(core, "L1", float16), params)
+        return run
+
+    with pytest.raises(ParameterOutOfRange, match=r"channelSize=4 \(below C0=16\) into L0B: only the small-C0 load "
+                                                  "into L0A is modelled"):
+        run_one(load("L0B", 4, 16))
+    with pytest.raises(ParameterOutOfRange, match=r"channelSize=20: only multiples of C0=16 and the sizes below C0 "
+                                                  r"are modelled \(not N\*16\+4\)"):
+        run_one(load("L0A", 20, 16))
+    # a window ending inside a fractal must reach the img2col's last column (36 = 3*3*4)
+    with pytest.raises(ParameterOutOfRange, match="kExtension=4 of 16"):
+        run_one(load("L0A", 4, 4, 16))
+    run_one(load("L0A", 4, 4, 32))

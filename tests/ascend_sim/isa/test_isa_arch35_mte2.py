@@ -161,3 +161,47 @@ def test_nd2nz_3510_ranges_differ_from_2201():
 
     with pytest.raises(ParameterOutOfRange, match=r"dstNzC0Stride=0 outside \[1, 16384\]"):
         run_one(zero_c0_stride, [src])
+
+
+@st.composite
+def small_c0_walks(draw):
+    dtype = draw(st.sampled_from(DTYPES))
+    c0 = 32 // dtype.itemsize
+    num = draw(st.integers(1, 3))
+    n_value = draw(st.integers(1, 20))
+    d_value = draw(st.integers(1, 4))
+    rows = -(-n_value * 4 // c0) * c0
+    matrix_stride = 0 if num == 1 else c0 * draw(st.integers(rows // c0, rows // c0 + 2))
+    return dtype, (num, n_value, d_value, draw(st.integers(0, 300)), draw(st.integers(n_value, 40)), 1, 1,
+                   matrix_stride)
+
+
+@settings(max_examples=50, deadline=None)
+@given(case=small_c0_walks(), seed=st.integers(0, 2**16))
+def test_dn2nz_small_c0_matches_the_loop_reference(case, seed):
+    # DataCopy<T, true>: 4 elements a row, zero-padded from dValue, the matrix's end padded to 32 bytes (C04's dy)
+    dtype, walk = case
+    num, n_value, d_value, src_matrix, src_pitch, _, _, matrix_stride = walk
+    rng = np.random.default_rng(seed)
+    src = random_values(num * src_matrix + 4 * src_pitch + 64, dtype, rng)
+    rows = -(-n_value * 4 // (32 // dtype.itemsize)) * (32 // dtype.itemsize)  # one matrix, padded to 32 bytes
+    l1_init = random_values(64 + num * max(matrix_stride, rows) + 64, dtype, rng)
+
+    def body(core, gm):
+        fill(core, "L1", l1_init)
+        DataCopy(local(core, "L1", dtype, 64), GlobalTensor(dtype).SetGlobalBuffer(gm[0])[5], Dn2NzParams(*walk),
+                 enableSmallC0=True)
+
+    core = run_one(body, [src])
+    expect = ref35.ref_dn2nz_small_c0(l1_init, src, 64 // dtype.itemsize, 5, num, n_value, d_value, src_matrix,
+                                      src_pitch, matrix_stride, dtype.itemsize)
+    assert np.array_equal(elems(core, "L1", dtype, l1_init.size).view(np.uint8), expect.view(np.uint8))
+
+
+def test_dn2nz_small_c0_takes_at_most_4_rows():
+    def body(core, gm):
+        DataCopy(local(core, "L1", float16), GlobalTensor(float16).SetGlobalBuffer(gm[0]),
+                 Dn2NzParams(1, 16, 5, 0, 16, 1, 1, 0), enableSmallC0=True)
+
+    with pytest.raises(ParameterOutOfRange, match="dValue=5 with enableSmallC0: the SmallC0 mode takes dValue <= 4"):
+        run_one(body, [np.zeros(256, float16)])

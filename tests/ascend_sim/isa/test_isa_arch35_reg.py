@@ -11,7 +11,7 @@ from vector_reference import run_on_ub
 from ascend_sim import ParameterOutOfRange
 from ascend_sim.ascendc import Reg
 from ascend_sim.machine.dtypes import bfloat16, float16, float32
-from ascend_sim.machine.faults import OutOfBounds
+from ascend_sim.machine.faults import Misaligned, OutOfBounds
 
 A5 = "Ascend950PR_9599"
 UB_BYTES = 32 * 1024
@@ -190,3 +190,76 @@ def test_gather_takes_an_element_aligned_base():
 
     got, _ = run_on_ub(vf, ub0, platform=A5)
     np.testing.assert_array_equal(got[4096:4096 + 256].view(np.uint16), np.arange(3, 131))
+
+
+@settings(max_examples=25, deadline=None)
+@given(pair=st.sampled_from([(float16, np.uint16), (bfloat16, np.uint16), (float32, np.uint32)]),
+       word=st.sampled_from([0xFF, 0xFFFF, 0xFFFFFF, 0xFFFFFFFF, None]), seed=st.integers(0, 2**16))
+def test_gather_under_a_mask_loaded_from_ub_matches_the_loop_reference(pair, word, seed):
+    # GatherDn2Nz4C04's tail: LoadAlign<uint32_t>(MaskReg, maskAddr), then Gather under it (lanes off read 0)
+    dst_t, idx_t = (np.dtype(t) for t in pair)
+    n = 256 // dst_t.itemsize
+    rng = np.random.default_rng(seed)
+    ub0 = rng.integers(0, 256, UB_BYTES, dtype=np.uint8)
+    index = rng.integers(0, 2000, n).astype(idx_t)
+    ub0[:index.nbytes] = index.view(np.uint8)
+    mask_at, base, out = 512, 1024, 16384
+    if word is not None:  # the kernel's pattern: one word repeated; else arbitrary bits
+        ub0[mask_at:mask_at + 32] = np.full(8, word, np.uint32).view(np.uint8)
+
+    def vf(ub):
+        idx, reg = Reg.RegTensor(idx_t), Reg.RegTensor(dst_t)
+        Reg.LoadAlign(idx, ub[0].ReinterpretCast(idx_t))
+        tail = Reg.CreateMask(dst_t, Reg.MaskPattern.ALL)
+        Reg.LoadAlign(tail, ub[mask_at].ReinterpretCast(np.uint32))
+        Reg.Gather(reg, ub[base].ReinterpretCast(dst_t), idx, tail)
+        Reg.StoreAlign(ub[out].ReinterpretCast(dst_t), reg, Reg.CreateMask(dst_t, Reg.MaskPattern.ALL))
+
+    got, _ = run_on_ub(vf, ub0, platform=A5)
+    bits = ref35.ref_mask_bits(ub0[mask_at:mask_at + 32])
+    active = bits[::dst_t.itemsize]
+    want = ref35.ref_gather(ub0[base:].view(dst_t), 0, index, active, dst_t)
+    np.testing.assert_array_equal(got[out:out + 256].view(np.uint8), want.view(np.uint8))
+
+
+def test_the_c04_tail_mask_keeps_the_first_taps_of_every_c0():
+    # 0xff per uint32 word: the first 4 halves (one tap of 4 couts) of every 16
+    ub0 = np.zeros(UB_BYTES, np.uint8)
+    ub0[:32] = np.full(8, 0xFF, np.uint32).view(np.uint8)
+    ub0[1024:1024 + 256] = np.arange(1, 129, dtype=np.float16).view(np.uint8)
+    ub0[256:512] = np.arange(128, dtype=np.uint16).view(np.uint8)
+
+    def vf(ub):
+        idx, reg = Reg.RegTensor(np.uint16), Reg.RegTensor(float16)
+        Reg.LoadAlign(idx, ub[256].ReinterpretCast(np.uint16))
+        tail = Reg.CreateMask(float16)
+        Reg.LoadAlign(tail, ub[0].ReinterpretCast(np.uint32))
+        Reg.Gather(reg, ub[1024].ReinterpretCast(float16), idx, tail)
+        Reg.StoreAlign(ub[4096].ReinterpretCast(float16), reg, Reg.CreateMask(float16))
+
+    got, _ = run_on_ub(vf, ub0, platform=A5)
+    rows = got[4096:4096 + 256].view(np.float16).reshape(8, 16)
+    np.testing.assert_array_equal(rows[:, :4], np.arange(1, 129, dtype=np.float16).reshape(8, 16)[:, :4])
+    assert not rows[:, 4:].any()
+
+
+def test_mask_load_refusals():
+    ub0 = np.zeros(UB_BYTES, np.uint8)
+
+    def load(offset):
+        def vf(ub):
+            Reg.LoadAlign(Reg.CreateMask(float16), ub[offset].ReinterpretCast(np.uint32))
+        return vf
+
+    def store_under_loaded(ub):
+        mask = Reg.CreateMask(float16)
+        Reg.LoadAlign(mask, ub[0].ReinterpretCast(np.uint32))
+        Reg.StoreAlign(ub[256].ReinterpretCast(float16), Reg.RegTensor(float16), mask)
+
+    run_on_ub(load(32), ub0, platform=A5)
+    with pytest.raises(Misaligned, match="srcAddr address 16 in UB is not a multiple of 32 bytes"):
+        run_on_ub(load(16), ub0, platform=A5)  # DIST_NORM: 32-byte aligned
+    with pytest.raises(ParameterOutOfRange, match="Reg::LoadAlign does not exist on arch 2201"):
+        run_on_ub(load(0), ub0)
+    with pytest.raises(ParameterOutOfRange, match="a MaskReg loaded from UB .* modelled for Reg::Gather only"):
+        run_on_ub(store_under_loaded, ub0, platform=A5)
