@@ -13,8 +13,10 @@ loop2Size, [20:0] = loop1Size and the stride registers; ResetUBLoopModeParaImpl 
 置1为normal"). A core starts in normal mode. The register is one per direction: UB_TO_OUT for the MTE3 copies,
 OUT_TO_UB for the MTE2 ones.
 
-Modelled: DataCopyPad UB -> GM (Normal and Compact) in loop mode. Not modelled (a fault says so): a GM -> UB copy,
-or a DataCopy (not Pad), issued while its direction's loop mode is on.
+Modelled: DataCopyPad UB -> GM (Normal and Compact) and GM -> UB (Normal, with its padding) in loop mode. Not
+modelled (a fault says so): a GM -> UB DataCopyPad in Compact mode, or a DataCopy (not Pad), issued while its
+direction's loop mode is on. The arch35 dx kernel's C04 weight load (LoadUb4C04) sets OUT_TO_UB with both loop
+sizes 1, the normal value, and never resets it.
 """
 from __future__ import annotations
 
@@ -108,7 +110,8 @@ def refuse_loop_mode(core, type: DataCopyMVType, name: str, pipe) -> None:
     if loop_mode(core, type)[:2] != (1, 1):
         raise core.fault(ParameterOutOfRange(
             f"{name} while SetLoopModePara({type.name}) is on (loop sizes {loop_mode(core, type)[:2]}): the loop "
-            "mode is modelled for DataCopyPad UB -> GM only; call ResetLoopModePara first"), name, pipe)
+            "mode is modelled for DataCopyPad (Normal both ways, Compact UB -> GM) only; call ResetLoopModePara "
+            "first"), name, pipe)
 
 
 __all__ = ["DataCopyMVType", "LoopModeParams", "SetLoopModePara", "ResetLoopModePara"]

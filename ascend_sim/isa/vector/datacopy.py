@@ -14,8 +14,9 @@
   single block need not be 32 B aligned, the whole transfer is padded once at its end; the pad bytes are left as
   they are here); the UB-side stride must be 0 and GM -> UB takes no left/right padding in that mode (other
   values are not modelled and fault).
-  Also on the 950, SetLoopModePara(UB_TO_OUT) repeats a UB -> GM DataCopyPad loop2Size x loop1Size times
-  (isa/arch35/loop_mode.py); a GM -> UB DataCopyPad or a DataCopy issued in loop mode faults (not modelled).
+  Also on the 950, SetLoopModePara(UB_TO_OUT) repeats a UB -> GM DataCopyPad loop2Size x loop1Size times, and
+  SetLoopModePara(OUT_TO_UB) a GM -> UB one (Normal mode) (isa/arch35/loop_mode.py); a GM -> UB DataCopyPad in
+  Compact mode or a DataCopy issued in loop mode faults (not modelled).
 
 Costs: a fixed overhead (rates.mte2_overhead for GM -> UB, rates.mte3_overhead for UB -> GM; their sources are in
 platform.py) plus the bytes at this core's share of the GM read rate (GM -> UB) or at min(64 B/cycle, GM write
@@ -193,7 +194,10 @@ def copy_ub_contiguous(dst, src, count: int) -> None:
 
 # ------------------------------------------------------------------------------------------ DataCopyPad
 def _pad_execute(rec) -> None:
-    (sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen, dtype, left, _, fill, row_bytes, _) = rec.args
+    _pad_rows(*rec.args)
+
+
+def _pad_rows(sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen, dtype, left, _, fill, row_bytes, _nbytes) -> None:
     size = dtype.itemsize
     rows = dbuf.strided(d0, (count, row_bytes), (d_pitch, 1))
     rows[:, left * size:left * size + blen] = sbuf.strided(s0, (count, blen), (s_pitch, 1))
@@ -233,6 +237,25 @@ def _loop_execute(rec) -> None:
             dst[outer, inner] = src[outer, inner]
 
 
+LoopPadOperands = operands_type("LoopPadOperands", "pad loops nbytes",
+                                "loop mode GM -> UB: the padded copy `pad` (PadOperands) loop2Size x loop1Size "
+                                "times, its source and destination moved by the loop strides (bytes) of `loops`; "
+                                "nbytes read.")
+
+
+def _loop_pad_execute(rec) -> None:
+    pad, (loop1Size, loop2Size, l1src, l1dst, l2src, l2dst), _ = rec.args
+    sbuf, s0, s_pitch, dbuf, d0, *rest = pad
+    for outer in range(loop2Size):
+        for inner in range(loop1Size):
+            _pad_rows(sbuf, s0 + outer * l2src + inner * l1src, s_pitch, dbuf, d0 + outer * l2dst + inner * l1dst,
+                      *rest)
+
+
+GM_TO_UB_PAD_LOOP = define("DataCopyPad(GM->UB, loop mode)", MTE2, kind=Kind.MOVE, operands=LoopPadOperands,
+                           cost=_read_cost, execute=_loop_pad_execute, params=DataCopyExtParams,
+                           doc="GM -> UB under SetLoopModePara(OUT_TO_UB): the padded copy repeated over two "
+                               "loops (arch 3510).")
 UB_TO_GM_PAD_LOOP = define("DataCopyPad(UB->GM, loop mode)", MTE3, kind=Kind.MOVE, operands=LoopCopyOperands,
                            cost=_write_cost, execute=_loop_execute, params=DataCopyExtParams,
                            doc="UB -> GM under SetLoopModePara(UB_TO_OUT): the copy repeated over two loops "
@@ -255,7 +278,9 @@ def DataCopyPad(dst, src, dataCopyParams: DataCopyExtParams, padParams: DataCopy
     _check_ext(core, name, pipe, dataCopyParams)
     p = dataCopyParams
     if to_ub:
-        refuse_loop_mode(core, DataCopyMVType.OUT_TO_UB, name, pipe)
+        loops = loop_mode(core, DataCopyMVType.OUT_TO_UB)
+        if loops[:2] != (1, 1) and mode is PaddingMode.Compact:
+            refuse_loop_mode(core, DataCopyMVType.OUT_TO_UB, f"{name} with PaddingMode::Compact", pipe)
     else:
         loops = loop_mode(core, DataCopyMVType.UB_TO_OUT)
         if loops[:2] != (1, 1):
@@ -293,11 +318,29 @@ def DataCopyPad(dst, src, dataCopyParams: DataCopyExtParams, padParams: DataCopy
         fill = np.asarray(pad.paddingValue).astype(dtype) if pad.isPad else None
     s0, d0 = src.address, dst.address
     sbuf, dbuf = src.buffer, dst.buffer
+    if loops[:2] != (1, 1):
+        return _data_copy_pad_loop_to_ub(core, p, pad, loops, PadOperands(
+            sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen, dtype, left, right, fill, row_bytes, count * blen))
     core.issue(spec, pipe, (snapshot(p), snapshot(pad)), ((sbuf, s0, s0 + (count - 1) * s_pitch + blen),),
                ((dbuf, d0, d0 + (count - 1) * d_pitch + row_bytes),),
                PadOperands(sbuf, s0, s_pitch, dbuf, d0, d_pitch, count, blen, dtype, left, right, fill, row_bytes,
                            count * blen),
                "GM->UB", count * blen, footprint=((sbuf, s0, (count, blen), (s_pitch, 1), False),))
+
+
+def _data_copy_pad_loop_to_ub(core, p, pad, loops, ops) -> None:
+    """GM -> UB in loop mode: the Normal padded copy, loop2Size x loop1Size times, moved by the loop strides
+    (bytes; the UB side's are 32-byte aligned, SetLoopModePara checks that)."""
+    loop1Size, loop2Size, l1src, l1dst, l2src, l2dst = loops
+    nbytes = loop2Size * loop1Size * ops.nbytes
+    if nbytes == 0:
+        core.issue(GM_TO_UB_PAD_LOOP, MTE2, (snapshot(p), snapshot(pad)), registers=(("loop_mode_outtoub", loops),))
+        return
+    s_last = (loop2Size - 1) * l2src + (loop1Size - 1) * l1src + (ops.count - 1) * ops.s_pitch + ops.blen
+    d_last = (loop2Size - 1) * l2dst + (loop1Size - 1) * l1dst + (ops.count - 1) * ops.d_pitch + ops.row_bytes
+    core.issue(GM_TO_UB_PAD_LOOP, MTE2, (snapshot(p), snapshot(pad)), ((ops.sbuf, ops.s0, ops.s0 + s_last),),
+               ((ops.dbuf, ops.d0, ops.d0 + d_last),), LoopPadOperands(ops, loops, nbytes), "GM->UB", nbytes,
+               registers=(("loop_mode_outtoub", loops),))
 
 
 def _data_copy_pad_loop(core, dst, src, p, mode, loops) -> None:

@@ -1,5 +1,6 @@
 """SetLoopModePara / ResetLoopModePara (Ascend 950 only): a UB -> GM DataCopyPad in loop mode against a plain
-five-loop reference over the bytes (Normal and Compact), the register's reset, and refusals by name (arch 2201,
+five-loop reference over the bytes (Normal and Compact), a GM -> UB one (Normal, padded: OUT_TO_UB) likewise, the
+register's reset, and refusals by name (arch 2201,
 ranges, the UB side's 32-byte alignment, copies whose loop mode is not modelled)."""
 import numpy as np
 import pytest
@@ -8,7 +9,8 @@ from hypothesis import strategies as st
 from vector_reference import run_aiv
 
 from ascend_sim import ParameterOutOfRange
-from ascend_sim.ascendc import (DataCopyExtParams, DataCopyMVType, DataCopyPad, DataCopyParams, GlobalTensor,
+from ascend_sim.ascendc import (DataCopyExtParams, DataCopyMVType, DataCopyPad, DataCopyPadExtParams, DataCopyParams,
+                                GlobalTensor,
                                 HardEvent, LoopModeParams, PaddingMode, ResetLoopModePara, SetFlag,
                                 SetLoopModePara, TBuf, TPipe, TPosition, WaitFlag)
 from ascend_sim.isa.vector.datacopy import copy_ub
@@ -141,7 +143,8 @@ def test_reset_refused_on_arch_2201():
 
 @pytest.mark.parametrize("copy", ["pad GM->UB", "DataCopy UB->GM"])
 def test_copies_without_a_loop_model_are_refused(copy):
-    """GM -> UB in loop mode, and DataCopy (not Pad) in loop mode, are not modelled: they fault by name."""
+    """GM -> UB in Compact mode in loop mode, and DataCopy (not Pad) in loop mode, are not modelled: they fault by
+    name."""
     def kernel(x, out):
         pipe = TPipe()
         buf = TBuf(TPosition.VECCALC)
@@ -149,9 +152,65 @@ def test_copies_without_a_loop_model_are_refused(copy):
         ub = buf.Get(np.uint8)
         if copy == "pad GM->UB":
             SetLoopModePara(LoopModeParams(2, 1, 64, 64, 0, 0), DataCopyMVType.OUT_TO_UB)
-            DataCopyPad(ub, GlobalTensor(np.uint8).SetGlobalBuffer(x), DataCopyExtParams(1, 32, 0, 0))
+            DataCopyPad(ub, GlobalTensor(np.uint8).SetGlobalBuffer(x), DataCopyExtParams(1, 32, 0, 0),
+                        mode=PaddingMode.Compact)
         else:
             SetLoopModePara(LoopModeParams(2, 1, 64, 64, 0, 0), DataCopyMVType.UB_TO_OUT)
             copy_ub(GlobalTensor(np.uint8).SetGlobalBuffer(out), ub, DataCopyParams(1, 1, 0, 0))
     with pytest.raises(ParameterOutOfRange, match="while SetLoopModePara"):
         run_aiv(kernel, np.zeros(64, np.uint8), out_bytes=256, platform=A5)
+
+
+def pad_loop_reference(gm, ub_bytes, count, blen, gm_gap, dst_stride, left, right, value, loops):
+    """GM -> UB in loop mode (SetLoopModePara.md with DataCopyPad GMToUB): per outer and inner iteration, blockCount
+    rows of blockLen bytes, each into a UB row of ceil((left + blockLen + right) / 32) 32-byte blocks (dstStride
+    blocks apart) after `left` bytes of the padding value, the rest of the row padded too (with no padding asked,
+    left = right = 0, the simulator's rule for the row's tail: its first element repeated)."""
+    loop1Size, loop2Size, l1src, l1dst, l2src, l2dst = loops
+    out = np.zeros(ub_bytes, np.uint8)
+    row_bytes = -(-(left + blen + right) // 32) * 32
+    for outer in range(loop2Size):
+        for inner in range(loop1Size):
+            for row in range(count):
+                s0 = outer * l2src + inner * l1src + row * (blen + gm_gap)
+                d0 = outer * l2dst + inner * l1dst + row * (row_bytes + 32 * dst_stride)
+                for byte in range(row_bytes):
+                    k = byte - left
+                    fill = value if left or right else gm[s0]
+                    out[d0 + byte] = gm[s0 + k] if 0 <= k < blen else fill
+    return out
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 70), st.integers(0, 9), st.integers(0, 2), st.integers(0, 31),
+       st.integers(0, 31), st.integers(1, 3), st.integers(1, 3), st.integers(0, 3), st.integers(0, 2**31))
+def test_gm_to_ub_loop_mode_against_the_reference(count, blen, gm_gap, dst_stride, left, right, loop1, loop2,
+                                                  extra, seed):
+    """OUT_TO_UB: the padded GM -> UB copy repeated, its UB strides whole blocks past the rows they hold."""
+    row_bytes = -(-(left + blen + right) // 32) * 32
+    l1dst = count * (row_bytes + 32 * dst_stride) + 32 * extra
+    l2dst = loop1 * l1dst + 32 * extra
+    l1src = count * (blen + gm_gap) + extra
+    l2src = loop1 * l1src + 3 * extra
+    loops = (loop1, loop2, l1src, l1dst, l2src, l2dst)
+    gm = np.random.default_rng(seed).integers(0, 256, loop2 * l2src + 64).astype(np.uint8)
+    ub_bytes = loop2 * l2dst + 64
+
+    def kernel(x, out):
+        pipe = TPipe()
+        buf = TBuf(TPosition.VECCALC)
+        pipe.InitBuffer(buf, UB_BYTES)
+        ub = buf.Get(np.uint8)
+        SetLoopModePara(LoopModeParams(*loops), DataCopyMVType.OUT_TO_UB)
+        DataCopyPad(ub, GlobalTensor(np.uint8).SetGlobalBuffer(x), DataCopyExtParams(count, blen, gm_gap, dst_stride),
+                    DataCopyPadExtParams(True, left, right, 7))
+        ResetLoopModePara(DataCopyMVType.OUT_TO_UB)
+        SetFlag(HardEvent.MTE2_MTE3, 0)
+        WaitFlag(HardEvent.MTE2_MTE3, 0)
+        DataCopyPad(GlobalTensor(np.uint8).SetGlobalBuffer(out), ub, DataCopyExtParams(1, ub_bytes, 0, 0))
+
+    chip, report = run_aiv(kernel, gm, out_bytes=ub_bytes, platform=A5)
+    want = pad_loop_reference(gm, ub_bytes, count, blen, gm_gap, dst_stride, left, right, 7, loops)
+    np.testing.assert_array_equal(chip.gm["out"].data, want)
+    loop_copies = report.cores[0].counts.get("DataCopyPad(GM->UB, loop mode)", 0)
+    assert loop_copies == (0 if loop1 == loop2 == 1 else 1)  # one instruction, whatever the loops
