@@ -118,7 +118,8 @@ RegLoadOperands = operands_type("RegLoadOperands", "buf address reg", "reg = VL 
 RegStoreOperands = operands_type("RegStoreOperands", "buf address reg active",
                                  "buf at address = reg where `active` (the mask's lanes).")
 RegMaskLoadOperands = operands_type("RegMaskLoadOperands", "buf address mask",
-                                    "mask's VL bits = the VL / 8 bytes of buf at address, bit j of byte b -> lane 8b+j.")
+                                    "mask's VL bits = the VL / 8 bytes of buf at address (bit j of byte b: lane "
+                                    "8b + j).")
 RegGatherOperands = operands_type("RegGatherOperands", "buf address src_dtype dst index mask",
                                   "dst[i] = buf's src_dtype element index[i] from address where the mask (read when "
                                   "the instruction runs) is active for dst's type, else 0.")

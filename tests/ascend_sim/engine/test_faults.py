@@ -171,7 +171,7 @@ def _l0_pair(pipe, a_pos=TPosition.A2):
     ("filterH", 0, "filterW/H may be 0 only with filterSizeW/H set"),
     ("filterH", 256, r"filterH=256 outside \[0, 255\]"),
     ("channelSize", 18, "channelSize=18 must be 4, 8, 16N, 16N\\+4 or 16N\\+8"),
-    ("channelSize", 20, "only multiples of C0=16 are modelled"),
+    ("channelSize", 20, "only multiples of C0=16 and the sizes below C0 are modelled"),
     ("kStartPt", 8, "kStartPt=8 must be a multiple of 16"),
     ("mExtension", 24, "mExtension=24 must be a multiple of 16"),
     ("kStartPt", 16, r"kStartPt=16 \+ kExtension=16 = 32 reaches past the img2col matrix, which has "

@@ -232,7 +232,8 @@ def test_load_data_with_stride_b8_channel_rule():
 
     with pytest.raises(ParameterOutOfRange, match="channelSize=33 must be 4, 8, 16, 32N, 32N"):
         run_one(body(33))
-    with pytest.raises(ParameterOutOfRange, match=r"channelSize=40: only multiples of C0=32 and the sizes below C0 are modelled \(not N\*32\+8\)"):
+    with pytest.raises(ParameterOutOfRange, match=r"channelSize=40: only multiples of C0=32 and the sizes below C0 "
+                                                  r"are modelled \(not N\*32\+8\)"):
         run_one(body(40))
     run_one(body(32))
 

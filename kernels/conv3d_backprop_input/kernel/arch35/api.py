@@ -59,12 +59,13 @@ from kernels.conv3d_backprop_input.kernel.arch35.sync import (CrossCoreSetHead, 
                                                               CrossCoreWaitTail, CrossCoreWaitTailForMix,
                                                               CvCrossCoreSet, CvCrossCoreWait, NotifyVecAfterLoadToB2,
                                                               WaitForVecBeforeLoadToB2)
-from kernels.conv3d_backprop_input.kernel.arch35.util import (BLOCK_CUBE, C04_COUT_SIZE, FLAG_FIXP_ID, FLAG_MTE2_VEC_ID, TOTAL_UB_SIZE,
-                                                              TPL_GM_TO_L1, TPL_GM_TO_L1_NO_HK, TPL_GM_TO_L1_NO_HK_WK,
-                                                              TPL_GROUP_MODE_ENLARGE, TPL_GROUP_MODE_ORIGIN,
-                                                              TPL_NO_SPLIT_KERNEL, TPL_SPLIT_KERNEL_H,
-                                                              TPL_SPLIT_KERNEL_HW, AlignUp, AlignUpC0,
-                                                              CalFmapH, DivCeil, DivCeilC0, DivHkWk, total_sizes)
+from kernels.conv3d_backprop_input.kernel.arch35.util import (BLOCK_CUBE, C04_COUT_SIZE, FLAG_FIXP_ID, FLAG_MTE2_VEC_ID,
+                                                              TOTAL_UB_SIZE, TPL_GM_TO_L1, TPL_GM_TO_L1_NO_HK,
+                                                              TPL_GM_TO_L1_NO_HK_WK, TPL_GROUP_MODE_ENLARGE,
+                                                              TPL_GROUP_MODE_ORIGIN, TPL_NO_SPLIT_KERNEL,
+                                                              TPL_SPLIT_KERNEL_H, TPL_SPLIT_KERNEL_HW, AlignUp,
+                                                              AlignUpC0, CalFmapH, DivCeil, DivCeilC0, DivHkWk,
+                                                              total_sizes)
 
 _U32 = 0xFFFFFFFF
 

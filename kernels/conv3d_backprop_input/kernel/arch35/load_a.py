@@ -17,10 +17,10 @@ from __future__ import annotations
 from ascend_sim.ascendc import (PIPE_MTE2, DataCopy, Dn2NzParams, InitConstValue, InitConstValueParams,
                                 LoadData3DParamsV2, LoadDataRepeatParamWithStride, LoadDataWithStride, Nd2NzParams,
                                 PipeBarrier, SetLoadDataRepeatWithStride)
-from kernels.conv3d_backprop_input.kernel.arch35.util import (BLOCK_CUBE, C04_COUT_SIZE, FORMAT_NCDHW, TPL_GM_TO_L1_NO_HK,
-                                                              TPL_GM_TO_L1_NO_HK_WK, TPL_SPLIT_KERNEL_H,
-                                                              TPL_SPLIT_KERNEL_HW, AlignDown, AlignUp, DivCeil,
-                                                              DivCeil16, DivHkWk)
+from kernels.conv3d_backprop_input.kernel.arch35.util import (BLOCK_CUBE, C04_COUT_SIZE, FORMAT_NCDHW,
+                                                              TPL_GM_TO_L1_NO_HK, TPL_GM_TO_L1_NO_HK_WK,
+                                                              TPL_SPLIT_KERNEL_H, TPL_SPLIT_KERNEL_HW, AlignDown,
+                                                              AlignUp, DivCeil, DivCeil16, DivHkWk)
 
 
 def InitZeroValue(api, buf) -> None:
