@@ -130,6 +130,24 @@ def test_small_vector_with_data(name):
     assert_close_16_32(_to_ncdhw(y, fmt["dy_ori"]), ref, bound, dt, hf32=bool(t["hf32Flag"]))
 
 
+def test_c04_vector_16_on_one_batch_with_data():
+    """conv3d_dx_16 (C04: bf16, Cout 3, 3x3x3 kernel, 64 x 22 x 130 x 130 of dx per batch) forced field by field with
+    its batch cut from 16 to 1, against PyTorch: the AIVs build the weight per kernel plane in the two B1 buffers
+    (bl1Pbuffer 2), three K steps of 16 with a tail of 4. About 20 s of CPU (simulation and reference); the whole
+    vector is `slow`."""
+    vector = with_batch(next(v for v in VECTORS if v["name"] == "conv3d_dx_16"), 1)
+    dt = DTYPES_950[vector["dtype"]]
+    rng = np.random.default_rng(3)
+    w = rng.uniform(-1, 1, vector["filter_shape"]["ori"]).astype(dt)
+    dy = rng.uniform(-1, 1, vector["dy_shape"]["ori"]).astype(dt)
+    y, report = _launch(vector, execute=True, filter=w, dy=dy)
+    kinds = [c.kind for c in report.cores]
+    assert kinds.count("AIC") == vector["block_dim"] and kinds.count("AIV") == 2 * vector["block_dim"]
+    ref, bound = dx_reference(vector["dx_shape"]["ori"], w, dy, tuple(vector["strides"][2:]), vector["pads"],
+                              tuple(vector["dilations"][2:]), vector["groups"])
+    assert_close_16_32(y, ref, bound, dt)
+
+
 @pytest.mark.slow
 def test_fp32_split_k_vector_with_data():
     """conv3d_dx_ascend950_kb_case1_9589 (fp32 HF32, cout 256 in kSegments of 80 + a tail of 16, added atomically
