@@ -7,7 +7,8 @@ tests/dx_ut_cases.py) run at their real shapes, on their SoC with the UT's core 
 with the UT's tiling forced field by field (every field and the key's template flags as tiling_overrides: the
 launched blob is the UT's, checked before the run), timing-only (execute=False, no race checks, stand-in
 operands); a case whose records the size guard refuses (kernels/common/size_guard.py: the two conv3d_dx_050_fp32,
-about 95M instructions) runs on the exact engine with record=False (each record scheduled as issued and dropped).
+about 30M instructions) runs with record=False on engine "auto", which streams the replay (each AI core's streams
+scheduled once its Python has run, then dropped: ascend_sim/engine/streamed.py).
 The two Conv3DTransposeV2 kernel-split shapes (its UT's Conv3d_transpose_binary_test_kernel_split and
 _kernel_split2) are tried too, with the key's enableKernelSplit forced as the real host sets it: the A2 dx entry
 refuses them by name (tests/kernels/conv3d_backprop_input/test_conv3d_dx_kernel_split.py), counted as refused.
@@ -66,12 +67,12 @@ def run_case(name: str, engine: str) -> dict:
                                            check_races=False, engine=engine, tiling_overrides=real_overrides(case),
                                            **operator_arguments(case))
         how = engine
-    except MemoryLimitError:  # the records would not fit: each is scheduled as issued and dropped
+    except MemoryLimitError:  # the records would not fit: keep none (auto streams the replay: engine/streamed.py)
         start = time.process_time()
         run = conv3d_backprop_input_v2_run(tuple(case["y_ori_shape"]), *operands, route="v2", execute=False,
-                                           check_races=False, engine="exact", record=False,
+                                           check_races=False, engine="auto", record=False,
                                            tiling_overrides=real_overrides(case), **operator_arguments(case))
-        how = "exact, no records"
+        how = "auto, no records (streamed replay)"
     report = run.report
     return {"name": name, "cpu": time.process_time() - start, "instructions": report.instructions,
             "cycles": report.cycles, "key": run.tiling.tiling_key, "cores": run.tiling.params.coreNum, "how": how}
