@@ -154,7 +154,7 @@ def traced_peak(run):
 
 def test_a_streamed_run_holds_far_less_than_one_keeping_its_blocks():
     """310k instructions in about 2,700 blocks: kept as blocks (record=True, records unmade) the run peaks at about
-    48 MB, streamed at about 9 MB (one AI core's stream of 24, plus the templates)."""
+    48 MiB, streamed at about 9 MiB (one AI core's stream of 24, plus the templates)."""
     c3d_timing((16, 56, 56), "replay", False)  # warm: imports, compiled functions, the plan's caches
     streamed_run, streamed = traced_peak(lambda: c3d_timing((16, 56, 56), "replay", False))
     kept_run, kept = traced_peak(lambda: c3d_timing((16, 56, 56), "replay", True))
