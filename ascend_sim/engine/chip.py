@@ -51,7 +51,9 @@ class Chip:
     compiled scheduler from AUTO_COMPILED_FROM records on (below that, importing numba costs more than it saves),
     unless record=False: then "auto" is "exact", which schedules each record as it is issued and keeps none once
     it has run (the report has no per-instruction logs); a record waiting for another core (SyncAll, a cross-core
-    flag) stays until that core's Python has issued what it waits for.
+    flag) stays until that core's Python has issued what it waits for. A timing-only run with record=False and
+    no race checks streams the replay instead, on "auto" and "replay": each AI core's streams are scheduled
+    once its Python has run, then dropped (engine/streamed.py).
     "replay" is "fast" plus the replay of API units declared replayable (engine/replay.py): a unit's later calls
     with the same key reuse the records and state change of its first; "auto" replays too whenever it does not
     use the exact engine, and leaves the replayed calls' records unmade (compiled passes) from AUTO_COMPILED_FROM
