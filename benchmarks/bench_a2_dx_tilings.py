@@ -7,15 +7,17 @@ tests/dx_ut_cases.py) run at their real shapes, on their SoC with the UT's core 
 with the UT's tiling forced field by field (every field and the key's template flags as tiling_overrides: the
 launched blob is the UT's, checked before the run), timing-only (execute=False, no race checks, stand-in
 operands); a case whose records the size guard refuses (kernels/common/size_guard.py: the two conv3d_dx_050_fp32,
-about 95M instructions) runs on the exact engine with record=False (each record scheduled as issued and dropped).
+about 30M instructions) runs with record=False on engine "auto", which streams the replay (each AI core's streams
+scheduled once its Python has run, then dropped: ascend_sim/engine/streamed.py); with --engine exact or fast, on
+the exact engine without records.
 The two Conv3DTransposeV2 kernel-split shapes (its UT's Conv3d_transpose_binary_test_kernel_split and
 _kernel_split2) are tried too, with the key's enableKernelSplit forced as the real host sets it: the A2 dx entry
 refuses them by name (tests/kernels/conv3d_backprop_input/test_conv3d_dx_kernel_split.py), counted as refused.
 
 Runs the cases on a pool of --workers processes, the smallest first (by dx elements times the kernel volume), so
 that the long runs come last. The size guard's limit is a fraction of the memory available when the run starts,
-so on a busy machine a case near it (conv3d_dx_bs16_net_ID_11) can fall back to the exact engine; the last column
-says which engine ran.
+so on a busy machine a case near it (conv3d_dx_bs16_net_ID_11) can fall back to the streamed replay; the last
+column says which engine ran.
 Prints per case the simulated instructions and cycles, the CPU seconds of the run (time.process_time in its
 worker) and, at the end, the wall time of the whole and the CPU seconds summed.
 """
@@ -66,12 +68,13 @@ def run_case(name: str, engine: str) -> dict:
                                            check_races=False, engine=engine, tiling_overrides=real_overrides(case),
                                            **operator_arguments(case))
         how = engine
-    except MemoryLimitError:  # the records would not fit: each is scheduled as issued and dropped
+    except MemoryLimitError:  # the records would not fit: keep none (auto streams the replay: engine/streamed.py)
+        engine = "auto" if engine in ("replay", "auto") else "exact"
         start = time.process_time()
         run = conv3d_backprop_input_v2_run(tuple(case["y_ori_shape"]), *operands, route="v2", execute=False,
-                                           check_races=False, engine="exact", record=False,
+                                           check_races=False, engine=engine, record=False,
                                            tiling_overrides=real_overrides(case), **operator_arguments(case))
-        how = "exact, no records"
+        how = f"{engine}, no records" + (" (streamed replay)" if engine == "auto" else "")
     report = run.report
     return {"name": name, "cpu": time.process_time() - start, "instructions": report.instructions,
             "cycles": report.cycles, "key": run.tiling.tiling_key, "cores": run.tiling.params.coreNum, "how": how}

@@ -13,6 +13,7 @@ from typing import Callable
 
 from ascend_sim.engine import fast_engine, replay_engine, replay_passes
 from ascend_sim.engine.core import AICore
+from ascend_sim.engine.streamed import StreamedLaunch, streams_by_ai_core
 from ascend_sim.engine.descriptor import FrontEndCache
 from ascend_sim.machine.blas import blas_threads
 from ascend_sim.machine.coretypes import KernelType, launch_cores
@@ -50,7 +51,9 @@ class Chip:
     compiled scheduler from AUTO_COMPILED_FROM records on (below that, importing numba costs more than it saves),
     unless record=False: then "auto" is "exact", which schedules each record as it is issued and keeps none once
     it has run (the report has no per-instruction logs); a record waiting for another core (SyncAll, a cross-core
-    flag) stays until that core's Python has issued what it waits for.
+    flag) stays until that core's Python has issued what it waits for. A timing-only run with record=False and
+    no race checks streams the replay instead, on "auto" and "replay": each AI core's streams are scheduled
+    once its Python has run, then dropped (engine/streamed.py).
     "replay" is "fast" plus the replay of API units declared replayable (engine/replay.py): a unit's later calls
     with the same key reuse the records and state change of its first; "auto" replays too whenever it does not
     use the exact engine, and leaves the replayed calls' records unmade (compiled passes) from AUTO_COMPILED_FROM
@@ -94,7 +97,15 @@ class Chip:
     @property
     def deferred(self) -> bool:
         """Whether launches schedule the stream after the kernel's Python (not "exact", no hooks)."""
-        return self.engine in ("fast", "replay") or (self.engine == "auto" and not self.hooks and self.record)
+        return self.engine in ("fast", "replay") or (self.engine == "auto" and not self.hooks and
+                                                     (self.record or self.streams))
+
+    @property
+    def streams(self) -> bool:
+        """Whether launches schedule each AI core's streams once its Python has run and drop them (a replay run
+        keeping no records, timing-only, without race checks: engine/streamed.py)."""
+        return streams_by_ai_core(self.engine, record=self.record, hooks=self.hooks, execute=self.execute,
+                                  check_races=self.check_races, replay_mode=self.replay_mode)
 
     @property
     def replaying(self) -> bool:
@@ -144,6 +155,7 @@ class Chip:
         gc_was_enabled = gc.isenabled()
         gc.disable()
         deferred = self.deferred
+        streamed = StreamedLaunch(self, _compiled_pays) if self.streams else None
         try:
             with blas_threads(self.blas_threads if self.execute else None):
                 try:
@@ -152,8 +164,12 @@ class Chip:
                         kernel(*args, **kwargs)
                         for pipe in core.tpipes:
                             pipe.Destroy()
+                        if streamed is not None:
+                            streamed.core_done(core)
                 except BaseException:
-                    if deferred:  # a fault the exact engine would have raised first, while this kernel ran
+                    # a fault the exact engine would have raised first, while this kernel ran (unless it is the
+                    # exact scheduler's own, raised on a streamed AI core's records)
+                    if deferred and not (streamed is not None and streamed.submitting):
                         _running[0] = None
                         try:
                             replay_engine.materialise(self, self.cores)
@@ -162,7 +178,7 @@ class Chip:
                             raise fault from None
                     raise
                 _running[0] = None
-                if deferred and not self._replayed_lazily():
+                if deferred and not (streamed is not None and streamed.finish()) and not self._replayed_lazily():
                     records = sum(len(core.stream) for core in self.cores)
                     compiled = self.engine in ("fast", "replay") or _compiled_pays(records)
                     # submit_all: a short stream, or a faulty end (found and reported as the exact engine does)

@@ -10,7 +10,11 @@ Memory (bytes), each term from the problem's shapes and the tiling, nothing allo
   8-12 on the 950, whose race granule is one byte);
 - records: BYTES_PER_RECORD per instruction, measured (tracemalloc peak of a timing-only dx run on the fast engine,
   28,040 records: 2,840 B each; the exact engine keeps about 1 KB); with record=False the chip schedules each
-  record as it is issued and drops it, except those waiting for another core (conv_estimate's `pending`).
+  record as it is issued and drops it, except those waiting for another core (conv_estimate's `pending`);
+  a streamed replay run (record=False, timing-only, no race checks, engine auto or replay:
+  ascend_sim/engine/streamed.py) holds one AI core's stream at STREAMED_BYTES_PER_RECORD (its blocks and the
+  compiled scheduler's arrays), or the whole launch's behind an all-core barrier, plus the templates
+  (TEMPLATE_BYTES).
 Instructions: the GEMM's tiles (ceil(M/baseM) * ceil(N/baseN) * ceil(K/baseK) per group) times
 RECORDS_PER_TILE, plus RECORDS_PER_CORE per core; our own rule, calibrated on dx, dw and forward runs of the
 default layer and four others (1x1x1 to 3x3x3 kernels, strides 1-2): within a factor of 3 of the real count on
@@ -26,6 +30,11 @@ import os
 from dataclasses import dataclass
 
 BYTES_PER_RECORD = 3000
+# a streamed replay run, per record held: tracemalloc peak of timing-only C3D conv3a dx runs (51k and 310k
+# records, 24 AI cores) grew by 164 B per record of one AI core's stream; and the launch's templates (the first
+# calls' records, about 2.2k on those layers: 6.5 MiB), taken as a fixed allowance
+STREAMED_BYTES_PER_RECORD = 200
+TEMPLATE_BYTES = 16 << 20
 RECORDS_PER_TILE = 10
 RECORDS_PER_CORE = 200
 RACE_SHADOW_BYTES_PER_BYTE = 4
@@ -51,9 +60,12 @@ class RunEstimate:
     instructions: int
     extra_bytes: int = 0  # the caller's own (the CLI's operands and reference check)
     held: float = 1.0  # the share of the records alive at once: 1 when kept, less with record=False
+    streamed: bool = False  # a streamed replay run: held records as blocks and scheduler arrays, plus templates
 
     @property
     def record_bytes(self) -> int:
+        if self.streamed:
+            return int(self.instructions * self.held) * STREAMED_BYTES_PER_RECORD + TEMPLATE_BYTES
         return int(self.instructions * self.held) * BYTES_PER_RECORD
 
     @property
@@ -62,7 +74,7 @@ class RunEstimate:
 
     def with_extra(self, extra_bytes: int) -> RunEstimate:
         return RunEstimate(self.gm_bytes, self.host_bytes, self.race_bytes, self.instructions,
-                           self.extra_bytes + int(extra_bytes), self.held)
+                           self.extra_bytes + int(extra_bytes), self.held, self.streamed)
 
     def parts(self) -> str:
         named = (("GM tensors", self.gm_bytes), ("host copies", self.host_bytes), ("race shadows", self.race_bytes),
@@ -126,7 +138,7 @@ def check_fits(estimate: RunEstimate, max_memory: int | None = None,
 
 def combined(estimates: list[RunEstimate]) -> RunEstimate:
     """The estimate of launches run one after another whose memory is all held at the end (convolution_backward
-    keeps every launch's result and report)."""
+    keeps every launch's result and report, and never streams)."""
     instructions = sum(e.instructions for e in estimates)
     held = sum(e.instructions * e.held for e in estimates) / instructions if instructions else 1.0
     return RunEstimate(sum(e.gm_bytes for e in estimates), sum(e.host_bytes for e in estimates),
@@ -139,12 +151,14 @@ def gemm_tiles(m: int, n: int, k: int, base_m: int, base_n: int, base_k: int, gr
 
 
 def conv_estimate(inputs: tuple, output: int, *, workspace: int = 0, tiles: int, cores: int, execute: bool,
-                  check_races: bool, record: bool = True, pending: float = 0.0,
+                  check_races: bool, record: bool = True, pending: float = 0.0, streamed: bool = False,
                   shadow_per_byte: int = RACE_SHADOW_BYTES_PER_BYTE, shadowed: int | None = None) -> RunEstimate:
     """inputs: the operands' device bytes; output: the output's device bytes (both as in GM); tiles: gemm_tiles;
     pending: with record=False, the share of the records still alive at once because they wait for a core whose
     Python runs later (the cores run one after the other): 1 behind a barrier of all cores (an init pass), 1/cores
-    for a MIX kernel whose AIC waits for its own AIVs, 0 without cross-core waits. shadowed: the bytes the kernel
+    for a MIX kernel whose AIC waits for its own AIVs, 0 without cross-core waits. streamed: the chip streams the
+    replay (`streams`): one AI core's records held (1/cores), all of them behind an all-core barrier (pending 1).
+    shadowed: the bytes the kernel
     writes allocations of (the race checker shadows an allocation once written; default output + workspace), at
     shadow_per_byte (the A2's 2-byte granules; the 950's are 1 byte)."""
     gm = sum(inputs) + output + workspace
@@ -153,7 +167,18 @@ def conv_estimate(inputs: tuple, output: int, *, workspace: int = 0, tiles: int,
         host = 2 * sum(inputs) + 2 * output + cores * CORE_BUFFER_BYTES
     races = shadow_per_byte * (output + workspace if shadowed is None else shadowed) if check_races else 0
     instructions = tiles * RECORDS_PER_TILE + cores * RECORDS_PER_CORE
+    if streamed:
+        return RunEstimate(0, host, races, instructions, held=1.0 if pending >= 1 else 1 / cores, streamed=True)
     return RunEstimate(gm if execute else 0, host, races, instructions, held=1.0 if record else pending)
+
+
+def streams(engine: str, *, record: bool, hooks, execute: bool, check_races: bool) -> bool:
+    """Whether a run so configured streams the replay (the chip's own rule, env ASCEND_REPLAY included)."""
+    from ascend_sim.engine.replay_engine import replay_mode
+    from ascend_sim.engine.streamed import streams_by_ai_core
+
+    return streams_by_ai_core(engine, record=record, hooks=hooks, execute=execute, check_races=check_races,
+                              replay_mode=replay_mode())
 
 
 def tensor_bytes(shape: tuple, itemsize: int, c0: int | None = None, channel_axis: int = 1) -> int:

@@ -30,7 +30,7 @@ from ascend_sim.machine.platform import get_platform
 from ascend_sim.machine.tensor import GmAddr
 from kernels.common.operands import default_data_format, require_arch22_kernel
 from kernels.common.run import Run, output_buffer, read_output, write_trace
-from kernels.common.size_guard import RunEstimate, check_fits, conv_estimate, gemm_tiles, tensor_bytes
+from kernels.common.size_guard import RunEstimate, check_fits, conv_estimate, gemm_tiles, streams, tensor_bytes
 from kernels.common.tiling_reads import ReadRecorder, flag_unread_overrides
 from kernels.conv3d_backprop_input.arguments import check_operands, operands_to_ncdhw
 from kernels.conv3d_backprop_input.kernel.arch22.conv3d_backprop_input_v2 import \
@@ -42,12 +42,14 @@ from kernels.conv3d_backprop_input.plan import ROUTES, plan_conv3d_dx  # noqa: F
 from tiling.common.problem import ConvProblem
 
 
-def estimate_conv3d_dx(plan, *, execute: bool = True, check_races: bool = True, record: bool = True) -> RunEstimate:
+def estimate_conv3d_dx(plan, *, execute: bool = True, check_races: bool = True, record: bool = True,
+                       engine: str = "auto", hooks=None) -> RunEstimate:
     """What a run of this plan will take (kernels/common/size_guard.py); the matmul route is estimated as the GEMM
     aclnn runs (matmul_gemm) with 128 x 128 x 64 tiles on every cube core, and keeps its records whatever `record`
     says (run_matmul has none).
     With record=False, records stay alive behind the init pass's all-core barrier (initOutputFlag 1), or one AIC's
-    stream waiting for its AIVs in the MIX NCDHW build."""
+    stream waiting for its AIVs in the MIX NCDHW build; a streamed replay run (`engine`, `hooks`: size_guard.streams)
+    holds one AI core's."""
     p = plan.kernel_problem
     itemsize = DTYPES[p.dtype].itemsize
     c0 = 32 // itemsize
@@ -66,8 +68,11 @@ def estimate_conv3d_dx(plan, *, execute: bool = True, check_races: bool = True, 
         if c.initOutputFlag != 1:
             pending = 1 / cores if plan.y_format == FORMAT_NCDHW else 0.0
     inputs = (tensor_bytes(p.dy_shape, itemsize, c0), tensor_bytes(p.filter_shape, itemsize, c0))
+    streamed = plan.route != "matmul" and streams(engine, record=record, hooks=hooks, execute=execute,
+                                                  check_races=check_races)
     return conv_estimate(inputs, tensor_bytes(p.dx_shape, itemsize, c0), workspace=workspace, tiles=tiles,
-                         cores=cores, execute=execute, check_races=check_races, record=record, pending=pending)
+                         cores=cores, execute=execute, check_races=check_races, record=record, pending=pending,
+                         streamed=streamed)
 
 
 def _launch(problem: ConvProblem, weight: np.ndarray | None, dy: np.ndarray | None, tiling_data, y_format: str, *,
@@ -136,7 +141,8 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
                           dilations=dilations, groups=groups, data_format=data_format, filter_format=filter_format,
                           platform=platform, enable_hf32=enable_hf32, route=route, tiling_overrides=tiling_overrides)
     data_format = plan.problem.data_format  # None became NDHWC in the argument checks (with their warning)
-    check_fits(estimate_conv3d_dx(plan, execute=execute, check_races=check_races, record=record), max_memory)
+    check_fits(estimate_conv3d_dx(plan, execute=execute, check_races=check_races, record=record, engine=engine,
+                                  hooks=hooks), max_memory)
     weight, dy = None, None  # timing-only: no host conversion, the operands' bytes are never read
     if execute:
         weight, dy = operands_to_ncdhw(filter, out_backprop, data_format, filter_format)

@@ -25,7 +25,7 @@ from ascend_sim.machine.formats import (filter_to_fractal_z_3d, fractal_z_3d_sha
                                         ndc1hwc0_to_ncdhw, ndc1hwc0_to_ndhwc)
 from ascend_sim.machine.tensor import GmAddr
 from kernels.common.run import Run, output_buffer, read_output, write_trace
-from kernels.common.size_guard import RunEstimate, check_fits, conv_estimate, gemm_tiles, tensor_bytes
+from kernels.common.size_guard import RunEstimate, check_fits, conv_estimate, gemm_tiles, streams, tensor_bytes
 from kernels.common.tiling_reads import ReadRecorder, flag_unread_overrides
 from kernels.conv3d_v2.arguments import check_conv3d_v2_operands, operands_to_ncdhw
 from kernels.conv3d_v2.kernel.conv3d_v2 import conv3dv2, kernel_class
@@ -60,8 +60,9 @@ def plan_conv3d_v2_tiling(args, tiling_overrides=None, fmap_format: str = NDC1HW
     return t
 
 
-def estimate_conv3d_v2(args, t, *, execute: bool = True, check_races: bool = True, record: bool = True) -> RunEstimate:
-    """What a run will take (kernels/common/size_guard.py)."""
+def estimate_conv3d_v2(args, t, *, execute: bool = True, check_races: bool = True, record: bool = True,
+                       engine: str = "auto", hooks=None) -> RunEstimate:
+    """What a run will take (kernels/common/size_guard.py; `engine`, `hooks`: whether the replay streams)."""
     a = t.convApiTiling
     itemsize = DTYPES[args.dtype].itemsize
     c0 = 32 // itemsize
@@ -71,7 +72,9 @@ def estimate_conv3d_v2(args, t, *, execute: bool = True, check_races: bool = Tru
                        args.groups)
     inputs = (tensor_bytes(args.x_shape, itemsize, c0), tensor_bytes(args.filter_shape, itemsize, c0))
     return conv_estimate(inputs, tensor_bytes(args.y_shape, itemsize, c0), tiles=tiles, cores=t.block_dim,
-                         execute=execute, check_races=check_races, record=record)
+                         execute=execute, check_races=check_races, record=record,
+                         streamed=streams(engine, record=record, hooks=hooks, execute=execute,
+                                          check_races=check_races))
 
 
 def _bias_dtype(args, bias, fmap_format: str) -> np.dtype:
@@ -144,7 +147,8 @@ def conv3d_v2_run(x, filter, bias=None, *, strides, pads, dilations=(1, 1, 1, 1,
                                               groups=groups, data_format=data_format, filter_format=filter_format,
                                               platform=platform, enable_hf32=enable_hf32,
                                               tiling_overrides=tiling_overrides)
-    check_fits(estimate_conv3d_v2(args, t, execute=execute, check_races=check_races, record=record), max_memory)
+    check_fits(estimate_conv3d_v2(args, t, execute=execute, check_races=check_races, record=record, engine=engine,
+                                  hooks=hooks), max_memory)
     x_ncdhw = weight = None  # timing-only: no host conversion, the operands' bytes are never read
     if execute:
         x_ncdhw, weight = operands_to_ncdhw(x, filter, data_format, filter_format)
