@@ -13,12 +13,13 @@ candidates/s, the time 1000 candidates would take at that rate, and the CPU seco
 run): drawing the point (the legal space's random descent), preparing it in the calling process (the tiling with
 the point's fields, the validator, buffer usage, the analytical estimate), and in the worker: the plan (argument
 checks, the generator, the overrides validated), the run (chip setup and the simulation, plan included), the
-report's columns, the bound pipe's idle split (reads the slowest cube core's records) and the row pickled back
-(the IPC). N candidates of the sweep's draw, the generator's first.
+report's columns, the bound pipe's idle split (the slowest cube core's timing, read from the schedule without
+making a replayed run's records) and the row pickled back (the IPC). N candidates of the sweep's draw, the generator's first.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import pickle
 import sys
 import time
@@ -63,7 +64,7 @@ def profile_candidate(target: Conv3dDxTarget, point: dict, engine: str) -> dict[
              "plan (in the run)": cpu_best(lambda: p.plan("v2", overrides))[0],
              "operands (stand-ins, once per worker)": cpu_best(lambda: _fresh_operands(target))[0]}
     runs, reads = [], []
-    for _ in range(3):  # a fresh run each time: its records are made when first read
+    for _ in range(3):  # a fresh run each time
         seconds, result = cpu_best(run, 1)
         runs.append(seconds)
         report = result.report
@@ -73,7 +74,7 @@ def profile_candidate(target: Conv3dDxTarget, point: dict, engine: str) -> dict[
         reads.append(seconds)
     parts["run (chip, simulation, plan)"] = min(runs)
     parts["report columns"], _ = cpu_best(lambda: report_columns(report))
-    parts["bound pipe idle (records made)"] = min(reads)
+    parts["bound pipe idle (its timing)"] = min(reads)
     row = {**report_columns(report), **idle}
     parts["row pickled (IPC)"], _ = cpu_best(lambda: pickle.loads(pickle.dumps(row)))
     parts["instructions"] = report.instructions
@@ -97,6 +98,7 @@ def main(argv=None) -> None:
 
     target = Conv3dDxTarget(C3D_CONV3A, engine=args.engine)
     print(target.describe())
+    print(f"load average at the start {os.getloadavg()[0]:.2f}")
     if args.profile:
         start = time.process_time()
         points = [{}] + target.legal_space().sample(args.profile - 1, args.seed)
@@ -124,6 +126,7 @@ def main(argv=None) -> None:
     print(f"  CPU of the runs in the workers {cpu:.1f} s ({cpu / max(len(rows), 1):.3f} s per candidate, "
           f"{instructions / cpu:,.0f} instructions/s); {instructions / max(len(rows), 1):,.0f} instructions per "
           f"candidate on average")
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@ may vary, with its allowed range), `legal_space()` (the tilings a sweep draws fr
 """
 from __future__ import annotations
 
+from operator import attrgetter
+
 from ascend_sim.engine.replay_engine import log_timing
 from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.platform import get_platform
@@ -121,7 +123,8 @@ def _bound_pipe_idle(log, core) -> dict:
     pipe = core.bound
     # the log's timing only: a replayed run's records are not made for it (log_timing)
     records, starts, ends = log_timing(log)
-    on_pipe = [(r, start, end) for r, start, end in zip(records, starts, ends) if r.pipe.name == pipe]
+    bound = next((p for p in set(map(attrgetter("pipe"), records)) if p.name == pipe), None)  # one name lookup
+    on_pipe = [(r, start, end) for r, start, end in zip(records, starts, ends) if r.pipe is bound]
     busy = [(start, end) for _, start, end in on_pipe if end > start]
     if not busy:
         return {}
