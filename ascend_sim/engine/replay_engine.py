@@ -256,6 +256,38 @@ class _RunRecords:
     def executed(self) -> list:
         return list(map(self.all().__getitem__, self.s.order.tolist()))
 
+    def core_timing(self, c) -> tuple[list, list, list]:
+        """Core c's records as their templates hold them, with each one's start and end (see `log_timing`)."""
+        if self.records is not None:
+            return _with_times(self.core_log(c))
+        return template_records(self.streams[c]), *self.s.core_times(c)
+
+
+def template_records(items) -> list:
+    """Records and blocks -> records, a block's as its template holds them (nested blocks flattened): no record
+    is made, so core, addresses and times are the template's."""
+    out = []
+    for item in items:
+        if item.__class__ is Block:
+            out += template_records(item.template.records)
+        else:
+            out.append(item)
+    return out
+
+
+def log_timing(log) -> tuple[list, list, list]:
+    """(records, starts, ends) of a core's log: for what reads only each record's pipe, name, spec and event
+    with its schedule (a pass over one core's timing). A lazily made log (`LazyLog`) is not made: its blocks'
+    records are given as their templates hold them (the same pipe, name, spec and event; not the same core,
+    addresses or times, which are the lists')."""
+    if isinstance(log, LazyLog) and log._core is not None:
+        return log._run.core_timing(log._core)
+    return _with_times(log)
+
+
+def _with_times(records) -> tuple[list, list, list]:
+    return records, [r.start for r in records], [r.end for r in records]
+
 
 class LazyLog(Sequence):
     """A core's log (core c) or the chip's executed order (core None) of a lazily scheduled run: a read-only

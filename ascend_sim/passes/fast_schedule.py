@@ -516,6 +516,11 @@ class Schedule:
         """Per record, in stream order: issue, start and end cycles."""
         return self.T[:, _ISSUE].tolist(), self.T[:, _START].tolist(), self.T[:, _END].tolist()
 
+    def core_times(self, c: int) -> tuple[list, list]:
+        """Core c's records' start and end cycles, in stream order."""
+        lo, hi = int(self.core_off[c]), int(self.core_off[c + 1])
+        return self.T[lo:hi, _START].tolist(), self.T[lo:hi, _END].tolist()
+
     def cycles(self) -> list[float]:
         return [max(max(row[_FREE:_FREE + _N]), 0.0) for row in self.CF.tolist()]
 

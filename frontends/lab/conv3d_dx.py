@@ -9,6 +9,9 @@ may vary, with its allowed range), `legal_space()` (the tilings a sweep draws fr
 """
 from __future__ import annotations
 
+from operator import attrgetter
+
+from ascend_sim.engine.replay_engine import log_timing
 from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.machine.platform import get_platform
 from ascend_sim.record import Kind
@@ -118,19 +121,22 @@ def _bound_pipe_idle(log, core) -> dict:
     by what the pipe waited for (`wait_<event>`: the idle cycles before a WaitFlag of that event; `wait_<name>`
     before another instruction, e.g. a PipeBarrier)."""
     pipe = core.bound
-    records = [r for r in log if r.pipe.name == pipe]
-    busy = [r for r in records if r.end > r.start]
+    # the log's timing only: a replayed run's records are not made for it (log_timing)
+    records, starts, ends = log_timing(log)
+    bound = next((p for p in set(map(attrgetter("pipe"), records)) if p.name == pipe), None)  # one name lookup
+    on_pipe = [(r, start, end) for r, start, end in zip(records, starts, ends) if r.pipe is bound]
+    busy = [(start, end) for _, start, end in on_pipe if end > start]
     if not busy:
         return {}
-    first, last = busy[0].start, max(r.end for r in busy)
+    first, last = busy[0][0], max(end for _, end in busy)
     idle = {"bound_pipe_head": first, "bound_pipe_gaps": last - first - core.busy[pipe],
             "bound_pipe_tail": core.cycles - last}
     free = first
-    for r in records:
-        if free < r.start <= last:
+    for r, start, end in on_pipe:
+        if free < start <= last:
             cause = f"bound_pipe_wait_{r.event[0] if r.spec.kind is Kind.WAIT_FLAG else r.name}"
-            idle[cause] = idle.get(cause, 0.0) + r.start - free
-        free = max(free, r.end)
+            idle[cause] = idle.get(cause, 0.0) + start - free
+        free = max(free, end)
     return idle
 
 

@@ -8,7 +8,7 @@ from ascend_sim import Chip, OutOfBounds, ReplayMismatch, SyncFault
 from ascend_sim.ascendc import (PIPE_MTE2, DataCopy, DataCopyParams, GlobalTensor, HardEvent, LoadData,
                                 LoadData2DParams, LoadDataRepeatParams, PipeBarrier, SetFlag, SetLoadDataRepeat, TBuf,
                                 TPipe, TPosition, WaitFlag, replay_unit)
-from ascend_sim.engine.replay_engine import LazyLog
+from ascend_sim.engine.replay_engine import LazyLog, log_timing
 from ascend_sim.machine.tensor import GmAddr
 from tests.ascend_sim.engine.test_engines import all_fields, dx_run
 
@@ -213,6 +213,20 @@ def test_a_timing_only_run_makes_its_records_when_read():
     assert len(log) == report.cores[0].instructions and log._list is None  # len() makes nothing
     assert [r.seq for r in log] == list(range(len(log)))
     assert len(chip.executed) == sum(map(len, report.logs))
+
+
+def test_log_timing_reads_a_lazy_log_without_making_it():
+    """log_timing gives each record's pipe, name, spec and event with its start and end as the made records have
+    them, and makes none; once made, it gives the made records."""
+    chip = Chip(engine="replay", execute=False, check_races=False)
+    src = GmAddr(chip.gm.upload("in", np.zeros(256 * 8, np.float16)))
+    report = chip.launch(tiles_kernel(GoodTiles, 8), 2, src)
+    for log in report.logs:
+        records, starts, ends = log_timing(log)
+        assert log._list is None and len(records) == len(starts) == len(ends) == len(log)
+        seen = [(r.pipe, r.name, r.spec, r.event, start, end) for r, start, end in zip(records, starts, ends)]
+        assert seen == [(r.pipe, r.name, r.spec, r.event, r.start, r.end) for r in log]
+        assert log_timing(log)[0] == list(log)
 
 
 def test_auto_replays_without_hooks_and_not_with_them():

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from ascend_sim.engine import replay
+from ascend_sim.engine import replay, replay_engine
 from frontends.cli.conv_problem import CliProblem
 from frontends.lab import Conv3dDxTarget, sweep
+from frontends.lab.conv3d_dx import _bound_pipe_idle
 from frontends.lab.sweep import _proposals, _Table
 from kernels import conv3d_backprop_input_v2_run
 
@@ -63,3 +64,23 @@ def test_candidates_go_out_as_prepared_without_pruning(target, prune):
     proposals = _proposals(table, legal.sample(5, 0), budget=6)
     next(proposals), next(proposals)
     assert len(table.rows) == (6 if prune else 2)
+
+
+def test_the_idle_split_is_read_without_making_records(target, monkeypatch):
+    """A candidate replayed with its records left unmade gets the bound pipe's idle split of the exact engine's
+    records without making any record (log_timing)."""
+    replayed = Conv3dDxTarget(PROBLEM, engine="replay")
+    point = target.legal_space().sample(1, 2)[0]
+
+    def made(self):
+        raise AssertionError("a record was made")
+
+    with monkeypatch.context() as m:
+        m.setattr(replay_engine._RunRecords, "all", made)
+        row = replayed.simulate(point)
+    report = plain_run(target, point).report
+    index, slowest = max(((i, core) for i, core in enumerate(report.cores) if core.kind == "AIC"),
+                         key=lambda item: item[1].cycles)
+    expected = _bound_pipe_idle(list(report.logs[index]), slowest)
+    assert expected and {k: v for k, v in row.items() if k.startswith("bound_pipe")} == expected
+    assert row["cycles"] == report.cycles
