@@ -87,9 +87,11 @@ def _end_process(code: int) -> None:
     output was printed: a default `conv3d-dx` run's records, chip and modules took 22 ms of CPU to free (and,
     before, 0.2-0.4 s to garbage-collect: its records and chip form reference cycles). What the teardown does
     that matters is done first: the atexit handlers run and stdout and stderr are flushed (the command's own files
-    are closed by their `with` blocks). Only when no other non-daemon thread runs: Python's exit waits for one."""
+    are closed by their `with` blocks). Only when no other non-daemon thread runs: Python's exit waits for one,
+    and its final collection then leaves the run's objects alone (gc.freeze)."""
     if any(thread.is_alive() and not thread.daemon for thread in threading.enumerate()
            if thread is not threading.main_thread()):
+        gc.freeze()
         return
     atexit._run_exitfuncs()  # CPython's: what the interpreter calls at exit
     sys.stdout.flush()
