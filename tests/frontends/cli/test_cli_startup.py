@@ -64,8 +64,9 @@ def test_the_operators_stay_importable_from_kernels_after_their_subpackages():
 
 
 def test_a_conv3d_dx_run_imports_no_other_operator():
-    """A dx run on A2 (the conv kernel) loads neither the other operators and their tilings nor the 950's dx kernel
-    and tiling nor the matmul kernel (kernels/, tiling/ export lazily): issue 22's wall time."""
+    """A dx run on A2 (the conv kernel) loads neither the other operators and their tilings nor the 950's dx kernel,
+    tiling and instructions nor the matmul kernel (kernels/, tiling/, ascend_sim.isa.arch35 and ascend_sim.ascendc
+    export lazily): issue 22's wall time."""
     probe = ("import json, sys\n"
              "from frontends.cli.app import main\n"
              "code = main(['conv3d-dx', '--cin', '16', '--cout', '16', '--dhw', '2,8,8', '--timing-only'])\n"
@@ -75,9 +76,30 @@ def test_a_conv3d_dx_run_imports_no_other_operator():
     assert probe_out["code"] == 0 and "kernels.conv3d_backprop_input.operator" in probe_out["modules"]
     unused = ("kernels.conv3d_backprop_filter", "kernels.conv3d_v2", "kernels.convolution_backward", "kernels.matmul",
               "tiling.conv3d_backprop_filter", "tiling.conv3d_v2", "tiling.matmul",
-              "tiling.conv3d_backprop_input.arch35", "kernels.conv3d_backprop_input.kernel.arch35")
+              "tiling.conv3d_backprop_input.arch35", "kernels.conv3d_backprop_input.kernel.arch35",
+              *(f"ascend_sim.isa.arch35.{module}" for module in ARCH35_INSTRUCTIONS))
     loaded = [m for m in probe_out["modules"] if m.startswith(unused)]
     assert loaded == []
+
+
+# the 950's own instruction modules (the A2 vector core's DataCopy and Cast import arch35's common, loop_mode and
+# cast_8bit: shared rules, no instruction of the 950's own)
+ARCH35_INSTRUCTIONS = ("fixpipe_3510", "load2d_v2", "load3d_stride", "mte2_nz", "nddma", "reg", "ub_to_l1")
+
+
+def test_the_950s_names_are_imported_from_ascendc_on_first_use():
+    """ascend_sim.ascendc exports every name of ascend_sim.isa.arch35, loading its module when the name is read."""
+    probe = ("import sys\n"
+             "import ascend_sim.ascendc as ascendc\n"
+             "from ascend_sim.isa import arch35\n"
+             f"before = [m for m in sys.modules if m.split('.')[-1] in {ARCH35_INSTRUCTIONS!r}]\n"
+             "assert before == [], before\n"
+             "from ascend_sim.ascendc import NdDmaParams\n"
+             "assert NdDmaParams.__module__ == 'ascend_sim.isa.arch35.nddma' and 'ascend_sim.isa.arch35.reg' not in sys.modules\n"
+             "assert all(getattr(ascendc, name) is getattr(arch35, name) for name in arch35.__all__)\n"
+             "assert ascendc.Reg is sys.modules['ascend_sim.isa.arch35.reg']\n")
+    run = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
 
 
 def test_the_process_imports_its_command_with_the_collector_paused_and_runs_it_with_the_collector_on():
