@@ -134,13 +134,13 @@ class Teardown:
 torn = Teardown()
 atexit.register(lambda: print("atexit ran", file=sys.stderr))
 import frontends.cli.app as app
-command = app._run
+command = app._command
 def run_then_start_a_thread(*args, **kwargs):  # a non-daemon thread still running when the command returns
     code = command(*args, **kwargs)
     threading.Thread(target=lambda: (time.sleep(0.5), print("thread done", file=sys.stderr))).start()
     return code
 if sys.argv[1] == "thread":
-    app._run = run_then_start_a_thread
+    app._command = run_then_start_a_thread
 sys.argv = ["ascend-sim", "tiling", "conv3d-dx", "--cin", "16", "--cout", "16", "--dhw", "2,8,8", *sys.argv[2:]]
 sys.exit(app.main())
 """
@@ -162,3 +162,38 @@ def test_with_a_non_daemon_thread_running_the_process_exits_as_python_does():
     run = subprocess.run([sys.executable, "-c", END_PROBE, "thread"], cwd=ROOT, capture_output=True, text=True,
                          timeout=120)
     assert run.returncode == 0 and "thread done" in run.stderr and "torn down" in run.stderr
+
+
+KEPT_PROBE = """
+import os, sys
+import frontends.cli.conv3d_dx_command as command
+class Freed:
+    def __del__(self, write=os.write):
+        write(2, b"run freed\\\\n")
+simulate = command.simulate
+def marked(*args, **kwargs):
+    ran = simulate(*args, **kwargs)
+    ran.marker = Freed()  # freed with the run
+    return ran
+command.simulate = marked
+from frontends.cli.app import main
+argv = ["conv3d-dx", "--cin", "16", "--cout", "16", "--dhw", "2,8,8"]
+if sys.argv[1] == "process":
+    sys.argv = ["ascend-sim", *argv]
+    main()
+code = main(argv)
+os.write(2, b"returned\\\\n")
+"""
+
+
+@pytest.mark.parametrize("how", ["process", "in-process"])
+def test_the_process_ends_before_its_run_is_freed(how):
+    """The run (its records: 11 ms of the default run to free) is kept until the process ends
+    (frontends/cli/app.py), not freed when the command returns; main(argv) in a longer-lived process frees it."""
+    run = subprocess.run([sys.executable, "-c", KEPT_PROBE, how], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0 and "PASSED" in run.stdout
+    if how == "process":
+        assert "run freed" not in run.stderr and "returned" not in run.stderr
+    else:
+        assert run.stderr.index("run freed") < run.stderr.index("returned")
