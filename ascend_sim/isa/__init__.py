@@ -29,13 +29,15 @@ from ascend_sim.isa.vector import *  # noqa: F401,F403 - the vector core's instr
 from ascend_sim.isa.vector.datacopy import data_copy_ub, is_ub
 from ascend_sim.machine.tensor import GlobalTensor, LocalTensor
 
-ARCH35 = "ascend_sim.isa.arch35"
+# the 950's modules whose structs the entry points below take
+_NDDMA, _MTE2_NZ, _FIXPIPE_3510, _LOAD2D_V2 = (f"ascend_sim.isa.arch35.{module}"
+                                          for module in ("nddma", "mte2_nz", "fixpipe_3510", "load2d_v2"))
 
 
 def _is_arch35_struct(params, module: str, struct: str) -> bool:
-    """isinstance(params, struct of isa/arch35/<module>.py), without loading that module: until it is loaded
+    """isinstance(params, struct of the arch35 module `module`), without loading that module: until it is loaded
     (never on an A2/A3 run) no such struct exists."""
-    loaded = sys.modules.get(f"{ARCH35}.{module}")
+    loaded = sys.modules.get(module)
     return loaded is not None and isinstance(params, getattr(loaded, struct))
 
 
@@ -46,8 +48,8 @@ def DataCopy(dst, src, params, config=None) -> None:
     (count or DataCopyParams) on the vector core; on arch 3510 GM -> UB by ND-DMA (NdDmaParams, with the
     template's NdDmaConfig as `config`, kDefaultNdDmaConfig when None) and UB -> L1 (count or DataCopyParams) on
     the vector core."""
-    if _is_arch35_struct(params, "nddma", "NdDmaParams"):
-        nddma = sys.modules[f"{ARCH35}.nddma"]
+    if _is_arch35_struct(params, _NDDMA, "NdDmaParams"):
+        nddma = sys.modules[_NDDMA]
         return nddma.copy_gm_to_ub_nddma(dst, src, params, nddma.kDefaultNdDmaConfig if config is None else config)
     if is_ub(src) and isinstance(dst, LocalTensor) and dst.buffer.name == "L1":
         from ascend_sim.isa.arch35.ub_to_l1 import copy_ub_to_l1  # arch 3510 only: it faults by name elsewhere
@@ -67,8 +69,8 @@ def DataCopy(dst, src, params, config=None) -> None:
             copy_gm_to_l1_nd2nz_arch35(dst, src, params)
         else:
             copy_gm_to_l1_nd2nz(dst, src, params)
-    elif _is_arch35_struct(params, "mte2_nz", "Dn2NzParams"):
-        sys.modules[f"{ARCH35}.mte2_nz"].copy_gm_to_l1_dn2nz(dst, src, params)
+    elif _is_arch35_struct(params, _MTE2_NZ, "Dn2NzParams"):
+        sys.modules[_MTE2_NZ].copy_gm_to_l1_dn2nz(dst, src, params)
     elif isinstance(params, DataCopyCO12DstParams):
         copy_l0c_to_gm(dst, src, params)
     elif isinstance(params, int):
@@ -81,8 +83,8 @@ def DataCopy(dst, src, params, config=None) -> None:
 @cached
 def Fixpipe(dst, src, params, config=CFG_ROW_MAJOR) -> None:
     """L0C -> GM (or UB on the 950): FixpipeParamsV220 / FixpipeParams (A2/A3), FixpipeParamsArch3510 (arch 3510)."""
-    if _is_arch35_struct(params, "fixpipe_3510", "FixpipeParamsArch3510"):
-        sys.modules[f"{ARCH35}.fixpipe_3510"].fixpipe_arch35(dst, src, params, config)
+    if _is_arch35_struct(params, _FIXPIPE_3510, "FixpipeParamsArch3510"):
+        sys.modules[_FIXPIPE_3510].fixpipe_arch35(dst, src, params, config)
     else:
         fixpipe_v220(dst, src, params, config)
 
@@ -98,8 +100,8 @@ def LoadData(dst, src, params, isSetFMatrix: bool = True) -> None:
             load_data_2d(dst, src, params)
     elif isinstance(params, LoadData3DParamsV2):
         load_data_3d_v2(dst, src, params, isSetFMatrix)
-    elif _is_arch35_struct(params, "load2d_v2", "LoadData2DParamsV2"):
-        sys.modules[f"{ARCH35}.load2d_v2"].load_data_2d_v2(dst, src, params)
+    elif _is_arch35_struct(params, _LOAD2D_V2, "LoadData2DParamsV2"):
+        sys.modules[_LOAD2D_V2].load_data_2d_v2(dst, src, params)
     else:
         raise TypeError(f"LoadData: params of type {type(params).__name__} is not LoadData2DParams, "
                         "LoadData3DParamsV2 or LoadData2DParamsV2")
