@@ -2,7 +2,7 @@
 
 The reference depends only on the operands, so it starts as soon as they are drawn: a child interpreter computes
 it (numpy's GEMMs and additions) on the machine's other core while the simulation keeps this one, and sends it
-back through a pipe; the comparison with the simulated result follows the launch. A fresh interpreter, neither a
+back through a file (below); the comparison with the simulated result follows the launch. A fresh interpreter, neither a
 thread nor a fork: a thread shares the GIL with the simulation, which then waits each time the reference's
 Python wants it back (about twice per kernel tap, much longer on a loaded machine); a forked child shares this
 process's pages copy-on-write, and the simulation's writes then fault and copy them (measured: about 17,000
