@@ -1,18 +1,15 @@
 """The cube-side instruction set, grouped by the pipe that executes it. `DataCopy` and `LoadData` are the
-overloaded Ascend C entry points: the parameter struct picks the instruction."""
+overloaded Ascend C entry points: the parameter struct picks the instruction.
+
+The Ascend 950's instructions (isa/arch35) are loaded when first used: an A2/A3 run never loads them (issue 22,
+the default run's wall time), so none of their parameter structs exist there (_is_arch35_struct); the 950's names
+are exported by ascend_sim.ascendc on first use."""
 from __future__ import annotations
+
+import sys
 
 from ascend_sim.engine.chip import current_core
 from ascend_sim.engine.front_end_cache import cached
-from ascend_sim.isa.arch35 import (CFG_COLUMN_MAJOR, CFG_COLUMN_MAJOR_UB, CFG_NZ_UB, CFG_ROW_MAJOR_UB, CO2Layout,
-                                   DataCopyMVType, Dn2NzParams, FixpipeConfigArch3510, FixpipeParamsArch3510,
-                                   LoadData2DParamsV2, LoadDataRepeatParamWithStride, LoadDataWithStride,
-                                   LoopModeParams, MultiCopyConfig, MultiCopyLoopInfo, MultiCopyParams, NdDmaConfig,
-                                   NdDmaLoopInfo, NdDmaParams, Nz2DnParams, Nz2NdParams, Reg, ResetLoopModePara,
-                                   SetLoadDataRepeatWithStride, SetLoopModePara, copy_gm_to_l1_dn2nz,
-                                   copy_gm_to_l1_nd2nz_arch35, copy_gm_to_ub_nddma, copy_ub_to_l1,
-                                   kDefaultNdDmaConfig, load_data_2d_v2)
-from ascend_sim.isa.arch35.fixpipe_3510 import fixpipe_arch35
 from ascend_sim.isa.atomic import SetAtomicAdd, SetAtomicNone
 from ascend_sim.isa.bias_table import copy_l1_to_bt
 from ascend_sim.isa.ctrl import GetCtrlSpr, ResetCtrlSpr, SetCtrlSpr
@@ -32,17 +29,31 @@ from ascend_sim.isa.vector import *  # noqa: F401,F403 - the vector core's instr
 from ascend_sim.isa.vector.datacopy import data_copy_ub, is_ub
 from ascend_sim.machine.tensor import GlobalTensor, LocalTensor
 
+# the 950's modules whose structs the entry points below take
+_NDDMA, _MTE2_NZ, _FIXPIPE_3510, _LOAD2D_V2 = (f"ascend_sim.isa.arch35.{module}"
+                                          for module in ("nddma", "mte2_nz", "fixpipe_3510", "load2d_v2"))
+
+
+def _is_arch35_struct(params, module: str, struct: str) -> bool:
+    """isinstance(params, struct of the arch35 module `module`), without loading that module: until it is loaded
+    (never on an A2/A3 run) no such struct exists."""
+    loaded = sys.modules.get(module)
+    return loaded is not None and isinstance(params, getattr(loaded, struct))
+
 
 @cached
-def DataCopy(dst, src, params, config=kDefaultNdDmaConfig, *, enableSmallC0: bool = False) -> None:
+def DataCopy(dst, src, params, config=None, *, enableSmallC0: bool = False) -> None:
     """GM -> L1 (count, DataCopyParams, Nd2NzParams or, on arch 3510, Dn2NzParams), L1 -> BT (DataCopyParams into
     a C2 tensor), L1 -> GM (DataCopyParams into a GlobalTensor) or L0C -> GM (DataCopyCO12DstParams); GM <-> UB
     (count or DataCopyParams) on the vector core; on arch 3510 GM -> UB by ND-DMA (NdDmaParams, with the
-    template's NdDmaConfig as `config`) and UB -> L1 (count or DataCopyParams) on the vector core. enableSmallC0 is
-    DN2NZ's template switch (DataCopy<T, true>: 4-element rows, isa/arch35/mte2_nz.py)."""
-    if isinstance(params, NdDmaParams):
-        return copy_gm_to_ub_nddma(dst, src, params, config)
+    template's NdDmaConfig as `config`, kDefaultNdDmaConfig when None) and UB -> L1 (count or DataCopyParams) on
+    the vector core. enableSmallC0 is DN2NZ's template switch (DataCopy<T, true>: 4-element rows,
+    isa/arch35/mte2_nz.py)."""
+    if _is_arch35_struct(params, _NDDMA, "NdDmaParams"):
+        nddma = sys.modules[_NDDMA]
+        return nddma.copy_gm_to_ub_nddma(dst, src, params, nddma.kDefaultNdDmaConfig if config is None else config)
     if is_ub(src) and isinstance(dst, LocalTensor) and dst.buffer.name == "L1":
+        from ascend_sim.isa.arch35.ub_to_l1 import copy_ub_to_l1  # arch 3510 only: it faults by name elsewhere
         return copy_ub_to_l1(dst, src, params)
     if is_ub(dst) or is_ub(src):
         return data_copy_ub(dst, src, params)
@@ -55,11 +66,12 @@ def DataCopy(dst, src, params, config=kDefaultNdDmaConfig, *, enableSmallC0: boo
             copy_gm_to_l1(dst, src, params)
     elif isinstance(params, Nd2NzParams):
         if current_core().platform.npu_arch == 3510:  # the 3510 struct: wider fields, other ranges
+            from ascend_sim.isa.arch35.mte2_nz import copy_gm_to_l1_nd2nz_arch35
             copy_gm_to_l1_nd2nz_arch35(dst, src, params)
         else:
             copy_gm_to_l1_nd2nz(dst, src, params)
-    elif isinstance(params, Dn2NzParams):
-        copy_gm_to_l1_dn2nz(dst, src, params, enableSmallC0)
+    elif _is_arch35_struct(params, _MTE2_NZ, "Dn2NzParams"):
+        sys.modules[_MTE2_NZ].copy_gm_to_l1_dn2nz(dst, src, params, enableSmallC0)
     elif isinstance(params, DataCopyCO12DstParams):
         copy_l0c_to_gm(dst, src, params)
     elif isinstance(params, int):
@@ -72,8 +84,8 @@ def DataCopy(dst, src, params, config=kDefaultNdDmaConfig, *, enableSmallC0: boo
 @cached
 def Fixpipe(dst, src, params, config=CFG_ROW_MAJOR) -> None:
     """L0C -> GM (or UB on the 950): FixpipeParamsV220 / FixpipeParams (A2/A3), FixpipeParamsArch3510 (arch 3510)."""
-    if isinstance(params, FixpipeParamsArch3510):
-        fixpipe_arch35(dst, src, params, config)
+    if _is_arch35_struct(params, _FIXPIPE_3510, "FixpipeParamsArch3510"):
+        sys.modules[_FIXPIPE_3510].fixpipe_arch35(dst, src, params, config)
     else:
         fixpipe_v220(dst, src, params, config)
 
@@ -89,8 +101,8 @@ def LoadData(dst, src, params, isSetFMatrix: bool = True) -> None:
             load_data_2d(dst, src, params)
     elif isinstance(params, LoadData3DParamsV2):
         load_data_3d_v2(dst, src, params, isSetFMatrix)
-    elif isinstance(params, LoadData2DParamsV2):
-        load_data_2d_v2(dst, src, params)
+    elif _is_arch35_struct(params, _LOAD2D_V2, "LoadData2DParamsV2"):
+        sys.modules[_LOAD2D_V2].load_data_2d_v2(dst, src, params)
     else:
         raise TypeError(f"LoadData: params of type {type(params).__name__} is not LoadData2DParams, "
                         "LoadData3DParamsV2 or LoadData2DParamsV2")

@@ -18,7 +18,10 @@ class LazyExports(ModuleType):
         if name not in exports:
             raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
         module, _, defined_as = exports[name].partition(":")
-        value = getattr(import_module(module), defined_as or name)
+        attribute = defined_as or name
+        target = import_module(module)
+        # a submodule may be exported under a name of its own (arch35's Reg, the regbase module reg)
+        value = getattr(target, attribute) if hasattr(target, attribute) else import_module(f"{module}.{attribute}")
         self.__dict__[name] = value
         return value
 
@@ -36,8 +39,9 @@ class LazyExports(ModuleType):
 
 def lazy_exports(package: str, exports: dict[str, str]) -> None:
     """Make the package `package` (its __name__) export the names `exports` maps to the module defining each
-    ("module", or "module:name" where the package exports it under another name), each imported when first read
-    and then kept in the package's namespace."""
+    ("module", or "module:name" where the package exports it under another name, or "package:submodule" for a
+    submodule exported under another name), each imported when first read and then kept in the package's
+    namespace."""
     module = sys.modules[package]
     module.__lazy_exports__ = dict(exports)
     module.__class__ = LazyExports

@@ -145,7 +145,7 @@ def y_reference(problem: CliProblem, x: np.ndarray, w: np.ndarray, bias: np.ndar
 
 def run(args: argparse.Namespace) -> int:
     say = text_stream(args.json)
-    ran = simulate(args, check=not args.timing_only)
+    ran = args.outcome = simulate(args, check=not args.timing_only)  # freed by the process's end (app.py)
     problem, result, wall = ran.problem, ran.run, ran.wall
     print(ran.headline, file=say)
     t, a = result.tiling, result.tiling.convApiTiling

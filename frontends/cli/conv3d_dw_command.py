@@ -148,7 +148,7 @@ def dw_reference(problem: CliProblem, x: np.ndarray, dy: np.ndarray, dtype: str)
 
 def run(args: argparse.Namespace) -> int:
     say = text_stream(args.json)
-    ran = simulate(args, check=not args.timing_only)
+    ran = args.outcome = simulate(args, check=not args.timing_only)  # freed by the process's end (app.py)
     result, wall = ran.result, ran.wall
     print(ran.headline, file=say)
     t, d = result.tiling, result.tiling.dwTiling

@@ -164,7 +164,7 @@ def dx_reference(problem: CliProblem, dy: np.ndarray, weight: np.ndarray, dtype:
 def run(args: argparse.Namespace) -> int:
     from ascend_sim.machine.dtypes import EIGHT_BIT_DTYPES
     say = text_stream(args.json)
-    ran = simulate(args, check=not args.timing_only)
+    ran = args.outcome = simulate(args, check=not args.timing_only)  # freed by the process's end (app.py)
     problem, result, wall = ran.problem, ran.result, ran.wall
     print(ran.headline, file=say)
     print(_tiling_line(result), file=say)

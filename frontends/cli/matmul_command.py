@@ -123,7 +123,7 @@ def product(a: np.ndarray, b: np.ndarray, precision) -> np.ndarray:
 def run(args: argparse.Namespace) -> int:
     from ascend_sim.machine.dtypes import EIGHT_BIT_DTYPES
     say = text_stream(args.json)
-    result = simulate(args, check=not args.timing_only)
+    result = args.outcome = simulate(args, check=not args.timing_only)  # freed by the process's end (app.py)
     tiling, c, report, wall = result.tiling, result.c, result.report, result.wall
     print(result.headline, file=say)
     print(f"tiling: baseM/N/K {tiling.baseM}/{tiling.baseN}/{tiling.baseK}, stepK {tiling.stepK}, L1 buffers "

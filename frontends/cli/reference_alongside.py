@@ -2,13 +2,15 @@
 
 The reference depends only on the operands, so it starts as soon as they are drawn: a child interpreter computes
 it (numpy's GEMMs and additions) on the machine's other core while the simulation keeps this one, and sends it
-back through a pipe; the comparison with the simulated result follows the launch. A fresh interpreter, neither a
+back through a file (below); the comparison with the simulated result follows the launch. A fresh interpreter, neither a
 thread nor a fork: a thread shares the GIL with the simulation, which then waits each time the reference's
 Python wants it back (about twice per kernel tap, much longer on a loaded machine); a forked child shares this
 process's pages copy-on-write, and the simulation's writes then fault and copy them (measured: about 17,000
 faults, +6% of the default conv3d-dx launch's CPU time). Either would slow the simulation whose printed time the
 check must not touch. The child costs this process only the task's file (the operands, pickled) and the
-result's transfer.
+result's file: the child writes its result to a file and exits, so nothing waits for this process to read it.
+Through a pipe (64 KiB of buffer), the child stopped at the first 64 KiB of the default run's 6.4 MB result until
+the launch had ended, and the transfer and the child's exit then ran on the process's critical path (20-70 ms).
 
 Only with a core to spare: on a machine whose load average is at or above its usable cores, a second process
 cannot run beside the simulation, only compete with it (measured at load 8.5 on 2 cores: the printed simulation
@@ -63,18 +65,22 @@ class ReferenceAlongside:
     def __init__(self, reference: Callable[[], np.ndarray]):
         self._reference = reference
         self._child: subprocess.Popen | None = None
-        self._task: str | None = None  # the file holding the pickled task, until the child is done
+        self._files: list[str] = []  # the task's file and the result's, until the child is done
         self._outcome: tuple | None = None
         self.alongside = False  # a child was started
 
     def start(self) -> None:
         """Write the task and start the child that computes it."""
-        handle, self._task = tempfile.mkstemp(prefix="ascend-sim-reference-", suffix=".pickle")
-        with os.fdopen(handle, "wb") as task:
-            pickle.dump(self._reference, task, protocol=pickle.HIGHEST_PROTOCOL)
+        handle, task = tempfile.mkstemp(prefix="ascend-sim-reference-", suffix=".pickle")
+        self._files.append(task)
+        with os.fdopen(handle, "wb") as file:
+            pickle.dump(self._reference, file, protocol=pickle.HIGHEST_PROTOCOL)
+        handle, result = tempfile.mkstemp(prefix="ascend-sim-reference-", suffix=".result.pickle")
+        os.close(handle)
+        self._files.append(result)
         # the child imports what this process imports (sys.path), and its OpenBLAS starts no threads
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "OPENBLAS_NUM_THREADS": "1"}
-        self._child = subprocess.Popen([sys.executable, "-c", CHILD, self._task], stdout=subprocess.PIPE,
+        self._child = subprocess.Popen([sys.executable, "-c", CHILD, task, result], stdout=subprocess.DEVNULL,
                                        stderr=subprocess.PIPE, env=env)
         self.alongside = True
 
@@ -101,21 +107,22 @@ class ReferenceAlongside:
             self._child.kill()
             self._child.communicate()
             self._child = None
-        self._remove_task()
+        self._remove_files()
 
     def _received(self) -> tuple:
-        out, err = self._child.communicate()
+        _, err = self._child.communicate()
         code, self._child = self._child.returncode, None
-        self._remove_task()
-        if code != 0 or not out:
+        with open(self._files[1], "rb") as file:
+            payload = file.read()
+        self._remove_files()
+        if code != 0 or not payload:
             lines = err.decode(errors="replace").strip().splitlines() or [f"exit status {code}"]
             return None, RuntimeError(f"the reference check's process failed: {lines[-1]}"), 0.0
-        return pickle.loads(out)
+        return pickle.loads(payload)
 
-    def _remove_task(self) -> None:
-        if self._task is not None:
-            os.remove(self._task)
-            self._task = None
+    def _remove_files(self) -> None:
+        while self._files:
+            os.remove(self._files.pop())
 
 
 def computed(reference: Callable[[], np.ndarray]) -> tuple[np.ndarray | None, BaseException | None, float]:
@@ -130,8 +137,10 @@ def computed(reference: Callable[[], np.ndarray]) -> tuple[np.ndarray | None, Ba
 
 
 def child_main() -> None:
-    """The child: load the task named on its command line, compute it, write (result, error, seconds) pickled to
-    stdout (an error that does not pickle as its text)."""
+    """The child: load the task from the file its command line names first, compute it, write (result, error,
+    seconds) pickled to the file named second (an error that does not pickle as its text), and end at once: its
+    interpreter's teardown (numpy's and the task's objects) is nobody's business, and it would take CPU time from
+    the simulation on a machine with few cores."""
     with open(sys.argv[1], "rb") as task:
         reference = pickle.load(task)
     expect, error, seconds = computed(reference)
@@ -139,7 +148,10 @@ def child_main() -> None:
         payload = pickle.dumps((expect, error, seconds), protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:
         payload = pickle.dumps((None, RuntimeError(f"{type(error).__name__}: {error}"), seconds))
-    sys.stdout.buffer.write(payload)
+    with open(sys.argv[2], "wb") as result:
+        result.write(payload)
+    sys.stderr.flush()
+    os._exit(0)
 
 
 @contextmanager

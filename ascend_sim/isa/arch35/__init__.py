@@ -1,22 +1,23 @@
 """The Ascend 950 (arch 3510) instructions: each faults by name on another arch. `DataCopy`, `LoadData` and
-`Fixpipe` (isa/__init__.py, isa/fixpipe.py) pick them by their parameter structs."""
-from ascend_sim.isa.arch35 import reg as Reg  # AscendC::Reg, the regbase micro-API
-from ascend_sim.isa.arch35.fixpipe_3510 import (CFG_COLUMN_MAJOR, CFG_COLUMN_MAJOR_UB, CFG_NZ_UB, CFG_ROW_MAJOR_UB,
-                                                CO2Layout, FixpipeConfigArch3510, FixpipeParamsArch3510, Nz2DnParams,
-                                                Nz2NdParams)
-from ascend_sim.isa.arch35.load2d_v2 import LoadData2DParamsV2, load_data_2d_v2
-from ascend_sim.isa.arch35.load3d_stride import (LoadDataRepeatParamWithStride, LoadDataWithStride,
-                                                 SetLoadDataRepeatWithStride)
-from ascend_sim.isa.arch35.loop_mode import DataCopyMVType, LoopModeParams, ResetLoopModePara, SetLoopModePara
-from ascend_sim.isa.arch35.mte2_nz import Dn2NzParams, copy_gm_to_l1_dn2nz, copy_gm_to_l1_nd2nz_arch35
-from ascend_sim.isa.arch35.nddma import (MultiCopyConfig, MultiCopyLoopInfo, MultiCopyParams, NdDmaConfig, NdDmaLoopInfo,
-                                         NdDmaParams, copy_gm_to_ub_nddma, kDefaultNdDmaConfig)
-from ascend_sim.isa.arch35.ub_to_l1 import copy_ub_to_l1
+`Fixpipe` (isa/__init__.py, isa/fixpipe.py) pick them by their parameter structs.
 
-__all__ = ["Reg", "CFG_COLUMN_MAJOR", "CFG_COLUMN_MAJOR_UB", "CFG_NZ_UB", "CFG_ROW_MAJOR_UB", "CO2Layout",
-           "FixpipeConfigArch3510", "FixpipeParamsArch3510", "Nz2DnParams", "Nz2NdParams",
-           "LoadDataRepeatParamWithStride", "LoadDataWithStride", "SetLoadDataRepeatWithStride",
-           "LoadData2DParamsV2", "load_data_2d_v2", "Dn2NzParams", "copy_gm_to_l1_dn2nz", "copy_gm_to_l1_nd2nz_arch35",
-           "MultiCopyConfig", "MultiCopyLoopInfo", "MultiCopyParams", "NdDmaConfig", "NdDmaLoopInfo", "NdDmaParams",
-           "copy_gm_to_ub_nddma", "kDefaultNdDmaConfig", "copy_ub_to_l1",
-           "DataCopyMVType", "LoopModeParams", "SetLoopModePara", "ResetLoopModePara"]
+Each name is imported on first use (ascend_sim.machine.lazy_exports): an A2/A3 run loads only the modules the
+shared instructions import (common, loop_mode and cast_8bit, for the vector core's DataCopy and Cast), not the
+950's own instructions (issue 22: the default run's wall time)."""
+
+from ascend_sim.machine.lazy_exports import lazy_exports
+
+_DEFINED_IN = {
+    "fixpipe_3510": ["CFG_COLUMN_MAJOR", "CFG_COLUMN_MAJOR_UB", "CFG_NZ_UB", "CFG_ROW_MAJOR_UB", "CO2Layout",
+                     "FixpipeConfigArch3510", "FixpipeParamsArch3510", "Nz2DnParams", "Nz2NdParams", "fixpipe_arch35"],
+    "load3d_stride": ["LoadDataRepeatParamWithStride", "LoadDataWithStride", "SetLoadDataRepeatWithStride"],
+    "load2d_v2": ["LoadData2DParamsV2", "load_data_2d_v2"],
+    "mte2_nz": ["Dn2NzParams", "copy_gm_to_l1_dn2nz", "copy_gm_to_l1_nd2nz_arch35"],
+    "nddma": ["MultiCopyConfig", "MultiCopyLoopInfo", "MultiCopyParams", "NdDmaConfig", "NdDmaLoopInfo", "NdDmaParams",
+              "copy_gm_to_ub_nddma", "kDefaultNdDmaConfig"],
+    "ub_to_l1": ["copy_ub_to_l1"],
+    "loop_mode": ["DataCopyMVType", "LoopModeParams", "SetLoopModePara", "ResetLoopModePara"],
+}
+__all__ = ["Reg", *(name for names in _DEFINED_IN.values() for name in names if name != "fixpipe_arch35")]
+lazy_exports(__name__, {"Reg": f"{__name__}:reg",  # AscendC::Reg, the regbase micro-API
+                        **{name: f"{__name__}.{module}" for module, names in _DEFINED_IN.items() for name in names}})

@@ -73,11 +73,27 @@ def task_dir(tmp_path, monkeypatch):
 def test_the_reference_is_computed_in_another_process_while_the_body_runs(tmp_path, task_dir):
     flag = tmp_path / "body started"
     with reference_alongside(partial(_pid_once_the_flag_is_there, str(flag)), alongside=True) as pending:
-        assert len(list(task_dir.iterdir())) == 1
+        assert len(list(task_dir.iterdir())) == 2  # the task's file and the result's
         flag.touch()
     check = pending.check(np.array([os.getpid()], np.float16), "float16", False)
     assert pending.expected()[0] != os.getpid()  # computed in the child
     assert check.alongside and check.seconds >= 0 and list(task_dir.iterdir()) == []
+
+
+def _large():
+    return np.arange(2_000_000, dtype=np.float64)  # 16 MB: many times a pipe's buffer
+
+
+def test_the_child_ends_without_waiting_for_its_result_to_be_read():
+    """The result goes through a file: the child is done while the body (the launch) still runs, so neither the
+    transfer nor the child's exit waits for the body's end (through a pipe, the child stopped at its first 64 KiB)."""
+    with reference_alongside(_large, alongside=True) as pending:
+        deadline = time.monotonic() + 60
+        while pending._child.poll() is None:
+            assert time.monotonic() < deadline, "the child did not end while the body ran"
+            time.sleep(0.01)
+        assert pending._child.returncode == 0
+    assert np.array_equal(pending.expected(), _large())
 
 
 def _pid():
