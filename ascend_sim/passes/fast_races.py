@@ -391,9 +391,11 @@ def accesses(records: list) -> Accesses | None:
     return Accesses(counts, *ranges[0], *ranges[1], fp, list(keys), names, capacity)
 
 
-def encode(parts: list, s, granule: int):
+def encode(parts: list, s, granule: int, shared: frozenset = frozenset()):
     """The arrays _first_race reads beside the schedule `s` (fast_schedule.Schedule of the records the parts
-    encode, in order: the cores' streams one after another)."""
+    encode, in order: the cores' streams one after another). `shared`: the race keys of the on-chip buffers
+    several cores access (GmRaceChecker.shared), whose byte ranges join the GM footprints as one-dimensional
+    boxes, after the record's own boxes, its reads before its writes (GmRaceChecker._shared_accesses)."""
     n = sum(p.counts.shape[1] for p in parts)
     R = s.R
     kind = R[:, _KIND]
@@ -441,6 +443,10 @@ def encode(parts: list, s, granule: int):
     FP = np.concatenate([p.fp for p in parts]) if parts else np.zeros((0, _STRIDES + _MAXD), np.int64)
     if FP.shape[0]:
         FP[:, _G] = np.concatenate([g[p.fp[:, _G]] for g, p in zip(to_global, parts)])
+    shared_numbers = [number for key, number in keys.items() if key in shared]
+    if shared_numbers and na:
+        FP, fp_off = _with_shared_boxes(FP, counts, key_of, ACC, acc_off, shared_numbers, n)
+    if FP.shape[0]:
         used, FP[:, _G] = np.unique(FP[:, _G], return_inverse=True)
     else:
         used = np.zeros(0, np.int64)
@@ -450,7 +456,9 @@ def encode(parts: list, s, granule: int):
     for g, k in enumerate(used.tolist()):  # shadows for the buffers some access writes (the others never race)
         kinds = set(FP[FP[:, _G] == g, _FK].tolist())
         G[g, _GRANULES] = -(-capacity[k] // granule)
-        if kinds & {1, 2}:
+        if k in shared_numbers:  # a shared buffer's shadows are made at its first access, a read too
+            G[g, _MADE] = 1
+        if kinds & {1, 2} or k in shared_numbers:
             for column, needed in ((_W, True), (_R, True), (_A, 2 in kinds)):
                 if needed:
                     G[g, column] = size
@@ -465,19 +473,39 @@ def encode(parts: list, s, granule: int):
                 n_pairs=int(pairs.size))
 
 
-def first_race(records: list, s, granule: int) -> int:
+def _with_shared_boxes(FP, counts, key_of, ACC, acc_off, shared_numbers: list, n: int):
+    """FP (buffers as global key numbers) with a one-dimensional box per non-empty access of a shared buffer
+    added, each record's rows in the Python checker's order: its footprint boxes, its reads, its writes; and the
+    new fp_off."""
+    sel = np.flatnonzero(np.isin(key_of, shared_numbers) & (ACC[2] > ACC[1]))
+    rows = np.zeros((sel.size, _STRIDES + _MAXD), np.int64)
+    rows[:, _G] = key_of[sel]
+    rows[:, _OFF] = ACC[1, sel]
+    rows[:, _FK] = sel >= acc_off[0, -1]  # the writes follow all the reads in ACC
+    rows[:, _ND] = 1
+    rows[:, _SHAPE] = ACC[2, sel] - ACC[1, sel]
+    rows[:, _STRIDES] = 1
+    record_of_access = np.concatenate((np.repeat(np.arange(n), counts[0]), np.repeat(np.arange(n), counts[1])))
+    record_of_row = np.concatenate((np.repeat(np.arange(n), counts[2]), record_of_access[sel]))
+    by_record = np.argsort(record_of_row, kind="stable")  # boxes, then reads, then writes within a record
+    fp_off = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(record_of_row, minlength=n), out=fp_off[1:])
+    return np.concatenate((FP, rows))[by_record], fp_off
+
+
+def first_race(records: list, s, granule: int, shared: frozenset = frozenset()) -> int:
     """Where in the schedule's order (`s`: fast_schedule.Schedule of `records`, the cores' streams one after
     another, with every record run) the Python checkers (races.first_fault) would first fault: its position,
-    CLEAN, or UNSUPPORTED (let the Python checkers run)."""
+    CLEAN, or UNSUPPORTED (let the Python checkers run). `shared`: GmRaceChecker.shared."""
     if not records:  # a launch whose kernels issued nothing
         return CLEAN
     part = accesses(records)
-    return UNSUPPORTED if part is None else first_race_of(s, [part], granule)
+    return UNSUPPORTED if part is None else first_race_of(s, [part], granule, shared)
 
 
-def first_race_of(s, parts: list, granule: int) -> int:
+def first_race_of(s, parts: list, granule: int, shared: frozenset = frozenset()) -> int:
     """first_race over records given by their Accesses (`parts`, in the order of the schedule's records)."""
-    e = encode(parts, s, granule)
+    e = encode(parts, s, granule, shared)
     shadow = np.full(max(e["shadow_size"], 1), -1, np.int32)
     return int(_first_race(s.order, s.R, s.rel, e["slot"], s.round_off, e["cw_mem"], e["acc_off"], e["ACC"],
                            e["pair_of"], e["fp_off"], e["FP"], e["G"], shadow, granule, s.core_off.shape[0] - 1,

@@ -141,8 +141,13 @@ def _in_granules(shape: tuple, strides: tuple, offset: int, span: int, granule: 
 
 
 class GmRaceChecker:
-    """Races between cores in GM: two accesses by different cores, at least one a write, that neither SyncAll
-    nor a chain of cross-core flags orders.
+    """Races between cores in GM and in the on-chip buffers cores share: two accesses by different cores, at
+    least one a write, that neither SyncAll nor a chain of cross-core flags orders.
+
+    The shared on-chip buffers (`shared`: their race keys, from the chip's wiring) are the Ascend 950's: an AIC's
+    L1, which its AIVs write on MTE3 (UB -> L1), and AIV 0's UB, which its AIC's Fixpipe writes (L0C -> UB). Their
+    accesses are each record's byte ranges (`Record.reads` / `writes`, as the per-core checker sees them) on those
+    buffers, checked by the same rule as GM footprints; on A2/A3 no buffer is shared and nothing changes.
 
     Each core has a vector clock over the cores: a CrossCoreSetFlag takes a copy of its core's clock and ticks
     the core's own entry; the CrossCoreWaitFlag it releases merges the copy. SyncAll splits the run into
@@ -154,8 +159,9 @@ class GmRaceChecker:
     reader of another core.
     """
 
-    def __init__(self, n_cores: int, granule: int = _GRANULE):
+    def __init__(self, n_cores: int, granule: int = _GRANULE, shared: frozenset = frozenset()):
         self.granule = granule  # bytes per shadow entry (GRANULE_BY_ARCH)
+        self.shared = shared  # race keys of the on-chip buffers several cores access
         self.clock = [[1 if i == c else 0 for i in range(n_cores)] for c in range(n_cores)]
         self.generation = [0] * n_cores
         self.snapshots: dict[int, list] = {}  # id(CrossCoreSetFlag record) -> its core's clock then
@@ -181,8 +187,23 @@ class GmRaceChecker:
                     if tick > clock[i]:
                         clock[i] = tick
         else:
-            for buf, offset, shape, strides, is_write in rec.footprint:
-                self._access(c, rec, buf, offset, shape, strides, is_write)
+            if rec.footprint is not None:
+                for buf, offset, shape, strides, is_write in rec.footprint:
+                    self._access(c, rec, buf, offset, shape, strides, is_write)
+            if self.shared:
+                self._shared_accesses(c, rec)
+
+    def observes(self, rec) -> bool:
+        """Whether `rec` is something this checker looks at (AICore._run asks before calling observe)."""
+        return rec.footprint is not None or rec.spec.kind in GM_ORDERING_KINDS or bool(self.shared)
+
+    def _shared_accesses(self, c: int, rec) -> None:
+        """The record's reads, then its writes, of the shared on-chip buffers, each as one run of bytes."""
+        shared = self.shared
+        for is_write, accesses in ((False, rec.reads), (True, rec.writes)):
+            for buf, lo, hi in accesses:
+                if hi > lo and buf.key in shared:
+                    self._access(c, rec, buf, lo, (hi - lo,), (1,), is_write)
 
     def own_sets_known(self, c: int, wait) -> int:
         """How many of core c's own CrossCoreSetFlags the sets releasing its CrossCoreWaitFlag `wait` knew of
@@ -192,8 +213,8 @@ class GmRaceChecker:
     def _access(self, c: int, rec, buf, offset: int, shape: tuple, strides: tuple, is_write: bool) -> None:
         shadow = self.shadows.get(buf.key)
         if shadow is None:
-            if not is_write:
-                return  # never written in this launch: reads cannot race
+            if not is_write and buf.key not in self.shared:
+                return  # GM never written in this launch: reads cannot race (a shared buffer's first read may)
             granules = -(-buf.capacity // self.granule)
             shadow = self.shadows[buf.key] = {kind: np.full(granules, -1, np.int32) for kind in ("write", "read")}
         span = offset + sum((n - 1) * s for n, s in zip(shape, strides)) + 1
@@ -218,25 +239,33 @@ class GmRaceChecker:
                 d, generation, tick, other = self.accesses[index]
                 if d != c and tick > self.clock[c][d]:
                     lo = offset * self.granule
-                    raise CrossCoreRace(f"{'write' if is_write else 'read'} of {buf.name}[{lo}, {span}) is not ordered "
-                                        f"after the {kind} of some of its bytes by core {d}'s {other.describe()}: no "
-                                        "SyncAll or cross-core flag orders them", buffer=buf.name, addr_range=(lo, span))
+                    raise CrossCoreRace(f"{'write' if is_write else 'read'} of {_label(buf)}[{lo}, {span}) is not "
+                                        f"ordered after the {kind} of some of its bytes by core {d}'s "
+                                        f"{other.describe()}: no SyncAll or cross-core flag orders them",
+                                        buffer=buf.name, addr_range=(lo, span))
         np.ndarray(shape, np.int32, shadow[mine], offset * 4, strides4)[...] = \
             len(self.accesses)
         self.accesses.append((c, self.generation[c], self.clock[c][c], rec))
 
 
-def first_fault(records, order, n_cores: int, granule: int = _GRANULE) -> tuple:
+def _label(buf) -> str:
+    """A buffer as a race message names it: a GM allocation by its name, an on-chip buffer with its core's index
+    (the race key engine/core.py gives it), as a shared one is some other core's."""
+    key = buf.key
+    return f"core {key[0]}'s {buf.name}" if key.__class__ is tuple else buf.name
+
+
+def first_fault(records, order, n_cores: int, granule: int = _GRANULE, shared: frozenset = frozenset()) -> tuple:
     """Both checkers over a whole launch's records in `order` (indices into `records`), driven as AICore._run
     drives them: (position in `order` of the first race, the fault), or (-1, None). The reference the compiled
     checker (fast_races.py) is tested and measured against."""
-    gm = GmRaceChecker(n_cores, granule)
+    gm = GmRaceChecker(n_cores, granule, shared)
     checkers = [RaceChecker(c, gm) for c in range(n_cores)]
     for pos, i in enumerate(order):
         rec = records[i]
         try:
             checkers[rec.core].observe(rec)
-            if rec.footprint is not None or rec.spec.kind in GM_ORDERING_KINDS:
+            if gm.observes(rec):
                 gm.observe(rec.core, rec)
         except RaceFault as fault:  # CrossCoreRace too
             return pos, fault
