@@ -43,8 +43,10 @@ CLEAN, UNSUPPORTED = -1, -2  # first_race's answers other than a position
 # then _MAXD sizes and _MAXD byte strides
 _G, _OFF, _FK, _ND, _SHAPE = range(5)
 _STRIDES = _SHAPE + _MAXD
-# columns of G (int64 per GM buffer): shadows made yet, granules, where its write / read / atomic shadows start
-_MADE, _GRANULES, _W, _R, _A = range(5)
+# columns of G (int64 per GM buffer, or per shared on-chip buffer and core): shadows made yet, granules, where its
+# write / read / atomic shadows start, and for a shared buffer's row its buffer's number (-1: GM); `peer_off` /
+# `peer` list a shared row's rows of the other cores (GmRaceChecker.shared_shadows)
+_MADE, _GRANULES, _W, _R, _A, _SHARED = range(6)
 
 _reads, _writes, _footprint = attrgetter("reads"), attrgetter("writes"), attrgetter("footprint")
 _first, _lo_hi = itemgetter(0), itemgetter(1, 2)
@@ -115,8 +117,8 @@ def _box_store(shadow, base, idx, nd, shape, strides, off, value):
 
 
 @njit(cache=True)
-def _first_race(order, R, rel, slot, cw_off, cw_mem, acc_off, ACC, pair_of, fp_off, FP, G, shadow, granule, n_cores,
-                cs_base, lr_base, n_sets, n_cross, n_pairs):
+def _first_race(order, R, rel, slot, cw_off, cw_mem, acc_off, ACC, pair_of, fp_off, FP, G, peer_off, peer, shadow,
+                granule, n_cores, cs_base, lr_base, n_sets, n_cross, n_pairs):
     """The position in `order` of the first record whose race checks fault, CLEAN, or UNSUPPORTED (a case the
     Python checkers would meet with an error of their own)."""
     clock = np.zeros((n_cores, _N, _N), np.int64)  # RaceChecker.clock per core
@@ -149,7 +151,7 @@ def _first_race(order, R, rel, slot, cw_off, cw_mem, acc_off, ACC, pair_of, fp_o
     shape = np.zeros(_MAXD, np.int64)
     strides = np.zeros(_MAXD, np.int64)
     idx = np.zeros(_MAXD, np.int64)
-    bases = np.zeros(3, np.int64)
+    bases = np.zeros(max(3, 2 * peer.shape[0]), np.int64)
     for pos in range(order.shape[0]):
         i = order[pos]
         c = R[i, _CORE]
@@ -297,14 +299,23 @@ def _first_race(order, R, rel, slot, cw_off, cw_mem, acc_off, ACC, pair_of, fp_o
                         last += reach
                 if first < 0 or last >= G[g, _GRANULES]:
                     return UNSUPPORTED
-                bases[0] = G[g, _W]  # the shadows this access is tested against: writes, reads, atomic adds
-                n_bases = 1
-                if fk != 0:
-                    bases[1] = G[g, _R]
-                    n_bases = 2
-                if fk != 2 and G[g, _A] >= 0:
-                    bases[n_bases] = G[g, _A]
-                    n_bases += 1
+                if G[g, _SHARED] >= 0:  # a shared on-chip buffer: the other cores' write (and read) shadows
+                    n_bases = 0
+                    for r in range(peer_off[g], peer_off[g + 1]):
+                        bases[n_bases] = G[peer[r], _W]
+                        n_bases += 1
+                        if fk != 0:
+                            bases[n_bases] = G[peer[r], _R]
+                            n_bases += 1
+                else:
+                    bases[0] = G[g, _W]  # the shadows this access is tested against: writes, reads, atomic adds
+                    n_bases = 1
+                    if fk != 0:
+                        bases[1] = G[g, _R]
+                        n_bases = 2
+                    if fk != 2 and G[g, _A] >= 0:
+                        bases[n_bases] = G[g, _A]
+                        n_bases += 1
                 if _box_races(shadow, bases, n_bases, idx, gnd, shape, strides, goff, gen_start, c, acc_core,
                               acc_tick, gclock):
                     return pos
@@ -444,42 +455,53 @@ def encode(parts: list, s, granule: int, shared: frozenset = frozenset()):
     if FP.shape[0]:
         FP[:, _G] = np.concatenate([g[p.fp[:, _G]] for g, p in zip(to_global, parts)])
     shared_numbers = [number for key, number in keys.items() if key in shared]
+    buffer_of = list(range(len(capacity)))  # a key number's buffer (a shared buffer's per-core rows: that buffer)
     if shared_numbers and na:
-        FP, fp_off = _with_shared_boxes(FP, counts, key_of, ACC, acc_off, shared_numbers, n)
+        FP, fp_off, pairs_of_shared = _with_shared_boxes(FP, counts, key_of, np.repeat(core, per_record), ACC,
+                                                         acc_off, shared_numbers, n, len(capacity))
+        buffer_of += pairs_of_shared
+        capacity += [capacity[k] for k in pairs_of_shared]
     if FP.shape[0]:
         used, FP[:, _G] = np.unique(FP[:, _G], return_inverse=True)
     else:
         used = np.zeros(0, np.int64)
-    G = np.full((max(used.size, 1), 5), -1, np.int64)
+    G = np.full((max(used.size, 1), 6), -1, np.int64)
     G[:, _MADE] = 0
     size = 0
     for g, k in enumerate(used.tolist()):  # shadows for the buffers some access writes (the others never race)
         kinds = set(FP[FP[:, _G] == g, _FK].tolist())
         G[g, _GRANULES] = -(-capacity[k] // granule)
-        if k in shared_numbers:  # a shared buffer's shadows are made at its first access, a read too
-            G[g, _MADE] = 1
-        if kinds & {1, 2} or k in shared_numbers:
+        if buffer_of[k] != k:  # a shared buffer's core: its shadows are made at its first access, a read too
+            G[g, _MADE], G[g, _SHARED] = 1, buffer_of[k]
+        if kinds & {1, 2} or buffer_of[k] != k:
             for column, needed in ((_W, True), (_R, True), (_A, 2 in kinds)):
                 if needed:
                     G[g, column] = size
                     size += G[g, _GRANULES]
+    # each shared row's peers: the rows of the same buffer on the other cores
+    peer_off = np.zeros(G.shape[0] + 1, np.int64)
+    peer = [[q for q in np.flatnonzero(G[:, _SHARED] == G[g, _SHARED]).tolist() if q != g]
+            if G[g, _SHARED] >= 0 else [] for g in range(G.shape[0])]
+    np.cumsum([len(p) for p in peer], out=peer_off[1:])
+    peer = np.array([q for p in peer for q in p], np.int64)
     cs_base = np.zeros(n_cores, np.int64)
     lr_base = np.zeros(n_cores, np.int64)
     cs_base[1:] = np.cumsum(np.bincount(R[cross, _CORE], minlength=n_cores))[:-1]
     lr_base[1:] = np.cumsum(np.bincount(R[kind == CROSS_WAIT, _CORE], minlength=n_cores))[:-1]
     return dict(slot=slot, cw_mem=np.append(slot[s.round_mem], 0), acc_off=acc_off, ACC=ACC, pair_of=pair_of,
-                fp_off=fp_off, FP=FP, G=G, shadow_size=size, cs_base=cs_base, lr_base=lr_base,
+                fp_off=fp_off, FP=FP, G=G, peer_off=peer_off, peer=peer, shadow_size=size, cs_base=cs_base, lr_base=lr_base,
                 n_sets=int(sets.size), n_cross=max(int(cross.size), int((kind == CROSS_WAIT).sum())),
                 n_pairs=int(pairs.size))
 
 
-def _with_shared_boxes(FP, counts, key_of, ACC, acc_off, shared_numbers: list, n: int):
+def _with_shared_boxes(FP, counts, key_of, core_of, ACC, acc_off, shared_numbers: list, n: int, n_keys: int):
     """FP (buffers as global key numbers) with a one-dimensional box per non-empty access of a shared buffer
-    added, each record's rows in the Python checker's order: its footprint boxes, its reads, its writes; and the
-    new fp_off."""
+    added, each record's rows in the Python checker's order: its footprint boxes, its reads, its writes; the new
+    fp_off; and the shared buffers' per-core rows: each numbered from n_keys on, with its buffer's key number."""
     sel = np.flatnonzero(np.isin(key_of, shared_numbers) & (ACC[2] > ACC[1]))
     rows = np.zeros((sel.size, _STRIDES + _MAXD), np.int64)
-    rows[:, _G] = key_of[sel]
+    per_core, rows[:, _G] = np.unique(key_of[sel] * (int(core_of.max()) + 1) + core_of[sel], return_inverse=True)
+    rows[:, _G] += n_keys
     rows[:, _OFF] = ACC[1, sel]
     rows[:, _FK] = sel >= acc_off[0, -1]  # the writes follow all the reads in ACC
     rows[:, _ND] = 1
@@ -490,7 +512,7 @@ def _with_shared_boxes(FP, counts, key_of, ACC, acc_off, shared_numbers: list, n
     by_record = np.argsort(record_of_row, kind="stable")  # boxes, then reads, then writes within a record
     fp_off = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(record_of_row, minlength=n), out=fp_off[1:])
-    return np.concatenate((FP, rows))[by_record], fp_off
+    return np.concatenate((FP, rows))[by_record], fp_off, (per_core // (int(core_of.max()) + 1)).tolist()
 
 
 def first_race(records: list, s, granule: int, shared: frozenset = frozenset()) -> int:
@@ -508,5 +530,6 @@ def first_race_of(s, parts: list, granule: int, shared: frozenset = frozenset())
     e = encode(parts, s, granule, shared)
     shadow = np.full(max(e["shadow_size"], 1), -1, np.int32)
     return int(_first_race(s.order, s.R, s.rel, e["slot"], s.round_off, e["cw_mem"], e["acc_off"], e["ACC"],
-                           e["pair_of"], e["fp_off"], e["FP"], e["G"], shadow, granule, s.core_off.shape[0] - 1,
+                           e["pair_of"], e["fp_off"], e["FP"], e["G"], e["peer_off"], e["peer"], shadow, granule,
+                           s.core_off.shape[0] - 1,
                            e["cs_base"], e["lr_base"], e["n_sets"], e["n_cross"], e["n_pairs"]))

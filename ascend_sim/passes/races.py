@@ -147,7 +147,9 @@ class GmRaceChecker:
     The shared on-chip buffers (`shared`: their race keys, from the chip's wiring) are the Ascend 950's: an AIC's
     L1, which its AIVs write on MTE3 (UB -> L1), and AIV 0's UB, which its AIC's Fixpipe writes (L0C -> UB). Their
     accesses are each record's byte ranges (`Record.reads` / `writes`, as the per-core checker sees them) on those
-    buffers, checked by the same rule as GM footprints; on A2/A3 no buffer is shared and nothing changes.
+    buffers, ordered by the same rule as in GM, with shadows per buffer and core (`shared_shadows`): an access is
+    checked against the other cores' shadows only, where the newest access of a granule is the one with the
+    highest clock tick, so a core's many accesses of its own UB cost a store each. On A2/A3 no buffer is shared.
 
     Each core has a vector clock over the cores: a CrossCoreSetFlag takes a copy of its core's clock and ticks
     the core's own entry; the CrossCoreWaitFlag it releases merges the copy. SyncAll splits the run into
@@ -169,6 +171,7 @@ class GmRaceChecker:
         self.current = 0  # the newest generation any core has reached
         self.generation_start = 0  # accesses before this index belong to earlier generations
         self.shadows: dict[str, dict] = {}  # GM allocation -> {"write": ids, "read": ids} (int32 per byte)
+        self.shared_shadows: dict = {}  # shared buffer's race key -> {core: {"write": ids, "read": ids}}
 
     def observe(self, c: int, rec) -> None:
         kind = rec.spec.kind
@@ -198,12 +201,33 @@ class GmRaceChecker:
         return rec.footprint is not None or rec.spec.kind in GM_ORDERING_KINDS or bool(self.shared)
 
     def _shared_accesses(self, c: int, rec) -> None:
-        """The record's reads, then its writes, of the shared on-chip buffers, each as one run of bytes."""
-        shared = self.shared
+        """The record's reads, then its writes, of the shared on-chip buffers, each as one run of granules checked
+        against the other cores' shadows of that buffer (a granule's newest access there has its core's highest
+        tick: if that one is ordered before this core's clock, all are)."""
+        shared, granule = self.shared, self.granule
         for is_write, accesses in ((False, rec.reads), (True, rec.writes)):
             for buf, lo, hi in accesses:
-                if hi > lo and buf.key in shared:
-                    self._access(c, rec, buf, lo, (hi - lo,), (1,), is_write)
+                if hi <= lo or buf.key not in shared:
+                    continue
+                first, end = lo // granule, -(-hi // granule)
+                per_core = self.shared_shadows.setdefault(buf.key, {})
+                for d, shadow in per_core.items():
+                    if d == c:
+                        continue
+                    for kind in ("write", "read") if is_write else ("write",):
+                        last = shadow[kind][first:end].max()
+                        if last >= self.generation_start and self.accesses[last][2] > self.clock[c][d]:
+                            raise CrossCoreRace(
+                                f"{'write' if is_write else 'read'} of {_label(buf)}[{lo}, {hi}) is not ordered "
+                                f"after the {kind} of some of its bytes by core {d}'s "
+                                f"{self.accesses[last][3].describe()}: no SyncAll or cross-core flag orders them",
+                                buffer=buf.name, addr_range=(lo, hi))
+                mine = per_core.get(c)
+                if mine is None:
+                    granules = -(-buf.capacity // granule)
+                    mine = per_core[c] = {kind: np.full(granules, -1, np.int32) for kind in ("write", "read")}
+                mine["write" if is_write else "read"][first:end] = len(self.accesses)
+                self.accesses.append((c, self.generation[c], self.clock[c][c], rec))
 
     def own_sets_known(self, c: int, wait) -> int:
         """How many of core c's own CrossCoreSetFlags the sets releasing its CrossCoreWaitFlag `wait` knew of
@@ -213,8 +237,8 @@ class GmRaceChecker:
     def _access(self, c: int, rec, buf, offset: int, shape: tuple, strides: tuple, is_write: bool) -> None:
         shadow = self.shadows.get(buf.key)
         if shadow is None:
-            if not is_write and buf.key not in self.shared:
-                return  # GM never written in this launch: reads cannot race (a shared buffer's first read may)
+            if not is_write:
+                return  # never written in this launch: reads cannot race
             granules = -(-buf.capacity // self.granule)
             shadow = self.shadows[buf.key] = {kind: np.full(granules, -1, np.int32) for kind in ("write", "read")}
         span = offset + sum((n - 1) * s for n, s in zip(shape, strides)) + 1
