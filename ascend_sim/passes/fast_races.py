@@ -8,7 +8,8 @@ so the fault (type, message, core, instruction, byte range, source line) is thei
 Why it finds the same first race: it is a transcription of races.py, not a model of it. It keeps the same state
 (per core the pipes' vector clocks, the SetFlag copies, the cross-core set clocks and what each CrossCoreWaitFlag
 learned, per (core, buffer, pipe) the logged accesses pruned by the same rule; across cores the cores' clocks,
-generations, set snapshots, the access list and the GM shadows per granule) and changes it by the same steps in
+generations, set snapshots, the access list, the GM shadows per granule and the shared on-chip buffers' shadows
+per core, their accesses as one-dimensional boxes among the footprints) and changes it by the same steps in
 the same order. Two liberties, neither visible: a race is looked for among all logged accesses instead of
 stopping at the first (only whether one exists matters here), and the prefix maximum of a core's cross-core set
 clocks is kept as they come instead of taken on each wait. tests/ascend_sim/passes/test_fast_races.py checks
