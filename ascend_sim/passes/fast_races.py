@@ -490,7 +490,8 @@ def encode(parts: list, s, granule: int, shared: frozenset = frozenset()):
     cs_base[1:] = np.cumsum(np.bincount(R[cross, _CORE], minlength=n_cores))[:-1]
     lr_base[1:] = np.cumsum(np.bincount(R[kind == CROSS_WAIT, _CORE], minlength=n_cores))[:-1]
     return dict(slot=slot, cw_mem=np.append(slot[s.round_mem], 0), acc_off=acc_off, ACC=ACC, pair_of=pair_of,
-                fp_off=fp_off, FP=FP, G=G, peer_off=peer_off, peer=peer, shadow_size=size, cs_base=cs_base, lr_base=lr_base,
+                fp_off=fp_off, FP=FP, G=G, peer_off=peer_off, peer=peer, shadow_size=size, cs_base=cs_base,
+                lr_base=lr_base,
                 n_sets=int(sets.size), n_cross=max(int(cross.size), int((kind == CROSS_WAIT).sum())),
                 n_pairs=int(pairs.size))
 

@@ -218,8 +218,9 @@ class GmRaceChecker:
                         last = shadow[kind][first:end].max()
                         if last >= self.generation_start and self.accesses[last][2] > self.clock[c][d]:
                             raise CrossCoreRace(
-                                f"{'write' if is_write else 'read'} of {_label(buf)}[{lo}, {hi}) is not ordered "
-                                f"after the {kind} of some of its bytes by core {d}'s "
+                                # the buffer with the core that owns it (its race key, engine/core.py)
+                                f"{'write' if is_write else 'read'} of core {buf.key[0]}'s {buf.name}[{lo}, {hi}) is "
+                                f"not ordered after the {kind} of some of its bytes by core {d}'s "
                                 f"{self.accesses[last][3].describe()}: no SyncAll or cross-core flag orders them",
                                 buffer=buf.name, addr_range=(lo, hi))
                 mine = per_core.get(c)
@@ -263,20 +264,12 @@ class GmRaceChecker:
                 d, generation, tick, other = self.accesses[index]
                 if d != c and tick > self.clock[c][d]:
                     lo = offset * self.granule
-                    raise CrossCoreRace(f"{'write' if is_write else 'read'} of {_label(buf)}[{lo}, {span}) is not "
-                                        f"ordered after the {kind} of some of its bytes by core {d}'s "
-                                        f"{other.describe()}: no SyncAll or cross-core flag orders them",
-                                        buffer=buf.name, addr_range=(lo, span))
+                    raise CrossCoreRace(f"{'write' if is_write else 'read'} of {buf.name}[{lo}, {span}) is not ordered "
+                                        f"after the {kind} of some of its bytes by core {d}'s {other.describe()}: no "
+                                        "SyncAll or cross-core flag orders them", buffer=buf.name, addr_range=(lo, span))
         np.ndarray(shape, np.int32, shadow[mine], offset * 4, strides4)[...] = \
             len(self.accesses)
         self.accesses.append((c, self.generation[c], self.clock[c][c], rec))
-
-
-def _label(buf) -> str:
-    """A buffer as a race message names it: a GM allocation by its name, an on-chip buffer with its core's index
-    (the race key engine/core.py gives it), as a shared one is some other core's."""
-    key = buf.key
-    return f"core {key[0]}'s {buf.name}" if key.__class__ is tuple else buf.name
 
 
 def first_fault(records, order, n_cores: int, granule: int = _GRANULE, shared: frozenset = frozenset()) -> tuple:
