@@ -142,6 +142,8 @@ class Chip:
                       for i, (kind, block_idx, sub, group) in enumerate(layout)]
         _share_l1_with_aivs(self.cores)
         _wire_l0c_to_ub(self.cores)
+        if self.gm_races is not None:
+            self.gm_races.shared = shared_buffer_keys(self.cores)
         launch.schedules = [core.schedule for core in self.cores]
         for hook in self.hooks:  # a hook object may want the chip as it is before the launch (the debugger's GM)
             before = getattr(hook, "before_launch", None)
@@ -233,7 +235,8 @@ def _compiled_pays(records: int) -> bool:
 
 def _share_l1_with_aivs(cores: list) -> None:
     """Where the vector core has a UB -> L1 path (the 950), each AIV of a MIX launch addresses its own AIC's L1:
-    a TBuf in B1 on the AIV takes the same L1 addresses as on the AIC, as the two TPipes allocate alike."""
+    a TBuf in B1 on the AIV takes the same L1 addresses as on the AIC, as the two TPipes allocate alike. The
+    cores' accesses of that L1 are race-checked between them by the GM rule (passes/races.py, GmRaceChecker)."""
     l1_of_group = {core.group: core.buffers["L1"] for core in cores if "L1" in core.buffers}
     for core in cores:
         if "UB->L1" in core.paths and core.group in l1_of_group:
@@ -244,13 +247,22 @@ def _wire_l0c_to_ub(cores) -> None:
     """Arch 3510 has an L0C -> UB path: an AIC's Fixpipe writes the UB of its AI core's vector core (subBlockId 0,
     asc-devkit Fixpipe（L0C到UB数据搬运）.md; the dual-destination modes are not modelled). In a MIX launch the AIC
     sees AIV sub-block 0's UB as its own "UB" (TPipe.InitBuffer of a VECIN/VECOUT buffer there, Fixpipe into it).
-    Each core's race checker sees its own accesses only: the AIC's writes and the AIV's reads of that UB are ordered
-    by the kernel's cross-core flags and not race-checked against each other."""
+    Each core's race checker orders its own pipes' accesses of that UB; between the AIC and the AIV only the
+    kernel's cross-core flags and SyncAll order them, checked by the GM rule (passes/races.py, GmRaceChecker)."""
     aics = {core.group: core for core in cores if core.core_type.name == "AIC" and "L0C->UB" in core.paths}
     for core in cores:
         aic = aics.get(core.group)
         if aic is not None and core.core_type.name == "AIV" and core.sub_block_idx == 0:
             aic.buffers["UB"] = core.buffers["UB"]
+
+
+def shared_buffer_keys(cores) -> frozenset:
+    """The race keys of the on-chip buffers more than one core of the launch addresses (the wiring above)."""
+    owners: dict = {}
+    for core in cores:
+        for buf in core.buffers.values():
+            owners.setdefault(buf.key, set()).add(core.index)
+    return frozenset(key for key, users in owners.items() if len(users) > 1)
 
 
 def _kernel_type(value) -> KernelType:

@@ -163,7 +163,8 @@ class AICore:
         if self.races is not None:
             try:
                 self.races.observe(rec)
-                if rec.footprint is not None or rec.spec.kind in GM_ORDERING_KINDS:  # what the GM race checker looks at
+                # what the GM race checker looks at (GmRaceChecker.observes, inline: no call per record on A2)
+                if rec.footprint is not None or rec.spec.kind in GM_ORDERING_KINDS or self.chip.gm_races.shared:
                     self.chip.gm_races.observe(self.index, rec)
             except SimFault as fault:
                 raise self.with_context(fault, rec) from None

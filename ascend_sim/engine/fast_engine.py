@@ -58,7 +58,7 @@ def _no_race(chip, records, s) -> bool:
     the schedule's order, would; on anything else the Python checkers run and raise their own fault."""
     from ascend_sim.passes.fast_races import CLEAN, first_race
 
-    return first_race(records, s, chip.gm_races.granule) == CLEAN
+    return first_race(records, s, chip.gm_races.granule, chip.gm_races.shared) == CLEAN
 
 
 def submit_all(cores) -> None:

@@ -69,7 +69,7 @@ def race_free(chip, cores, s) -> bool:
             parts.append(accesses(real))
     if any(part is None for part in parts):
         return False
-    return first_race_of(s, parts, chip.gm_races.granule) == CLEAN
+    return first_race_of(s, parts, chip.gm_races.granule, chip.gm_races.shared) == CLEAN
 
 
 def template_records(chip, template) -> list:

@@ -8,7 +8,8 @@ so the fault (type, message, core, instruction, byte range, source line) is thei
 Why it finds the same first race: it is a transcription of races.py, not a model of it. It keeps the same state
 (per core the pipes' vector clocks, the SetFlag copies, the cross-core set clocks and what each CrossCoreWaitFlag
 learned, per (core, buffer, pipe) the logged accesses pruned by the same rule; across cores the cores' clocks,
-generations, set snapshots, the access list and the GM shadows per granule) and changes it by the same steps in
+generations, set snapshots, the access list, the GM shadows per granule and the shared on-chip buffers' shadows
+per core, their accesses as one-dimensional boxes among the footprints) and changes it by the same steps in
 the same order. Two liberties, neither visible: a race is looked for among all logged accesses instead of
 stopping at the first (only whether one exists matters here), and the prefix maximum of a core's cross-core set
 clocks is kept as they come instead of taken on each wait. tests/ascend_sim/passes/test_fast_races.py checks
@@ -43,8 +44,10 @@ CLEAN, UNSUPPORTED = -1, -2  # first_race's answers other than a position
 # then _MAXD sizes and _MAXD byte strides
 _G, _OFF, _FK, _ND, _SHAPE = range(5)
 _STRIDES = _SHAPE + _MAXD
-# columns of G (int64 per GM buffer): shadows made yet, granules, where its write / read / atomic shadows start
-_MADE, _GRANULES, _W, _R, _A = range(5)
+# columns of G (int64 per GM buffer, or per shared on-chip buffer and core): shadows made yet, granules, where its
+# write / read / atomic shadows start, and for a shared buffer's row its buffer's number (-1: GM); `peer_off` /
+# `peer` list a shared row's rows of the other cores (GmRaceChecker.shared_shadows)
+_MADE, _GRANULES, _W, _R, _A, _SHARED = range(6)
 
 _reads, _writes, _footprint = attrgetter("reads"), attrgetter("writes"), attrgetter("footprint")
 _first, _lo_hi = itemgetter(0), itemgetter(1, 2)
@@ -115,8 +118,8 @@ def _box_store(shadow, base, idx, nd, shape, strides, off, value):
 
 
 @njit(cache=True)
-def _first_race(order, R, rel, slot, cw_off, cw_mem, acc_off, ACC, pair_of, fp_off, FP, G, shadow, granule, n_cores,
-                cs_base, lr_base, n_sets, n_cross, n_pairs):
+def _first_race(order, R, rel, slot, cw_off, cw_mem, acc_off, ACC, pair_of, fp_off, FP, G, peer_off, peer, shadow,
+                granule, n_cores, cs_base, lr_base, n_sets, n_cross, n_pairs):
     """The position in `order` of the first record whose race checks fault, CLEAN, or UNSUPPORTED (a case the
     Python checkers would meet with an error of their own)."""
     clock = np.zeros((n_cores, _N, _N), np.int64)  # RaceChecker.clock per core
@@ -149,7 +152,7 @@ def _first_race(order, R, rel, slot, cw_off, cw_mem, acc_off, ACC, pair_of, fp_o
     shape = np.zeros(_MAXD, np.int64)
     strides = np.zeros(_MAXD, np.int64)
     idx = np.zeros(_MAXD, np.int64)
-    bases = np.zeros(3, np.int64)
+    bases = np.zeros(max(3, 2 * peer.shape[0]), np.int64)
     for pos in range(order.shape[0]):
         i = order[pos]
         c = R[i, _CORE]
@@ -297,14 +300,23 @@ def _first_race(order, R, rel, slot, cw_off, cw_mem, acc_off, ACC, pair_of, fp_o
                         last += reach
                 if first < 0 or last >= G[g, _GRANULES]:
                     return UNSUPPORTED
-                bases[0] = G[g, _W]  # the shadows this access is tested against: writes, reads, atomic adds
-                n_bases = 1
-                if fk != 0:
-                    bases[1] = G[g, _R]
-                    n_bases = 2
-                if fk != 2 and G[g, _A] >= 0:
-                    bases[n_bases] = G[g, _A]
-                    n_bases += 1
+                if G[g, _SHARED] >= 0:  # a shared on-chip buffer: the other cores' write (and read) shadows
+                    n_bases = 0
+                    for r in range(peer_off[g], peer_off[g + 1]):
+                        bases[n_bases] = G[peer[r], _W]
+                        n_bases += 1
+                        if fk != 0:
+                            bases[n_bases] = G[peer[r], _R]
+                            n_bases += 1
+                else:
+                    bases[0] = G[g, _W]  # the shadows this access is tested against: writes, reads, atomic adds
+                    n_bases = 1
+                    if fk != 0:
+                        bases[1] = G[g, _R]
+                        n_bases = 2
+                    if fk != 2 and G[g, _A] >= 0:
+                        bases[n_bases] = G[g, _A]
+                        n_bases += 1
                 if _box_races(shadow, bases, n_bases, idx, gnd, shape, strides, goff, gen_start, c, acc_core,
                               acc_tick, gclock):
                     return pos
@@ -391,9 +403,11 @@ def accesses(records: list) -> Accesses | None:
     return Accesses(counts, *ranges[0], *ranges[1], fp, list(keys), names, capacity)
 
 
-def encode(parts: list, s, granule: int):
+def encode(parts: list, s, granule: int, shared: frozenset = frozenset()):
     """The arrays _first_race reads beside the schedule `s` (fast_schedule.Schedule of the records the parts
-    encode, in order: the cores' streams one after another)."""
+    encode, in order: the cores' streams one after another). `shared`: the race keys of the on-chip buffers
+    several cores access (GmRaceChecker.shared), whose byte ranges join the GM footprints as one-dimensional
+    boxes, after the record's own boxes, its reads before its writes (GmRaceChecker._shared_accesses)."""
     n = sum(p.counts.shape[1] for p in parts)
     R = s.R
     kind = R[:, _KIND]
@@ -441,44 +455,83 @@ def encode(parts: list, s, granule: int):
     FP = np.concatenate([p.fp for p in parts]) if parts else np.zeros((0, _STRIDES + _MAXD), np.int64)
     if FP.shape[0]:
         FP[:, _G] = np.concatenate([g[p.fp[:, _G]] for g, p in zip(to_global, parts)])
+    shared_numbers = [number for key, number in keys.items() if key in shared]
+    buffer_of = list(range(len(capacity)))  # a key number's buffer (a shared buffer's per-core rows: that buffer)
+    if shared_numbers and na:
+        FP, fp_off, pairs_of_shared = _with_shared_boxes(FP, counts, key_of, np.repeat(core, per_record), ACC,
+                                                         acc_off, shared_numbers, n, len(capacity))
+        buffer_of += pairs_of_shared
+        capacity += [capacity[k] for k in pairs_of_shared]
+    if FP.shape[0]:
         used, FP[:, _G] = np.unique(FP[:, _G], return_inverse=True)
     else:
         used = np.zeros(0, np.int64)
-    G = np.full((max(used.size, 1), 5), -1, np.int64)
+    G = np.full((max(used.size, 1), 6), -1, np.int64)
     G[:, _MADE] = 0
     size = 0
     for g, k in enumerate(used.tolist()):  # shadows for the buffers some access writes (the others never race)
         kinds = set(FP[FP[:, _G] == g, _FK].tolist())
         G[g, _GRANULES] = -(-capacity[k] // granule)
-        if kinds & {1, 2}:
+        if buffer_of[k] != k:  # a shared buffer's core: its shadows are made at its first access, a read too
+            G[g, _MADE], G[g, _SHARED] = 1, buffer_of[k]
+        if kinds & {1, 2} or buffer_of[k] != k:
             for column, needed in ((_W, True), (_R, True), (_A, 2 in kinds)):
                 if needed:
                     G[g, column] = size
                     size += G[g, _GRANULES]
+    # each shared row's peers: the rows of the same buffer on the other cores
+    peer_off = np.zeros(G.shape[0] + 1, np.int64)
+    peer = [[q for q in np.flatnonzero(G[:, _SHARED] == G[g, _SHARED]).tolist() if q != g]
+            if G[g, _SHARED] >= 0 else [] for g in range(G.shape[0])]
+    np.cumsum([len(p) for p in peer], out=peer_off[1:])
+    peer = np.array([q for p in peer for q in p], np.int64)
     cs_base = np.zeros(n_cores, np.int64)
     lr_base = np.zeros(n_cores, np.int64)
     cs_base[1:] = np.cumsum(np.bincount(R[cross, _CORE], minlength=n_cores))[:-1]
     lr_base[1:] = np.cumsum(np.bincount(R[kind == CROSS_WAIT, _CORE], minlength=n_cores))[:-1]
     return dict(slot=slot, cw_mem=np.append(slot[s.round_mem], 0), acc_off=acc_off, ACC=ACC, pair_of=pair_of,
-                fp_off=fp_off, FP=FP, G=G, shadow_size=size, cs_base=cs_base, lr_base=lr_base,
+                fp_off=fp_off, FP=FP, G=G, peer_off=peer_off, peer=peer, shadow_size=size, cs_base=cs_base,
+                lr_base=lr_base,
                 n_sets=int(sets.size), n_cross=max(int(cross.size), int((kind == CROSS_WAIT).sum())),
                 n_pairs=int(pairs.size))
 
 
-def first_race(records: list, s, granule: int) -> int:
+def _with_shared_boxes(FP, counts, key_of, core_of, ACC, acc_off, shared_numbers: list, n: int, n_keys: int):
+    """FP (buffers as global key numbers) with a one-dimensional box per non-empty access of a shared buffer
+    added, each record's rows in the Python checker's order: its footprint boxes, its reads, its writes; the new
+    fp_off; and the shared buffers' per-core rows: each numbered from n_keys on, with its buffer's key number."""
+    sel = np.flatnonzero(np.isin(key_of, shared_numbers) & (ACC[2] > ACC[1]))
+    rows = np.zeros((sel.size, _STRIDES + _MAXD), np.int64)
+    per_core, rows[:, _G] = np.unique(key_of[sel] * (int(core_of.max()) + 1) + core_of[sel], return_inverse=True)
+    rows[:, _G] += n_keys
+    rows[:, _OFF] = ACC[1, sel]
+    rows[:, _FK] = sel >= acc_off[0, -1]  # the writes follow all the reads in ACC
+    rows[:, _ND] = 1
+    rows[:, _SHAPE] = ACC[2, sel] - ACC[1, sel]
+    rows[:, _STRIDES] = 1
+    record_of_access = np.concatenate((np.repeat(np.arange(n), counts[0]), np.repeat(np.arange(n), counts[1])))
+    record_of_row = np.concatenate((np.repeat(np.arange(n), counts[2]), record_of_access[sel]))
+    by_record = np.argsort(record_of_row, kind="stable")  # boxes, then reads, then writes within a record
+    fp_off = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(record_of_row, minlength=n), out=fp_off[1:])
+    return np.concatenate((FP, rows))[by_record], fp_off, (per_core // (int(core_of.max()) + 1)).tolist()
+
+
+def first_race(records: list, s, granule: int, shared: frozenset = frozenset()) -> int:
     """Where in the schedule's order (`s`: fast_schedule.Schedule of `records`, the cores' streams one after
     another, with every record run) the Python checkers (races.first_fault) would first fault: its position,
-    CLEAN, or UNSUPPORTED (let the Python checkers run)."""
+    CLEAN, or UNSUPPORTED (let the Python checkers run). `shared`: GmRaceChecker.shared."""
     if not records:  # a launch whose kernels issued nothing
         return CLEAN
     part = accesses(records)
-    return UNSUPPORTED if part is None else first_race_of(s, [part], granule)
+    return UNSUPPORTED if part is None else first_race_of(s, [part], granule, shared)
 
 
-def first_race_of(s, parts: list, granule: int) -> int:
+def first_race_of(s, parts: list, granule: int, shared: frozenset = frozenset()) -> int:
     """first_race over records given by their Accesses (`parts`, in the order of the schedule's records)."""
-    e = encode(parts, s, granule)
+    e = encode(parts, s, granule, shared)
     shadow = np.full(max(e["shadow_size"], 1), -1, np.int32)
     return int(_first_race(s.order, s.R, s.rel, e["slot"], s.round_off, e["cw_mem"], e["acc_off"], e["ACC"],
-                           e["pair_of"], e["fp_off"], e["FP"], e["G"], shadow, granule, s.core_off.shape[0] - 1,
+                           e["pair_of"], e["fp_off"], e["FP"], e["G"], e["peer_off"], e["peer"], shadow, granule,
+                           s.core_off.shape[0] - 1,
                            e["cs_base"], e["lr_base"], e["n_sets"], e["n_cross"], e["n_pairs"]))

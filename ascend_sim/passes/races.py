@@ -141,8 +141,15 @@ def _in_granules(shape: tuple, strides: tuple, offset: int, span: int, granule: 
 
 
 class GmRaceChecker:
-    """Races between cores in GM: two accesses by different cores, at least one a write, that neither SyncAll
-    nor a chain of cross-core flags orders.
+    """Races between cores in GM and in the on-chip buffers cores share: two accesses by different cores, at
+    least one a write, that neither SyncAll nor a chain of cross-core flags orders.
+
+    The shared on-chip buffers (`shared`: their race keys, from the chip's wiring) are the Ascend 950's: an AIC's
+    L1, which its AIVs write on MTE3 (UB -> L1), and AIV 0's UB, which its AIC's Fixpipe writes (L0C -> UB). Their
+    accesses are each record's byte ranges (`Record.reads` / `writes`, as the per-core checker sees them) on those
+    buffers, ordered by the same rule as in GM, with shadows per buffer and core (`shared_shadows`): an access is
+    checked against the other cores' shadows only, where the newest access of a granule is the one with the
+    highest clock tick, so a core's many accesses of its own UB cost a store each. On A2/A3 no buffer is shared.
 
     Each core has a vector clock over the cores: a CrossCoreSetFlag takes a copy of its core's clock and ticks
     the core's own entry; the CrossCoreWaitFlag it releases merges the copy. SyncAll splits the run into
@@ -154,8 +161,9 @@ class GmRaceChecker:
     reader of another core.
     """
 
-    def __init__(self, n_cores: int, granule: int = _GRANULE):
+    def __init__(self, n_cores: int, granule: int = _GRANULE, shared: frozenset = frozenset()):
         self.granule = granule  # bytes per shadow entry (GRANULE_BY_ARCH)
+        self.shared = shared  # race keys of the on-chip buffers several cores access
         self.clock = [[1 if i == c else 0 for i in range(n_cores)] for c in range(n_cores)]
         self.generation = [0] * n_cores
         self.snapshots: dict[int, list] = {}  # id(CrossCoreSetFlag record) -> its core's clock then
@@ -163,6 +171,7 @@ class GmRaceChecker:
         self.current = 0  # the newest generation any core has reached
         self.generation_start = 0  # accesses before this index belong to earlier generations
         self.shadows: dict[str, dict] = {}  # GM allocation -> {"write": ids, "read": ids} (int32 per byte)
+        self.shared_shadows: dict = {}  # shared buffer's race key -> {core: {"write": ids, "read": ids}}
 
     def observe(self, c: int, rec) -> None:
         kind = rec.spec.kind
@@ -181,8 +190,45 @@ class GmRaceChecker:
                     if tick > clock[i]:
                         clock[i] = tick
         else:
-            for buf, offset, shape, strides, is_write in rec.footprint:
-                self._access(c, rec, buf, offset, shape, strides, is_write)
+            if rec.footprint is not None:
+                for buf, offset, shape, strides, is_write in rec.footprint:
+                    self._access(c, rec, buf, offset, shape, strides, is_write)
+            if self.shared:
+                self._shared_accesses(c, rec)
+
+    def observes(self, rec) -> bool:
+        """Whether `rec` is something this checker looks at (AICore._run asks before calling observe)."""
+        return rec.footprint is not None or rec.spec.kind in GM_ORDERING_KINDS or bool(self.shared)
+
+    def _shared_accesses(self, c: int, rec) -> None:
+        """The record's reads, then its writes, of the shared on-chip buffers, each as one run of granules checked
+        against the other cores' shadows of that buffer (a granule's newest access there has its core's highest
+        tick: if that one is ordered before this core's clock, all are)."""
+        shared, granule = self.shared, self.granule
+        for is_write, accesses in ((False, rec.reads), (True, rec.writes)):
+            for buf, lo, hi in accesses:
+                if hi <= lo or buf.key not in shared:
+                    continue
+                first, end = lo // granule, -(-hi // granule)
+                per_core = self.shared_shadows.setdefault(buf.key, {})
+                for d, shadow in per_core.items():
+                    if d == c:
+                        continue
+                    for kind in ("write", "read") if is_write else ("write",):
+                        last = shadow[kind][first:end].max()
+                        if last >= self.generation_start and self.accesses[last][2] > self.clock[c][d]:
+                            raise CrossCoreRace(
+                                # the buffer with the core that owns it (its race key, engine/core.py)
+                                f"{'write' if is_write else 'read'} of core {buf.key[0]}'s {buf.name}[{lo}, {hi}) is "
+                                f"not ordered after the {kind} of some of its bytes by core {d}'s "
+                                f"{self.accesses[last][3].describe()}: no SyncAll or cross-core flag orders them",
+                                buffer=buf.name, addr_range=(lo, hi))
+                mine = per_core.get(c)
+                if mine is None:
+                    granules = -(-buf.capacity // granule)
+                    mine = per_core[c] = {kind: np.full(granules, -1, np.int32) for kind in ("write", "read")}
+                mine["write" if is_write else "read"][first:end] = len(self.accesses)
+                self.accesses.append((c, self.generation[c], self.clock[c][c], rec))
 
     def own_sets_known(self, c: int, wait) -> int:
         """How many of core c's own CrossCoreSetFlags the sets releasing its CrossCoreWaitFlag `wait` knew of
@@ -226,17 +272,17 @@ class GmRaceChecker:
         self.accesses.append((c, self.generation[c], self.clock[c][c], rec))
 
 
-def first_fault(records, order, n_cores: int, granule: int = _GRANULE) -> tuple:
+def first_fault(records, order, n_cores: int, granule: int = _GRANULE, shared: frozenset = frozenset()) -> tuple:
     """Both checkers over a whole launch's records in `order` (indices into `records`), driven as AICore._run
     drives them: (position in `order` of the first race, the fault), or (-1, None). The reference the compiled
     checker (fast_races.py) is tested and measured against."""
-    gm = GmRaceChecker(n_cores, granule)
+    gm = GmRaceChecker(n_cores, granule, shared)
     checkers = [RaceChecker(c, gm) for c in range(n_cores)]
     for pos, i in enumerate(order):
         rec = records[i]
         try:
             checkers[rec.core].observe(rec)
-            if rec.footprint is not None or rec.spec.kind in GM_ORDERING_KINDS:
+            if gm.observes(rec):
                 gm.observe(rec.core, rec)
         except RaceFault as fault:  # CrossCoreRace too
             return pos, fault

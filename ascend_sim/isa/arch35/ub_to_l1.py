@@ -8,8 +8,8 @@ impl/basic_api/dav_3510/kernel_operator_data_copy_impl.h (CopyUbufToCbuf: copy_u
 is the hardware channel (ENABLE_CV_COMM_VIA_SSBUF), as the 950's architecture page draws it (coretypes.DATA_PATHS);
 the A2 form through a GM workspace is not modelled. Own rule, flagged: the cost is the bytes at rates.ub_to_l1 (128
 B/cycle, the 950 INI) plus the 10-cycle fixed part the on-chip LoadData takes (rates.mte1_overhead); no source
-times this path. Cross-core order on L1 is carried by the kernel's flags; the race checkers see the AIV's and the
-AIC's accesses to that L1 each on its own core only.
+times this path. Cross-core order on L1 is carried by the kernel's flags: the race checkers order the AIV's and the
+AIC's accesses of that L1 by cross-core flags and SyncAll only (passes/races.py, GmRaceChecker.shared).
 """
 from __future__ import annotations
 

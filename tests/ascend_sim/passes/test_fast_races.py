@@ -13,6 +13,7 @@ from ascend_sim import Chip
 from ascend_sim.engine import fast_engine
 from ascend_sim.isa.sync import CROSS_CORE_SET_FLAG, CROSS_CORE_WAIT_FLAG, PIPE_BARRIER, SET_FLAG, SYNC_ALL, WAIT_FLAG
 from ascend_sim.machine.coretypes import KernelType, launch_cores
+from ascend_sim.machine.faults import CrossCoreRace
 from ascend_sim.machine.memory import Buffer
 from ascend_sim.machine.pipes import Pipe
 from ascend_sim.machine.platform import get_platform
@@ -20,7 +21,7 @@ from ascend_sim.passes.fast_races import CLEAN, first_race
 from ascend_sim.passes.fast_schedule import schedule
 from ascend_sim.passes.races import first_fault
 from ascend_sim.record import Kind, Record, Spec, _no_cost
-from tests.ascend_sim.engine import test_engine, test_engines, test_faults, test_vector_engine
+from tests.ascend_sim.engine import test_engine, test_engines, test_faults, test_shared_buffer_races, test_vector_engine
 from tests.ascend_sim.isa import test_atomic, test_vector_elementwise, test_vector_tque
 
 BASE = get_platform("Ascend910B2")
@@ -37,9 +38,9 @@ def cross_checked(monkeypatch):
     compiled_check = fast_engine._no_race
 
     def both(chip, records, s):
-        granule = chip.gm_races.granule
-        python, _ = first_fault(records, s.order.tolist(), len(chip.cores), granule)
-        compiled = first_race(records, s, granule)
+        granule, shared = chip.gm_races.granule, chip.gm_races.shared
+        python, _ = first_fault(records, s.order.tolist(), len(chip.cores), granule, shared)
+        compiled = first_race(records, s, granule, shared)
         CHECKED.append((compiled, python))
         assert compiled == python, f"compiled checker: {compiled}, Python checkers: {python}"
         return compiled_check(chip, records, s)
@@ -54,6 +55,7 @@ def _tests(module, names=None):
 # every test of the agreement corpus and the fault tests, and the race tests of the other modules
 globals().update(_tests(test_engines))
 globals().update(_tests(test_faults))
+globals().update(_tests(test_shared_buffer_races))
 globals().update(_tests(test_engine, {"test_two_cores_writing_the_same_gm_bytes_without_sync_is_a_race",
                                       "test_a_cross_core_flag_orders_a_gm_write_before_another_cores_read"}))
 globals().update(_tests(test_vector_engine, {"test_copy_out_racing_the_vector_write_is_a_race_fault",
@@ -89,7 +91,9 @@ def _random_launch(seed: int):
     order, cores, GM granule). Per core: instructions on random pipes reading and writing spans of two local
     buffers and boxes of two GM buffers (plain, strided, odd, atomic adds), each followed, with a probability
     drawn per launch, by a barrier or a SetFlag/WaitFlag pair to another pipe; phases split by SyncAll or by
-    cross-core flags between an AIC and its AIVs. Short and long (pruned) streams, orderly and racy ones."""
+    cross-core flags between an AIC and its AIVs. Short and long (pruned) streams, orderly and racy ones. On odd
+    seeds a MIX launch shares buffers as the 950 does (engine/chip.py): each AIC's L1 with its AIVs, AIV 0's UB
+    with its AIC; their keys are returned as `shared`."""
     rng = np.random.default_rng(seed)
     kernel_type = KernelType(str(rng.choice(["AIC_ONLY", "MIX_AIC_1_1", "MIX_AIC_1_2"])))
     layout = launch_cores(kernel_type, int(rng.integers(1, 3)))
@@ -101,6 +105,15 @@ def _random_launch(seed: int):
     for c, bufs in enumerate(local):
         for buf in bufs:
             buf.key = (c, buf.name)
+    shared = frozenset()
+    if seed % 2 and kernel_type != KernelType.AIC_ONLY:
+        for c, (kind, _, sub, group) in enumerate(layout):
+            aic = groups.index(group)
+            if kind.name == "AIV":
+                local[c][0] = local[aic][0]
+                if sub == 0:
+                    local[aic][1] = local[c][1]
+        shared = frozenset(buf.key for c, bufs in enumerate(local) for buf in bufs if buf.key[0] != c)
     ordered = float(rng.choice([0.0, 0.5, 0.9, 1.0]))  # chance an instruction is fenced from what follows
     per_core_gm = rng.random() < 0.5  # each core keeps to its own GM slice (no race between cores)
     pipes = _PIPES[:int(rng.integers(2, len(_PIPES) + 1))]
@@ -173,23 +186,25 @@ def _random_launch(seed: int):
     records = [rec for stream in streams for rec in stream]
     for i, by in s.releases(records):
         records[i].released_by = by
-    return records, s, n_cores, granule
+    return records, s, n_cores, granule, shared
 
 
 @pytest.mark.parametrize("seed", range(300))
 def test_random_streams_find_the_same_first_race(seed):
-    records, s, n_cores, granule = _random_launch(seed)
-    python, _ = first_fault(records, s.order.tolist(), n_cores, granule)
-    assert first_race(records, s, granule) == python
+    records, s, n_cores, granule, shared = _random_launch(seed)
+    python, _ = first_fault(records, s.order.tolist(), n_cores, granule, shared)
+    assert first_race(records, s, granule, shared) == python
 
 
 def test_the_random_streams_cover_races_of_both_checkers_and_clean_runs():
     outcomes = set()
     for seed in range(300):
-        records, s, n_cores, granule = _random_launch(seed)
-        _, fault = first_fault(records, s.order.tolist(), n_cores, granule)
+        records, s, n_cores, granule, shared = _random_launch(seed)
+        _, fault = first_fault(records, s.order.tolist(), n_cores, granule, shared)
         outcomes.add(type(fault).__name__)
-    assert outcomes == {"NoneType", "RaceFault", "CrossCoreRace"}
+        if shared and fault is not None and fault.buffer in ("L1", "UB") and isinstance(fault, CrossCoreRace):
+            outcomes.add("on a shared buffer")
+    assert outcomes == {"NoneType", "RaceFault", "CrossCoreRace", "on a shared buffer"}
 
 
 # ------------------------------------------------------------------------------------------ corner cases
