@@ -26,8 +26,6 @@ new stateful object, or ran a nested API call (its records would carry their own
 that runs for real calls the units inside it as usual (dx's tile and its kernel planes), and its template keeps
 their blocks. A unit whose first FIRST_CALLS calls on a core type issue fewer than MIN_RECORDS records runs for
 real there (the dx API's `_compute` on the AIV only walks indices): its key would cost more than the call.
-A call that becomes a template leaves, in the core's stream and log, its template's block (on its own core, no
-shift) in place of its records: they are encoded for the schedule once, with the template, and made when read.
 
 Modes (`Chip(replay=...)`, else env ASCEND_REPLAY): "on" (default), "off", "verify" (every hit is replayed on a
 snapshot, then undone and run for real; records, state and core counters are compared field by field and a
@@ -459,7 +457,7 @@ class Replayer:
                 self.short[short] = None
             return self._run(u, core, args)
         anchors = u.anchors(*args)
-        start, seq, log_start = len(core.stream), core._seq, len(core.log)
+        start = len(core.stream)
         counts, nbytes = dict(core.counts), dict(core.bytes_by_path)
         result = self._run(u, core, args)  # a fault propagates: no template
         records = core.stream[start:]  # with the blocks of units nested in it that replayed
@@ -469,11 +467,6 @@ class Replayer:
             self.small[(u.name, kind)] = -1_000_000  # the unit is worth replaying on this core type
         template = self.templates[key] = _template(u, core, roots, before, records, anchors, counts, nbytes, result,
                                                    fixed_ids, key)
-        if template is not None:  # the call's records become its template's block: encoded once, made when read
-            block = Block(template, core.index, seq, {}, core.api)
-            core.stream[start:] = [block]
-            if core.record:
-                core.log[log_start:] = [block]
         if short is not None:
             self.short[short] = template
         return result

@@ -204,28 +204,6 @@ def test_verify_mode_catches_an_incomplete_short_key():
         observed[2]
 
 
-def test_a_template_call_leaves_its_block_in_the_stream(monkeypatch):
-    """The call that becomes a template leaves its template's block (its own core, no shift) in the stream in place
-    of its records: every unit call of the launch is one block, and no record of a unit call (DataCopy, LoadData,
-    SetLoadDataRepeat) is left in the scheduled streams. The run still agrees with the exact engine."""
-    from ascend_sim.engine import replay_engine
-
-    streams = []
-    real_run_lazy = replay_engine.run_lazy
-    monkeypatch.setattr(replay_engine, "run_lazy", lambda chip, cores, passes=None: streams.append(
-        [list(core.stream) for core in cores]) or real_run_lazy(chip, cores, passes))
-    replayed, chip = observe("replay", tiles_kernel(GoodTiles, 8), execute=False, check_races=False)
-    assert replayed == observe("exact", tiles_kernel(GoodTiles, 8), execute=False, check_races=False)[0]
-    (stream0, stream1), templates = streams[0], [t for t in chip.replayer.templates.values() if t is not None]
-    for stream in (stream0, stream1):
-        assert sum(item.__class__.__name__ == "Block" for item in stream) == 8
-        assert {item.name for item in stream if item.__class__.__name__ == "Record"} <= {"SetFlag", "WaitFlag",
-                                                                                          "PipeBarrier"}
-    first = next(item for item in stream0 if item.__class__.__name__ == "Block")
-    assert first.template in templates and first.core == first.template.core == 0 and first.shifts == {}
-    # the same template replayed by the other calls
-    assert sum(getattr(item, "template", None) is first.template for item in stream0 + stream1) > 1
-
 def test_a_timing_only_run_makes_its_records_when_read():
     chip = Chip(engine="replay", execute=False, check_races=False)
     src = GmAddr(chip.gm.upload("in", np.zeros(256 * 8, np.float16)))
