@@ -1,11 +1,13 @@
 """Benchmark: the replay engine (replayed API units, issue 23 step 2) against the fast engine on the dx layers.
 
-    python benchmarks/bench_replay.py [--repeat 3] [--only NAME ...] [--full] [--check]
+    python benchmarks/bench_replay.py [--repeat 3] [--only NAME ...] [--op dx|dw|conv3d] [--full] [--check]
 
 Per layer, in one process, engines alternated: CPU seconds (time.process_time, best of --repeat) of a timing-only
 run (execute=False, check_races=False) on the fast and the replay engine, the instructions per second and the
 ratio; with --full also a full run (data moved, races checked). --check compares the two engines' cycles, every
-record field and (full) the result bytes once per layer, outside the timing.
+record field and (full) the result bytes once per layer, outside the timing. --op picks the operator on the same
+layers and operands: dx (Conv3DBackpropInputV2, the default), dw (Conv3DBackpropFilterV2) or conv3d (Conv3DV2, with
+a bias).
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import numpy as np
 from bench_conv3d_dx import LAYERS, dy_shape
 
 from ascend_sim.machine.memory import Buffer
-from kernels import conv3d_backprop_input_v2_run
+from kernels import conv3d_backprop_filter_v2_run, conv3d_backprop_input_v2_run, conv3d_v2_run
 
 REPLAY_LAYERS = ("C3D conv3a", "3D U-Net down", "X3D depthwise", "R3D-18 stem", "video-VAE causal conv")
 
@@ -59,27 +61,41 @@ def _fields(report):
                   else (r.released_by.core, r.released_by.seq))) for r in log] for log in report.logs]
 
 
+def _operator_run(op, layer):
+    """run(engine=, **options) of operator `op` on the layer, with bench_conv3d_dx's operands (seed 0, fp16)."""
+    rng = np.random.default_rng(0)
+    dy = rng.standard_normal(dy_shape(layer)).astype(np.float16)
+    w = rng.standard_normal((layer.cout, layer.x[1] // layer.groups, *layer.kernel)).astype(np.float16)
+    common = dict(strides=(1, 1, *layer.stride), pads=layer.pads, groups=layer.groups)
+    if op == "dx":
+        return lambda **options: conv3d_backprop_input_v2_run(layer.x, w, dy, data_format="NCDHW", **common, **options)
+    x = rng.standard_normal(layer.x).astype(np.float16)
+    if op == "dw":
+        return lambda **options: conv3d_backprop_filter_v2_run(x, w.shape, dy, data_format="NCDHW", **common,
+                                                               **options)
+    b = rng.standard_normal(layer.cout).astype(np.float16)
+    return lambda **options: conv3d_v2_run(x, w, b, **common, **options)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--only", nargs="*")
     parser.add_argument("--full", action="store_true", help="also time full runs (data moved, races checked)")
     parser.add_argument("--check", action="store_true", help="compare the engines' records and results once")
+    parser.add_argument("--op", choices=("dx", "dw", "conv3d"), default="dx", help="the operator (default dx)")
     args = parser.parse_args(argv)
     layers = [layer for layer in LAYERS if layer.name.startswith(REPLAY_LAYERS)
               and (not args.only or any(w.lower() in layer.name.lower() for w in args.only))]
-    print(f"CPU seconds, best of {args.repeat}, engines alternated in one process")
+    print(f"{args.op}: CPU seconds, best of {args.repeat}, engines alternated in one process")
     print(f"{'layer':<24} {'mode':<7} {'instr':>9} {'fast s':>8} {'replay s':>9} {'ratio':>6} "
           f"{'fast instr/s':>13} {'replay instr/s':>15}")
     for layer in layers:
-        rng = np.random.default_rng(0)
-        dy = rng.standard_normal(dy_shape(layer)).astype(np.float16)
-        w = rng.standard_normal((layer.cout, layer.x[1] // layer.groups, *layer.kernel)).astype(np.float16)
-        common = dict(strides=(1, 1, *layer.stride), pads=layer.pads, groups=layer.groups, data_format="NCDHW")
+        run_op = _operator_run(args.op, layer)
         modes = [("timing", dict(execute=False, check_races=False))] + ([("full", {})] if args.full else [])
         for mode, options in modes:
             def run(engine):
-                return conv3d_backprop_input_v2_run(layer.x, w, dy, engine=engine, **common, **options)
+                return run_op(engine=engine, **options)
             best = {"fast": float("inf"), "replay": float("inf")}
             runs = {}
             for _ in range(args.repeat):  # fast, replay, fast, replay ...

@@ -8,7 +8,15 @@ batch's, group's) share replays with the GM shifts of the three bases.
 """
 from __future__ import annotations
 
-from ascend_sim.ascendc import replay_unit
+from ascend_sim.ascendc import GlobalTensor, TBuf, TPipe, TQue, protocol_state, replay_unit
+
+# The API object's queues (protocol_state holds their state); those a kernel variant never made are absent
+_QUEUES = ("queueCL0", "queueAL1", "queueBL1", "queueBiasL1", "queueBiasBT")
+# What the short key leaves out of an object's attributes: the queues, pipe and L0 buffers (by protocol_state, or
+# the same for every call), the GlobalTensors (the anchors), the tiling (fixed) and the tools' references back to
+# the API object and to the A1 tool (keyed on their own)
+_NOT_VALUES = (TQue, TPipe, TBuf, GlobalTensor)
+_REFERENCES = frozenset(("conv3dTiling", "self_", "aL1Tools_"))
 
 
 def _anchors(api):
@@ -21,7 +29,32 @@ def _anchors(api):
     return anchors
 
 
+def _named_values(obj) -> list:
+    """obj's attributes as name, value, name, value ... (a name with its value: an attribute set by a later call
+    does not shift the others), without the references and stateful objects above."""
+    parts = []
+    for name, value in obj.__dict__.items():
+        if name not in _REFERENCES and not isinstance(value, _NOT_VALUES):
+            parts += (name, value)
+    return parts
+
+
+def _iterate_k_key(api) -> tuple:
+    """The API object's values (iterators, flags, loop counts and tails, the L0/L1 tensors it holds), each tool's
+    (madIns, loadAl1Ins, ...: the load parameters it keeps between blocks) and the queue protocol's state: the
+    block's records and the state it leaves. Every attribute but those left out above, so a tool or kernel variant
+    with attributes of its own is keyed as well (verify mode checks the key against the walk of the state)."""
+    parts = []
+    for name, value in api.__dict__.items():
+        if name.endswith("Ins"):  # a tool
+            parts += (name, *_named_values(value))
+        elif name not in _REFERENCES and not isinstance(value, _NOT_VALUES):
+            parts += (name, value)
+    queues = [api.pipe, *[api.__dict__[name] for name in _QUEUES if name in api.__dict__]]
+    return (*parts, protocol_state(*queues))
+
+
 def iterate_k_unit(method):
     """Conv3D.IterateK (one L0C block over all of K) as a replayable unit."""
-    return replay_unit("Conv3D.IterateK", fixed=("conv3dTiling",), anchors=_anchors,
+    return replay_unit("Conv3D.IterateK", fixed=("conv3dTiling",), anchors=_anchors, key=_iterate_k_key,
                        exclude=("agm", "bgm", "biasgm"))(method)

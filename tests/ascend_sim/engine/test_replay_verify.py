@@ -66,3 +66,49 @@ def test_matmul_grid_in_verify_mode(shape, verified):
     # each of these shapes has tiles of one size (a single tile, or whole baseM x baseN tiles): every tile after the
     # first replays it, on any core
     assert verified.count("MatmulTiles.ComputeTile") == tiles - 1
+
+
+def test_verify_mode_catches_an_incomplete_dw_short_key(monkeypatch):
+    """The dw tile's short key without the API object's attributes (only the tile's Out2L1ScalarParams and the
+    queue protocol): a hit on the template of a tile of another width is caught in verify mode, naming the
+    attribute."""
+    from kernels.conv3d_backprop_filter.kernel.api import Conv3DBackpropFilter
+
+    unit = Conv3DBackpropFilter._compute.unit
+    key = unit.key
+    monkeypatch.setattr(unit, "key", lambda *args: key(*args)[-2:])
+    monkeypatch.setenv("ASCEND_REPLAY", "verify")
+    with pytest.raises(replay.ReplayMismatch, match=r"unit Conv3DBackpropFilter._compute on AIC \d+ .*short key "
+                       r"matched a template whose full key differs .*attribute baseUseN: this call 144, the "
+                       r"template's 256"):
+        dw_run(False, "replay")
+
+
+def test_verify_mode_catches_an_incomplete_conv3d_v2_short_key(monkeypatch):
+    """Conv3DV2's block short key without the API object's and the tools' values (only the queue protocol): a hit
+    on the template of a core with another Cout tail is caught in verify mode, naming the attribute."""
+    from kernels.conv3d_v2.kernel.api import Conv3D
+
+    unit = Conv3D.IterateK.unit
+    key = unit.key
+    monkeypatch.setattr(unit, "key", lambda api: key(api)[-1:])
+    monkeypatch.setenv("ASCEND_REPLAY", "verify")
+    with pytest.raises(replay.ReplayMismatch, match=r"unit Conv3D.IterateK on AIC \d+ .*short key matched a template "
+                       r"whose full key differs .*attribute nL0Tail: this call 1, the template's 16"):
+        conv3d_v2_case_run(False, "replay")
+
+
+@pytest.mark.parametrize("run", [lambda: dw_run(False, "replay"), lambda: conv3d_v2_case_run(False, "replay"),
+                                 lambda: pointwise_run(np.float16, "replay")], ids=["dw", "conv3d_v2", "pointwise"])
+def test_declared_short_key_hits_walk_no_state(run, monkeypatch):
+    """With the dw tile's and Conv3DV2 block's declared short keys the state is walked only around a call run for
+    real (before and after it, to make the template): a hit walks nothing."""
+    walks = []
+    real_state = replay._State
+    monkeypatch.setattr(replay, "_State", lambda *args: walks.append(1) or real_state(*args))
+    replayers = []
+    real_call = replay.Replayer.call
+    monkeypatch.setattr(replay.Replayer, "call", lambda self, *args: replayers.append(self) or real_call(self, *args))
+    run()
+    replayer = replayers[-1]
+    assert replayer.hits > 0 and len(walks) == 2 * len(replayer.templates)
