@@ -17,6 +17,8 @@ arch35 rule (TilingValidationError, tiling/conv3d_backprop_input/arch35/validate
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ascend_sim import Chip
@@ -153,8 +155,14 @@ def estimate_arch35(tiling, itemsize: int, *, execute: bool = True, check_races:
     # the race checker shadows what the kernel writes: y, and the workspace where the kernel has a part of it (beyond
     # the system's WORKSIZE); 1-byte granules on the 950, a write and a read shadow, a third for split-K's atomic adds
     written = y + (t.workspace_size if t.workspace_size > WORKSIZE else 0)
-    return conv_estimate(inputs, y, workspace=t.workspace_size, tiles=tiles, cores=t.block_dim, execute=execute,
-                         check_races=check_races, shadow_per_byte=12 if t.enableSplitK else 8, shadowed=written)
+    estimate = conv_estimate(inputs, y, workspace=t.workspace_size, tiles=tiles, cores=t.block_dim, execute=execute,
+                             check_races=check_races, shadow_per_byte=12 if t.enableSplitK else 8, shadowed=written)
+    if not check_races:
+        return estimate
+    # and per AI core the shadows of the on-chip buffers the AIC shares with its AIVs (passes/races.py): an int32
+    # write and read shadow per byte of the AIC's L1 (kept by the AIC) and of AIV 0's UB (kept by AIV 0)
+    shared = t.block_dim * 8 * (t.platform.L1 + t.platform.UB)
+    return dataclasses.replace(estimate, race_bytes=estimate.race_bytes + shared)
 
 
 def estimate_dx_arch35(tiling, routed, mode, itemsize: int, *, execute: bool = True,
