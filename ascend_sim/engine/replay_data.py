@@ -123,8 +123,8 @@ class RunPlan:
                 loads[args.dbuf.name].append((*_load_range(args, size), j))
                 continue
             a_at, b_at = _mmad_positions(args, size)
-            a_key = ("A", args.a_nz, args.m1, args.k1, args.c0)
-            b_key = ("B", args.k1, args.n1, args.c0)
+            a_key = ("A", args.a_nz, args.m1, args.k1, args.n1, args.c0)  # "A" / "B" and _positions' arguments
+            b_key = ("B", *a_key[1:])
             a = _operand(args_list, loads["L0A"], args.a0 // size, args.a_bytes // size, a_at, a_key, plan.dtype,
                          size, shared)
             b = _operand(args_list, loads["L0B"], args.b0 // size, args.b_bytes // size, b_at, b_key, plan.dtype,
@@ -137,7 +137,7 @@ class RunPlan:
         plan.lo = min((o[0] for o in operands), default=0)
         plan.hi = max((o[4] for o in operands), default=0)
         # L1 converted to float32 once when that is less work than converting every operand as gathered
-        plan.via_image = plan.hi - plan.lo <= sum(len(o[1]) for o in operands)
+        plan.via_image = plan.hi - plan.lo <= sum(_size(o[1]) for o in operands)
         plan.mmads = [((a[0] - plan.lo, *a[1:4]), (b[0] - plan.lo, *b[1:4]), ops) for a, b, ops in plan.mmads]
         plan.last_loads = sorted(j for ranges in loads.values() for k, (lo, hi, full, j) in enumerate(ranges)
                                  if not any(full and (l, h) == (lo, hi) for l, h, full, _ in ranges[k + 1:]))
@@ -154,11 +154,13 @@ class RunPlan:
             # as isa/cube.py's Mmad: the same shapes, slices, HF32 rounding and product
             kp = ops.k1 * ops.c0
             if image is None:
-                a, b = to_float32(l1[a_off:].take(a_index), dtype), to_float32(l1[b_off:].take(b_index), dtype)
+                a, b = to_float32(_take(l1, a_off, a_index), dtype), to_float32(_take(l1, b_off, b_index), dtype)
             else:
-                a, b = image[a_off:].take(a_index), image[b_off:].take(b_index)
-            a[a_pads] = a_pad_value
-            b[b_pads] = b_pad_value
+                a, b = _take(image, a_off, a_index), _take(image, b_off, b_index)
+            if a_pads is not None:
+                a[a_pads] = a_pad_value
+            if b_pads is not None:
+                b[b_pads] = b_pad_value
             a, b = a.reshape(ops.m1 * 16, kp), b.reshape(kp, ops.n1 * 16)
             if ops.k < kp:
                 a, b = a[:, :ops.k], b[:ops.k]
@@ -179,6 +181,13 @@ class RunPlan:
         for j in self.last_loads:  # the bytes the run leaves in L0A / L0B: its last load of each range
             i = records[j]
             runs[i](operands[i])
+
+
+def _take(source, at: int, index) -> np.ndarray:
+    """An operand's elements gathered from `source` (from element `at`) by an index array or a Rows."""
+    if index.__class__ is Rows:
+        return index.take(source, at)
+    return source[at:].take(index)
 
 
 def _refused(args_list) -> str | None:
@@ -205,6 +214,10 @@ def _refused(args_list) -> str | None:
             if any(v % size for v in (args.s0, args.d0, *pitches)):
                 return "an address not on an element"
     return None
+
+
+def _size(index) -> int:
+    return len(index.blocks) * index.c0 if index.__class__ is Rows else len(index)
 
 
 def _is_2d(ops) -> bool:
@@ -240,23 +253,28 @@ def _operand(args_list, loads, first: int, count: int, order, order_key, dtype, 
     """Where an Mmad operand (L0 elements [first, first + count), read in `order`, named by `order_key`, from
     first) comes from: (an L1 element, the gather from there, its pad positions, their float32 value, the end of
     the L1 elements it reads); None when some element was not loaded in the run."""
-    overlapping = [load for load in loads if load[0] < first + count and load[1] > first]
-    if not overlapping:
+    last = next((load for load in reversed(loads) if load[0] < first + count and load[1] > first), None)
+    if last is None:
         return None
-    lo, hi, full, j = overlapping[-1]
+    lo, hi, full, j = last
     ops = args_list[j]
-    if full and (lo, hi) == (first, first + count) and not _is_2d(ops):  # one img2col wrote the whole operand
+    if full and (lo, hi) == (first, first + count):  # one load wrote the whole operand
+        base = ops.s0 // size
+        if _is_2d(ops):
+            index, pads, end = _fractal_gather(ops.reps, ops.s_pitch, ops.transpose, size, order_key)
+            return base, index, pads, 0.0, base + end
         key = (id(ops.index), id(ops.pad_positions), ops.span, order_key)
         gather = shared.get(key)
         if gather is None:
             pad = np.zeros(count, bool)
             pad[ops.pad_positions] = True
             index = np.clip(ops.index, 0, ops.span - 1)[order]
-            gather = shared[key] = (index, np.flatnonzero(pad[order]), int(index.max()) + 1,
+            pads = np.flatnonzero(pad[order]) if ops.pad_positions.size else None
+            gather = shared[key] = (_as_rows(index, pad[order], 32 // size), pads, int(index.max()) + 1,
                                     ops.index, ops.pad_positions)  # the maps kept: their ids are the key
         index, pads, end = gather[:3]
-        base = ops.s0 // size
-        return base, index, pads, _pad_f32(ops, dtype), base + end
+        return base, index, pads, _pad_f32(ops.dtype, ops.pad_value, dtype), base + end
+    overlapping = [load for load in loads if load[0] < first + count and load[1] > first]
     # else the loads' element maps, applied in order to the operand's elements, from the last that wrote them all
     covering = [k for k, (lo, hi, full, _) in enumerate(overlapping) if full and lo <= first and hi >= first + count]
     provenance = np.full(count, _UNTOUCHED, np.int64)
@@ -270,20 +288,57 @@ def _operand(args_list, loads, first: int, count: int, order, order_key, dtype, 
         return None
     if len(pads) > 1:
         return None  # several pad values in one operand: not planned
-    pad = np.flatnonzero(sources < 0)
+    pad = np.flatnonzero(sources < 0) if pads else None
     real = sources[sources >= 0]
     low = int(real.min()) if real.size else 0
     index = sources - low
-    index[pad] = 0
+    if pad is not None:
+        index[pad] = 0
     pad_value = _pad_f32_of_bits(pads[0], dtype, size) if pads else 0.0
     return low, index, pad, pad_value, (int(real.max()) + 1) if real.size else low
 
 
-def _pad_f32(ops, dtype) -> float:
+class Rows:
+    """An operand gathered as whole C0 blocks of L1 (an img2col of NC1HWC0 reads 32 bytes of one pixel at a
+    time): the block numbers from the operand's first L1 element, C0 elements a block."""
+
+    __slots__ = ("blocks", "c0")
+
+    def __init__(self, blocks, c0):
+        self.blocks, self.c0 = blocks, c0
+
+    def take(self, image, at: int) -> np.ndarray:
+        rows = image[at:at + (len(image) - at) // self.c0 * self.c0].reshape(-1, self.c0)
+        return rows.take(self.blocks, axis=0).reshape(-1)
+
+
+def _as_rows(index, pad, c0: int):
+    """`index` as a Rows when every C0 run of it (pads aside) is one C0 block of the source, else `index`."""
+    if len(index) % c0:
+        return index
+    runs = index.reshape(-1, c0)
+    starts = runs[:, 0]
+    if (starts % c0).any() or not ((runs == starts[:, None] + np.arange(c0)) | pad.reshape(-1, c0)).all():
+        return index
+    return Rows(starts // c0, c0)
+
+
+@lru_cache(maxsize=64)
+def _pad_f32(load_dtype, pad_value, dtype) -> float:
     """A LoadData 3Dv2's pad value as the element the load writes, read as float32 as the Mmad reads it."""
-    one = np.zeros(1, ops.dtype)
-    one[np.zeros(1, np.intp)] = ops.pad_value  # converted as the load writes it
+    one = np.zeros(1, load_dtype)
+    one[np.zeros(1, np.intp)] = pad_value  # converted as the load writes it
     return to_float32(element_bits(one.view(np.uint8), dtype), dtype)[0]
+
+
+@lru_cache(maxsize=64)
+def _fractal_gather(reps: int, s_pitch: int, transpose: bool, size: int, order_key) -> tuple:
+    """A LoadData2D that wrote a whole operand (contiguous fractals): the L1 elements from its source's, in the
+    order the Mmad reads the operand (`order_key`: _positions' arguments), no pads, and their end."""
+    dst, src = _load_map_2d(reps, 0, s_pitch, 512, transpose, size)
+    order = _positions(*order_key[1:])[0 if order_key[0] == "A" else 1]
+    index = src[np.argsort(dst)][order]
+    return index, None, int(index.max()) + 1
 
 
 def _pad_f32_of_bits(bits: int, dtype, size: int):
@@ -293,17 +348,9 @@ def _pad_f32_of_bits(bits: int, dtype, size: int):
 
 def _load_map(ops, size: int, pads: list) -> tuple:
     """A load's destination elements and, for each, its L1 element or pad code (a slot of `pads`)."""
-    if _is_2d(ops):  # whole fractals, each transposed (16-bit) or not
-        reps = np.arange(ops.reps).reshape(-1, 1, 1)
-        if ops.transpose:  # [r][i][j] <- [r][j][i]
-            i, j = np.arange(16).reshape(1, -1, 1), np.arange(16).reshape(1, 1, -1)
-            dst = (ops.d0 + reps * ops.d_pitch + i * 32 + j * 2) // 2
-            src = (ops.s0 + reps * ops.s_pitch + j * 32 + i * 2) // 2
-        else:
-            e = np.arange(512 // size).reshape(1, 1, -1)
-            dst = (ops.d0 + reps * ops.d_pitch) // size + e
-            src = (ops.s0 + reps * ops.s_pitch) // size + e
-        return dst.reshape(-1), src.reshape(-1)
+    if _is_2d(ops):
+        dst, src = _load_map_2d(ops.reps, ops.d0, ops.s_pitch, ops.d_pitch, ops.transpose, size)
+        return dst, src + ops.s0 // size
     # LoadData3Dv2: an img2col gather, pads at pad_positions
     if ops.written is None:  # taken with mode="clip" (pads read element 0 and are overwritten)
         dst = ops.d0 // size + np.arange(ops.count)
@@ -320,6 +367,21 @@ def _load_map(ops, size: int, pads: list) -> tuple:
         src = src.copy()
         src[ops.pad_positions] = -2 - pads.index(bits)
     return dst, src
+
+
+def _load_map_2d(reps: int, d0: int, s_pitch: int, d_pitch: int, transpose: bool, size: int) -> tuple:
+    """A LoadData2D's destination elements and the source elements (from its s0) they take: whole fractals,
+    each transposed (16-bit) or not."""
+    r = np.arange(reps).reshape(-1, 1, 1)
+    if transpose:  # [r][i][j] <- [r][j][i]
+        i, j = np.arange(16).reshape(1, -1, 1), np.arange(16).reshape(1, 1, -1)
+        dst = (d0 + r * d_pitch + i * 32 + j * 2) // 2
+        src = (r * s_pitch + j * 32 + i * 2) // 2
+    else:
+        e = np.arange(512 // size).reshape(1, 1, -1)
+        dst = (d0 + r * d_pitch) // size + e
+        src = (r * s_pitch) // size + e
+    return dst.reshape(-1), src.reshape(-1)
 
 
 def _load_c(l0c, block) -> np.ndarray:
