@@ -1,25 +1,29 @@
 """The data work of replayed blocks batched per template (issue 23, step 3): a cube core's runs of LoadData and
-Mmad records compiled once into gathers and the same BLAS calls.
+Mmad records compiled once into gathers from L1 and the same BLAS calls.
 
 In the schedule's order, a core's records that move data only inside its own buffers (LoadData2D and
-LoadData3Dv2 from L1 into L0A / L0B, Mmad from L0A and L0B into L0C) come in long runs between the records that
-load L1 or read L0C (R3D's stem: 98 Mmads a run). No other record touches those buffers in between (another
-core's only if it shares them: such cores are left out), so a run's data work can be done at once, in its own
-order, with the same result. A run made of replayed blocks' records is the same list of operands (local
+LoadData3Dv2 from L1 into L0A / L0B, Mmad from L0A and L0B into L0C) come in runs between the records that load
+L1 or read L0C (R3D's stem: 98 Mmads a run; C3D conv3a: 3). No other record touches those buffers in between (a
+core sharing them with another, as on the Ascend 950, is left out), so a run's data work can be done at once, in
+its own order, with the same result. A run made of replayed blocks' records is the same list of operands (local
 addresses do not move with the GM shifts) every time its (template, record) sequence comes back, so it is
 compiled once into a `RunPlan`:
-- the provenance of every L0A / L0B element the run writes (an L1 element, or a pad value), found by applying
-  the loads' index maps in order;
-- each Mmad's A and B as indices into L1 (gathered for all Mmads of the run at once from a float32 image of the
-  L1 range they read, pads filled), then per Mmad the same array shapes and the same `a @ b` as
-  isa/cube.py's Mmad, so the float32 sums are the same bits;
+- per Mmad, where its A and B come from in L1: the load that last wrote the whole operand (an img2col's index map
+  or a LoadData2D's fractals, put in the order the Mmad multiplies them in: shared by all plans of a launch, and
+  as whole C0 blocks, one row index a pixel, where the img2col reads 32-byte blocks), else the element maps of
+  the loads that wrote it applied in order;
+- at run time, per Mmad, A and B gathered from a float32 image of the L1 range the run reads (or gathered and
+  then converted, when that range is larger than the operands), pads filled, then the same array shapes, slices,
+  HF32 rounding and `a @ b` as isa/cube.py's Mmad, so the float32 sums are the same bits;
 - the Mmads writing one L0C block in a row kept as one (m, n) float32 array, C = A.B or C += A.B element by
   element as in L0C, stored in NZ once;
-- the L0A / L0B bytes the run leaves, written from L1 (and pads) in one gather each.
-A run falls back to the records one by one (`RunPlan.compile` says why: `FALLBACKS` counts the reasons) when it
-holds a real record (templates' first calls), an Mmad reading L0A / L0B bytes written before the run, a GEMV or
-bias Mmad, mixed element sizes or an address not on an element. Tests: tests/ascend_sim/engine/test_replay_data.py
-(every byte against the records run one by one) and the engine corpus on engine="replay".
+- the bytes the run leaves in L0A / L0B: its last load of each range, run as the record itself.
+A run is left to the records one by one (`FALLBACKS` counts why) when it has fewer than MIN_MMADS Mmads (short
+runs leave most of their loads' bytes in L0, so a plan saves nothing), holds a real record (templates' first
+calls), or has an Mmad reading L0A / L0B bytes loaded before the run, a GEMV or bias Mmad, mixed element sizes or
+an address not on an element. Tests: tests/ascend_sim/engine/test_replay_data.py (every byte of every local
+buffer, the cycles and the result against the records run one by one, and the exact engine's result) and the
+engine corpus on engine="replay".
 """
 from __future__ import annotations
 
