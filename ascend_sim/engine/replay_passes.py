@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ascend_sim.engine import replay_data
 from ascend_sim.engine.replay_engine import Block, _remap_args, expand
 
 
@@ -97,43 +98,52 @@ def data_threads() -> int:
 
 
 def run_semantics(chip, cores, s) -> None:
-    """Every record's data work, in the schedule's order (`s`), blocks' records included; on several threads
-    when independent_groups allows it."""
+    """Every record's data work, in the schedule's order (`s`), blocks' records included, their runs of LoadData
+    and Mmad batched (replay_data.py); on several threads when independent_groups allows it."""
     runs: list = []  # per record of the streams (cores one after another): its semantics, or None
     operands: list = []  # ... and what they read
+    kinds: list = []  # ... replay_data's NONE / RUN / OTHER, an array per block and per real record
+    origins: list = []  # ... replay_data.origins, -1 for real records
     plans: dict = {}  # id(template) -> _Plan
     atomic = False  # an atomic add in GM: its order across cores decides the bits
-    for core in cores:
+    unshared = replay_data.unshared_cores(cores)
+    for c, core in enumerate(cores):
         for item in core.stream:
             if item.__class__ is Block:
                 plan = plans.get(id(item.template))
                 if plan is None:
                     plan = plans[id(item.template)] = _Plan(item.template, template_records(chip, item.template))
+                    plan.number = len(plans)
                 runs += plan.runs
                 operands += plan.operands(chip.cores[item.core], item)
+                kinds.append(plan.kinds if unshared[c] else plan.kinds_one_by_one)
+                origins.append(replay_data.origins(plan.number, len(plan.runs)))
                 atomic = atomic or plan.atomic
             else:
                 runs.append(item.spec.execute if item.args is not None else None)
                 operands.append(item)
+                kinds.append(_ONE_RECORD[runs[-1] is not None])
+                origins.append(_REAL)
                 atomic = atomic or _adds_atomically(item)
+    from ascend_sim.passes.fast_schedule import _CORE
+
+    batched = dict(kinds=np.concatenate(kinds), origins=np.concatenate(origins), core_of=s.R[:, _CORE],
+                   buffers_of=[core.buffers for core in cores], plans={}, gathers={})
     threads = chip.data_threads
     parts = None if threads == 1 or atomic else independent_groups(chip, cores, s)
     if parts is None:
-        _run_in_order(runs, operands, s.order.tolist())
+        replay_data.run_in_order(runs, operands, s.order.tolist(), **batched)
         return
     shares: list = [[] for _ in range(min(threads, len(parts)))]
     for part in sorted(parts, key=len, reverse=True):  # the longest first, each to the least loaded thread
         min(shares, key=len).extend(part)
     with ThreadPoolExecutor(len(shares)) as pool:
-        for done in [pool.submit(_run_in_order, runs, operands, share) for share in shares]:
+        for done in [pool.submit(replay_data.run_in_order, runs, operands, share, **batched) for share in shares]:
             done.result()
 
 
-def _run_in_order(runs, operands, order) -> None:
-    for i in order:
-        run = runs[i]
-        if run is not None:
-            run(operands[i])
+_ONE_RECORD = {False: np.array([replay_data.NONE], np.int8), True: np.array([replay_data.OTHER], np.int8)}
+_REAL = np.array([-1], np.int64)
 
 
 def independent_groups(chip, cores, s) -> list | None:
@@ -171,6 +181,10 @@ class _Plan:
     def __init__(self, template, records):
         self.template, self.records = template, records  # records: template_records
         self.runs = [r.spec.execute if r.args is not None else None for r in records]
+        self.kinds = np.array([replay_data.NONE if run is None else replay_data.RUN if r.name in replay_data.BATCHED
+                               else replay_data.OTHER for run, r in zip(self.runs, records)], np.int8)
+        self.kinds_one_by_one = np.where(self.kinds == replay_data.RUN, replay_data.OTHER, self.kinds).astype(np.int8)
+        self.number = 0  # its place among the launch's templates (replay_data.origins)
         self.atomic = any(map(_adds_atomically, records))
         self.per_core: dict = {}  # core index -> the records' operands on that core's buffers
         self.local = {}  # record index -> its fields holding a local buffer (None: buffers nested in the fields)

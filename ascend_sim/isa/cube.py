@@ -20,7 +20,8 @@ import numpy as np
 from ascend_sim.engine.front_end_cache import cached
 from ascend_sim.isa.common import FRACTAL, check_aligned, current_core, expect_position, fields_checker
 from ascend_sim.isa.ctrl import HIF8_MMAD_BIT, ctrl_value
-from ascend_sim.machine.dtypes import EIGHT_BIT_DTYPES, arch_refuses, hifloat8, round_to_hf32
+from ascend_sim.machine.dtypes import (EIGHT_BIT_DTYPES, arch_refuses, element_bits, hifloat8, round_to_hf32,
+                                      to_float32)
 from ascend_sim.machine.faults import ParameterOutOfRange
 from ascend_sim.machine.pipes import Pipe
 from ascend_sim.machine.tensor import LocalTensor
@@ -64,12 +65,7 @@ _DTYPE_KEY = {np.dtype(np.float16): "float16", np.dtype(np.float32): "float32",
               **{dtype: name for name, dtype in EIGHT_BIT_DTYPES.items()}}
 
 
-# float16 -> float32 by table: the same bits as astype (NaN payloads included) at a third of the time
-_F16_TO_F32 = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float32)
-_FLOAT16, _FLOAT32 = np.dtype(np.float16), np.dtype(np.float32)
-# 8-bit codes -> float32 by table (every code is exact in fp32)
-_BYTE_TO_F32 = {dtype: np.arange(256, dtype=np.uint8).view(dtype).astype(np.float32)
-                for dtype in EIGHT_BIT_DTYPES.values()}
+_FLOAT32 = np.dtype(np.float32)
 _MMAD_RANGES = {"m": (0, 4095), "n": (0, 4095), "k": (0, 4095), "unitFlag": (0, 3)}
 _check_mmad = fields_checker(_MMAD_RANGES)
 
@@ -77,14 +73,7 @@ _check_mmad = fields_checker(_MMAD_RANGES)
 def _fractals_to_f32(data: np.ndarray, dtype: np.dtype, shape: tuple, axes: tuple) -> np.ndarray:
     """The fractal-ordered bytes `data` as float32, reshaped to `shape` (elements of `dtype`) and transposed by
     `axes` in one pass (a fresh C-contiguous array)."""
-    if dtype == _FLOAT16:
-        return _F16_TO_F32.take(data.view(np.uint16).reshape(shape).transpose(axes))
-    if dtype.itemsize == 1:
-        return _BYTE_TO_F32[dtype].take(data.reshape(shape).transpose(axes))
-    src = data.view(dtype).reshape(shape).transpose(axes)
-    out = np.empty(src.shape, np.float32)
-    np.copyto(out, src, casting="unsafe")
-    return out
+    return to_float32(element_bits(data, dtype).reshape(shape).transpose(axes), dtype)
 
 
 MmadOperands = operands_type(
@@ -136,7 +125,7 @@ def _mmad_execute(rec) -> None:
 
 def _eight_bit_operand(core, name: str, dtype: np.dtype) -> np.dtype:
     """The dtype the cube multiplies 8-bit operands as: refused off arch 3510; CTRL[45] turns fp8 into hif8."""
-    if dtype not in _BYTE_TO_F32:
+    if dtype not in EIGHT_BIT_DTYPES.values():
         raise core.fault(ParameterOutOfRange(f"fm and filter are {dtype}: 8-bit Mmad operands modelled are "
                                              f"{sorted(EIGHT_BIT_DTYPES)}"), name, M)
     refused = arch_refuses(dtype, core.platform.npu_arch)

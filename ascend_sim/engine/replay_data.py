@@ -1,0 +1,403 @@
+"""The data work of replayed blocks batched per template (issue 23, step 3): a cube core's runs of LoadData and
+Mmad records compiled once into gathers from L1 and the same BLAS calls.
+
+In the schedule's order, a core's records that move data only inside its own buffers (LoadData2D and
+LoadData3Dv2 from L1 into L0A / L0B, Mmad from L0A and L0B into L0C) come in runs between the records that load
+L1 or read L0C (R3D's stem: 98 Mmads a run; C3D conv3a: 3). No other record touches those buffers in between (a
+core sharing them with another, as on the Ascend 950, is left out), so a run's data work can be done at once, in
+its own order, with the same result. A run made of replayed blocks' records is the same list of operands (local
+addresses do not move with the GM shifts) every time its (template, record) sequence comes back, so it is
+compiled once into a `RunPlan`:
+- per Mmad, where its A and B come from in L1: the load that last wrote the whole operand (an img2col's index map
+  or a LoadData2D's fractals, put in the order the Mmad multiplies them in: shared by all plans of a launch, and
+  as whole C0 blocks, one row index a pixel, where the img2col reads 32-byte blocks), else the element maps of
+  the loads that wrote it applied in order;
+- at run time, per Mmad, A and B gathered from a float32 image of the L1 range the run reads (or gathered and
+  then converted, when that range is larger than the operands), pads filled, then the same array shapes, slices,
+  HF32 rounding and `a @ b` as isa/cube.py's Mmad, so the float32 sums are the same bits;
+- the Mmads writing one L0C block in a row kept as one (m, n) float32 array, C = A.B or C += A.B element by
+  element as in L0C, stored in NZ once;
+- the bytes the run leaves in L0A / L0B: its last load of each range, run as the record itself.
+A run is left to the records one by one (`FALLBACKS` counts why) when it has fewer than MIN_MMADS Mmads (short
+runs leave most of their loads' bytes in L0, so a plan saves nothing), holds a real record (templates' first
+calls), or has an Mmad reading L0A / L0B bytes loaded before the run, a GEMV or bias Mmad, mixed element sizes or
+an address not on an element. Tests: tests/ascend_sim/engine/test_replay_data.py (every byte of every local
+buffer, the cycles and the result against the records run one by one, and the exact engine's result) and the
+engine corpus on engine="replay".
+"""
+from __future__ import annotations
+
+from collections import Counter
+from functools import lru_cache
+
+import numpy as np
+
+from ascend_sim.machine.dtypes import element_bits, round_to_hf32, to_float32
+
+BATCHED = ("LoadData2D", "LoadData3Dv2", "Mmad")  # the specs a run is made of
+NONE, RUN, OTHER = 0, 1, 2  # a record's part in the data pass: no data work, batchable, run one by one
+FALLBACKS: Counter = Counter()  # why runs were run record by record (a process-wide tally, for benchmarks)
+MIN_MMADS = 8  # shorter runs (C3D's: 3) leave most of their loads' bytes in L0: planned, they cost more
+_UNTOUCHED = -1  # provenance of an L0 element the run has not written; pads are -2 - slot
+_BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+
+
+def unshared_cores(cores) -> list:
+    """Per core: whether no other core holds one of its local buffers (the Ascend 950 gives an AIC its AIV's UB
+    and an AIV its AIC's L1: those cores' runs are not batched)."""
+    owners: dict = {}
+    for c, core in enumerate(cores):
+        for buf in core.buffers.values():
+            owners.setdefault(id(buf), set()).add(c)
+    return [all(len(owners[id(buf)]) == 1 for buf in core.buffers.values()) for core in cores]
+
+
+def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, plans: dict, gathers: dict) -> None:
+    """Every record's data work in `order`, one by one except the runs of RUN records of one core
+    done at once. `kinds`: per record NONE, RUN or OTHER; `origins`: per record its template's number << 32 |
+    its index in the template (`origin`); `core_of`: per record its core; `buffers_of`: per core its buffers; `plans`: key ->
+    RunPlan or None, and `gathers` (RunPlan.compile's `shared`), both kept for one launch."""
+    order = np.asarray(order, np.int64)
+    kind = kinds[order]
+    seq = order[kind != NONE]
+    kind = kind[kind != NONE]
+    core = core_of[seq]
+    by_core = np.argsort(core, kind="stable")  # each core's records in the schedule's order
+    batched = kind[by_core] == RUN
+    same_core = np.zeros(len(by_core), bool)
+    same_core[1:] = core[by_core][1:] == core[by_core][:-1]
+    previous = np.zeros(len(by_core), bool)
+    previous[1:] = batched[:-1]
+    starts = batched & ~(previous & same_core)
+    members = np.split(by_core[batched], np.flatnonzero(starts[batched])[1:]) if batched.any() else []
+    # what runs, by position in seq: a record of its own, or a run at its first record's position
+    singles = np.flatnonzero(kind == OTHER)
+    firsts = np.array([m[0] for m in members], np.int64)
+    at = np.concatenate([singles, firsts])
+    what = np.concatenate([np.full(len(singles), -1, np.int64), np.arange(len(members), dtype=np.int64)])
+    by_position = np.argsort(at, kind="stable")
+    seq_list = seq.tolist()
+    for position, w in zip(at[by_position].tolist(), what[by_position].tolist()):
+        if w < 0:
+            i = seq_list[position]
+            runs[i](operands[i])
+            continue
+        records = seq[members[w]]
+        key = origins[records].tobytes()
+        plan = plans.get(key, False)
+        records = records.tolist()
+        if plan is False:
+            plan = plans[key] = RunPlan.compile([operands[i].args for i in records], gathers)
+        if plan is None:
+            for i in records:
+                runs[i](operands[i])
+        else:
+            plan.run(buffers_of[int(core_of[records[0]])], records, runs, operands)
+
+
+def origins(template_number: int, size: int) -> np.ndarray:
+    """The origins of a block's records: its template's number and each record's index in it, as one int64."""
+    return (template_number << 32) + np.arange(size, dtype=np.int64)
+
+
+class RunPlan:
+    """A run's data work compiled (the module's docstring): per Mmad, where its A and B come from in L1; the
+    loads whose bytes the run leaves in L0A / L0B."""
+
+    __slots__ = ("dtype", "lo", "hi", "via_image", "mmads", "last_loads")
+
+    @classmethod
+    def compile(cls, args_list: list, shared: dict) -> RunPlan | None:
+        """The plan of a run of LoadData / Mmad operands (in the run's order), or None (FALLBACKS says why).
+        `shared`: the gathers of LoadData 3Dv2 index maps, by map, for the plans of one launch."""
+        if sum(args._fields[0] == "abuf" for args in args_list) < MIN_MMADS:
+            FALLBACKS["fewer Mmads than MIN_MMADS"] += 1
+            return None
+        reason = _refused(args_list)
+        if reason:
+            FALLBACKS[reason] += 1
+            return None
+        plan = cls()
+        size = args_list[0].dtype.itemsize
+        plan.dtype = next((a.dtype for a in args_list if a._fields[0] == "abuf"), args_list[0].dtype)
+        loads: dict = {"L0A": [], "L0B": []}  # per L0 buffer: (first, end element, run index, full) of its loads
+        plan.mmads = []
+        for j, args in enumerate(args_list):
+            if args._fields[0] != "abuf":
+                loads[args.dbuf.name].append((*_load_range(args, size), j))
+                continue
+            a_at, b_at = _mmad_positions(args, size)
+            a_key = ("A", args.a_nz, args.m1, args.k1, args.n1, args.c0)  # "A" / "B" and _positions' arguments
+            b_key = ("B", *a_key[1:])
+            a = _operand(args_list, loads["L0A"], args.a0 // size, args.a_bytes // size, a_at, a_key, plan.dtype,
+                         size, shared)
+            b = _operand(args_list, loads["L0B"], args.b0 // size, args.b_bytes // size, b_at, b_key, plan.dtype,
+                         size, shared)
+            if a is None or b is None:
+                FALLBACKS["an Mmad operand not loaded in the run"] += 1
+                return None
+            plan.mmads.append((a, b, args))
+        operands = [a for a, _, _ in plan.mmads] + [b for _, b, _ in plan.mmads]
+        plan.lo = min((o[0] for o in operands), default=0)
+        plan.hi = max((o[4] for o in operands), default=0)
+        # L1 converted to float32 once when that is less work than converting every operand as gathered
+        plan.via_image = plan.hi - plan.lo <= sum(_size(o[1]) for o in operands)
+        plan.mmads = [((a[0] - plan.lo, *a[1:4]), (b[0] - plan.lo, *b[1:4]), ops) for a, b, ops in plan.mmads]
+        plan.last_loads = sorted(j for ranges in loads.values() for k, (lo, hi, full, j) in enumerate(ranges)
+                                 if not any(full and (l, h) == (lo, hi) for l, h, full, _ in ranges[k + 1:]))
+        return plan
+
+    def run(self, buffers, records, runs, operands) -> None:
+        """The run's data work on a core's buffers (`records`: the run's, indices into `runs` / `operands`)."""
+        size, dtype = self.dtype.itemsize, self.dtype
+        l1 = element_bits(buffers["L1"].data[self.lo * size:self.hi * size], dtype)
+        image = to_float32(l1, dtype) if self.via_image else None
+        l0c = buffers["L0C"].data.view(np.float32)
+        block, c = None, None  # the L0C block being accumulated: (address, m1, n1), its (m, n) float32 sums
+        for (a_off, a_index, a_pads, a_pad_value), (b_off, b_index, b_pads, b_pad_value), ops in self.mmads:
+            # as isa/cube.py's Mmad: the same shapes, slices, HF32 rounding and product
+            kp = ops.k1 * ops.c0
+            if image is None:
+                a, b = to_float32(_take(l1, a_off, a_index), dtype), to_float32(_take(l1, b_off, b_index), dtype)
+            else:
+                a, b = _take(image, a_off, a_index), _take(image, b_off, b_index)
+            if a_pads is not None:
+                a[a_pads] = a_pad_value
+            if b_pads is not None:
+                b[b_pads] = b_pad_value
+            a, b = a.reshape(ops.m1 * 16, kp), b.reshape(kp, ops.n1 * 16)
+            if ops.k < kp:
+                a, b = a[:, :ops.k], b[:ops.k]
+            if ops.hf32_rounding is not None:
+                a, b = round_to_hf32(a, *ops.hf32_rounding), round_to_hf32(b, *ops.hf32_rounding)
+            prod = a @ b
+            target = (ops.c0_addr, ops.m1, ops.n1)
+            if target != block:
+                _store(l0c, block, c)
+                block, c = target, None
+            if ops.init:
+                c = prod
+            else:
+                if c is None:
+                    c = _load_c(l0c, target)
+                c += prod
+        _store(l0c, block, c)
+        for j in self.last_loads:  # the bytes the run leaves in L0A / L0B: its last load of each range
+            i = records[j]
+            runs[i](operands[i])
+
+
+def _take(source, at: int, index) -> np.ndarray:
+    """An operand's elements gathered from `source` (from element `at`) by an index array or a Rows."""
+    if index.__class__ is Rows:
+        return index.take(source, at)
+    return source[at:].take(index)
+
+
+def _refused(args_list) -> str | None:
+    """Why a run cannot be planned, or None."""
+    sizes = {args.dtype.itemsize for args in args_list}
+    if len(sizes) != 1:
+        return "mixed element sizes"
+    size = sizes.pop()
+    mmad_dtypes = {args.dtype for args in args_list if args._fields[0] == "abuf"}
+    if len(mmad_dtypes) > 1:
+        return "Mmads of several dtypes"
+    for args in args_list:
+        if args._fields[0] == "abuf":
+            if args.gemv or args.bias_bt is not None:
+                return "a GEMV or bias Mmad"
+            if (args.abuf.name, args.bbuf.name, args.cbuf.name) != ("L0A", "L0B", "L0C") or args.c0_addr % 4:
+                return "an Mmad off L0A / L0B / L0C"
+            if args.a0 % size or args.b0 % size:
+                return "an address not on an element"
+        else:
+            if args.sbuf.name != "L1" or args.dbuf.name not in ("L0A", "L0B"):
+                return "a load off L1 -> L0A / L0B"
+            pitches = (args.s_pitch, args.d_pitch) if _is_2d(args) else ()
+            if any(v % size for v in (args.s0, args.d0, *pitches)):
+                return "an address not on an element"
+    return None
+
+
+def _size(index) -> int:
+    return len(index.blocks) * index.c0 if index.__class__ is Rows else len(index)
+
+
+def _is_2d(ops) -> bool:
+    return ops._fields[2] == "s_pitch"
+
+
+def _load_range(ops, size: int) -> tuple:
+    """(first, end) L0 element of a load's destination, and whether it writes every element between."""
+    if _is_2d(ops):
+        return ops.d0 // size, (ops.d0 + (ops.reps - 1) * ops.d_pitch + 512) // size, ops.d_pitch == 512
+    if ops.written is None:
+        return ops.d0 // size, ops.d0 // size + ops.count, True
+    return ops.d0 // size, ops.d0 // size + ops.extent, False
+
+
+def _mmad_positions(ops, size: int) -> tuple:
+    """The L0A and L0B elements an Mmad reads (from its a0 / b0), in the (m, k) and (k, n) orders it multiplies
+    them in."""
+    return _positions(ops.a_nz, ops.m1, ops.k1, ops.n1, ops.c0)
+
+
+@lru_cache(maxsize=256)
+def _positions(a_nz: bool, m1: int, k1: int, n1: int, c0: int) -> tuple:
+    if a_nz:  # NZ [k1][m1][16][c0]
+        a = np.arange(m1 * k1 * 16 * c0).reshape(k1, m1, 16, c0).transpose(1, 2, 0, 3)
+    else:  # ZZ [m1][k1][16][c0]
+        a = np.arange(m1 * k1 * 16 * c0).reshape(m1, k1, 16, c0).transpose(0, 2, 1, 3)
+    b = np.arange(k1 * n1 * 16 * c0).reshape(k1, n1, 16, c0).transpose(0, 3, 1, 2)
+    return a.reshape(-1), b.reshape(-1)
+
+
+def _operand(args_list, loads, first: int, count: int, order, order_key, dtype, size: int, shared: dict):
+    """Where an Mmad operand (L0 elements [first, first + count), read in `order`, named by `order_key`, from
+    first) comes from: (an L1 element, the gather from there, its pad positions, their float32 value, the end of
+    the L1 elements it reads); None when some element was not loaded in the run."""
+    last = next((load for load in reversed(loads) if load[0] < first + count and load[1] > first), None)
+    if last is None:
+        return None
+    lo, hi, full, j = last
+    ops = args_list[j]
+    if full and (lo, hi) == (first, first + count):  # one load wrote the whole operand
+        base = ops.s0 // size
+        if _is_2d(ops):
+            index, pads, end = _fractal_gather(ops.reps, ops.s_pitch, ops.transpose, size, order_key)
+            return base, index, pads, 0.0, base + end
+        key = (id(ops.index), id(ops.pad_positions), ops.span, order_key)
+        gather = shared.get(key)
+        if gather is None:
+            pad = np.zeros(count, bool)
+            pad[ops.pad_positions] = True
+            index = np.clip(ops.index, 0, ops.span - 1)[order]
+            pads = np.flatnonzero(pad[order]) if ops.pad_positions.size else None
+            gather = shared[key] = (_as_rows(index, pad[order], 32 // size), pads, int(index.max()) + 1,
+                                    ops.index, ops.pad_positions)  # the maps kept: their ids are the key
+        index, pads, end = gather[:3]
+        return base, index, pads, _pad_f32(ops.dtype, ops.pad_value, dtype), base + end
+    overlapping = [load for load in loads if load[0] < first + count and load[1] > first]
+    # else the loads' element maps, applied in order to the operand's elements, from the last that wrote them all
+    covering = [k for k, (lo, hi, full, _) in enumerate(overlapping) if full and lo <= first and hi >= first + count]
+    provenance = np.full(count, _UNTOUCHED, np.int64)
+    pads: list = []
+    for lo, hi, full, j in overlapping[covering[-1] if covering else 0:]:
+        at, sources = _load_map(args_list[j], size, pads)
+        inside = (at >= first) & (at < first + count)
+        provenance[at[inside] - first] = sources[inside]
+    sources = provenance[order]
+    if (sources == _UNTOUCHED).any():
+        return None
+    if len(pads) > 1:
+        return None  # several pad values in one operand: not planned
+    pad = np.flatnonzero(sources < 0) if pads else None
+    real = sources[sources >= 0]
+    low = int(real.min()) if real.size else 0
+    index = sources - low
+    if pad is not None:
+        index[pad] = 0
+    pad_value = _pad_f32_of_bits(pads[0], dtype, size) if pads else 0.0
+    return low, index, pad, pad_value, (int(real.max()) + 1) if real.size else low
+
+
+class Rows:
+    """An operand gathered as whole C0 blocks of L1 (an img2col of NC1HWC0 reads 32 bytes of one pixel at a
+    time): the block numbers from the operand's first L1 element, C0 elements a block."""
+
+    __slots__ = ("blocks", "c0")
+
+    def __init__(self, blocks, c0):
+        self.blocks, self.c0 = blocks, c0
+
+    def take(self, image, at: int) -> np.ndarray:
+        rows = image[at:at + (len(image) - at) // self.c0 * self.c0].reshape(-1, self.c0)
+        return rows.take(self.blocks, axis=0).reshape(-1)
+
+
+def _as_rows(index, pad, c0: int):
+    """`index` as a Rows when every C0 run of it (pads aside) is one C0 block of the source, else `index`."""
+    if len(index) % c0:
+        return index
+    runs = index.reshape(-1, c0)
+    starts = runs[:, 0]
+    if (starts % c0).any() or not ((runs == starts[:, None] + np.arange(c0)) | pad.reshape(-1, c0)).all():
+        return index
+    return Rows(starts // c0, c0)
+
+
+@lru_cache(maxsize=64)
+def _pad_f32(load_dtype, pad_value, dtype) -> float:
+    """A LoadData 3Dv2's pad value as the element the load writes, read as float32 as the Mmad reads it."""
+    one = np.zeros(1, load_dtype)
+    one[np.zeros(1, np.intp)] = pad_value  # converted as the load writes it
+    return to_float32(element_bits(one.view(np.uint8), dtype), dtype)[0]
+
+
+@lru_cache(maxsize=64)
+def _fractal_gather(reps: int, s_pitch: int, transpose: bool, size: int, order_key) -> tuple:
+    """A LoadData2D that wrote a whole operand (contiguous fractals): the L1 elements from its source's, in the
+    order the Mmad reads the operand (`order_key`: _positions' arguments), no pads, and their end."""
+    dst, src = _load_map_2d(reps, 0, s_pitch, 512, transpose, size)
+    order = _positions(*order_key[1:])[0 if order_key[0] == "A" else 1]
+    index = src[np.argsort(dst)][order]
+    return index, None, int(index.max()) + 1
+
+
+def _pad_f32_of_bits(bits: int, dtype, size: int):
+    one = np.array([bits], _BITS[size])
+    return to_float32(element_bits(one.view(np.uint8), dtype), dtype)[0]
+
+
+def _load_map(ops, size: int, pads: list) -> tuple:
+    """A load's destination elements and, for each, its L1 element or pad code (a slot of `pads`)."""
+    if _is_2d(ops):
+        dst, src = _load_map_2d(ops.reps, ops.d0, ops.s_pitch, ops.d_pitch, ops.transpose, size)
+        return dst, src + ops.s0 // size
+    # LoadData3Dv2: an img2col gather, pads at pad_positions
+    if ops.written is None:  # taken with mode="clip" (pads read element 0 and are overwritten)
+        dst = ops.d0 // size + np.arange(ops.count)
+        src = ops.s0 // size + np.clip(ops.index, 0, ops.span - 1)
+    else:
+        dst = ops.d0 // size + ops.written
+        src = ops.s0 // size + ops.index
+    if ops.pad_positions.size:
+        one = np.zeros(1, ops.dtype)
+        one[np.zeros(1, np.intp)] = ops.pad_value  # converted as the load writes it
+        bits = int(one.view(_BITS[size])[0])
+        if bits not in pads:
+            pads.append(bits)
+        src = src.copy()
+        src[ops.pad_positions] = -2 - pads.index(bits)
+    return dst, src
+
+
+def _load_map_2d(reps: int, d0: int, s_pitch: int, d_pitch: int, transpose: bool, size: int) -> tuple:
+    """A LoadData2D's destination elements and the source elements (from its s0) they take: whole fractals,
+    each transposed (16-bit) or not."""
+    r = np.arange(reps).reshape(-1, 1, 1)
+    if transpose:  # [r][i][j] <- [r][j][i]
+        i, j = np.arange(16).reshape(1, -1, 1), np.arange(16).reshape(1, 1, -1)
+        dst = (d0 + r * d_pitch + i * 32 + j * 2) // 2
+        src = (r * s_pitch + j * 32 + i * 2) // 2
+    else:
+        e = np.arange(512 // size).reshape(1, 1, -1)
+        dst = (d0 + r * d_pitch) // size + e
+        src = (r * s_pitch) // size + e
+    return dst.reshape(-1), src.reshape(-1)
+
+
+def _load_c(l0c, block) -> np.ndarray:
+    """An L0C block (NZ) as its (m, n) float32 sums."""
+    address, m1, n1 = block
+    nz = l0c[address // 4:address // 4 + n1 * m1 * 256].reshape(n1, m1 * 16, 16)
+    return nz.transpose(1, 0, 2).reshape(m1 * 16, n1 * 16)
+
+
+def _store(l0c, block, c) -> None:
+    if block is None:
+        return
+    address, m1, n1 = block
+    nz = l0c[address // 4:address // 4 + n1 * m1 * 256].reshape(n1, m1 * 16, 16)
+    nz[...] = c.reshape(m1 * 16, n1, 16).transpose(1, 0, 2)

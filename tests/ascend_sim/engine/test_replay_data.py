@@ -1,0 +1,90 @@
+"""The batched data work of replayed blocks (ascend_sim/engine/replay_data.py) against the same records run one
+by one: every result byte, cycle and byte of every core's local buffers (L1, L0A, L0B, L0C, ...) after the run,
+and the exact engine's result bytes; each case checks that runs were really planned and run."""
+import numpy as np
+import pytest
+
+from ascend_sim.engine import replay_data, replay_passes
+from ascend_sim.machine.dtypes import DTYPES
+from kernels import conv3d_backprop_input_v2_run
+
+# (x, cout, kernel, strides, pads): a stem like R3D's (3 channels, 7x7, stride 2: long runs of Mmads on one L1),
+# and a 3x3x3 layer with short runs
+SHAPES = [((1, 3, 2, 14, 14), 16, (1, 7, 7), (1, 2, 2), (0, 0, 3, 3, 3, 3)),
+          ((1, 32, 4, 8, 8), 32, (3, 3, 3), (1, 1, 1), (1, 1, 1, 1, 1, 1))]
+CASES = [(shape, dtype, False) for shape in SHAPES for dtype in ("float16", "bfloat16", "float32")]
+CASES += [(SHAPES[1], "float32", True)]  # HF32
+# fp32 on the stem: its Mmads read L0 bytes loaded before the run (half-used b32 fractals), so the runs fall back
+FALLS_BACK = [(SHAPES[0], "float32", False)]
+
+
+def _dy_shape(x, cout, kernel, strides, pads):
+    out = [(size + pads[2 * i] + pads[2 * i + 1] - k) // s + 1
+           for i, (size, k, s) in enumerate(zip(x[2:], kernel, strides))]
+    return (x[0], cout, *out)
+
+
+def _run(case, engine, monkeypatch, batched=True, min_mmads=None):
+    """(result bytes, cycles, every core's local buffers after the data pass, plans run)."""
+    (x, cout, kernel, strides, pads), dtype_name, hf32 = case
+    dtype = DTYPES[dtype_name]
+    rng = np.random.default_rng(0)
+    dy = rng.standard_normal(_dy_shape(x, cout, kernel, strides, pads)).astype(dtype)
+    w = rng.standard_normal((cout, x[1], *kernel)).astype(dtype)
+    buffers, plans = [], []
+    with monkeypatch.context() as m:
+        if min_mmads is not None:
+            m.setattr(replay_data, "MIN_MMADS", min_mmads)
+        if not batched:
+            m.setattr(replay_data.RunPlan, "compile", classmethod(lambda cls, *args: None))
+        real_run, real_plan_run = replay_passes.run, replay_data.RunPlan.run
+
+        def passes(chip, cores, s):
+            done = real_run(chip, cores, s)
+            buffers.append([(c, name, buf.data.tobytes()) for c, core in enumerate(cores)
+                            for name, buf in sorted(core.buffers.items()) if buf.data is not None])
+            return done
+
+        def plan_run(plan, *args):
+            plans.append(plan)
+            return real_plan_run(plan, *args)
+
+        m.setattr(replay_passes, "run", passes)
+        m.setattr(replay_data.RunPlan, "run", plan_run)
+        run = conv3d_backprop_input_v2_run(x, w, dy, strides=(1, 1, *strides), pads=pads, data_format="NCDHW",
+                                           enable_hf32=hf32, engine=engine)
+    return run.result.tobytes(), run.report.cycles, buffers, len(plans)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0][2]}-{c[1]}{'-hf32' if c[2] else ''}")
+def test_batched_runs_give_the_bytes_of_the_records_run_one_by_one(case, monkeypatch):
+    """Every run planned (MIN_MMADS 1), against no run planned and the exact engine."""
+    result, cycles, buffers, plans = _run(case, "replay", monkeypatch, min_mmads=1)
+    one_by_one = _run(case, "replay", monkeypatch, batched=False)
+    assert plans > 0 or case in FALLS_BACK
+    assert one_by_one[3] == 0
+    assert buffers and buffers == one_by_one[2]
+    assert (result, cycles) == one_by_one[:2]
+    assert result == _run(case, "exact", monkeypatch)[0]
+
+
+def test_the_stem_plans_its_runs_at_the_default_threshold(monkeypatch):
+    result, cycles, buffers, plans = _run(CASES[0], "replay", monkeypatch)
+    assert plans > 0
+    assert (result, cycles, buffers) == _run(CASES[0], "replay", monkeypatch, batched=False)[:3]
+
+
+def test_a_short_run_is_left_to_the_records(monkeypatch):
+    """Runs of fewer than MIN_MMADS Mmads are not planned (they would cost more than the records)."""
+    monkeypatch.setattr(replay_data, "MIN_MMADS", 10 ** 6)
+    assert _run(CASES[0], "replay", monkeypatch)[3] == 0
+
+
+def test_cores_sharing_a_buffer_are_not_batched():
+    class Core:
+        def __init__(self, buffers):
+            self.buffers = buffers
+
+    l1, ub, other = object(), object(), object()
+    assert replay_data.unshared_cores([Core({"L1": l1}), Core({"UB": ub, "L1": l1}), Core({"L1": other})]) == \
+        [False, False, True]
