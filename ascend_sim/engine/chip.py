@@ -142,8 +142,9 @@ class Chip:
                       for i, (kind, block_idx, sub, group) in enumerate(layout)]
         _share_l1_with_aivs(self.cores)
         _wire_l0c_to_ub(self.cores)
+        self.shared_buffers = shared_buffer_keys(self.cores)  # race-checked across cores; not batched (replay_data)
         if self.gm_races is not None:
-            self.gm_races.shared = shared_buffer_keys(self.cores)
+            self.gm_races.shared = self.shared_buffers
         launch.schedules = [core.schedule for core in self.cores]
         for hook in self.hooks:  # a hook object may want the chip as it is before the launch (the debugger's GM)
             before = getattr(hook, "before_launch", None)

@@ -42,16 +42,6 @@ _UNTOUCHED = -1  # provenance of an L0 element the run has not written; pads are
 _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
 
-def unshared_cores(cores) -> list:
-    """Per core: whether no other core holds one of its local buffers (the Ascend 950 gives an AIC its AIV's UB
-    and an AIV its AIC's L1: those cores' runs are not batched)."""
-    owners: dict = {}
-    for c, core in enumerate(cores):
-        for buf in core.buffers.values():
-            owners.setdefault(id(buf), set()).add(c)
-    return [all(len(owners[id(buf)]) == 1 for buf in core.buffers.values()) for core in cores]
-
-
 def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, plans: dict, gathers: dict) -> None:
     """Every record's data work in `order`, one by one except the runs of RUN records of one core
     done at once. `kinds`: per record NONE, RUN or OTHER; `origins`: per record its template's number << 32 |

@@ -106,7 +106,8 @@ def run_semantics(chip, cores, s) -> None:
     origins: list = []  # ... replay_data.origins, -1 for real records
     plans: dict = {}  # id(template) -> _Plan
     atomic = False  # an atomic add in GM: its order across cores decides the bits
-    unshared = replay_data.unshared_cores(cores)
+    # a core holding a buffer another core also uses (the 950's wiring) runs its records one by one
+    unshared = [not any(buf.key in chip.shared_buffers for buf in core.buffers.values()) for core in cores]
     for c, core in enumerate(cores):
         for item in core.stream:
             if item.__class__ is Block:

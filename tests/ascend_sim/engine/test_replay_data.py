@@ -4,6 +4,7 @@ and the exact engine's result bytes; each case checks that runs were really plan
 import numpy as np
 import pytest
 
+from ascend_sim import Chip
 from ascend_sim.engine import replay_data, replay_passes
 from ascend_sim.machine.dtypes import DTYPES
 from kernels import conv3d_backprop_input_v2_run
@@ -80,11 +81,12 @@ def test_a_short_run_is_left_to_the_records(monkeypatch):
     assert _run(CASES[0], "replay", monkeypatch)[3] == 0
 
 
-def test_cores_sharing_a_buffer_are_not_batched():
-    class Core:
-        def __init__(self, buffers):
-            self.buffers = buffers
-
-    l1, ub, other = object(), object(), object()
-    assert replay_data.unshared_cores([Core({"L1": l1}), Core({"UB": ub, "L1": l1}), Core({"L1": other})]) == \
-        [False, False, True]
+def test_the_buffers_cores_share_are_known_without_race_checks():
+    """run_semantics leaves the cores holding one of chip.shared_buffers to their records one by one: the chip
+    knows them when it checks no races too."""
+    chip = Chip("Ascend950PR_9589", check_races=False)
+    chip.launch(lambda: None, 1, kernel_type="MIX_AIC_1_2")
+    assert chip.shared_buffers == {(0, "L1"), (1, "UB")}  # AIC 0's L1 (both AIVs), AIV 0's UB (the AIC)
+    a2 = Chip("Ascend910B2", check_races=False)
+    a2.launch(lambda: None, 2)
+    assert a2.shared_buffers == frozenset()
