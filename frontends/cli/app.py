@@ -14,6 +14,7 @@ import sys
 import threading
 from importlib import import_module
 
+from frontends.cli import collector
 from frontends.cli.flags import OneLineParser, one_line
 
 # Each command's module and summary; a module is imported only when its command is chosen (`ascend-sim --help` lists
@@ -100,10 +101,9 @@ def _end_process(code: int) -> None:
 
 def _run(argv: list[str], process: bool = False) -> int:
     """process: argv is the process's own command line (main() without argv). The collector was paused by main()
-    while the parser imports the chosen command's modules (its flags' types import the operator, the simulator,
-    numpy and pydantic); their objects live as long as the process, and the ~100 young collections the imports set
-    off took ~20 ms of CPU to find nothing. They go straight to the oldest generation instead, and the collector
-    resumes before the command runs. Once the command has returned, the process ends here (_end_process), with
+    while the parser imports the chosen command's modules (its flags' types import numpy and pydantic, some the
+    operator and the simulator); it resumes before the command runs (frontends/cli/collector.py; conv3d-dx pauses
+    it again while it imports its operator). Once the command has returned, the process ends here (_end_process), with
     `args` and the run the command kept on it still referenced."""
     parser, by_name = build_parser(argv)
     try:
@@ -114,9 +114,7 @@ def _run(argv: list[str], process: bool = False) -> int:
         code = stop.code if isinstance(stop.code, int) else 2
     else:
         if process:
-            gc.freeze()
-            gc.unfreeze()
-            gc.enable()
+            collector.resume()
         code = _command(args)
     if process:
         _end_process(code)

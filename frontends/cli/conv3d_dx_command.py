@@ -9,11 +9,13 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
+from frontends.cli import collector
 from frontends.cli.conv_problem import CliProblem, add_conv_problem_arguments, add_format_argument, conv_problem
+from frontends.cli.early_operands import EarlyOperands
 from frontends.cli.flags import FlagError, add_run_arguments, check_run_flags
 from frontends.cli.reference_alongside import ReferenceAlongside, reference_alongside
-from frontends.cli.report import (check_cli_run, launch_entry, print_json, print_summary, random_operands,
-                                  reference_precision, run_document, text_stream)
+from frontends.cli.report import (check_cli_run, launch_entry, print_json, print_summary, reference_precision,
+                                  run_document, text_stream)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -102,35 +104,25 @@ def simulate(args: argparse.Namespace, hooks: list | None = None, check: bool = 
     progress display (`ascend-sim debug conv3d-dx` passes a Capture). Writes --trace. check: the reference is
     computed in a second process during the launch (frontends/cli/reference_alongside.py)."""
     from ascend_sim.machine.dtypes import DTYPES, EIGHT_BIT_DTYPES
-    from ascend_sim.machine.platform import get_platform
-    from frontends.cli.progress import LaunchProgress
-    from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run, estimate_conv3d_dx
-    from tiling import TilingValidationError
     check_run_flags(args)
     problem = conv_problem(args)
     overrides = dict(args.set)
     dtype = {**DTYPES, **EIGHT_BIT_DTYPES}[args.dtype]  # the A2 dtypes and the 950's 8-bit ones
-    # the operator's own checks, routing and tiling, and the size guard, before any data is made
-    if get_platform(problem.platform).npu_arch == 3510:  # the 950: the arch35 kernel or aclnn's 950 matmuls
-        from kernels.conv3d_backprop_input.operator_arch35 import ARCH35_REMEDIES, estimate_dx_arch35, plan_dx_arch35
-        tiling, routed, mode = plan_dx_arch35(problem.in_format(problem.dx_shape), problem.filter_shape,
-                                              problem.in_format(problem.dy_shape), args.dtype, route=args.route,
-                                              **problem.operator_arguments())
-        estimate, remedies = (estimate_dx_arch35(tiling, routed, mode, dtype.itemsize, execute=not args.timing_only,
-                                                 check_races=not args.no_race_check), ARCH35_REMEDIES)
-    else:
-        plan = problem.plan(args.route)
-        mode = plan.matmul_mode if plan.route == "matmul" else None
-        estimate, remedies = (estimate_conv3d_dx(plan, execute=not args.timing_only,
-                                                 check_races=not args.no_race_check, record=not args.no_records),
-                              ("execute", "check_races", "record"))
+    # small operands are drawn on a thread while the operator is imported and planned (early_operands.py)
+    operands = EarlyOperands(args.seed, dtype, args.timing_only, problem.dy_shape, problem.filter_shape,
+                             max_memory=args.max_memory)
+    with collector.paused():  # the operator's, the kernel's and the simulator's imports
+        from frontends.cli.progress import LaunchProgress
+        from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
+        from tiling import TilingValidationError
+        estimate, remedies, mode = _estimate(args, problem, dtype)
     if overrides and mode:
         raise FlagError(f"argument --set: this problem runs as a matmul on --route aclnn ({mode}), "
                         f"which has no conv tiling to override; add --route v2 to run the conv kernel")
     check_cli_run(estimate, math.prod(problem.dy_shape) + math.prod(problem.filter_shape),
                   math.prod(problem.dx_shape), args.dtype, timing_only=args.timing_only, max_memory=args.max_memory,
                   remedies=remedies)
-    dy, weight = random_operands(args.seed, dtype, args.timing_only, problem.dy_shape, problem.filter_shape)
+    dy, weight = operands.result()
     with reference_alongside(dx_reference(problem, dy, weight, args.dtype) if check else None) as expected:
         wall = time.perf_counter()
         try:
@@ -146,9 +138,27 @@ def simulate(args: argparse.Namespace, hooks: list | None = None, check: bool = 
     return ConvDxRun(problem, dy, weight, result, wall, expected)
 
 
+def _estimate(args: argparse.Namespace, problem: CliProblem, dtype) -> tuple:
+    """(the size guard's estimate, its remedies, the matmul mode or None) of the run: the operator's own checks,
+    routing and tiling, before the guard lets any data be made (EarlyOperands may have begun a small draw)."""
+    from ascend_sim.machine.platform import get_platform
+    if get_platform(problem.platform).npu_arch == 3510:  # the 950: the arch35 kernel or aclnn's 950 matmuls
+        from kernels.conv3d_backprop_input.operator_arch35 import ARCH35_REMEDIES, estimate_dx_arch35, plan_dx_arch35
+        tiling, routed, mode = plan_dx_arch35(problem.in_format(problem.dx_shape), problem.filter_shape,
+                                              problem.in_format(problem.dy_shape), args.dtype, route=args.route,
+                                              **problem.operator_arguments())
+        return (estimate_dx_arch35(tiling, routed, mode, dtype.itemsize, execute=not args.timing_only,
+                                   check_races=not args.no_race_check), ARCH35_REMEDIES, mode)
+    from kernels.conv3d_backprop_input.operator import estimate_conv3d_dx
+    plan = problem.plan(args.route)
+    mode = plan.matmul_mode if plan.route == "matmul" else None
+    return (estimate_conv3d_dx(plan, execute=not args.timing_only, check_races=not args.no_race_check,
+                               record=not args.no_records), ("execute", "check_races", "record"), mode)
+
+
 def _route(text: str) -> str:
-    """type= for --route: one of the operator's ROUTES."""
-    from kernels.conv3d_backprop_input.plan import ROUTES
+    """type= for --route: one of the operator's ROUTES (their module imports nothing else)."""
+    from kernels.conv3d_backprop_input.routes import ROUTES
     if text not in ROUTES:
         raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from {', '.join(ROUTES)})")
     return text

@@ -44,9 +44,8 @@ def random_operands(seed: int, dtype, timing_only: bool, *shapes) -> list:
     """Standard-normal operands of these shapes drawn in order from one seeded generator (None for a shape
     None); with timing_only, size-only stand-ins instead, which take no memory (nothing reads their bytes)."""
     import numpy as np
-
-    from kernels.common.operands import stand_in
     if timing_only:
+        from kernels.common.operands import stand_in
         return [None if shape is None else stand_in(shape, dtype) for shape in shapes]
     rng = np.random.default_rng(seed)
     return [None if shape is None else rng.standard_normal(shape).astype(dtype) for shape in shapes]

@@ -14,12 +14,11 @@ from kernels.conv3d_backprop_input.arguments import check_problem
 from kernels.conv3d_backprop_input.kernel.arch22.util import FORMAT_NCDHW, FORMAT_NDC1HWC0
 from kernels.conv3d_backprop_input.matmul_route import aclnn_matmul_mode
 from kernels.conv3d_backprop_input.rewrite import Rewrite, normalise_problem
+from kernels.conv3d_backprop_input.routes import ROUTES
 from tiling import check_conv3d_dx_args, tiling_for_args
 from tiling.common.cstruct import overrides_mapping
 from tiling.common.problem import ConvProblem
 from tiling.conv3d_backprop_input.arch22.model import Conv3DBackpropInputV2TilingData
-
-ROUTES = ("aclnn", "v2")
 
 
 @dataclass(frozen=True)
