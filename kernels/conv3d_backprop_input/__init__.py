@@ -13,6 +13,7 @@ Modules, one job each (device code under kernel/arch22/):
                                             (shape errors name the data_format, suggest the other)
 - rewrite.py                                the problem rewritten into the kernel's envelope (pads beyond the kernel reach, strideD > kD)
 - plan.py                                   a run planned from the problem alone: checks, routing, rewrite, tiling, overrides, init flag
+- routes.py                                 the operator's routes (aclnn, v2), importable without the planner
 - operator.py                               the host operator: the plan run on the data (formats, launch, conversion back)
 - matmul_route.py                           aclnn's matmul shortcuts (kernel == stride, feature map == kernel, 950 1x1x1) on the matmul
                                             kernel (kernels/matmul/)
