@@ -5,8 +5,10 @@
 - the default `ascend-sim conv3d-dx` run: the process's wall time from start to exit (imports, the operands, the
   simulation, the reference check, the exit) within 1.5x of the simulation time it prints ("simulated in"). Each
   run's process wall, its printed simulation and check times, the ratio wall / simulation and the process's CPU
-  time (user + system, both threads: less disturbed by other load than the wall), the best run (the lowest ratio)
-  and the median ratio of --repeat, and the load average before and after. With --against DIR, the same for
+  time (user + system, all its threads: less disturbed by other load than the wall), whether the check ran
+  alongside the simulation (only with a core to spare: frontends/cli/reference_alongside.py; conv3d-dx's early
+  operand draw follows the same rule), the best run (the lowest ratio) and the median ratio of --repeat, and the
+  load average before and after. With --against DIR, the same for
   another checkout (e.g. main's) in alternation, process by process, so that both see the same load.
 
 Bytecode caches are allowed (PYTHONDONTWRITEBYTECODE is dropped for the children, and one unmeasured run writes
@@ -29,7 +31,7 @@ COMMANDS = [[], ["conv3d-dx"], ["conv3d-dw"], ["conv3d"], ["conv-backward"], ["m
             ["tiling", "conv3d-dx"], ["debug"], ["debug", "conv3d-dx"], ["debug", "conv-backward"], ["sweep"]]
 CLI = [sys.executable, "-m", "frontends.cli"]
 ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
-SUMMARY = re.compile(r"simulated in ([0-9.]+) s .*?; reference check ([0-9.]+) s")
+SUMMARY = re.compile(r"simulated in ([0-9.]+) s .*?; reference check ([0-9.]+) s( alongside it)?")
 
 
 def timed(argv: list[str], tree: Path = ROOT) -> tuple[float, str]:
@@ -64,16 +66,17 @@ def default_run(repeats: int, trees: list[Path]) -> None:
             found = SUMMARY.search(out)
             if found is None:
                 raise SystemExit(f"no 'simulated in ...; reference check ...' line in:\n{out}")
-            simulation, check = float(found.group(1)), float(found.group(2))
-            rows[tree].append((wall / simulation, wall, simulation, check, cpu))
+            simulation, check, alongside = float(found.group(1)), float(found.group(2)), bool(found.group(3))
+            rows[tree].append((wall / simulation, wall, simulation, check, cpu, alongside))
     for tree in trees:
         if len(trees) > 1:
             print(f"{tree}:")
         print(f"  {'process wall':>12s} {'simulation':>10s} {'check':>6s} {'wall / simulation':>17s} "
-              f"{'process CPU':>11s}")
-        for ratio, wall, simulation, check, cpu in rows[tree]:
-            print(f"  {wall:10.2f} s {simulation:8.2f} s {check:4.2f} s {ratio:16.2f}x {cpu:9.2f} s")
-        ratio, wall, simulation, check, _ = min(rows[tree])
+              f"{'process CPU':>11s}  check alongside")
+        for ratio, wall, simulation, check, cpu, alongside in rows[tree]:
+            print(f"  {wall:10.2f} s {simulation:8.2f} s {check:4.2f} s {ratio:16.2f}x {cpu:9.2f} s  "
+                  f"{'yes' if alongside else 'no (no core to spare)'}")
+        ratio, wall, simulation, check, *_ = min(rows[tree])
         median = statistics.median(row[0] for row in rows[tree])
         print(f"  best: {wall:.2f} s wall for {simulation:.2f} s simulated (check {check:.2f} s): {ratio:.2f}x, "
               f"median {median:.2f}x (target 1.5x)")
