@@ -74,37 +74,59 @@ class Block:
         return out
 
 
-def template_arrays(template, kind, model) -> tuple:
-    """A template's (pipes, kinds, costs) on core type `kind` (encoded once per launch: costs depend only on the
-    operands and the cost model), its nested blocks by their own templates' arrays."""
-    encoded = template.encoded.get(kind)
-    if encoded is None:
-        encoded = template.encoded[kind] = _stream_arrays(template.records, kind, model)
-    return encoded
+def stream_arrays(cores, kinds, models) -> tuple:
+    """(records per core, pipes, kind codes, costs, event ids) of the cores' streams, the cores one after another
+    (fast_schedule.record_arrays, joined): what fast_schedule.encode_arrays takes. A block is its template's
+    arrays, encoded once per launch (costs depend only on the operands and the core type's cost model). The
+    records not in blocks, of every core of one type and of the templates not yet encoded, are encoded in one
+    call per core type: a call costs a few dozen numpy steps besides its records, which, made per core and per
+    template, were most of the encoding."""
+    from ascend_sim.passes.fast_schedule import join, record_arrays
+
+    batches: dict = {}  # core type -> the records to encode
+    queued: dict = {}  # core type -> [(template, its parts)], nested templates before those they are in
+    seen: dict = {}  # core type -> the ids of the templates queued
+    layouts = [_parts(core.stream, batches.setdefault(kind, []), kind, queued.setdefault(kind, []),
+                      seen.setdefault(kind, set())) for core, kind in zip(cores, kinds)]
+    arrays = {kind: record_arrays(batch, models[kind]) for kind, batch in batches.items()}
+    for kind, templates in queued.items():
+        for template, parts in templates:
+            template.encoded[kind] = join([_part_arrays(p, arrays[kind], kind) for p in parts])
+    lengths = [sum(p[1] - p[0] if p.__class__ is tuple else p.size for p in parts) for parts in layouts]
+    joined = join([_part_arrays(p, arrays[kind], kind) for parts, kind in zip(layouts, kinds) for p in parts])
+    return lengths, *joined
 
 
-def _stream_arrays(items, kind, model) -> tuple:
-    """(pipes, kinds, costs) of a stream of records and blocks: the records encoded in one call, the blocks by
-    their templates' arrays."""
-    from ascend_sim.passes.fast_schedule import core_arrays
-
-    real = [item for item in items if item.__class__ is not Block]
-    real_arrays = core_arrays(real, model)
-    if len(real) == len(items):
-        return real_arrays
+def _parts(items, batch: list, kind, queued: list, seen: set) -> list:
+    """A stream of records and blocks as parts: (start, stop) of its records appended to `batch`, or a block's
+    template; the templates not yet encoded on core type `kind` are queued (`seen`: by id), nested first."""
+    blocks = [i for i, item in enumerate(items) if item.__class__ is Block]
+    if not blocks:
+        start = len(batch)
+        batch += items
+        return [(start, len(batch))] if items else []
     parts = []
-    at = start = 0  # real records taken so far; where the current run of them started
-    for item in items:
-        if item.__class__ is Block:
-            if at > start:
-                parts.append(tuple(a[start:at] for a in real_arrays))
-            start = at
-            parts.append(template_arrays(item.template, kind, model))
-        else:
-            at += 1
-    if at > start:
-        parts.append(tuple(a[start:at] for a in real_arrays))
-    return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))
+    at = 0
+    for i in blocks + [len(items)]:
+        if i > at:
+            start = len(batch)
+            batch += items[at:i]
+            parts.append((start, len(batch)))
+        if i < len(items):
+            template = items[i].template
+            if kind not in template.encoded and id(template) not in seen:
+                seen.add(id(template))
+                queued.append((template, _parts(template.records, batch, kind, queued, seen)))
+            parts.append(template)
+        at = i + 1
+    return parts
+
+
+def _part_arrays(part, arrays, kind) -> tuple:
+    if part.__class__ is tuple:
+        start, stop = part
+        return tuple(a[start:stop] for a in arrays)
+    return part.encoded[kind]
 
 
 def stream_events(items) -> list:
@@ -205,9 +227,8 @@ def run_lazy(chip, cores, passes=None) -> bool:
     kinds = [core.core_type.name for core in cores]
     groups = [core.group for core in cores]
     models = {kind: CostModel(chip.platform, kinds.count(kind)) for kind in set(kinds)}
-    arrays = [_stream_arrays(core.stream, kind, models[kind]) for core, kind in zip(cores, kinds)]
-    events = [stream_events(core.stream) for core in cores]
-    s = schedule(None, kinds, groups, chip.platform, encoded=encode_arrays(arrays, events, kinds, groups))
+    s = schedule(None, kinds, groups, chip.platform,
+                 encoded=encode_arrays(*stream_arrays(cores, kinds, models), kinds, groups))
     if not s.clean or (passes is not None and not passes(chip, cores, s)):
         return False
     run_records = _RunRecords(chip, [list(core.stream) for core in cores], s)
