@@ -74,52 +74,113 @@ class Block:
         return out
 
 
-def stream_arrays(cores, kinds, models) -> tuple:
+def stream_arrays(chip, cores, kinds, models) -> tuple:
     """(records per core, pipes, kind codes, costs, event ids) of the cores' streams, the cores one after another
     (fast_schedule.record_arrays, joined): what fast_schedule.encode_arrays takes. A block is its template's
-    arrays, encoded once per launch (costs depend only on the operands and the core type's cost model). The
-    records not in blocks, of every core of one type and of the templates not yet encoded, are encoded in one
-    call per core type: a call costs a few dozen numpy steps besides its records, which, made per core and per
-    template, were most of the encoding."""
+    arrays, encoded once per launch (costs depend only on the operands and the core type's cost model), and so
+    is the run of records a template was made from (its unit's first call, still in the stream, and in the
+    records of the templates it is nested in). The other records, of every core of one type and of the templates
+    not yet encoded, are encoded in one call per core type: a call costs a few dozen numpy steps besides its
+    records, which, made per core and per template, were most of the encoding."""
     from ascend_sim.passes.fast_schedule import join, record_arrays
 
-    batches: dict = {}  # core type -> the records to encode
-    queued: dict = {}  # core type -> [(template, its parts)], nested templates before those they are in
-    seen: dict = {}  # core type -> the ids of the templates queued
-    layouts = [_parts(core.stream, batches.setdefault(kind, []), kind, queued.setdefault(kind, []),
-                      seen.setdefault(kind, set())) for core, kind in zip(cores, kinds)]
-    arrays = {kind: record_arrays(batch, models[kind]) for kind, batch in batches.items()}
-    for kind, templates in queued.items():
-        for template, parts in templates:
-            template.encoded[kind] = join([_part_arrays(p, arrays[kind], kind) for p in parts])
-    lengths = [sum(p[1] - p[0] if p.__class__ is tuple else p.size for p in parts) for parts in layouts]
-    joined = join([_part_arrays(p, arrays[kind], kind) for parts, kind in zip(layouts, kinds) for p in parts])
-    return lengths, *joined
+    replayer = chip.replayer
+    layout = _Layout(() if replayer is None else replayer.templates.values())
+    parts = [layout.parts(core.stream, kind) for core, kind in zip(cores, kinds)]
+    arrays = {kind: record_arrays(batch, models[kind]) for kind, batch in layout.batches.items()}
+    for template, kind, template_parts in layout.queued:
+        template.encoded[kind] = join([_part_arrays(p, arrays[kind], kind) for p in template_parts])
+    # the streams gathered from one pool: the encoded records, then each template's arrays once
+    pool, at, lengths, starts, sizes = [], 0, [], [], []
+    where: dict = {}  # core type or (template id, core type) -> where its arrays are in the pool
+    for kind, encoded in arrays.items():
+        where[kind], at = at, at + len(encoded[0])
+        pool.append(encoded)
+    for core_parts, kind in zip(parts, kinds):
+        n = 0
+        for part in core_parts:
+            if part.__class__ is tuple:
+                starts.append(where[kind] + part[0])
+                size = part[1] - part[0]
+            else:
+                size = part.size
+                key = (id(part), kind)
+                start = where.get(key)
+                if start is None:
+                    start = where[key] = at
+                    at += size
+                    pool.append(part.encoded[kind])
+                starts.append(start)
+            sizes.append(size)
+            n += size
+        lengths.append(n)
+    sizes = np.array(sizes, np.int64)
+    shift = np.array(starts, np.int64) - (np.cumsum(sizes) - sizes)  # pool index - stream index, per part
+    index = np.arange(int(sizes.sum()), dtype=np.int64) + np.repeat(shift, sizes)
+    return lengths, *(a[index] for a in join(pool))
 
 
-def _parts(items, batch: list, kind, queued: list, seen: set) -> list:
-    """A stream of records and blocks as parts: (start, stop) of its records appended to `batch`, or a block's
-    template; the templates not yet encoded on core type `kind` are queued (`seen`: by id), nested first."""
-    blocks = [i for i, item in enumerate(items) if item.__class__ is Block]
-    if not blocks:
-        start = len(batch)
-        batch += items
-        return [(start, len(batch))] if items else []
-    parts = []
-    at = 0
-    for i in blocks + [len(items)]:
-        if i > at:
+class _Layout:
+    """Streams (and templates' records) as parts: (start, stop) of records appended to `batches[kind]`, or a
+    template, for a block or for the run of records the template was made from."""
+
+    def __init__(self, templates):
+        self.batches: dict = {}  # core type -> the records to encode
+        self.queued: list = []  # (template, core type, its parts), nested templates first
+        self.seen: set = set()  # (id(template), core type) queued
+        # a template's records were the slice of its core's stream its call issued, so where an item of a stream
+        # is a template's first and the item as many places on is its last, the items between are its records
+        self.firsts: dict = {}  # id(first record or block) -> the templates starting with it, longest first
+        for template in templates:
+            if template is not None and template.records:
+                self.firsts.setdefault(id(template.records[0]), []).append(template)
+        for found in self.firsts.values():
+            found.sort(key=lambda t: -len(t.records))
+
+    def parts(self, items, kind, own=None) -> list:
+        """The parts of `items` (a stream, or the records of template `own`) on core type `kind`."""
+        firsts = self.firsts
+        marks = [i for i, item in enumerate(items) if item.__class__ is Block or id(item) in firsts]
+        batch = self.batches.setdefault(kind, [])
+        if not marks:
             start = len(batch)
-            batch += items[at:i]
-            parts.append((start, len(batch)))
-        if i < len(items):
-            template = items[i].template
-            if kind not in template.encoded and id(template) not in seen:
-                seen.add(id(template))
-                queued.append((template, _parts(template.records, batch, kind, queued, seen)))
-            parts.append(template)
-        at = i + 1
-    return parts
+            batch += items
+            return [(start, len(batch))] if items else []
+        parts = []
+        at = 0
+        for i in marks + [len(items)]:
+            if i < at:  # inside a template's run
+                continue
+            template, stop = None, i + 1
+            if i < len(items):
+                template = self._run_at(items, i, own)
+                if template is not None:
+                    stop = i + len(template.records)
+                elif items[i].__class__ is Block:
+                    template = items[i].template
+                else:
+                    continue  # a template's first record, not followed by the rest of its records
+            if i > at:
+                start = len(batch)
+                batch += items[at:i]
+                parts.append((start, len(batch)))
+            if template is not None:
+                if kind not in template.encoded and (id(template), kind) not in self.seen:
+                    self.seen.add((id(template), kind))
+                    self.queued.append((template, kind, self.parts(template.records, kind, template)))
+                parts.append(template)
+            at = stop
+        return parts
+
+    def _run_at(self, items, i, own):
+        """The longest template whose records are items[i:...] (shorter than `own`'s: a template is never
+        encoded from itself or from one holding it)."""
+        limit = len(items) - i if own is None else min(len(items) - i, len(own.records) - 1)
+        for template in self.firsts.get(id(items[i]), ()):
+            n = len(template.records)
+            if n <= limit and items[i + n - 1] is template.records[-1]:
+                return template
+        return None
 
 
 def _part_arrays(part, arrays, kind) -> tuple:
@@ -228,7 +289,7 @@ def run_lazy(chip, cores, passes=None) -> bool:
     groups = [core.group for core in cores]
     models = {kind: CostModel(chip.platform, kinds.count(kind)) for kind in set(kinds)}
     s = schedule(None, kinds, groups, chip.platform,
-                 encoded=encode_arrays(*stream_arrays(cores, kinds, models), kinds, groups))
+                 encoded=encode_arrays(*stream_arrays(chip, cores, kinds, models), kinds, groups))
     if not s.clean or (passes is not None and not passes(chip, cores, s)):
         return False
     run_records = _RunRecords(chip, [list(core.stream) for core in cores], s)

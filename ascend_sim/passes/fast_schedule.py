@@ -359,12 +359,16 @@ _EVENT_IDS: dict = {}
 _EVENTS: list = []
 
 
-def _event_id(event) -> int:
-    found = _EVENT_IDS.get(event)
-    if found is None:
-        found = _EVENT_IDS[event] = len(_EVENTS)
-        _EVENTS.append(event)
-    return found
+def _event_ids(events: list) -> np.ndarray:
+    """The events' ids, new events given the next ones."""
+    try:
+        return np.fromiter(map(_EVENT_IDS.__getitem__, events), np.int64, len(events))
+    except KeyError:
+        for event in events:
+            if event not in _EVENT_IDS:
+                _EVENT_IDS[event] = len(_EVENTS)
+                _EVENTS.append(event)
+        return np.fromiter(map(_EVENT_IDS.__getitem__, events), np.int64, len(events))
 
 
 def event_of(event_id: int):
@@ -394,15 +398,27 @@ def record_arrays(log, model) -> tuple:
             if None in args:  # NOPs (no operands) cost nothing
                 keep = np.fromiter((a is not None for a in args), bool, idx.size)
                 idx, args = idx[keep], [a for a in args if a is not None]
-            cost[idx] = np.fromiter(map(spec.cost, args, repeat(model)), np.float64, idx.size)
+            cost[idx] = _costs(spec.cost, args, model)
     kind = kind_of[which]
     # the exact scheduler's order of tests: CrossCoreWaitFlag, then anything on PIPE_ALL (or SyncAll)
     kind[(pipes == _ALL) & (kind != CROSS_WAIT) & (kind != SYNC_ALL)] = BARRIER_ALL
     event = np.full(n, -1, np.int64)
     flagged = np.flatnonzero((kind == SET_FLAG) | (kind == WAIT_FLAG) | (kind == CROSS_SET) | (kind == CROSS_WAIT))
     if flagged.size:
-        event[flagged] = np.fromiter(map(_event_id, map(_event, _take(log, flagged))), np.int64, flagged.size)
+        event[flagged] = _event_ids(list(map(_event, _take(log, flagged))))
     return pipes, kind, cost, event
+
+
+def _costs(cost, args: list, model) -> np.ndarray:
+    """cost(a, model) for each operands tuple a, called once per distinct object: records the front-end cache
+    made from one descriptor, and a template's records met again in its stream, share theirs (on the dx layers
+    a launch's records hold a tenth as many operands objects as records), and a cost is a function of them."""
+    n = len(args)
+    ids = np.fromiter(map(id, args), np.int64, n)
+    distinct, first, which = np.unique(ids, return_index=True, return_inverse=True)
+    if distinct.size == n:
+        return np.fromiter(map(cost, args, repeat(model)), np.float64, n)
+    return np.fromiter(map(cost, _take(args, first), repeat(model)), np.float64, distinct.size)[which]
 
 
 def join(parts) -> tuple:
