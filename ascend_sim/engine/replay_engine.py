@@ -14,6 +14,7 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Sequence
+from itertools import repeat
 
 import numpy as np
 
@@ -140,7 +141,10 @@ class _Layout:
     def parts(self, items, kind, own=None) -> list:
         """The parts of `items` (a stream, or the records of template `own`) on core type `kind`."""
         firsts = self.firsts
-        marks = [i for i, item in enumerate(items) if item.__class__ is Block or id(item) in firsts]
+        n = len(items)  # where a block or a template's first item is (maps in C)
+        marked = np.fromiter(map(firsts.__contains__, map(id, items)), bool, n)
+        marked |= np.fromiter(map(isinstance, items, repeat(Block)), bool, n)
+        marks = np.flatnonzero(marked).tolist()
         batch = self.batches.setdefault(kind, [])
         if not marks:
             start = len(batch)

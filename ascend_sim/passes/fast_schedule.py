@@ -29,7 +29,7 @@ retime makes with the slower Record.unscheduled (about 140 ms). numba is importe
 from __future__ import annotations
 
 import gc
-from itertools import repeat
+from itertools import count, repeat
 from operator import attrgetter, itemgetter
 
 import numpy as np
@@ -386,11 +386,9 @@ def record_arrays(log, model) -> tuple:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), cost, np.zeros(0, np.int64)
     specs = list(map(_spec, log))
     pipes = np.fromiter(map(_pipe, log), np.int64, n)
-    ids = np.fromiter(map(id, specs), np.int64, n)
-    uniq, first, which = np.unique(ids, return_index=True, return_inverse=True)
-    kind_of = np.empty(uniq.size, np.int64)
-    for u, j in enumerate(first.tolist()):
-        spec = specs[j]
+    distinct, which = _distinct(specs)
+    kind_of = np.empty(len(distinct), np.int64)
+    for u, spec in enumerate(distinct):
         kind_of[u] = _KINDS.get(spec.kind, PLAIN)
         if spec.cost is not _no_cost:
             idx = np.flatnonzero(which == u)
@@ -411,14 +409,20 @@ def record_arrays(log, model) -> tuple:
 
 def _costs(cost, args: list, model) -> np.ndarray:
     """cost(a, model) for each operands tuple a, called once per distinct object: records the front-end cache
-    made from one descriptor, and a template's records met again in its stream, share theirs (on the dx layers
-    a launch's records hold a tenth as many operands objects as records), and a cost is a function of them."""
-    n = len(args)
-    ids = np.fromiter(map(id, args), np.int64, n)
-    distinct, first, which = np.unique(ids, return_index=True, return_inverse=True)
-    if distinct.size == n:
-        return np.fromiter(map(cost, args, repeat(model)), np.float64, n)
-    return np.fromiter(map(cost, _take(args, first), repeat(model)), np.float64, distinct.size)[which]
+    made from one descriptor share theirs (on the dx layers a launch's records hold 4 to 14 times fewer operands
+    objects than records), and a cost is a function of them."""
+    distinct, which = _distinct(args)
+    costs = np.fromiter(map(cost, distinct, repeat(model)), np.float64, len(distinct))
+    return costs if len(distinct) == len(args) else costs[which]
+
+
+def _distinct(objects: list) -> tuple[list, np.ndarray]:
+    """The distinct objects (by identity, in order of first appearance) and each one's index among them, in C
+    (dicts keyed by id: neither a sort nor the objects' own hashing)."""
+    ids = list(map(id, objects))
+    first = dict(zip(ids, objects))  # one object per id (the same object), in order of first appearance
+    number = dict(zip(first, count()))
+    return list(first.values()), np.fromiter(map(number.__getitem__, ids), np.int64, len(ids))
 
 
 def join(parts) -> tuple:
@@ -447,10 +451,13 @@ def encode_arrays(lengths, pipes, kind, cost, event, kinds, groups):
     n_events = max(len(_EVENTS), 1)
     n_keys = 0  # SetFlag/WaitFlag keys: one per (core, event, id)
     flag_recs = np.flatnonzero((kind == SET_FLAG) | (kind == WAIT_FLAG))
-    if flag_recs.size:
-        keys, numbered = np.unique(core[flag_recs] * n_events + event[flag_recs], return_inverse=True)
-        R[flag_recs, _KEY] = numbered
-        n_keys = keys.size
+    if flag_recs.size:  # numbered through a table of every (core, event): no sort of the records
+        code = core[flag_recs] * n_events + event[flag_recs]
+        used = np.zeros(n_cores * n_events, np.int64)
+        used[code] = 1
+        number = np.cumsum(used) - 1
+        R[flag_recs, _KEY] = number[code]
+        n_keys = int(number[-1]) + 1
     descriptors: dict = {}  # (round, setters, flag, receivers) -> descriptor
     rounds: dict = {}  # round key -> (round, how many sets it may hold)
     flag_index: dict = {}  # cross-core flag id -> a dense index
