@@ -13,14 +13,17 @@ from __future__ import annotations
 
 import gc
 import os
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from itertools import repeat
+from operator import attrgetter
 
 import numpy as np
 
 from ascend_sim.record import Record
 
 _new = object.__new__
+_seq = attrgetter("seq")
 
 
 def replay_mode(value=None):
@@ -87,7 +90,7 @@ def stream_arrays(chip, cores, kinds, models) -> tuple:
 
     replayer = chip.replayer
     layout = _Layout(() if replayer is None else replayer.templates.values())
-    parts = [layout.parts(core.stream, kind) for core, kind in zip(cores, kinds)]
+    parts = [layout.parts(core.stream, core.index, kind) for core, kind in zip(cores, kinds)]
     arrays = {kind: record_arrays(batch, models[kind]) for kind, batch in layout.batches.items()}
     for template, kind, template_parts in layout.queued:
         template.encoded[kind] = join([_part_arrays(p, arrays[kind], kind) for p in template_parts])
@@ -129,62 +132,67 @@ class _Layout:
         self.batches: dict = {}  # core type -> the records to encode
         self.queued: list = []  # (template, core type, its parts), nested templates first
         self.seen: set = set()  # (id(template), core type) queued
-        # a template's records were the slice of its core's stream its call issued, so where an item of a stream
-        # is a template's first and the item as many places on is its last, the items between are its records
-        self.firsts: dict = {}  # id(first record or block) -> the templates starting with it, longest first
+        # A template's records were the slice of its core's stream its call issued: items in sequence-number
+        # order (a block holds its template's numbers), so its run is found by its first item's number, and
+        # checked by its first and last items.
+        self.by_core: dict = {}  # core index -> its templates by first number, longest first, and the numbers
         for template in templates:
             if template is not None and template.records:
-                self.firsts.setdefault(id(template.records[0]), []).append(template)
-        for found in self.firsts.values():
-            found.sort(key=lambda t: -len(t.records))
+                self.by_core.setdefault(template.core, ([], []))[0].append(template)
+        for found, numbers in self.by_core.values():
+            found.sort(key=lambda t: (t.records[0].seq, -len(t.records)))
+            numbers += [t.records[0].seq for t in found]
 
-    def parts(self, items, kind, own=None) -> list:
-        """The parts of `items` (a stream, or the records of template `own`) on core type `kind`."""
-        firsts = self.firsts
-        n = len(items)  # where a block or a template's first item is (maps in C)
-        marked = np.fromiter(map(firsts.__contains__, map(id, items)), bool, n)
-        marked |= np.fromiter(map(isinstance, items, repeat(Block)), bool, n)
-        marks = np.flatnonzero(marked).tolist()
+    def parts(self, items, core: int, kind, own=None) -> list:
+        """The parts of `items` (core `core`'s stream, or the records of template `own`) on core type `kind`."""
         batch = self.batches.setdefault(kind, [])
+        runs = self._runs(items, core, own)
+        n = len(items)
+        marks = np.flatnonzero(np.fromiter(map(isinstance, items, repeat(Block)), bool, n)).tolist()
+        if runs:
+            marks = sorted({*marks, *runs})
         if not marks:
             start = len(batch)
             batch += items
             return [(start, len(batch))] if items else []
         parts = []
         at = 0
-        for i in marks + [len(items)]:
+        for i in marks + [n]:
             if i < at:  # inside a template's run
                 continue
-            template, stop = None, i + 1
-            if i < len(items):
-                template = self._run_at(items, i, own)
-                if template is not None:
-                    stop = i + len(template.records)
-                elif items[i].__class__ is Block:
-                    template = items[i].template
-                else:
-                    continue  # a template's first record, not followed by the rest of its records
+            template = runs.get(i)
+            if template is not None:
+                stop = i + len(template.records)
+            elif i < n:
+                template, stop = items[i].template, i + 1
             if i > at:
                 start = len(batch)
                 batch += items[at:i]
                 parts.append((start, len(batch)))
-            if template is not None:
+            if i < n:
                 if kind not in template.encoded and (id(template), kind) not in self.seen:
                     self.seen.add((id(template), kind))
-                    self.queued.append((template, kind, self.parts(template.records, kind, template)))
+                    self.queued.append((template, kind, self.parts(template.records, core, kind, template)))
                 parts.append(template)
-            at = stop
+                at = stop
         return parts
 
-    def _run_at(self, items, i, own):
-        """The longest template whose records are items[i:...] (shorter than `own`'s: a template is never
-        encoded from itself or from one holding it)."""
-        limit = len(items) - i if own is None else min(len(items) - i, len(own.records) - 1)
-        for template in self.firsts.get(id(items[i]), ()):
+    def _runs(self, items, core, own) -> dict:
+        """{position: template} of the templates' runs in `items`, the longest where several start at one item
+        (shorter than `own`'s: a template is never encoded from itself or from one holding it)."""
+        found, numbers = self.by_core.get(core, ((), ()))
+        if not items or not found:
+            return {}
+        runs: dict = {}
+        limit = len(items) if own is None else len(own.records) - 1
+        for j in range(bisect_left(numbers, items[0].seq), bisect_right(numbers, items[-1].seq)):
+            template = found[j]
+            i = bisect_left(items, numbers[j], key=_seq)
             n = len(template.records)
-            if n <= limit and items[i + n - 1] is template.records[-1]:
-                return template
-        return None
+            if (i not in runs and n <= min(limit, len(items) - i) and items[i] is template.records[0]
+                    and items[i + n - 1] is template.records[-1]):
+                runs[i] = template
+        return runs
 
 
 def _part_arrays(part, arrays, kind) -> tuple:
