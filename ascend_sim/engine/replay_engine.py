@@ -2,8 +2,9 @@
 arrays encoded once per template, and their records made only when asked for.
 
 A run schedules the streams as they are: real records and blocks are encoded into the compiled scheduler's
-arrays (fast_schedule.encode_arrays; a block by its template's arrays, encoded once per launch, as costs depend
-only on the operands and the core type's cost model); the race checks and the data work, when the chip asks for
+arrays (`stream_arrays`, then fast_schedule.encode_arrays; a block, and the run of records its template was made
+from, by the template's arrays, encoded once per launch, as costs depend only on the operands and the core
+type's cost model); the race checks and the data work, when the chip asks for
 them, run on the blocks too (replay_passes.py, passed in as `run_lazy`'s `passes`), and the logs become
 `LazyLog`s that build the records, with their schedule and releases, when first read. A run that faults (in the
 kernel's Python, a race, a stream that does not end cleanly) first materialises the blocks into records
@@ -144,38 +145,42 @@ class _Layout:
             numbers += [t.records[0].seq for t in found]
 
     def parts(self, items, core: int, kind, own=None) -> list:
-        """The parts of `items` (core `core`'s stream, or the records of template `own`) on core type `kind`."""
-        batch = self.batches.setdefault(kind, [])
-        runs = self._runs(items, core, own)
-        n = len(items)
-        marks = np.flatnonzero(np.fromiter(map(isinstance, items, repeat(Block)), bool, n)).tolist()
-        if runs:
-            marks = sorted({*marks, *runs})
-        if not marks:
-            start = len(batch)
-            batch += items
-            return [(start, len(batch))] if items else []
-        parts = []
+        """The parts of `items` (core `core`'s stream, or the records of template `own`) on core type `kind`:
+        the templates' runs, and between them records and blocks (each item looked at once, in its innermost
+        template or in the stream)."""
+        parts: list = []
         at = 0
-        for i in marks + [n]:
-            if i < at:  # inside a template's run
-                continue
-            template = runs.get(i)
-            if template is not None:
-                stop = i + len(template.records)
-            elif i < n:
-                template, stop = items[i].template, i + 1
-            if i > at:
-                start = len(batch)
-                batch += items[at:i]
-                parts.append((start, len(batch)))
-            if i < n:
-                if kind not in template.encoded and (id(template), kind) not in self.seen:
-                    self.seen.add((id(template), kind))
-                    self.queued.append((template, kind, self.parts(template.records, core, kind, template)))
-                parts.append(template)
-                at = stop
+        for i, template in sorted(self._runs(items, core, own).items()):
+            if i >= at:  # not inside a longer run
+                self._between(items[at:i], kind, parts)
+                parts.append(self._template(template, kind))
+                at = i + len(template.records)
+        self._between(items[at:] if at else items, kind, parts)
         return parts
+
+    def _between(self, items, kind, parts: list) -> None:
+        """Records and blocks as parts: runs of records into the core type's batch, blocks by their templates."""
+        if not items:
+            return
+        batch = self.batches.setdefault(kind, [])
+        at = 0
+        for i in np.flatnonzero(np.fromiter(map(isinstance, items, repeat(Block)), bool, len(items))).tolist():
+            if i > at:
+                parts.append((len(batch), len(batch) + i - at))
+                batch += items[at:i]
+            parts.append(self._template(items[i].template, kind))
+            at = i + 1
+        if at < len(items):
+            parts.append((len(batch), len(batch) + len(items) - at))
+            batch += items[at:] if at else items
+
+    def _template(self, template, kind):
+        """The template, queued to be encoded (after those nested in it) unless it is or will be (its records
+        are its own core's, wherever its block is)."""
+        if kind not in template.encoded and (id(template), kind) not in self.seen:
+            self.seen.add((id(template), kind))
+            self.queued.append((template, kind, self.parts(template.records, template.core, kind, template)))
+        return template
 
     def _runs(self, items, core, own) -> dict:
         """{position: template} of the templates' runs in `items`, the longest where several start at one item

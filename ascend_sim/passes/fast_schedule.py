@@ -21,8 +21,9 @@ functions stay cheap to compile (about 7 s once; cache=True keeps them on disk) 
 
 Where the time goes (C3D conv3a dx layer, 46k records, benchmarks/bench_retime.py): the compiled pass takes
 about 8 ms where the exact scheduler spends about 60 ms of Python; the rest of a fast retime is per-record
-Python that both engines share in kind: the costs (spec.cost per record, about 25 ms; records are grouped by
-spec and free specs such as flags skip the call; the cost formulas are not rewritten here, so none can drift)
+Python that both engines share in kind: the costs (spec.cost per record, about 25 ms then; records are grouped
+by spec, free specs such as flags skip the call, and since issue 23 the others call it once per distinct operands
+object; the cost formulas are not rewritten here, so none can drift)
 and the timed copies of the records (about 40 ms, plus the garbage collector's pass over them), which the exact
 retime makes with the slower Record.unscheduled (about 140 ms). numba is imported only when this engine is used.
 """
@@ -344,8 +345,8 @@ def encode(streams, kinds, groups, platform):
 
     Per-record Python is kept to C-level maps (attrgetter, itemgetter, dict.setdefault) except the cost: records
     are grouped by spec (the kind code is the spec's), a spec without a cost (flags, barriers) costs nothing,
-    and every other record's cost is its spec's own function, called once per record (spec.cost(rec.args, model)),
-    so that no cost formula is written twice. On the C3D conv3a layer the costs are about a fifth of a fast
+    and every other record's cost is its spec's own function (spec.cost(rec.args, model)), called once per
+    distinct operands object, so that no cost formula is written twice. On the C3D conv3a layer the costs are about a fifth of a fast
     retime; the timed copies of the records are the largest part (benchmarks/bench_retime.py)."""
     models = {kind: CostModel(platform, kinds.count(kind)) for kind in set(kinds)}
     arrays = [record_arrays(log, models[kinds[c]]) for c, log in enumerate(streams)]
@@ -386,7 +387,8 @@ def record_arrays(log, model) -> tuple:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), cost, np.zeros(0, np.int64)
     specs = list(map(_spec, log))
     pipes = np.fromiter(map(_pipe, log), np.int64, n)
-    distinct, which = _distinct(specs)
+    number = {spec: u for u, spec in enumerate(dict.fromkeys(specs))}  # specs hash by identity
+    distinct, which = list(number), np.fromiter(map(number.__getitem__, specs), np.int64, n)
     kind_of = np.empty(len(distinct), np.int64)
     for u, spec in enumerate(distinct):
         kind_of[u] = _KINDS.get(spec.kind, PLAIN)
