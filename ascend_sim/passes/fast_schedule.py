@@ -346,8 +346,9 @@ def encode(streams, kinds, groups, platform):
     Per-record Python is kept to C-level maps (attrgetter, itemgetter, dict.setdefault) except the cost: records
     are grouped by spec (the kind code is the spec's), a spec without a cost (flags, barriers) costs nothing,
     and every other record's cost is its spec's own function (spec.cost(rec.args, model)), called once per
-    distinct operands object, so that no cost formula is written twice. On the C3D conv3a layer the costs are about a fifth of a fast
-    retime; the timed copies of the records are the largest part (benchmarks/bench_retime.py)."""
+    distinct operands object, so that no cost formula is written twice. On the C3D conv3a layer the costs were
+    about a fifth of a fast retime; the timed copies of the records are the largest part
+    (benchmarks/bench_retime.py)."""
     models = {kind: CostModel(platform, kinds.count(kind)) for kind in set(kinds)}
     arrays = [record_arrays(log, models[kinds[c]]) for c, log in enumerate(streams)]
     return encode_arrays([len(log) for log in streams], *join(arrays), kinds, groups)
