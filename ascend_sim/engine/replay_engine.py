@@ -79,18 +79,22 @@ class Block:
         return out
 
 
-def stream_arrays(chip, cores, kinds, models) -> tuple:
+def stream_arrays(chip, cores, kinds, models, every_template: bool = True) -> tuple:
     """(records per core, pipes, kind codes, costs, event ids) of the cores' streams, the cores one after another
     (fast_schedule.record_arrays, joined): what fast_schedule.encode_arrays takes. A block is its template's
     arrays, encoded once per launch (costs depend only on the operands and the core type's cost model), and so
     is the run of records a template was made from (its unit's first call, still in the stream, and in the
     records of the templates it is nested in). The other records, of every core of one type and of the templates
     not yet encoded, are encoded in one call per core type: a call costs a few dozen numpy steps besides its
-    records, which, made per core and per template, were most of the encoding."""
+    records, which, made per core and per template, were most of the encoding. every_template=False (a streamed
+    launch, which keeps the arrays of the templates replayed only) takes a first call's run as its template only
+    where the template is encoded already."""
     from ascend_sim.passes.fast_schedule import join, record_arrays
 
     replayer = chip.replayer
-    layout = _Layout(() if replayer is None else replayer.templates.values())
+    templates = () if replayer is None else [t for t in replayer.templates.values()
+                                             if t is not None and (every_template or t.encoded)]
+    layout = _Layout(templates)
     parts = [layout.parts(core.stream, core.index, kind) for core, kind in zip(cores, kinds)]
     arrays = {kind: record_arrays(batch, models[kind]) for kind, batch in layout.batches.items()}
     for template, kind, template_parts in layout.queued:

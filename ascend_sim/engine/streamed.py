@@ -63,7 +63,7 @@ class StreamedLaunch:
         from ascend_sim.passes.fast_schedule import CROSS_SET, SYNC_ALL, encode_arrays, event_of, schedule
 
         kinds = [core.core_type.name for core in group]
-        arrays = replay_engine.stream_arrays(self.chip, group, kinds, self.models)
+        arrays = replay_engine.stream_arrays(self.chip, group, kinds, self.models, every_template=False)
         kind, event = arrays[2], arrays[4]
         if (kind == SYNC_ALL).any() or any(event_of(e)[0] == 0 for e in set(event[kind == CROSS_SET].tolist())):
             return False
