@@ -339,7 +339,7 @@ class Template:
         self.by_id = by_id
         self.key = key  # the full key of the call it was made from (verify mode checks a short key against it)
         self.paths = paths  # how to reach the objects a hit writes or refers to (None: a hit needs the walk)
-        self.encoded = {}  # core type name -> (pipes, kinds, costs) on this launch's cost model
+        self.encoded = {}  # core type name -> (pipes, kinds, costs, event ids) on this launch's cost model
         self.events = stream_events(records)
         self.size = len(self.events)  # records, those of nested blocks included
 

@@ -2,8 +2,9 @@
 arrays encoded once per template, and their records made only when asked for.
 
 A run schedules the streams as they are: real records and blocks are encoded into the compiled scheduler's
-arrays (fast_schedule.encode_arrays; a block by its template's arrays, encoded once per launch, as costs depend
-only on the operands and the core type's cost model); the race checks and the data work, when the chip asks for
+arrays (`stream_arrays`, then fast_schedule.encode_arrays; a block, and the run of records its template was made
+from, by the template's arrays, encoded once per launch, as costs depend only on the operands and the core
+type's cost model); the race checks and the data work, when the chip asks for
 them, run on the blocks too (replay_passes.py, passed in as `run_lazy`'s `passes`), and the logs become
 `LazyLog`s that build the records, with their schedule and releases, when first read. A run that faults (in the
 kernel's Python, a race, a stream that does not end cleanly) first materialises the blocks into records
@@ -13,13 +14,17 @@ from __future__ import annotations
 
 import gc
 import os
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
+from itertools import repeat
+from operator import attrgetter
 
 import numpy as np
 
 from ascend_sim.record import Record
 
 _new = object.__new__
+_seq = attrgetter("seq")
 
 
 def replay_mode(value=None):
@@ -74,37 +79,136 @@ class Block:
         return out
 
 
-def template_arrays(template, kind, model) -> tuple:
-    """A template's (pipes, kinds, costs) on core type `kind` (encoded once per launch: costs depend only on the
-    operands and the cost model), its nested blocks by their own templates' arrays."""
-    encoded = template.encoded.get(kind)
-    if encoded is None:
-        encoded = template.encoded[kind] = _stream_arrays(template.records, kind, model)
-    return encoded
+def stream_arrays(chip, cores, kinds, models, every_template: bool = True) -> tuple:
+    """(records per core, pipes, kind codes, costs, event ids) of the cores' streams, the cores one after another
+    (fast_schedule.record_arrays, joined): what fast_schedule.encode_arrays takes. A block is its template's
+    arrays, encoded once per launch (costs depend only on the operands and the core type's cost model), and so
+    is the run of records a template was made from (its unit's first call, still in the stream, and in the
+    records of the templates it is nested in). The other records, of every core of one type and of the templates
+    not yet encoded, are encoded in one call per core type: a call costs a few dozen numpy steps besides its
+    records, which, made per core and per template, were most of the encoding. every_template=False (a streamed
+    launch, which keeps the arrays of the templates replayed only) takes a first call's run as its template only
+    where the template is encoded already."""
+    from ascend_sim.passes.fast_schedule import join, record_arrays
+
+    replayer = chip.replayer
+    templates = () if replayer is None else [t for t in replayer.templates.values()
+                                             if t is not None and (every_template or t.encoded)]
+    layout = _Layout(templates)
+    parts = [layout.parts(core.stream, core.index, kind) for core, kind in zip(cores, kinds)]
+    arrays = {kind: record_arrays(batch, models[kind]) for kind, batch in layout.batches.items()}
+    for template, kind, template_parts in layout.queued:
+        template.encoded[kind] = join([_part_arrays(p, arrays[kind], kind) for p in template_parts])
+    # the streams gathered from one pool: the encoded records, then each template's arrays once
+    pool, at, lengths, starts, sizes = [], 0, [], [], []
+    where: dict = {}  # core type or (template id, core type) -> where its arrays are in the pool
+    for kind, encoded in arrays.items():
+        where[kind], at = at, at + len(encoded[0])
+        pool.append(encoded)
+    for core_parts, kind in zip(parts, kinds):
+        n = 0
+        for part in core_parts:
+            if part.__class__ is tuple:
+                starts.append(where[kind] + part[0])
+                size = part[1] - part[0]
+            else:
+                size = part.size
+                key = (id(part), kind)
+                start = where.get(key)
+                if start is None:
+                    start = where[key] = at
+                    at += size
+                    pool.append(part.encoded[kind])
+                starts.append(start)
+            sizes.append(size)
+            n += size
+        lengths.append(n)
+    sizes = np.array(sizes, np.int64)
+    shift = np.array(starts, np.int64) - (np.cumsum(sizes) - sizes)  # pool index - stream index, per part
+    index = np.arange(int(sizes.sum()), dtype=np.int64) + np.repeat(shift, sizes)
+    return lengths, *(a[index] for a in join(pool))
 
 
-def _stream_arrays(items, kind, model) -> tuple:
-    """(pipes, kinds, costs) of a stream of records and blocks: the records encoded in one call, the blocks by
-    their templates' arrays."""
-    from ascend_sim.passes.fast_schedule import core_arrays
+class _Layout:
+    """Streams (and templates' records) as parts: (start, stop) of records appended to `batches[kind]`, or a
+    template, for a block or for the run of records the template was made from."""
 
-    real = [item for item in items if item.__class__ is not Block]
-    real_arrays = core_arrays(real, model)
-    if len(real) == len(items):
-        return real_arrays
-    parts = []
-    at = start = 0  # real records taken so far; where the current run of them started
-    for item in items:
-        if item.__class__ is Block:
-            if at > start:
-                parts.append(tuple(a[start:at] for a in real_arrays))
-            start = at
-            parts.append(template_arrays(item.template, kind, model))
-        else:
-            at += 1
-    if at > start:
-        parts.append(tuple(a[start:at] for a in real_arrays))
-    return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))
+    def __init__(self, templates):
+        self.batches: dict = {}  # core type -> the records to encode
+        self.queued: list = []  # (template, core type, its parts), nested templates first
+        self.seen: set = set()  # (id(template), core type) queued
+        # A template's records were the slice of its core's stream its call issued: items in sequence-number
+        # order (a block holds its template's numbers), so its run is found by its first item's number, and
+        # checked by its first and last items.
+        self.by_core: dict = {}  # core index -> its templates by first number, longest first, and the numbers
+        for template in templates:
+            if template is not None and template.records:
+                self.by_core.setdefault(template.core, ([], []))[0].append(template)
+        for found, numbers in self.by_core.values():
+            found.sort(key=lambda t: (t.records[0].seq, -len(t.records)))
+            numbers += [t.records[0].seq for t in found]
+
+    def parts(self, items, core: int, kind, own=None) -> list:
+        """The parts of `items` (core `core`'s stream, or the records of template `own`) on core type `kind`:
+        the templates' runs, and between them records and blocks (each item looked at once, in its innermost
+        template or in the stream)."""
+        parts: list = []
+        at = 0
+        for i, template in sorted(self._runs(items, core, own).items()):
+            if i >= at:  # not inside a longer run
+                self._between(items[at:i], kind, parts)
+                parts.append(self._template(template, kind))
+                at = i + len(template.records)
+        self._between(items[at:] if at else items, kind, parts)
+        return parts
+
+    def _between(self, items, kind, parts: list) -> None:
+        """Records and blocks as parts: runs of records into the core type's batch, blocks by their templates."""
+        if not items:
+            return
+        batch = self.batches.setdefault(kind, [])
+        at = 0
+        for i in np.flatnonzero(np.fromiter(map(isinstance, items, repeat(Block)), bool, len(items))).tolist():
+            if i > at:
+                parts.append((len(batch), len(batch) + i - at))
+                batch += items[at:i]
+            parts.append(self._template(items[i].template, kind))
+            at = i + 1
+        if at < len(items):
+            parts.append((len(batch), len(batch) + len(items) - at))
+            batch += items[at:] if at else items
+
+    def _template(self, template, kind):
+        """The template, queued to be encoded (after those nested in it) unless it is or will be (its records
+        are its own core's, wherever its block is)."""
+        if kind not in template.encoded and (id(template), kind) not in self.seen:
+            self.seen.add((id(template), kind))
+            self.queued.append((template, kind, self.parts(template.records, template.core, kind, template)))
+        return template
+
+    def _runs(self, items, core, own) -> dict:
+        """{position: template} of the templates' runs in `items`, the longest where several start at one item
+        (shorter than `own`'s: a template is never encoded from itself or from one holding it)."""
+        found, numbers = self.by_core.get(core, ((), ()))
+        if not items or not found:
+            return {}
+        runs: dict = {}
+        limit = len(items) if own is None else len(own.records) - 1
+        for j in range(bisect_left(numbers, items[0].seq), bisect_right(numbers, items[-1].seq)):
+            template = found[j]
+            i = bisect_left(items, numbers[j], key=_seq)
+            n = len(template.records)
+            if (i not in runs and n <= min(limit, len(items) - i) and items[i] is template.records[0]
+                    and items[i + n - 1] is template.records[-1]):
+                runs[i] = template
+        return runs
+
+
+def _part_arrays(part, arrays, kind) -> tuple:
+    if part.__class__ is tuple:
+        start, stop = part
+        return tuple(a[start:stop] for a in arrays)
+    return part.encoded[kind]
 
 
 def stream_events(items) -> list:
@@ -205,9 +309,8 @@ def run_lazy(chip, cores, passes=None) -> bool:
     kinds = [core.core_type.name for core in cores]
     groups = [core.group for core in cores]
     models = {kind: CostModel(chip.platform, kinds.count(kind)) for kind in set(kinds)}
-    arrays = [_stream_arrays(core.stream, kind, models[kind]) for core, kind in zip(cores, kinds)]
-    events = [stream_events(core.stream) for core in cores]
-    s = schedule(None, kinds, groups, chip.platform, encoded=encode_arrays(arrays, events, kinds, groups))
+    s = schedule(None, kinds, groups, chip.platform,
+                 encoded=encode_arrays(*stream_arrays(chip, cores, kinds, models), kinds, groups))
     if not s.clean or (passes is not None and not passes(chip, cores, s)):
         return False
     run_records = _RunRecords(chip, [list(core.stream) for core in cores], s)

@@ -60,22 +60,20 @@ class StreamedLaunch:
 
     def _schedule(self, group) -> bool:
         """Schedule one AI core's streams and drop them; False (untouched) when they reach past it."""
-        from ascend_sim.passes.fast_schedule import CROSS_SET, SYNC_ALL, encode_arrays, schedule
+        from ascend_sim.passes.fast_schedule import CROSS_SET, SYNC_ALL, encode_arrays, event_of, schedule
 
         kinds = [core.core_type.name for core in group]
-        arrays = [replay_engine._stream_arrays(core.stream, kind, self.models[kind]) for core, kind in
-                  zip(group, kinds)]
-        events = [replay_engine.stream_events(core.stream) for core in group]
-        for (_, kind, _), core_events in zip(arrays, events):
-            if (kind == SYNC_ALL).any() or any(core_events[j][0] == 0 for j in (kind == CROSS_SET).nonzero()[0]):
-                return False
-        records = sum(len(a[0]) for a in arrays)
+        arrays = replay_engine.stream_arrays(self.chip, group, kinds, self.models, every_template=False)
+        kind, event = arrays[2], arrays[4]
+        if (kind == SYNC_ALL).any() or any(event_of(e)[0] == 0 for e in set(event[kind == CROSS_SET].tolist())):
+            return False
+        records = len(kind)
         self.scheduled += 1
         if self.chip.engine == "auto" and not self.compiled_pays(records * self.n_groups):
             self._exact(group)
             return True
         groups = [core.group for core in group]
-        s = schedule(None, kinds, groups, self.chip.platform, encoded=encode_arrays(arrays, events, kinds, groups))
+        s = schedule(None, kinds, groups, self.chip.platform, encoded=encode_arrays(*arrays, kinds, groups))
         if not s.clean:
             self._exact(group)
             return True

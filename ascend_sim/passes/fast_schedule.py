@@ -21,8 +21,9 @@ functions stay cheap to compile (about 7 s once; cache=True keeps them on disk) 
 
 Where the time goes (C3D conv3a dx layer, 46k records, benchmarks/bench_retime.py): the compiled pass takes
 about 8 ms where the exact scheduler spends about 60 ms of Python; the rest of a fast retime is per-record
-Python that both engines share in kind: the costs (spec.cost per record, about 25 ms; records are grouped by
-spec and free specs such as flags skip the call; the cost formulas are not rewritten here, so none can drift)
+Python that both engines share in kind: the costs (spec.cost per record, about 25 ms then; records are grouped
+by spec, free specs such as flags skip the call, and since issue 23 the others call it once per distinct operands
+object; the cost formulas are not rewritten here, so none can drift)
 and the timed copies of the records (about 40 ms, plus the garbage collector's pass over them), which the exact
 retime makes with the slower Record.unscheduled (about 140 ms). numba is imported only when this engine is used.
 """
@@ -344,29 +345,53 @@ def encode(streams, kinds, groups, platform):
 
     Per-record Python is kept to C-level maps (attrgetter, itemgetter, dict.setdefault) except the cost: records
     are grouped by spec (the kind code is the spec's), a spec without a cost (flags, barriers) costs nothing,
-    and every other record's cost is its spec's own function, called once per record (spec.cost(rec.args, model)),
-    so that no cost formula is written twice. On the C3D conv3a layer the costs are about a fifth of a fast
-    retime; the timed copies of the records are the largest part (benchmarks/bench_retime.py)."""
+    and every other record's cost is its spec's own function (spec.cost(rec.args, model)), called once per
+    distinct operands object, so that no cost formula is written twice. On the C3D conv3a layer the costs were
+    about a fifth of a fast retime; the timed copies of the records are the largest part
+    (benchmarks/bench_retime.py)."""
     models = {kind: CostModel(platform, kinds.count(kind)) for kind in set(kinds)}
-    arrays = [core_arrays(log, models[kinds[c]]) for c, log in enumerate(streams)]
-    events = [list(map(_event, log)) for log in streams]
-    return encode_arrays(arrays, events, kinds, groups)
+    arrays = [record_arrays(log, models[kinds[c]]) for c, log in enumerate(streams)]
+    return encode_arrays([len(log) for log in streams], *join(arrays), kinds, groups)
 
 
-def core_arrays(log, model) -> tuple:
-    """One core's records as (pipes, kind codes, costs): the per-record part of `encode` (also used on the
-    records of a replayed unit's template, once per launch: ascend_sim/engine/replay.py)."""
+# A record's event (a flag's (event, id), a cross-core flag's (mode, flag id)) as a small int, the same in every
+# launch of the process (so arrays encoded once, a replayed unit's template's, can be joined with any launch's);
+# events are few (a core type's hardware events times the flag ids).
+_EVENT_IDS: dict = {}
+_EVENTS: list = []
+
+
+def _event_ids(events: list) -> np.ndarray:
+    """The events' ids, new events given the next ones."""
+    try:
+        return np.fromiter(map(_EVENT_IDS.__getitem__, events), np.int64, len(events))
+    except KeyError:
+        for event in events:
+            if event not in _EVENT_IDS:
+                _EVENT_IDS[event] = len(_EVENTS)
+                _EVENTS.append(event)
+        return np.fromiter(map(_EVENT_IDS.__getitem__, events), np.int64, len(events))
+
+
+def event_of(event_id: int):
+    """The event an id of `record_arrays`'s event array stands for."""
+    return _EVENTS[event_id]
+
+
+def record_arrays(log, model) -> tuple:
+    """Records as (pipes, kind codes, costs, event ids): the per-record part of `encode` (also used on the
+    records of replayed units' templates, once per launch: ascend_sim/engine/replay_engine.py). The event id
+    (`event_of`) is given for flags and cross-core flags, -1 for the rest."""
     n = len(log)
     cost = np.zeros(n, np.float64)
     if not n:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), cost
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), cost, np.zeros(0, np.int64)
     specs = list(map(_spec, log))
     pipes = np.fromiter(map(_pipe, log), np.int64, n)
-    ids = np.fromiter(map(id, specs), np.int64, n)
-    uniq, first, which = np.unique(ids, return_index=True, return_inverse=True)
-    kind_of = np.empty(uniq.size, np.int64)
-    for u, j in enumerate(first.tolist()):
-        spec = specs[j]
+    number = {spec: u for u, spec in enumerate(dict.fromkeys(specs))}  # specs hash by identity
+    distinct, which = list(number), np.fromiter(map(number.__getitem__, specs), np.int64, n)
+    kind_of = np.empty(len(distinct), np.int64)
+    for u, spec in enumerate(distinct):
         kind_of[u] = _KINDS.get(spec.kind, PLAIN)
         if spec.cost is not _no_cost:
             idx = np.flatnonzero(which == u)
@@ -374,64 +399,94 @@ def core_arrays(log, model) -> tuple:
             if None in args:  # NOPs (no operands) cost nothing
                 keep = np.fromiter((a is not None for a in args), bool, idx.size)
                 idx, args = idx[keep], [a for a in args if a is not None]
-            cost[idx] = np.fromiter(map(spec.cost, args, repeat(model)), np.float64, idx.size)
+            cost[idx] = _costs(spec.cost, args, model)
     kind = kind_of[which]
     # the exact scheduler's order of tests: CrossCoreWaitFlag, then anything on PIPE_ALL (or SyncAll)
     kind[(pipes == _ALL) & (kind != CROSS_WAIT) & (kind != SYNC_ALL)] = BARRIER_ALL
-    return pipes, kind, cost
+    event = np.full(n, -1, np.int64)
+    flagged = np.flatnonzero((kind == SET_FLAG) | (kind == WAIT_FLAG) | (kind == CROSS_SET) | (kind == CROSS_WAIT))
+    if flagged.size:
+        event[flagged] = _event_ids(list(map(_event, _take(log, flagged))))
+    return pipes, kind, cost, event
 
 
-def encode_arrays(arrays, events, kinds, groups):
-    """`encode` from per-core (pipes, kind codes, costs) and per-core lists of the records' events: the flag keys
-    and the cross-core descriptors and rounds."""
-    n_cores = len(arrays)
-    lengths = [len(a[0]) for a in arrays]
+def _costs(cost, args: list, model) -> np.ndarray:
+    """cost(a, model) for each operands tuple a, called once per distinct object: records the front-end cache
+    made from one descriptor share theirs (on the dx layers a launch's records hold 4 to 14 times fewer operands
+    objects than records), and a cost is a function of them."""
+    distinct, which = _distinct(args)
+    costs = np.fromiter(map(cost, distinct, repeat(model)), np.float64, len(distinct))
+    return costs if len(distinct) == len(args) else costs[which]
+
+
+def _distinct(objects: list) -> tuple[list, np.ndarray]:
+    """The distinct objects (by identity, in order of first appearance) and each one's index among them, in C
+    (dicts keyed by id: neither a sort nor the objects' own hashing)."""
+    ids = list(map(id, objects))
+    first = dict(zip(ids, objects))  # one object per id (the same object), in order of first appearance
+    number = dict(zip(first, count()))
+    return list(first.values()), np.fromiter(map(number.__getitem__, ids), np.int64, len(ids))
+
+
+def join(parts) -> tuple:
+    """`record_arrays` tuples -> one (pipes, kind codes, costs, event ids), in order."""
+    if len(parts) == 1:
+        return parts[0]
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64), np.zeros(0, np.int64)
+    return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
+
+
+def encode_arrays(lengths, pipes, kind, cost, event, kinds, groups):
+    """`encode` from the cores' records as one `record_arrays` tuple (the cores one after another, `lengths`
+    records each): the flag keys and the cross-core descriptors and rounds. Keys, rounds and descriptors are
+    numbered in an order of their own (only their identity matters to the pass)."""
+    n_cores = len(lengths)
     core_off = np.zeros(n_cores + 1, np.int64)
     core_off[1:] = np.cumsum(lengths)
     n = int(core_off[-1])
-    R = np.full((n, 4), -1, np.int64)
-    R[:, _CORE] = np.repeat(np.arange(n_cores, dtype=np.int64), lengths)
-    cost = np.zeros(n, np.float64)
-    n_keys = 0  # SetFlag/WaitFlag keys: (core, event, id) numbered from 0
+    core = np.repeat(np.arange(n_cores, dtype=np.int64), lengths)
+    R = np.empty((n, 4), np.int64)
+    R[:, _CORE] = core
+    R[:, _PIPE] = pipes
+    R[:, _KIND] = kind
+    R[:, _KEY] = -1
+    n_events = max(len(_EVENTS), 1)
+    n_keys = 0  # SetFlag/WaitFlag keys: one per (core, event, id)
+    flag_recs = np.flatnonzero((kind == SET_FLAG) | (kind == WAIT_FLAG))
+    if flag_recs.size:  # numbered through a table of every (core, event): no sort of the records
+        code = core[flag_recs] * n_events + event[flag_recs]
+        used = np.zeros(n_cores * n_events, np.int64)
+        used[code] = 1
+        number = np.cumsum(used) - 1
+        R[flag_recs, _KEY] = number[code]
+        n_keys = int(number[-1]) + 1
     descriptors: dict = {}  # (round, setters, flag, receivers) -> descriptor
     rounds: dict = {}  # round key -> (round, how many sets it may hold)
-    n_cross = 0
     flag_index: dict = {}  # cross-core flag id -> a dense index
     memo: dict = {}  # (core, mode, flag) -> (round key, setters, receivers)
-    for c, (pipes, kind, core_cost) in enumerate(arrays):
-        lo, hi = int(core_off[c]), int(core_off[c + 1])
-        if lo == hi:
-            continue
-        log_events = events[c]
-        cost[lo:hi] = core_cost
-        R[lo:hi, _PIPE] = pipes
-        R[lo:hi, _KIND] = kind
-        keys = R[lo:hi, _KEY]
-        flag_recs = np.flatnonzero((kind == SET_FLAG) | (kind == WAIT_FLAG))
-        if flag_recs.size:  # number the (event, id) keys of this core: first-seen ids, made dense by np.unique
-            seen: dict = {}
-            ids = np.fromiter(map(seen.setdefault, _take(log_events, flag_recs), count()), np.int64,
-                              flag_recs.size)
-            _, numbered = np.unique(ids, return_inverse=True)
-            keys[flag_recs] = n_keys + numbered
-            n_keys += len(seen)
-        for j in np.flatnonzero((kind == CROSS_SET) | (kind == CROSS_WAIT)).tolist():
-            event = log_events[j]
-            flag = flag_index.setdefault(event[1], len(flag_index))
-            if kind[j] == CROSS_WAIT:
-                keys[j] = flag
-            else:
-                n_cross += 1
-                keys[j] = _descriptor(c, event[0], flag, kinds, groups, descriptors, rounds, memo, flag_index,
-                                      event[1])
+    cross = np.flatnonzero((kind == CROSS_SET) | (kind == CROSS_WAIT))
+    is_set = kind[cross] == CROSS_SET
+    n_cross = int(is_set.sum())
+    if cross.size:  # one step per (core, event, set or wait): the sets of one count their round up together
+        groups_of, first, which, sizes = np.unique((core[cross] * n_events + event[cross]) * 2 + is_set,
+                                                   return_index=True, return_inverse=True, return_counts=True)
+        key_of = np.empty(groups_of.size, np.int64)
+        for g, (j, size) in enumerate(zip(first.tolist(), sizes.tolist())):
+            c, found = int(core[cross[j]]), _EVENTS[int(event[cross[j]])]
+            mode, flag_id = found[0], found[1]
+            flag = flag_index.setdefault(flag_id, len(flag_index))
+            key_of[g] = flag if not is_set[j] else _descriptor(c, mode, flag, kinds, groups, descriptors, rounds,
+                                                               memo, flag_index, flag_id, size)
+        R[cross, _KEY] = key_of[which]
     return dict(core_off=core_off, R=R, cost=cost, n_keys=n_keys, descriptors=descriptors, rounds=rounds,
                 n_cross=n_cross, flags=list(flag_index))
 
 
-def _descriptor(c, mode, flag, kinds, groups, descriptors, rounds, memo, flag_index, flag_id) -> int:
-    """Launch.cross_core_set for a set of core c: which round it joins, how many sets fill the round (counted
-    from the setting core, as there), which cores a full round counts up, in core order, and the flag they count
-    (the set's own, except in mode 4: mode4_route)."""
+def _descriptor(c, mode, flag, kinds, groups, descriptors, rounds, memo, flag_index, flag_id, sets=1) -> int:
+    """Launch.cross_core_set for `sets` sets of core c: which round they join, how many sets fill the round
+    (counted from the setting core, as there), which cores a full round counts up, in core order, and the flag
+    they count (the set's own, except in mode 4: mode4_route)."""
     found = memo.get((c, mode, flag))
     if found is None:
         kind, group = kinds[c], groups[c]
@@ -457,7 +512,7 @@ def _descriptor(c, mode, flag, kinds, groups, descriptors, rounds, memo, flag_in
         memo[(c, mode, flag)] = found
     key, setters, receivers, counted = found
     round_id, size = rounds.get(key, (len(rounds), 0))
-    rounds[key] = (round_id, size + 1)  # a round never holds more sets than were issued to it
+    rounds[key] = (round_id, size + sets)  # a round never holds more sets than were issued to it
     return descriptors.setdefault((round_id, len(setters), counted, tuple(receivers)), len(descriptors))
 
 
