@@ -366,16 +366,25 @@ def _load_map(ops, size: int, pads: list) -> tuple:
 def _load_map_2d(reps: int, d0: int, s_pitch: int, d_pitch: int, transpose: bool, size: int) -> tuple:
     """A LoadData2D's destination elements and the source elements (from its s0) they take: whole fractals,
     each transposed (16-bit) or not."""
+    dst, src = _fractal_map(reps, s_pitch, d_pitch, transpose, size)
+    return dst + d0 // size, src  # d0 is on an element (_refused)
+
+
+@lru_cache(maxsize=256)
+def _fractal_map(reps: int, s_pitch: int, d_pitch: int, transpose: bool, size: int) -> tuple:
+    """_load_map_2d from destination element 0 (read-only arrays: kept for the launch's other loads alike)."""
     r = np.arange(reps).reshape(-1, 1, 1)
     if transpose:  # [r][i][j] <- [r][j][i]
         i, j = np.arange(16).reshape(1, -1, 1), np.arange(16).reshape(1, 1, -1)
-        dst = (d0 + r * d_pitch + i * 32 + j * 2) // 2
+        dst = (r * d_pitch + i * 32 + j * 2) // 2
         src = (r * s_pitch + j * 32 + i * 2) // 2
     else:
         e = np.arange(512 // size).reshape(1, 1, -1)
-        dst = (d0 + r * d_pitch) // size + e
+        dst = (r * d_pitch) // size + e
         src = (r * s_pitch) // size + e
-    return dst.reshape(-1), src.reshape(-1)
+    dst, src = dst.reshape(-1), src.reshape(-1)
+    dst.flags.writeable = src.flags.writeable = False
+    return dst, src
 
 
 def _load_c(l0c, block) -> np.ndarray:
