@@ -33,6 +33,7 @@ from functools import lru_cache
 import numpy as np
 
 from ascend_sim.machine.dtypes import element_bits, round_to_hf32, to_float32
+from ascend_sim.machine.memory import Buffer
 
 BATCHED = ("LoadData2D", "LoadData3Dv2", "Mmad")  # the specs a run is made of
 NONE, RUN, OTHER = 0, 1, 2  # a record's part in the data pass: no data work, batchable, run one by one
@@ -77,7 +78,7 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
         plan = plans.get(key, False)
         records = records.tolist()
         if plan is False:
-            plan = plans[key] = RunPlan.compile([operands[i].args for i in records], gathers)
+            plan = plans[key] = RunPlan.compiled([operands[i].args for i in records], gathers)
         if plan is None:
             for i in records:
                 runs[i](operands[i])
@@ -97,9 +98,21 @@ class RunPlan:
     __slots__ = ("dtype", "lo", "hi", "via_image", "mmads", "last_loads")
 
     @classmethod
+    def compiled(cls, args_list: list, shared: dict) -> RunPlan | None:
+        """compile's plan, compiled once per content: the runs of several templates are often the same
+        operands (R3D's stem: 162 runs to plan, 21 different), and a plan depends only on the operands' values,
+        their buffers' names and their arrays (by identity: the entry keeps them alive, so no id is reused)."""
+        content = tuple((args.__class__, *(v.name if v.__class__ is Buffer else id(v) if v.__class__ is np.ndarray
+                                           else v for v in args)) for args in args_list)
+        known = shared.get(content)
+        if known is None:
+            known = shared[content] = (cls.compile(args_list, shared), args_list)
+        return known[0]
+
+    @classmethod
     def compile(cls, args_list: list, shared: dict) -> RunPlan | None:
         """The plan of a run of LoadData / Mmad operands (in the run's order), or None (FALLBACKS says why).
-        `shared`: the gathers of LoadData 3Dv2 index maps, by map, for the plans of one launch."""
+        `shared`: the gathers of LoadData 3Dv2 index maps, by map, and the plans by content, for one launch."""
         if sum(args._fields[0] == "abuf" for args in args_list) < MIN_MMADS:
             FALLBACKS["fewer Mmads than MIN_MMADS"] += 1
             return None
