@@ -95,7 +95,7 @@ class RunPlan:
     """A run's data work compiled (the module's docstring): per Mmad, where its A and B come from in L1; the
     loads whose bytes the run leaves in L0A / L0B."""
 
-    __slots__ = ("dtype", "lo", "hi", "via_image", "mmads", "last_loads")
+    __slots__ = ("dtype", "c0", "lo", "hi", "via_image", "mmads", "last_loads")
 
     @classmethod
     def compiled(cls, args_list: list, shared: dict) -> RunPlan | None:
@@ -123,6 +123,7 @@ class RunPlan:
         plan = cls()
         size = args_list[0].dtype.itemsize
         plan.dtype = next((a.dtype for a in args_list if a._fields[0] == "abuf"), args_list[0].dtype)
+        plan.c0 = 32 // size
         loads: dict = {"L0A": [], "L0B": []}  # per L0 buffer: (first, end element, run index, full) of its loads
         plan.mmads = []
         for j, args in enumerate(args_list):
@@ -145,7 +146,7 @@ class RunPlan:
         plan.hi = max((o[4] for o in operands), default=0)
         # L1 converted to float32 once when that is less work than converting every operand as gathered
         plan.via_image = plan.hi - plan.lo <= sum(_size(o[1]) for o in operands)
-        plan.mmads = [((a[0] - plan.lo, *a[1:4]), (b[0] - plan.lo, *b[1:4]), ops) for a, b, ops in plan.mmads]
+        plan.mmads = [_step(_from_window(a, plan.lo), _from_window(b, plan.lo), ops) for a, b, ops in plan.mmads]
         plan.last_loads = sorted(j for ranges in loads.values() for k, (lo, hi, full, j) in enumerate(ranges)
                                  if not any(full and (l, h) == (lo, hi) for l, h, full, _ in ranges[k + 1:]))
         return plan
@@ -157,28 +158,29 @@ class RunPlan:
         image = to_float32(l1, dtype) if self.via_image else None
         l0c = buffers["L0C"].data.view(np.float32)
         block, c = None, None  # the L0C block being accumulated: (address, m1, n1), its (m, n) float32 sums
-        for (a_off, a_index, a_pads, a_pad_value), (b_off, b_index, b_pads, b_pad_value), ops in self.mmads:
+        source = l1 if image is None else image
+        rows = source[:len(source) // self.c0 * self.c0].reshape(-1, self.c0)  # the window's C0 blocks
+        for (a_index, a_rows, a_pads, a_pad_value, b_index, b_rows, b_pads, b_pad_value, a_shape, b_shape, k,
+             hf32_rounding, target, init) in self.mmads:
             # as isa/cube.py's Mmad: the same shapes, slices, HF32 rounding and product
-            kp = ops.k1 * ops.c0
+            a = rows.take(a_index, axis=0) if a_rows else source.take(a_index)
+            b = rows.take(b_index, axis=0) if b_rows else source.take(b_index)
             if image is None:
-                a, b = to_float32(_take(l1, a_off, a_index), dtype), to_float32(_take(l1, b_off, b_index), dtype)
-            else:
-                a, b = _take(image, a_off, a_index), _take(image, b_off, b_index)
+                a, b = to_float32(a, dtype), to_float32(b, dtype)
             if a_pads is not None:
-                a[a_pads] = a_pad_value
+                a.reshape(-1)[a_pads] = a_pad_value
             if b_pads is not None:
-                b[b_pads] = b_pad_value
-            a, b = a.reshape(ops.m1 * 16, kp), b.reshape(kp, ops.n1 * 16)
-            if ops.k < kp:
-                a, b = a[:, :ops.k], b[:ops.k]
-            if ops.hf32_rounding is not None:
-                a, b = round_to_hf32(a, *ops.hf32_rounding), round_to_hf32(b, *ops.hf32_rounding)
+                b.reshape(-1)[b_pads] = b_pad_value
+            a, b = a.reshape(a_shape), b.reshape(b_shape)
+            if k is not None:
+                a, b = a[:, :k], b[:k]
+            if hf32_rounding is not None:
+                a, b = round_to_hf32(a, *hf32_rounding), round_to_hf32(b, *hf32_rounding)
             prod = a @ b
-            target = (ops.c0_addr, ops.m1, ops.n1)
             if target != block:
                 _store(l0c, block, c)
                 block, c = target, None
-            if ops.init:
+            if init:
                 c = prod
             else:
                 if c is None:
@@ -190,11 +192,23 @@ class RunPlan:
             runs[i](operands[i])
 
 
-def _take(source, at: int, index) -> np.ndarray:
-    """An operand's elements gathered from `source` (from element `at`) by an index array or a Rows."""
+def _from_window(operand, lo: int) -> tuple:
+    """An operand's gather (_operand's) from the first element of the run's L1 window (`lo`): (C0 block numbers
+    and True, when it reads whole blocks of the window, else element numbers and False, its pads, their value)."""
+    at, index, pads, pad_value = operand[0] - lo, *operand[1:4]
+    if index.__class__ is Rows and at % index.c0 == 0:
+        return index.blocks + at // index.c0, True, pads, pad_value
     if index.__class__ is Rows:
-        return index.take(source, at)
-    return source[at:].take(index)
+        index = (index.blocks[:, None] * index.c0 + np.arange(index.c0)).reshape(-1)
+    return index + at, False, pads, pad_value
+
+
+def _step(a, b, ops) -> tuple:
+    """What RunPlan.run reads of one Mmad: A's and B's gathers (_from_window), their (m, kp) and (kp, n) shapes,
+    the k they are cut at (None: kp), the HF32 rounding, the L0C block (address, m1, n1) and init."""
+    kp = ops.k1 * ops.c0
+    return (*a, *b, (ops.m1 * 16, kp), (kp, ops.n1 * 16), ops.k if ops.k < kp else None, ops.hf32_rounding,
+            (ops.c0_addr, ops.m1, ops.n1), ops.init)
 
 
 def _refused(args_list) -> str | None:
@@ -313,10 +327,6 @@ class Rows:
 
     def __init__(self, blocks, c0):
         self.blocks, self.c0 = blocks, c0
-
-    def take(self, image, at: int) -> np.ndarray:
-        rows = image[at:at + (len(image) - at) // self.c0 * self.c0].reshape(-1, self.c0)
-        return rows.take(self.blocks, axis=0).reshape(-1)
 
 
 def _as_rows(index, pad, c0: int):
