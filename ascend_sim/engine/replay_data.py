@@ -99,9 +99,13 @@ class RunPlan:
 
     @classmethod
     def compiled(cls, args_list: list, shared: dict) -> RunPlan | None:
-        """compile's plan, compiled once per content: the runs of several templates are often the same
-        operands (R3D's stem: 162 runs to plan, 21 different), and a plan depends only on the operands' values,
-        their buffers' names and their arrays (by identity: the entry keeps them alive, so no id is reused)."""
+        """compile's plan, or None for a run of fewer than MIN_MMADS Mmads; compiled once per content: the runs
+        of several templates are often the same operands (R3D's stem: 162 runs to plan, 21 different), and a plan
+        depends only on the operands' values, their buffers' names and their arrays (by identity: the entry keeps
+        them alive, so no id is reused)."""
+        if sum(args._fields[0] == "abuf" for args in args_list) < MIN_MMADS:
+            FALLBACKS["fewer Mmads than MIN_MMADS"] += 1
+            return None
         content = tuple((args.__class__, *(v.name if v.__class__ is Buffer else id(v) if v.__class__ is np.ndarray
                                            else v for v in args)) for args in args_list)
         known = shared.get(content)
@@ -113,9 +117,6 @@ class RunPlan:
     def compile(cls, args_list: list, shared: dict) -> RunPlan | None:
         """The plan of a run of LoadData / Mmad operands (in the run's order), or None (FALLBACKS says why).
         `shared`: the gathers of LoadData 3Dv2 index maps, by map, and the plans by content, for one launch."""
-        if sum(args._fields[0] == "abuf" for args in args_list) < MIN_MMADS:
-            FALLBACKS["fewer Mmads than MIN_MMADS"] += 1
-            return None
         reason = _refused(args_list)
         if reason:
             FALLBACKS[reason] += 1
