@@ -166,7 +166,7 @@ class _StreamOperands:
 
     def add_block(self, start: int, plan, core, block) -> None:
         self.block_starts.append(start)
-        self.blocks.append((plan, core, block))
+        self.blocks.append((plan, core, block, any(block.shifts.values())))
 
     def add_record(self, at: int, record) -> None:
         self.made.extend([None] * (at - len(self.made)))
@@ -179,8 +179,8 @@ class _StreamOperands:
         got = self.made[i]
         if got is None:
             b = bisect_right(self.block_starts, i) - 1
-            plan, core, block = self.blocks[b]
-            got = self.made[i] = plan.operand(core, block, i - self.block_starts[b])
+            plan, core, block, moved = self.blocks[b]
+            got = self.made[i] = plan.operand(core, block, moved, i - self.block_starts[b])
         return got
 
 
@@ -231,11 +231,9 @@ class _Plan:
         self.per_core: dict = {}  # core index -> per record, its operands on that core's buffers once made
         self.fields: dict = {}  # record index -> its _buffer_fields, once its operands were made on a core
 
-    def operand(self, core, block, j: int):
-        """The operands of the block's record `j` (one with semantics)."""
-        shifts = block.shifts
-        moved = any(shifts.values())
-        if block.core == self.template.core and not moved:
+    def operand(self, core, block, moved: bool, j: int):
+        """The operands of the block's record `j` (one with semantics); `moved`: the block has GM shifts."""
+        if not moved and block.core == self.template.core:
             return self.records[j]
         on_core = self.per_core.get(block.core)
         if on_core is None:
@@ -243,13 +241,15 @@ class _Plan:
         ops = on_core[j]
         if ops is None:
             ops = on_core[j] = self._on_core(core, j)
-        gm_fields = self.fields[j][1]
-        if not moved or not gm_fields:
+        gm_fields = self.fields[j][1] if moved else None
+        if not gm_fields:
             return ops
-        values = list(ops.args)
+        args = ops.args
+        values = list(args)
+        shifts = block.shifts
         for at, buf in gm_fields:
             values[at] += shifts.get(buf, 0)
-        return _Operands(type(ops.args)(*values), ops.registers)
+        return _Operands(args._make(values), ops.registers)
 
     def _on_core(self, core, j: int) -> _Operands:
         """Record j's operands with its local buffers replaced by `core`'s (replay_engine._remap_args)."""

@@ -154,7 +154,7 @@ def test_dx_blocks_give_their_records_accesses_and_operands(case, monkeypatch, n
         plan = plans.setdefault(id(block.template), replay_passes._Plan(block.template, template_records))
         for j, (run, rec) in enumerate(zip(plan.runs, records)):
             if run is not None:
-                got = plan.operand(chip.cores[block.core], block, j)
+                got = plan.operand(chip.cores[block.core], block, any(block.shifts.values()), j)
                 assert got.args == rec.args and got.registers == rec.registers
         blocks.append(block.core != block.template.core or any(block.shifts.values()))
     _each_block(monkeypatch, check)
