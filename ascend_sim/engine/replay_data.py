@@ -33,6 +33,7 @@ from functools import lru_cache
 import numpy as np
 
 from ascend_sim.machine.dtypes import element_bits, round_to_hf32, to_float32
+from ascend_sim.machine.gather import block_rows
 from ascend_sim.machine.memory import Buffer
 
 BATCHED = ("LoadData2D", "LoadData3Dv2", "Mmad")  # the specs a run is made of
@@ -332,13 +333,8 @@ class Rows:
 
 def _as_rows(index, pad, c0: int):
     """`index` as a Rows when every C0 run of it (pads aside) is one C0 block of the source, else `index`."""
-    if len(index) % c0:
-        return index
-    runs = index.reshape(-1, c0)
-    starts = runs[:, 0]
-    if (starts % c0).any() or not ((runs == starts[:, None] + np.arange(c0)) | pad.reshape(-1, c0)).all():
-        return index
-    return Rows(starts // c0, c0)
+    blocks = block_rows(index, pad, c0)
+    return index if blocks is None else Rows(blocks, c0)
 
 
 @lru_cache(maxsize=64)
