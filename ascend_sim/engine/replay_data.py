@@ -14,7 +14,7 @@ compiled once into a `RunPlan`:
   the loads that wrote it applied in order;
 - at run time, per Mmad, A and B gathered from a float32 image of the L1 range the run reads (or gathered and
   then converted, when that range is larger than the operands), pads filled, then the same array shapes, slices,
-  HF32 rounding and `a @ b` as isa/cube.py's Mmad, so the float32 sums are the same bits;
+  HF32 rounding and `a @ b` as isa/cube.py's Mmad (machine/mmad.py, shared), so the float32 sums are the same bits;
 - the Mmads writing one L0C block in a row kept as one (m, n) float32 array, C = A.B or C += A.B element by
   element as in L0C, stored in NZ once;
 - the bytes the run leaves in L0A / L0B: its last load of each range, run as the record itself.
@@ -32,9 +32,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from ascend_sim.machine.dtypes import element_bits, round_to_hf32, to_float32
+from ascend_sim.machine.dtypes import element_bits, to_float32
 from ascend_sim.machine.gather import block_rows
 from ascend_sim.machine.memory import Buffer
+from ascend_sim.machine.mmad import multiply
 
 BATCHED = ("LoadData2D", "LoadData3Dv2", "Mmad")  # the specs a run is made of
 NONE, RUN, OTHER = 0, 1, 2  # a record's part in the data pass: no data work, batchable, run one by one
@@ -164,7 +165,7 @@ class RunPlan:
         rows = source[:len(source) // self.c0 * self.c0].reshape(-1, self.c0)  # the window's C0 blocks
         for (a_index, a_rows, a_pads, a_pad_value, b_index, b_rows, b_pads, b_pad_value, a_shape, b_shape, k,
              hf32_rounding, target, init) in self.mmads:
-            # as isa/cube.py's Mmad: the same shapes, slices, HF32 rounding and product
+            # the same gathers, shapes and product (machine/mmad.py) as isa/cube.py's Mmad
             a = rows.take(a_index, axis=0) if a_rows else source.take(a_index)
             b = rows.take(b_index, axis=0) if b_rows else source.take(b_index)
             if image is None:
@@ -173,12 +174,7 @@ class RunPlan:
                 a.reshape(-1)[a_pads] = a_pad_value
             if b_pads is not None:
                 b.reshape(-1)[b_pads] = b_pad_value
-            a, b = a.reshape(a_shape), b.reshape(b_shape)
-            if k is not None:
-                a, b = a[:, :k], b[:k]
-            if hf32_rounding is not None:
-                a, b = round_to_hf32(a, *hf32_rounding), round_to_hf32(b, *hf32_rounding)
-            prod = a @ b
+            prod = multiply(a.reshape(a_shape), b.reshape(b_shape), k, hf32_rounding)
             if target != block:
                 _store(l0c, block, c)
                 block, c = target, None
@@ -207,10 +203,10 @@ def _from_window(operand, lo: int) -> tuple:
 
 def _step(a, b, ops) -> tuple:
     """What RunPlan.run reads of one Mmad: A's and B's gathers (_from_window), their (m, kp) and (kp, n) shapes,
-    the k they are cut at (None: kp), the HF32 rounding, the L0C block (address, m1, n1) and init."""
+    k, the HF32 rounding, the L0C block (address, m1, n1) and init."""
     kp = ops.k1 * ops.c0
-    return (*a, *b, (ops.m1 * 16, kp), (kp, ops.n1 * 16), ops.k if ops.k < kp else None, ops.hf32_rounding,
-            (ops.c0_addr, ops.m1, ops.n1), ops.init)
+    return (*a, *b, (ops.m1 * 16, kp), (kp, ops.n1 * 16), ops.k, ops.hf32_rounding, (ops.c0_addr, ops.m1, ops.n1),
+            ops.init)
 
 
 def _refused(args_list) -> str | None:
