@@ -14,7 +14,7 @@ compiled once into a `RunPlan`:
   the loads that wrote it applied in order;
 - at run time, per Mmad, A and B gathered from a float32 image of the L1 range the run reads (or gathered and
   then converted, when that range is larger than the operands), pads filled, then the same array shapes, slices,
-  HF32 rounding and `a @ b` as isa/cube.py's Mmad, so the float32 sums are the same bits;
+  HF32 rounding and `a @ b` as isa/cube.py's Mmad (machine/mmad.py, shared), so the float32 sums are the same bits;
 - the Mmads writing one L0C block in a row kept as one (m, n) float32 array, C = A.B or C += A.B element by
   element as in L0C, stored in NZ once;
 - the bytes the run leaves in L0A / L0B: its last load of each range, run as the record itself.
@@ -32,7 +32,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from ascend_sim.machine.dtypes import element_bits, round_to_hf32, to_float32
+from ascend_sim.machine.dtypes import element_bits, to_float32
+from ascend_sim.machine.gather import block_rows
+from ascend_sim.machine.memory import Buffer
+from ascend_sim.machine.mmad import multiply
 
 BATCHED = ("LoadData2D", "LoadData3Dv2", "Mmad")  # the specs a run is made of
 NONE, RUN, OTHER = 0, 1, 2  # a record's part in the data pass: no data work, batchable, run one by one
@@ -77,7 +80,7 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
         plan = plans.get(key, False)
         records = records.tolist()
         if plan is False:
-            plan = plans[key] = RunPlan.compile([operands[i].args for i in records], gathers)
+            plan = plans[key] = RunPlan.compiled([operands[i].args for i in records], gathers)
         if plan is None:
             for i in records:
                 runs[i](operands[i])
@@ -94,15 +97,28 @@ class RunPlan:
     """A run's data work compiled (the module's docstring): per Mmad, where its A and B come from in L1; the
     loads whose bytes the run leaves in L0A / L0B."""
 
-    __slots__ = ("dtype", "lo", "hi", "via_image", "mmads", "last_loads")
+    __slots__ = ("dtype", "c0", "lo", "hi", "via_image", "mmads", "last_loads")
+
+    @classmethod
+    def compiled(cls, args_list: list, shared: dict) -> RunPlan | None:
+        """compile's plan, or None for a run of fewer than MIN_MMADS Mmads; compiled once per content: the runs
+        of several templates are often the same operands (R3D's stem: 162 runs to plan, 21 different), and a plan
+        depends only on the operands' values, their buffers' names and their arrays (by identity: the entry keeps
+        them alive, so no id is reused)."""
+        if sum(args._fields[0] == "abuf" for args in args_list) < MIN_MMADS:
+            FALLBACKS["fewer Mmads than MIN_MMADS"] += 1
+            return None
+        content = tuple((args.__class__, *(v.name if v.__class__ is Buffer else id(v) if v.__class__ is np.ndarray
+                                           else v for v in args)) for args in args_list)
+        known = shared.get(content)
+        if known is None:
+            known = shared[content] = (cls.compile(args_list, shared), args_list)
+        return known[0]
 
     @classmethod
     def compile(cls, args_list: list, shared: dict) -> RunPlan | None:
         """The plan of a run of LoadData / Mmad operands (in the run's order), or None (FALLBACKS says why).
-        `shared`: the gathers of LoadData 3Dv2 index maps, by map, for the plans of one launch."""
-        if sum(args._fields[0] == "abuf" for args in args_list) < MIN_MMADS:
-            FALLBACKS["fewer Mmads than MIN_MMADS"] += 1
-            return None
+        `shared`: the gathers of LoadData 3Dv2 index maps, by map, and the plans by content, for one launch."""
         reason = _refused(args_list)
         if reason:
             FALLBACKS[reason] += 1
@@ -110,6 +126,7 @@ class RunPlan:
         plan = cls()
         size = args_list[0].dtype.itemsize
         plan.dtype = next((a.dtype for a in args_list if a._fields[0] == "abuf"), args_list[0].dtype)
+        plan.c0 = 32 // size
         loads: dict = {"L0A": [], "L0B": []}  # per L0 buffer: (first, end element, run index, full) of its loads
         plan.mmads = []
         for j, args in enumerate(args_list):
@@ -132,7 +149,7 @@ class RunPlan:
         plan.hi = max((o[4] for o in operands), default=0)
         # L1 converted to float32 once when that is less work than converting every operand as gathered
         plan.via_image = plan.hi - plan.lo <= sum(_size(o[1]) for o in operands)
-        plan.mmads = [((a[0] - plan.lo, *a[1:4]), (b[0] - plan.lo, *b[1:4]), ops) for a, b, ops in plan.mmads]
+        plan.mmads = [_step(_from_window(a, plan.lo), _from_window(b, plan.lo), ops) for a, b, ops in plan.mmads]
         plan.last_loads = sorted(j for ranges in loads.values() for k, (lo, hi, full, j) in enumerate(ranges)
                                  if not any(full and (l, h) == (lo, hi) for l, h, full, _ in ranges[k + 1:]))
         return plan
@@ -144,28 +161,24 @@ class RunPlan:
         image = to_float32(l1, dtype) if self.via_image else None
         l0c = buffers["L0C"].data.view(np.float32)
         block, c = None, None  # the L0C block being accumulated: (address, m1, n1), its (m, n) float32 sums
-        for (a_off, a_index, a_pads, a_pad_value), (b_off, b_index, b_pads, b_pad_value), ops in self.mmads:
-            # as isa/cube.py's Mmad: the same shapes, slices, HF32 rounding and product
-            kp = ops.k1 * ops.c0
+        source = l1 if image is None else image
+        rows = source[:len(source) // self.c0 * self.c0].reshape(-1, self.c0)  # the window's C0 blocks
+        for (a_index, a_rows, a_pads, a_pad_value, b_index, b_rows, b_pads, b_pad_value, a_shape, b_shape, k,
+             hf32_rounding, target, init) in self.mmads:
+            # the same gathers, shapes and product (machine/mmad.py) as isa/cube.py's Mmad
+            a = rows.take(a_index, axis=0) if a_rows else source.take(a_index)
+            b = rows.take(b_index, axis=0) if b_rows else source.take(b_index)
             if image is None:
-                a, b = to_float32(_take(l1, a_off, a_index), dtype), to_float32(_take(l1, b_off, b_index), dtype)
-            else:
-                a, b = _take(image, a_off, a_index), _take(image, b_off, b_index)
+                a, b = to_float32(a, dtype), to_float32(b, dtype)
             if a_pads is not None:
-                a[a_pads] = a_pad_value
+                a.reshape(-1)[a_pads] = a_pad_value
             if b_pads is not None:
-                b[b_pads] = b_pad_value
-            a, b = a.reshape(ops.m1 * 16, kp), b.reshape(kp, ops.n1 * 16)
-            if ops.k < kp:
-                a, b = a[:, :ops.k], b[:ops.k]
-            if ops.hf32_rounding is not None:
-                a, b = round_to_hf32(a, *ops.hf32_rounding), round_to_hf32(b, *ops.hf32_rounding)
-            prod = a @ b
-            target = (ops.c0_addr, ops.m1, ops.n1)
+                b.reshape(-1)[b_pads] = b_pad_value
+            prod = multiply(a.reshape(a_shape), b.reshape(b_shape), k, hf32_rounding)
             if target != block:
                 _store(l0c, block, c)
                 block, c = target, None
-            if ops.init:
+            if init:
                 c = prod
             else:
                 if c is None:
@@ -177,11 +190,23 @@ class RunPlan:
             runs[i](operands[i])
 
 
-def _take(source, at: int, index) -> np.ndarray:
-    """An operand's elements gathered from `source` (from element `at`) by an index array or a Rows."""
+def _from_window(operand, lo: int) -> tuple:
+    """An operand's gather (_operand's) from the first element of the run's L1 window (`lo`): (C0 block numbers
+    and True, when it reads whole blocks of the window, else element numbers and False, its pads, their value)."""
+    at, index, pads, pad_value = operand[0] - lo, *operand[1:4]
+    if index.__class__ is Rows and at % index.c0 == 0:
+        return index.blocks + at // index.c0, True, pads, pad_value
     if index.__class__ is Rows:
-        return index.take(source, at)
-    return source[at:].take(index)
+        index = (index.blocks[:, None] * index.c0 + np.arange(index.c0)).reshape(-1)
+    return index + at, False, pads, pad_value
+
+
+def _step(a, b, ops) -> tuple:
+    """What RunPlan.run reads of one Mmad: A's and B's gathers (_from_window), their (m, kp) and (kp, n) shapes,
+    k, the HF32 rounding, the L0C block (address, m1, n1) and init."""
+    kp = ops.k1 * ops.c0
+    return (*a, *b, (ops.m1 * 16, kp), (kp, ops.n1 * 16), ops.k, ops.hf32_rounding, (ops.c0_addr, ops.m1, ops.n1),
+            ops.init)
 
 
 def _refused(args_list) -> str | None:
@@ -301,20 +326,11 @@ class Rows:
     def __init__(self, blocks, c0):
         self.blocks, self.c0 = blocks, c0
 
-    def take(self, image, at: int) -> np.ndarray:
-        rows = image[at:at + (len(image) - at) // self.c0 * self.c0].reshape(-1, self.c0)
-        return rows.take(self.blocks, axis=0).reshape(-1)
-
 
 def _as_rows(index, pad, c0: int):
     """`index` as a Rows when every C0 run of it (pads aside) is one C0 block of the source, else `index`."""
-    if len(index) % c0:
-        return index
-    runs = index.reshape(-1, c0)
-    starts = runs[:, 0]
-    if (starts % c0).any() or not ((runs == starts[:, None] + np.arange(c0)) | pad.reshape(-1, c0)).all():
-        return index
-    return Rows(starts // c0, c0)
+    blocks = block_rows(index, pad, c0)
+    return index if blocks is None else Rows(blocks, c0)
 
 
 @lru_cache(maxsize=64)
@@ -366,16 +382,25 @@ def _load_map(ops, size: int, pads: list) -> tuple:
 def _load_map_2d(reps: int, d0: int, s_pitch: int, d_pitch: int, transpose: bool, size: int) -> tuple:
     """A LoadData2D's destination elements and the source elements (from its s0) they take: whole fractals,
     each transposed (16-bit) or not."""
+    dst, src = _fractal_map(reps, s_pitch, d_pitch, transpose, size)
+    return dst + d0 // size, src  # d0 is on an element (_refused)
+
+
+@lru_cache(maxsize=256)
+def _fractal_map(reps: int, s_pitch: int, d_pitch: int, transpose: bool, size: int) -> tuple:
+    """_load_map_2d from destination element 0 (read-only arrays: kept for the launch's other loads alike)."""
     r = np.arange(reps).reshape(-1, 1, 1)
     if transpose:  # [r][i][j] <- [r][j][i]
         i, j = np.arange(16).reshape(1, -1, 1), np.arange(16).reshape(1, 1, -1)
-        dst = (d0 + r * d_pitch + i * 32 + j * 2) // 2
+        dst = (r * d_pitch + i * 32 + j * 2) // 2
         src = (r * s_pitch + j * 32 + i * 2) // 2
     else:
         e = np.arange(512 // size).reshape(1, 1, -1)
-        dst = (d0 + r * d_pitch) // size + e
+        dst = (r * d_pitch) // size + e
         src = (r * s_pitch) // size + e
-    return dst.reshape(-1), src.reshape(-1)
+    dst, src = dst.reshape(-1), src.reshape(-1)
+    dst.flags.writeable = src.flags.writeable = False
+    return dst, src
 
 
 def _load_c(l0c, block) -> np.ndarray:

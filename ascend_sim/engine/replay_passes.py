@@ -18,12 +18,14 @@ corpus and the fault tests on engine="replay").
 from __future__ import annotations
 
 import os
+from bisect import bisect_right
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from ascend_sim.engine import replay_data
 from ascend_sim.engine.replay_engine import Block, _remap_args, expand
+from ascend_sim.machine.memory import Buffer
 
 
 class _Operands:
@@ -38,15 +40,16 @@ class _Operands:
 def run(chip, cores, s) -> bool:
     """The race checks and data work of the scheduled streams (`s`: their fast_schedule.Schedule) as the chip
     asks for them; False (nothing run) when the race checks need the Python checkers."""
-    if chip.check_races and not race_free(chip, cores, s):
+    made: dict = {}  # template_records, made once for both passes
+    if chip.check_races and not race_free(chip, cores, s, made):
         return False
     if chip.execute:
-        run_semantics(chip, cores, s)
+        run_semantics(chip, cores, s, made)
     return True
 
 
-def race_free(chip, cores, s) -> bool:
-    """The compiled race checker finds no race in the scheduled streams."""
+def race_free(chip, cores, s, made=None) -> bool:
+    """The compiled race checker finds no race in the scheduled streams (`made`: template_records' cache)."""
     from ascend_sim.passes.fast_races import CLEAN, accesses, first_race_of
 
     by_template: dict = {}  # id(template) -> its Accesses (None: the Python checkers must run)
@@ -62,7 +65,7 @@ def race_free(chip, cores, s) -> bool:
                 real = []
             encoded = by_template.get(id(item.template), False)
             if encoded is False:
-                encoded = by_template[id(item.template)] = accesses(template_records(chip, item.template))
+                encoded = by_template[id(item.template)] = accesses(template_records(chip, item.template, made))
             if encoded is None:
                 return False
             parts.append(block_accesses(chip, item, encoded))
@@ -73,11 +76,16 @@ def race_free(chip, cores, s) -> bool:
     return first_race_of(s, parts, chip.gm_races.granule, chip.gm_races.shared) == CLEAN
 
 
-def template_records(chip, template) -> list:
-    """A template's records, those of the units nested in it made (replay_engine.expand)."""
-    records = template.records
-    if any(item.__class__ is Block for item in records):
-        records = expand(records, chip, {})
+def template_records(chip, template, made=None) -> list:
+    """A template's records, those of the units nested in it made (replay_engine.expand); kept in `made` (by
+    template) when given, as both passes of a run read them."""
+    records = made.get(id(template)) if made is not None else None
+    if records is None:
+        records = template.records
+        if any(item.__class__ is Block for item in records):
+            records = expand(records, chip, {})
+        if made is not None:
+            made[id(template)] = records
     return records
 
 
@@ -97,11 +105,12 @@ def data_threads() -> int:
     return int(value)
 
 
-def run_semantics(chip, cores, s) -> None:
+def run_semantics(chip, cores, s, made=None) -> None:
     """Every record's data work, in the schedule's order (`s`), blocks' records included, their runs of LoadData
-    and Mmad batched (replay_data.py); on several threads when independent_groups allows it."""
+    and Mmad batched (replay_data.py); on several threads when independent_groups allows it. `made`:
+    template_records' cache."""
     runs: list = []  # per record of the streams (cores one after another): its semantics, or None
-    operands: list = []  # ... and what they read
+    operands = _StreamOperands()  # ... and what they read
     kinds: list = []  # ... replay_data's NONE / RUN / OTHER, an array per block and per real record
     origins: list = []  # ... replay_data.origins, -1 for real records
     plans: dict = {}  # id(template) -> _Plan
@@ -113,21 +122,23 @@ def run_semantics(chip, cores, s) -> None:
             if item.__class__ is Block:
                 plan = plans.get(id(item.template))
                 if plan is None:
-                    plan = plans[id(item.template)] = _Plan(item.template, template_records(chip, item.template))
+                    plan = plans[id(item.template)] = _Plan(item.template,
+                                                            template_records(chip, item.template, made))
                     plan.number = len(plans)
+                operands.add_block(len(runs), plan, chip.cores[item.core], item)
                 runs += plan.runs
-                operands += plan.operands(chip.cores[item.core], item)
                 kinds.append(plan.kinds if unshared[c] else plan.kinds_one_by_one)
                 origins.append(replay_data.origins(plan.number, len(plan.runs)))
                 atomic = atomic or plan.atomic
             else:
                 runs.append(item.spec.execute if item.args is not None else None)
-                operands.append(item)
+                operands.add_record(len(runs) - 1, item)
                 kinds.append(_ONE_RECORD[runs[-1] is not None])
                 origins.append(_REAL)
                 atomic = atomic or _adds_atomically(item)
     from ascend_sim.passes.fast_schedule import _CORE
 
+    operands.close(len(runs))
     batched = dict(kinds=np.concatenate(kinds), origins=np.concatenate(origins), core_of=s.R[:, _CORE],
                    buffers_of=[core.buffers for core in cores], plans={}, gathers={})
     threads = chip.data_threads
@@ -141,6 +152,36 @@ def run_semantics(chip, cores, s) -> None:
     with ThreadPoolExecutor(len(shares)) as pool:
         for done in [pool.submit(replay_data.run_in_order, runs, operands, share, **batched) for share in shares]:
             done.result()
+
+
+class _StreamOperands:
+    """Per record of the streams (numbered as in run_semantics), what its semantics read, made when first asked
+    for: most of a block's records run inside a batched run (replay_data.RunPlan), which reads only its core's
+    buffers, so their operands are never made. A real record is its own operands."""
+
+    def __init__(self):
+        self.made: list = []  # per record: its operands once made, else None
+        self.block_starts: list = []  # the first record of each block, in order
+        self.blocks: list = []  # ... and (its _Plan, its core, the Block)
+
+    def add_block(self, start: int, plan, core, block) -> None:
+        self.block_starts.append(start)
+        self.blocks.append((plan, core, block, any(block.shifts.values())))
+
+    def add_record(self, at: int, record) -> None:
+        self.made.extend([None] * (at - len(self.made)))
+        self.made.append(record)
+
+    def close(self, size: int) -> None:
+        self.made.extend([None] * (size - len(self.made)))
+
+    def __getitem__(self, i: int):
+        got = self.made[i]
+        if got is None:
+            b = bisect_right(self.block_starts, i) - 1
+            plan, core, block, moved = self.blocks[b]
+            got = self.made[i] = plan.operand(core, block, moved, i - self.block_starts[b])
+        return got
 
 
 _ONE_RECORD = {False: np.array([replay_data.NONE], np.int8), True: np.array([replay_data.OTHER], np.int8)}
@@ -176,8 +217,8 @@ def _adds_atomically(rec) -> bool:
 
 
 class _Plan:
-    """A template's records seen by the data pass: their semantics, their operands per core (local buffers
-    moved), and which of them have GM addresses that a block's shifts move."""
+    """A template's records seen by the data pass: their semantics, and their operands per core (local buffers
+    moved) and per block (GM addresses shifted), made record by record when asked for."""
 
     def __init__(self, template, records):
         self.template, self.records = template, records  # records: template_records
@@ -187,72 +228,70 @@ class _Plan:
         self.kinds_one_by_one = np.where(self.kinds == replay_data.RUN, replay_data.OTHER, self.kinds).astype(np.int8)
         self.number = 0  # its place among the launch's templates (replay_data.origins)
         self.atomic = any(map(_adds_atomically, records))
-        self.per_core: dict = {}  # core index -> the records' operands on that core's buffers
-        self.local = {}  # record index -> its fields holding a local buffer (None: buffers nested in the fields)
-        self.gm_fields = {}  # record index -> [(address field, GM buffer)]
-        for j, r in enumerate(records):
-            args = r.args
-            if self.runs[j] is None:
-                continue
-            if not hasattr(args, "_fields"):
-                self.local[j] = None
-                continue
-            self.local[j] = [i for i, v in enumerate(args) if _is_buffer(v) and not v.name.startswith("GM:")]
-            if any(_nests_buffer(v) for v in args):
-                self.local[j] = None
-            fields = args._fields
-            moved = [(fields.index(name[:-3] + "0"), args[i]) for i, name in enumerate(fields)
-                     if name.endswith("buf") and _is_buffer(args[i]) and args[i].name.startswith("GM:")]
-            if moved:
-                self.gm_fields[j] = moved
+        self.per_core: dict = {}  # core index -> per record, its operands on that core's buffers once made
+        self.fields: dict = {}  # record index -> its _buffer_fields, once its operands were made on a core
 
-    def operands(self, core, block) -> list:
-        """The operands of the block's records (None for those without semantics)."""
-        template = self.template
-        shifts = block.shifts
-        moved = any(shifts.values())
-        if block.core == template.core and not moved:
-            return self.records
+    def operand(self, core, block, moved: bool, j: int):
+        """The operands of the block's record `j` (one with semantics); `moved`: the block has GM shifts."""
+        if not moved and block.core == self.template.core:
+            return self.records[j]
         on_core = self.per_core.get(block.core)
         if on_core is None:
-            on_core = self.per_core[block.core] = self._on_core(core)
-        if not moved:
-            return on_core
-        out = list(on_core)
-        for j, fields in self.gm_fields.items():
-            args = on_core[j].args
+            on_core = self.per_core[block.core] = [None] * len(self.records)
+        ops = on_core[j]
+        if ops is None:
+            ops = on_core[j] = self._on_core(core, j)
+        gm_fields = self.fields[j][1] if moved else None
+        if not gm_fields:
+            return ops
+        args = ops.args
+        values = list(args)
+        shifts = block.shifts
+        for at, buf in gm_fields:
+            values[at] += shifts.get(buf, 0)
+        return _Operands(args._make(values), ops.registers)
+
+    def _on_core(self, core, j: int) -> _Operands:
+        """Record j's operands with its local buffers replaced by `core`'s (replay_engine._remap_args)."""
+        r = self.records[j]
+        args = r.args
+        slots = self.fields.get(j)
+        if slots is None:
+            slots = self.fields[j] = _buffer_fields(args)
+        slots = slots[0]
+        if slots is None:
+            args = _remap_args(args, core, {})
+        elif slots:
+            buffers = core.buffers
             values = list(args)
-            for at, buf in fields:
-                values[at] += shifts.get(buf, 0)
-            out[j] = _Operands(type(args)(*values), on_core[j].registers)
-        return out
-
-    def _on_core(self, core) -> list:
-        """The template's operands with its local buffers replaced by `core`'s (replay_engine._remap_args)."""
-        buffers = core.buffers
-        out = []
-        for j, (run, r) in enumerate(zip(self.runs, self.records)):
-            if run is None:
-                out.append(None)
-                continue
-            slots, args = self.local[j], r.args
-            if slots is None:
-                args = _remap_args(args, core, {})
-            elif slots:
-                values = list(args)
-                for i in slots:
-                    values[i] = buffers[values[i].name]
-                args = type(args)(*values)
-            out.append(_Operands(args, r.registers))
-        return out
+            for i in slots:
+                values[i] = buffers[values[i].name]
+            args = type(args)(*values)
+        return _Operands(args, r.registers)
 
 
-def _is_buffer(value) -> bool:
-    return value.__class__.__name__ == "Buffer"
+def _buffer_fields(args) -> tuple:
+    """An operands tuple's fields holding a local buffer (None: buffers nested in the fields, or not a named
+    tuple) and its GM address fields [(address field, GM buffer)], those a block's shifts move (the rule of
+    replay_engine._remap_args)."""
+    if not hasattr(args, "_fields"):
+        return None, []
+    fields = args._fields
+    local: list | None = []
+    gm = []
+    for i, v in enumerate(args):
+        if v.__class__ is Buffer:
+            if not v.name.startswith("GM:"):
+                local.append(i)
+            elif fields[i].endswith("buf"):
+                gm.append((fields.index(fields[i][:-3] + "0"), v))
+        elif isinstance(v, (tuple, list)) and _nests_buffer(v):
+            local = None
+    return local, gm
 
 
 def _nests_buffer(value) -> bool:
     """A plain tuple or list holding a buffer at any depth (what _remap_args walks into)."""
     if isinstance(value, list) or (isinstance(value, tuple) and not hasattr(value, "_fields")):
-        return any(_is_buffer(v) or _nests_buffer(v) for v in value)
+        return any(v.__class__ is Buffer or _nests_buffer(v) for v in value)
     return False

@@ -20,9 +20,9 @@ import numpy as np
 from ascend_sim.engine.front_end_cache import cached
 from ascend_sim.isa.common import FRACTAL, check_aligned, current_core, expect_position, fields_checker
 from ascend_sim.isa.ctrl import HIF8_MMAD_BIT, ctrl_value
-from ascend_sim.machine.dtypes import (EIGHT_BIT_DTYPES, arch_refuses, element_bits, hifloat8, round_to_hf32,
-                                      to_float32)
+from ascend_sim.machine.dtypes import EIGHT_BIT_DTYPES, arch_refuses, hifloat8
 from ascend_sim.machine.faults import ParameterOutOfRange
+from ascend_sim.machine.mmad import product
 from ascend_sim.machine.pipes import Pipe
 from ascend_sim.machine.tensor import LocalTensor
 from ascend_sim.record import Kind, define, operands_type
@@ -70,12 +70,6 @@ _MMAD_RANGES = {"m": (0, 4095), "n": (0, 4095), "k": (0, 4095), "unitFlag": (0, 
 _check_mmad = fields_checker(_MMAD_RANGES)
 
 
-def _fractals_to_f32(data: np.ndarray, dtype: np.dtype, shape: tuple, axes: tuple) -> np.ndarray:
-    """The fractal-ordered bytes `data` as float32, reshaped to `shape` (elements of `dtype`) and transposed by
-    `axes` in one pass (a fresh C-contiguous array)."""
-    return to_float32(element_bits(data, dtype).reshape(shape).transpose(axes), dtype)
-
-
 MmadOperands = operands_type(
     "MmadOperands", "abuf a0 a_bytes bbuf b0 b_bytes cbuf c0_addr c_bytes dtype m k m1 n1 k1 c0 init gemv operand "
     "hf32_rounding bias_bt a_nz",
@@ -92,32 +86,15 @@ def _mmad_cost(ops, model) -> float:
 
 def _mmad_execute(rec) -> None:
     """C (m x n, fp32, NZ in L0C) = A (m x k, ZZ or NZ in L0A) . B (k x n, ZN in L0B), or C += A . B."""
-    (abuf, a0, a_bytes, bbuf, b0, b_bytes, cbuf, c_0, c_bytes, dtype, m, k, m1, n1, k1, c0, init, gemv, _,
-     hf32_rounding, bias_bt, a_nz) = rec.args
-    # ZZ [m1][k1][16][c0] or NZ [k1][m1][16][c0] -> (m1*16, k1*c0); ZN [k1][n1][16 n][c0 k] -> (k1*c0, n1*16)
-    if gemv:  # L0A holds A as a plain vector and only row 0 of each C fractal is written
-        a = abuf.view(dtype, a0, k).astype(np.float32).reshape(1, k)
-    else:
-        if a_nz:
-            a = _fractals_to_f32(abuf.data[a0:a0 + a_bytes], dtype, (k1, m1, 16, c0), (1, 2, 0, 3))
-        else:
-            a = _fractals_to_f32(abuf.data[a0:a0 + a_bytes], dtype, (m1, k1, 16, c0), (0, 2, 1, 3))
-        a = a.reshape(m1 * 16, k1 * c0)
-        if k < k1 * c0:
-            a = a[:, :k]
-    b = _fractals_to_f32(bbuf.data[b0:b0 + b_bytes], dtype, (k1, n1, 16, c0), (0, 3, 1, 2))
-    b = b.reshape(k1 * c0, n1 * 16)
-    if k < k1 * c0:
-        b = b[:k]  # K is masked exactly at k
-    if hf32_rounding is not None:
-        a, b = round_to_hf32(a, *hf32_rounding), round_to_hf32(b, *hf32_rounding)
-    prod = a @ b  # fp16/bf16 products are exact in fp32; accumulation in fp32
-    c = cbuf.data[c_0:c_0 + c_bytes].view(np.float32).reshape(n1, m1 * 16, 16)
-    rows = c[:, :1] if gemv else c
+    ops = rec.args
+    prod = product(ops)  # machine/mmad.py
+    n1 = ops.n1
+    c = ops.cbuf.data[ops.c0_addr:ops.c0_addr + ops.c_bytes].view(np.float32).reshape(n1, ops.m1 * 16, 16)
+    rows = c[:, :1] if ops.gemv else c  # GEMV: only row 0 of each C fractal is written
     prod_nz = prod.reshape(prod.shape[0], n1, 16).transpose(1, 0, 2)
-    if bias_bt is not None:  # C = bias row (BT, fp32) broadcast over the m rows, plus A . B
-        rows[...] = prod_nz + bias_bt.view(np.float32, 0, n1 * 16).reshape(n1, 1, 16)
-    elif init:
+    if ops.bias_bt is not None:  # C = bias row (BT, fp32) broadcast over the m rows, plus A . B
+        rows[...] = prod_nz + ops.bias_bt.view(np.float32, 0, n1 * 16).reshape(n1, 1, 16)
+    elif ops.init:
         rows[...] = prod_nz
     else:
         rows += prod_nz

@@ -9,6 +9,7 @@ import numpy as np
 
 from ascend_sim.isa.common import FRACTAL, check_aligned, check_range, current_core, expect_position, fields_checker
 from ascend_sim.machine.faults import ParameterOutOfRange
+from ascend_sim.machine.gather import block_rows_of_map
 from ascend_sim.machine.pipes import Pipe
 from ascend_sim.machine.tensor import LocalTensor
 from ascend_sim.record import Kind, define, operands_type
@@ -261,7 +262,12 @@ def _load3d_execute(rec) -> None:
     source = sbuf.view(dtype, s0, span)
     if written is None:  # gather straight into L0 (every index is inside the source: pads read element 0)
         values = dbuf.view(dtype, d0, count)
-        source.take(index, out=values, mode="clip")
+        c0 = 32 // dtype.itemsize
+        blocks = block_rows_of_map(index, pad_positions, c0) if span % c0 == 0 else None
+        if blocks is None:
+            source.take(index, out=values, mode="clip")
+        else:  # the same bytes, a 32-byte block at a time
+            source.reshape(-1, c0).take(blocks, axis=0, out=values.reshape(-1, c0), mode="clip")
         if pad_positions.size:
             values[pad_positions] = pad_value
     else:

@@ -439,11 +439,11 @@ def encode(parts: list, s, granule: int, shared: frozenset = frozenset()):
                                 + [g[p.w_key] for g, p in zip(to_global, parts)])
         per_record = np.concatenate((counts[0], counts[1]))
         core = np.tile(R[:, _CORE], 2)
-        _, ACC[0] = np.unique(np.repeat(core, per_record) * len(keys) + key_of, return_inverse=True)
+        ACC[0] = _dense_ranks(np.repeat(core, per_record) * len(keys) + key_of, n_cores * len(keys))
         ACC[1:] = np.concatenate([p.r_range for p in parts] + [p.w_range for p in parts]).T
         n_bufs = int(ACC[0].max()) + 1
         # the (b, pipe) logs that exist (a PIPE_ALL record's accesses are never logged)
-        pairs = np.unique(ACC[0] * (_N + 1) + np.repeat(np.tile(R[:, _PIPE], 2), per_record))
+        pairs = _present(ACC[0] * (_N + 1) + np.repeat(np.tile(R[:, _PIPE], 2), per_record), n_bufs * (_N + 1))
         pair_of = np.full((n_bufs, _N + 1), -1, np.int64)
         pair_of.ravel()[pairs] = np.arange(pairs.size)
         pair_of = np.ascontiguousarray(pair_of[:, :_N])
@@ -494,6 +494,22 @@ def encode(parts: list, s, granule: int, shared: frozenset = frozenset()):
                 lr_base=lr_base,
                 n_sets=int(sets.size), n_cross=max(int(cross.size), int((kind == CROSS_WAIT).sum())),
                 n_pairs=int(pairs.size))
+
+
+def _present(values: np.ndarray, bound: int) -> np.ndarray:
+    """np.unique(values) for values in [0, bound), by a table: linear, as the bound (cores x buffers x pipes) is
+    small beside a long run's millions of accesses."""
+    seen = np.zeros(bound, bool)
+    seen[values] = True
+    return np.flatnonzero(seen)
+
+
+def _dense_ranks(values: np.ndarray, bound: int) -> np.ndarray:
+    """np.unique(values, return_inverse=True)[1] for values in [0, bound), by a table (as _present)."""
+    rank = np.full(bound, -1, np.int64)
+    present = _present(values, bound)
+    rank[present] = np.arange(present.size)
+    return rank[values]
 
 
 def _with_shared_boxes(FP, counts, key_of, core_of, ACC, acc_off, shared_numbers: list, n: int, n_keys: int):

@@ -90,3 +90,34 @@ def test_the_buffers_cores_share_are_known_without_race_checks():
     a2 = Chip("Ascend910B2", check_races=False)
     a2.launch(lambda: None, 2)
     assert a2.shared_buffers == frozenset()
+
+
+def test_runs_of_the_same_operands_share_one_plan(monkeypatch):
+    """RunPlan.compiled compiles a run's operands once per content: a 3x7x7 stem's runs come back in several
+    templates with the same operands (fewer compiles than runs to plan), with the bytes of the records run one by
+    one; operands that differ in one field get a plan of their own."""
+    case = (((1, 3, 4, 28, 28), 16, (3, 7, 7), (1, 2, 2), (1, 1, 3, 3, 3, 3)), "float16", False)
+    calls: dict = {"compiled": 0, "compile": []}
+    real_compiled, real_compile = replay_data.RunPlan.compiled.__func__, replay_data.RunPlan.compile.__func__
+
+    def compiled(cls, args_list, shared):
+        calls["compiled"] += 1
+        return real_compiled(cls, args_list, shared)
+
+    def compile(cls, args_list, shared):
+        calls["compile"].append(args_list)
+        return real_compile(cls, args_list, shared)
+    monkeypatch.setattr(replay_data.RunPlan, "compiled", classmethod(compiled))
+    monkeypatch.setattr(replay_data.RunPlan, "compile", classmethod(compile))
+    result, cycles, buffers, plans = _run(case, "replay", monkeypatch)
+    assert plans > 0 and 0 < len(calls["compile"]) < calls["compiled"]
+    assert (result, cycles, buffers) == _run(case, "replay", monkeypatch, batched=False)[:3]
+    args_list = calls["compile"][0]
+    shared: dict = {}
+    plan = real_compiled(replay_data.RunPlan, args_list, shared)
+    assert plan is not None
+    assert real_compiled(replay_data.RunPlan, [args._replace() for args in args_list], shared) is plan
+    mmad = next(j for j, args in enumerate(args_list) if args._fields[0] == "abuf")
+    other = list(args_list)
+    other[mmad] = other[mmad]._replace(init=not other[mmad].init)
+    assert real_compiled(replay_data.RunPlan, other, shared) is not plan

@@ -1,0 +1,45 @@
+"""The arithmetic of one Mmad (isa/cube.py): A (m x k, L0A fractals, ZZ or NZ, or a GEMV row) . B (k x n, L0B
+ZN fractals) as float32, the operands converted exactly, HF32-rounded when asked, one BLAS call of the same shape
+wherever it runs: the instruction, and the replay engine's batched data work (engine/replay_data.py), which
+must give the same bits."""
+from __future__ import annotations
+
+import numpy as np
+
+from ascend_sim.machine.dtypes import element_bits, round_to_hf32, to_float32
+
+
+def fractals_to_f32(data: np.ndarray, dtype: np.dtype, shape: tuple, axes: tuple) -> np.ndarray:
+    """The fractal-ordered bytes `data` as float32, reshaped to `shape` (elements of `dtype`) and transposed by
+    `axes` in one pass (a fresh C-contiguous array)."""
+    return to_float32(element_bits(data, dtype).reshape(shape).transpose(axes), dtype)
+
+
+def product(ops) -> np.ndarray:
+    """A . B of an Mmad's operands (isa/cube.py's MmadOperands), (m1*16 or 1) x (n1*16) float32."""
+    abuf, a0, a_bytes, bbuf, b0, b_bytes, dtype, k, m1, n1, k1, c0 = (
+        ops.abuf, ops.a0, ops.a_bytes, ops.bbuf, ops.b0, ops.b_bytes, ops.dtype, ops.k, ops.m1, ops.n1, ops.k1,
+        ops.c0)
+    # ZZ [m1][k1][16][c0] or NZ [k1][m1][16][c0] -> (m1*16, k1*c0); ZN [k1][n1][16 n][c0 k] -> (k1*c0, n1*16)
+    if ops.gemv:  # L0A holds A as a plain vector
+        a = abuf.view(dtype, a0, k).astype(np.float32).reshape(1, k)
+    elif ops.a_nz:
+        a = fractals_to_f32(abuf.data[a0:a0 + a_bytes], dtype, (k1, m1, 16, c0), (1, 2, 0, 3))
+    else:
+        a = fractals_to_f32(abuf.data[a0:a0 + a_bytes], dtype, (m1, k1, 16, c0), (0, 2, 1, 3))
+    b = fractals_to_f32(bbuf.data[b0:b0 + b_bytes], dtype, (k1, n1, 16, c0), (0, 3, 1, 2))
+    if not ops.gemv:
+        a = a.reshape(m1 * 16, k1 * c0)
+    return multiply(a, b.reshape(k1 * c0, n1 * 16), k, ops.hf32_rounding, cut_a=not ops.gemv)
+
+
+def multiply(a: np.ndarray, b: np.ndarray, k: int, hf32_rounding, cut_a: bool = True) -> np.ndarray:
+    """a (m x kp) . b (kp x n), both float32, K masked exactly at k (A's columns too unless `cut_a`: a GEMV row
+    has k already), rounded to HF32 first when `hf32_rounding` is (mantissa bits, trans mode)."""
+    if k < b.shape[0]:
+        b = b[:k]
+        if cut_a:
+            a = a[:, :k]
+    if hf32_rounding is not None:
+        a, b = round_to_hf32(a, *hf32_rounding), round_to_hf32(b, *hf32_rounding)
+    return a @ b  # fp16/bf16 products are exact in fp32; accumulation in fp32
