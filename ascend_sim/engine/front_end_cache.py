@@ -31,8 +31,7 @@ import numpy as np
 
 from ascend_sim.engine.chip import _running
 from ascend_sim.engine.core import kernel_frame
-from ascend_sim.engine.descriptor import UNCACHED, Descriptor, holds_buffer
-from ascend_sim.machine.memory import Buffer
+from ascend_sim.engine.descriptor import UNCACHED, describe
 from ascend_sim.machine.tensor import GlobalTensor, LocalTensor
 from ascend_sim.record import Kind, Record, snapshot
 
@@ -162,41 +161,14 @@ def cached(entry):
             cache.entries[key] = UNCACHED
             return result
         gm_buffers = tuple(t.buffer for t in gm)
-        if len(set(map(id, gm_buffers))) != len(gm_buffers) or not _gm_only_where_shifted(rec, gm_buffers):
+        described = None
+        if len(set(map(id, gm_buffers))) == len(gm_buffers):
+            described = describe(rec, core.index, gm_buffers, tuple(t.address for t in gm))
+        if described is None:
             cache.entries[key] = UNCACHED
-            return result
-        if found is not None:  # decoded on another core, not portable: this core's own view
+        elif found is not None:  # decoded on another core, not portable: this core's own view
             found.add_view(core.index, rec, tuple(t.address for t in gm))
         else:
-            cache.entries[key] = Descriptor(rec, core.index, gm_buffers, tuple(t.address for t in gm),
-                                            _portable(rec.args))
+            cache.entries[key] = described
         return result
     return call
-
-
-def _gm_only_where_shifted(rec, gm_buffers: tuple) -> bool:
-    """Every GM buffer the record names is one of the call's GlobalTensors', and in its operands it sits at the
-    top level followed by an int address (where Descriptor.shifted moves it)."""
-    ids = {id(buf) for buf in gm_buffers}
-    for ranges in (rec.reads, rec.writes, rec.footprint or ()):
-        for entry in ranges:
-            if entry[0].key.__class__ is not tuple and id(entry[0]) not in ids:
-                return False
-    args = rec.args if rec.args is not None else ()
-    for i, value in enumerate(args):
-        if value.__class__ is Buffer and value.key.__class__ is not tuple:
-            if id(value) not in ids or i + 1 >= len(args) or args[i + 1].__class__ is not int:
-                return False
-        elif holds_buffer(value, False):
-            return False
-    return True
-
-
-_LEAVES = (int, float, bool, str, type(None), np.ndarray, np.dtype, np.generic, type, enum.Enum, Buffer)
-
-
-def _portable(value) -> bool:
-    """Whether a remap (descriptor._remap) reaches every core buffer in `value`: tuples of known leaves only."""
-    if isinstance(value, tuple):
-        return all(_portable(v) for v in value)
-    return isinstance(value, _LEAVES) or callable(value)
