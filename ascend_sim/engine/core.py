@@ -110,6 +110,7 @@ class AICore:
         self.front_end_cache = chip.front_end_cache
         self.last = None  # the record issued last
         self.flag_balance: dict[tuple, int] = {}  # (event, id) -> SetFlags minus WaitFlags issued (isa/sync.py)
+        self.decoded_flags: dict = {}  # (spec, event, id, api) -> the checked flag (isa/sync.py)
         self.tpipes: list = []
         self.api: tuple = ()  # the high-level API calls running (api_call.py), stored on each record issued
         self._seq = 0
@@ -122,6 +123,12 @@ class AICore:
             self.check_path(spec.name, pipe, path)
         return self.accept(Record(self.index, self._seq, spec, pipe, snapshot(params), args, reads, writes,
                                   caller_source(), path, nbytes, event, registers, footprint, self.api))
+
+    def issue_sync(self, spec, pipe: Pipe, params, event=None) -> Record:
+        """Record a flag or barrier: no operands, byte ranges or data path, and `params` already checked and
+        immutable (isa/sync.py makes them once per core and call), so nothing is decoded or copied here."""
+        return self.accept(Record(self.index, self._seq, spec, pipe, params, None, (), (), caller_source(), None, 0,
+                                  event, (), None, self.api))
 
     def accept(self, rec: Record) -> Record:
         """Take a record made by `issue` (or by the cached front end): bounds-check its byte ranges (GM's on every
