@@ -110,7 +110,6 @@ class AICore:
         self.front_end_cache = chip.front_end_cache
         self.last = None  # the record issued last
         self.flag_balance: dict[tuple, int] = {}  # (event, id) -> SetFlags minus WaitFlags issued (isa/sync.py)
-        self.decoded_flags: dict = {}  # (spec, event, id, api) -> the checked flag (isa/sync.py)
         self.tpipes: list = []
         self.api: tuple = ()  # the high-level API calls running (api_call.py), stored on each record issued
         self._seq = 0

@@ -15,12 +15,14 @@ from ascend_sim.machine.memory import Buffer
 
 
 class FrontEndCache:
-    """The cache of one launch: key -> Descriptor (or UNCACHED), the register states named so far, and counts."""
+    """The cache of one launch: key -> Descriptor (or UNCACHED), the register states named so far, counts, and
+    the SetFlag / WaitFlag calls decoded so far (isa/sync.py: (spec, core type, event, id, api) -> the flag)."""
 
-    __slots__ = ("entries", "register_states", "hits", "misses")
+    __slots__ = ("entries", "register_states", "hits", "misses", "flags")
 
     def __init__(self):
         self.entries: dict = {}
+        self.flags: dict = {}
         self.register_states: dict = {}  # the registers' values, as a tuple -> a small int for the keys
         self.hits = 0
         self.misses = 0

@@ -59,13 +59,15 @@ def _check_event_id(core, event_id, name: str, pipe: Pipe) -> None:
 
 def _decoded(core, spec, event: HardEvent, event_id: int, api: str):
     """What a SetFlag / WaitFlag call decodes to on `core`: (pipe, params, (event, id)), or the pipe alone for a
-    same-pipe event (FIX_FIX, V_V). The event and id are checked on the core's first call with these arguments;
-    later calls share its parameter dict (records never change their parameters) and skip the checks."""
-    if event.__class__ is HardEvent and event_id.__class__ is int:  # what the key can name exactly
-        key = (spec, event._value_, event_id, api)
-        found = core.decoded_flags.get(key)
+    same-pipe event (FIX_FIX, V_V). With the launch's front-end cache on, the event and id are checked on the
+    first call with these arguments on a core of this type; later calls share its parameter dict (records never
+    change their parameters) and skip the checks."""
+    cache = core.front_end_cache
+    if cache is not None and event.__class__ is HardEvent and event_id.__class__ is int:  # a key names it exactly
+        key = (spec, core.core_type.name, event._value_, event_id, api)
+        found = cache.flags.get(key)
         if found is None:
-            found = core.decoded_flags[key] = _decode(core, spec, event, event_id, api)
+            found = cache.flags[key] = _decode(core, spec, event, event_id, api)
         return found
     return _decode(core, spec, event, event_id, api)
 
