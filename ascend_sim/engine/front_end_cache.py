@@ -4,9 +4,10 @@ Kernels issue the same decoded instruction again and again: the same parameters 
 from the same kernel line, only the GM address moving from tile to tile. An isa entry point wrapped with `cached`
 looks each call up by its key:
 
-    (entry, the kernel line calling it (code, f_lasti), the core type, the core's register values, and per
-     argument: a LocalTensor by buffer name, address, dtype and size; a GlobalTensor by its allocation and dtype,
-     not its address; a parameter struct by its snapshot and field types; a scalar by type and value)
+    (entry, the kernel line calling it (code and f_lasti: the id of core.kernel_source's tuple), the core type,
+     the core's register values, and per argument: a LocalTensor by buffer name, address, dtype and size; a
+     GlobalTensor by its allocation and dtype, not its address; a parameter struct by its snapshot and field
+     types; a scalar by type and value)
 
 A miss runs the entry as it is, so every check stays written once, in isa/. When the call issued exactly one
 COMPUTE or MOVE record, changed no register and returned nothing, its decoded parts become a `Descriptor`
@@ -30,7 +31,7 @@ from operator import attrgetter
 import numpy as np
 
 from ascend_sim.engine.chip import _running
-from ascend_sim.engine.core import kernel_frame
+from ascend_sim.engine.core import kernel_source
 from ascend_sim.engine.descriptor import UNCACHED, describe
 from ascend_sim.machine.tensor import GlobalTensor, LocalTensor
 from ascend_sim.record import Kind, Record, snapshot
@@ -59,17 +60,19 @@ def _arg_key(value, key: list, gm: list) -> None:
         for item in value:
             _arg_key(item, key, gm)
     else:
-        values = _VALUES.get(cls) or _values_getter(cls)
+        got = (_VALUES.get(cls) or _values_getter(cls))(value)
         key.append(cls)
-        key += values(value)
+        key += got
+        key += map(type, got)
 
 
-_VALUES: dict = {}  # parameter struct class -> its values and their types, as one tuple
+# parameter struct class -> its values as a tuple. A struct's key is its class, its values, then their types (2
+# and 2.0 are equal keys but not equal calls: a field check refuses the float).
+_VALUES: dict = {}
 
 
 def _values_getter(cls):
-    """The key of a parameter struct (a dataclass): its snapshot's values, then their types (2 and 2.0 are equal
-    keys but not equal calls: a field check refuses the float)."""
+    """The values of a parameter struct (a dataclass), as its snapshot has them."""
     if not dataclasses.is_dataclass(cls):
         raise _Uncached
     fields = dataclasses.fields(cls)
@@ -78,12 +81,8 @@ def _values_getter(cls):
         get = attrgetter(*(f.name for f in fields))  # no sequence field: the values as they are
     else:
         get = snapshot  # sequences (padList) become tuples
-
-    def values(params):
-        got = get(params)
-        return got + tuple(map(type, got))
-    _VALUES[cls] = values
-    return values
+    _VALUES[cls] = get
+    return get
 
 
 def _register_state(cache, registers) -> int:
@@ -101,12 +100,10 @@ def cached(entry):
         cache = core.front_end_cache if core is not None else None
         if cache is None:
             return entry(*args, **kwargs)
-        frame = kernel_frame(_getframe(1))
         state = core.registers.state
         if state is None:
             state = _register_state(cache, core.registers)
-        key = [call, id(frame.f_code) if frame is not None else None, frame.f_lasti if frame is not None else 0,
-               core.core_type.name, state]
+        key = [call, id(kernel_source(_getframe(1))), core.core_type.name, state]
         gm: list = []
         try:
             for value in args:  # the common classes inline, the rest in _arg_key
@@ -119,8 +116,10 @@ def cached(entry):
                 else:
                     values = _VALUES.get(cls)
                     if values is not None:
+                        got = values(value)
                         key.append(cls)
-                        key += values(value)
+                        key += got
+                        key += map(type, got)
                     else:
                         _arg_key(value, key, gm)
             if kwargs:
