@@ -125,8 +125,9 @@ class AICore:
                                   self.api))
 
     def issue_sync(self, spec, pipe: Pipe, params, event=None) -> Record:
-        """Record a flag or barrier: no operands, byte ranges or data path, and `params` already checked and
-        immutable (isa/sync.py makes them once per core and call), so nothing is decoded or copied here."""
+        """Record a flag, barrier or SyncAll (isa/sync.py): no operands, byte ranges or data path, and `params`
+        already checked and never changed (a SetFlag's or WaitFlag's shared by the calls decoded alike), so
+        nothing is decoded or copied here."""
         return self.accept(Record(self.index, self._seq, spec, pipe, params, None, (), (), kernel_source(_getframe(1)),
                                   None, 0, event, (), None, self.api))
 

@@ -37,7 +37,7 @@ def SyncAll() -> None:
     """Cross-core barrier: every core waits until all cores have drained everything issued before it."""
     core = current_core()
     pipe_barrier(core, Pipe.ALL)
-    core.issue(SYNC_ALL, Pipe.ALL, None)
+    core.issue_sync(SYNC_ALL, Pipe.ALL, None)
 
 
 # ---------------------------------------------------------------- the front ends (TPipe / TQue issue them too)
@@ -108,7 +108,7 @@ def pipe_barrier(core, pipe: Pipe, api: str = "PipeBarrier"):
     if pipe == Pipe.S:
         raise core.fault(SyncFault("PipeBarrier<PIPE_S> is not supported (scalar ordering is automatic)"),
                          "PipeBarrier", pipe)
-    return core.issue(PIPE_BARRIER, pipe, {"pipe": pipe.name, "api": api})
+    return core.issue_sync(PIPE_BARRIER, pipe, {"pipe": pipe.name, "api": api})
 
 
 def GetBlockIdx() -> int:
@@ -190,7 +190,7 @@ def CrossCoreSetFlag(modeId: int, pipe: Pipe, flagId: int) -> None:
             f"pipe={getattr(pipe, 'name', pipe)} must be one of the {core.core_type.name}'s pipes "
             f"{[p.name for p in core.core_type.pipes if p != Pipe.S or scalar_ok]}"), name, Pipe.S)
     _check_cross_core(core, name, flagId, modeId, pipe)
-    core.issue(CROSS_CORE_SET_FLAG, pipe, {"modeId": modeId, "flagId": flagId}, event=(modeId, flagId))
+    core.issue_sync(CROSS_CORE_SET_FLAG, pipe, {"modeId": modeId, "flagId": flagId}, (modeId, flagId))
 
 
 def CrossCoreWaitFlag(flagId: int, modeId: int = 0) -> None:
@@ -198,4 +198,4 @@ def CrossCoreWaitFlag(flagId: int, modeId: int = 0) -> None:
     above zero, then counts it down (on A2 the template's mode and pipe have no effect)."""
     core = current_core()
     _check_cross_core(core, "CrossCoreWaitFlag", flagId, modeId, Pipe.S)
-    core.issue(CROSS_CORE_WAIT_FLAG, Pipe.S, {"flagId": flagId}, event=(modeId, flagId))
+    core.issue_sync(CROSS_CORE_WAIT_FLAG, Pipe.S, {"flagId": flagId}, (modeId, flagId))
