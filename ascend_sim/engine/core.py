@@ -19,40 +19,40 @@ from ascend_sim.passes.races import RaceChecker
 from ascend_sim.passes.schedule import CoreSchedule
 from ascend_sim.record import _PKG_DIR, GM_ORDERING_KINDS, Kind, Record, RegisterWrite, format_source, snapshot
 
-# id(code) -> True when the code belongs to ascend_sim; (id(code), lasti) -> line. Keyed by id because hashing
-# a code object hashes its constants every time; _CODES keeps the code objects alive so no id is reused.
+# id(code) -> True when the code belongs to ascend_sim; (id(code), lasti) -> (code, line), one tuple per call site
+# that its records share. Keyed by id because hashing a code object hashes its constants every time; _CODES keeps
+# the code objects alive so no id is reused.
 _INSIDE: dict = {}
-_LINES: dict = {}
+_SOURCES: dict = {}
 _CODES: list = []
+_NO_SOURCE = (None, 0)
+_getframe = sys._getframe
 
 
-def kernel_frame(frame):
-    """The innermost frame outside ascend_sim from `frame` outwards (the kernel's), or None."""
+def _inside(code) -> bool:
+    is_inside = _INSIDE[id(code)] = code.co_filename.startswith(_PKG_DIR)
+    _CODES.append(code)
+    return is_inside
+
+
+def kernel_source(frame) -> tuple:
+    """(code, line) of the innermost frame outside ascend_sim from `frame` outwards: the kernel line that issued
+    the instruction; one tuple per call site (code and f_lasti), shared by the records issued there and naming
+    the site in the cached front end's keys by its id. (None, 0) when no kernel frame is on the stack."""
     inside = _INSIDE
     while frame is not None:
         code = frame.f_code
-        key = id(code)
-        is_inside = inside.get(key)
+        is_inside = inside.get(id(code))
         if is_inside is None:
-            is_inside = inside[key] = code.co_filename.startswith(_PKG_DIR)
-            _CODES.append(code)
+            is_inside = _inside(code)
         if not is_inside:
-            return frame
+            where = (id(code), frame.f_lasti)
+            source = _SOURCES.get(where)
+            if source is None:  # computing f_lineno walks the line table: once per call site
+                source = _SOURCES[where] = (code, frame.f_lineno)
+            return source
         frame = frame.f_back
-    return None
-
-
-def caller_source() -> tuple:
-    """(code, line) of the innermost frame outside ascend_sim: the kernel line that issued the instruction."""
-    frame = kernel_frame(sys._getframe(2))
-    if frame is None:
-        return None, 0
-    code = frame.f_code
-    where = (id(code), frame.f_lasti)
-    line = _LINES.get(where)
-    if line is None:  # computing f_lineno walks the line table: once per call site
-        line = _LINES[where] = frame.f_lineno
-    return code, line
+    return _NO_SOURCE
 
 
 class Registers(dict):
@@ -121,7 +121,15 @@ class AICore:
         if path is not None and path not in self.paths:
             self.check_path(spec.name, pipe, path)
         return self.accept(Record(self.index, self._seq, spec, pipe, snapshot(params), args, reads, writes,
-                                  caller_source(), path, nbytes, event, registers, footprint, self.api))
+                                  kernel_source(_getframe(1)), path, nbytes, event, registers, footprint,
+                                  self.api))
+
+    def issue_sync(self, spec, pipe: Pipe, params, event=None) -> Record:
+        """Record a flag, barrier or SyncAll (isa/sync.py): no operands, byte ranges or data path, and `params`
+        already checked and never changed (a SetFlag's or WaitFlag's shared by the calls decoded alike), so
+        nothing is decoded or copied here."""
+        return self.accept(Record(self.index, self._seq, spec, pipe, params, None, (), (), kernel_source(_getframe(1)),
+                                  None, 0, event, (), None, self.api))
 
     def accept(self, rec: Record) -> Record:
         """Take a record made by `issue` (or by the cached front end): bounds-check its byte ranges (GM's on every
@@ -193,7 +201,8 @@ class AICore:
         if fault.core is None:
             fault.core, fault.core_name = self.index, self._fault_name()
         if fault.instruction is None:
-            fault.instruction, fault.pipe, fault.source = name, pipe.name, format_source(caller_source())
+            fault.instruction, fault.pipe = name, pipe.name
+            fault.source = format_source(kernel_source(_getframe(1)))
         fault.args = (str(fault),)
         return fault
 

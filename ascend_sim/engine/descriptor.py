@@ -7,16 +7,22 @@ front_end_cache.py.
 """
 from __future__ import annotations
 
+import enum
+
+import numpy as np
+
 from ascend_sim.machine.memory import Buffer
 
 
 class FrontEndCache:
-    """The cache of one launch: key -> Descriptor (or UNCACHED), the register states named so far, and counts."""
+    """The cache of one launch: key -> Descriptor (or UNCACHED), the register states named so far, counts, and
+    the SetFlag / WaitFlag calls decoded so far (isa/sync.py: (spec, core type, event, id, api) -> the flag)."""
 
-    __slots__ = ("entries", "register_states", "hits", "misses")
+    __slots__ = ("entries", "register_states", "hits", "misses", "flags")
 
     def __init__(self):
         self.entries: dict = {}
+        self.flags: dict = {}
         self.register_states: dict = {}  # the registers' values, as a tuple -> a small int for the keys
         self.hits = 0
         self.misses = 0
@@ -38,34 +44,25 @@ class View:
 
 class Descriptor:
     """One decoded instruction. `gm_slots` per GM operand of the call (in argument order): which byte range, args
-    field and footprint entry hold an address in it, so a call at another GM address shifts exactly those."""
+    field and footprint entry hold an address in it, so a call at another GM address shifts exactly those.
+    Made by `describe`, which works out the slots in one pass over the record."""
 
     __slots__ = ("spec", "pipe", "params", "src", "path", "nbytes", "event", "registers", "portable",
                  "views", "read_slots", "write_slots", "arg_slots", "footprint_slots", "local_reads",
                  "local_writes", "local_args")
 
-    def __init__(self, rec, core_index: int, gm_buffers: tuple, gm_bases: tuple, portable: bool):
+    def __init__(self, rec, core_index: int, gm_bases: tuple, reads: tuple, writes: tuple, args: tuple,
+                 footprint_slots: tuple):
         self.spec, self.pipe, self.params, self.src = rec.spec, rec.pipe, rec.params, rec.src
         self.path, self.nbytes, self.event, self.registers = rec.path, rec.nbytes, rec.event, rec.registers
-        self.portable = portable  # its operands hold no core buffer inside objects a remap cannot see into
         self.views = {}
         self.add_view(core_index, rec, gm_bases)
-        # (index, GM operand) of each byte range, operands field and footprint entry holding a GM address
-        slot = {id(buf): i for i, buf in enumerate(gm_buffers)}.get
-        self.read_slots = _slots(rec.reads, slot)
-        self.write_slots = _slots(rec.writes, slot)
-        # an operands field that is a GM buffer is followed by its address field (sbuf s0, dbuf d0, ...)
-        args = rec.args if rec.args is not None else ()
-        self.arg_slots = tuple((i + 1, slot(id(value))) for i, value in enumerate(args)
-                               if value.__class__ is Buffer and slot(id(value)) is not None)
-        self.footprint_slots = _slots(rec.footprint or (), slot)
-        # where the core's own buffers are, for the view on another core (None: anywhere in the operands)
-        self.local_reads = _local(rec.reads)
-        self.local_writes = _local(rec.writes)
-        self.local_args = tuple(i for i, value in enumerate(args) if value.__class__ is Buffer and
-                                value.key.__class__ is tuple)
-        if any(value.__class__ is not Buffer and holds_buffer(value, True) for value in args):
-            self.local_args = None
+        # (index, GM operand) of each byte range, operands field and footprint entry holding a GM address, and
+        # where the core's own buffers are, for the view on another core (local_args None: anywhere in the operands)
+        self.read_slots, self.local_reads = reads
+        self.write_slots, self.local_writes = writes
+        self.arg_slots, self.local_args, self.portable = args
+        self.footprint_slots = footprint_slots
 
     def add_view(self, core_index: int, rec, gm_bases: tuple) -> None:
         """The operands of `rec`, decoded on core `core_index` with its GlobalTensors at `gm_bases`."""
@@ -117,6 +114,79 @@ class Descriptor:
         return args, reads, writes, footprint
 
 
+def describe(rec, core_index: int, gm_buffers: tuple, gm_bases: tuple) -> Descriptor | None:
+    """The descriptor of `rec`, decoded on core `core_index` from a call whose GlobalTensors are `gm_buffers` at
+    `gm_bases`; None when it cannot be reused: a GM buffer the call's GlobalTensors do not name, or one inside
+    the operands where `Descriptor.shifted` cannot move it (an operands field that is a GM buffer is followed by
+    its address field: sbuf s0, dbuf d0, ...)."""
+    slot = {id(buf): i for i, buf in enumerate(gm_buffers)}.get
+    reads = _range_slots(rec.reads, slot)
+    writes = _range_slots(rec.writes, slot)
+    footprint = _range_slots(rec.footprint or (), slot)
+    args = _operand_slots(rec.args if rec.args is not None else (), slot)
+    if reads is None or writes is None or footprint is None or args is None:
+        return None
+    return Descriptor(rec, core_index, gm_bases, reads, writes, args, footprint[0])
+
+
+def _range_slots(entries, slot) -> tuple | None:
+    """((index, GM operand) of the entries (buffer first) in a GM operand's allocation, indices of the entries in
+    the core's own buffers), or None when an entry is in a GM buffer the call does not name."""
+    slots, local = [], []
+    for i, entry in enumerate(entries):
+        buf = entry[0]
+        if buf.key.__class__ is tuple:
+            local.append(i)
+        else:
+            s = slot(id(buf))
+            if s is None:
+                return None
+            slots.append((i, s))
+    return tuple(slots), tuple(local)
+
+
+_LEAVES = (int, float, bool, str, type(None), np.ndarray, np.dtype, np.generic, type, enum.Enum, Buffer)
+_LEAF_CLASSES = {int, float, bool, str, type(None), np.ndarray}  # grows with the classes met that are leaves
+
+
+def _operand_slots(args: tuple, slot) -> tuple | None:
+    """(arg slots: (index of the address field, GM operand) per GM buffer field; local args: the indices of the
+    core-buffer fields, None when a core buffer sits inside a field; portable: whether a remap (`_remap`) reaches
+    every core buffer, i.e. the operands are tuples of known leaves), or None when a GM buffer is not a top-level
+    field followed by an int address, or is not one of the call's."""
+    arg_slots, local, nested_local, portable = [], [], False, True
+    last = len(args) - 1
+    for i, value in enumerate(args):
+        cls = value.__class__
+        if cls in _LEAF_CLASSES:
+            continue
+        if cls is Buffer:
+            if value.key.__class__ is tuple:
+                local.append(i)
+                continue
+            s = slot(id(value))
+            if s is None or i == last or args[i + 1].__class__ is not int:
+                return None
+            arg_slots.append((i + 1, s))
+        elif isinstance(value, tuple):
+            if holds_buffer(value, False):
+                return None
+            if holds_buffer(value, True):
+                nested_local = True
+            portable = portable and _portable(value)
+        elif _portable(value):
+            _LEAF_CLASSES.add(cls)
+        else:
+            portable = False
+    return tuple(arg_slots), (None if nested_local else tuple(local)), portable
+
+
+def _portable(value) -> bool:
+    if isinstance(value, tuple):
+        return all(_portable(v) for v in value)
+    return isinstance(value, _LEAVES) or callable(value)
+
+
 _new_tuple = tuple.__new__
 
 
@@ -130,15 +200,6 @@ def _shift_ranges(ranges: tuple, slots: tuple, shifts: list) -> tuple:
         buf, lo, hi = ranges[i]
         ranges[i] = (buf, lo + shifts[s], hi + shifts[s])
     return tuple(ranges)
-
-
-def _slots(entries, slot) -> tuple:
-    """(index, GM operand) of the entries (buffer first) that are in a GM operand's allocation."""
-    return tuple((i, slot(id(entry[0]))) for i, entry in enumerate(entries) if slot(id(entry[0])) is not None)
-
-
-def _local(ranges: tuple) -> tuple:
-    return tuple(i for i, (buf, _, _) in enumerate(ranges) if buf.key.__class__ is tuple)
 
 
 def holds_buffer(value, local: bool) -> bool:

@@ -4,9 +4,10 @@ Kernels issue the same decoded instruction again and again: the same parameters 
 from the same kernel line, only the GM address moving from tile to tile. An isa entry point wrapped with `cached`
 looks each call up by its key:
 
-    (entry, the kernel line calling it (code, f_lasti), the core type, the core's register values, and per
-     argument: a LocalTensor by buffer name, address, dtype and size; a GlobalTensor by its allocation and dtype,
-     not its address; a parameter struct by its snapshot and field types; a scalar by type and value)
+    (entry, the kernel line calling it (code and f_lasti: the id of core.kernel_source's tuple), the core type,
+     the core's register values, and per argument: a LocalTensor by buffer name, address, dtype and size; a
+     GlobalTensor by its allocation and dtype, not its address; a parameter struct by its snapshot and field
+     types; a scalar by type and value)
 
 A miss runs the entry as it is, so every check stays written once, in isa/. When the call issued exactly one
 COMPUTE or MOVE record, changed no register and returned nothing, its decoded parts become a `Descriptor`
@@ -30,9 +31,8 @@ from operator import attrgetter
 import numpy as np
 
 from ascend_sim.engine.chip import _running
-from ascend_sim.engine.core import kernel_frame
-from ascend_sim.engine.descriptor import UNCACHED, Descriptor, holds_buffer
-from ascend_sim.machine.memory import Buffer
+from ascend_sim.engine.core import kernel_source
+from ascend_sim.engine.descriptor import UNCACHED, describe
 from ascend_sim.machine.tensor import GlobalTensor, LocalTensor
 from ascend_sim.record import Kind, Record, snapshot
 
@@ -60,17 +60,19 @@ def _arg_key(value, key: list, gm: list) -> None:
         for item in value:
             _arg_key(item, key, gm)
     else:
-        values = _VALUES.get(cls) or _values_getter(cls)
+        got = (_VALUES.get(cls) or _values_getter(cls))(value)
         key.append(cls)
-        key += values(value)
+        key += got
+        key += map(type, got)
 
 
-_VALUES: dict = {}  # parameter struct class -> its values and their types, as one tuple
+# parameter struct class -> its values as a tuple. A struct's key is its class, its values, then their types (2
+# and 2.0 are equal keys but not equal calls: a field check refuses the float).
+_VALUES: dict = {}
 
 
 def _values_getter(cls):
-    """The key of a parameter struct (a dataclass): its snapshot's values, then their types (2 and 2.0 are equal
-    keys but not equal calls: a field check refuses the float)."""
+    """The values of a parameter struct (a dataclass), as its snapshot has them."""
     if not dataclasses.is_dataclass(cls):
         raise _Uncached
     fields = dataclasses.fields(cls)
@@ -79,12 +81,8 @@ def _values_getter(cls):
         get = attrgetter(*(f.name for f in fields))  # no sequence field: the values as they are
     else:
         get = snapshot  # sequences (padList) become tuples
-
-    def values(params):
-        got = get(params)
-        return got + tuple(map(type, got))
-    _VALUES[cls] = values
-    return values
+    _VALUES[cls] = get
+    return get
 
 
 def _register_state(cache, registers) -> int:
@@ -102,12 +100,10 @@ def cached(entry):
         cache = core.front_end_cache if core is not None else None
         if cache is None:
             return entry(*args, **kwargs)
-        frame = kernel_frame(_getframe(1))
         state = core.registers.state
         if state is None:
             state = _register_state(cache, core.registers)
-        key = [call, id(frame.f_code) if frame is not None else None, frame.f_lasti if frame is not None else 0,
-               core.core_type.name, state]
+        key = [call, id(kernel_source(_getframe(1))), core.core_type.name, state]
         gm: list = []
         try:
             for value in args:  # the common classes inline, the rest in _arg_key
@@ -120,8 +116,10 @@ def cached(entry):
                 else:
                     values = _VALUES.get(cls)
                     if values is not None:
+                        got = values(value)
                         key.append(cls)
-                        key += values(value)
+                        key += got
+                        key += map(type, got)
                     else:
                         _arg_key(value, key, gm)
             if kwargs:
@@ -162,41 +160,14 @@ def cached(entry):
             cache.entries[key] = UNCACHED
             return result
         gm_buffers = tuple(t.buffer for t in gm)
-        if len(set(map(id, gm_buffers))) != len(gm_buffers) or not _gm_only_where_shifted(rec, gm_buffers):
+        described = None
+        if len(set(map(id, gm_buffers))) == len(gm_buffers):
+            described = describe(rec, core.index, gm_buffers, tuple(t.address for t in gm))
+        if described is None:
             cache.entries[key] = UNCACHED
-            return result
-        if found is not None:  # decoded on another core, not portable: this core's own view
+        elif found is not None:  # decoded on another core, not portable: this core's own view
             found.add_view(core.index, rec, tuple(t.address for t in gm))
         else:
-            cache.entries[key] = Descriptor(rec, core.index, gm_buffers, tuple(t.address for t in gm),
-                                            _portable(rec.args))
+            cache.entries[key] = described
         return result
     return call
-
-
-def _gm_only_where_shifted(rec, gm_buffers: tuple) -> bool:
-    """Every GM buffer the record names is one of the call's GlobalTensors', and in its operands it sits at the
-    top level followed by an int address (where Descriptor.shifted moves it)."""
-    ids = {id(buf) for buf in gm_buffers}
-    for ranges in (rec.reads, rec.writes, rec.footprint or ()):
-        for entry in ranges:
-            if entry[0].key.__class__ is not tuple and id(entry[0]) not in ids:
-                return False
-    args = rec.args if rec.args is not None else ()
-    for i, value in enumerate(args):
-        if value.__class__ is Buffer and value.key.__class__ is not tuple:
-            if id(value) not in ids or i + 1 >= len(args) or args[i + 1].__class__ is not int:
-                return False
-        elif holds_buffer(value, False):
-            return False
-    return True
-
-
-_LEAVES = (int, float, bool, str, type(None), np.ndarray, np.dtype, np.generic, type, enum.Enum, Buffer)
-
-
-def _portable(value) -> bool:
-    """Whether a remap (descriptor._remap) reaches every core buffer in `value`: tuples of known leaves only."""
-    if isinstance(value, tuple):
-        return all(_portable(v) for v in value)
-    return isinstance(value, _LEAVES) or callable(value)

@@ -37,7 +37,7 @@ def SyncAll() -> None:
     """Cross-core barrier: every core waits until all cores have drained everything issued before it."""
     core = current_core()
     pipe_barrier(core, Pipe.ALL)
-    core.issue(SYNC_ALL, Pipe.ALL, None)
+    core.issue_sync(SYNC_ALL, Pipe.ALL, None)
 
 
 # ---------------------------------------------------------------- the front ends (TPipe / TQue issue them too)
@@ -57,36 +57,58 @@ def _check_event_id(core, event_id, name: str, pipe: Pipe) -> None:
         raise core.fault(ParameterOutOfRange(f"event id {event_id} outside [0, {core.event_ids})"), name, pipe)
 
 
+def _decoded(core, spec, event: HardEvent, event_id: int, api: str):
+    """What a SetFlag / WaitFlag call decodes to on `core`: (pipe, params, (event, id)), or the pipe alone for a
+    same-pipe event (FIX_FIX, V_V). With the launch's front-end cache on, the event and id are checked on the
+    first call with these arguments on a core of this type; later calls share its parameter dict (records never
+    change their parameters) and skip the checks."""
+    cache = core.front_end_cache
+    if cache is not None and event.__class__ is HardEvent and event_id.__class__ is int:  # a key names it exactly
+        key = (spec, core.core_type.name, event._value_, event_id, api)
+        found = cache.flags.get(key)
+        if found is None:
+            found = cache.flags[key] = _decode(core, spec, event, event_id, api)
+        return found
+    return _decode(core, spec, event, event_id, api)
+
+
+def _decode(core, spec, event: HardEvent, event_id: int, api: str):
+    src, dst = _event_pipes(core, event, spec.name)
+    pipe = src if spec is SET_FLAG else dst
+    _check_event_id(core, event_id, spec.name, pipe)
+    if src == dst:
+        return src
+    return pipe, {"event": event.value, "id": event_id, "api": api}, (event._value_, event_id)
+
+
 def set_flag(core, event: HardEvent, event_id: int, api: str = "SetFlag"):
-    src, dst = _event_pipes(core, event, "SetFlag")
-    _check_event_id(core, event_id, "SetFlag", src)
-    if src == dst:  # FIX_FIX / V_V: Ascend C issues PipeBarrier<pipe> instead of a flag
-        return pipe_barrier(core, src)
-    key = (event._value_, event_id)
+    flag = _decoded(core, SET_FLAG, event, event_id, api)
+    if flag.__class__ is not tuple:  # FIX_FIX / V_V: Ascend C issues PipeBarrier<pipe> instead of a flag
+        return pipe_barrier(core, flag)
+    src, params, key = flag
     balance = core.flag_balance.get(key, 0) + 1
     if balance > 1:
         raise core.fault(SyncFault(
             f"SetFlag<{event.value}>({event_id}) while the flag is already set and not yet waited "
             "(undefined on hardware)"), "SetFlag", src)
     core.flag_balance[key] = balance
-    return core.issue(SET_FLAG, src, {"event": event.value, "id": event_id, "api": api}, event=key)
+    return core.issue_sync(SET_FLAG, src, params, key)
 
 
 def wait_flag(core, event: HardEvent, event_id: int, api: str = "WaitFlag"):
-    src, dst = _event_pipes(core, event, "WaitFlag")
-    _check_event_id(core, event_id, "WaitFlag", dst)
-    if src == dst:  # FIX_FIX waits with PipeBarrier<PIPE_FIX>; V_V's wait does nothing
-        return pipe_barrier(core, dst) if dst == Pipe.FIX else None
-    key = (event._value_, event_id)
+    flag = _decoded(core, WAIT_FLAG, event, event_id, api)
+    if flag.__class__ is not tuple:  # FIX_FIX waits with PipeBarrier<PIPE_FIX>; V_V's wait does nothing
+        return pipe_barrier(core, flag) if flag == Pipe.FIX else None
+    dst, params, key = flag
     core.flag_balance[key] = core.flag_balance.get(key, 0) - 1
-    return core.issue(WAIT_FLAG, dst, {"event": event.value, "id": event_id, "api": api}, event=key)
+    return core.issue_sync(WAIT_FLAG, dst, params, key)
 
 
 def pipe_barrier(core, pipe: Pipe, api: str = "PipeBarrier"):
     if pipe == Pipe.S:
         raise core.fault(SyncFault("PipeBarrier<PIPE_S> is not supported (scalar ordering is automatic)"),
                          "PipeBarrier", pipe)
-    return core.issue(PIPE_BARRIER, pipe, {"pipe": pipe.name, "api": api})
+    return core.issue_sync(PIPE_BARRIER, pipe, {"pipe": pipe.name, "api": api})
 
 
 def GetBlockIdx() -> int:
@@ -168,7 +190,7 @@ def CrossCoreSetFlag(modeId: int, pipe: Pipe, flagId: int) -> None:
             f"pipe={getattr(pipe, 'name', pipe)} must be one of the {core.core_type.name}'s pipes "
             f"{[p.name for p in core.core_type.pipes if p != Pipe.S or scalar_ok]}"), name, Pipe.S)
     _check_cross_core(core, name, flagId, modeId, pipe)
-    core.issue(CROSS_CORE_SET_FLAG, pipe, {"modeId": modeId, "flagId": flagId}, event=(modeId, flagId))
+    core.issue_sync(CROSS_CORE_SET_FLAG, pipe, {"modeId": modeId, "flagId": flagId}, (modeId, flagId))
 
 
 def CrossCoreWaitFlag(flagId: int, modeId: int = 0) -> None:
@@ -176,4 +198,4 @@ def CrossCoreWaitFlag(flagId: int, modeId: int = 0) -> None:
     above zero, then counts it down (on A2 the template's mode and pipe have no effect)."""
     core = current_core()
     _check_cross_core(core, "CrossCoreWaitFlag", flagId, modeId, Pipe.S)
-    core.issue(CROSS_CORE_WAIT_FLAG, Pipe.S, {"flagId": flagId}, event=(modeId, flagId))
+    core.issue_sync(CROSS_CORE_WAIT_FLAG, Pipe.S, {"flagId": flagId}, (modeId, flagId))

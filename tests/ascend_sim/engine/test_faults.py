@@ -93,6 +93,27 @@ def test_set_flag_twice_without_wait():
         run_kernel(body)
 
 
+def test_a_flag_decoded_once_still_faults_on_each_call():
+    # the first SetFlag / WaitFlag(MTE2_MTE1, 1) is checked and decoded; later calls with equal arguments skip the
+    # checks (isa/sync.py), so an id of True (equal to 1) and a second set before its wait must still fault
+    def bool_id():
+        SetFlag(HardEvent.MTE2_MTE1, 1)
+        WaitFlag(HardEvent.MTE2_MTE1, 1)
+        SetFlag(HardEvent.MTE2_MTE1, True)
+    with pytest.raises(ParameterOutOfRange, match=r"event id True outside \[0, 8\)"):
+        run_kernel(bool_id)
+
+    def set_twice():
+        for _ in range(2):
+            SetFlag(HardEvent.MTE2_MTE1, 1)
+            WaitFlag(HardEvent.MTE2_MTE1, 1)
+        SetFlag(HardEvent.MTE2_MTE1, 1)
+        SetFlag(HardEvent.MTE2_MTE1, 1)
+    with pytest.raises(SyncFault, match=r"SetFlag<MTE2_MTE1>\(1\) while the flag is already set") as info:
+        run_kernel(set_twice)
+    assert "test_faults.py:" in str(info.value)
+
+
 def test_wait_without_set():
     def body():
         WaitFlag(HardEvent.MTE1_M, 3)

@@ -224,3 +224,28 @@ def test_hooks_see_the_same_records(caches):
         return _records([seen])
     assert observe(True) == observe(False)
     assert caches[-1].hits > caches[-1].misses
+
+
+def _described(args, reads=(), writes=(), footprint=None, gm=()):
+    """describe() of a made-up record with these operands, from a call whose GlobalTensors are in `gm`."""
+    from ascend_sim.engine.descriptor import describe
+    from ascend_sim.isa.mte2 import DATA_COPY
+
+    rec = Record(0, 0, DATA_COPY, DATA_COPY.pipe, None, args, reads, writes, (None, 0), footprint=footprint)
+    return describe(rec, 0, gm, tuple(0 for _ in gm))
+
+
+def test_describe_refuses_what_a_shift_could_not_move():
+    local, gm, other = Buffer("L1", 1024, 32), Buffer("x", 1024, 1), Buffer("y", 1024, 1)
+    local.key = (0, "L1")
+    # a GM buffer followed by its address is shifted there; local buffers are found for the other cores' views
+    ok = _described((gm, 64, local, 0), reads=((gm, 64, 128),), writes=((local, 0, 64),), gm=(gm,))
+    assert (ok.arg_slots, ok.read_slots, ok.local_writes, ok.local_args, ok.portable) == (
+        ((1, 0),), ((0, 0),), (0,), (2,), True)
+    assert _described((gm, 64), reads=((other, 0, 64),), gm=(gm,)) is None  # a GM range the call does not name
+    assert _described((other, 64), gm=(gm,)) is None  # a GM operand the call does not name
+    assert _described((gm, "64"), gm=(gm,)) is None  # no int address after the GM operand
+    assert _described(((gm, 64),), gm=(gm,)) is None  # a GM buffer inside a field
+    nested = _described(((local, 0), 1.5))
+    assert nested.local_args is None and nested.portable  # a core buffer inside a field: remapped as a whole
+    assert not _described((object(),)).portable
