@@ -32,9 +32,10 @@ from dataclasses import dataclass
 BYTES_PER_RECORD = 3000
 # a streamed replay run, per record held: tracemalloc peak of timing-only C3D conv3a dx runs (51k and 310k
 # records, 24 AI cores) grew by 164 B per record of one AI core's stream; and the launch's templates (the first
-# calls' records, about 2.2k on those layers: 6.5 MiB), taken as a fixed allowance
+# calls' records, about 2.2k on those layers: 6.5 MiB; less since flags share their parameters and records their
+# source tuple: peaks of 5.2 and 6.9 MiB for the 51k and 310k runs), taken as a fixed allowance
 STREAMED_BYTES_PER_RECORD = 200
-TEMPLATE_BYTES = 16 << 20
+TEMPLATE_BYTES = 12 << 20
 RECORDS_PER_TILE = 10
 RECORDS_PER_CORE = 200
 RACE_SHADOW_BYTES_PER_BYTE = 4

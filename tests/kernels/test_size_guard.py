@@ -287,7 +287,7 @@ def test_an_arch35_dx_too_large_is_refused_in_seconds(capsys):
 def test_the_estimate_of_a_streamed_replay_run_is_what_it_takes_within_3x(depth_hw):
     """A replayed timing-only run keeping no records streams (ascend_sim/engine/streamed.py): its estimate counts
     one AI core's records as blocks and scheduler arrays plus the templates, and the exact engine's estimate
-    stays as it was. Measured: tracemalloc peaks of 6.9 and 8.6 MiB against estimates of 16.3 and 18.3 MiB."""
+    stays as it was. Measured: tracemalloc peaks of 5.2 and 6.9 MiB against estimates of 12.3 and 14.3 MiB."""
     from tests.ascend_sim.engine.test_streamed import c3d_timing, traced_peak
 
     shapes = ((1, 128, *depth_hw), (256, 128, 3, 3, 3), (1, 256, *depth_hw))

@@ -35,15 +35,17 @@ def stop_after(monkeypatch):
     the exact engine may hold a core's records until the other cores reach a barrier)."""
     def arm(count: int):
         issued = [0]
-        original = AICore.issue
 
-        def issue(self, *args, **kwargs):
-            issued[0] += 1
-            if issued[0] > count:
-                raise _Enough
-            return original(self, *args, **kwargs)
+        def counted(original):  # AICore.issue, and issue_sync for the flags and barriers
+            def issue(self, *args, **kwargs):
+                issued[0] += 1
+                if issued[0] > count:
+                    raise _Enough
+                return original(self, *args, **kwargs)
+            return issue
 
-        monkeypatch.setattr(AICore, "issue", issue)
+        monkeypatch.setattr(AICore, "issue", counted(AICore.issue))
+        monkeypatch.setattr(AICore, "issue_sync", counted(AICore.issue_sync))
 
     return arm
 
