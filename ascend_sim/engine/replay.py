@@ -48,7 +48,7 @@ import numpy as np
 
 from ascend_sim.engine.chip import current_core
 from ascend_sim.engine.core import AICore, Registers
-from ascend_sim.engine.replay_engine import Block, expand, stream_events
+from ascend_sim.engine.replay_engine import Block, expand
 from ascend_sim.machine.memory import Buffer
 from ascend_sim.machine.tensor import GlobalTensor, LocalTensor
 from ascend_sim.record import Record
@@ -329,7 +329,7 @@ class Template:
     """A unit's call run for real: its records, the state change it made, and its GM anchors."""
 
     __slots__ = ("unit", "records", "core", "anchors", "gm_spans", "changes", "flag_balance", "registers",
-                 "counts", "bytes_by_path", "result", "encoded", "events", "size", "by_id", "key", "paths")
+                 "counts", "bytes_by_path", "result", "encoded", "size", "by_id", "key", "paths")
 
     def __init__(self, unit, records, core, anchors, gm_spans, changes, flag_balance, registers, counts,
                  bytes_by_path, result, by_id, key, paths):
@@ -340,8 +340,8 @@ class Template:
         self.key = key  # the full key of the call it was made from (verify mode checks a short key against it)
         self.paths = paths  # how to reach the objects a hit writes or refers to (None: a hit needs the walk)
         self.encoded = {}  # core type name -> (pipes, kinds, costs, event ids) on this launch's cost model
-        self.events = stream_events(records)
-        self.size = len(self.events)  # records, those of nested blocks included
+        # records, those of nested blocks included
+        self.size = sum(item.template.size if item.__class__ is Block else 1 for item in records)
 
 
 def _gm_spans(records) -> dict:

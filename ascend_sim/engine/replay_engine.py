@@ -211,17 +211,6 @@ def _part_arrays(part, arrays, kind) -> tuple:
     return part.encoded[kind]
 
 
-def stream_events(items) -> list:
-    """The events of a stream of records and blocks, in order."""
-    events = []
-    for item in items:
-        if item.__class__ is Block:
-            events += item.template.events
-        else:
-            events.append(item.event)
-    return events
-
-
 def _remap_buffer(buf, core):
     return buf if buf.name.startswith("GM:") else core.buffers[buf.name]
 
