@@ -200,6 +200,8 @@ def _img2col_map(l1H, l1W, pads, c1, kExt, mExt, kStart, mStart, sW, sH, fW, fH,
     cs = c0 if cs is None else cs
     pl, pr, pt, _ = pads
     wout = (l1W + pl + pr - ((fW - 1) * dW + 1)) // sW + 1
+    if target == "L0A" and cs == c0 and kExt % c0 == 0 and kStart % c0 == 0:
+        return _zz_block_map(l1H, l1W, pl, pt, c1, kExt, mExt, kStart, mStart, sW, sH, fW, fH, dW, dH, c0, wout)
     if target == "L0B":  # ZN: fractal (kk, nn) holds X[kk*c0 + k0, nn*16 + n0] at [n0][k0]
         kk = np.arange(mExt // c0).reshape(-1, 1, 1, 1)
         nn = np.arange(-(-kExt // 16)).reshape(1, -1, 1, 1)
@@ -244,6 +246,34 @@ def _img2col_map(l1H, l1W, pads, c1, kExt, mExt, kStart, mStart, sW, sH, fW, fH,
     read = (int(index[valid].min()), int(index[valid].max()) + 1) if pad_positions.size < index.size else (0, 0)
     return index, pad_positions, written, wout, read
 
+
+
+def _zz_block_map(l1H, l1W, pl, pt, c1, kExt, mExt, kStart, mStart, sW, sH, fW, fH, dW, dH, c0, wout):
+    """_img2col_map into L0A (ZZ) of whole C0 blocks of a C0-wide fmap: the same map, worked out per 32-byte
+    block. Each destination row of a fractal takes the C0 channels of one fmap pixel (or padding), so the pixel,
+    its validity and its first element depend on (a, b, r) only, and the C0 elements follow: 1/C0 of the work
+    (the map is made for every distinct LoadData 3Dv2, a few hundred per dx run)."""
+    a = np.arange(mExt // 16).reshape(-1, 1, 1)
+    b = np.arange(kExt // c0).reshape(1, -1, 1)
+    r = np.arange(16).reshape(1, 1, -1)
+    oh, ow = np.divmod(a * 16 + r + mStart, wout)
+    ch1, tap = np.divmod(b + kStart // c0, fH * fW)
+    kh, kw = np.divmod(tap, fW)
+    h = oh * sH - pt + kh * dH
+    w = ow * sW - pl + kw * dW
+    # 0 <= h < l1H as one comparison: a negative h is a huge unsigned one
+    valid = (h.view(np.uint64) < l1H) & (w.view(np.uint64) < l1W) & (ch1 < c1)
+    first = np.where(valid, ((ch1 * l1H + h) * l1W + w) * c0, 0)
+    index = (first[..., None] + np.arange(c0)).reshape(-1)
+    if valid.all():
+        return index, np.zeros(0, np.int64), None, wout, (int(first.min()), int(first.max()) + c0)
+    padded = np.flatnonzero(~valid.reshape(-1))
+    pad_positions = (padded[:, None] * c0 + np.arange(c0)).reshape(-1)
+    index[pad_positions] = 0  # padding reads element 0, as in _img2col_map
+    if padded.size == valid.size:
+        return index, pad_positions, None, wout, (0, 0)
+    starts = first[valid]
+    return index, pad_positions, None, wout, (int(starts.min()), int(starts.max()) + c0)
 
 _LOAD3D_RANGES = {"channelSize": (0, 65535), "kExtension": (0, 65535), "mExtension": (0, 65535),
                   "kStartPt": (0, 65535), "mStartPt": (0, 65535), "strideW": (1, 63), "strideH": (1, 63),
