@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from operator import attrgetter
 
+import numpy as np
+
 from ascend_sim.engine.replay_engine import log_timing
 from ascend_sim.machine.dtypes import DTYPES
+from ascend_sim.machine.pipes import Pipe
 from ascend_sim.machine.platform import get_platform
 from ascend_sim.record import Kind
 from frontends.lab.conv3d_dx_space import conv3d_dx_space
@@ -120,23 +123,24 @@ def _bound_pipe_idle(log, core) -> dict:
     to the core's cycles. This is where a roofline falls short of the simulated cycles. The gaps are also split
     by what the pipe waited for (`wait_<event>`: the idle cycles before a WaitFlag of that event; `wait_<name>`
     before another instruction, e.g. a PipeBarrier)."""
-    pipe = core.bound
+    pipe = Pipe[core.bound]
     # the log's timing only: a replayed run's records are not made for it (log_timing)
     records, starts, ends = log_timing(log)
-    bound = next((p for p in set(map(attrgetter("pipe"), records)) if p.name == pipe), None)  # one name lookup
-    on_pipe = [(r, start, end) for r, start, end in zip(records, starts, ends) if r.pipe is bound]
-    busy = [(start, end) for _, start, end in on_pipe if end > start]
-    if not busy:
+    # on arrays: a candidate's slowest core has tens of thousands of records, a few hundred of them after a gap
+    on_pipe = np.flatnonzero(np.fromiter(map(attrgetter("pipe"), records), np.int64, len(records)) == pipe)
+    start, end = np.array(starts)[on_pipe], np.array(ends)[on_pipe]
+    busy = end > start
+    if not busy.any():
         return {}
-    first, last = busy[0][0], max(end for _, end in busy)
-    idle = {"bound_pipe_head": first, "bound_pipe_gaps": last - first - core.busy[pipe],
+    first, last = float(start[busy][0]), float(end[busy].max())
+    idle = {"bound_pipe_head": first, "bound_pipe_gaps": last - first - core.busy[core.bound],
             "bound_pipe_tail": core.cycles - last}
-    free = first
-    for r, start, end in on_pipe:
-        if free < start <= last:
-            cause = f"bound_pipe_wait_{r.event[0] if r.spec.kind is Kind.WAIT_FLAG else r.name}"
-            idle[cause] = idle.get(cause, 0.0) + start - free
-        free = max(free, end)
+    # the pipe is free from the latest end before each instruction (from its first busy start on)
+    free = np.maximum.accumulate(np.concatenate(([first], end[:-1])))
+    for i in np.flatnonzero((free < start) & (start <= last)).tolist():
+        r = records[on_pipe[i]]
+        cause = f"bound_pipe_wait_{r.event[0] if r.spec.kind is Kind.WAIT_FLAG else r.name}"
+        idle[cause] = idle.get(cause, 0.0) + float(start[i]) - float(free[i])
     return idle
 
 
