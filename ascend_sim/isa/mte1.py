@@ -252,18 +252,15 @@ def _zz_block_map(l1H, l1W, pl, pt, c1, kExt, mExt, kStart, mStart, sW, sH, fW, 
     """_img2col_map into L0A (ZZ) of whole C0 blocks of a C0-wide fmap: the same map, worked out per 32-byte
     block. Each destination row of a fractal takes the C0 channels of one fmap pixel (or padding), so the pixel,
     its validity and its first element depend on (a, b, r) only, and the C0 elements follow: 1/C0 of the work
-    (the map is made for every distinct LoadData 3Dv2, a few hundred per dx run)."""
-    a = np.arange(mExt // 16).reshape(-1, 1, 1)
-    b = np.arange(kExt // c0).reshape(1, -1, 1)
-    r = np.arange(16).reshape(1, 1, -1)
-    oh, ow = np.divmod(a * 16 + r + mStart, wout)
-    ch1, tap = np.divmod(b + kStart // c0, fH * fW)
-    kh, kw = np.divmod(tap, fW)
-    h = oh * sH - pt + kh * dH
-    w = ow * sW - pl + kw * dW
+    (the map is made for every distinct LoadData 3Dv2, a few hundred per dx run). The pixel is the window's
+    corner (per a, r) plus the kernel tap (per b), each part kept for the loads that share it."""
+    h_row, w_row, at_row = _zz_rows(mExt, mStart, wout, sH, sW, pt, pl, l1W, c0)
+    ch1, h_tap, w_tap = _zz_columns(kExt, kStart, fH, fW, dH, dW, c0)
     # 0 <= h < l1H as one comparison: a negative h is a huge unsigned one
-    valid = (h.view(np.uint64) < l1H) & (w.view(np.uint64) < l1W) & (ch1 < c1)
-    first = np.where(valid, ((ch1 * l1H + h) * l1W + w) * c0, 0)
+    valid = ((h_row + h_tap).view(np.uint64) < l1H) & ((w_row + w_tap).view(np.uint64) < l1W)
+    if ch1[0, -1, 0] >= c1:  # a channel block past the fmap's (ch1 grows along b)
+        valid &= ch1 < c1
+    first = np.where(valid, at_row + ((ch1 * l1H + h_tap) * l1W + w_tap) * c0, 0)
     index = (first[..., None] + np.arange(c0)).reshape(-1)
     if valid.all():
         return index, np.zeros(0, np.int64), None, wout, (int(first.min()), int(first.max()) + c0)
@@ -274,6 +271,30 @@ def _zz_block_map(l1H, l1W, pl, pt, c1, kExt, mExt, kStart, mStart, sW, sH, fW, 
         return index, pad_positions, None, wout, (0, 0)
     starts = first[valid]
     return index, pad_positions, None, wout, (int(starts.min()), int(starts.max()) + c0)
+
+
+@lru_cache(maxsize=1024)
+def _zz_rows(mExt, mStart, wout, sH, sW, pt, pl, l1W, c0) -> tuple:
+    """Per destination row (a, 1, r) of a ZZ load: its window's top fmap row and left column (before the kernel
+    tap) and their part of the flat source index."""
+    oh, ow = np.divmod(np.arange(mStart, mStart + mExt).reshape(-1, 1, 16), wout)
+    h, w = oh * sH - pt, ow * sW - pl
+    return _frozen(h, w, (h * l1W + w) * c0)
+
+
+@lru_cache(maxsize=1024)
+def _zz_columns(kExt, kStart, fH, fW, dH, dW, c0) -> tuple:
+    """Per C0 block b of the K window (1, b, 1): its channel block and the kernel tap's row and column offsets."""
+    ch1, tap = np.divmod(np.arange(kStart // c0, (kStart + kExt) // c0).reshape(1, -1, 1), fH * fW)
+    kh, kw = np.divmod(tap, fW)
+    return _frozen(ch1, kh * dH, kw * dW)
+
+
+def _frozen(*arrays) -> tuple:
+    """The arrays made read-only (kept in a cache, shared by the maps made from them)."""
+    for a in arrays:
+        a.flags.writeable = False
+    return arrays
 
 _LOAD3D_RANGES = {"channelSize": (0, 65535), "kExtension": (0, 65535), "mExtension": (0, 65535),
                   "kStartPt": (0, 65535), "mStartPt": (0, 65535), "strideW": (1, 63), "strideH": (1, 63),
