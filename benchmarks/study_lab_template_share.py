@@ -121,7 +121,8 @@ def main(argv=None) -> None:
     records = total["their records"] or 1
     print(f"seen in an earlier candidate: whole tiling {total['seen, whole tiling'] / keys:.1%} of the keys "
           f"({total['their records, whole tiling'] / records:.1%} of their records); tiling left out (an upper "
-          f"bound) {total['seen, tiling left out'] / keys:.1%} ({total['their records, tiling left out'] / records:.1%})")
+          f"bound) {total['seen, tiling left out'] / keys:.1%} "
+          f"({total['their records, tiling left out'] / records:.1%})")
 
 
 if __name__ == "__main__":

@@ -247,7 +247,6 @@ def _img2col_map(l1H, l1W, pads, c1, kExt, mExt, kStart, mStart, sW, sH, fW, fH,
     return index, pad_positions, written, wout, read
 
 
-
 def _zz_block_map(l1H, l1W, pl, pt, c1, kExt, mExt, kStart, mStart, sW, sH, fW, fH, dW, dH, c0, wout):
     """_img2col_map into L0A (ZZ) of whole C0 blocks of a C0-wide fmap: the same map, worked out per 32-byte
     block. Each destination row of a fractal takes the C0 channels of one fmap pixel (or padding), so the pixel,
@@ -295,6 +294,7 @@ def _frozen(*arrays) -> tuple:
     for a in arrays:
         a.flags.writeable = False
     return arrays
+
 
 _LOAD3D_RANGES = {"channelSize": (0, 65535), "kExtension": (0, 65535), "mExtension": (0, 65535),
                   "kStartPt": (0, 65535), "mStartPt": (0, 65535), "strideW": (1, 63), "strideH": (1, 63),
