@@ -16,7 +16,6 @@ import gc
 import os
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from itertools import repeat
 from operator import attrgetter
 
 import numpy as np
