@@ -119,13 +119,22 @@ class _Walk:
         self.paths = [(None, i) for i in range(len(self.objects))]
         values = []
         i = 0
-        freeze, as_is = self.freeze, _AS_IS
+        freeze, as_is, kinds = self.freeze, _AS_IS, _KINDS
         while i < len(self.objects):  # grows while freezing
             frozen = []
             for name, v in _attrs(self.objects[i]).items():
-                if v.__class__ not in as_is:
-                    self._at = (i, name)
-                    v = freeze(v)
+                cls = v.__class__
+                if cls not in as_is:
+                    # the two commonest kinds inline, as freeze makes them: a tensor, an object already indexed
+                    kind = kinds.get(cls)
+                    if kind == LOCAL:
+                        v = ("LT", cls, v.buffer.name, v.address, v.dtype, v.size, v.position_name)
+                    elif kind == OBJECT and id(v) in index:
+                        j = index[id(v)]
+                        v = _Ref((j,)) if j >= 0 else ("id", id(v))
+                    else:
+                        self._at = (i, name)
+                        v = freeze(v)
                 frozen.append((name, v))
             values.append(tuple(frozen))
             i += 1
