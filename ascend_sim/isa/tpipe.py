@@ -36,7 +36,13 @@ L0_FREE_EVENT_IDS = 3  # M_MTE1 IDs TPipe::Init sets on the AIC (2201)
 
 
 def _event(src: Pipe, dst: Pipe) -> HardEvent:
-    return HardEvent[f"{src.name}_{dst.name}"]
+    event = _EVENT_OF.get((src, dst))
+    if event is None:  # the name lookup once per pair (Enum names and members are Python-level lookups)
+        event = _EVENT_OF[(src, dst)] = HardEvent[f"{src.name}_{dst.name}"]
+    return event
+
+
+_EVENT_OF: dict = {}  # (src, dst) pipes -> HardEvent
 
 
 class TPipe:
