@@ -98,7 +98,19 @@ def _attrs(obj) -> dict:
     d = getattr(obj, "__dict__", None)
     if d is not None:
         return d
-    return {name: getattr(obj, name) for name in getattr(type(obj), "__slots__", ()) if hasattr(obj, name)}
+    slots = getattr(type(obj), "__slots__", ())
+    read = _SLOTS.get(type(obj))
+    if read is None:
+        read = _SLOTS[type(obj)] = operator.attrgetter(*slots) if len(slots) > 1 else False
+    if read:
+        try:  # every slot set (a struct): its values in one call
+            return dict(zip(slots, read(obj)))
+        except AttributeError:
+            pass
+    return {name: getattr(obj, name) for name in slots if hasattr(obj, name)}
+
+
+_SLOTS: dict = {}  # slotted class -> an attrgetter of its slots (False: fewer than two)
 
 
 class _Walk:
