@@ -393,23 +393,22 @@ def _gm_spans(records) -> dict:
     template's, shifted)."""
     lows: dict = {}
     highs: dict = {}
-    gm: dict = {}  # buffer -> whether it is in GM (its name read once per buffer, not per range)
+    ranges = []
     for r in records:
         if r.__class__ is Block:
             for buf, (lo, hi) in r.template.ready().gm_spans.items():
                 shift = r.shifts.get(buf, 0)
                 _widen(lows, highs, buf, lo + shift, hi + shift)
-            continue
-        for ranges in (r.reads, r.writes):
-            for buf, lo, hi in ranges:
-                in_gm = gm.get(buf)
-                if in_gm is None:
-                    in_gm = gm[buf] = buf.name.startswith("GM:")
-                if in_gm:
-                    if lo < lows.get(buf, lo + 1):
-                        lows[buf] = lo
-                    if hi > highs.get(buf, hi - 1):
-                        highs[buf] = hi
+        else:
+            ranges += r.reads
+            ranges += r.writes
+    gm: dict = {}  # buffer -> whether it is in GM (its name read once per buffer, not per range)
+    for buf, lo, hi in ranges:
+        in_gm = gm.get(buf)
+        if in_gm is None:
+            in_gm = gm[buf] = buf.name.startswith("GM:")
+        if in_gm:
+            _widen(lows, highs, buf, lo, hi)
     return {buf: (lo, highs[buf]) for buf, lo in lows.items()}
 
 
