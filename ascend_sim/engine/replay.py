@@ -18,8 +18,9 @@ with `replay_unit(name, roots=, exclude=, fixed=, extra=, anchors=, key=)`:
   address of the template on that buffer by (anchor now - anchor then), and rechecks the shifted ranges against
   the buffer's bounds (GM has no alignment rule of its own: Buffer.alignment 1). Buffers without an anchor are
   not shifted.
-A hit writes the template's state change (precompiled: plain values set as they are, containers and tensors made
-new) into the objects it changed, reached from the roots along the paths the walk found them by. A call that
+A hit writes the template's state change (precompiled at the template's first hit, with its GM spans: plain values
+set as they are, containers and tensors made new) into the objects it changed, reached from the roots along the
+paths the walk found them by. A call that
 faults never becomes a template (the fault propagates as on the exact engine). A template is refused (the unit
 then always runs for real with that key) when the call changed an excluded attribute or a GlobalTensor, made a
 new stateful object, or ran a nested API call (its records would carry their own call ids). Units nest: a unit
