@@ -18,8 +18,9 @@ with `replay_unit(name, roots=, exclude=, fixed=, extra=, anchors=, key=)`:
   address of the template on that buffer by (anchor now - anchor then), and rechecks the shifted ranges against
   the buffer's bounds (GM has no alignment rule of its own: Buffer.alignment 1). Buffers without an anchor are
   not shifted.
-A hit writes the template's state change (precompiled: plain values set as they are, containers and tensors made
-new) into the objects it changed, reached from the roots along the paths the walk found them by. A call that
+A hit writes the template's state change (precompiled at the template's first hit, with its GM spans: plain values
+set as they are, containers and tensors made new) into the objects it changed, reached from the roots along the
+paths the walk found them by. A call that
 faults never becomes a template (the fault propagates as on the exact engine). A template is refused (the unit
 then always runs for real with that key) when the call changed an excluded attribute or a GlobalTensor, made a
 new stateful object, or ran a nested API call (its records would carry their own call ids). Units nest: a unit
@@ -71,7 +72,9 @@ class _Ref(tuple):
 
 _LEAVES = (int, float, bool, str, bytes, type(None), np.dtype, enum.Enum, np.generic, type)
 # what _Walk.freeze does with a value, by its type (decided once per type: isinstance chains cost per value)
-_PLAIN = frozenset((int, bool, float, str, type(None)))  # most attributes: frozen as they are, without a call
+# the classes frozen as they are: the plain ones, then every LEAF class met (enums, dtypes, numpy scalars); the
+# walk and the short keys test a value's class against it inline, without a call
+_AS_IS = {int, bool, float, str, type(None)}
 LEAF, BUFFER, CORE, LOCAL, GLOBAL, SEQUENCE, SET, DICT, ARRAY, CALLABLE, OBJECT = range(11)
 _KINDS: dict = {}
 
@@ -87,6 +90,8 @@ def _kind_of(cls) -> int:
             else ARRAY if issubclass(cls, np.ndarray)
             else CALLABLE if any("__call__" in vars(base) for base in cls.__mro__)  # functions, methods
             else OBJECT)
+        if kind == LEAF:
+            _AS_IS.add(cls)
     return kind
 
 
@@ -94,7 +99,19 @@ def _attrs(obj) -> dict:
     d = getattr(obj, "__dict__", None)
     if d is not None:
         return d
-    return {name: getattr(obj, name) for name in getattr(type(obj), "__slots__", ()) if hasattr(obj, name)}
+    slots = getattr(type(obj), "__slots__", ())
+    read = _SLOTS.get(type(obj))
+    if read is None:
+        read = _SLOTS[type(obj)] = operator.attrgetter(*slots) if len(slots) > 1 else False
+    if read:
+        try:  # every slot set (a struct): its values in one call
+            return dict(zip(slots, read(obj)))
+        except AttributeError:
+            pass
+    return {name: getattr(obj, name) for name in slots if hasattr(obj, name)}
+
+
+_SLOTS: dict = {}  # slotted class -> an attrgetter of its slots (False: fewer than two)
 
 
 class _Walk:
@@ -115,13 +132,22 @@ class _Walk:
         self.paths = [(None, i) for i in range(len(self.objects))]
         values = []
         i = 0
-        freeze, plain = self.freeze, _PLAIN
+        freeze, as_is, kinds = self.freeze, _AS_IS, _KINDS
         while i < len(self.objects):  # grows while freezing
             frozen = []
             for name, v in _attrs(self.objects[i]).items():
-                if v.__class__ not in plain:
-                    self._at = (i, name)
-                    v = freeze(v)
+                cls = v.__class__
+                if cls not in as_is:
+                    # the two commonest kinds inline, as freeze makes them: a tensor, an object already indexed
+                    kind = kinds.get(cls)
+                    if kind == LOCAL:
+                        v = ("LT", cls, v.buffer.name, v.address, v.dtype, v.size, v.position_name)
+                    elif kind == OBJECT and id(v) in index:
+                        j = index[id(v)]
+                        v = _Ref((j,)) if j >= 0 else ("id", id(v))
+                    else:
+                        self._at = (i, name)
+                        v = freeze(v)
                 frozen.append((name, v))
             values.append(tuple(frozen))
             i += 1
@@ -326,42 +352,77 @@ def _set_attrs(obj, values: dict) -> None:
 
 # ------------------------------------------------------------------------------------------ templates and blocks
 class Template:
-    """A unit's call run for real: its records, the state change it made, and its GM anchors."""
+    """A unit's call run for real: its records, the state change it made, and its GM anchors.
+
+    What only a hit uses (the state change compiled into makers, the GM spans, the paths to the objects) is made
+    at the template's first hit (`ready`): a third of the templates of the dx layers are never hit."""
 
     __slots__ = ("unit", "records", "core", "anchors", "gm_spans", "changes", "flag_balance", "registers",
-                 "counts", "bytes_by_path", "result", "encoded", "size", "by_id", "key", "paths")
+                 "counts", "bytes_by_path", "result", "encoded", "size", "by_id", "key", "paths", "pending")
 
-    def __init__(self, unit, records, core, anchors, gm_spans, changes, flag_balance, registers, counts,
-                 bytes_by_path, result, by_id, key, paths):
+    def __init__(self, unit, records, core, anchors, changes, flag_balance, registers, counts, bytes_by_path,
+                 result, by_id, key, paths, used, size):
         self.unit, self.records, self.core, self.anchors = unit, records, core, anchors
-        self.gm_spans, self.changes, self.flag_balance, self.registers = gm_spans, changes, flag_balance, registers
-        self.counts, self.bytes_by_path, self.result = counts, bytes_by_path, result
+        self.flag_balance, self.counts, self.bytes_by_path = flag_balance, counts, bytes_by_path
         self.by_id = by_id
         self.key = key  # the full key of the call it was made from (verify mode checks a short key against it)
-        self.paths = paths  # how to reach the objects a hit writes or refers to (None: a hit needs the walk)
         self.encoded = {}  # core type name -> (pipes, kinds, costs, event ids) on this launch's cost model
-        # records, those of nested blocks included
-        self.size = sum(item.template.size if item.__class__ is Block else 1 for item in records)
+        self.size = size  # records, those of nested blocks included
+        # the frozen state change, the call's walk paths and the objects a hit writes or refers to, until `ready`
+        self.pending = (changes, registers, result, paths, used)
+
+    def ready(self) -> Template:
+        """Make the hit side once: changes ((object index, ((attribute, value or maker, plain?) ...)) ...),
+        registers (maker per register, None when the call wrote none), result (a maker), gm_spans, and paths (how
+        to reach the objects a hit writes or refers to; None: a hit needs the walk)."""
+        pending = self.pending
+        if pending is not None:
+            changes, registers, result, paths, used = pending
+            # plain values are set as they are, the others made on each hit
+            self.changes = tuple((i, tuple((name, v, True) if not isinstance(v, tuple) else (name, _maker(v), False)
+                                           for name, v in diff)) for i, diff in changes)
+            self.registers = None if registers is None else tuple((name, _maker(v)) for name, v in registers)
+            self.result = _maker(result)
+            self.gm_spans = _gm_spans(self.records)
+            self.paths = _paths_needed(paths, used)
+            self.pending = None
+        return self
 
 
 def _gm_spans(records) -> dict:
     """{GM buffer: (lowest, highest) byte} over the records' ranges and footprints (a nested block's: its
     template's, shifted)."""
-    spans: dict = {}
-
-    def add(buf, lo, hi):
-        old = spans.get(buf)
-        spans[buf] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
+    lows: dict = {}
+    highs: dict = {}
+    ranges = []
     for r in records:
         if r.__class__ is Block:
-            for buf, (lo, hi) in r.template.gm_spans.items():
+            for buf, (lo, hi) in r.template.ready().gm_spans.items():
                 shift = r.shifts.get(buf, 0)
-                add(buf, lo + shift, hi + shift)
-            continue
-        for buf, lo, hi in (*r.reads, *r.writes):
-            if buf.name.startswith("GM:"):
-                add(buf, lo, hi)
-    return spans
+                _widen(lows, highs, buf, lo + shift, hi + shift)
+        else:
+            ranges += r.reads
+            ranges += r.writes
+    gm: dict = {}  # buffer -> whether it is in GM (its name read once per buffer, not per range)
+    for buf, lo, hi in ranges:
+        in_gm = gm.get(buf)
+        if in_gm is None:
+            in_gm = gm[buf] = buf.name.startswith("GM:")
+        if in_gm:
+            _widen(lows, highs, buf, lo, hi)
+    return {buf: (lo, highs[buf]) for buf, lo in lows.items()}
+
+
+def _widen(lows, highs, buf, lo, hi) -> None:
+    if lo < lows.get(buf, lo + 1):
+        lows[buf] = lo
+    if hi > highs.get(buf, hi - 1):
+        highs[buf] = hi
+
+
+def _size(records) -> int:
+    """The records of a call's stream items, those of nested blocks (their templates') included."""
+    return len(records) + sum([item.template.size - 1 for item in records if item.__class__ is Block])
 
 
 # ------------------------------------------------------------------------------------------ units
@@ -429,7 +490,7 @@ class Replayer:
             template = self.short.get(short, _MISSING)
             if template is None:  # refused: always run for real
                 return self._run(u, core, args)
-            if template is not _MISSING and template.paths is not None:
+            if template is not _MISSING and template.ready().paths is not None:
                 shifts = self._shifts(u, args, template)
                 if shifts is None:
                     return self._run(u, core, args)  # out of bounds: the real call faults with the exact message
@@ -445,7 +506,7 @@ class Replayer:
         if template is not None:
             if short is not None:
                 self.short[short] = template
-            shifts = self._shifts(u, args, template)
+            shifts = self._shifts(u, args, template.ready())
             if shifts is not None:
                 self.hits += 1
                 if self._verify_this_hit():
@@ -461,12 +522,13 @@ class Replayer:
         counts, nbytes = dict(core.counts), dict(core.bytes_by_path)
         result = self._run(u, core, args)  # a fault propagates: no template
         records = core.stream[start:]  # with the blocks of units nested in it that replayed
-        if sum(len(r) if r.__class__ is Block else 1 for r in records) < MIN_RECORDS:
+        size = _size(records)
+        if size < MIN_RECORDS:
             self.small[(u.name, kind)] = small + 1
         else:
             self.small[(u.name, kind)] = -1_000_000  # the unit is worth replaying on this core type
         template = self.templates[key] = _template(u, core, roots, before, records, anchors, counts, nbytes, result,
-                                                   fixed_ids, key)
+                                                   fixed_ids, key, size)
         if short is not None:
             self.short[short] = template
         return result
@@ -562,7 +624,7 @@ class Replayer:
 def _short_key(u, kind, core, roots, args) -> tuple:
     """The declared key with what every unit's key holds: the core type, extra, the fixed objects, the core's flag
     balance and registers."""
-    return (u.name, kind, tuple([v if v.__class__ in _PLAIN else _key_value(v) for v in u.key(*args)]), u.extra(*args),
+    return (u.name, kind, tuple([v if v.__class__ in _AS_IS else _key_value(v) for v in u.key(*args)]), u.extra(*args),
             tuple([id(getattr(roots[0], name)) for name in u.fixed]), tuple(core.flag_balance.items()),
             tuple([(name, _key_value(value)) for name, value in core.registers.items()]))
 
@@ -571,7 +633,7 @@ def _key_value(value):
     """A hashable value of a short key's part: what decides it, without the walk's bookkeeping. Tuples are taken
     as they are (protocol_state's)."""
     cls = value.__class__
-    if cls in _PLAIN or cls is tuple:
+    if cls in _AS_IS or cls is tuple:
         return value
     kind = _KINDS.get(cls)
     if kind is None:
@@ -588,9 +650,12 @@ def _key_value(value):
                 names = _FIELDS[cls] = operator.attrgetter(*names)  # a slotted dataclass: every field always set
             else:
                 return (cls, names, tuple([_key_value(getattr(value, name)) for name in names]))
-        return (cls, tuple([v if v.__class__ in _PLAIN else _key_value(v) for v in names(value)]))
+        values = names(value)
+        if _AS_IS.issuperset(map(type, values)):  # plain fields (a test in C)
+            return (cls, values)
+        return (cls, tuple([v if v.__class__ in _AS_IS else _key_value(v) for v in values]))
     if kind == SEQUENCE:
-        return tuple(map(_key_value, value))
+        return tuple(value) if _AS_IS.issuperset(map(type, value)) else tuple(map(_key_value, value))
     return _NO_WALK.freeze(value, True)
 
 
@@ -642,17 +707,27 @@ def _reach(paths, roots) -> dict:
 
 def _refs(frozen, out, identities) -> None:
     """The object indices a frozen value refers to (into out) and the ids it holds objects by (into identities)."""
-    if isinstance(frozen, _Ref):
-        out.add(frozen[0])
-    elif isinstance(frozen, (tuple, frozenset)):
-        if frozen.__class__ is tuple and len(frozen) == 2 and frozen[0] == "id":
-            identities.add(frozen[1])
-        for v in frozen:
-            _refs(v, out, identities)
+    todo = [frozen]
+    while todo:
+        v = todo.pop()
+        cls = v.__class__
+        if cls in _AS_IS:
+            continue
+        if cls is _Ref:
+            out.add(v[0])
+        elif cls is tuple:
+            if len(v) == 2 and v[0] == "id":
+                identities.add(v[1])
+            todo += v
+        elif isinstance(v, _Ref):
+            out.add(v[0])
+        elif isinstance(v, (tuple, frozenset)):
+            todo += v
 
 
-def _paths_needed(state, indices):
-    """((index, path) ...) for `indices` and their owners, owners first; None when one has no path (in a set)."""
+def _paths_needed(paths, indices):
+    """((index, path) ...) for `indices` and their owners, owners first, from a walk's paths; None when one has no
+    path (in a set)."""
     needed = set()
     todo = list(indices)
     while todo:
@@ -660,12 +735,12 @@ def _paths_needed(state, indices):
         if i in needed:
             continue
         needed.add(i)
-        path = state.paths[i]
+        path = paths[i]
         if path is None:
             return None
         if path[0] is not None:
             todo.append(path[0])
-    return tuple((i, state.paths[i]) for i in sorted(needed))
+    return tuple((i, paths[i]) for i in sorted(needed))
 
 
 def _first_difference(x, y) -> str:
@@ -694,15 +769,18 @@ def _equal(a, b) -> bool:
         return False
 
 
-def _template(u, core, roots, before, records, anchors, counts, nbytes, result, fixed_ids, key):
+def _template(u, core, roots, before, records, anchors, counts, nbytes, result, fixed_ids, key, size):
     """The template of a call just run for real, or None when it cannot be replayed (see the module doc)."""
     after = _State(core, roots, fixed_ids)
-    if [id(o) for o in after.objects] != [id(o) for o in before.objects]:
+    if list(map(id, after.objects)) != list(map(id, before.objects)):
         return None  # the call made (or dropped) a stateful object
-    if any(r.api != core.api for r in records):
+    apis = list(map(_api_of, records))
+    if apis.count(core.api) != len(apis):  # (count: by identity first, then ==)
         return None  # a nested API call (its records carry call ids)
     changes = []
     for i, (old, new) in enumerate(zip(before.values, after.values)):
+        if old == new:
+            continue
         old_d, new_d = dict(old), dict(new)
         if old_d.keys() - new_d.keys():
             return None
@@ -724,15 +802,10 @@ def _template(u, core, roots, before, records, anchors, counts, nbytes, result, 
         by_id.update(before.by_id)
         by_id.update(after.by_id)
         _identities(result, by_id)
-    # plain values are set as they are, the others made on each hit
-    changes = tuple((i, tuple((name, v, True) if not isinstance(v, tuple) else (name, _maker(v), False)
-                              for name, v in diff)) for i, diff in changes)
-    if registers is not None:
-        registers = tuple((name, _maker(v)) for name, v in registers)
-    return Template(u.name, list(records), core.index, dict(anchors), _gm_spans(records), changes,
-                    after.flag_balance, registers, delta_counts, delta_bytes, _maker(frozen_result), by_id, key,
-                    _paths_needed(before, used))
+    return Template(u.name, records, core.index, dict(anchors), changes, after.flag_balance, registers,
+                    delta_counts, delta_bytes, frozen_result, by_id, key, before.paths, used, size)
 
 
 _MISSING = object()
+_api_of = operator.attrgetter("api")
 _NO_WALK = _Walk((), ())  # freezes values by value (inside=True), which needs no walk

@@ -16,7 +16,6 @@ import gc
 import os
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from itertools import repeat
 from operator import attrgetter
 
 import numpy as np
@@ -168,7 +167,7 @@ class _Layout:
             return
         batch = self.batches.setdefault(kind, [])
         at = 0
-        for i in np.flatnonzero(np.fromiter(map(isinstance, items, repeat(Block)), bool, len(items))).tolist():
+        for i in [i for i, item in enumerate(items) if item.__class__ is Block]:
             if i > at:
                 parts.append((len(batch), len(batch) + i - at))
                 batch += items[at:i]

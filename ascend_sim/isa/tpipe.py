@@ -36,7 +36,13 @@ L0_FREE_EVENT_IDS = 3  # M_MTE1 IDs TPipe::Init sets on the AIC (2201)
 
 
 def _event(src: Pipe, dst: Pipe) -> HardEvent:
-    return HardEvent[f"{src.name}_{dst.name}"]
+    event = _EVENT_OF.get((src, dst))
+    if event is None:  # the name lookup once per pair (Enum names and members are Python-level lookups)
+        event = _EVENT_OF[(src, dst)] = HardEvent[f"{src.name}_{dst.name}"]
+    return event
+
+
+_EVENT_OF: dict = {}  # (src, dst) pipes -> HardEvent
 
 
 class TPipe:
@@ -217,13 +223,15 @@ def protocol_state(*objects) -> tuple:
     pipe's taken event IDs and used memory. What a replayable unit's short key (engine/replay.py) holds of them."""
     state = []
     for obj in objects:
+        d = obj.__dict__
         if isinstance(obj, TPipe):
-            state.append((tuple([(event, tuple(sorted(ids))) for event, ids in obj.event_ids.items()]),
-                          tuple(obj.used.items()), obj.destroyed))
-        elif "free_slots" not in obj.__dict__:  # a queue never given a buffer (InitBuffer)
+            state.append((tuple([(event, frozenset(ids)) for event, ids in d["event_ids"].items()]),
+                          tuple(d["used"].items()), d["destroyed"]))
+        elif "free_slots" not in d:  # a queue never given a buffer (InitBuffer)
             state.append(None)
         else:
-            state.append((tuple(obj.enque_ids.items()), tuple(obj.free_ids.items()), tuple(obj.free_slots),
-                          tuple(sorted(obj.freed_pending)) if obj.freed_pending else (),
-                          tuple([(t.address, t.dtype, t.size) for t in obj.queued]) if obj.queued else ()))
+            queued = d["queued"]
+            state.append((tuple(d["enque_ids"].items()), tuple(d["free_ids"].items()), tuple(d["free_slots"]),
+                          frozenset(d["freed_pending"]),
+                          tuple([(t.address, t.dtype, t.size) for t in queued]) if queued else ()))
     return tuple(state)
