@@ -12,6 +12,7 @@ start by waiting M_MTE1 before their first L0 load, and these sets are what lets
 """
 from __future__ import annotations
 
+import sys
 from collections import deque
 
 import numpy as np
@@ -21,6 +22,8 @@ from ascend_sim.isa.sync import pipe_barrier, set_flag, wait_flag
 from ascend_sim.machine.faults import CapacityExceeded, ParameterOutOfRange, SyncFault
 from ascend_sim.machine.pipes import HardEvent, Pipe
 from ascend_sim.machine.tensor import LocalTensor, TPosition
+
+_getframe = sys._getframe  # the queue calls pass their caller's frame: the flags' source walk starts there
 
 # (producer, consumer) pipes of each queue position on the cube core
 _QUEUE_PIPES = {
@@ -171,7 +174,7 @@ class TQue:
         if slot in self.freed_pending:  # wait until the consumer has released this buffer
             self.freed_pending.discard(slot)
             event_id = self.free_ids.pop(slot)
-            wait_flag(core, self.back, event_id, "TQue.AllocTensor")
+            wait_flag(core, self.back, event_id, "TQue.AllocTensor", _getframe(1))
             self.pipe.ReleaseEventID(self.back, event_id)
         size = self.length // np.dtype(dtype).itemsize
         return LocalTensor(self.buffer, self.addresses[slot], dtype, size, self.position.name)
@@ -179,7 +182,7 @@ class TQue:
     def EnQue(self, tensor: LocalTensor) -> None:
         slot = self._slot_of(tensor)
         event_id = self.enque_ids[slot] = self.pipe.AllocEventID(self.fwd)
-        set_flag(self.pipe.core, self.fwd, event_id, "TQue.EnQue")
+        set_flag(self.pipe.core, self.fwd, event_id, "TQue.EnQue", _getframe(1))
         self.queued.append(tensor)
 
     def DeQue(self, dtype=None) -> LocalTensor:
@@ -188,7 +191,7 @@ class TQue:
                                        self.consumer)
         tensor = self.queued.popleft()
         event_id = self.enque_ids.pop(self._slot_of(tensor))
-        wait_flag(self.pipe.core, self.fwd, event_id, "TQue.DeQue")
+        wait_flag(self.pipe.core, self.fwd, event_id, "TQue.DeQue", _getframe(1))
         self.pipe.ReleaseEventID(self.fwd, event_id)
         return tensor if dtype is None else tensor.ReinterpretCast(dtype)
 
@@ -207,7 +210,7 @@ class TQue:
             raise self.pipe.core.fault(SyncFault("FreeTensor of a buffer that is not allocated (double free)"),
                                        "FreeTensor", self.consumer)
         event_id = self.free_ids[slot] = self.pipe.AllocEventID(self.back)
-        set_flag(self.pipe.core, self.back, event_id, "TQue.FreeTensor")
+        set_flag(self.pipe.core, self.back, event_id, "TQue.FreeTensor", _getframe(1))
         self.freed_pending.add(slot)
         self.free_slots.append(slot)
 
