@@ -78,18 +78,20 @@ class _Tensor:
 
     def __getitem__(self, offset: int):
         """The tensor starting `offset` elements further on (Ascend C `tensor[offset]`)."""
-        offset = int(offset)
+        if offset.__class__ is not int:  # a numpy integer or a bool: as an int
+            offset = int(offset)
         cls = self.__class__
+        dtype = self.dtype
         if cls is LocalTensor or cls is GlobalTensor:  # the plain classes: copy the fields without __init__
             view = _new(cls)
             view.buffer = self.buffer
-            view.address = self.address + offset * self.dtype.itemsize
-            view.dtype = self.dtype
+            view.address = self.address + offset * dtype.itemsize
+            view.dtype = dtype
             view.size = self.size - offset
             view.position_name = self.position_name
             return view
-        return cls(self.buffer, self.address + offset * self.dtype.itemsize, self.dtype,
-                   self.size - offset, self.position_name)
+        return cls(self.buffer, self.address + offset * dtype.itemsize, dtype, self.size - offset,
+                   self.position_name)
 
     def ReinterpretCast(self, dtype):
         dt = np.dtype(dtype)
