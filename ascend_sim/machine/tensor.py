@@ -11,6 +11,10 @@ from ascend_sim.machine.memory import Buffer
 class TPosition(Enum):
     """Logical positions of Ascend C; `.buffer_name` is the physical buffer on A2/A3 (reference §3.5)."""
 
+    # members are singletons compared by identity: hashed by identity in C, not by Enum's Python __hash__ (the
+    # queues' event IDs and the replay keys' queue states hash them per call)
+    __hash__ = object.__hash__
+
     GM = "GM"
     A1 = "A1"
     B1 = "B1"
