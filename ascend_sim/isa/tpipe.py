@@ -12,6 +12,7 @@ start by waiting M_MTE1 before their first L0 load, and these sets are what lets
 """
 from __future__ import annotations
 
+import functools
 import sys
 from collections import deque
 
@@ -38,6 +39,7 @@ _QUEUE_PIPES = {
 L0_FREE_EVENT_IDS = 3  # M_MTE1 IDs TPipe::Init sets on the AIC (2201)
 
 
+@functools.cache  # each TQue binds two: by name, through Enum's Python properties, once per pair
 def _event(src: Pipe, dst: Pipe) -> HardEvent:
     return HardEvent[f"{src.name}_{dst.name}"]
 
@@ -83,8 +85,10 @@ class TPipe:
         target._bind(self, buffer, [start + i * stride for i in range(num)], length)
 
     def AllocEventID(self, event: HardEvent) -> int:
-        taken = self.event_ids.setdefault(event, set())
-        for i in range(self.core.platform.event_ids):
+        taken = self.event_ids.get(event)
+        if taken is None:
+            taken = self.event_ids[event] = set()
+        for i in range(self.core.event_ids):
             if i not in taken:
                 taken.add(i)
                 return i
@@ -94,7 +98,9 @@ class TPipe:
     FetchEventID = AllocEventID
 
     def ReleaseEventID(self, event: HardEvent, event_id: int) -> None:
-        self.event_ids.get(event, set()).discard(event_id)
+        taken = self.event_ids.get(event)
+        if taken is not None:
+            taken.discard(event_id)
 
     def Destroy(self) -> None:
         """Wait for the queues' outstanding FreeTensor flags (and, on the AIC, the M_MTE1 events Init set), barrier
