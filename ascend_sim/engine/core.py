@@ -37,8 +37,9 @@ def _inside(code) -> bool:
 
 def kernel_source(frame) -> tuple:
     """(code, line) of the innermost frame outside ascend_sim from `frame` outwards: the kernel line that issued
-    the instruction; one tuple per call site (code and f_lasti), shared by the records issued there and naming
-    the site in the cached front end's keys by its id. (None, 0) when no kernel frame is on the stack."""
+    the instruction; one tuple per call site (code and f_lasti), shared by the records issued there (and naming,
+    by its id, the site of a cached entry called from inside ascend_sim in the front end's keys). (None, 0) when
+    no kernel frame is on the stack."""
     inside = _INSIDE
     while frame is not None:
         code = frame.f_code
