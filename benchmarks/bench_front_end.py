@@ -9,7 +9,9 @@
 `trees`: two source trees (e.g. a checkout of main and this branch), each measured in its own processes
 (PYTHONPATH=TREE), A B A B ... for --rounds rounds, best per layer and mode; the speed-up B / A. The processes
 run this script's `one` command, which needs only the operator API both trees have.
-`loop`: the cost of one call (cache off and on) in a kernel that is one loop of 20,000 calls at one line.
+`loop`: the cost of one call (cache off and on) in a kernel that is one loop of 20,000 calls at one line: a
+LoadData 2D, a DataCopy whose GM address moves, a LoadData 3Dv2 (a 20-field struct with a pad list) and a
+SetFlag / WaitFlag (each of the pair counted as a call).
 All figures are CPU seconds of the operator call (time.process_time), with one BLAS and one torch thread.
 """
 from __future__ import annotations
@@ -114,16 +116,17 @@ def trees(args) -> None:
 
 
 def loop(args) -> None:
-    """One kernel line called 20,000 times: a LoadData 2D at fixed addresses, or a DataCopy whose GM address moves
-    on every call; us per call (best of --repeat launches, scheduling included), the cache off and on alternated."""
+    """One kernel line called 20,000 times: a LoadData 2D at fixed addresses, a DataCopy whose GM address moves on
+    every call, a LoadData 3Dv2, or a SetFlag / WaitFlag pair; us per call (best of --repeat launches, scheduling
+    included), the cache off and on alternated."""
     from ascend_sim import Chip
-    from ascend_sim.ascendc import (DataCopy, DataCopyParams, GlobalTensor, LoadData, LoadData2DParams, TBuf, TPipe,
-                                    TPosition)
+    from ascend_sim.ascendc import (DataCopy, DataCopyParams, GlobalTensor, HardEvent, LoadData, LoadData2DParams,
+                                    LoadData3DParamsV2, SetFlag, TBuf, TPipe, TPosition, WaitFlag)
     from ascend_sim.machine.tensor import GmAddr
 
     calls = 20_000
 
-    def kernel(src, copy):
+    def kernel(src, case):
         pipe = TPipe()
         l1, l0a = TBuf(TPosition.A1), TBuf(TPosition.A2)
         pipe.InitBuffer(l1, 64 * 1024)
@@ -131,19 +134,27 @@ def loop(args) -> None:
         l1, l0a = l1.Get(np.float16), l0a.Get(np.float16)
         gm, load, block = GlobalTensor(np.float16).SetGlobalBuffer(src), LoadData2DParams(repeatTimes=2), \
             DataCopyParams(1, 2, 0, 0)
-        for i in range(calls):
-            if copy:
+        img2col = LoadData3DParamsV2(padList=[0, 0, 0, 0], l1H=4, l1W=16, channelSize=16, kExtension=16,
+                                     mExtension=16)
+        for i in range(calls if case != "flag" else calls // 2):
+            if case == "copy":
                 DataCopy(l1, gm[(i % 64) * 32], block)
+            elif case == "load3d":
+                LoadData(l0a, l1, img2col)
+            elif case == "flag":
+                SetFlag(HardEvent.MTE1_M, 0)
+                WaitFlag(HardEvent.MTE1_M, 0)
             else:
                 LoadData(l0a, l1, load)
 
-    for name, copy in (("LoadData 2D", False), ("DataCopy, GM moving", True)):
+    for name, case in (("LoadData 2D", "load2d"), ("DataCopy, GM moving", "copy"), ("LoadData 3Dv2", "load3d"),
+                       ("SetFlag / WaitFlag", "flag")):
         best = {False: float("inf"), True: float("inf")}
         for _ in range(args.repeat):
             for on in best:
                 chip = Chip(execute=False, check_races=False, front_end_cache=on, engine="fast")
                 src = GmAddr(chip.gm.alloc("src", 1 << 20))
-                seconds, _ = _cpu(lambda: chip.launch(kernel, 1, src, copy))
+                seconds, _ = _cpu(lambda: chip.launch(kernel, 1, src, case))
                 best[on] = min(best[on], seconds / calls * 1e6)
         print(f"{name:<20} off {best[False]:.2f} us  on {best[True]:.2f} us per call")
 

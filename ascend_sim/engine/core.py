@@ -37,8 +37,9 @@ def _inside(code) -> bool:
 
 def kernel_source(frame) -> tuple:
     """(code, line) of the innermost frame outside ascend_sim from `frame` outwards: the kernel line that issued
-    the instruction; one tuple per call site (code and f_lasti), shared by the records issued there and naming
-    the site in the cached front end's keys by its id. (None, 0) when no kernel frame is on the stack."""
+    the instruction; one tuple per call site (code and f_lasti), shared by the records issued there (and naming,
+    by its id, the site of a cached entry called from inside ascend_sim in the front end's keys). (None, 0) when
+    no kernel frame is on the stack."""
     inside = _INSIDE
     while frame is not None:
         code = frame.f_code
@@ -124,12 +125,14 @@ class AICore:
                                   kernel_source(_getframe(1)), path, nbytes, event, registers, footprint,
                                   self.api))
 
-    def issue_sync(self, spec, pipe: Pipe, params, event=None) -> Record:
+    def issue_sync(self, spec, pipe: Pipe, params, event=None, caller=None) -> Record:
         """Record a flag, barrier or SyncAll (isa/sync.py): no operands, byte ranges or data path, and `params`
         already checked and never changed (a SetFlag's or WaitFlag's shared by the calls decoded alike), so
-        nothing is decoded or copied here."""
-        return self.accept(Record(self.index, self._seq, spec, pipe, params, None, (), (), kernel_source(_getframe(1)),
-                                  None, 0, event, (), None, self.api))
+        nothing is decoded or copied here. The kernel line is looked for from `caller` (the frame of the API
+        call's caller, when the API entry passes it: fewer frames to walk) or else from this call's caller."""
+        source = kernel_source(_getframe(1) if caller is None else caller)
+        return self.accept(Record(self.index, self._seq, spec, pipe, params, None, (), (), source, None, 0, event,
+                                  (), None, self.api))
 
     def accept(self, rec: Record) -> Record:
         """Take a record made by `issue` (or by the cached front end): bounds-check its byte ranges (GM's on every

@@ -4,7 +4,8 @@ Kernels issue the same decoded instruction again and again: the same parameters 
 from the same kernel line, only the GM address moving from tile to tile. An isa entry point wrapped with `cached`
 looks each call up by its key:
 
-    (entry, the kernel line calling it (code and f_lasti: the id of core.kernel_source's tuple), the core type,
+    (entry, the kernel line calling it (the id of its code and f_lasti; from inside ascend_sim, the id of
+     core.kernel_source's tuple), the core type,
      the core's register values, and per argument: a LocalTensor by buffer name, address, dtype and size; a
      GlobalTensor by its allocation and dtype, not its address; a parameter struct by its snapshot and field
      types; a scalar by type and value)
@@ -31,7 +32,7 @@ from operator import attrgetter
 import numpy as np
 
 from ascend_sim.engine.chip import _running
-from ascend_sim.engine.core import kernel_source
+from ascend_sim.engine.core import _INSIDE, _inside, kernel_source
 from ascend_sim.engine.descriptor import UNCACHED, describe
 from ascend_sim.machine.tensor import GlobalTensor, LocalTensor
 from ascend_sim.record import Kind, Record, snapshot
@@ -72,17 +73,31 @@ _VALUES: dict = {}
 
 
 def _values_getter(cls):
-    """The values of a parameter struct (a dataclass), as its snapshot has them."""
+    """The values of a parameter struct (a dataclass) as a tuple: the plain fields as they are, then each sequence
+    field (padList) as a tuple (a list cannot be hashed, and one the kernel changes later must key as it was)."""
     if not dataclasses.is_dataclass(cls):
         raise _Uncached
     fields = dataclasses.fields(cls)
-    if len(fields) > 1 and all(f.default_factory is dataclasses.MISSING and not isinstance(f.default, (tuple, list))
-                               for f in fields):
-        get = attrgetter(*(f.name for f in fields))  # no sequence field: the values as they are
+    sequences = [f.name for f in fields if f.default_factory is not dataclasses.MISSING
+                 or isinstance(f.default, (tuple, list))]
+    plain = [f.name for f in fields if f.name not in sequences]
+    if len(plain) < 2:
+        get = snapshot  # attrgetter of one name gives the value, not a tuple
+    elif not sequences:
+        get = attrgetter(*plain)
     else:
-        get = snapshot  # sequences (padList) become tuples
+        get = _with_sequences(attrgetter(*plain), sequences)
     _VALUES[cls] = get
     return get
+
+
+def _with_sequences(plain, sequences: list):
+    """The getter of a struct with sequence fields: its plain values, then each sequence as a tuple."""
+    if len(sequences) == 1:  # padList: one sequence, without a loop
+        sequence = attrgetter(sequences[0])
+        return lambda struct: plain(struct) + (tuple(sequence(struct)),)
+    each = attrgetter(*sequences)
+    return lambda struct: plain(struct) + tuple(map(tuple, each(struct)))
 
 
 def _register_state(cache, registers) -> int:
@@ -103,7 +118,15 @@ def cached(entry):
         state = core.registers.state
         if state is None:
             state = _register_state(cache, core.registers)
-        key = [call, id(kernel_source(_getframe(1))), core.core_type.name, state]
+        # the call site: the calling kernel line's code and instruction, or from inside ascend_sim (a TQue, an
+        # API helper) the id of the site's kernel_source tuple
+        frame = _getframe(1)
+        code = frame.f_code
+        inside = _INSIDE.get(id(code))
+        if inside is None:
+            inside = _inside(code)
+        site, lasti = (id(kernel_source(frame)), None) if inside else (id(code), frame.f_lasti)
+        key = [call, site, lasti, core.core_type.name, state]
         gm: list = []
         try:
             for value in args:  # the common classes inline, the rest in _arg_key

@@ -3,11 +3,15 @@ index queries. The specs of the synchronisation instructions live here; the sche
 queue mechanics they need and recognises them by their kind."""
 from __future__ import annotations
 
+import sys
+
 from ascend_sim.engine.chip import current_core
 from ascend_sim.machine.coretypes import CROSS_CORE_MODES, MODE4_AIV1_OFFSET, MODE4_FLAGS
 from ascend_sim.machine.faults import ParameterOutOfRange, SyncFault
 from ascend_sim.machine.pipes import HardEvent, Pipe
 from ascend_sim.record import Kind, define
+
+_getframe = sys._getframe
 
 SET_FLAG = define("SetFlag", kind=Kind.SET_FLAG,
                   doc="Set flag (src, dst, id) once every earlier instruction of src has completed.")
@@ -20,12 +24,12 @@ SYNC_ALL = define("SyncAll", Pipe.ALL, kind=Kind.SYNC_ALL,
 
 def SetFlag(event: HardEvent, event_id: int = 0) -> None:
     """Set flag (src, dst, id) once every earlier instruction of the source pipe has completed."""
-    set_flag(current_core(), event, event_id)
+    set_flag(current_core(), event, event_id, "SetFlag", _getframe(1))
 
 
 def WaitFlag(event: HardEvent, event_id: int = 0) -> None:
     """Block the destination pipe until the flag is set, then clear it."""
-    wait_flag(current_core(), event, event_id)
+    wait_flag(current_core(), event, event_id, "WaitFlag", _getframe(1))
 
 
 def PipeBarrier(pipe: Pipe) -> None:
@@ -81,7 +85,8 @@ def _decode(core, spec, event: HardEvent, event_id: int, api: str):
     return pipe, {"event": event.value, "id": event_id, "api": api}, (event._value_, event_id)
 
 
-def set_flag(core, event: HardEvent, event_id: int, api: str = "SetFlag"):
+def set_flag(core, event: HardEvent, event_id: int, api: str = "SetFlag", caller=None):
+    """Issue a SetFlag; `caller` is the frame of the API call's caller when known (its source walk starts there)."""
     flag = _decoded(core, SET_FLAG, event, event_id, api)
     if flag.__class__ is not tuple:  # FIX_FIX / V_V: Ascend C issues PipeBarrier<pipe> instead of a flag
         return pipe_barrier(core, flag)
@@ -92,16 +97,16 @@ def set_flag(core, event: HardEvent, event_id: int, api: str = "SetFlag"):
             f"SetFlag<{event.value}>({event_id}) while the flag is already set and not yet waited "
             "(undefined on hardware)"), "SetFlag", src)
     core.flag_balance[key] = balance
-    return core.issue_sync(SET_FLAG, src, params, key)
+    return core.issue_sync(SET_FLAG, src, params, key, caller)
 
 
-def wait_flag(core, event: HardEvent, event_id: int, api: str = "WaitFlag"):
+def wait_flag(core, event: HardEvent, event_id: int, api: str = "WaitFlag", caller=None):
     flag = _decoded(core, WAIT_FLAG, event, event_id, api)
     if flag.__class__ is not tuple:  # FIX_FIX waits with PipeBarrier<PIPE_FIX>; V_V's wait does nothing
         return pipe_barrier(core, flag) if flag == Pipe.FIX else None
     dst, params, key = flag
     core.flag_balance[key] = core.flag_balance.get(key, 0) - 1
-    return core.issue_sync(WAIT_FLAG, dst, params, key)
+    return core.issue_sync(WAIT_FLAG, dst, params, key, caller)
 
 
 def pipe_barrier(core, pipe: Pipe, api: str = "PipeBarrier"):

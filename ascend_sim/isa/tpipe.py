@@ -12,6 +12,8 @@ start by waiting M_MTE1 before their first L0 load, and these sets are what lets
 """
 from __future__ import annotations
 
+import functools
+import sys
 from collections import deque
 
 import numpy as np
@@ -21,6 +23,8 @@ from ascend_sim.isa.sync import pipe_barrier, set_flag, wait_flag
 from ascend_sim.machine.faults import CapacityExceeded, ParameterOutOfRange, SyncFault
 from ascend_sim.machine.pipes import HardEvent, Pipe
 from ascend_sim.machine.tensor import LocalTensor, TPosition
+
+_getframe = sys._getframe  # the queue calls pass their caller's frame: the flags' source walk starts there
 
 # (producer, consumer) pipes of each queue position on the cube core
 _QUEUE_PIPES = {
@@ -35,6 +39,7 @@ _QUEUE_PIPES = {
 L0_FREE_EVENT_IDS = 3  # M_MTE1 IDs TPipe::Init sets on the AIC (2201)
 
 
+@functools.cache  # each TQue binds two: by name, through Enum's Python properties, once per pair
 def _event(src: Pipe, dst: Pipe) -> HardEvent:
     event = _EVENT_OF.get((src, dst))
     if event is None:  # the name lookup once per pair (Enum names and members are Python-level lookups)
@@ -86,8 +91,10 @@ class TPipe:
         target._bind(self, buffer, [start + i * stride for i in range(num)], length)
 
     def AllocEventID(self, event: HardEvent) -> int:
-        taken = self.event_ids.setdefault(event, set())
-        for i in range(self.core.platform.event_ids):
+        taken = self.event_ids.get(event)
+        if taken is None:
+            taken = self.event_ids[event] = set()
+        for i in range(self.core.event_ids):
             if i not in taken:
                 taken.add(i)
                 return i
@@ -97,7 +104,9 @@ class TPipe:
     FetchEventID = AllocEventID
 
     def ReleaseEventID(self, event: HardEvent, event_id: int) -> None:
-        self.event_ids.get(event, set()).discard(event_id)
+        taken = self.event_ids.get(event)
+        if taken is not None:
+            taken.discard(event_id)
 
     def Destroy(self) -> None:
         """Wait for the queues' outstanding FreeTensor flags (and, on the AIC, the M_MTE1 events Init set), barrier
@@ -177,7 +186,7 @@ class TQue:
         if slot in self.freed_pending:  # wait until the consumer has released this buffer
             self.freed_pending.discard(slot)
             event_id = self.free_ids.pop(slot)
-            wait_flag(core, self.back, event_id, "TQue.AllocTensor")
+            wait_flag(core, self.back, event_id, "TQue.AllocTensor", _getframe(1))
             self.pipe.ReleaseEventID(self.back, event_id)
         size = self.length // np.dtype(dtype).itemsize
         return LocalTensor(self.buffer, self.addresses[slot], dtype, size, self.position.name)
@@ -185,7 +194,7 @@ class TQue:
     def EnQue(self, tensor: LocalTensor) -> None:
         slot = self._slot_of(tensor)
         event_id = self.enque_ids[slot] = self.pipe.AllocEventID(self.fwd)
-        set_flag(self.pipe.core, self.fwd, event_id, "TQue.EnQue")
+        set_flag(self.pipe.core, self.fwd, event_id, "TQue.EnQue", _getframe(1))
         self.queued.append(tensor)
 
     def DeQue(self, dtype=None) -> LocalTensor:
@@ -194,7 +203,7 @@ class TQue:
                                        self.consumer)
         tensor = self.queued.popleft()
         event_id = self.enque_ids.pop(self._slot_of(tensor))
-        wait_flag(self.pipe.core, self.fwd, event_id, "TQue.DeQue")
+        wait_flag(self.pipe.core, self.fwd, event_id, "TQue.DeQue", _getframe(1))
         self.pipe.ReleaseEventID(self.fwd, event_id)
         return tensor if dtype is None else tensor.ReinterpretCast(dtype)
 
@@ -213,7 +222,7 @@ class TQue:
             raise self.pipe.core.fault(SyncFault("FreeTensor of a buffer that is not allocated (double free)"),
                                        "FreeTensor", self.consumer)
         event_id = self.free_ids[slot] = self.pipe.AllocEventID(self.back)
-        set_flag(self.pipe.core, self.back, event_id, "TQue.FreeTensor")
+        set_flag(self.pipe.core, self.back, event_id, "TQue.FreeTensor", _getframe(1))
         self.freed_pending.add(slot)
         self.free_slots.append(slot)
 

@@ -33,6 +33,10 @@ AIV_EVENTS = ("MTE2_V", "V_MTE2", "MTE3_V", "V_MTE3", "V_V", "MTE3_MTE2", "MTE2_
 class HardEvent(Enum):
     """SRC_DST event names as in Ascend C; `.src` and `.dst` are the pipes."""
 
+    # members are singletons compared by identity: hashed by identity in C, not by Enum's Python __hash__ (the
+    # queues' event IDs and the replay keys' queue states hash them per call)
+    __hash__ = object.__hash__
+
     MTE2_MTE1 = "MTE2_MTE1"
     MTE1_MTE2 = "MTE1_MTE2"
     MTE1_M = "MTE1_M"

@@ -11,6 +11,10 @@ from ascend_sim.machine.memory import Buffer
 class TPosition(Enum):
     """Logical positions of Ascend C; `.buffer_name` is the physical buffer on A2/A3 (reference §3.5)."""
 
+    # members are singletons compared by identity: hashed by identity in C, not by Enum's Python __hash__ (the
+    # queues' event IDs and the replay keys' queue states hash them per call)
+    __hash__ = object.__hash__
+
     GM = "GM"
     A1 = "A1"
     B1 = "B1"
@@ -78,18 +82,20 @@ class _Tensor:
 
     def __getitem__(self, offset: int):
         """The tensor starting `offset` elements further on (Ascend C `tensor[offset]`)."""
-        offset = int(offset)
+        if offset.__class__ is not int:  # a numpy integer or a bool: as an int
+            offset = int(offset)
         cls = self.__class__
+        dtype = self.dtype
         if cls is LocalTensor or cls is GlobalTensor:  # the plain classes: copy the fields without __init__
             view = _new(cls)
             view.buffer = self.buffer
-            view.address = self.address + offset * self.dtype.itemsize
-            view.dtype = self.dtype
+            view.address = self.address + offset * dtype.itemsize
+            view.dtype = dtype
             view.size = self.size - offset
             view.position_name = self.position_name
             return view
-        return cls(self.buffer, self.address + offset * self.dtype.itemsize, self.dtype,
-                   self.size - offset, self.position_name)
+        return cls(self.buffer, self.address + offset * dtype.itemsize, dtype, self.size - offset,
+                   self.position_name)
 
     def ReinterpretCast(self, dtype):
         dt = np.dtype(dtype)

@@ -216,6 +216,23 @@ def test_a_register_written_between_two_calls_changes_the_decoded_instruction(ca
     assert len(decoded) == 3 and decoded[0] == decoded[1] != decoded[2]
 
 
+def test_a_pad_list_changed_in_place_between_two_calls_is_a_new_instruction(caches):
+    # a struct's sequence field keys by its values when called: the kernel's list changed in place after a call
+    # must not hit the descriptor decoded before (whose parameter snapshot holds the old pads)
+    def body():
+        l1, l0a = l1_and_l0a()
+        params = LoadData3DParamsV2(padList=[0, 0, 0, 0], l1H=4, l1W=4, channelSize=16, kExtension=16,
+                                    mExtension=16)
+        for top in (0, 0, 1, 1):
+            params.padList[2] = top
+            LoadData(l0a, l1, params)
+    observed = _agree(corpus._kernel(body), caches)
+    loads = [r for r in observed[0][0] if r[Record.__slots__.index("name")] == ("str", "LoadData3Dv2")]
+    decoded = [tuple(r[Record.__slots__.index(f)] for f in ("params", "args")) for r in loads]
+    assert len(decoded) == 4 and decoded[0] == decoded[1] != decoded[2] == decoded[3]
+    assert (caches[-1].hits, caches[-1].misses) == (2, 2)
+
+
 def test_hooks_see_the_same_records(caches):
     def observe(cache):
         seen = []

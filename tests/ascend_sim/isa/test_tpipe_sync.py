@@ -59,3 +59,40 @@ def test_free_all_event_waits_for_the_outstanding_free_flags():
     _, report = run_kernel(body)
     waits = [r for r in report.logs[0] if r.name == "WaitFlag" and r.event[0] == "MTE1_MTE2"]
     assert [r.params["api"] for r in waits] == ["TQue.FreeAllEvent"] * 2
+
+
+def _line_of(marker: str) -> str:
+    """This file's name and the line holding `marker` (a comment): the source a record issued there names."""
+    import pathlib
+    lines = pathlib.Path(__file__).read_text().splitlines()
+    return f"{pathlib.Path(__file__).name}:{next(n for n, line in enumerate(lines, 1) if marker in line)}"
+
+
+def test_every_flag_names_the_kernel_line_that_issued_it():
+    # SetFlag / WaitFlag and the queue calls start their source walk at their caller's frame; from a helper of
+    # the kernel's own (outside ascend_sim) the helper's line is the source, as it is for any instruction
+    from ascend_sim.ascendc import SetFlag
+
+    def hand_back(event_id):
+        SetFlag(HardEvent.M_MTE1, event_id)  # helper SetFlag
+
+    def body():
+        pipe = TPipe()
+        que = TQue(TPosition.A1, 1)
+        pipe.InitBuffer(que, 2, 1024)
+        for _ in range(3):  # the third AllocTensor waits for the first FreeTensor
+            WaitFlag(HardEvent.M_MTE1, 0)  # kernel WaitFlag
+            hand_back(0)
+            t = que.AllocTensor(np.float16)  # kernel AllocTensor
+            que.EnQue(t)  # kernel EnQue
+            que.FreeTensor(que.DeQue())  # kernel DeQue and FreeTensor
+    for engine in ("exact", "replay"):
+        _, report = run_kernel(body, engine=engine)
+        sources = {(r.name, r.params["api"], r.source) for r in report.logs[0] if r.params is not None
+                   and r.params.get("api", "").startswith(("SetFlag", "WaitFlag", "TQue"))}
+        assert sources == {("WaitFlag", "WaitFlag", _line_of("# kernel WaitFlag")),
+                           ("SetFlag", "SetFlag", _line_of("# helper SetFlag")),
+                           ("WaitFlag", "TQue.AllocTensor", _line_of("# kernel AllocTensor")),
+                           ("SetFlag", "TQue.EnQue", _line_of("# kernel EnQue")),
+                           ("WaitFlag", "TQue.DeQue", _line_of("# kernel DeQue and FreeTensor")),
+                           ("SetFlag", "TQue.FreeTensor", _line_of("# kernel DeQue and FreeTensor"))}, engine
