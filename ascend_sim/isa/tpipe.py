@@ -41,13 +41,7 @@ L0_FREE_EVENT_IDS = 3  # M_MTE1 IDs TPipe::Init sets on the AIC (2201)
 
 @functools.cache  # each TQue binds two: by name, through Enum's Python properties, once per pair
 def _event(src: Pipe, dst: Pipe) -> HardEvent:
-    event = _EVENT_OF.get((src, dst))
-    if event is None:  # the name lookup once per pair (Enum names and members are Python-level lookups)
-        event = _EVENT_OF[(src, dst)] = HardEvent[f"{src.name}_{dst.name}"]
-    return event
-
-
-_EVENT_OF: dict = {}  # (src, dst) pipes -> HardEvent
+    return HardEvent[f"{src.name}_{dst.name}"]
 
 
 class TPipe:

@@ -73,11 +73,6 @@ class HardEvent(Enum):
     FIX_MTE1 = "FIX_MTE1"
     FIX_FIX = "FIX_FIX"
 
-    # Hashed by identity, in C: members are singletons compared by identity (Enum defines no __eq__), and
-    # Enum.__hash__, hash(self._name_), is a Python-level call on every dict lookup (the flag balance, the event
-    # IDs, the replay keys that hold them). Like hash(name), it differs between processes.
-    __hash__ = object.__hash__
-
     @property
     def src(self) -> Pipe:
         return Pipe[self.value.split("_")[0]]

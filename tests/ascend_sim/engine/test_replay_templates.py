@@ -1,13 +1,11 @@
 """A template's hit side (engine/replay.py `Template.ready`): made at its first hit only, and its GM spans are the
 extent of the GM ranges of the records its block stands for."""
-import pickle
 
 import numpy as np
 
 from ascend_sim import Chip
 from ascend_sim.engine import replay
 from ascend_sim.engine.replay_engine import expand
-from ascend_sim.machine.pipes import HardEvent
 from ascend_sim.machine.tensor import GmAddr
 from tests.ascend_sim.engine.test_engines import all_fields, dx_run
 from tests.ascend_sim.engine.test_replay import GoodTiles, tiles_kernel
@@ -57,11 +55,3 @@ def test_a_templates_hit_side_is_made_at_its_first_hit_only(monkeypatch):
     assert [id(t) in hit for t in templates] == [False, True] and chip.replayer.hits == 6
     assert [t.pending is None for t in templates] == [False, True]
 
-
-def test_hard_events_hash_by_identity_and_keep_their_dict_entries_through_pickling():
-    table = {event: i for i, event in enumerate(HardEvent)}
-    for i, event in enumerate(HardEvent):
-        assert hash(event) == object.__hash__(event)
-        again = pickle.loads(pickle.dumps(event))
-        assert again is event and table[again] == i
-    assert HardEvent.M_MTE1 != "M_MTE1" and "M_MTE1" not in table
