@@ -34,7 +34,7 @@ from itertools import count, repeat
 from operator import attrgetter, itemgetter
 
 import numpy as np
-from numba import njit
+from ascend_sim.passes.numba_jit import njit
 
 from ascend_sim.machine.coretypes import mode4_route
 from ascend_sim.machine.faults import SyncFault
