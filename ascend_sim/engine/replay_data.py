@@ -47,8 +47,9 @@ _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
 def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, plans: dict, gathers: dict) -> None:
     """Every record's data work in `order`, one by one except the runs of RUN records of one core
-    done at once. `kinds`: per record NONE, RUN or OTHER; `origins`: per record its template's number << 32 |
-    its index in the template (`origin`); `core_of`: per record its core; `buffers_of`: per core its buffers; `plans`: key ->
+    done at once. `operands`: per record what its semantics read, and its `template_args` (what a plan is compiled
+    from); `kinds`: per record NONE, RUN or OTHER; `origins`: per record its template's number << 32 | its index in
+    the template (`origin`); `core_of`: per record its core; `buffers_of`: per core its buffers; `plans`: key ->
     RunPlan or None, and `gathers` (RunPlan.compile's `shared`), both kept for one launch."""
     order = np.asarray(order, np.int64)
     kind = kinds[order]
@@ -80,7 +81,7 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
         plan = plans.get(key, False)
         records = records.tolist()
         if plan is False:
-            plan = plans[key] = RunPlan.compiled([operands[i].args for i in records], gathers)
+            plan = plans[key] = RunPlan.compiled([operands.template_args(i) for i in records], gathers)
         if plan is None:
             for i in records:
                 runs[i](operands[i])
