@@ -38,7 +38,11 @@ ENGINES = ("auto", "exact", "fast", "replay")
 # callables observer(chip), called when a launch has made its cores and before any kernel Python runs: a progress
 # display polls the cores' counts from its own thread (no per-instruction cost and no hook, so the engine stays)
 LAUNCH_OBSERVERS: list[Callable] = []
-AUTO_COMPILED_FROM = 100_000  # records: numba's first import and load take about 1.5 s, it saves ~5 us a record
+# records: loading numba and the cached compiled passes costs a process about 0.3 s of CPU, and they save 6-10 us a
+# record (full, race-checked and timing-only runs alike), so a process whose launches' records reach this many pays
+# it back (measured: docs/performance.md, "auto's compiled rule")
+AUTO_COMPILED_FROM = 50_000
+_python_records = [0]  # records this process's launches ran while numba was not loaded (the passes' Python share)
 
 
 class Chip:
@@ -208,6 +212,8 @@ class Chip:
         for core in self.cores:
             core.check_at_end()
         report = RunReport.from_cores(p, self.cores)
+        if "numba" not in sys.modules:
+            _python_records[0] += report.instructions
         for core in self.cores:
             core.release()
         return report
@@ -229,9 +235,10 @@ class Chip:
 
 
 def _compiled_pays(records: int) -> bool:
-    """Whether "auto" takes the compiled passes for a stream of `records`: numba's first import and load take
-    about 1.5 s, which a short stream (below AUTO_COMPILED_FROM) does not win back; once loaded, they always pay."""
-    return records >= AUTO_COMPILED_FROM or "numba" in sys.modules
+    """Whether "auto" takes the compiled passes for a stream of `records`: once numba is loaded, always; before,
+    once this stream and the earlier launches' streams of the process reach AUTO_COMPILED_FROM records (the load
+    is then won back, by this launch alone or by the records to come, as the earlier ones were)."""
+    return "numba" in sys.modules or _python_records[0] + records >= AUTO_COMPILED_FROM
 
 
 def _share_l1_with_aivs(cores: list) -> None:

@@ -47,8 +47,9 @@ _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
 def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, plans: dict, gathers: dict) -> None:
     """Every record's data work in `order`, one by one except the runs of RUN records of one core
-    done at once. `kinds`: per record NONE, RUN or OTHER; `origins`: per record its template's number << 32 |
-    its index in the template (`origin`); `core_of`: per record its core; `buffers_of`: per core its buffers; `plans`: key ->
+    done at once. `operands`: per record what its semantics read, and its `template_args` (what a plan is compiled
+    from); `kinds`: per record NONE, RUN or OTHER; `origins`: per record its template's number << 32 | its index in
+    the template (`origin`); `core_of`: per record its core; `buffers_of`: per core its buffers; `plans`: key ->
     RunPlan or None, and `gathers` (RunPlan.compile's `shared`), both kept for one launch."""
     order = np.asarray(order, np.int64)
     kind = kinds[order]
@@ -80,7 +81,7 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
         plan = plans.get(key, False)
         records = records.tolist()
         if plan is False:
-            plan = plans[key] = RunPlan.compiled([operands[i].args for i in records], gathers)
+            plan = plans[key] = RunPlan.compiled([operands.template_args(i) for i in records], gathers)
         if plan is None:
             for i in records:
                 runs[i](operands[i])
@@ -97,7 +98,7 @@ class RunPlan:
     """A run's data work compiled (the module's docstring): per Mmad, where its A and B come from in L1; the
     loads whose bytes the run leaves in L0A / L0B."""
 
-    __slots__ = ("dtype", "c0", "lo", "hi", "via_image", "mmads", "last_loads")
+    __slots__ = ("dtype", "c0", "lo", "hi", "via_image", "pad_row", "mmads", "last_loads")
 
     @classmethod
     def compiled(cls, args_list: list, shared: dict) -> RunPlan | None:
@@ -149,20 +150,28 @@ class RunPlan:
         plan.hi = max((o[4] for o in operands), default=0)
         # L1 converted to float32 once when that is less work than converting every operand as gathered
         plan.via_image = plan.hi - plan.lo <= sum(_size(o[1]) for o in operands)
-        plan.mmads = [_step(_from_window(a, plan.lo), _from_window(b, plan.lo), ops) for a, b, ops in plan.mmads]
+        plan.pad_row = _pad_row(plan.mmads) if plan.via_image else None
+        plan.mmads = [_step(_from_window(a, plan.lo, plan.pad_row), _from_window(b, plan.lo, plan.pad_row), ops)
+                      for a, b, ops in plan.mmads]
         plan.last_loads = sorted(j for ranges in loads.values() for k, (lo, hi, full, j) in enumerate(ranges)
                                  if not any(full and (l, h) == (lo, hi) for l, h, full, _ in ranges[k + 1:]))
         return plan
 
     def run(self, buffers, records, runs, operands) -> None:
         """The run's data work on a core's buffers (`records`: the run's, indices into `runs` / `operands`)."""
-        size, dtype = self.dtype.itemsize, self.dtype
+        size, dtype, c0 = self.dtype.itemsize, self.dtype, self.c0
         l1 = element_bits(buffers["L1"].data[self.lo * size:self.hi * size], dtype)
-        image = to_float32(l1, dtype) if self.via_image else None
         l0c = buffers["L0C"].data.view(np.float32)
         block, c = None, None  # the L0C block being accumulated: (address, m1, n1), its (m, n) float32 sums
-        source = l1 if image is None else image
-        rows = source[:len(source) // self.c0 * self.c0].reshape(-1, self.c0)  # the window's C0 blocks
+        if self.pad_row is None:
+            image = to_float32(l1, dtype) if self.via_image else None
+            source = l1 if image is None else image
+            rows = source[:len(source) // c0 * c0].reshape(-1, c0)  # the window's C0 blocks
+        else:  # the window's C0 blocks and, last, a block of the pad value (block -1 of the gathers)
+            n = len(l1)
+            rows = np.empty((-(-n // c0) + 1, c0), np.float32)
+            source = image = to_float32(l1, dtype, out=rows.reshape(-1)[:n])
+            rows[-1] = self.pad_row
         for (a_index, a_rows, a_pads, a_pad_value, b_index, b_rows, b_pads, b_pad_value, a_shape, b_shape, k,
              hf32_rounding, target, init) in self.mmads:
             # the same gathers, shapes and product (machine/mmad.py) as isa/cube.py's Mmad
@@ -190,12 +199,31 @@ class RunPlan:
             runs[i](operands[i])
 
 
-def _from_window(operand, lo: int) -> tuple:
+def _pad_row(operands) -> np.float32 | None:
+    """The pad value of a run whose padded C0-block gathers all pad with one value (bit for bit), else None:
+    RunPlan.run then gathers their pads from a block of it after the window instead of writing them after each
+    gather (R3D's stem: 866 pad elements an Mmad)."""
+    values = {np.float32(o[3]).tobytes(): np.float32(o[3]) for a, b, _ in operands for o in (a, b)
+              if o[1].__class__ is Rows and o[2] is not None}
+    return next(iter(values.values())) if len(values) == 1 else None
+
+
+def _from_window(operand, lo: int, pad_row=None) -> tuple:
     """An operand's gather (_operand's) from the first element of the run's L1 window (`lo`): (C0 block numbers
-    and True, when it reads whole blocks of the window, else element numbers and False, its pads, their value)."""
+    and True, when it reads whole blocks of the window, else element numbers and False, its pads, their value).
+    Pads that are whole blocks of `pad_row`'s value read block -1 (RunPlan.run's pad block) instead."""
     at, index, pads, pad_value = operand[0] - lo, *operand[1:4]
     if index.__class__ is Rows and at % index.c0 == 0:
-        return index.blocks + at // index.c0, True, pads, pad_value
+        blocks = index.blocks + at // index.c0
+        if pads is not None and pad_row is not None and np.float32(pad_value).tobytes() == pad_row.tobytes():
+            padded = np.zeros(len(blocks) * index.c0, bool)
+            padded[pads] = True
+            padded = padded.reshape(-1, index.c0)
+            whole = padded.all(axis=1)
+            if (whole | ~padded.any(axis=1)).all():
+                blocks[whole] = -1
+                pads = None
+        return blocks, True, pads, pad_value
     if index.__class__ is Rows:
         index = (index.blocks[:, None] * index.c0 + np.arange(index.c0)).reshape(-1)
     return index + at, False, pads, pad_value

@@ -175,6 +175,19 @@ class _StreamOperands:
     def close(self, size: int) -> None:
         self.made.extend([None] * (size - len(self.made)))
 
+    def template_args(self, i: int):
+        """Record i's operands tuple as its template holds it (a real record: its own), without moving it to the
+        block's core and GM shifts: what RunPlan.compiled reads of a run of LoadData / Mmad records is the same
+        either way (buffers by name, values and index arrays; no GM operand), and most of a run's operands are
+        never made then."""
+        b = bisect_right(self.block_starts, i) - 1
+        if b >= 0:
+            records = self.blocks[b][0].records
+            j = i - self.block_starts[b]
+            if j < len(records):
+                return records[j].args
+        return self.made[i].args
+
     def __getitem__(self, i: int):
         got = self.made[i]
         if got is None:

@@ -56,16 +56,18 @@ def element_bits(data: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return data if dtype.itemsize == 1 else data.view(dtype)
 
 
-def to_float32(elements: np.ndarray, dtype: np.dtype) -> np.ndarray:
+def to_float32(elements: np.ndarray, dtype: np.dtype, out: np.ndarray | None = None) -> np.ndarray:
     """Elements of `dtype` (an array of their bits: uint16 for float16, uint8 for the 8-bit types, else of
-    `dtype` itself; any shape and strides) as a fresh C-contiguous float32 array of that shape. Every element
-    converts exactly, so the result does not depend on how many are converted at once (the cube's operands,
-    isa/cube.py, and the replay engine's batched data work, engine/replay_data.py, share it)."""
-    if dtype == float16:
-        return _F16_TO_F32.take(elements)
-    if dtype.itemsize == 1:
-        return _BYTE_TO_F32[dtype].take(elements)
-    out = np.empty(elements.shape, np.float32)
+    `dtype` itself; any shape and strides) as a fresh C-contiguous float32 array of that shape, or written into
+    `out` (C-contiguous float32 of that shape; the table lookups unbuffered: every index is in its table, so
+    mode "clip" changes nothing) and returned. Every element converts exactly, so the result does
+    not depend on how many are converted at once (the cube's operands, isa/cube.py, and the replay engine's
+    batched data work, engine/replay_data.py, share it)."""
+    table = _F16_TO_F32 if dtype == float16 else _BYTE_TO_F32[dtype] if dtype.itemsize == 1 else None
+    if table is not None:
+        return table.take(elements) if out is None else table.take(elements, out=out, mode="clip")
+    if out is None:
+        out = np.empty(elements.shape, np.float32)
     np.copyto(out, elements, casting="unsafe")
     return out
 

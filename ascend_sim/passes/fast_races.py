@@ -23,10 +23,10 @@ from itertools import chain, compress
 from operator import attrgetter, itemgetter
 
 import numpy as np
-from numba import njit
 
 from ascend_sim.machine.pipes import QUEUES, Pipe
 from ascend_sim.passes.fast_schedule import _CORE, _KIND, _PIPE, CROSS_SET, CROSS_WAIT, SET_FLAG, SYNC_ALL, WAIT_FLAG
+from ascend_sim.passes.numba_jit import njit
 
 _N = len(QUEUES)
 _ALL = int(Pipe.ALL)

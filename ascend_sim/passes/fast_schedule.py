@@ -34,11 +34,11 @@ from itertools import count, repeat
 from operator import attrgetter, itemgetter
 
 import numpy as np
-from numba import njit
 
 from ascend_sim.machine.coretypes import mode4_route
 from ascend_sim.machine.faults import SyncFault
 from ascend_sim.machine.pipes import QUEUES, Pipe
+from ascend_sim.passes.numba_jit import njit
 from ascend_sim.passes.schedule import CostModel
 from ascend_sim.record import Kind, Record, _no_cost
 

@@ -63,9 +63,15 @@ TransDataOperands = operands_type("TransDataOperands", "buf dtype src_blocks dst
 def _execute(rec) -> None:
     ops = rec.args
     buf, dtype, src_blocks, dst_blocks, sequential = ops.buf, ops.dtype, ops.src_blocks, ops.dst_blocks, ops.sequential
+    c0 = BLOCK // dtype.itemsize
+    if dtype.itemsize == 2 and not sequential:
+        # b16, repeats independent: each repeat's 16 x 16 block matrix transposed as a whole (the element map
+        # below, block by block: dst block j, element i = src block i, element j), all repeats at once
+        blocks = buf.view(dtype, 0, buf.capacity // BLOCK * c0).reshape(-1, c0)
+        blocks[dst_blocks] = blocks.take(src_blocks, axis=0).transpose(0, 2, 1)
+        return
     # the element indices are made here, not at issue: a record waiting to run (or a timing-only one) holds only
     # the block numbers (repeats x 16) instead of repeats x 256 element indices
-    c0 = BLOCK // dtype.itemsize
     d_blk, d_el, s_blk, s_el = _element_map(dtype.itemsize, *ops.high_halves)
     src_idx = src_blocks[:, s_blk] * c0 + s_el  # (repeats, elements moved per repeat)
     dst_idx = dst_blocks[:, d_blk] * c0 + d_el

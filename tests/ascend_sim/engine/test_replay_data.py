@@ -121,3 +121,16 @@ def test_runs_of_the_same_operands_share_one_plan(monkeypatch):
     other = list(args_list)
     other[mmad] = other[mmad]._replace(init=not other[mmad].init)
     assert real_compiled(replay_data.RunPlan, other, shared) is not plan
+
+
+def test_the_stem_gathers_its_pads_from_a_pad_block(monkeypatch):
+    """The stem's img2col pads whole C0 blocks with one value: its plans read them from a block of that value
+    after the L1 window (_pad_row), with the bytes of the records run one by one."""
+    pad_rows = []
+    real = replay_data._pad_row
+    monkeypatch.setattr(replay_data, "_pad_row", lambda operands: pad_rows.append(real(operands)) or pad_rows[-1])
+    for case in CASES[:2]:  # float16, bfloat16
+        pad_rows.clear()
+        result, cycles, buffers, plans = _run(case, "replay", monkeypatch)
+        assert plans > 0 and any(row is not None for row in pad_rows)
+        assert (result, cycles, buffers) == _run(case, "replay", monkeypatch, batched=False)[:3]
