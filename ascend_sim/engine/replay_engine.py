@@ -141,7 +141,7 @@ class _Layout:
         # checked by its first and last items.
         self.by_core: dict = {}  # core index -> its templates by first number, longest first, and the numbers
         for template in templates:
-            if template is not None and template.records:
+            if template.records:
                 self.by_core.setdefault(template.core, ([], []))[0].append(template)
         for found, numbers in self.by_core.values():
             found.sort(key=lambda t: (t.records[0].seq, -len(t.records)))

@@ -30,16 +30,16 @@ def product(ops) -> np.ndarray:
     b = fractals_to_f32(bbuf.data[b0:b0 + b_bytes], dtype, (k1, n1, 16, c0), (0, 3, 1, 2))
     if not ops.gemv:
         a = a.reshape(m1 * 16, k1 * c0)
-    return multiply(a, b.reshape(k1 * c0, n1 * 16), k, ops.hf32_rounding, cut_a=not ops.gemv)
+    return multiply(a, b.reshape(k1 * c0, n1 * 16), k, ops.hf32_rounding)
 
 
-def multiply(a: np.ndarray, b: np.ndarray, k: int, hf32_rounding, cut_a: bool = True) -> np.ndarray:
-    """a (m x kp) . b (kp x n), both float32, K masked exactly at k (A's columns too unless `cut_a`: a GEMV row
-    has k already), rounded to HF32 first when `hf32_rounding` is (mantissa bits, trans mode)."""
+def multiply(a: np.ndarray, b: np.ndarray, k: int, hf32_rounding) -> np.ndarray:
+    """a (m x kp, or a GEMV row of k) . b (kp x n), both float32, K masked exactly at k, rounded to HF32 first
+    when `hf32_rounding` is (mantissa bits, trans mode)."""
     if k < b.shape[0]:
         b = b[:k]
-        if cut_a:
-            a = a[:, :k]
+    if k < a.shape[1]:
+        a = a[:, :k]
     if hf32_rounding is not None:
         a, b = round_to_hf32(a, *hf32_rounding), round_to_hf32(b, *hf32_rounding)
     return a @ b  # fp16/bf16 products are exact in fp32; accumulation in fp32
