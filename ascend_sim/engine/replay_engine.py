@@ -271,6 +271,74 @@ def expand(items, chip, made: dict) -> list:
     return out
 
 
+class Stretch:
+    """A stretch of a template's own records between the blocks nested in it, standing as a template (its
+    records, its core, its size) in the blocks `flattened` makes."""
+
+    __slots__ = ("records", "core", "size")
+
+    def __init__(self, records, core):
+        self.records, self.core, self.size = records, core, len(records)
+
+
+def flattened(items, made: dict) -> list:
+    """Records and blocks, a block whose template holds nested blocks replaced by blocks of templates that hold
+    none: the stretches of its template's own records (Stretch) and its nested blocks' templates, each on the
+    block's core with the block's GM shifts added to the nested block's. Their records are, one for one, those
+    of `Block.records` (local buffers are taken by name on the block's core, and GM shifts add up), so the passes
+    read operands and accesses from templates and shifts without making the records of nested blocks. `made`:
+    the pieces per template (id), kept for one launch (the stretches' ids key the passes' caches)."""
+    out = []
+    for item in items:
+        pieces = _pieces(item.template, made) if item.__class__ is Block else None
+        if pieces is None:
+            out.append(item)
+            continue
+        seq, core, shifts, api = item.seq, item.core, item.shifts, item.api
+        out += [Block(template, core, seq + offset, _added(inner, shifts), api) for offset, template, inner in pieces]
+    return out
+
+
+def _pieces(template, made: dict):
+    """(offset, template, GM shifts) of the template's records flattened (`flattened`), or None when it holds no
+    block."""
+    pieces = made.get(id(template), False)
+    if pieces is not False:
+        return pieces
+    records = template.records
+    if not any(item.__class__ is Block for item in records):
+        made[id(template)] = None
+        return None
+    pieces, at, start = [], 0, 0  # start: where the current stretch of own records began in `records`
+    for i, item in enumerate(records):
+        if item.__class__ is not Block:
+            continue
+        if i > start:
+            pieces.append((at, Stretch(records[start:i], template.core), {}))
+            at += i - start
+        inner = _pieces(item.template, made)
+        if inner is None:
+            pieces.append((at, item.template, item.shifts))
+        else:
+            pieces += [(at + offset, t, _added(shifts, item.shifts)) for offset, t, shifts in inner]
+        at += item.template.size
+        start = i + 1
+    if start < len(records):
+        pieces.append((at, Stretch(records[start:], template.core), {}))
+    made[id(template)] = pieces
+    return pieces
+
+
+def _added(shifts: dict, outer: dict) -> dict:
+    """GM shifts of a nested block's records moved again by its holder's block's shifts."""
+    if not any(outer.values()):
+        return shifts
+    added = dict(shifts)
+    for buf, shift in outer.items():
+        added[buf] = added.get(buf, 0) + shift
+    return added
+
+
 def materialise(chip, cores) -> None:
     """Replace the blocks of the cores' streams and logs by their records (the same objects in both)."""
     gc_was_enabled = gc.isenabled()

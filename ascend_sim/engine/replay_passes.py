@@ -1,7 +1,9 @@
 """The passes of a replay run (race checks, then the instructions' data work) on streams holding blocks, without
 making the blocks' records (issue 23, step 3).
 
-Once the compiled scheduler has timed the streams (replay_engine.run_lazy), a run with race checks or data:
+Once the compiled scheduler has timed the streams (replay_engine.run_lazy), a run with race checks or data
+reads them flattened (replay_engine.flattened: a block whose template holds nested blocks becomes blocks of
+templates that hold none, so no nested block's records are made), then:
 - checks races with the compiled checker (passes/fast_races.py) on arrays encoded once per template
   (`fast_races.accesses`), moved to each block's core's buffers and shifted by its GM shifts. On a race (or a case the compiled checker leaves
   to the Python one) nothing has run yet: the caller materialises the blocks and runs the fast engine's passes,
@@ -24,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ascend_sim.engine import replay_data
-from ascend_sim.engine.replay_engine import Block, _remap_args, expand
+from ascend_sim.engine.replay_engine import Block, _remap_args, flattened
 from ascend_sim.machine.memory import Buffer
 
 
@@ -40,7 +42,7 @@ class _Operands:
 def run(chip, cores, s) -> bool:
     """The race checks and data work of the scheduled streams (`s`: their fast_schedule.Schedule) as the chip
     asks for them; False (nothing run) when the race checks need the Python checkers."""
-    made: dict = {}  # template_records, made once for both passes
+    made: dict = {}  # replay_engine.flattened's pieces, made once for both passes
     if chip.check_races and not race_free(chip, cores, s, made):
         return False
     if chip.execute:
@@ -49,14 +51,16 @@ def run(chip, cores, s) -> bool:
 
 
 def race_free(chip, cores, s, made=None) -> bool:
-    """The compiled race checker finds no race in the scheduled streams (`made`: template_records' cache)."""
+    """The compiled race checker finds no race in the scheduled streams (`made`: replay_engine.flattened's
+    cache)."""
     from ascend_sim.passes.fast_races import CLEAN, accesses, first_race_of
 
     by_template: dict = {}  # id(template) -> its Accesses (None: the Python checkers must run)
     parts = []
+    made = {} if made is None else made
     for core in cores:
         real: list = []
-        for item in core.stream:
+        for item in flattened(core.stream, made):
             if item.__class__ is not Block:
                 real.append(item)
                 continue
@@ -65,7 +69,7 @@ def race_free(chip, cores, s, made=None) -> bool:
                 real = []
             encoded = by_template.get(id(item.template), False)
             if encoded is False:
-                encoded = by_template[id(item.template)] = accesses(template_records(chip, item.template, made))
+                encoded = by_template[id(item.template)] = accesses(item.template.records)
             if encoded is None:
                 return False
             parts.append(block_accesses(chip, item, encoded))
@@ -74,19 +78,6 @@ def race_free(chip, cores, s, made=None) -> bool:
     if any(part is None for part in parts):
         return False
     return first_race_of(s, parts, chip.gm_races.granule, chip.gm_races.shared) == CLEAN
-
-
-def template_records(chip, template, made=None) -> list:
-    """A template's records, those of the units nested in it made (replay_engine.expand); kept in `made` (by
-    template) when given, as both passes of a run read them."""
-    records = made.get(id(template)) if made is not None else None
-    if records is None:
-        records = template.records
-        if any(item.__class__ is Block for item in records):
-            records = expand(records, chip, {})
-        if made is not None:
-            made[id(template)] = records
-    return records
 
 
 def block_accesses(chip, block, encoded):
@@ -108,7 +99,7 @@ def data_threads() -> int:
 def run_semantics(chip, cores, s, made=None) -> None:
     """Every record's data work, in the schedule's order (`s`), blocks' records included, their runs of LoadData
     and Mmad batched (replay_data.py); on several threads when independent_groups allows it. `made`:
-    template_records' cache."""
+    replay_engine.flattened's cache."""
     runs: list = []  # per record of the streams (cores one after another): its semantics, or None
     operands = _StreamOperands()  # ... and what they read
     kinds: list = []  # ... replay_data's NONE / RUN / OTHER, an array per block and per real record
@@ -117,13 +108,13 @@ def run_semantics(chip, cores, s, made=None) -> None:
     atomic = False  # an atomic add in GM: its order across cores decides the bits
     # a core holding a buffer another core also uses (the 950's wiring) runs its records one by one
     unshared = [not any(buf.key in chip.shared_buffers for buf in core.buffers.values()) for core in cores]
+    made = {} if made is None else made
     for c, core in enumerate(cores):
-        for item in core.stream:
+        for item in flattened(core.stream, made):
             if item.__class__ is Block:
                 plan = plans.get(id(item.template))
                 if plan is None:
-                    plan = plans[id(item.template)] = _Plan(item.template,
-                                                            template_records(chip, item.template, made))
+                    plan = plans[id(item.template)] = _Plan(item.template)
                     plan.number = len(plans)
                 operands.add_block(len(runs), plan, chip.cores[item.core], item)
                 runs += plan.runs
@@ -233,8 +224,9 @@ class _Plan:
     """A template's records seen by the data pass: their semantics, and their operands per core (local buffers
     moved) and per block (GM addresses shifted), made record by record when asked for."""
 
-    def __init__(self, template, records):
-        self.template, self.records = template, records  # records: template_records
+    def __init__(self, template):
+        self.template = template  # a template or a Stretch holding no nested block (replay_engine.flattened)
+        self.records = records = template.records
         self.runs = [r.spec.execute if r.args is not None else None for r in records]
         self.kinds = np.array([replay_data.NONE if run is None else replay_data.RUN if r.name in replay_data.BATCHED
                                else replay_data.OTHER for run, r in zip(self.runs, records)], np.int8)

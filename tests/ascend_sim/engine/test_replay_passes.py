@@ -140,29 +140,48 @@ def _same_accesses(a, b):
     assert dict(zip(a.keys, zip(a.names, a.capacity))) == dict(zip(b.keys, zip(b.names, b.capacity)))
 
 
-@pytest.mark.parametrize("case", ["C3D conv3a, shrunk", "MIX NCDHW, groups, odd channels, bf16"])
+@pytest.mark.parametrize("case", ["C3D conv3a, shrunk", "R3D stem, shrunk", "MIX NCDHW, groups, odd channels, bf16"])
 def test_dx_blocks_give_their_records_accesses_and_operands(case, monkeypatch, no_materialise):
-    """Per block: the template's Accesses shifted equal the block's records' Accesses, and the data pass's
+    """Per block: its flattened blocks (replay_engine.flattened, the passes' view) make its records one for one;
+    per flattened block, the template's Accesses shifted equal the block's records' Accesses, and the data pass's
     operands equal the records' (buffers by identity, addresses shifted); the run equals the exact engine's."""
     plans: dict = {}
+    made: dict = {}
     blocks = []
 
     def check(chip, block):
         records = block.records(chip)
-        template_records = replay_passes.template_records(chip, block.template)  # its nested blocks made
-        _same_accesses(replay_passes.block_accesses(chip, block, accesses(template_records)), accesses(records))
-        plan = plans.setdefault(id(block.template), replay_passes._Plan(block.template, template_records))
-        for j, (run, rec) in enumerate(zip(plan.runs, records)):
-            if run is not None:
-                got = plan.operand(chip.cores[block.core], block, any(block.shifts.values()), j)
-                assert got.args == rec.args and got.registers == rec.registers
-        blocks.append(block.core != block.template.core or any(block.shifts.values()))
+        pieces = replay_engine.flattened([block], made)
+        assert all(piece.__class__ is Block for piece in pieces)
+        flat = [rec for piece in pieces for rec in piece.records(chip)]
+        assert len(flat) == len(records) == len(block)
+        for got, want in zip(flat, records):
+            assert _fields(got) == _fields(want)
+        for piece, start in zip(pieces, np.cumsum([0] + [len(p) for p in pieces]).tolist()):
+            assert not any(item.__class__ is Block for item in piece.template.records)
+            piece_records = records[start:start + len(piece)]
+            moved = replay_passes.block_accesses(chip, piece, accesses(piece.template.records))
+            _same_accesses(moved, accesses(piece_records))
+            plan = plans.setdefault(id(piece.template), replay_passes._Plan(piece.template))
+            for j, (run, rec) in enumerate(zip(plan.runs, piece_records)):
+                if run is not None:
+                    got = plan.operand(chip.cores[piece.core], piece, any(piece.shifts.values()), j)
+                    assert got.args == rec.args and got.registers == rec.registers
+        blocks.append((block.core != block.template.core or any(block.shifts.values()), len(pieces) > 1))
     _each_block(monkeypatch, check)
     replayed = dx_run(case, True, "replay")
-    assert any(blocks), "no block moved to another core or GM address: the remap is untested"
+    assert any(moved for moved, _ in blocks), "no block moved to another core or GM address: the remap is untested"
+    if case == "R3D stem, shrunk":
+        assert any(nested for _, nested in blocks), "no template holds a nested block: flattening is untested"
     exact = dx_run(case, True, "exact")
     assert all_fields(replayed.report) == all_fields(exact.report)
     assert replayed.result.tobytes() == exact.result.tobytes()
+
+
+def _fields(rec) -> tuple:
+    """What a record of a block holds before it is scheduled (Block.records)."""
+    return (rec.core, rec.seq, rec.spec, rec.name, rec.pipe, rec.params, rec.registers, rec.src, rec.path,
+            rec.nbytes, rec.event, rec.api, rec.args, rec.reads, rec.writes, rec.footprint)
 
 
 @pytest.mark.parametrize("case", ["C3D conv3a, shrunk", "MIX NCDHW, groups, odd channels, bf16"])
