@@ -12,9 +12,11 @@ compiled once into a `RunPlan`:
   or a LoadData2D's fractals, put in the order the Mmad multiplies them in: shared by all plans of a launch, and
   as whole C0 blocks, one row index a pixel, where the img2col reads 32-byte blocks), else the element maps of
   the loads that wrote it applied in order;
-- at run time, per Mmad, A and B gathered from a float32 image of the L1 range the run reads (or gathered and
-  then converted, when that range is larger than the operands), pads filled, then the same array shapes, slices,
-  HF32 rounding and `a @ b` as isa/cube.py's Mmad (machine/mmad.py, shared), so the float32 sums are the same bits;
+- at run time, per batch of up to BATCH consecutive Mmads that gather alike, their A and B gathered in one take
+  each from a float32 image of the L1 range the run reads (or gathered and then converted, when that range is
+  larger than the operands), pads filled, then stacked, the same array shapes, slices, HF32 rounding and BLAS
+  call per Mmad as isa/cube.py's Mmad (machine/mmad.py's multiply, shared, takes stacks), so the float32 sums
+  are the same bits;
 - the Mmads writing one L0C block in a row kept as one (m, n) float32 array, C = A.B or C += A.B element by
   element as in L0C, stored in NZ once;
 - the bytes the run leaves in L0A / L0B: its last load of each range, run as the record itself.
@@ -41,6 +43,8 @@ BATCHED = ("LoadData2D", "LoadData3Dv2", "Mmad")  # the specs a run is made of
 NONE, RUN, OTHER = 0, 1, 2  # a record's part in the data pass: no data work, batchable, run one by one
 FALLBACKS: Counter = Counter()  # why runs were run record by record (a process-wide tally, for benchmarks)
 MIN_MMADS = 8  # shorter runs (C3D's: 3) leave most of their loads' bytes in L0: planned, they cost more
+BATCH = 8  # Mmads gathered and multiplied at once: fewer numpy calls, while a batch's operands and products
+# (R3D's stem: 2 x 8 x 64 KB) stay in the cache (all of a run's at once was slower: "Tried and dropped")
 _UNTOUCHED = -1  # provenance of an L0 element the run has not written; pads are -2 - slot
 _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
@@ -98,7 +102,7 @@ class RunPlan:
     """A run's data work compiled (the module's docstring): per Mmad, where its A and B come from in L1; the
     loads whose bytes the run leaves in L0A / L0B."""
 
-    __slots__ = ("dtype", "c0", "lo", "hi", "via_image", "pad_row", "mmads", "last_loads")
+    __slots__ = ("dtype", "c0", "lo", "hi", "via_image", "pad_row", "batches", "last_loads")
 
     @classmethod
     def compiled(cls, args_list: list, shared: dict) -> RunPlan | None:
@@ -129,7 +133,7 @@ class RunPlan:
         plan.dtype = next((a.dtype for a in args_list if a._fields[0] == "abuf"), args_list[0].dtype)
         plan.c0 = 32 // size
         loads: dict = {"L0A": [], "L0B": []}  # per L0 buffer: (first, end element, run index, full) of its loads
-        plan.mmads = []
+        mmads = []
         for j, args in enumerate(args_list):
             if args._fields[0] != "abuf":
                 loads[args.dbuf.name].append((*_load_range(args, size), j))
@@ -144,15 +148,15 @@ class RunPlan:
             if a is None or b is None:
                 FALLBACKS["an Mmad operand not loaded in the run"] += 1
                 return None
-            plan.mmads.append((a, b, args))
-        operands = [a for a, _, _ in plan.mmads] + [b for _, b, _ in plan.mmads]
+            mmads.append((a, b, args))
+        operands = [a for a, _, _ in mmads] + [b for _, b, _ in mmads]
         plan.lo = min((o[0] for o in operands), default=0)
         plan.hi = max((o[4] for o in operands), default=0)
         # L1 converted to float32 once when that is less work than converting every operand as gathered
         plan.via_image = plan.hi - plan.lo <= sum(_size(o[1]) for o in operands)
-        plan.pad_row = _pad_row(plan.mmads) if plan.via_image else None
-        plan.mmads = [_step(_from_window(a, plan.lo, plan.pad_row), _from_window(b, plan.lo, plan.pad_row), ops)
-                      for a, b, ops in plan.mmads]
+        plan.pad_row = _pad_row(mmads) if plan.via_image else None
+        plan.batches = _batches([_step(_from_window(a, plan.lo, plan.pad_row),
+                                       _from_window(b, plan.lo, plan.pad_row), ops) for a, b, ops in mmads])
         plan.last_loads = sorted(j for ranges in loads.values() for k, (lo, hi, full, j) in enumerate(ranges)
                                  if not any(full and (l, h) == (lo, hi) for l, h, full, _ in ranges[k + 1:]))
         return plan
@@ -173,8 +177,8 @@ class RunPlan:
             source = image = to_float32(l1, dtype, out=rows.reshape(-1)[:n])
             rows[-1] = self.pad_row
         for (a_index, a_rows, a_pads, a_pad_value, b_index, b_rows, b_pads, b_pad_value, a_shape, b_shape, k,
-             hf32_rounding, target, init) in self.mmads:
-            # the same gathers, shapes and product (machine/mmad.py) as isa/cube.py's Mmad
+             hf32_rounding, steps) in self.batches:
+            # the same gathers, shapes and product per Mmad (machine/mmad.py) as isa/cube.py's Mmad
             a = rows.take(a_index, axis=0) if a_rows else source.take(a_index)
             b = rows.take(b_index, axis=0) if b_rows else source.take(b_index)
             if image is None:
@@ -183,16 +187,17 @@ class RunPlan:
                 a.reshape(-1)[a_pads] = a_pad_value
             if b_pads is not None:
                 b.reshape(-1)[b_pads] = b_pad_value
-            prod = multiply(a.reshape(a_shape), b.reshape(b_shape), k, hf32_rounding)
-            if target != block:
-                _store(l0c, block, c)
-                block, c = target, None
-            if init:
-                c = prod
-            else:
-                if c is None:
-                    c = _load_c(l0c, target)
-                c += prod
+            for prod, (target, init) in zip(multiply(a.reshape(a_shape), b.reshape(b_shape), k, hf32_rounding),
+                                            steps):
+                if target != block:
+                    _store(l0c, block, c)
+                    block, c = target, None
+                if init:
+                    c = prod
+                else:
+                    if c is None:
+                        c = _load_c(l0c, target)
+                    c += prod
         _store(l0c, block, c)
         for j in self.last_loads:  # the bytes the run leaves in L0A / L0B: its last load of each range
             i = records[j]
@@ -230,11 +235,44 @@ def _from_window(operand, lo: int, pad_row=None) -> tuple:
 
 
 def _step(a, b, ops) -> tuple:
-    """What RunPlan.run reads of one Mmad: A's and B's gathers (_from_window), their (m, kp) and (kp, n) shapes,
+    """What _batches reads of one Mmad: A's and B's gathers (_from_window), their (m, kp) and (kp, n) shapes,
     k, the HF32 rounding, the L0C block (address, m1, n1) and init."""
     kp = ops.k1 * ops.c0
     return (*a, *b, (ops.m1 * 16, kp), (kp, ops.n1 * 16), ops.k, ops.hf32_rounding, (ops.c0_addr, ops.m1, ops.n1),
             ops.init)
+
+
+def _batches(steps) -> list:
+    """The plan's Mmads (_step's) in batches of up to BATCH consecutive Mmads that gather alike (rows or elements,
+    pad values, shapes, k, HF32): per batch, A's and B's gathers joined (their pads moved to each Mmad's place in
+    the stack), the stacked shapes, k, the HF32 rounding, and per Mmad its L0C block and init."""
+    groups: list = []  # [form, members]
+    for step in steps:
+        a_rows, a_pads, a_pad_value, b_rows, b_pads, b_pad_value = step[1:4] + step[5:8]
+        form = (a_rows, a_pads is not None and np.float32(a_pad_value).tobytes(), b_rows,
+                b_pads is not None and np.float32(b_pad_value).tobytes(), *step[8:12])
+        if groups and groups[-1][0] == form and len(groups[-1][1]) < BATCH:
+            groups[-1][1].append(step)
+        else:
+            groups.append([form, [step]])
+    batches = []
+    for _, members in groups:
+        first = members[0]
+        a_shape, b_shape = first[8], first[9]
+        batches.append((np.concatenate([m[0] for m in members]), first[1],
+                        _joined_pads([m[2] for m in members], a_shape[0] * a_shape[1]), first[3],
+                        np.concatenate([m[4] for m in members]), first[5],
+                        _joined_pads([m[6] for m in members], b_shape[0] * b_shape[1]), first[7],
+                        (len(members), *a_shape), (len(members), *b_shape), first[10], first[11],
+                        tuple((m[12], m[13]) for m in members)))
+    return batches
+
+
+def _joined_pads(pads: list, size: int):
+    """The pad positions of a stack of operands of `size` elements each (None: no pads)."""
+    if pads[0] is None:
+        return None
+    return np.concatenate([p + i * size for i, p in enumerate(pads)])
 
 
 def _refused(args_list) -> str | None:

@@ -35,11 +35,13 @@ def product(ops) -> np.ndarray:
 
 def multiply(a: np.ndarray, b: np.ndarray, k: int, hf32_rounding) -> np.ndarray:
     """a (m x kp, or a GEMV row of k) . b (kp x n), both float32, K masked exactly at k, rounded to HF32 first
-    when `hf32_rounding` is (mantissa bits, trans mode)."""
-    if k < b.shape[0]:
-        b = b[:k]
-    if k < a.shape[1]:
-        a = a[:, :k]
+    when `hf32_rounding` is (mantissa bits, trans mode). Stacks of such a and b (one more leading axis) give the
+    stack of their products: numpy's matmul makes the same BLAS call for each pair as for the pair alone, so the
+    bits are the same (the replay engine's batched data work multiplies several Mmads' operands at once)."""
+    if k < b.shape[-2]:
+        b = b[..., :k, :]
+    if k < a.shape[-1]:
+        a = a[..., :k]
     if hf32_rounding is not None:
         a, b = round_to_hf32(a, *hf32_rounding), round_to_hf32(b, *hf32_rounding)
     return a @ b  # fp16/bf16 products are exact in fp32; accumulation in fp32

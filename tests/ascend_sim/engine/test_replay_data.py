@@ -75,6 +75,29 @@ def test_the_stem_plans_its_runs_at_the_default_threshold(monkeypatch):
     assert (result, cycles, buffers) == _run(CASES[0], "replay", monkeypatch, batched=False)[:3]
 
 
+@pytest.mark.parametrize("batch, pad_block", [(1, True), (3, True), (3, False)])
+def test_the_stem_s_mmads_run_in_batches(batch, pad_block, monkeypatch):
+    """A plan multiplies up to BATCH consecutive Mmads in one stack (BATCH 3 here: some batches are full, some
+    end early), their pads from the pad block or written per element at each Mmad's place in the stack: the
+    same bytes as the records run one by one."""
+    sizes, padded = [], []
+    real = replay_data._batches
+
+    def batches(steps):
+        made = real(steps)
+        sizes.extend(len(b[-1]) for b in made)
+        padded.extend(len(b[-1]) > 1 and b[2] is not None for b in made)
+        return made
+    monkeypatch.setattr(replay_data, "BATCH", batch)
+    monkeypatch.setattr(replay_data, "_batches", batches)
+    if not pad_block:
+        monkeypatch.setattr(replay_data, "_pad_row", lambda operands: None)
+    result, cycles, buffers, plans = _run(CASES[0], "replay", monkeypatch)
+    assert plans > 0 and max(sizes) == batch
+    assert any(padded) != pad_block
+    assert (result, cycles, buffers) == _run(CASES[0], "replay", monkeypatch, batched=False)[:3]
+
+
 def test_a_short_run_is_left_to_the_records(monkeypatch):
     """Runs of fewer than MIN_MMADS Mmads are not planned (they would cost more than the records)."""
     monkeypatch.setattr(replay_data, "MIN_MMADS", 10 ** 6)
