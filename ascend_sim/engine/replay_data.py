@@ -21,9 +21,10 @@ compiled once into a `RunPlan`:
   element as in L0C, stored in NZ once;
 - the bytes the run leaves in L0A / L0B: its last load of each range, run as the record itself.
 A run is left to the records one by one (`FALLBACKS` counts why) when it has fewer than MIN_MMADS Mmads (short
-runs leave most of their loads' bytes in L0, so a plan saves nothing), holds a real record (templates' first
-calls), or has an Mmad reading L0A / L0B bytes loaded before the run, a GEMV or bias Mmad, mixed element sizes or
-an address not on an element. Tests: tests/ascend_sim/engine/test_replay_data.py (every byte of every local
+runs leave most of their loads' bytes in L0, so a plan saves nothing), or has an Mmad reading L0A / L0B bytes
+loaded before the run, a GEMV or bias Mmad, mixed element sizes or an address not on an element. A run holding
+real records (a template's first call, still in the stream) is planned by content each time it comes: its origin
+does not name it, and its content is mostly a template's, whose plan it shares. Tests: tests/ascend_sim/engine/test_replay_data.py (every byte of every local
 buffer, the cycles and the result against the records run one by one, and the exact engine's result) and the
 engine corpus on engine="replay".
 """
@@ -81,16 +82,24 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
             runs[i](operands[i])
             continue
         records = seq[members[w]]
-        key = origins[records].tobytes()
+        origin = origins[records]
+        key = origin.tobytes()
         plan = plans.get(key, False)
         records = records.tolist()
         if plan is False:
-            plan = plans[key] = RunPlan.compiled([operands.template_args(i) for i in records], gathers)
+            plan = RunPlan.compiled([operands.template_args(i) for i in records], gathers)
+            if origin.min() >= 0:  # real records (-1) are not named by their origin: found by content each time
+                plans[key] = plan
         if plan is None:
             for i in records:
                 runs[i](operands[i])
         else:
             plan.run(buffers_of[int(core_of[records[0]])], records, runs, operands)
+
+
+def kind_of(run, name: str) -> int:
+    """A record's part in the data pass (`run`: its semantics or None, `name`: its spec's)."""
+    return NONE if run is None else RUN if name in BATCHED else OTHER
 
 
 def origins(template_number: int, size: int) -> np.ndarray:

@@ -124,7 +124,8 @@ def run_semantics(chip, cores, s, made=None) -> None:
             else:
                 runs.append(item.spec.execute if item.args is not None else None)
                 operands.add_record(len(runs) - 1, item)
-                kinds.append(_ONE_RECORD[runs[-1] is not None])
+                kind = replay_data.kind_of(runs[-1], item.name)
+                kinds.append(_ONE_RECORD[kind if unshared[c] or kind != replay_data.RUN else replay_data.OTHER])
                 origins.append(_REAL)
                 atomic = atomic or _adds_atomically(item)
     from ascend_sim.passes.fast_schedule import _CORE
@@ -188,7 +189,7 @@ class _StreamOperands:
         return got
 
 
-_ONE_RECORD = {False: np.array([replay_data.NONE], np.int8), True: np.array([replay_data.OTHER], np.int8)}
+_ONE_RECORD = {kind: np.array([kind], np.int8) for kind in (replay_data.NONE, replay_data.RUN, replay_data.OTHER)}
 _REAL = np.array([-1], np.int64)
 
 
@@ -228,8 +229,7 @@ class _Plan:
         self.template = template  # a template or a Stretch holding no nested block (replay_engine.flattened)
         self.records = records = template.records
         self.runs = [r.spec.execute if r.args is not None else None for r in records]
-        self.kinds = np.array([replay_data.NONE if run is None else replay_data.RUN if r.name in replay_data.BATCHED
-                               else replay_data.OTHER for run, r in zip(self.runs, records)], np.int8)
+        self.kinds = np.array([replay_data.kind_of(run, r.name) for run, r in zip(self.runs, records)], np.int8)
         self.kinds_one_by_one = np.where(self.kinds == replay_data.RUN, replay_data.OTHER, self.kinds).astype(np.int8)
         self.number = 0  # its place among the launch's templates (replay_data.origins)
         self.atomic = any(map(_adds_atomically, records))
