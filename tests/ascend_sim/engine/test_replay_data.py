@@ -7,6 +7,7 @@ import pytest
 from ascend_sim import Chip
 from ascend_sim.engine import replay_data, replay_passes
 from ascend_sim.machine.dtypes import DTYPES
+from ascend_sim.record import Record
 from kernels import conv3d_backprop_input_v2_run
 
 # (x, cout, kernel, strides, pads): a stem like R3D's (3 channels, 7x7, stride 2: long runs of Mmads on one L1),
@@ -95,6 +96,21 @@ def test_the_stem_s_mmads_run_in_batches(batch, pad_block, monkeypatch):
     result, cycles, buffers, plans = _run(CASES[0], "replay", monkeypatch)
     assert plans > 0 and max(sizes) == batch
     assert any(padded) != pad_block
+    assert (result, cycles, buffers) == _run(CASES[0], "replay", monkeypatch, batched=False)[:3]
+
+
+def test_a_template_s_first_call_is_planned_too(monkeypatch):
+    """A run holding real records (a unit's first call, still in the stream) is planned, by content: the bytes
+    of the records run one by one."""
+    real_records = []
+    real_run = replay_data.RunPlan.run
+
+    def plan_run(plan, buffers, records, runs, operands):
+        real_records.append(any(operands.made[i].__class__ is Record for i in records))
+        return real_run(plan, buffers, records, runs, operands)
+    monkeypatch.setattr(replay_data.RunPlan, "run", plan_run)
+    result, cycles, buffers, plans = _run(CASES[0], "replay", monkeypatch)
+    assert any(real_records) and not all(real_records)
     assert (result, cycles, buffers) == _run(CASES[0], "replay", monkeypatch, batched=False)[:3]
 
 
