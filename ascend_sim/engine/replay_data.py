@@ -48,6 +48,7 @@ BATCH = 8  # Mmads gathered and multiplied at once: fewer numpy calls, while a b
 # (R3D's stem: 2 x 8 x 64 KB) stay in the cache (all of a run's at once was slower: "Tried and dropped")
 _UNTOUCHED = -1  # provenance of an L0 element the run has not written; pads are -2 - slot
 _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+_CONTENT_NUMBERS = "content numbers"  # RunPlan.compiled's entry in `shared`: (by id of operands, by content)
 
 
 def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, plans: dict, gathers: dict) -> None:
@@ -116,17 +117,26 @@ class RunPlan:
     @classmethod
     def compiled(cls, args_list: list, shared: dict) -> RunPlan | None:
         """compile's plan, or None for a run of fewer than MIN_MMADS Mmads; compiled once per content: the runs
-        of several templates are often the same operands (R3D's stem: 162 runs to plan, 21 different), and a plan
+        of several templates are often the same operands (R3D's stem: 132 runs to plan, 21 different), and a plan
         depends only on the operands' values, their buffers' names and their arrays (by identity: the entry keeps
-        them alive, so no id is reused)."""
+        them alive, so no id is reused). Each operands object's content is numbered once per launch (the runs
+        of real records and of blocks read the same templates' operands)."""
         if sum(args._fields[0] == "abuf" for args in args_list) < MIN_MMADS:
             FALLBACKS["fewer Mmads than MIN_MMADS"] += 1
             return None
-        content = tuple((args.__class__, *(v.name if v.__class__ is Buffer else id(v) if v.__class__ is np.ndarray
-                                           else v for v in args)) for args in args_list)
-        known = shared.get(content)
+        by_id, by_content = shared.setdefault(_CONTENT_NUMBERS, ({}, {}))
+        key = ["plan"]
+        for args in args_list:
+            known = by_id.get(id(args))
+            if known is None:
+                content = (args.__class__, *(v.name if v.__class__ is Buffer else id(v) if v.__class__ is np.ndarray
+                                             else v for v in args))
+                known = by_id[id(args)] = (by_content.setdefault(content, len(by_content)), args)  # args kept
+            key.append(known[0])
+        key = tuple(key)
+        known = shared.get(key)
         if known is None:
-            known = shared[content] = (cls.compile(args_list, shared), args_list)
+            known = shared[key] = (cls.compile(args_list, shared), args_list)
         return known[0]
 
     @classmethod
