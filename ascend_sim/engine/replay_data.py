@@ -240,11 +240,8 @@ def _from_window(operand, lo: int, pad_row=None) -> tuple:
     if index.__class__ is Rows and at % index.c0 == 0:
         blocks = index.blocks + at // index.c0
         if pads is not None and pad_row is not None and np.float32(pad_value).tobytes() == pad_row.tobytes():
-            padded = np.zeros(len(blocks) * index.c0, bool)
-            padded[pads] = True
-            padded = padded.reshape(-1, index.c0)
-            whole = padded.all(axis=1)
-            if (whole | ~padded.any(axis=1)).all():
+            whole = _whole_pad_blocks(index, pads)
+            if whole is not None:
                 blocks[whole] = -1
                 pads = None
         return blocks, True, pads, pad_value
@@ -406,10 +403,24 @@ class Rows:
     """An operand gathered as whole C0 blocks of L1 (an img2col of NC1HWC0 reads 32 bytes of one pixel at a
     time): the block numbers from the operand's first L1 element, C0 elements a block."""
 
-    __slots__ = ("blocks", "c0")
+    __slots__ = ("blocks", "c0", "whole")
 
     def __init__(self, blocks, c0):
         self.blocks, self.c0 = blocks, c0
+        self.whole = False  # _whole_pad_blocks', once asked for
+
+
+def _whole_pad_blocks(index: Rows, pads: np.ndarray):
+    """Per block of a Rows gather, whether its pads fill it (a bool array), or None when some block is padded in
+    part; worked out once per gather (a Rows comes with the same pads wherever it is used: _operand's shared
+    gathers)."""
+    if index.whole is False:
+        padded = np.zeros(len(index.blocks) * index.c0, bool)
+        padded[pads] = True
+        padded = padded.reshape(-1, index.c0)
+        whole = padded.all(axis=1)
+        index.whole = whole if (whole | ~padded.any(axis=1)).all() else None
+    return index.whole
 
 
 def _as_rows(index, pad, c0: int):
