@@ -24,9 +24,9 @@ A run is left to the records one by one (`FALLBACKS` counts why) when it has few
 runs leave most of their loads' bytes in L0, so a plan saves nothing), or has an Mmad reading L0A / L0B bytes
 loaded before the run, a GEMV or bias Mmad, mixed element sizes or an address not on an element. A run holding
 real records (a template's first call, still in the stream) is planned by content each time it comes: its origin
-does not name it, and its content is mostly a template's, whose plan it shares. Tests: tests/ascend_sim/engine/test_replay_data.py (every byte of every local
-buffer, the cycles and the result against the records run one by one, and the exact engine's result) and the
-engine corpus on engine="replay".
+does not name it, and its content is mostly a template's, whose plan it shares. Tests:
+tests/ascend_sim/engine/test_replay_data.py (every byte of every local buffer, the cycles and the result against
+the records run one by one, and the exact engine's result) and the engine corpus on engine="replay".
 """
 from __future__ import annotations
 
