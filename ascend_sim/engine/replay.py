@@ -662,10 +662,6 @@ def _key_value(value):
         values = names(value)
         if _AS_IS.issuperset(map(type, values)):  # plain fields (a test in C)
             return (cls, values)
-        first = values[0]
-        if first.__class__ is list and _AS_IS.issuperset(map(type, values[1:])) and \
-                _AS_IS.issuperset(map(type, first)):  # a list of plain values first (padList), the rest plain
-            return (cls, (tuple(first), *values[1:]))
         return (cls, tuple([v if v.__class__ in _AS_IS else _key_value(v) for v in values]))
     if kind == SEQUENCE:
         return tuple(value) if _AS_IS.issuperset(map(type, value)) else tuple(map(_key_value, value))
