@@ -271,6 +271,9 @@ def _maker(frozen):
         items = frozen[1]
         if not any(isinstance(k, tuple) or isinstance(v, tuple) for k, v in items):
             return lambda objects, core, by_id: dict(items)
+        if all([_plain_set(v) and not isinstance(k, tuple) for k, v in items]):  # TPipe's event IDs: no maker each
+            sets = tuple((k, v[0], v[1]) for k, v in items)
+            return lambda objects, core, by_id: {k: cls(values) for k, cls, values in sets}
         pairs = tuple((_maker(k), _maker(v)) for k, v in items)
         return lambda objects, core, by_id: {k(objects, core, by_id): v(objects, core, by_id) for k, v in pairs}
     if isinstance(tag, type):  # a container
@@ -285,6 +288,12 @@ def _maker(frozen):
             return lambda objects, core, by_id: tag(*[make(objects, core, by_id) for make in makers])
         return lambda objects, core, by_id: tag([make(objects, core, by_id) for make in makers])
     return lambda objects, core, by_id: _thaw(frozen, objects, core, by_id)
+
+
+def _plain_set(frozen) -> bool:
+    """Whether `frozen` is a set of plain values (a set class and a frozenset of leaves)."""
+    return (isinstance(frozen, tuple) and len(frozen) == 2 and isinstance(frozen[0], type)
+            and issubclass(frozen[0], (set, frozenset)) and not any(isinstance(v, tuple) for v in frozen[1]))
 
 
 def _buffer(name: str, core):
@@ -781,10 +790,9 @@ def _template(u, core, roots, before, records, anchors, counts, nbytes, result, 
     for i, (old, new) in enumerate(zip(before.values, after.values)):
         if old == new:
             continue
-        old_d, new_d = dict(old), dict(new)
-        if old_d.keys() - new_d.keys():
+        diff = _changed(old, new)
+        if diff is None:
             return None
-        diff = tuple((name, v) for name, v in new if old_d.get(name, _MISSING) != v)
         if i == 0 and any(name in u.exclude or name in u.fixed for name, _ in diff):
             return None
         if any(isinstance(v, tuple) and v and v[0] == "GT" for _, v in diff):
@@ -804,6 +812,20 @@ def _template(u, core, roots, before, records, anchors, counts, nbytes, result, 
         _identities(result, by_id)
     return Template(u.name, records, core.index, dict(anchors), changes, after.flag_balance, registers,
                     delta_counts, delta_bytes, frozen_result, by_id, key, before.paths, used, size)
+
+
+def _changed(old: tuple, new: tuple) -> tuple | None:
+    """The (attribute, value) pairs of `new` whose value is not the one in `old` (frozen attributes of one
+    object before and after a call), or None when the call removed an attribute. Usually the call changed
+    values only: the attributes then line up, and only the pairs that differ are looked at."""
+    if len(old) == len(new):
+        pairs = [(a, b) for a, b in zip(old, new) if a != b]
+        if all([a[0] == b[0] for a, b in pairs]):  # lined up (an equal pair has the same name)
+            return tuple([b for _, b in pairs])
+    old_d = dict(old)
+    if old_d.keys() - dict(new).keys():
+        return None
+    return tuple((name, v) for name, v in new if old_d.get(name, _MISSING) != v)
 
 
 _MISSING = object()
