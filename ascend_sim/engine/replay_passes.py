@@ -245,41 +245,41 @@ class _Plan:
         self.fields: dict = {}  # record index -> its _buffer_fields, once its operands were made on a core
 
     def operand(self, core, block, moved: bool, j: int):
-        """The operands of the block's record `j` (one with semantics); `moved`: the block has GM shifts."""
-        if not moved and block.core == self.template.core:
-            return self.records[j]
-        on_core = self.per_core.get(block.core)
-        if on_core is None:
-            on_core = self.per_core[block.core] = [None] * len(self.records)
-        ops = on_core[j]
-        if ops is None:
-            ops = on_core[j] = self._on_core(core, j)
-        gm_fields = self.fields[j][1] if moved else None
-        if not gm_fields:
+        """The operands of the block's record `j` (one with semantics); `moved`: the block has GM shifts. A
+        moved record's operands are made in one pass from the template's (local buffers and GM addresses
+        together); an unmoved one's are kept per core, as the blocks on one core read them again."""
+        if not moved:
+            if block.core == self.template.core:
+                return self.records[j]
+            on_core = self.per_core.get(block.core)
+            if on_core is None:
+                on_core = self.per_core[block.core] = [None] * len(self.records)
+            ops = on_core[j]
+            if ops is None:
+                ops = on_core[j] = self._moved(core, None, j)
             return ops
-        args = ops.args
-        values = list(args)
-        shifts = block.shifts
-        for at, buf in gm_fields:
-            values[at] += shifts.get(buf, 0)
-        return _Operands(args._make(values), ops.registers)
+        return self._moved(core, block.shifts, j)
 
-    def _on_core(self, core, j: int) -> _Operands:
-        """Record j's operands with its local buffers replaced by `core`'s (replay_engine._remap_args)."""
+    def _moved(self, core, shifts, j: int) -> _Operands:
+        """Record j's operands with its local buffers replaced by `core`'s and, with `shifts` (a block's GM
+        shifts by buffer), its GM addresses shifted (the rule of replay_engine._remap_args)."""
         r = self.records[j]
         args = r.args
-        slots = self.fields.get(j)
-        if slots is None:
-            slots = self.fields[j] = _buffer_fields(args)
-        slots = slots[0]
-        if slots is None:
-            args = _remap_args(args, core, {})
-        elif slots:
-            buffers = core.buffers
+        fields = self.fields.get(j)
+        if fields is None:
+            fields = self.fields[j] = _buffer_fields(args)
+        local, gm = fields
+        if local is None:  # buffers nested in the fields: the general remap
+            args = _remap_args(args, core, shifts or {})
+        elif local or (shifts and gm):
             values = list(args)
-            for i in slots:
+            buffers = core.buffers
+            for i in local:
                 values[i] = buffers[values[i].name]
-            args = type(args)(*values)
+            if shifts:
+                for at, buf in gm:
+                    values[at] += shifts.get(buf, 0)
+            args = args._make(values)
         return _Operands(args, r.registers)
 
 
