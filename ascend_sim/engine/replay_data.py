@@ -35,7 +35,7 @@ import numpy as np
 from ascend_sim.machine.dtypes import element_bits, to_float32
 from ascend_sim.machine.gather import block_rows
 from ascend_sim.machine.memory import Buffer
-from ascend_sim.machine.mmad import multiply
+from ascend_sim.machine.mmad import multiply, product
 
 BATCHED = ("LoadData2D", "LoadData3Dv2", "Mmad")  # the specs a run is made of
 NONE, RUN, OTHER = 0, 1, 2  # a record's part in the data pass: no data work, batchable, run one by one
@@ -45,12 +45,14 @@ _UNTOUCHED = -1  # provenance of an L0 element the run has not written; pads are
 _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
 
-def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, plans: dict, gathers: dict) -> None:
+def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, plans: dict, gathers: dict,
+                 own_l0c=()) -> None:
     """Every record's data work in `order`, one by one except the runs of RUN records of one core
     done at once. `operands`: per record what its semantics read, and its `template_args` (what a plan is compiled
     from); `kinds`: per record NONE, RUN or OTHER; `origins`: per record its template's number << 32 | its index in
     the template (`origin`); `core_of`: per record its core; `buffers_of`: per core its buffers; `plans`: key ->
-    RunPlan or None, and `gathers` (RunPlan.compile's `shared`), both kept for one launch."""
+    RunPlan or None, and `gathers` (RunPlan.compile's `shared`), both kept for one launch; `own_l0c`: per core
+    whether no other core uses its buffers (its Mmads' sums are then kept between records: L0CChains)."""
     order = np.asarray(order, np.int64)
     kind = kinds[order]
     seq = order[kind != NONE]
@@ -70,11 +72,12 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
     at = np.concatenate([singles, firsts])
     what = np.concatenate([np.full(len(singles), -1, np.int64), np.arange(len(members), dtype=np.int64)])
     by_position = np.argsort(at, kind="stable")
-    seq_list = seq.tolist()
+    seq_list, core_list = seq.tolist(), core.tolist()
+    chains = L0CChains(own_l0c)
     for position, w in zip(at[by_position].tolist(), what[by_position].tolist()):
         if w < 0:
             i = seq_list[position]
-            runs[i](operands[i])
+            chains.run(runs[i], operands[i], core_list[position])
             continue
         records = seq[members[w]]
         key = origins[records].tobytes()
@@ -82,11 +85,76 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
         records = records.tolist()
         if plan is False:
             plan = plans[key] = RunPlan.compiled([operands.template_args(i) for i in records], gathers)
+        c = core_list[position]
         if plan is None:
             for i in records:
-                runs[i](operands[i])
+                chains.run(runs[i], operands[i], c)
         else:
-            plan.run(buffers_of[int(core_of[records[0]])], records, runs, operands)
+            chains.store(c)
+            plan.run(buffers_of[c], records, runs, operands)
+    chains.store_all()
+
+
+class L0CChains:
+    """Per core, the L0C block its last Mmads wrote, kept as (m, n) float32 sums and stored in NZ only when a
+    record that may touch L0C runs on that core (or the pass ends): a chain of Mmads accumulating into one block
+    (C3D conv3a: init, then += per K step, each between its own loads) pays one NZ store instead of an NZ
+    read-modify-write per Mmad. The sums are the same float32 adds, element by element, in the same order, as
+    isa/cube.py's Mmad (its product from machine/mmad.py), so the bytes are the same. Only on a core whose L0C
+    no other core uses (`own_l0c`); GEMV and bias Mmads run as their records."""
+
+    __slots__ = ("own", "chains")
+
+    def __init__(self, own_l0c):
+        self.own = own_l0c  # per core: True when its buffers are its own
+        self.chains: dict = {}  # core -> [its L0C buffer, the block (address, m1, n1), its (m, n) sums]
+
+    def run(self, run, ops, core: int) -> None:
+        """A record's data work (`run` its semantics, `ops` what they read) on `core`."""
+        args = ops.args
+        fields = getattr(args, "_fields", None)
+        chain = self.chains.get(core)
+        if fields is not None and fields[0] == "abuf" and self.own[core] and not args.gemv and args.bias_bt is None:
+            block = (args.c0_addr, args.m1, args.n1)
+            prod = product(args)
+            if chain is not None and chain[1] == block and chain[0] is args.cbuf:
+                if args.init:
+                    chain[2] = prod
+                else:
+                    chain[2] += prod
+                return
+            self.store(core)
+            if not args.init:
+                c = _load_c(args.cbuf.data.view(np.float32), block)
+                c += prod
+                prod = c
+            self.chains[core] = [args.cbuf, block, prod]
+            return
+        if chain is not None and (fields is None or not _leaves_l0c_alone(args)):
+            self.store(core)
+        run(ops)
+
+    def store(self, core: int) -> None:
+        """The core's kept sums written to L0C (NZ)."""
+        chain = self.chains.pop(core, None)
+        if chain is not None:
+            cbuf, block, c = chain
+            _store(cbuf.data.view(np.float32), block, c)
+
+    def store_all(self) -> None:
+        for core in list(self.chains):
+            self.store(core)
+
+
+def _leaves_l0c_alone(args) -> bool:
+    """An operands tuple names no L0C buffer (a buffer nested in a plain tuple or list counts as L0C)."""
+    for v in args:
+        if v.__class__ is Buffer:
+            if v.name == "L0C":
+                return False
+        elif isinstance(v, (tuple, list)):
+            return False
+    return True
 
 
 def origins(template_number: int, size: int) -> np.ndarray:

@@ -140,7 +140,7 @@ def run_semantics(chip, cores, s, made=None) -> None:
 
     operands.close(len(runs))
     batched = dict(kinds=np.concatenate(kinds), origins=np.concatenate(origins), core_of=s.R[:, _CORE],
-                   buffers_of=[core.buffers for core in cores], plans={}, gathers={})
+                   buffers_of=[core.buffers for core in cores], plans={}, gathers={}, own_l0c=unshared)
     threads = chip.data_threads
     parts = None if threads == 1 or atomic else independent_groups(chip, cores, s)
     if parts is None:
