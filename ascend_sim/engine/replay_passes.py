@@ -246,36 +246,41 @@ class _Plan:
 
     def operand(self, core, block, moved: bool, j: int):
         """The operands of the block's record `j` (one with semantics); `moved`: the block has GM shifts. A
-        moved record's operands are made in one pass from the template's (local buffers and GM addresses
-        together); an unmoved one's are kept per core, as the blocks on one core read them again."""
-        if not moved:
-            if block.core == self.template.core:
-                return self.records[j]
-            on_core = self.per_core.get(block.core)
-            if on_core is None:
-                on_core = self.per_core[block.core] = [None] * len(self.records)
-            ops = on_core[j]
-            if ops is None:
-                ops = on_core[j] = self._moved(core, None, j)
-            return ops
-        return self._moved(core, block.shifts, j)
-
-    def _moved(self, core, shifts, j: int) -> _Operands:
-        """Record j's operands with its local buffers replaced by `core`'s and, with `shifts` (a block's GM
-        shifts by buffer), its GM addresses shifted (the rule of replay_engine._remap_args)."""
-        r = self.records[j]
-        args = r.args
+        record with GM address fields in a moved block is made in one pass from the template's (local buffers
+        and GM addresses together); the others' operands depend only on the core, so they are kept per core."""
+        own_core = block.core == self.template.core
+        if own_core and not moved:
+            return self.records[j]
         fields = self.fields.get(j)
         if fields is None:
-            fields = self.fields[j] = _buffer_fields(args)
-        local, gm = fields
+            fields = self.fields[j] = _buffer_fields(self.records[j].args)
+        if moved and fields[1]:
+            return self._moved(core, own_core, block.shifts, j)
+        if own_core:
+            return self.records[j]
+        on_core = self.per_core.get(block.core)
+        if on_core is None:
+            on_core = self.per_core[block.core] = [None] * len(self.records)
+        ops = on_core[j]
+        if ops is None:
+            ops = on_core[j] = self._moved(core, False, None, j)
+        return ops
+
+    def _moved(self, core, own_core: bool, shifts, j: int) -> _Operands:
+        """Record j's operands with its local buffers replaced by `core`'s (unless `own_core`: the template's
+        own) and, with `shifts` (a block's GM shifts by buffer), its GM addresses shifted (the rule of
+        replay_engine._remap_args)."""
+        r = self.records[j]
+        args = r.args
+        local, gm = self.fields[j]
         if local is None:  # buffers nested in the fields: the general remap
             args = _remap_args(args, core, shifts or {})
-        elif local or (shifts and gm):
+        elif (local and not own_core) or (shifts and gm):
             values = list(args)
-            buffers = core.buffers
-            for i in local:
-                values[i] = buffers[values[i].name]
+            if not own_core:
+                buffers = core.buffers
+                for i in local:
+                    values[i] = buffers[values[i].name]
             if shifts:
                 for at, buf in gm:
                     values[at] += shifts.get(buf, 0)
