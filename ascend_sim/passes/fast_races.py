@@ -104,6 +104,42 @@ def _box_races(shadow, bases, n_bases, idx, nd, shape, strides, off, gen_start, 
 
 
 @njit(cache=True)
+def _merged(shape, strides, nd) -> int:
+    """A box of granules (shape, strides: its first nd entries) as the same granules in fewer, longer rows: its
+    dimensions of size 1 dropped and, when every stride left is positive, the others put in order of stride
+    (largest first) and each two that are one run of granules merged (a Fixpipe's write of 2-byte elements in
+    four dimensions becomes one row of granules). _box_races and _box_store treat a box as a set of granules,
+    so the order they are visited in does not matter. Returns the dimensions left (at least 1)."""
+    n = 0
+    for k in range(nd):
+        if shape[k] != 1:
+            shape[n], strides[n] = shape[k], strides[k]
+            n += 1
+    if n == 0:
+        shape[0], strides[0] = 1, 1
+        return 1
+    for k in range(n):
+        if strides[k] <= 0:
+            return n
+    for k in range(1, n):  # insertion sort, largest stride first
+        size, step = shape[k], strides[k]
+        j = k - 1
+        while j >= 0 and strides[j] < step:
+            shape[j + 1], strides[j + 1] = shape[j], strides[j]
+            j -= 1
+        shape[j + 1], strides[j + 1] = size, step
+    m = 0
+    for k in range(1, n):
+        if strides[m] == shape[k] * strides[k]:  # dimension k runs on where m steps: one dimension
+            shape[m] *= shape[k]
+            strides[m] = strides[k]
+        else:
+            m += 1
+            shape[m], strides[m] = shape[k], strides[k]
+    return m + 1
+
+
+@njit(cache=True)
 def _box_store(shadow, base, idx, nd, shape, strides, off, value):
     inner, step = shape[nd - 1], strides[nd - 1]
     idx[:nd] = 0
@@ -300,6 +336,7 @@ def _first_race(order, R, rel, slot, cw_off, cw_mem, acc_off, ACC, pair_of, fp_o
                         last += reach
                 if first < 0 or last >= G[g, _GRANULES]:
                     return UNSUPPORTED
+                gnd = _merged(shape, strides, gnd)
                 if G[g, _SHARED] >= 0:  # a shared on-chip buffer: the other cores' write (and read) shadows
                     n_bases = 0
                     for r in range(peer_off[g], peer_off[g + 1]):
