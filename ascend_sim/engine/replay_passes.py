@@ -53,26 +53,29 @@ def race_free(chip, cores, s, made=None) -> bool:
     from ascend_sim.passes.fast_races import CLEAN, accesses, first_race_of
 
     by_template: dict = {}  # id(template) -> its Accesses (None: the Python checkers must run)
-    parts = []
+    real: list = []  # the real records of every core, encoded at once
+    parts = []  # per part in the cores' order: (first, end) of its real records, or a block's Accesses
     for core in cores:
-        real: list = []
+        start = len(real)
         for item in core.stream:
             if item.__class__ is not Block:
                 real.append(item)
                 continue
-            if real:
-                parts.append(accesses(real))
-                real = []
+            if len(real) > start:
+                parts.append((start, len(real)))
+                start = len(real)
             encoded = by_template.get(id(item.template), False)
             if encoded is False:
                 encoded = by_template[id(item.template)] = accesses(template_records(chip, item.template, made))
             if encoded is None:
                 return False
             parts.append(block_accesses(chip, item, encoded))
-        if real:
-            parts.append(accesses(real))
-    if any(part is None for part in parts):
+        if len(real) > start:
+            parts.append((start, len(real)))
+    encoded = accesses(real)
+    if encoded is None:
         return False
+    parts = [encoded.part(*part) if part.__class__ is tuple else part for part in parts]
     return first_race_of(s, parts, chip.gm_races.granule, chip.gm_races.shared) == CLEAN
 
 

@@ -373,12 +373,23 @@ class Accesses:
     (replay_engine.py) is its template's Accesses moved to its core's buffers and GM shifts (`moved`), so its
     records need not be made."""
 
-    __slots__ = ("counts", "r_key", "r_range", "w_key", "w_range", "fp", "keys", "names", "capacity")
+    __slots__ = ("counts", "r_key", "r_range", "w_key", "w_range", "fp", "keys", "names", "capacity", "offsets")
 
     def __init__(self, counts, r_key, r_range, w_key, w_range, fp, keys, names, capacity):
         self.counts = counts  # (3, n): reads, writes, boxes per record
         self.r_key, self.r_range, self.w_key, self.w_range, self.fp = r_key, r_range, w_key, w_range, fp
         self.keys, self.names, self.capacity = keys, names, capacity
+        self.offsets = None  # per record, where its reads, writes and boxes start (made by `part`)
+
+    def part(self, lo: int, hi: int) -> Accesses:
+        """The Accesses of records [lo, hi) of these (views, the same keys list): one encoding of many runs of
+        records serves them all."""
+        if self.offsets is None:
+            self.offsets = np.zeros((3, self.counts.shape[1] + 1), np.int64)
+            np.cumsum(self.counts, axis=1, out=self.offsets[:, 1:])
+        (r0, w0, f0), (r1, w1, f1) = self.offsets[:, lo].tolist(), self.offsets[:, hi].tolist()
+        return Accesses(self.counts[:, lo:hi], self.r_key[r0:r1], self.r_range[r0:r1], self.w_key[w0:w1],
+                        self.w_range[w0:w1], self.fp[f0:f1], self.keys, self.names, self.capacity)
 
     def moved(self, keys: list, shifts: dict) -> Accesses:
         """The same accesses on buffers with race keys `keys` (one per key of this), the bytes of buffer i moved
@@ -457,12 +468,16 @@ def encode(parts: list, s, granule: int, shared: frozenset = frozenset()):
     keys: dict = {}
     capacity: list = []
     to_global = []
+    by_keys: dict = {}  # id of a part's keys list -> its numbers (the parts of one Accesses share theirs)
     for p in parts:
-        for k, nbytes in zip(p.keys, p.capacity):
-            if k not in keys:
-                keys[k] = len(keys)
-                capacity.append(nbytes)
-        to_global.append(np.array([keys[k] for k in p.keys], np.int64))
+        numbers = by_keys.get(id(p.keys))
+        if numbers is None:
+            for k, nbytes in zip(p.keys, p.capacity):
+                if k not in keys:
+                    keys[k] = len(keys)
+                    capacity.append(nbytes)
+            numbers = by_keys[id(p.keys)] = np.array([keys[k] for k in p.keys], np.int64)
+        to_global.append(numbers)
     counts = np.concatenate([p.counts for p in parts], axis=1) if parts else np.zeros((3, 0), np.int64)
     # per-core logs: the accesses (each record's reads, then its writes) of buffer b: (core, buffer key)
     acc_off = np.zeros((2, n + 1), np.int64)  # a record's reads, then its writes, in ACC

@@ -330,3 +330,25 @@ def test_a_transposed_box_races_where_the_python_checker_says(transposed, second
     records = streams[0] + streams[1]
     assert first_fault(records, s.order.tolist(), 2, 2)[0] == expected
     assert first_race(records, s, 2) == expected
+
+
+@pytest.mark.parametrize("seed", range(0, 300, 7))
+def test_a_part_of_an_encoding_is_the_encoding_of_its_records(seed):
+    """Accesses.part(lo, hi) against accesses() of records[lo:hi] (buffers compared by race key), and the
+    first race found from a launch's records cut into parts of one encoding against the Python checkers."""
+    from ascend_sim.passes.fast_races import accesses, first_race_of
+    records, s, n_cores, granule, shared = _random_launch(seed)
+    whole = accesses(records)
+    rng = np.random.default_rng(seed)
+    cuts = sorted({0, len(records), *rng.integers(0, len(records) + 1, 4).tolist()})
+    for lo, hi in zip(cuts, cuts[1:]):
+        got, want = whole.part(lo, hi), accesses(records[lo:hi])
+        assert np.array_equal(got.counts, want.counts)
+        for field in ("r_key", "w_key"):
+            assert [got.keys[k] for k in getattr(got, field)] == [want.keys[k] for k in getattr(want, field)]
+        assert np.array_equal(got.r_range, want.r_range) and np.array_equal(got.w_range, want.w_range)
+        assert [got.keys[k] for k in got.fp[:, 0]] == [want.keys[k] for k in want.fp[:, 0]]
+        assert np.array_equal(got.fp[:, 1:], want.fp[:, 1:])
+    parts = [whole.part(lo, hi) for lo, hi in zip(cuts, cuts[1:])]
+    python, _ = first_fault(records, s.order.tolist(), n_cores, granule, shared)
+    assert first_race_of(s, parts, granule, shared) == python
