@@ -45,14 +45,15 @@ _UNTOUCHED = -1  # provenance of an L0 element the run has not written; pads are
 _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
 
-def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, plans: dict, gathers: dict,
-                 own_l0c=()) -> None:
+def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, plans: dict, gathers: dict, own_l0c,
+                 names_l0c) -> None:
     """Every record's data work in `order`, one by one except the runs of RUN records of one core
     done at once. `operands`: per record what its semantics read, and its `template_args` (what a plan is compiled
     from); `kinds`: per record NONE, RUN or OTHER; `origins`: per record its template's number << 32 | its index in
     the template (`origin`); `core_of`: per record its core; `buffers_of`: per core its buffers; `plans`: key ->
     RunPlan or None, and `gathers` (RunPlan.compile's `shared`), both kept for one launch; `own_l0c`: per core
-    whether no other core uses its buffers (its Mmads' sums are then kept between records: L0CChains)."""
+    whether no other core uses its buffers (its Mmads' sums are then kept between records: L0CChains);
+    `names_l0c`: per record whether its reads or writes name an L0C."""
     order = np.asarray(order, np.int64)
     kind = kinds[order]
     seq = order[kind != NONE]
@@ -72,12 +73,12 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
     at = np.concatenate([singles, firsts])
     what = np.concatenate([np.full(len(singles), -1, np.int64), np.arange(len(members), dtype=np.int64)])
     by_position = np.argsort(at, kind="stable")
-    seq_list, core_list = seq.tolist(), core.tolist()
+    seq_list, core_list, names = seq.tolist(), core.tolist(), names_l0c.tolist()
     chains = L0CChains(own_l0c)
     for position, w in zip(at[by_position].tolist(), what[by_position].tolist()):
         if w < 0:
             i = seq_list[position]
-            chains.run(runs[i], operands[i], core_list[position])
+            chains.run(runs[i], operands[i], core_list[position], names[i])
             continue
         records = seq[members[w]]
         key = origins[records].tobytes()
@@ -88,7 +89,7 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
         c = core_list[position]
         if plan is None:
             for i in records:
-                chains.run(runs[i], operands[i], c)
+                chains.run(runs[i], operands[i], c, names[i])
         else:
             chains.store(c)
             plan.run(buffers_of[c], records, runs, operands)
@@ -101,7 +102,8 @@ class L0CChains:
     (C3D conv3a: init, then += per K step, each between its own loads) pays one NZ store instead of an NZ
     read-modify-write per Mmad. The sums are the same float32 adds, element by element, in the same order, as
     isa/cube.py's Mmad (its product from machine/mmad.py), so the bytes are the same. Only on a core whose L0C
-    no other core uses (`own_l0c`); GEMV and bias Mmads run as their records."""
+    no other core uses (`own_l0c`); GEMV and bias Mmads run as their records. Whether a record may touch L0C is
+    read from its reads and writes (what the race checks see of it)."""
 
     __slots__ = ("own", "chains")
 
@@ -109,8 +111,9 @@ class L0CChains:
         self.own = own_l0c  # per core: True when its buffers are its own
         self.chains: dict = {}  # core -> [its L0C buffer, the block (address, m1, n1), its (m, n) sums]
 
-    def run(self, run, ops, core: int) -> None:
-        """A record's data work (`run` its semantics, `ops` what they read) on `core`."""
+    def run(self, run, ops, core: int, names_l0c: bool) -> None:
+        """A record's data work (`run` its semantics, `ops` what they read) on `core`; `names_l0c`: its reads or
+        writes name an L0C."""
         args = ops.args
         fields = getattr(args, "_fields", None)
         chain = self.chains.get(core)
@@ -130,7 +133,7 @@ class L0CChains:
                 prod = c
             self.chains[core] = [args.cbuf, block, prod]
             return
-        if chain is not None and (fields is None or not _leaves_l0c_alone(args)):
+        if chain is not None and names_l0c:
             self.store(core)
         run(ops)
 
@@ -144,17 +147,6 @@ class L0CChains:
     def store_all(self) -> None:
         for core in list(self.chains):
             self.store(core)
-
-
-def _leaves_l0c_alone(args) -> bool:
-    """An operands tuple names no L0C buffer (a buffer nested in a plain tuple or list counts as L0C)."""
-    for v in args:
-        if v.__class__ is Buffer:
-            if v.name == "L0C":
-                return False
-        elif isinstance(v, (tuple, list)):
-            return False
-    return True
 
 
 def origins(template_number: int, size: int) -> np.ndarray:

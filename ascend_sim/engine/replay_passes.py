@@ -116,6 +116,7 @@ def run_semantics(chip, cores, s, made=None) -> None:
     operands = _StreamOperands()  # ... and what they read
     kinds: list = []  # ... replay_data's NONE / RUN / OTHER, an array per block and per real record
     origins: list = []  # ... replay_data.origins, -1 for real records
+    names_l0c: list = []  # ... whether its reads or writes name an L0C (replay_data.L0CChains)
     plans: dict = {}  # id(template) -> _Plan
     atomic = False  # an atomic add in GM: its order across cores decides the bits
     # a core holding a buffer another core also uses (the 950's wiring) runs its records one by one
@@ -132,18 +133,21 @@ def run_semantics(chip, cores, s, made=None) -> None:
                 runs += plan.runs
                 kinds.append(plan.kinds if unshared[c] else plan.kinds_one_by_one)
                 origins.append(replay_data.origins(plan.number, len(plan.runs)))
+                names_l0c.append(plan.names_l0c)
                 atomic = atomic or plan.atomic
             else:
                 runs.append(item.spec.execute if item.args is not None else None)
                 operands.add_record(len(runs) - 1, item)
                 kinds.append(_ONE_RECORD[runs[-1] is not None])
                 origins.append(_REAL)
+                names_l0c.append(_NAMES_L0C[_names_l0c(item)])
                 atomic = atomic or _adds_atomically(item)
     from ascend_sim.passes.fast_schedule import _CORE
 
     operands.close(len(runs))
     batched = dict(kinds=np.concatenate(kinds), origins=np.concatenate(origins), core_of=s.R[:, _CORE],
-                   buffers_of=[core.buffers for core in cores], plans={}, gathers={}, own_l0c=unshared)
+                   buffers_of=[core.buffers for core in cores], plans={}, gathers={}, own_l0c=unshared,
+                   names_l0c=np.concatenate(names_l0c))
     threads = chip.data_threads
     parts = None if threads == 1 or atomic else independent_groups(chip, cores, s)
     if parts is None:
@@ -202,6 +206,12 @@ class _StreamOperands:
 
 _ONE_RECORD = {False: np.array([replay_data.NONE], np.int8), True: np.array([replay_data.OTHER], np.int8)}
 _REAL = np.array([-1], np.int64)
+_NAMES_L0C = {False: np.zeros(1, bool), True: np.ones(1, bool)}
+
+
+def _names_l0c(rec) -> bool:
+    """The record reads or writes an L0C."""
+    return any(buf.name == "L0C" for buf, _, _ in rec.reads) or any(buf.name == "L0C" for buf, _, _ in rec.writes)
 
 
 def independent_groups(chip, cores, s) -> list | None:
@@ -244,6 +254,7 @@ class _Plan:
         self.kinds_one_by_one = np.where(self.kinds == replay_data.RUN, replay_data.OTHER, self.kinds).astype(np.int8)
         self.number = 0  # its place among the launch's templates (replay_data.origins)
         self.atomic = any(map(_adds_atomically, records))
+        self.names_l0c = np.array([_names_l0c(r) for r in records], bool)
         self.per_core: dict = {}  # core index -> per record, its operands on that core's buffers once made
         self.fields: dict = {}  # record index -> its _buffer_fields, once its operands were made on a core
 

@@ -30,12 +30,13 @@ def _mmad(l0a, l0b, l0c, step: int, c_at: int, init: bool):
     args = MmadOperands(l0a, step * A_BYTES, A_BYTES, l0b, step * B_BYTES, B_BYTES, l0c, c_at, C_BYTES,
                         np.dtype(np.float16), M1 * 16, K1 * C0, M1, N1, K1, C0, init, False, "float16", None, None,
                         False)
-    return _mmad_execute, replay_passes._Operands(args, ())
+    return _mmad_execute, replay_passes._Operands(args, ()), True
 
 
 def _program(l0a, l0b, l0c, seen: list):
-    """Records of one core: a chain of Mmads on one L0C block with loads between, a read of L0C, the chain going
-    on from L0C, a second block, an init Mmad in the middle of a chain."""
+    """Records of one core, (semantics, operands, whether they name L0C): a chain of Mmads on one L0C block with
+    loads between, a read of L0C, the chain going on from L0C, a second block, an init Mmad in the middle of a
+    chain."""
     l1 = Buffer("L1", 1024, 32)
 
     def probe(ops):
@@ -45,8 +46,8 @@ def _program(l0a, l0b, l0c, seen: list):
         seen.append("load")
 
     mmad = lambda step, c_at, init: _mmad(l0a, l0b, l0c, step, c_at, init)
-    return [mmad(0, 0, True), (load, replay_passes._Operands(Probe(l1, l0a), ())), mmad(1, 0, False),
-            mmad(2, 0, False), (probe, replay_passes._Operands(Probe(l0c, l1), ())), mmad(3, 0, False),
+    return [mmad(0, 0, True), (load, replay_passes._Operands(Probe(l1, l0a), ()), False), mmad(1, 0, False),
+            mmad(2, 0, False), (probe, replay_passes._Operands(Probe(l0c, l1), ()), True), mmad(3, 0, False),
             mmad(0, C_BYTES, False), mmad(1, C_BYTES, True), mmad(2, C_BYTES, False), mmad(3, 0, False)]
 
 
@@ -86,12 +87,12 @@ def test_kept_sums_give_the_bytes_of_the_records_run_one_by_one(own, monkeypatch
     one_by_one, kept = _buffers(0), _buffers(0)
     before = one_by_one[2].data.copy()
     seen_one, seen_kept = [], []
-    for run, ops in _program(*one_by_one, seen_one):
+    for run, ops, _ in _program(*one_by_one, seen_one):
         run(ops)
     stores = _count_stores(monkeypatch)
     chains = L0CChains([own])
-    for run, ops in _program(*kept, seen_kept):
-        chains.run(run, ops, 0)
+    for run, ops, names_l0c in _program(*kept, seen_kept):
+        chains.run(run, ops, 0, names_l0c)
     chains.store_all()
     assert seen_kept == seen_one and len(seen_one) == 2
     assert kept[2].data.tobytes() == one_by_one[2].data.tobytes()
