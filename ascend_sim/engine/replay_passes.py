@@ -140,7 +140,7 @@ def run_semantics(chip, cores, s, made=None) -> None:
                 operands.add_record(len(runs) - 1, item)
                 kinds.append(_ONE_RECORD[runs[-1] is not None])
                 origins.append(_REAL)
-                names_l0c.append(_NAMES_L0C[_names_l0c(item)])
+                names_l0c.append(_NAMES_L0C[runs[-1] is not None and _names_l0c(item)])
                 atomic = atomic or _adds_atomically(item)
     from ascend_sim.passes.fast_schedule import _CORE
 
@@ -254,7 +254,7 @@ class _Plan:
         self.kinds_one_by_one = np.where(self.kinds == replay_data.RUN, replay_data.OTHER, self.kinds).astype(np.int8)
         self.number = 0  # its place among the launch's templates (replay_data.origins)
         self.atomic = any(map(_adds_atomically, records))
-        self.names_l0c = np.array([_names_l0c(r) for r in records], bool)
+        self.names_l0c = np.array([run is not None and _names_l0c(r) for run, r in zip(self.runs, records)], bool)
         self.per_core: dict = {}  # core index -> per record, its operands on that core's buffers once made
         self.fields: dict = {}  # record index -> its _buffer_fields, once its operands were made on a core
 
@@ -312,7 +312,10 @@ def _buffer_fields(args) -> tuple:
     local: list | None = []
     gm = []
     for i, v in enumerate(args):
-        if v.__class__ is Buffer:
+        cls = v.__class__
+        if cls in _HOLDS_NO_BUFFER:
+            continue
+        if cls is Buffer:
             if not v.name.startswith("GM:"):
                 local.append(i)
             elif fields[i].endswith("buf"):
@@ -320,6 +323,9 @@ def _buffer_fields(args) -> tuple:
         elif isinstance(v, (tuple, list)) and _nests_buffer(v):
             local = None
     return local, gm
+
+
+_HOLDS_NO_BUFFER = frozenset((int, bool, float, str, type(None), np.ndarray))  # most fields' types, passed by at once
 
 
 def _nests_buffer(value) -> bool:
