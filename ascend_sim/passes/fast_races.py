@@ -10,9 +10,10 @@ Why it finds the same first race: it is a transcription of races.py, not a model
 learned, per (core, buffer, pipe) the logged accesses pruned by the same rule; across cores the cores' clocks,
 generations, set snapshots, the access list, the GM shadows per granule and the shared on-chip buffers' shadows
 per core, their accesses as one-dimensional boxes among the footprints) and changes it by the same steps in
-the same order. Two liberties, neither visible: a race is looked for among all logged accesses instead of
-stopping at the first (only whether one exists matters here), and the prefix maximum of a core's cross-core set
-clocks is kept as they come instead of taken on each wait. tests/ascend_sim/passes/test_fast_races.py checks
+the same order. Three liberties, none visible: a race is looked for among all logged accesses instead of
+stopping at the first (only whether one exists matters here), the prefix maximum of a core's cross-core set
+clocks is kept as they come instead of taken on each wait, and a GM box's granules are visited in the fewest,
+longest rows (`_merged`: the same set of granules). tests/ascend_sim/passes/test_fast_races.py checks
 both against races.py on kernels, fault cases and random streams with and without races.
 
 numba is imported only when this pass runs (the fast engine imports it lazily, as fast_schedule).
