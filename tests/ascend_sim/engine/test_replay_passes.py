@@ -152,14 +152,20 @@ def test_dx_blocks_give_their_records_accesses_and_operands(case, monkeypatch, n
         template_records = replay_passes.template_records(chip, block.template)  # its nested blocks made
         _same_accesses(replay_passes.block_accesses(chip, block, accesses(template_records)), accesses(records))
         plan = plans.setdefault(id(block.template), replay_passes._Plan(block.template, template_records))
+        moved = any(block.shifts.values())
         for j, (run, rec) in enumerate(zip(plan.runs, records)):
             if run is not None:
-                got = plan.operand(chip.cores[block.core], block, any(block.shifts.values()), j)
+                got = plan.operand(chip.cores[block.core], block, moved, j)
                 assert got.args == rec.args and got.registers == rec.registers
-        blocks.append(block.core != block.template.core or any(block.shifts.values()))
+                # the operand's path: on another core or not, GM shifted or not, with GM address fields or not
+                paths.add((block.core != block.template.core, moved, bool(plan.fields.get(j, (0, []))[1])))
+        blocks.append(block.core != block.template.core or moved)
+    paths: set = set()
     _each_block(monkeypatch, check)
     replayed = dx_run(case, True, "replay")
     assert any(blocks), "no block moved to another core or GM address: the remap is untested"
+    # on another core, GM shifted: records without GM fields (kept per core) and with them (made per block)
+    assert {(True, True, False), (True, True, True)} <= paths, paths
     exact = dx_run(case, True, "exact")
     assert all_fields(replayed.report) == all_fields(exact.report)
     assert replayed.result.tobytes() == exact.result.tobytes()
