@@ -58,10 +58,8 @@ def _reference(l0a, l0b, l0c_before) -> np.ndarray:
     b = [l0b.data[s * B_BYTES:(s + 1) * B_BYTES].view(np.float16).reshape(K1, N1, 16, C0).transpose(0, 3, 1, 2)
          .reshape(K1 * C0, N1 * 16).astype(np.float64) for s in range(4)]
     c = l0c_before.view(np.float32).astype(np.float64)
-    blocks = [c[i * C_BYTES // 4:(i + 1) * C_BYTES // 4].reshape(N1, M1 * 16, 16).transpose(1, 0, 2)
-              .reshape(M1 * 16, N1 * 16) for i in range(2)]
     first = a[0] @ b[0] + a[1] @ b[1] + a[2] @ b[2] + a[3] @ b[3] + a[3] @ b[3]
-    second = a[1] @ b[1] + a[2] @ b[2]
+    second = a[1] @ b[1] + a[2] @ b[2]  # its init Mmad drops what the first Mmad on it added to L0C
     out = c.copy()
     for i, block in enumerate((first, second)):
         out[i * C_BYTES // 4:(i + 1) * C_BYTES // 4] = block.reshape(M1 * 16, N1, 16).transpose(1, 0, 2).reshape(-1)
