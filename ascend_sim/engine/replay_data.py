@@ -75,25 +75,27 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
     by_position = np.argsort(at, kind="stable")
     seq_list, core_list, names = seq.tolist(), core.tolist(), names_l0c.tolist()
     chains = L0CChains(own_l0c)
-    for position, w in zip(at[by_position].tolist(), what[by_position].tolist()):
-        if w < 0:
-            i = seq_list[position]
-            chains.run(runs[i], operands[i], core_list[position], names[i])
-            continue
-        records = seq[members[w]]
-        key = origins[records].tobytes()
-        plan = plans.get(key, False)
-        records = records.tolist()
-        if plan is False:
-            plan = plans[key] = RunPlan.compiled([operands.template_args(i) for i in records], gathers)
-        c = core_list[position]
-        if plan is None:
-            for i in records:
-                chains.run(runs[i], operands[i], c, names[i])
-        else:
-            chains.store(c)
-            plan.run(buffers_of[c], records, runs, operands)
-    chains.store_all()
+    try:
+        for position, w in zip(at[by_position].tolist(), what[by_position].tolist()):
+            if w < 0:
+                i = seq_list[position]
+                chains.run(runs[i], operands[i], core_list[position], names[i])
+                continue
+            records = seq[members[w]]
+            key = origins[records].tobytes()
+            plan = plans.get(key, False)
+            records = records.tolist()
+            if plan is False:
+                plan = plans[key] = RunPlan.compiled([operands.template_args(i) for i in records], gathers)
+            c = core_list[position]
+            if plan is None:
+                for i in records:
+                    chains.run(runs[i], operands[i], c, names[i])
+            else:
+                chains.store(c)
+                plan.run(buffers_of[c], records, runs, operands)
+    finally:  # L0C holds every Mmad's sums, as after the records, even when a record's semantics raise
+        chains.store_all()
 
 
 class L0CChains:

@@ -113,3 +113,25 @@ def test_a_dx_run_keeps_its_sums_and_equals_the_exact_engine(monkeypatch):
     assert any(kept) and replay_data.MIN_MMADS > 3
     exact = conv3d_backprop_input_v2_run(x, w, dy, engine="exact", **common)
     assert replayed.result.tobytes() == exact.result.tobytes()
+
+
+def test_the_kept_sums_are_stored_when_a_record_raises():
+    """run_in_order stores the kept sums on its way out of an error: L0C then holds what the records one by one
+    left before the failing one."""
+    one_by_one, kept = _buffers(2), _buffers(2)
+
+    def fails(ops):
+        raise RuntimeError("a record's semantics failed")
+    program = lambda bufs: [_mmad(*bufs, 0, 0, True), _mmad(*bufs, 1, 0, False),
+                            (fails, replay_passes._Operands(Probe(bufs[0], bufs[1]), ()), False)]  # no L0C named
+    for run, ops, _ in program(one_by_one)[:2]:
+        run(ops)
+    records = program(kept)
+    n = len(records)
+    with pytest.raises(RuntimeError, match="failed"):
+        replay_data.run_in_order([run for run, _, _ in records], [ops for _, ops, _ in records], list(range(n)),
+                                 kinds=np.full(n, replay_data.OTHER, np.int8), origins=np.full(n, -1, np.int64),
+                                 core_of=np.zeros(n, np.int64), buffers_of=[{}], plans={}, gathers={},
+                                 own_l0c=[True], names_l0c=np.array([flag for _, _, flag in records]))
+    assert kept[2].data.tobytes() == one_by_one[2].data.tobytes()
+    assert kept[2].data.tobytes() != _buffers(2)[2].data.tobytes()  # the Mmads did write L0C
