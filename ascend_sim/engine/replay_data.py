@@ -38,7 +38,7 @@ import numpy as np
 from ascend_sim.machine.dtypes import element_bits, to_float32
 from ascend_sim.machine.gather import block_rows
 from ascend_sim.machine.memory import Buffer
-from ascend_sim.machine.mmad import multiply
+from ascend_sim.machine.mmad import multiply, product
 
 BATCHED = ("LoadData2D", "LoadData3Dv2", "Mmad")  # the specs a run is made of
 NONE, RUN, OTHER = 0, 1, 2  # a record's part in the data pass: no data work, batchable, run one by one
@@ -51,12 +51,15 @@ _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 _CONTENT_NUMBERS = "content numbers"  # RunPlan.compiled's entry in `shared`: (by id of operands, by content)
 
 
-def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, plans: dict, gathers: dict) -> None:
+def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, plans: dict, gathers: dict, own_l0c,
+                 names_l0c) -> None:
     """Every record's data work in `order`, one by one except the runs of RUN records of one core
     done at once. `operands`: per record what its semantics read, and its `template_args` (what a plan is compiled
     from); `kinds`: per record NONE, RUN or OTHER; `origins`: per record its template's number << 32 | its index in
     the template (`origin`); `core_of`: per record its core; `buffers_of`: per core its buffers; `plans`: key ->
-    RunPlan or None, and `gathers` (RunPlan.compile's `shared`), both kept for one launch."""
+    RunPlan or None, and `gathers` (RunPlan.compile's `shared`), both kept for one launch; `own_l0c`: per core
+    whether no other core uses its buffers (its Mmads' sums are then kept between records: L0CChains);
+    `names_l0c`: per record whether its reads or writes name an L0C."""
     order = np.asarray(order, np.int64)
     kind = kinds[order]
     seq = order[kind != NONE]
@@ -76,26 +79,85 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
     at = np.concatenate([singles, firsts])
     what = np.concatenate([np.full(len(singles), -1, np.int64), np.arange(len(members), dtype=np.int64)])
     by_position = np.argsort(at, kind="stable")
-    seq_list = seq.tolist()
-    for position, w in zip(at[by_position].tolist(), what[by_position].tolist()):
-        if w < 0:
-            i = seq_list[position]
-            runs[i](operands[i])
-            continue
-        records = seq[members[w]]
-        origin = origins[records]
-        key = origin.tobytes()
-        plan = plans.get(key, False)
-        records = records.tolist()
-        if plan is False:
-            plan = RunPlan.compiled([operands.template_args(i) for i in records], gathers)
-            if origin.min() >= 0:  # real records (-1) are not named by their origin: found by content each time
-                plans[key] = plan
-        if plan is None:
-            for i in records:
-                runs[i](operands[i])
-        else:
-            plan.run(buffers_of[int(core_of[records[0]])], records, runs, operands)
+    seq_list, core_list, names = seq.tolist(), core.tolist(), names_l0c.tolist()
+    chains = L0CChains(own_l0c)
+    try:
+        for position, w in zip(at[by_position].tolist(), what[by_position].tolist()):
+            if w < 0:
+                i = seq_list[position]
+                chains.run(runs[i], operands[i], core_list[position], names[i])
+                continue
+            records = seq[members[w]]
+            origin = origins[records]
+            key = origin.tobytes()
+            plan = plans.get(key, False)
+            records = records.tolist()
+            if plan is False:
+                plan = RunPlan.compiled([operands.template_args(i) for i in records], gathers)
+                if origin.min() >= 0:  # real records (-1) are not named by their origin: found by content each time
+                    plans[key] = plan
+            c = core_list[position]
+            if plan is None:
+                for i in records:
+                    chains.run(runs[i], operands[i], c, names[i])
+            else:
+                chains.store(c)
+                plan.run(buffers_of[c], records, runs, operands)
+    finally:  # L0C holds every Mmad's sums, as after the records, even when a record's semantics raise
+        chains.store_all()
+
+
+class L0CChains:
+    """Per core, the L0C block its last Mmads wrote, kept as (m, n) float32 sums and stored in NZ only when a
+    record that may touch L0C runs on that core (or the pass ends): a chain of Mmads accumulating into one block
+    (C3D conv3a: init, then += per K step, each between its own loads) pays one NZ store instead of an NZ
+    read-modify-write per Mmad. The sums are the same float32 adds, element by element, in the same order, as
+    isa/cube.py's Mmad (its product from machine/mmad.py), so the bytes are the same. Only on a core whose L0C
+    no other core uses (`own_l0c`); GEMV and bias Mmads run as their records. Whether a record may touch L0C is
+    read from its reads and writes (what the race checks see of it)."""
+
+    __slots__ = ("own", "chains")
+
+    def __init__(self, own_l0c):
+        self.own = own_l0c  # per core: True when its buffers are its own
+        self.chains: dict = {}  # core -> [its L0C buffer, the block (address, m1, n1), its (m, n) sums]
+
+    def run(self, run, ops, core: int, names_l0c: bool) -> None:
+        """A record's data work (`run` its semantics, `ops` what they read) on `core`; `names_l0c`: its reads or
+        writes name an L0C."""
+        args = ops.args
+        fields = getattr(args, "_fields", None)
+        chain = self.chains.get(core)
+        if fields is not None and fields[0] == "abuf" and self.own[core] and not args.gemv and args.bias_bt is None:
+            block = (args.c0_addr, args.m1, args.n1)
+            prod = product(args)
+            if chain is not None and chain[1] == block and chain[0] is args.cbuf:
+                if args.init:
+                    chain[2] = prod
+                else:
+                    chain[2] += prod
+                return
+            self.store(core)
+            if not args.init:
+                c = _load_c(args.cbuf.data.view(np.float32), block)
+                c += prod
+                prod = c
+            self.chains[core] = [args.cbuf, block, prod]
+            return
+        if chain is not None and names_l0c:
+            self.store(core)
+        run(ops)
+
+    def store(self, core: int) -> None:
+        """The core's kept sums written to L0C (NZ)."""
+        chain = self.chains.pop(core, None)
+        if chain is not None:
+            cbuf, block, c = chain
+            _store(cbuf.data.view(np.float32), block, c)
+
+    def store_all(self) -> None:
+        for core in list(self.chains):
+            self.store(core)
 
 
 def kind_of(run, name: str) -> int:

@@ -56,27 +56,30 @@ def race_free(chip, cores, s, made=None) -> bool:
     from ascend_sim.passes.fast_races import CLEAN, accesses, first_race_of
 
     by_template: dict = {}  # id(template) -> its Accesses (None: the Python checkers must run)
-    parts = []
+    real: list = []  # the real records of every core, encoded at once
+    parts = []  # per part in the cores' order: (first, end) of its real records, or a block's Accesses
     made = {} if made is None else made
     for core in cores:
-        real: list = []
+        start = len(real)
         for item in flattened(core.stream, made):
             if item.__class__ is not Block:
                 real.append(item)
                 continue
-            if real:
-                parts.append(accesses(real))
-                real = []
+            if len(real) > start:
+                parts.append((start, len(real)))
+                start = len(real)
             encoded = by_template.get(id(item.template), False)
             if encoded is False:
                 encoded = by_template[id(item.template)] = accesses(item.template.records)
             if encoded is None:
                 return False
             parts.append(block_accesses(chip, item, encoded))
-        if real:
-            parts.append(accesses(real))
-    if any(part is None for part in parts):
+        if len(real) > start:
+            parts.append((start, len(real)))
+    encoded = accesses(real)
+    if encoded is None:
         return False
+    parts = [encoded.part(*part) if part.__class__ is tuple else part for part in parts]
     return first_race_of(s, parts, chip.gm_races.granule, chip.gm_races.shared) == CLEAN
 
 
@@ -104,6 +107,7 @@ def run_semantics(chip, cores, s, made=None) -> None:
     operands = _StreamOperands()  # ... and what they read
     kinds: list = []  # ... replay_data's NONE / RUN / OTHER, an array per block and per real record
     origins: list = []  # ... replay_data.origins, -1 for real records
+    names_l0c: list = []  # ... whether its reads or writes name an L0C (replay_data.L0CChains)
     plans: dict = {}  # id(template) -> _Plan
     atomic = False  # an atomic add in GM: its order across cores decides the bits
     # a core holding a buffer another core also uses (the 950's wiring) runs its records one by one
@@ -120,6 +124,7 @@ def run_semantics(chip, cores, s, made=None) -> None:
                 runs += plan.runs
                 kinds.append(plan.kinds if unshared[c] else plan.kinds_one_by_one)
                 origins.append(replay_data.origins(plan.number, len(plan.runs)))
+                names_l0c.append(plan.names_l0c)
                 atomic = atomic or plan.atomic
             else:
                 runs.append(item.spec.execute if item.args is not None else None)
@@ -127,12 +132,14 @@ def run_semantics(chip, cores, s, made=None) -> None:
                 kind = replay_data.kind_of(runs[-1], item.name)
                 kinds.append(_ONE_RECORD[kind if unshared[c] or kind != replay_data.RUN else replay_data.OTHER])
                 origins.append(_REAL)
+                names_l0c.append(_NAMES_L0C[runs[-1] is not None and _names_l0c(item)])
                 atomic = atomic or _adds_atomically(item)
     from ascend_sim.passes.fast_schedule import _CORE
 
     operands.close(len(runs))
     batched = dict(kinds=np.concatenate(kinds), origins=np.concatenate(origins), core_of=s.R[:, _CORE],
-                   buffers_of=[core.buffers for core in cores], plans={}, gathers={})
+                   buffers_of=[core.buffers for core in cores], plans={}, gathers={}, own_l0c=unshared,
+                   names_l0c=np.concatenate(names_l0c))
     threads = chip.data_threads
     parts = None if threads == 1 or atomic else independent_groups(chip, cores, s)
     if parts is None:
@@ -191,6 +198,12 @@ class _StreamOperands:
 
 _ONE_RECORD = {kind: np.array([kind], np.int8) for kind in (replay_data.NONE, replay_data.RUN, replay_data.OTHER)}
 _REAL = np.array([-1], np.int64)
+_NAMES_L0C = {False: np.zeros(1, bool), True: np.ones(1, bool)}
+
+
+def _names_l0c(rec) -> bool:
+    """The record reads or writes an L0C."""
+    return any(buf.name == "L0C" for buf, _, _ in rec.reads) or any(buf.name == "L0C" for buf, _, _ in rec.writes)
 
 
 def independent_groups(chip, cores, s) -> list | None:
@@ -233,45 +246,51 @@ class _Plan:
         self.kinds_one_by_one = np.where(self.kinds == replay_data.RUN, replay_data.OTHER, self.kinds).astype(np.int8)
         self.number = 0  # its place among the launch's templates (replay_data.origins)
         self.atomic = any(map(_adds_atomically, records))
+        self.names_l0c = np.array([run is not None and _names_l0c(r) for run, r in zip(self.runs, records)], bool)
         self.per_core: dict = {}  # core index -> per record, its operands on that core's buffers once made
         self.fields: dict = {}  # record index -> its _buffer_fields, once its operands were made on a core
 
     def operand(self, core, block, moved: bool, j: int):
-        """The operands of the block's record `j` (one with semantics); `moved`: the block has GM shifts."""
-        if not moved and block.core == self.template.core:
+        """The operands of the block's record `j` (one with semantics); `moved`: the block has GM shifts. A
+        record with GM address fields in a moved block is made in one pass from the template's (local buffers
+        and GM addresses together); the others' operands depend only on the core, so they are kept per core."""
+        own_core = block.core == self.template.core
+        if own_core and not moved:
+            return self.records[j]
+        fields = self.fields.get(j)
+        if fields is None:
+            fields = self.fields[j] = _buffer_fields(self.records[j].args)
+        if moved and fields[1]:
+            return self._moved(core, own_core, block.shifts, j)
+        if own_core:
             return self.records[j]
         on_core = self.per_core.get(block.core)
         if on_core is None:
             on_core = self.per_core[block.core] = [None] * len(self.records)
         ops = on_core[j]
         if ops is None:
-            ops = on_core[j] = self._on_core(core, j)
-        gm_fields = self.fields[j][1] if moved else None
-        if not gm_fields:
-            return ops
-        args = ops.args
-        values = list(args)
-        shifts = block.shifts
-        for at, buf in gm_fields:
-            values[at] += shifts.get(buf, 0)
-        return _Operands(args._make(values), ops.registers)
+            ops = on_core[j] = self._moved(core, False, None, j)
+        return ops
 
-    def _on_core(self, core, j: int) -> _Operands:
-        """Record j's operands with its local buffers replaced by `core`'s (replay_engine._remap_args)."""
+    def _moved(self, core, own_core: bool, shifts, j: int) -> _Operands:
+        """Record j's operands with its local buffers replaced by `core`'s (unless `own_core`: the template's
+        own) and, with `shifts` (a block's GM shifts by buffer), its GM addresses shifted (the rule of
+        replay_engine._remap_args)."""
         r = self.records[j]
         args = r.args
-        slots = self.fields.get(j)
-        if slots is None:
-            slots = self.fields[j] = _buffer_fields(args)
-        slots = slots[0]
-        if slots is None:
-            args = _remap_args(args, core, {})
-        elif slots:
-            buffers = core.buffers
+        local, gm = self.fields[j]
+        if local is None:  # buffers nested in the fields: the general remap
+            args = _remap_args(args, core, shifts or {})
+        elif (local and not own_core) or (shifts and gm):
             values = list(args)
-            for i in slots:
-                values[i] = buffers[values[i].name]
-            args = type(args)(*values)
+            if not own_core:
+                buffers = core.buffers
+                for i in local:
+                    values[i] = buffers[values[i].name]
+            if shifts:
+                for at, buf in gm:
+                    values[at] += shifts.get(buf, 0)
+            args = args._make(values)
         return _Operands(args, r.registers)
 
 
@@ -285,7 +304,10 @@ def _buffer_fields(args) -> tuple:
     local: list | None = []
     gm = []
     for i, v in enumerate(args):
-        if v.__class__ is Buffer:
+        cls = v.__class__
+        if cls in _HOLDS_NO_BUFFER:
+            continue
+        if cls is Buffer:
             if not v.name.startswith("GM:"):
                 local.append(i)
             elif fields[i].endswith("buf"):
@@ -293,6 +315,9 @@ def _buffer_fields(args) -> tuple:
         elif isinstance(v, (tuple, list)) and _nests_buffer(v):
             local = None
     return local, gm
+
+
+_HOLDS_NO_BUFFER = frozenset((int, bool, float, str, type(None), np.ndarray))  # most fields' types, passed by at once
 
 
 def _nests_buffer(value) -> bool:

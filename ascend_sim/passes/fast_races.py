@@ -10,9 +10,10 @@ Why it finds the same first race: it is a transcription of races.py, not a model
 learned, per (core, buffer, pipe) the logged accesses pruned by the same rule; across cores the cores' clocks,
 generations, set snapshots, the access list, the GM shadows per granule and the shared on-chip buffers' shadows
 per core, their accesses as one-dimensional boxes among the footprints) and changes it by the same steps in
-the same order. Two liberties, neither visible: a race is looked for among all logged accesses instead of
-stopping at the first (only whether one exists matters here), and the prefix maximum of a core's cross-core set
-clocks is kept as they come instead of taken on each wait. tests/ascend_sim/passes/test_fast_races.py checks
+the same order. Three liberties, none visible: a race is looked for among all logged accesses instead of
+stopping at the first (only whether one exists matters here), the prefix maximum of a core's cross-core set
+clocks is kept as they come instead of taken on each wait, and a GM box's granules are visited in the fewest,
+longest rows (`_merged`: the same set of granules). tests/ascend_sim/passes/test_fast_races.py checks
 both against races.py on kernels, fault cases and random streams with and without races.
 
 numba is imported only when this pass runs (the fast engine imports it lazily, as fast_schedule).
@@ -101,6 +102,42 @@ def _box_races(shadow, bases, n_bases, idx, nd, shape, strides, off, gen_start, 
                 seen = v
         if not _next_row(idx, nd, shape):
             return False
+
+
+@njit(cache=True)
+def _merged(shape, strides, nd) -> int:
+    """A box of granules (shape, strides: its first nd entries) as the same granules in fewer, longer rows: its
+    dimensions of size 1 dropped and, when every stride left is positive, the others put in order of stride
+    (largest first) and each two that are one run of granules merged (a Fixpipe's write of 2-byte elements in
+    four dimensions becomes one row of granules). _box_races and _box_store treat a box as a set of granules,
+    so the order they are visited in does not matter. Returns the dimensions left (at least 1)."""
+    n = 0
+    for k in range(nd):
+        if shape[k] != 1:
+            shape[n], strides[n] = shape[k], strides[k]
+            n += 1
+    if n == 0:
+        shape[0], strides[0] = 1, 1
+        return 1
+    for k in range(n):
+        if strides[k] <= 0:
+            return n
+    for k in range(1, n):  # insertion sort, largest stride first
+        size, step = shape[k], strides[k]
+        j = k - 1
+        while j >= 0 and strides[j] < step:
+            shape[j + 1], strides[j + 1] = shape[j], strides[j]
+            j -= 1
+        shape[j + 1], strides[j + 1] = size, step
+    m = 0
+    for k in range(1, n):
+        if strides[m] == shape[k] * strides[k]:  # dimension k runs on where m steps: one dimension
+            shape[m] *= shape[k]
+            strides[m] = strides[k]
+        else:
+            m += 1
+            shape[m], strides[m] = shape[k], strides[k]
+    return m + 1
 
 
 @njit(cache=True)
@@ -300,6 +337,7 @@ def _first_race(order, R, rel, slot, cw_off, cw_mem, acc_off, ACC, pair_of, fp_o
                         last += reach
                 if first < 0 or last >= G[g, _GRANULES]:
                     return UNSUPPORTED
+                gnd = _merged(shape, strides, gnd)
                 if G[g, _SHARED] >= 0:  # a shared on-chip buffer: the other cores' write (and read) shadows
                     n_bases = 0
                     for r in range(peer_off[g], peer_off[g + 1]):
@@ -336,12 +374,23 @@ class Accesses:
     (replay_engine.py) is its template's Accesses moved to its core's buffers and GM shifts (`moved`), so its
     records need not be made."""
 
-    __slots__ = ("counts", "r_key", "r_range", "w_key", "w_range", "fp", "keys", "names", "capacity")
+    __slots__ = ("counts", "r_key", "r_range", "w_key", "w_range", "fp", "keys", "names", "capacity", "offsets")
 
     def __init__(self, counts, r_key, r_range, w_key, w_range, fp, keys, names, capacity):
         self.counts = counts  # (3, n): reads, writes, boxes per record
         self.r_key, self.r_range, self.w_key, self.w_range, self.fp = r_key, r_range, w_key, w_range, fp
         self.keys, self.names, self.capacity = keys, names, capacity
+        self.offsets = None  # per record, where its reads, writes and boxes start (made by `part`)
+
+    def part(self, lo: int, hi: int) -> Accesses:
+        """The Accesses of records [lo, hi) of these (views, the same keys list): one encoding of many runs of
+        records serves them all."""
+        if self.offsets is None:
+            self.offsets = np.zeros((3, self.counts.shape[1] + 1), np.int64)
+            np.cumsum(self.counts, axis=1, out=self.offsets[:, 1:])
+        (r0, w0, f0), (r1, w1, f1) = self.offsets[:, lo].tolist(), self.offsets[:, hi].tolist()
+        return Accesses(self.counts[:, lo:hi], self.r_key[r0:r1], self.r_range[r0:r1], self.w_key[w0:w1],
+                        self.w_range[w0:w1], self.fp[f0:f1], self.keys, self.names, self.capacity)
 
     def moved(self, keys: list, shifts: dict) -> Accesses:
         """The same accesses on buffers with race keys `keys` (one per key of this), the bytes of buffer i moved
@@ -420,12 +469,16 @@ def encode(parts: list, s, granule: int, shared: frozenset = frozenset()):
     keys: dict = {}
     capacity: list = []
     to_global = []
+    by_keys: dict = {}  # id of a part's keys list -> its numbers (the parts of one Accesses share theirs)
     for p in parts:
-        for k, nbytes in zip(p.keys, p.capacity):
-            if k not in keys:
-                keys[k] = len(keys)
-                capacity.append(nbytes)
-        to_global.append(np.array([keys[k] for k in p.keys], np.int64))
+        numbers = by_keys.get(id(p.keys))
+        if numbers is None:
+            for k, nbytes in zip(p.keys, p.capacity):
+                if k not in keys:
+                    keys[k] = len(keys)
+                    capacity.append(nbytes)
+            numbers = by_keys[id(p.keys)] = np.array([keys[k] for k in p.keys], np.int64)
+        to_global.append(numbers)
     counts = np.concatenate([p.counts for p in parts], axis=1) if parts else np.zeros((3, 0), np.int64)
     # per-core logs: the accesses (each record's reads, then its writes) of buffer b: (core, buffer key)
     acc_off = np.zeros((2, n + 1), np.int64)  # a record's reads, then its writes, in ACC

@@ -163,16 +163,22 @@ def test_dx_blocks_give_their_records_accesses_and_operands(case, monkeypatch, n
             moved = replay_passes.block_accesses(chip, piece, accesses(piece.template.records))
             _same_accesses(moved, accesses(piece_records))
             plan = plans.setdefault(id(piece.template), replay_passes._Plan(piece.template))
+            shifted = any(piece.shifts.values())
             for j, (run, rec) in enumerate(zip(plan.runs, piece_records)):
                 if run is not None:
-                    got = plan.operand(chip.cores[piece.core], piece, any(piece.shifts.values()), j)
+                    got = plan.operand(chip.cores[piece.core], piece, shifted, j)
                     assert got.args == rec.args and got.registers == rec.registers
+                    # the operand's path: on another core or not, GM shifted or not, with GM address fields or not
+                    paths.add((piece.core != piece.template.core, shifted, bool(plan.fields.get(j, (0, []))[1])))
         blocks.append((block.core != block.template.core or any(block.shifts.values()), len(pieces) > 1))
+    paths: set = set()
     _each_block(monkeypatch, check)
     replayed = dx_run(case, True, "replay")
     assert any(moved for moved, _ in blocks), "no block moved to another core or GM address: the remap is untested"
     if case == "R3D stem, shrunk":
         assert any(nested for _, nested in blocks), "no template holds a nested block: flattening is untested"
+    # on another core, GM shifted: records without GM fields (kept per core) and with them (made per block)
+    assert {(True, True, False), (True, True, True)} <= paths, paths
     exact = dx_run(case, True, "exact")
     assert all_fields(replayed.report) == all_fields(exact.report)
     assert replayed.result.tobytes() == exact.result.tobytes()

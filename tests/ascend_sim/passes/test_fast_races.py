@@ -274,3 +274,81 @@ def test_neighbouring_bytes_race_on_a_2_byte_granule_only(granule, expected):
     records = streams[0] + streams[1]
     assert first_fault(records, s.order.tolist(), 2, granule)[0] == expected
     assert first_race(records, s, granule) == expected
+
+
+# ------------------------------------------------------------------------------------------ boxes merged
+def _granules(shape, strides) -> list:
+    """Every granule a box visits, with repeats, sorted (numpy's own enumeration of the index grid)."""
+    grid = np.indices(shape).reshape(len(shape), -1)
+    return sorted((np.array(strides)[:, None] * grid).sum(axis=0).tolist())
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_a_merged_box_visits_the_same_granules(seed):
+    """_merged (a box's rows made longer) against the granules of the box as given: the same set, and no granule
+    lost; dimensions permuted, overlapping, of size 1 or with a negative stride included."""
+    from ascend_sim.passes.fast_races import _merged
+    rng = np.random.default_rng(seed)
+    nd = int(rng.integers(1, 6))
+    shape = [int(rng.integers(1, 5)) for _ in range(nd)]
+    strides = [1]
+    for k in range(nd - 1):  # row major with gaps (0: contiguous), then shuffled
+        strides.insert(0, strides[0] * shape[nd - 1 - k] + int(rng.choice([0, 0, 1, 2])))
+    order = rng.permutation(nd) if seed % 3 else np.arange(nd)
+    shape, strides = [shape[k] for k in order], [strides[k] for k in order]
+    if seed % 7 == 0:
+        strides[int(rng.integers(nd))] *= -1
+    if seed % 11 == 0:
+        strides[int(rng.integers(nd))] = strides[int(rng.integers(nd))]  # dimensions that overlap
+    sh, st = np.zeros(8, np.int64), np.zeros(8, np.int64)
+    sh[:nd], st[:nd] = shape, strides
+    n = _merged(sh, st, nd)
+    assert 1 <= n <= nd
+    assert set(_granules(sh[:n].tolist(), st[:n].tolist())) == set(_granules(shape, strides))
+    if all(s > 0 for s in strides) and len(set(_granules(shape, strides))) == int(np.prod(shape)):
+        assert _granules(sh[:n].tolist(), st[:n].tolist()) == _granules(shape, strides)
+
+
+def test_a_fixpipe_like_write_becomes_one_row():
+    from ascend_sim.passes.fast_races import _merged
+    sh, st = np.zeros(8, np.int64), np.zeros(8, np.int64)
+    sh[:4], st[:4] = (2, 320, 16, 1), (5120, 16, 1, 1)  # 3D U-Net's workspace write, in 2-byte granules
+    assert _merged(sh, st, 4) == 1 and (sh[0], st[0]) == (10240, 1)
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("second_at, expected", [(0, 1), (62, 1), (64, CLEAN)])
+def test_a_transposed_box_races_where_the_python_checker_says(transposed, second_at, expected):
+    """A write box of 2-byte elements in transposed order (strides not descending) on one core, a write by
+    another core at `second_at`: both checkers give the same first race."""
+    gm = Buffer("GM:out", 256, 2, allocate=False)
+    box = (gm, 0, (4, 8, 2), (2, 8, 1), True) if transposed else (gm, 0, (8, 4, 2), (8, 2, 1), True)
+    other = (gm, second_at, (2,), (1,), True)
+    streams = [[Record(c, 0, _MOVE, Pipe.FIX, None, None, (), (), (None, 0), footprint=(b,))]
+               for c, b in enumerate((box, other))]
+    s = schedule(streams, ["AIC", "AIC"], [0, 1], BASE)
+    records = streams[0] + streams[1]
+    assert first_fault(records, s.order.tolist(), 2, 2)[0] == expected
+    assert first_race(records, s, 2) == expected
+
+
+@pytest.mark.parametrize("seed", range(0, 300, 7))
+def test_a_part_of_an_encoding_is_the_encoding_of_its_records(seed):
+    """Accesses.part(lo, hi) against accesses() of records[lo:hi] (buffers compared by race key), and the
+    first race found from a launch's records cut into parts of one encoding against the Python checkers."""
+    from ascend_sim.passes.fast_races import accesses, first_race_of
+    records, s, n_cores, granule, shared = _random_launch(seed)
+    whole = accesses(records)
+    rng = np.random.default_rng(seed)
+    cuts = sorted({0, len(records), *rng.integers(0, len(records) + 1, 4).tolist()})
+    for lo, hi in zip(cuts, cuts[1:]):
+        got, want = whole.part(lo, hi), accesses(records[lo:hi])
+        assert np.array_equal(got.counts, want.counts)
+        for field in ("r_key", "w_key"):
+            assert [got.keys[k] for k in getattr(got, field)] == [want.keys[k] for k in getattr(want, field)]
+        assert np.array_equal(got.r_range, want.r_range) and np.array_equal(got.w_range, want.w_range)
+        assert [got.keys[k] for k in got.fp[:, 0]] == [want.keys[k] for k in want.fp[:, 0]]
+        assert np.array_equal(got.fp[:, 1:], want.fp[:, 1:])
+    parts = [whole.part(lo, hi) for lo, hi in zip(cuts, cuts[1:])]
+    python, _ = first_fault(records, s.order.tolist(), n_cores, granule, shared)
+    assert first_race_of(s, parts, granule, shared) == python
