@@ -71,22 +71,28 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
     what = np.concatenate([np.full(len(singles), -1, np.int64), np.arange(len(members), dtype=np.int64)])
     by_position = np.argsort(at, kind="stable")
     seq_list = seq.tolist()
-    for position, w in zip(at[by_position].tolist(), what[by_position].tolist()):
-        if w < 0:
-            i = seq_list[position]
-            runs[i](operands[i])
-            continue
-        records = seq[members[w]]
-        key = origins[records].tobytes()
-        plan = plans.get(key, False)
-        records = records.tolist()
-        if plan is False:
-            plan = plans[key] = RunPlan.compiled([operands.template_args(i) for i in records], gathers)
-        if plan is None:
-            for i in records:
+    position = 0
+    try:
+        for position, w in zip(at[by_position].tolist(), what[by_position].tolist()):
+            if w < 0:
+                i = seq_list[position]
                 runs[i](operands[i])
-        else:
-            plan.run(buffers_of[int(core_of[records[0]])], records, runs, operands)
+                continue
+            records = seq[members[w]]
+            key = origins[records].tobytes()
+            plan = plans.get(key, False)
+            records = records.tolist()
+            if plan is False:
+                plan = plans[key] = RunPlan.compiled([operands.template_args(i) for i in records], gathers)
+            if plan is None:
+                for i in records:
+                    runs[i](operands[i])
+            else:
+                plan.run(buffers_of[int(core_of[records[0]])], records, runs, operands)
+    except BaseException as fault:
+        # the record whose data work (or whose run's) raised: data passes run apart compare their faults by it
+        fault.data_pass_record = seq_list[position]
+        raise
 
 
 def origins(template_number: int, size: int) -> np.ndarray:

@@ -1,0 +1,150 @@
+"""The replay data pass on forked processes (ascend_sim/engine/forked_data.py, env ASCEND_DATA_PROCESSES): the
+same bytes, records and reports as the one-process pass, the same first fault when a core's data work faults
+in a child, and the cases that must stay in one process."""
+import os
+
+import numpy as np
+import pytest
+
+from ascend_sim import Chip
+from ascend_sim.engine import forked_data, replay_passes
+from ascend_sim.isa.fixpipe import FIXPIPE
+from ascend_sim.machine.faults import OutOfBounds
+from ascend_sim.machine.memory import Buffer, GlobalMemory
+from tests.ascend_sim.engine.test_engines import all_fields, dx_run
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform: one process only")
+
+
+@pytest.fixture
+def forked(monkeypatch):
+    """ASCEND_DATA_PROCESSES=2 with the break-even lowered so small cases fork; the list gets each launch's
+    shares (record arrays), first the parent's."""
+    shares = []
+    real = forked_data.run_shares
+
+    def spy(works, rank):
+        shares.append([work.args[2] for work in works])
+        return real(works, rank)
+    monkeypatch.setattr(forked_data, "run_shares", spy)
+    monkeypatch.setattr(forked_data, "FORK_FROM", 0)
+    monkeypatch.setenv("ASCEND_DATA_PROCESSES", "2")
+    return shares
+
+
+def _one_process(case, monkeypatch):
+    monkeypatch.setenv("ASCEND_DATA_PROCESSES", "1")
+    return dx_run(case, True, "replay")
+
+
+@pytest.mark.parametrize("case", ["C3D conv3a, shrunk", "R3D stem, shrunk", "U-Net down, shrunk, bf16",
+                                  "MIX NCDHW, groups, odd channels, bf16"])
+def test_forked_pass_gives_the_one_process_bytes_and_records(case, forked, monkeypatch):
+    run = dx_run(case, True, "replay")
+    assert len(forked) == 1 and len(forked[0]) == 2 and all(len(share) for share in forked[0])
+    one = _one_process(case, monkeypatch)
+    assert run.result.tobytes() == one.result.tobytes()
+    assert all_fields(run.report) == all_fields(one.report)
+    assert run.report.to_dict() == one.report.to_dict()
+
+
+def _faulting_fixpipe(monkeypatch, cores):
+    """Fixpipe's data work faults on the given cores (by the race key of its L0C), naming core and address."""
+    real = FIXPIPE.execute
+
+    def execute(rec):
+        core = rec.args.sbuf.key[0]
+        if core in cores:
+            raise OutOfBounds(f"injected on core {core} at GM byte {rec.args.d0}", buffer=rec.args.dbuf.name)
+        return real(rec)
+    monkeypatch.setattr(FIXPIPE, "execute", execute)
+
+
+def _fault(case):
+    with pytest.raises(OutOfBounds) as caught:
+        dx_run(case, True, "replay")
+    return caught.value
+
+
+@pytest.mark.parametrize("faulting", ["child", "every core"])
+def test_a_fault_in_a_child_comes_out_as_in_one_process(faulting, forked, monkeypatch):
+    """The first fault in the schedule's order, the same type and message, whether only the child's cores
+    fault or every core does (the parent's and the child's faults then compared by schedule position)."""
+    case = "C3D conv3a, shrunk"
+    dx_run(case, True, "replay")  # which AI cores' records the child runs
+    child = forked.pop()[1]
+    monkeypatch.setenv("ASCEND_DATA_PROCESSES", "1")
+    groups = set(range(64)) if faulting == "every core" else None
+    if groups is None:  # the cube cores of the child's share: those its Fixpipes' L0C belong to
+        monkeypatch.setenv("ASCEND_DATA_PROCESSES", "2")
+        seen = []
+        real = FIXPIPE.execute
+        monkeypatch.setattr(FIXPIPE, "execute", lambda rec: seen.append((os.getpid(), rec.args.sbuf.key[0])) or
+                            real(rec))
+        # the parent's cores are those whose Fixpipes ran here; the child's are the others
+        dx_run(case, True, "replay")
+        parent_cores = {core for pid, core in seen if pid == os.getpid()}
+        groups = set(range(64)) - parent_cores
+        monkeypatch.setattr(FIXPIPE, "execute", real)
+        monkeypatch.setenv("ASCEND_DATA_PROCESSES", "1")
+    _faulting_fixpipe(monkeypatch, groups)
+    one = _fault(case)
+    monkeypatch.setenv("ASCEND_DATA_PROCESSES", "2")
+    forked.clear()
+    parallel = _fault(case)
+    assert forked and len(forked[0]) == 2
+    assert type(parallel) is type(one) and str(parallel) == str(one)
+    assert parallel.data_pass_record == one.data_pass_record
+    if faulting == "child":
+        assert parallel.data_pass_record in set(child.tolist())
+
+
+def test_state_outside_the_memories_keeps_one_process(monkeypatch):
+    """A buffer whose bytes are not in a shared mapping (the debugger swaps arrays), or a record whose semantics
+    write Python-held registers, would lose a child's writes: can_fork refuses."""
+    chip = Chip()
+    chip.gm.upload("x", np.zeros(64, np.float16))
+    assert chip.gm["x"].shared and can_fork_plain(chip)
+    chip.gm["x"].data = np.zeros(128, np.uint8)
+    assert not chip.gm["x"].shared and not can_fork_plain(chip)
+    chip = Chip()
+
+    class Register:
+        class spec:
+            from ascend_sim.record import Kind
+            kind = Kind.VECTOR_REGISTER
+    assert not forked_data.can_fork(chip, [], [Register()])
+    assert not forked_data.can_fork(Chip(blas_threads=None), [], [])
+
+
+def can_fork_plain(chip):
+    return forked_data.can_fork(chip, [], [])
+
+
+def test_memories_are_shared_mappings():
+    """A forked child's writes into a full run's memories reach the parent."""
+    gm = GlobalMemory()
+    buf = gm.alloc("y", 4096)
+    local = Buffer("UB", 1024, 32)
+    assert buf.shared and local.shared and not Buffer("L1", 16, 32, allocate=False).shared
+    pid = os.fork()
+    if pid == 0:
+        buf.data[:] = 7
+        local.data[5] = 9
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert (buf.data == 7).all() and local.data[5] == 9 and local.data.sum() == 9
+
+
+def test_a_short_run_stays_in_one_process(forked, monkeypatch):
+    monkeypatch.setattr(forked_data, "FORK_FROM", 10 ** 9)
+    dx_run("C3D conv3a, shrunk", True, "replay")
+    assert forked == []
+
+
+@pytest.mark.parametrize("value", ["0", "65", "two", ""])
+def test_a_bad_process_count_is_refused_by_name_before_any_launch(value, monkeypatch):
+    monkeypatch.setenv("ASCEND_DATA_PROCESSES", value)
+    with pytest.raises(ValueError, match=rf"ASCEND_DATA_PROCESSES='{value}' is not a number of processes in "
+                                         r"\[1, 64\]"):
+        Chip()
