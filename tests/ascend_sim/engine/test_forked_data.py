@@ -2,12 +2,13 @@
 same bytes, records and reports as the one-process pass, the same first fault when a core's data work faults
 in a child, and the cases that must stay in one process."""
 import os
+from collections import Counter
 
 import numpy as np
 import pytest
 
 from ascend_sim import Chip
-from ascend_sim.engine import forked_data, replay_passes
+from ascend_sim.engine import forked_data, replay_data
 from ascend_sim.isa.fixpipe import FIXPIPE
 from ascend_sim.machine.faults import OutOfBounds
 from ascend_sim.machine.memory import Buffer, GlobalMemory
@@ -40,9 +41,16 @@ def _one_process(case, monkeypatch):
 @pytest.mark.parametrize("case", ["C3D conv3a, shrunk", "R3D stem, shrunk", "U-Net down, shrunk, bf16",
                                   "MIX NCDHW, groups, odd channels, bf16"])
 def test_forked_pass_gives_the_one_process_bytes_and_records(case, forked, monkeypatch):
+    """... and replay_data.FALLBACKS' reasons (the children's counts sent back; a run refused in both processes
+    is counted in each)."""
+    before = Counter(replay_data.FALLBACKS)
     run = dx_run(case, True, "replay")
+    fallbacks = replay_data.FALLBACKS - before
     assert len(forked) == 1 and len(forked[0]) == 2 and all(len(share) for share in forked[0])
+    before = Counter(replay_data.FALLBACKS)
     one = _one_process(case, monkeypatch)
+    once = replay_data.FALLBACKS - before
+    assert set(once) == set(fallbacks) and all(fallbacks[reason] >= n for reason, n in once.items())
     assert run.result.tobytes() == one.result.tobytes()
     assert all_fields(run.report) == all_fields(one.report)
     assert run.report.to_dict() == one.report.to_dict()
