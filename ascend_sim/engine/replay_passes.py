@@ -143,7 +143,7 @@ def run_semantics(chip, cores, s, made=None) -> None:
     shares: list = [[] for _ in range(min(processes, len(parts)))]
     for part in sorted(parts, key=len, reverse=True):  # the longest first, each to the least loaded process
         min(shares, key=len).extend(part)
-    position = np.empty(len(s.order), np.int64)  # per record, its place in the schedule's order
+    position = np.empty(len(runs), np.int64)  # per record, its place in the schedule's order
     position[s.order] = np.arange(len(s.order))
     # each share in the schedule's order, so that its first fault is the one a single pass would meet first
     shares = [s.order[np.sort(position[share])] for share in shares]
