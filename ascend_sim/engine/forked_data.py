@@ -16,11 +16,12 @@ What the data work changes outside those mappings would be lost in a child, so t
   alive (a lock it holds would stay held in the child);
 - the run has fewer than FORK_FROM records with data work (a fork and its copy-on-write faults cost more).
 The caches the data work fills (run plans, operands made) are per launch and are refilled in each process;
-replay_data.FALLBACKS' counts are sent back (a run refused in two processes is counted in each). A fault comes out as in one process: the children's and the parent's
-faults are compared by the schedule position of the record that raised them (replay_data.run_in_order's
-`data_pass_record`) and the first is raised, the same exception (pickled). As in one process, a fault stops the
-pass; unlike one process, the other AI cores' shares may have run past its position by then (their bytes are
-then further on: a fault's memory state is not the one-process run's).
+replay_data.FALLBACKS' counts are sent back (a run refused in two processes is counted in each). A fault comes
+out as in one process: the children's and the parent's faults are compared by the schedule position of the
+record that raised them (replay_data.run_in_order's `data_pass_record`) and the first is raised, the same
+exception (pickled). As in one process, a fault stops the pass; unlike one process, the other AI cores' shares
+may have run past its position by then (their bytes are then further on: a fault's memory state is not the
+one-process run's).
 """
 from __future__ import annotations
 

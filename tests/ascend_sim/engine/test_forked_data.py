@@ -17,8 +17,7 @@ from tests.ascend_sim.engine.test_engines import all_fields, dx_run
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform: one process only")
 
 
-@pytest.fixture
-def forked(monkeypatch):
+def _forked(monkeypatch) -> list:
     """ASCEND_DATA_PROCESSES=2 with the break-even lowered so small cases fork; the list gets each launch's
     shares (record arrays), first the parent's."""
     shares = []
@@ -31,6 +30,11 @@ def forked(monkeypatch):
     monkeypatch.setattr(forked_data, "FORK_FROM", 0)
     monkeypatch.setenv("ASCEND_DATA_PROCESSES", "2")
     return shares
+
+
+@pytest.fixture
+def forked(monkeypatch):
+    return _forked(monkeypatch)
 
 
 def _one_process(case, monkeypatch):
@@ -57,7 +61,7 @@ def test_forked_pass_gives_the_one_process_bytes_and_records(case, forked, monke
 
 
 def _faulting_fixpipe(monkeypatch, cores):
-    """Fixpipe's data work faults on the given cores (by the race key of its L0C), naming core and address."""
+    """Fixpipe's data work faults on the given cube cores (by the race key of its L0C), naming core and address."""
     real = FIXPIPE.execute
 
     def execute(rec):
@@ -74,37 +78,60 @@ def _fault(case):
     return caught.value
 
 
-@pytest.mark.parametrize("faulting", ["child", "every core"])
-def test_a_fault_in_a_child_comes_out_as_in_one_process(faulting, forked, monkeypatch):
-    """The first fault in the schedule's order, the same type and message, whether only the child's cores
-    fault or every core does (the parent's and the child's faults then compared by schedule position)."""
+def _fixpipe_cores_run_here(case, monkeypatch) -> set:
+    """The cube cores whose Fixpipes run in this process in a forked run: the parent's share (a child's changes
+    to Python objects, as this set, stay in the child). Undoes the monkeypatches."""
+    here = set()
+    real = FIXPIPE.execute
+    monkeypatch.setattr(FIXPIPE, "execute", lambda rec: here.add(rec.args.sbuf.key[0]) or real(rec))
+    dx_run(case, True, "replay")
+    monkeypatch.undo()
+    return here
+
+
+@pytest.mark.parametrize("where", ["child", "every core"])
+def test_a_fault_in_a_child_comes_out_as_in_one_process(where, monkeypatch):
+    """The first fault in the schedule's order, the same type, message and record: when only the child's cube
+    cores fault (Fixpipe), and when every cube core faults."""
     case = "C3D conv3a, shrunk"
-    dx_run(case, True, "replay")  # which AI cores' records the child runs
-    child = forked.pop()[1]
-    monkeypatch.setenv("ASCEND_DATA_PROCESSES", "1")
-    groups = set(range(64)) if faulting == "every core" else None
-    if groups is None:  # the cube cores of the child's share: those its Fixpipes' L0C belong to
-        monkeypatch.setenv("ASCEND_DATA_PROCESSES", "2")
-        seen = []
-        real = FIXPIPE.execute
-        monkeypatch.setattr(FIXPIPE, "execute", lambda rec: seen.append((os.getpid(), rec.args.sbuf.key[0])) or
-                            real(rec))
-        # the parent's cores are those whose Fixpipes ran here; the child's are the others
-        dx_run(case, True, "replay")
-        parent_cores = {core for pid, core in seen if pid == os.getpid()}
-        groups = set(range(64)) - parent_cores
-        monkeypatch.setattr(FIXPIPE, "execute", real)
-        monkeypatch.setenv("ASCEND_DATA_PROCESSES", "1")
-    _faulting_fixpipe(monkeypatch, groups)
-    one = _fault(case)
-    monkeypatch.setenv("ASCEND_DATA_PROCESSES", "2")
-    forked.clear()
+    _forked(monkeypatch)
+    parent_cores = _fixpipe_cores_run_here(case, monkeypatch)
+    shares = _forked(monkeypatch)
+    dx_run(case, True, "replay")
+    child_share = set(shares.pop()[1].tolist())
+    _faulting_fixpipe(monkeypatch, set(range(64)) if where == "every core" else set(range(64)) - parent_cores)
     parallel = _fault(case)
-    assert forked and len(forked[0]) == 2
+    assert shares and len(shares[0]) == 2
+    monkeypatch.setenv("ASCEND_DATA_PROCESSES", "1")
+    one = _fault(case)
     assert type(parallel) is type(one) and str(parallel) == str(one)
     assert parallel.data_pass_record == one.data_pass_record
-    if faulting == "child":
-        assert parallel.data_pass_record in set(child.tolist())
+    if where == "child":
+        assert parallel.data_pass_record in child_share
+
+
+def _raising(record):
+    def work():
+        fault = OutOfBounds(f"at record {record}")
+        fault.data_pass_record = record
+        raise fault
+    return work
+
+
+@pytest.mark.parametrize("parent, child, first", [(10, 5, 5), (5, 10, 5), (None, 7, 7), (3, None, 3)])
+def test_the_first_fault_by_schedule_position_is_raised(parent, child, first):
+    """run_shares raises the fault whose record comes first by rank, the parent's or a child's, whichever ended
+    first in time; a child's writes into a shared memory reach the parent."""
+    out = Buffer("UB", 64, 32)
+
+    def child_work():
+        out.data[:] = 3
+        if child is not None:
+            _raising(child)()
+    with pytest.raises(OutOfBounds, match=f"at record {first}$"):
+        forked_data.run_shares([_raising(parent) if parent is not None else lambda: None, child_work],
+                               lambda record: record)
+    assert (out.data == 3).all()
 
 
 def test_state_outside_the_memories_keeps_one_process(monkeypatch):
