@@ -11,7 +11,7 @@ import gc
 import sys
 from typing import Callable
 
-from ascend_sim.engine import fast_engine, replay_engine, replay_passes
+from ascend_sim.engine import fast_engine, forked_data, replay_engine, replay_passes
 from ascend_sim.engine.core import AICore
 from ascend_sim.engine.streamed import StreamedLaunch, streams_by_ai_core
 from ascend_sim.engine.descriptor import FrontEndCache
@@ -81,7 +81,7 @@ class Chip:
         if engine in ("fast", "replay") and hooks:
             raise ValueError(f"engine={engine!r} runs no hooks: use engine='exact' (or 'auto') with hooks")
         self.replay_mode = replay_engine.replay_mode(replay)
-        self.data_threads = replay_passes.data_threads()  # env ASCEND_DATA_THREADS, checked before any launch
+        self.data_processes = forked_data.data_processes()  # env ASCEND_DATA_PROCESSES, checked before any launch
         self.replayer = None  # the launch's templates (engine/replay.py)
         self.platform = get_platform(platform)
         self.engine = engine

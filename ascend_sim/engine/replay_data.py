@@ -81,6 +81,7 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
     by_position = np.argsort(at, kind="stable")
     seq_list, core_list, names = seq.tolist(), core.tolist(), names_l0c.tolist()
     chains = L0CChains(own_l0c)
+    position = 0
     try:
         for position, w in zip(at[by_position].tolist(), what[by_position].tolist()):
             if w < 0:
@@ -103,6 +104,10 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
             else:
                 chains.store(c)
                 plan.run(buffers_of[c], records, runs, operands)
+    except BaseException as fault:
+        # the record whose data work (or whose run's) raised: data passes run apart compare their faults by it
+        fault.data_pass_record = seq_list[position]
+        raise
     finally:  # L0C holds every Mmad's sums, as after the records, even when a record's semantics raise
         chains.store_all()
 

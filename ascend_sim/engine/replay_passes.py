@@ -12,20 +12,19 @@ templates that hold none, so no nested block's records are made), then:
   operands from the template's, moved to the block's core (local buffers by name) and GM shifts (the `Xbuf` /
   `X0` fields, the rule of replay_engine._remap_args). The semantics read only a record's operands and
   registers (ascend_sim/isa), so they run on a small stand-in object, not on a record. With
-  ASCEND_DATA_THREADS > 1 and AI cores that cannot depend on each other, one AI core's records at a time on a
-  thread pool (`independent_groups`).
+  ASCEND_DATA_PROCESSES > 1 and AI cores that cannot depend on each other (`independent_groups`), the AI cores'
+  records shared out among forked processes writing into the chip's shared memories (forked_data.py).
 The results are the exact engine's byte for byte (tests/ascend_sim/engine/test_replay_passes.py, the engine
 corpus and the fault tests on engine="replay").
 """
 from __future__ import annotations
 
-import os
 from bisect import bisect_right
-from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 
 import numpy as np
 
-from ascend_sim.engine import replay_data
+from ascend_sim.engine import forked_data, replay_data
 from ascend_sim.engine.replay_engine import Block, _remap_args, flattened
 from ascend_sim.machine.memory import Buffer
 
@@ -91,18 +90,10 @@ def block_accesses(chip, block, encoded):
     return encoded.moved(keys, {buf.name: shift for buf, shift in block.shifts.items() if shift})
 
 
-def data_threads() -> int:
-    """Threads for the data work of a race-checked replay run: env ASCEND_DATA_THREADS, default 1."""
-    value = os.environ.get("ASCEND_DATA_THREADS", "1")
-    if not value.isdigit() or not 1 <= int(value) <= 64:
-        raise ValueError(f"ASCEND_DATA_THREADS={value!r} is not a number of threads in [1, 64]")
-    return int(value)
-
-
 def run_semantics(chip, cores, s, made=None) -> None:
     """Every record's data work, in the schedule's order (`s`), blocks' records included, their runs of LoadData
-    and Mmad batched (replay_data.py); on several threads when independent_groups allows it. `made`:
-    replay_engine.flattened's cache."""
+    and Mmad batched (replay_data.py); on forked processes (forked_data.py) when asked for, independent_groups
+    allows it and the run is long enough. `made`: replay_engine.flattened's cache."""
     runs: list = []  # per record of the streams (cores one after another): its semantics, or None
     operands = _StreamOperands()  # ... and what they read
     kinds: list = []  # ... replay_data's NONE / RUN / OTHER, an array per block and per real record
@@ -140,17 +131,29 @@ def run_semantics(chip, cores, s, made=None) -> None:
     batched = dict(kinds=np.concatenate(kinds), origins=np.concatenate(origins), core_of=s.R[:, _CORE],
                    buffers_of=[core.buffers for core in cores], plans={}, gathers={}, own_l0c=unshared,
                    names_l0c=np.concatenate(names_l0c))
-    threads = chip.data_threads
-    parts = None if threads == 1 or atomic else independent_groups(chip, cores, s)
-    if parts is None:
+    processes = chip.data_processes
+    parts = None
+    if processes > 1 and not atomic and (batched["kinds"] != replay_data.NONE).sum() >= forked_data.FORK_FROM \
+            and forked_data.can_fork(chip, cores, _semantic_records(cores, plans)):
+        parts = independent_groups(chip, cores, s)
+    if parts is None or len(parts) == 1:
         replay_data.run_in_order(runs, operands, s.order.tolist(), **batched)
         return
-    shares: list = [[] for _ in range(min(threads, len(parts)))]
-    for part in sorted(parts, key=len, reverse=True):  # the longest first, each to the least loaded thread
+    shares: list = [[] for _ in range(min(processes, len(parts)))]
+    for part in sorted(parts, key=len, reverse=True):  # the longest first, each to the least loaded process
         min(shares, key=len).extend(part)
-    with ThreadPoolExecutor(len(shares)) as pool:
-        for done in [pool.submit(replay_data.run_in_order, runs, operands, share, **batched) for share in shares]:
-            done.result()
+    position = np.empty(len(runs), np.int64)  # per record, its place in the schedule's order
+    position[s.order] = np.arange(len(s.order))
+    # each share in the schedule's order, so that its first fault is the one a single pass would meet first
+    shares = [s.order[np.sort(position[share])] for share in shares]
+    forked_data.run_shares([partial(replay_data.run_in_order, runs, operands, share, **batched) for share in shares],
+                           lambda record: -1 if record is None else int(position[record]))
+
+
+def _semantic_records(cores, plans) -> list:
+    """The records whose semantics a data pass runs: the real records of the streams and each template's once."""
+    real = [item for core in cores for item in core.stream if item.__class__ is not Block and item.args is not None]
+    return real + [r for plan in plans.values() for r in plan.records if r.args is not None]
 
 
 class _StreamOperands:

@@ -3,9 +3,13 @@
 In timing-only mode (Chip(execute=False)) a memory is a size-only descriptor: it has its name, capacity and
 alignment, so every bounds and alignment check fires as in a full run, but no bytes (`data` is None), since no
 instruction's semantics run.
+
+A full run's bytes are in anonymous shared mappings (one per memory), so a process forked from this one writes
+into the same memory as its parent: engine/forked_data.py runs independent AI cores' data work that way.
 """
 from __future__ import annotations
 
+import mmap
 from collections.abc import Callable
 
 import numpy as np
@@ -26,7 +30,7 @@ class Buffer:
         self.capacity = capacity
         self.alignment = alignment
         if data is None and allocate:
-            data = np.zeros(capacity, dtype=np.uint8)
+            data = shared_zeros(capacity)
         self.data = data
         self.key = name  # identity used by the race checker
 
@@ -53,12 +57,28 @@ class Buffer:
         self._check_holds_bytes()
         return np.ndarray(shape, dtype, self.data, byte_offset, strides)
 
+    @property
+    def shared(self) -> bool:
+        """Whether the bytes are in a shared mapping (shared_zeros), seen by processes forked from this one."""
+        if self.data is None or self.data.size == 0:
+            return self.data is not None
+        base = self.data.base
+        return base.__class__ is memoryview and base.obj.__class__ is mmap.mmap
+
     def _check_holds_bytes(self) -> None:
         if self.data is None:
             raise RuntimeError(f"{self.name} is size-only (a timing-only run): it holds no bytes to read or write")
 
     def __repr__(self) -> str:
         return f"Buffer({self.name}, {self.capacity} B, align {self.alignment})"
+
+
+def shared_zeros(nbytes: int) -> np.ndarray:
+    """`nbytes` zero bytes in an anonymous shared mapping (MAP_SHARED | MAP_ANONYMOUS), which a forked process
+    shares instead of copying."""
+    if nbytes <= 0:
+        return np.zeros(0, dtype=np.uint8)
+    return np.frombuffer(mmap.mmap(-1, nbytes), dtype=np.uint8)
 
 
 class GlobalMemory:

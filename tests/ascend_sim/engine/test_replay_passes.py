@@ -8,7 +8,7 @@ import pytest
 from ascend_sim import Chip, SimFault
 from ascend_sim.ascendc import (PIPE_MTE3, DataCopy, DataCopyParams, GlobalTensor, HardEvent, PipeBarrier, TBuf,
                                 TPipe, TPosition, WaitFlag, replay_unit)
-from ascend_sim.engine import replay_engine, replay_passes
+from ascend_sim.engine import forked_data, replay_engine, replay_passes
 from ascend_sim.engine.replay_engine import Block
 from ascend_sim.machine.tensor import GmAddr
 from ascend_sim.passes.fast_races import accesses
@@ -190,21 +190,6 @@ def _fields(rec) -> tuple:
             rec.nbytes, rec.event, rec.api, rec.args, rec.reads, rec.writes, rec.footprint)
 
 
-@pytest.mark.parametrize("case", ["C3D conv3a, shrunk", "MIX NCDHW, groups, odd channels, bf16"])
-def test_data_work_on_two_threads_gives_the_same_bytes(case, monkeypatch):
-    """The AI cores' data work split over two threads (independent_groups) when nothing orders one group after
-    another: the same result bytes as the exact engine."""
-    split = []
-    real = replay_passes.independent_groups
-    monkeypatch.setattr(replay_passes, "independent_groups", lambda *a: split.append(real(*a)) or split[-1])
-    monkeypatch.setenv("ASCEND_DATA_THREADS", "2")
-    threaded = dx_run(case, True, "replay")
-    assert split and split[0] is not None and len(split[0]) > 1
-    exact = dx_run(case, True, "exact")
-    assert threaded.result.tobytes() == exact.result.tobytes()
-    assert all_fields(threaded.report) == all_fields(exact.report)
-
-
 def test_groups_ordered_by_cross_core_flags_stay_in_one_pass(monkeypatch):
     """Both cube cores set a mode-0 cross-core flag and wait for it (a round of every core's sets): each wait is
     released by the other AI core too, so the groups are not independent."""
@@ -220,13 +205,8 @@ def test_groups_ordered_by_cross_core_flags_stay_in_one_pass(monkeypatch):
     split = []
     real = replay_passes.independent_groups
     monkeypatch.setattr(replay_passes, "independent_groups", lambda *a: split.append(real(*a)) or split[-1])
-    monkeypatch.setenv("ASCEND_DATA_THREADS", "2")
+    monkeypatch.setenv("ASCEND_DATA_PROCESSES", "2")
+    monkeypatch.setattr(forked_data, "FORK_FROM", 0)
     chip = Chip(engine="replay")
     chip.launch(body, 2, GmAddr(chip.gm.upload("in", np.zeros(256 * 8, np.float16))), kernel_type="MIX_AIC_1_0")
     assert chip.replayer.hits and split == [None]
-
-
-def test_a_bad_thread_count_is_refused_by_name_before_any_launch(monkeypatch):
-    monkeypatch.setenv("ASCEND_DATA_THREADS", "0")
-    with pytest.raises(ValueError, match=r"ASCEND_DATA_THREADS='0' is not a number of threads in \[1, 64\]"):
-        Chip()
