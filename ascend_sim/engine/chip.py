@@ -86,7 +86,8 @@ class Chip:
         self.platform = get_platform(platform)
         self.engine = engine
         self.blas_threads = blas_threads
-        self.gm = GlobalMemory(allocate=execute)  # timing-only: size-only allocations
+        # timing-only: size-only allocations; in shared mappings only when the data pass may fork (forked_data)
+        self.gm = GlobalMemory(allocate=execute, shared=self.data_processes > 1)
         self.execute = execute
         self.check_races = check_races
         self.record = record

@@ -86,7 +86,8 @@ class AICore:
         self.name = f"{core_type.name} {self.block_idx}"
         p = self.platform = chip.platform
         self.execute = chip.execute
-        self.buffers = {name: Buffer(name, p.capacity(name), p.alignment(name), allocate=self.execute)
+        self.buffers = {name: Buffer(name, p.capacity(name), p.alignment(name), allocate=self.execute,
+                                     shared=chip.gm.shared)
                         for name in core_type.buffers}  # timing-only: size-only buffers
         for buf in self.buffers.values():
             buf.key = (index, buf.name)

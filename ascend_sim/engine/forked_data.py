@@ -1,8 +1,9 @@
 """The data pass of a replay run on forked processes (issue 23, step 3): opt-in, env ASCEND_DATA_PROCESSES.
 
 When no AI core's records can depend on another's (replay_passes.independent_groups), each AI core's records can
-run in the schedule's order apart from the others' with the same bytes. A full run's memories (GM and every core's
-buffers) are anonymous shared mappings (machine/memory.py), so after scheduling, `os.fork()` children each run a
+run in the schedule's order apart from the others' with the same bytes. A chip made with ASCEND_DATA_PROCESSES > 1
+holds a full run's memories (GM and every core's buffers) in anonymous shared mappings (machine/memory.py), so after
+scheduling, `os.fork()` children each run a
 share of the AI cores' data work and write straight into the memory the parent sees; the parent runs the first
 share itself, waits for the children and takes their faults over a pipe. Threads in one process do not pay
 (the data work's Python per Mmad holds the GIL: docs/performance.md).

@@ -4,8 +4,10 @@ In timing-only mode (Chip(execute=False)) a memory is a size-only descriptor: it
 alignment, so every bounds and alignment check fires as in a full run, but no bytes (`data` is None), since no
 instruction's semantics run.
 
-A full run's bytes are in anonymous shared mappings (one per memory), so a process forked from this one writes
-into the same memory as its parent: engine/forked_data.py runs independent AI cores' data work that way.
+With shared=True a full run's bytes are in anonymous shared mappings (one per memory), so a process forked from
+this one writes into the same memory as its parent: engine/forked_data.py runs independent AI cores' data work that
+way. Only then: a process has a limited number of mappings (vm.max_map_count, 65,530 here) and a chip holds a
+few hundred memories, so plain arrays are the default.
 """
 from __future__ import annotations
 
@@ -20,17 +22,18 @@ from ascend_sim.machine.faults import Misaligned, OutOfBounds
 class Buffer:
     """One physical memory: a zero-initialised byte array with a name, a capacity and an alignment rule.
 
-    allocate=False: size only (data None), for timing-only runs."""
+    allocate=False: size only (data None), for timing-only runs; shared=True: the bytes in a shared mapping
+    (shared_zeros)."""
 
     __slots__ = ("name", "data", "capacity", "alignment", "key")
 
     def __init__(self, name: str, capacity: int, alignment: int, data: np.ndarray | None = None, *,
-                 allocate: bool = True):
+                 allocate: bool = True, shared: bool = False):
         self.name = name
         self.capacity = capacity
         self.alignment = alignment
         if data is None and allocate:
-            data = shared_zeros(capacity)
+            data = shared_zeros(capacity) if shared else np.zeros(capacity, dtype=np.uint8)
         self.data = data
         self.key = name  # identity used by the race checker
 
@@ -90,14 +93,15 @@ class GlobalMemory:
     allocate=False (timing-only): allocations are size-only; upload and place take the size and copy nothing.
     """
 
-    def __init__(self, allocate: bool = True):
+    def __init__(self, allocate: bool = True, shared: bool = False):
         self.allocations: dict[str, Buffer] = {}
         self.allocate = allocate
+        self.shared = shared  # allocations in shared mappings (Buffer's `shared`)
 
     def alloc(self, name: str, nbytes: int) -> Buffer:
         if name in self.allocations:
             raise ValueError(f"GM allocation {name!r} already exists")
-        buf = Buffer(f"GM:{name}", int(nbytes), 1, allocate=self.allocate)
+        buf = Buffer(f"GM:{name}", int(nbytes), 1, allocate=self.allocate, shared=self.shared)
         self.allocations[name] = buf
         return buf
 

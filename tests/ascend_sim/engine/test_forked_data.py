@@ -122,7 +122,7 @@ def _raising(record):
 def test_the_first_fault_by_schedule_position_is_raised(parent, child, first):
     """run_shares raises the fault whose record comes first by rank, the parent's or a child's, whichever ended
     first in time; a child's writes into a shared memory reach the parent."""
-    out = Buffer("UB", 64, 32)
+    out = Buffer("UB", 64, 32, shared=True)
 
     def child_work():
         out.data[:] = 3
@@ -136,7 +136,12 @@ def test_the_first_fault_by_schedule_position_is_raised(parent, child, first):
 
 def test_state_outside_the_memories_keeps_one_process(monkeypatch):
     """A buffer whose bytes are not in a shared mapping (the debugger swaps arrays), or a record whose semantics
-    write Python-held registers, would lose a child's writes: can_fork refuses."""
+    write Python-held registers, would lose a child's writes: can_fork refuses. With one process asked for, the
+    memories are plain arrays (a process's mappings are limited), so can_fork refuses too."""
+    chip = Chip()
+    chip.gm.upload("x", np.zeros(64, np.float16))
+    assert not chip.gm["x"].shared and not can_fork_plain(chip)
+    monkeypatch.setenv("ASCEND_DATA_PROCESSES", "2")
     chip = Chip()
     chip.gm.upload("x", np.zeros(64, np.float16))
     assert chip.gm["x"].shared and can_fork_plain(chip)
@@ -157,11 +162,12 @@ def can_fork_plain(chip):
 
 
 def test_memories_are_shared_mappings():
-    """A forked child's writes into a full run's memories reach the parent."""
-    gm = GlobalMemory()
+    """Memories made shared (a chip made with ASCEND_DATA_PROCESSES > 1): a forked child's writes into a full run's memories reach the parent."""
+    gm = GlobalMemory(shared=True)
     buf = gm.alloc("y", 4096)
-    local = Buffer("UB", 1024, 32)
+    local = Buffer("UB", 1024, 32, shared=True)
     assert buf.shared and local.shared and not Buffer("L1", 16, 32, allocate=False).shared
+    assert not Buffer("UB", 1024, 32).shared and not GlobalMemory().alloc("z", 64).shared  # the default: plain
     pid = os.fork()
     if pid == 0:
         buf.data[:] = 7
