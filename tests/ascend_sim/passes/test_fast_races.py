@@ -220,6 +220,13 @@ def _single_core(items, granule=2):
     return records, s, granule
 
 
+def _one_box_per_core(boxes, pipe=Pipe.FIX, kind="AIC"):
+    """Two cores, each one record on `pipe` whose footprint is a box of `boxes`: (records, schedule)."""
+    streams = [[Record(c, 0, _MOVE, pipe, None, None, (), (), (None, 0), footprint=(box,))]
+               for c, box in enumerate(boxes)]
+    return streams[0] + streams[1], schedule(streams, [kind, kind], [0, 1], BASE)
+
+
 def test_a_race_with_an_access_the_pruning_forgot_is_missed_by_both():
     # 300 MTE2 writes that the M pipe never learns of, then an M read of the first bytes: races.py keeps the
     # last 256 of them only, so the race with the first is missed, and both checkers must miss it alike
@@ -257,10 +264,7 @@ def test_atomic_adds_race_with_plain_stores_not_with_each_other():
     gm = Buffer("GM:out", 64, 2, allocate=False)
     add = (gm, 0, (4,), (1,), "atomic")
     for second, expected in ((add, CLEAN), ((gm, 2, (2,), (1,), True), 1), ((gm, 2, (2,), (1,), False), 1)):
-        streams = [[Record(c, 0, _MOVE, Pipe.FIX, None, None, (), (), (None, 0), footprint=(box,))]
-                   for c, box in enumerate((add, second))]
-        s = schedule(streams, ["AIC", "AIC"], [0, 1], BASE)
-        records = streams[0] + streams[1]
+        records, s = _one_box_per_core((add, second))
         assert first_fault(records, s.order.tolist(), 2, 2)[0] == expected
         assert first_race(records, s, 2) == expected
 
@@ -268,10 +272,7 @@ def test_atomic_adds_race_with_plain_stores_not_with_each_other():
 @pytest.mark.parametrize("granule, expected", [(2, 1), (1, CLEAN)])
 def test_neighbouring_bytes_race_on_a_2_byte_granule_only(granule, expected):
     gm = Buffer("GM:out", 64, 2, allocate=False)
-    streams = [[Record(c, 0, _MOVE, Pipe.MTE3, None, None, (), (), (None, 0), footprint=((gm, 10 + c, (1,), (1,), True),))]
-               for c in range(2)]
-    s = schedule(streams, ["AIV", "AIV"], [0, 1], BASE)
-    records = streams[0] + streams[1]
+    records, s = _one_box_per_core([(gm, 10 + c, (1,), (1,), True) for c in range(2)], Pipe.MTE3, "AIV")
     assert first_fault(records, s.order.tolist(), 2, granule)[0] == expected
     assert first_race(records, s, granule) == expected
 
@@ -324,10 +325,7 @@ def test_a_transposed_box_races_where_the_python_checker_says(transposed, second
     gm = Buffer("GM:out", 256, 2, allocate=False)
     box = (gm, 0, (4, 8, 2), (2, 8, 1), True) if transposed else (gm, 0, (8, 4, 2), (8, 2, 1), True)
     other = (gm, second_at, (2,), (1,), True)
-    streams = [[Record(c, 0, _MOVE, Pipe.FIX, None, None, (), (), (None, 0), footprint=(b,))]
-               for c, b in enumerate((box, other))]
-    s = schedule(streams, ["AIC", "AIC"], [0, 1], BASE)
-    records = streams[0] + streams[1]
+    records, s = _one_box_per_core((box, other))
     assert first_fault(records, s.order.tolist(), 2, 2)[0] == expected
     assert first_race(records, s, 2) == expected
 
