@@ -71,7 +71,8 @@ def _next_row(idx, nd, shape) -> bool:
 @njit(cache=True)
 def _box_races(shadow, bases, n_bases, idx, nd, shape, strides, off, gen_start, c, acc_core, acc_tick, gclock):
     """GmRaceChecker._access's test, on the shadows starting at bases[:n_bases], over the box's granules: does
-    one hold an access of another core in this generation that core c's clock does not know of?"""
+    one hold an access of another core in this generation that core c's clock does not know of? A shadow holds
+    1 + the index of the granule's last access (0: none), so that a fresh shadow is zeros (first_race_of)."""
     inner, step = shape[nd - 1], strides[nd - 1]
     idx[:nd] = 0
     while True:
@@ -85,19 +86,19 @@ def _box_races(shadow, bases, n_bases, idx, nd, shape, strides, off, gen_start, 
                 v = shadow[base + t * step]
                 low = min(low, v)
                 high = max(high, v)
-            if high < gen_start:
+            if high <= gen_start:
                 continue  # untouched, or touched in an earlier generation only
             if low == high:  # one access covers them all
-                d = acc_core[high]
-                if d != c and acc_tick[high] > gclock[c, d]:
+                d = acc_core[high - 1]
+                if d != c and acc_tick[high - 1] > gclock[c, d]:
                     return True
                 continue
             seen = -1
             for t in range(inner):
                 v = shadow[base + t * step]
-                if v != seen and v >= gen_start:  # a run of one access is checked once
-                    d = acc_core[v]
-                    if d != c and acc_tick[v] > gclock[c, d]:
+                if v != seen and v > gen_start:  # a run of one access is checked once
+                    d = acc_core[v - 1]
+                    if d != c and acc_tick[v - 1] > gclock[c, d]:
                         return True
                 seen = v
         if not _next_row(idx, nd, shape):
@@ -359,7 +360,7 @@ def _first_race(order, R, rel, slot, cw_off, cw_mem, acc_off, ACC, pair_of, fp_o
                               acc_tick, gclock):
                     return pos
                 _box_store(shadow, G[g, _W if fk == 1 else (_R if fk == 0 else _A)], idx, gnd, shape, strides, goff,
-                           n_acc)
+                           n_acc + 1)
                 acc_core[n_acc] = c
                 acc_tick[n_acc] = gclock[c, c]
                 n_acc += 1
@@ -599,7 +600,9 @@ def first_race(records: list, s, granule: int, shared: frozenset = frozenset()) 
 def first_race_of(s, parts: list, granule: int, shared: frozenset = frozenset()) -> int:
     """first_race over records given by their Accesses (`parts`, in the order of the schedule's records)."""
     e = encode(parts, s, granule, shared)
-    shadow = np.full(max(e["shadow_size"], 1), -1, np.int32)
+    # zeros (no access yet: _box_races), not a fill: a large array's pages are then mapped only where an access
+    # lands (a fresh 19-29 MB shadow filled with -1 cost 28-46 ms of page faults on the short benchmark layers)
+    shadow = np.zeros(max(e["shadow_size"], 1), np.int32)
     return int(_first_race(s.order, s.R, s.rel, e["slot"], s.round_off, e["cw_mem"], e["acc_off"], e["ACC"],
                            e["pair_of"], e["fp_off"], e["FP"], e["G"], e["peer_off"], e["peer"], shadow, granule,
                            s.core_off.shape[0] - 1,

@@ -277,6 +277,28 @@ def test_neighbouring_bytes_race_on_a_2_byte_granule_only(granule, expected):
     assert first_race(records, s, granule) == expected
 
 
+@pytest.mark.parametrize("after", [[(0, 2)], [(2, 2), (0, 4)]])
+def test_an_access_just_before_a_sync_all_is_of_the_earlier_generation(after):
+    # core 0's write of granule 0 is the last GM access before the SyncAll; after it core 1 writes granule 0
+    # alone (a row of one access), or granule 1 and then granules 0 and 1 at once (a row holding an access of
+    # this generation and core 0's of the earlier one): neither races (the shadows hold 1 + an access's index:
+    # an off-by-one at the generation's start would make them races)
+    gm = Buffer("GM:out", 64, 2, allocate=False)
+
+    def write(core, seq, offset, size):
+        return Record(core, seq, _MOVE, Pipe.FIX, None, None, (), (), (None, 0),
+                      footprint=((gm, offset, (size,), (1,), True),))
+    streams = [[write(0, 0, 0, 2), Record(0, 1, SYNC_ALL, Pipe.ALL, None, None, (), (), (None, 0))],
+               [Record(1, 0, SYNC_ALL, Pipe.ALL, None, None, (), (), (None, 0))]]
+    streams[1] += [write(1, seq, offset, size) for seq, (offset, size) in enumerate(after, 1)]
+    s = schedule(streams, ["AIC", "AIC"], [0, 1], BASE)
+    records = streams[0] + streams[1]
+    for i, by in s.releases(records):
+        records[i].released_by = by
+    assert first_fault(records, s.order.tolist(), 2, 2)[0] == CLEAN
+    assert first_race(records, s, 2) == CLEAN
+
+
 # ------------------------------------------------------------------------------------------ boxes merged
 def _granules(shape, strides) -> list:
     """Every granule a box visits, with repeats, sorted (numpy's own enumeration of the index grid)."""
