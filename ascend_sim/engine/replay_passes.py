@@ -96,9 +96,10 @@ def run_semantics(chip, cores, s, made=None) -> None:
     allows it and the run is long enough. `made`: replay_engine.flattened's cache."""
     runs: list = []  # per record of the streams (cores one after another): its semantics, or None
     operands = _StreamOperands()  # ... and what they read
-    kinds: list = []  # ... replay_data's NONE / RUN / OTHER, an array per block and per real record
+    kinds: list = []  # ... replay_data's NONE / RUN / OTHER, an array per block and per stretch of real records
     origins: list = []  # ... replay_data.origins, -1 for real records
     names_l0c: list = []  # ... whether its reads or writes name an L0C (replay_data.L0CChains)
+    real = _RealRecords(kinds, origins, names_l0c)  # the stretch of real records since the last block
     plans: dict = {}  # id(template) -> _Plan
     atomic = False  # an atomic add in GM: its order across cores decides the bits
     # a core holding a buffer another core also uses (the 950's wiring) runs its records one by one
@@ -109,25 +110,25 @@ def run_semantics(chip, cores, s, made=None) -> None:
             if item.__class__ is Block:
                 plan = plans.get(id(item.template))
                 if plan is None:
-                    plan = plans[id(item.template)] = _Plan(item.template)
-                    plan.number = len(plans)
+                    plan = plans[id(item.template)] = _Plan(item.template, len(plans) + 1)
+                real.close()
                 operands.add_block(len(runs), plan, chip.cores[item.core], item)
                 runs += plan.runs
                 kinds.append(plan.kinds if unshared[c] else plan.kinds_one_by_one)
-                origins.append(replay_data.origins(plan.number, len(plan.runs)))
+                origins.append(plan.origins)
                 names_l0c.append(plan.names_l0c)
                 atomic = atomic or plan.atomic
             else:
-                runs.append(item.spec.execute if item.args is not None else None)
-                operands.add_record(len(runs) - 1, item)
-                kind = replay_data.kind_of(runs[-1], item.name)
-                kinds.append(_ONE_RECORD[kind if unshared[c] or kind != replay_data.RUN else replay_data.OTHER])
-                origins.append(_REAL)
-                names_l0c.append(_NAMES_L0C[runs[-1] is not None and _names_l0c(item)])
+                run = item.spec.execute if item.args is not None else None
+                runs.append(run)
+                operands.made.append(item)
+                kind = replay_data.kind_of(run, item.name)
+                real.kinds.append(kind if unshared[c] or kind != replay_data.RUN else replay_data.OTHER)
+                real.names_l0c.append(run is not None and _names_l0c(item))
                 atomic = atomic or _adds_atomically(item)
+    real.close()
     from ascend_sim.passes.fast_schedule import _CORE
 
-    operands.close(len(runs))
     batched = dict(kinds=np.concatenate(kinds), origins=np.concatenate(origins), core_of=s.R[:, _CORE],
                    buffers_of=[core.buffers for core in cores], plans={}, gathers={}, own_l0c=unshared,
                    names_l0c=np.concatenate(names_l0c))
@@ -167,15 +168,10 @@ class _StreamOperands:
         self.blocks: list = []  # ... and (its _Plan, its core, the Block)
 
     def add_block(self, start: int, plan, core, block) -> None:
+        """The block's records from `start` on (a real record is appended to `made` as itself)."""
         self.block_starts.append(start)
         self.blocks.append((plan, core, block, any(block.shifts.values())))
-
-    def add_record(self, at: int, record) -> None:
-        self.made.extend([None] * (at - len(self.made)))
-        self.made.append(record)
-
-    def close(self, size: int) -> None:
-        self.made.extend([None] * (size - len(self.made)))
+        self.made += plan.unmade
 
     def template_args(self, i: int):
         """Record i's operands tuple as its template holds it (a real record: its own), without moving it to the
@@ -199,14 +195,36 @@ class _StreamOperands:
         return got
 
 
-_ONE_RECORD = {kind: np.array([kind], np.int8) for kind in (replay_data.NONE, replay_data.RUN, replay_data.OTHER)}
-_REAL = np.array([-1], np.int64)
-_NAMES_L0C = {False: np.zeros(1, bool), True: np.ones(1, bool)}
+class _RealRecords:
+    """run_semantics' per-record arrays of a stretch of real records between blocks, gathered as lists and added
+    as one array each (not an array a record)."""
+
+    __slots__ = ("kinds", "names_l0c", "_arrays")
+
+    def __init__(self, kinds: list, origins: list, names_l0c: list):
+        self.kinds: list = []
+        self.names_l0c: list = []
+        self._arrays = kinds, origins, names_l0c
+
+    def close(self) -> None:
+        """Add the stretch's arrays (origin -1: a real record) and start a new one."""
+        if self.kinds:
+            kinds, origins, names_l0c = self._arrays
+            kinds.append(np.array(self.kinds, np.int8))
+            origins.append(np.full(len(self.kinds), -1, np.int64))
+            names_l0c.append(np.array(self.names_l0c, bool))
+            self.kinds, self.names_l0c = [], []
 
 
 def _names_l0c(rec) -> bool:
     """The record reads or writes an L0C."""
-    return any(buf.name == "L0C" for buf, _, _ in rec.reads) or any(buf.name == "L0C" for buf, _, _ in rec.writes)
+    for buf, _, _ in rec.reads:
+        if buf.name == "L0C":
+            return True
+    for buf, _, _ in rec.writes:
+        if buf.name == "L0C":
+            return True
+    return False
 
 
 def independent_groups(chip, cores, s) -> list | None:
@@ -241,13 +259,14 @@ class _Plan:
     """A template's records seen by the data pass: their semantics, and their operands per core (local buffers
     moved) and per block (GM addresses shifted), made record by record when asked for."""
 
-    def __init__(self, template):
+    def __init__(self, template, number: int):
         self.template = template  # a template or a Stretch holding no nested block (replay_engine.flattened)
         self.records = records = template.records
         self.runs = [r.spec.execute if r.args is not None else None for r in records]
+        self.unmade = [None] * len(records)  # _StreamOperands.made of a block's records before any is asked for
         self.kinds = np.array([replay_data.kind_of(run, r.name) for run, r in zip(self.runs, records)], np.int8)
         self.kinds_one_by_one = np.where(self.kinds == replay_data.RUN, replay_data.OTHER, self.kinds).astype(np.int8)
-        self.number = 0  # its place among the launch's templates (replay_data.origins)
+        self.origins = replay_data.origins(number, len(records))  # number: its place among the launch's templates
         self.atomic = any(map(_adds_atomically, records))
         self.names_l0c = np.array([run is not None and _names_l0c(r) for run, r in zip(self.runs, records)], bool)
         self.per_core: dict = {}  # core index -> per record, its operands on that core's buffers once made

@@ -162,7 +162,7 @@ def test_dx_blocks_give_their_records_accesses_and_operands(case, monkeypatch, n
             piece_records = records[start:start + len(piece)]
             moved = replay_passes.block_accesses(chip, piece, accesses(piece.template.records))
             _same_accesses(moved, accesses(piece_records))
-            plan = plans.setdefault(id(piece.template), replay_passes._Plan(piece.template))
+            plan = plans.setdefault(id(piece.template), replay_passes._Plan(piece.template, len(plans) + 1))
             shifted = any(piece.shifts.values())
             for j, (run, rec) in enumerate(zip(plan.runs, piece_records)):
                 if run is not None:
