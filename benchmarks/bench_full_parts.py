@@ -14,11 +14,12 @@ by total after a warm-up run:
 - the chip and its cores made (Chip, AICore: every core's buffers), the report, the cores released;
 - the launch's kernel Python with its real records, the templates and hits (bench_replay_parts' parts), the lazy
   schedule;
-- the race checks: their set-up (race_free's walk of the streams) apart from the compiled checker's encoding
-  (fast_races.accesses) and pass (first_race_of);
+- the race checks: their set-up (race_free's walk of the streams, the blocks' accesses moved), the records'
+  encoding (fast_races.accesses), the compiled pass's arrays (encode), its shadows' allocation (first_race_of)
+  and the pass itself (_first_race);
 - the data pass: its set-up (run_semantics: the per-record lists, operands, L0C chain flags) apart from the data
   work in run_in_order, split into the planned runs (RunPlan.compiled, RunPlan.run) and the rest (the records run
-  one by one and the L0C chains' stores: h25short's part).
+  one by one and the L0C chains' stores).
 The timers add about 1 us a timed call.
 
 --floor also prints each layer's GEMM floor: the run's Mmads alone, as `a @ b` of float32 operands of their
@@ -32,25 +33,24 @@ import time
 from collections import Counter
 
 import numba  # noqa: F401 (loaded first: "auto" then takes the compiled passes, as in bench_conv3d_dx after C3D)
+import numpy as np
 from bench_conv3d_dx import LAYERS
 from bench_replay import _operator_run
 from bench_replay_parts import Parts, instrument
 
-import numpy as np
-
 import kernels.common.run as run_module
-import kernels.matmul as matmul_package
 import kernels.conv3d_backprop_input.operator as dx_operator
+import kernels.matmul as matmul_package
 import kernels.matmul.operator as matmul_operator
 from ascend_sim.engine import chip as chip_module
 from ascend_sim.engine import core as core_module
 from ascend_sim.engine import replay_data, replay_passes
-from ascend_sim.machine.blas import blas_threads
 from ascend_sim.machine import memory
+from ascend_sim.machine.blas import blas_threads
 from ascend_sim.passes import fast_races
 
 HOST = "host side: checks, plan, tiling"
-DATA_REST = "data pass: records one by one, L0C chains (h25short)"
+DATA_REST = "data pass: the records one by one, L0C chains"
 
 
 def instrument_full(parts: Parts) -> None:
