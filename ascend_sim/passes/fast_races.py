@@ -600,8 +600,8 @@ def first_race(records: list, s, granule: int, shared: frozenset = frozenset()) 
 def first_race_of(s, parts: list, granule: int, shared: frozenset = frozenset()) -> int:
     """first_race over records given by their Accesses (`parts`, in the order of the schedule's records)."""
     e = encode(parts, s, granule, shared)
-    # zeros (no access yet: _box_races), not a fill: a large array's pages are then mapped only where an access
-    # lands (a fresh 19-29 MB shadow filled with -1 cost 28-46 ms of page faults on the short benchmark layers)
+    # zeros (no access yet: _box_races), not a fill: where the shadows come fresh from the kernel, their pages are
+    # then mapped only where an access lands (filling 19-29 MB with -1 measured 28-46 ms in such a process)
     shadow = np.zeros(max(e["shadow_size"], 1), np.int32)
     return int(_first_race(s.order, s.R, s.rel, e["slot"], s.round_off, e["cw_mem"], e["acc_off"], e["ACC"],
                            e["pair_of"], e["fp_off"], e["FP"], e["G"], e["peer_off"], e["peer"], shadow, granule,
