@@ -137,7 +137,7 @@ def run_semantics(chip, cores, s, made=None) -> None:
             and forked_data.can_fork(chip, cores, _semantic_records(cores, plans)):
         parts = independent_groups(chip, cores, s)
     if parts is None or len(parts) == 1:
-        replay_data.run_in_order(runs, operands, s.order.tolist(), **batched)
+        replay_data.run_in_order(runs, operands, s.order, **batched)
         return
     shares: list = [[] for _ in range(min(processes, len(parts)))]
     for part in sorted(parts, key=len, reverse=True):  # the longest first, each to the least loaded process
