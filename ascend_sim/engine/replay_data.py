@@ -36,7 +36,7 @@ from functools import lru_cache
 import numpy as np
 
 from ascend_sim.machine.dtypes import element_bits, to_float32
-from ascend_sim.machine.gather import block_rows
+from ascend_sim.machine.gather import block_rows, block_rows_of_map
 from ascend_sim.machine.memory import Buffer
 from ascend_sim.machine.mmad import multiply, product
 
@@ -434,11 +434,7 @@ def _operand(args_list, loads, first: int, count: int, order, order_key, dtype, 
         key = (id(ops.index), id(ops.pad_positions), ops.span, order_key)
         gather = shared.get(key)
         if gather is None:
-            pad = np.zeros(count, bool)
-            pad[ops.pad_positions] = True
-            index = np.clip(ops.index, 0, ops.span - 1)[order]
-            pads = np.flatnonzero(pad[order]) if ops.pad_positions.size else None
-            gather = shared[key] = (_as_rows(index, pad[order], 32 // size), pads, int(index.max()) + 1,
+            gather = shared[key] = (*_img2col_gather(ops, count, order, order_key, size),
                                     ops.index, ops.pad_positions)  # the maps kept: their ids are the key
         index, pads, end = gather[:3]
         return base, index, pads, _pad_f32(ops.dtype, ops.pad_value, dtype), base + end
@@ -464,6 +460,47 @@ def _operand(args_list, loads, first: int, count: int, order, order_key, dtype, 
         index[pad] = 0
     pad_value = _pad_f32_of_bits(pads[0], dtype, size) if pads else 0.0
     return low, index, pad, pad_value, (int(real.max()) + 1) if real.size else low
+
+
+def _img2col_gather(ops, count: int, order, order_key, size: int) -> tuple:
+    """A dense LoadData 3Dv2 that wrote a whole Mmad operand (`count` elements read in `order`, named by
+    `order_key`): the gather from the load's source (a Rows when it reads whole C0 blocks), its pad positions
+    (None: no pads) and the end of the source elements it reads. Worked out per C0 block from the block numbers
+    the load itself takes (machine/gather.py's block_rows_of_map, clipped as its take clips them) when the
+    operand's order moves whole blocks (every A of dx), else element by element."""
+    c0 = 32 // size
+    blocks = block_rows_of_map(ops.index, ops.pad_positions, c0) if ops.span % c0 == 0 else None
+    by_block = _block_order(order_key, c0) if blocks is not None else None
+    if by_block is None:
+        pad = np.zeros(count, bool)
+        pad[ops.pad_positions] = True
+        index = np.clip(ops.index, 0, ops.span - 1)[order]
+        pads = np.flatnonzero(pad[order]) if ops.pad_positions.size else None
+        return _as_rows(index, pad[order], c0), pads, int(index.max()) + 1
+    rows = Rows(np.minimum(blocks[by_block], ops.span // c0 - 1), c0)
+    pads = None
+    if ops.pad_positions.size:
+        padded = np.bincount(ops.pad_positions // c0, minlength=len(blocks))[by_block]  # pads per block
+        whole = padded == c0
+        if (whole | (padded == 0)).all():
+            rows.whole = whole  # _whole_pad_blocks' answer
+            pads = (np.flatnonzero(whole)[:, None] * c0 + np.arange(c0)).reshape(-1)
+        else:
+            pad = np.zeros(count, bool)
+            pad[ops.pad_positions] = True
+            pads = np.flatnonzero(pad[order])
+    return rows, pads, (int(rows.blocks.max()) + 1) * c0
+
+
+@lru_cache(maxsize=64)
+def _block_order(order_key, c0: int):
+    """The L0 block numbers an Mmad operand (_positions' order, `order_key`) reads, C0 elements a block in
+    order, or None when its order does not move whole blocks."""
+    runs = _positions(*order_key[1:])[0 if order_key[0] == "A" else 1].reshape(-1, c0)
+    starts = runs[:, 0]
+    if (starts % c0).any() or not (runs == starts[:, None] + np.arange(c0)).all():
+        return None
+    return starts // c0
 
 
 class Rows:
