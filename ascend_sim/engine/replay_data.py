@@ -249,6 +249,8 @@ class RunPlan:
 
     def run(self, buffers, records, runs, operands) -> None:
         """The run's data work on a core's buffers (`records`: the run's, indices into `runs` / `operands`)."""
+        from ascend_sim.passes.fast_sums import add_in_order  # numba: loaded already by the compiled schedule
+
         size, dtype, c0 = self.dtype.itemsize, self.dtype, self.c0
         l1 = element_bits(buffers["L1"].data[self.lo * size:self.hi * size], dtype)
         l0c = buffers["L0C"].data.view(np.float32)
@@ -263,7 +265,7 @@ class RunPlan:
             source = image = to_float32(l1, dtype, out=rows.reshape(-1)[:n])
             rows[-1] = self.pad_row
         for (a_index, a_rows, a_pads, a_pad_value, b_index, b_rows, b_pads, b_pad_value, a_shape, b_shape, k,
-             hf32_rounding, steps) in self.batches:
+             hf32_rounding, segments) in self.batches:
             # the same gathers, shapes and product per Mmad (machine/mmad.py) as isa/cube.py's Mmad
             a = rows.take(a_index, axis=0) if a_rows else source.take(a_index)
             b = rows.take(b_index, axis=0) if b_rows else source.take(b_index)
@@ -273,17 +275,18 @@ class RunPlan:
                 a.reshape(-1)[a_pads] = a_pad_value
             if b_pads is not None:
                 b.reshape(-1)[b_pads] = b_pad_value
-            for prod, (target, init) in zip(multiply(a.reshape(a_shape), b.reshape(b_shape), k, hf32_rounding),
-                                            steps):
+            products = multiply(a.reshape(a_shape), b.reshape(b_shape), k, hf32_rounding)
+            flat = products.reshape(len(products), -1)
+            for target, init, first, end in segments:  # the same float32 adds, in order, as `c += product`
                 if target != block:
                     _store(l0c, block, c)
                     block, c = target, None
                 if init:
-                    c = prod
-                else:
-                    if c is None:
-                        c = _load_c(l0c, target)
-                    c += prod
+                    c = products[first]
+                    first += 1
+                elif c is None:
+                    c = np.ascontiguousarray(_load_c(l0c, target))
+                add_in_order(c.reshape(-1), flat, first, end)
         _store(l0c, block, c)
         for j in self.last_loads:  # the bytes the run leaves in L0A / L0B: its last load of each range
             i = records[j]
@@ -328,7 +331,7 @@ def _step(a, b, ops) -> tuple:
 def _batches(steps) -> list:
     """The plan's Mmads (_step's) in batches of up to BATCH consecutive Mmads that gather alike (rows or elements,
     pad values, shapes, k, HF32): per batch, A's and B's gathers joined (their pads moved to each Mmad's place in
-    the stack), the stacked shapes, k, the HF32 rounding, and per Mmad its L0C block and init."""
+    the stack), the stacked shapes, k, the HF32 rounding, and its Mmads' L0C blocks and inits (_segments)."""
     groups: list = []  # [form, members]
     for step in steps:
         a_rows, a_pads, a_pad_value, b_rows, b_pads, b_pad_value = step[1:4] + step[5:8]
@@ -347,8 +350,21 @@ def _batches(steps) -> list:
                         np.concatenate([m[4] for m in members]), first[5],
                         _joined_pads([m[6] for m in members], b_shape[0] * b_shape[1]), first[7],
                         (len(members), *a_shape), (len(members), *b_shape), first[10], first[11],
-                        tuple((m[12], m[13]) for m in members)))
+                        _segments([(m[12], m[13]) for m in members])))
     return batches
+
+
+def _segments(blocks_and_inits: list) -> tuple:
+    """A batch's Mmads (per Mmad its L0C block and init, in order) as runs (block, init, first, end) of
+    consecutive Mmads into one block, only the first of a run an init: RunPlan.run adds each run's products into
+    the block's sums at once."""
+    runs: list = []
+    for i, (block, init) in enumerate(blocks_and_inits):
+        if runs and runs[-1][0] == block and not init:
+            runs[-1][3] = i + 1
+        else:
+            runs.append([block, init, i, i + 1])
+    return tuple(map(tuple, runs))
 
 
 def _joined_pads(pads: list, size: int):

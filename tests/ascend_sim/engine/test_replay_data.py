@@ -86,8 +86,8 @@ def test_the_stem_s_mmads_run_in_batches(batch, pad_block, monkeypatch):
 
     def batches(steps):
         made = real(steps)
-        sizes.extend(len(b[-1]) for b in made)
-        padded.extend(len(b[-1]) > 1 and b[2] is not None for b in made)
+        sizes.extend(b[8][0] for b in made)  # the stack of A operands: (Mmads, m, k)
+        padded.extend(b[8][0] > 1 and b[2] is not None for b in made)
         return made
     monkeypatch.setattr(replay_data, "BATCH", batch)
     monkeypatch.setattr(replay_data, "_batches", batches)
