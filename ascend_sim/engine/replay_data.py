@@ -179,7 +179,7 @@ class RunPlan:
     """A run's data work compiled (the module's docstring): per Mmad, where its A and B come from in L1; the
     loads whose bytes the run leaves in L0A / L0B."""
 
-    __slots__ = ("dtype", "c0", "lo", "hi", "via_image", "pad_row", "batches", "last_loads")
+    __slots__ = ("dtype", "c0", "lo", "hi", "via_image", "pad_row", "batches", "gathered", "last_loads")
 
     @classmethod
     def compiled(cls, args_list: list, shared: dict) -> RunPlan | None:
@@ -241,8 +241,11 @@ class RunPlan:
         # L1 converted to float32 once when that is less work than converting every operand as gathered
         plan.via_image = plan.hi - plan.lo <= sum(_size(o[1]) for o in operands)
         plan.pad_row = _pad_row(mmads) if plan.via_image else None
-        plan.batches = _batches([_step(_from_window(a, plan.lo, plan.pad_row),
-                                       _from_window(b, plan.lo, plan.pad_row), ops) for a, b, ops in mmads])
+        pad_block = -(-(plan.hi - plan.lo) // plan.c0)  # RunPlan.run's block of pads, after the window's blocks
+        plan.batches = _batches([_step(_from_window(a, plan.lo, plan.pad_row, pad_block),
+                                       _from_window(b, plan.lo, plan.pad_row, pad_block), ops) for a, b, ops in mmads])
+        plan.gathered = tuple(max(len(batch[at]) * (plan.c0 if batch[at + 1] else 1) for batch in plan.batches)
+                              for at in (0, 4))  # the most elements a batch gathers, of A and of B
         plan.last_loads = sorted(j for ranges in loads.values() for k, (lo, hi, full, j) in enumerate(ranges)
                                  if not any(full and (l, h) == (lo, hi) for l, h, full, _ in ranges[k + 1:]))
         return plan
@@ -259,16 +262,17 @@ class RunPlan:
             image = to_float32(l1, dtype) if self.via_image else None
             source = l1 if image is None else image
             rows = source[:len(source) // c0 * c0].reshape(-1, c0)  # the window's C0 blocks
-        else:  # the window's C0 blocks and, last, a block of the pad value (block -1 of the gathers)
+        else:  # the window's C0 blocks and, last, a block of the pad value (the gathers' pad block)
             n = len(l1)
             rows = np.empty((-(-n // c0) + 1, c0), np.float32)
             source = image = to_float32(l1, dtype, out=rows.reshape(-1)[:n])
             rows[-1] = self.pad_row
+        a_gathered, b_gathered = (np.empty(size, source.dtype) for size in self.gathered)  # reused by each batch
         for (a_index, a_rows, a_pads, a_pad_value, b_index, b_rows, b_pads, b_pad_value, a_shape, b_shape, k,
              hf32_rounding, segments) in self.batches:
             # the same gathers, shapes and product per Mmad (machine/mmad.py) as isa/cube.py's Mmad
-            a = rows.take(a_index, axis=0) if a_rows else source.take(a_index)
-            b = rows.take(b_index, axis=0) if b_rows else source.take(b_index)
+            a = _take(rows, source, a_index, a_rows, a_gathered)
+            b = _take(rows, source, b_index, b_rows, b_gathered)
             if image is None:
                 a, b = to_float32(a, dtype), to_float32(b, dtype)
             if a_pads is not None:
@@ -302,17 +306,26 @@ def _pad_row(operands) -> np.float32 | None:
     return next(iter(values.values())) if len(values) == 1 else None
 
 
-def _from_window(operand, lo: int, pad_row=None) -> tuple:
+def _take(rows, source, index, by_rows: bool, out) -> np.ndarray:
+    """The gather of `index` (C0 blocks of `rows`, or elements of `source`) written to the front of `out`: every
+    index is inside the window, so mode "clip" changes nothing, and lets numpy write into `out` unbuffered."""
+    if by_rows:
+        c0 = rows.shape[1]
+        return rows.take(index, axis=0, out=out[:len(index) * c0].reshape(-1, c0), mode="clip")
+    return source.take(index, out=out[:len(index)], mode="clip")
+
+
+def _from_window(operand, lo: int, pad_row, pad_block: int) -> tuple:
     """An operand's gather (_operand's) from the first element of the run's L1 window (`lo`): (C0 block numbers
     and True, when it reads whole blocks of the window, else element numbers and False, its pads, their value).
-    Pads that are whole blocks of `pad_row`'s value read block -1 (RunPlan.run's pad block) instead."""
+    Pads that are whole blocks of `pad_row`'s value read block `pad_block` (RunPlan.run's pad block) instead."""
     at, index, pads, pad_value = operand[0] - lo, *operand[1:4]
     if index.__class__ is Rows and at % index.c0 == 0:
         blocks = index.blocks + at // index.c0
         if pads is not None and pad_row is not None and np.float32(pad_value).tobytes() == pad_row.tobytes():
             whole = _whole_pad_blocks(index, pads)
             if whole is not None:
-                blocks[whole] = -1
+                blocks[whole] = pad_block
                 pads = None
         return blocks, True, pads, pad_value
     if index.__class__ is Rows:
