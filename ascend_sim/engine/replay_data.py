@@ -13,12 +13,13 @@ compiled once into a `RunPlan`:
   as whole C0 blocks, one row index a pixel, where the img2col reads 32-byte blocks), else the element maps of
   the loads that wrote it applied in order;
 - at run time, per batch of up to BATCH consecutive Mmads that gather alike, their A and B gathered in one take
-  each from a float32 image of the L1 range the run reads (or gathered and then converted, when that range is
+  each (into two buffers made once a run) from a float32 image of the L1 range the run reads (or gathered and then converted, when that range is
   larger than the operands), pads filled, then stacked, the same array shapes, slices, HF32 rounding and BLAS
   call per Mmad as isa/cube.py's Mmad (machine/mmad.py's multiply, shared, takes stacks), so the float32 sums
   are the same bits;
 - the Mmads writing one L0C block in a row kept as one (m, n) float32 array, C = A.B or C += A.B element by
-  element as in L0C, stored in NZ once;
+  element as in L0C (a batch's products added in order by a compiled loop, passes/fast_sums.py), stored in NZ
+  once;
 - the bytes the run leaves in L0A / L0B: its last load of each range, run as the record itself.
 A run is left to the records one by one (`FALLBACKS` counts why) when it has fewer than MIN_MMADS Mmads (short
 runs leave most of their loads' bytes in L0, so a plan saves nothing), or has an Mmad reading L0A / L0B bytes
