@@ -13,10 +13,10 @@ compiled once into a `RunPlan`:
   as whole C0 blocks, one row index a pixel, where the img2col reads 32-byte blocks), else the element maps of
   the loads that wrote it applied in order;
 - at run time, per batch of up to BATCH consecutive Mmads that gather alike, their A and B gathered in one take
-  each (into two buffers made once a run) from a float32 image of the L1 range the run reads (or gathered and then converted, when that range is
-  larger than the operands), pads filled, then stacked, the same array shapes, slices, HF32 rounding and BLAS
-  call per Mmad as isa/cube.py's Mmad (machine/mmad.py's multiply, shared, takes stacks), so the float32 sums
-  are the same bits;
+  each (into two buffers made once a run) from a float32 image of the L1 range the run reads (or gathered and
+  then converted, when that range is larger than the operands), pads filled, then stacked, the same array
+  shapes, slices, HF32 rounding and BLAS call per Mmad as isa/cube.py's Mmad (machine/mmad.py's multiply,
+  shared, takes stacks), so the float32 sums are the same bits;
 - the Mmads writing one L0C block in a row kept as one (m, n) float32 array, C = A.B or C += A.B element by
   element as in L0C (a batch's products added in order by a compiled loop, passes/fast_sums.py), stored in NZ
   once;
@@ -268,7 +268,7 @@ class RunPlan:
             rows = np.empty((-(-n // c0) + 1, c0), np.float32)
             source = image = to_float32(l1, dtype, out=rows.reshape(-1)[:n])
             rows[-1] = self.pad_row
-        a_gathered, b_gathered = (np.empty(size, source.dtype) for size in self.gathered)  # reused by each batch
+        a_gathered, b_gathered = (np.empty(n, source.dtype) for n in self.gathered)  # reused by each batch
         for (a_index, a_rows, a_pads, a_pad_value, b_index, b_rows, b_pads, b_pad_value, a_shape, b_shape, k,
              hf32_rounding, segments) in self.batches:
             # the same gathers, shapes and product per Mmad (machine/mmad.py) as isa/cube.py's Mmad
