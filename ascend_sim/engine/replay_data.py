@@ -13,12 +13,13 @@ compiled once into a `RunPlan`:
   as whole C0 blocks, one row index a pixel, where the img2col reads 32-byte blocks), else the element maps of
   the loads that wrote it applied in order;
 - at run time, per batch of up to BATCH consecutive Mmads that gather alike, their A and B gathered in one take
-  each from a float32 image of the L1 range the run reads (or gathered and then converted, when that range is
-  larger than the operands), pads filled, then stacked, the same array shapes, slices, HF32 rounding and BLAS
-  call per Mmad as isa/cube.py's Mmad (machine/mmad.py's multiply, shared, takes stacks), so the float32 sums
-  are the same bits;
+  each (into two buffers made once a run) from a float32 image of the L1 range the run reads (or gathered and
+  then converted, when that range is larger than the operands), pads filled, then stacked, the same array
+  shapes, slices, HF32 rounding and BLAS call per Mmad as isa/cube.py's Mmad (machine/mmad.py's multiply,
+  shared, takes stacks), so the float32 sums are the same bits;
 - the Mmads writing one L0C block in a row kept as one (m, n) float32 array, C = A.B or C += A.B element by
-  element as in L0C, stored in NZ once;
+  element as in L0C (a batch's products added in order by a compiled loop, passes/fast_sums.py), stored in NZ
+  once;
 - the bytes the run leaves in L0A / L0B: its last load of each range, run as the record itself.
 A run is left to the records one by one (`FALLBACKS` counts why) when it has fewer than MIN_MMADS Mmads (short
 runs leave most of their loads' bytes in L0, so a plan saves nothing), or has an Mmad reading L0A / L0B bytes
@@ -36,7 +37,7 @@ from functools import lru_cache
 import numpy as np
 
 from ascend_sim.machine.dtypes import element_bits, to_float32
-from ascend_sim.machine.gather import block_rows
+from ascend_sim.machine.gather import block_rows, block_rows_of_map
 from ascend_sim.machine.memory import Buffer
 from ascend_sim.machine.mmad import multiply, product
 
@@ -179,7 +180,7 @@ class RunPlan:
     """A run's data work compiled (the module's docstring): per Mmad, where its A and B come from in L1; the
     loads whose bytes the run leaves in L0A / L0B."""
 
-    __slots__ = ("dtype", "c0", "lo", "hi", "via_image", "pad_row", "batches", "last_loads")
+    __slots__ = ("dtype", "c0", "lo", "hi", "via_image", "pad_row", "batches", "gathered", "last_loads")
 
     @classmethod
     def compiled(cls, args_list: list, shared: dict) -> RunPlan | None:
@@ -241,14 +242,19 @@ class RunPlan:
         # L1 converted to float32 once when that is less work than converting every operand as gathered
         plan.via_image = plan.hi - plan.lo <= sum(_size(o[1]) for o in operands)
         plan.pad_row = _pad_row(mmads) if plan.via_image else None
-        plan.batches = _batches([_step(_from_window(a, plan.lo, plan.pad_row),
-                                       _from_window(b, plan.lo, plan.pad_row), ops) for a, b, ops in mmads])
+        pad_block = -(-(plan.hi - plan.lo) // plan.c0)  # RunPlan.run's block of pads, after the window's blocks
+        plan.batches = _batches([_step(_from_window(a, plan.lo, plan.pad_row, pad_block),
+                                       _from_window(b, plan.lo, plan.pad_row, pad_block), ops) for a, b, ops in mmads])
+        plan.gathered = tuple(max(len(batch[at]) * (plan.c0 if batch[at + 1] else 1) for batch in plan.batches)
+                              for at in (0, 4))  # the most elements a batch gathers, of A and of B
         plan.last_loads = sorted(j for ranges in loads.values() for k, (lo, hi, full, j) in enumerate(ranges)
                                  if not any(full and (l, h) == (lo, hi) for l, h, full, _ in ranges[k + 1:]))
         return plan
 
     def run(self, buffers, records, runs, operands) -> None:
         """The run's data work on a core's buffers (`records`: the run's, indices into `runs` / `operands`)."""
+        from ascend_sim.passes.fast_sums import add_in_order  # numba: loaded already by the compiled schedule
+
         size, dtype, c0 = self.dtype.itemsize, self.dtype, self.c0
         l1 = element_bits(buffers["L1"].data[self.lo * size:self.hi * size], dtype)
         l0c = buffers["L0C"].data.view(np.float32)
@@ -257,33 +263,35 @@ class RunPlan:
             image = to_float32(l1, dtype) if self.via_image else None
             source = l1 if image is None else image
             rows = source[:len(source) // c0 * c0].reshape(-1, c0)  # the window's C0 blocks
-        else:  # the window's C0 blocks and, last, a block of the pad value (block -1 of the gathers)
+        else:  # the window's C0 blocks and, last, a block of the pad value (the gathers' pad block)
             n = len(l1)
             rows = np.empty((-(-n // c0) + 1, c0), np.float32)
             source = image = to_float32(l1, dtype, out=rows.reshape(-1)[:n])
             rows[-1] = self.pad_row
+        a_gathered, b_gathered = (np.empty(n, source.dtype) for n in self.gathered)  # reused by each batch
         for (a_index, a_rows, a_pads, a_pad_value, b_index, b_rows, b_pads, b_pad_value, a_shape, b_shape, k,
-             hf32_rounding, steps) in self.batches:
+             hf32_rounding, segments) in self.batches:
             # the same gathers, shapes and product per Mmad (machine/mmad.py) as isa/cube.py's Mmad
-            a = rows.take(a_index, axis=0) if a_rows else source.take(a_index)
-            b = rows.take(b_index, axis=0) if b_rows else source.take(b_index)
+            a = _take(rows, source, a_index, a_rows, a_gathered)
+            b = _take(rows, source, b_index, b_rows, b_gathered)
             if image is None:
                 a, b = to_float32(a, dtype), to_float32(b, dtype)
             if a_pads is not None:
                 a.reshape(-1)[a_pads] = a_pad_value
             if b_pads is not None:
                 b.reshape(-1)[b_pads] = b_pad_value
-            for prod, (target, init) in zip(multiply(a.reshape(a_shape), b.reshape(b_shape), k, hf32_rounding),
-                                            steps):
+            products = multiply(a.reshape(a_shape), b.reshape(b_shape), k, hf32_rounding)
+            flat = products.reshape(len(products), -1)
+            for target, init, first, end in segments:  # the same float32 adds, in order, as `c += product`
                 if target != block:
                     _store(l0c, block, c)
                     block, c = target, None
                 if init:
-                    c = prod
-                else:
-                    if c is None:
-                        c = _load_c(l0c, target)
-                    c += prod
+                    c = products[first]
+                    first += 1
+                elif c is None:
+                    c = np.ascontiguousarray(_load_c(l0c, target))
+                add_in_order(c.reshape(-1), flat, first, end)
         _store(l0c, block, c)
         for j in self.last_loads:  # the bytes the run leaves in L0A / L0B: its last load of each range
             i = records[j]
@@ -299,17 +307,26 @@ def _pad_row(operands) -> np.float32 | None:
     return next(iter(values.values())) if len(values) == 1 else None
 
 
-def _from_window(operand, lo: int, pad_row=None) -> tuple:
+def _take(rows, source, index, by_rows: bool, out) -> np.ndarray:
+    """The gather of `index` (C0 blocks of `rows`, or elements of `source`) written to the front of `out`: every
+    index is inside the window, so mode "clip" changes nothing, and lets numpy write into `out` unbuffered."""
+    if by_rows:
+        c0 = rows.shape[1]
+        return rows.take(index, axis=0, out=out[:len(index) * c0].reshape(-1, c0), mode="clip")
+    return source.take(index, out=out[:len(index)], mode="clip")
+
+
+def _from_window(operand, lo: int, pad_row, pad_block: int) -> tuple:
     """An operand's gather (_operand's) from the first element of the run's L1 window (`lo`): (C0 block numbers
     and True, when it reads whole blocks of the window, else element numbers and False, its pads, their value).
-    Pads that are whole blocks of `pad_row`'s value read block -1 (RunPlan.run's pad block) instead."""
+    Pads that are whole blocks of `pad_row`'s value read block `pad_block` (RunPlan.run's pad block) instead."""
     at, index, pads, pad_value = operand[0] - lo, *operand[1:4]
     if index.__class__ is Rows and at % index.c0 == 0:
         blocks = index.blocks + at // index.c0
         if pads is not None and pad_row is not None and np.float32(pad_value).tobytes() == pad_row.tobytes():
             whole = _whole_pad_blocks(index, pads)
             if whole is not None:
-                blocks[whole] = -1
+                blocks[whole] = pad_block
                 pads = None
         return blocks, True, pads, pad_value
     if index.__class__ is Rows:
@@ -328,7 +345,7 @@ def _step(a, b, ops) -> tuple:
 def _batches(steps) -> list:
     """The plan's Mmads (_step's) in batches of up to BATCH consecutive Mmads that gather alike (rows or elements,
     pad values, shapes, k, HF32): per batch, A's and B's gathers joined (their pads moved to each Mmad's place in
-    the stack), the stacked shapes, k, the HF32 rounding, and per Mmad its L0C block and init."""
+    the stack), the stacked shapes, k, the HF32 rounding, and its Mmads' L0C blocks and inits (_segments)."""
     groups: list = []  # [form, members]
     for step in steps:
         a_rows, a_pads, a_pad_value, b_rows, b_pads, b_pad_value = step[1:4] + step[5:8]
@@ -347,8 +364,21 @@ def _batches(steps) -> list:
                         np.concatenate([m[4] for m in members]), first[5],
                         _joined_pads([m[6] for m in members], b_shape[0] * b_shape[1]), first[7],
                         (len(members), *a_shape), (len(members), *b_shape), first[10], first[11],
-                        tuple((m[12], m[13]) for m in members)))
+                        _segments([(m[12], m[13]) for m in members])))
     return batches
+
+
+def _segments(blocks_and_inits: list) -> tuple:
+    """A batch's Mmads (per Mmad its L0C block and init, in order) as runs (block, init, first, end) of
+    consecutive Mmads into one block, only the first of a run an init: RunPlan.run adds each run's products into
+    the block's sums at once."""
+    runs: list = []
+    for i, (block, init) in enumerate(blocks_and_inits):
+        if runs and runs[-1][0] == block and not init:
+            runs[-1][3] = i + 1
+        else:
+            runs.append([block, init, i, i + 1])
+    return tuple(map(tuple, runs))
 
 
 def _joined_pads(pads: list, size: int):
@@ -434,11 +464,7 @@ def _operand(args_list, loads, first: int, count: int, order, order_key, dtype, 
         key = (id(ops.index), id(ops.pad_positions), ops.span, order_key)
         gather = shared.get(key)
         if gather is None:
-            pad = np.zeros(count, bool)
-            pad[ops.pad_positions] = True
-            index = np.clip(ops.index, 0, ops.span - 1)[order]
-            pads = np.flatnonzero(pad[order]) if ops.pad_positions.size else None
-            gather = shared[key] = (_as_rows(index, pad[order], 32 // size), pads, int(index.max()) + 1,
+            gather = shared[key] = (*_img2col_gather(ops, count, order, order_key, size),
                                     ops.index, ops.pad_positions)  # the maps kept: their ids are the key
         index, pads, end = gather[:3]
         return base, index, pads, _pad_f32(ops.dtype, ops.pad_value, dtype), base + end
@@ -464,6 +490,47 @@ def _operand(args_list, loads, first: int, count: int, order, order_key, dtype, 
         index[pad] = 0
     pad_value = _pad_f32_of_bits(pads[0], dtype, size) if pads else 0.0
     return low, index, pad, pad_value, (int(real.max()) + 1) if real.size else low
+
+
+def _img2col_gather(ops, count: int, order, order_key, size: int) -> tuple:
+    """A dense LoadData 3Dv2 that wrote a whole Mmad operand (`count` elements read in `order`, named by
+    `order_key`): the gather from the load's source (a Rows when it reads whole C0 blocks), its pad positions
+    (None: no pads) and the end of the source elements it reads. Worked out per C0 block from the block numbers
+    the load itself takes (machine/gather.py's block_rows_of_map, clipped as its take clips them) when the
+    operand's order moves whole blocks (every A of dx), else element by element."""
+    c0 = 32 // size
+    blocks = block_rows_of_map(ops.index, ops.pad_positions, c0) if ops.span % c0 == 0 else None
+    by_block = _block_order(order_key, c0) if blocks is not None else None
+    if by_block is None:
+        pad = np.zeros(count, bool)
+        pad[ops.pad_positions] = True
+        index = np.clip(ops.index, 0, ops.span - 1)[order]
+        pads = np.flatnonzero(pad[order]) if ops.pad_positions.size else None
+        return _as_rows(index, pad[order], c0), pads, int(index.max()) + 1
+    rows = Rows(np.minimum(blocks[by_block], ops.span // c0 - 1), c0)
+    pads = None
+    if ops.pad_positions.size:
+        padded = np.bincount(ops.pad_positions // c0, minlength=len(blocks))[by_block]  # pads per block
+        whole = padded == c0
+        if (whole | (padded == 0)).all():
+            rows.whole = whole  # _whole_pad_blocks' answer
+            pads = (np.flatnonzero(whole)[:, None] * c0 + np.arange(c0)).reshape(-1)
+        else:
+            pad = np.zeros(count, bool)
+            pad[ops.pad_positions] = True
+            pads = np.flatnonzero(pad[order])
+    return rows, pads, (int(rows.blocks.max()) + 1) * c0
+
+
+@lru_cache(maxsize=64)
+def _block_order(order_key, c0: int):
+    """The L0 block numbers an Mmad operand (_positions' order, `order_key`) reads, C0 elements a block in
+    order, or None when its order does not move whole blocks."""
+    runs = _positions(*order_key[1:])[0 if order_key[0] == "A" else 1].reshape(-1, c0)
+    starts = runs[:, 0]
+    if (starts % c0).any() or not (runs == starts[:, None] + np.arange(c0)).all():
+        return None
+    return starts // c0
 
 
 class Rows:

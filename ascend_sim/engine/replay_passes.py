@@ -55,6 +55,7 @@ def race_free(chip, cores, s, made=None) -> bool:
     from ascend_sim.passes.fast_races import CLEAN, accesses, first_race_of
 
     by_template: dict = {}  # id(template) -> its Accesses (None: the Python checkers must run)
+    keys_on_core: dict = {}  # block_accesses' race keys lists
     real: list = []  # the real records of every core, encoded at once
     parts = []  # per part in the cores' order: (first, end) of its real records, or a block's Accesses
     made = {} if made is None else made
@@ -72,7 +73,7 @@ def race_free(chip, cores, s, made=None) -> bool:
                 encoded = by_template[id(item.template)] = accesses(item.template.records)
             if encoded is None:
                 return False
-            parts.append(block_accesses(chip, item, encoded))
+            parts.append(block_accesses(chip, item, encoded, keys_on_core))
         if len(real) > start:
             parts.append((start, len(real)))
     encoded = accesses(real)
@@ -82,11 +83,16 @@ def race_free(chip, cores, s, made=None) -> bool:
     return first_race_of(s, parts, chip.gm_races.granule, chip.gm_races.shared) == CLEAN
 
 
-def block_accesses(chip, block, encoded):
+def block_accesses(chip, block, encoded, keys_on_core: dict):
     """The block's Accesses from its template's (`encoded`): on its core's buffers (each core's own buffers
-    have race keys of their own: engine/core.py), GM ranges shifted."""
-    buffers = chip.cores[block.core].buffers
-    keys = [key if name.startswith("GM:") else buffers[name].key for key, name in zip(encoded.keys, encoded.names)]
+    have race keys of their own: engine/core.py), GM ranges shifted. `keys_on_core`: the race keys lists made
+    for one launch, by (template's Accesses, core): the blocks of a template on one core share one list, which
+    fast_races.encode then numbers once (R3D's stem: 1,150 blocks, a few dozen lists)."""
+    keys = keys_on_core.get((id(encoded), block.core))
+    if keys is None:
+        buffers = chip.cores[block.core].buffers
+        keys = keys_on_core[id(encoded), block.core] = [key if name.startswith("GM:") else buffers[name].key
+                                                         for key, name in zip(encoded.keys, encoded.names)]
     return encoded.moved(keys, {buf.name: shift for buf, shift in block.shifts.items() if shift})
 
 

@@ -491,13 +491,9 @@ def encode(parts: list, s, granule: int, shared: frozenset = frozenset()):
     if na:
         key_of = np.concatenate([g[p.r_key] for g, p in zip(to_global, parts)]
                                 + [g[p.w_key] for g, p in zip(to_global, parts)])
-        per_record = np.concatenate((counts[0], counts[1]))
-        core = np.tile(R[:, _CORE], 2)
-        ACC[0] = _dense_ranks(np.repeat(core, per_record) * len(keys) + key_of, n_cores * len(keys))
-        ACC[1:] = np.concatenate([p.r_range for p in parts] + [p.w_range for p in parts]).T
-        n_bufs = int(ACC[0].max()) + 1
         # the (b, pipe) logs that exist (a PIPE_ALL record's accesses are never logged)
-        pairs = _present(ACC[0] * (_N + 1) + np.repeat(np.tile(R[:, _PIPE], 2), per_record), n_bufs * (_N + 1))
+        n_bufs, pairs = _buffer_numbers(R[:, _CORE], R[:, _PIPE], counts, key_of, len(keys), n_cores, ACC[0])
+        np.concatenate([p.r_range for p in parts] + [p.w_range for p in parts], out=ACC[1:].T)
         pair_of = np.full((n_bufs, _N + 1), -1, np.int64)
         pair_of.ravel()[pairs] = np.arange(pairs.size)
         pair_of = np.ascontiguousarray(pair_of[:, :_N])
@@ -512,7 +508,7 @@ def encode(parts: list, s, granule: int, shared: frozenset = frozenset()):
     shared_numbers = [number for key, number in keys.items() if key in shared]
     buffer_of = list(range(len(capacity)))  # a key number's buffer (a shared buffer's per-core rows: that buffer)
     if shared_numbers and na:
-        FP, fp_off, pairs_of_shared = _with_shared_boxes(FP, counts, key_of, np.repeat(core, per_record), ACC,
+        FP, fp_off, pairs_of_shared = _with_shared_boxes(FP, counts, key_of, _access_cores(R, counts), ACC,
                                                          acc_off, shared_numbers, n, len(capacity))
         buffer_of += pairs_of_shared
         capacity += [capacity[k] for k in pairs_of_shared]
@@ -550,20 +546,43 @@ def encode(parts: list, s, granule: int, shared: frozenset = frozenset()):
                 n_pairs=int(pairs.size))
 
 
-def _present(values: np.ndarray, bound: int) -> np.ndarray:
-    """np.unique(values) for values in [0, bound), by a table: linear, as the bound (cores x buffers x pipes) is
-    small beside a long run's millions of accesses."""
-    seen = np.zeros(bound, bool)
-    seen[values] = True
-    return np.flatnonzero(seen)
+@njit(cache=True)
+def _buffer_numbers(core, pipe, counts, key_of, n_keys: int, n_cores: int, out) -> tuple:
+    """Per access (the records' reads, then their writes, `counts[0]` / `counts[1]` a record, each of buffer
+    key `key_of`), its (core, buffer key) numbered in the order of core * n_keys + key (np.unique's inverse),
+    written to `out`; the number of such buffers and the (buffer, pipe) pairs present, as buffer * (_N + 1) +
+    pipe in increasing order. Two passes over the accesses, without the arrays of one value per access that
+    numpy's repeat and unique would make (the R3D stem: 2 million accesses)."""
+    seen = np.zeros(n_cores * n_keys, np.bool_)
+    a = 0
+    for row in range(2):
+        for i in range(core.size):
+            base = core[i] * n_keys
+            for _ in range(counts[row, i]):
+                seen[base + key_of[a]] = True
+                a += 1
+    rank = np.full(seen.size, -1, np.int64)
+    n_bufs = 0
+    for v in range(seen.size):
+        if seen[v]:
+            rank[v] = n_bufs
+            n_bufs += 1
+    pair_seen = np.zeros(n_bufs * (_N + 1), np.bool_)
+    a = 0
+    for row in range(2):
+        for i in range(core.size):
+            base, p = core[i] * n_keys, pipe[i]
+            for _ in range(counts[row, i]):
+                b = rank[base + key_of[a]]
+                out[a] = b
+                pair_seen[b * (_N + 1) + p] = True
+                a += 1
+    return n_bufs, np.flatnonzero(pair_seen)
 
 
-def _dense_ranks(values: np.ndarray, bound: int) -> np.ndarray:
-    """np.unique(values, return_inverse=True)[1] for values in [0, bound), by a table (as _present)."""
-    rank = np.full(bound, -1, np.int64)
-    present = _present(values, bound)
-    rank[present] = np.arange(present.size)
-    return rank[values]
+def _access_cores(R, counts) -> np.ndarray:
+    """Per access (the records' reads, then their writes), its record's core."""
+    return np.repeat(np.tile(R[:, _CORE], 2), np.concatenate((counts[0], counts[1])))
 
 
 def _with_shared_boxes(FP, counts, key_of, core_of, ACC, acc_off, shared_numbers: list, n: int, n_keys: int):

@@ -86,8 +86,8 @@ def test_the_stem_s_mmads_run_in_batches(batch, pad_block, monkeypatch):
 
     def batches(steps):
         made = real(steps)
-        sizes.extend(len(b[-1]) for b in made)
-        padded.extend(len(b[-1]) > 1 and b[2] is not None for b in made)
+        sizes.extend(b[8][0] for b in made)  # the stack of A operands: (Mmads, m, k)
+        padded.extend(b[8][0] > 1 and b[2] is not None for b in made)
         return made
     monkeypatch.setattr(replay_data, "BATCH", batch)
     monkeypatch.setattr(replay_data, "_batches", batches)
@@ -175,3 +175,40 @@ def test_the_stem_gathers_its_pads_from_a_pad_block(monkeypatch):
         result, cycles, buffers, plans = _run(case, "replay", monkeypatch)
         assert plans > 0 and any(row is not None for row in pad_rows)
         assert (result, cycles, buffers) == _run(case, "replay", monkeypatch, batched=False)[:3]
+
+
+@pytest.mark.parametrize("case", [CASES[0], CASES[1], CASES[3], CASES[5]], ids=["stem-fp16", "stem-bf16", "3x3-fp16",
+                                                                              "3x3-fp32"])
+def test_an_img2col_operand_gathers_what_the_load_wrote(case, monkeypatch):
+    """_img2col_gather (worked out per C0 block from the load's own block numbers where it can) against plain
+    numpy on every LoadData 3Dv2 a plan reads: the L0 elements the load writes (its source taken at its index,
+    pads set), read in the Mmad's order, equal the gather's elements with its pads set, on a random source."""
+    calls = []
+    real = replay_data._img2col_gather
+
+    def gather(ops, count, order, order_key, size):
+        made = real(ops, count, order, order_key, size)
+        calls.append((ops, count, order, made))
+        return made
+    monkeypatch.setattr(replay_data, "_img2col_gather", gather)
+    _run(case, "replay", monkeypatch, min_mmads=1)
+    assert calls
+    rng = np.random.default_rng(1)
+    by_block = 0
+    for ops, count, order, (index, pads, end) in calls:
+        source = rng.integers(1, 1000, ops.span).astype(np.float32)
+        written = source.take(ops.index, mode="clip")
+        written[ops.pad_positions] = -1.0
+        want = written[order]
+        if index.__class__ is replay_data.Rows:
+            by_block += 1
+            got = source.reshape(-1, index.c0)[index.blocks].reshape(-1)
+            assert (index.blocks.max() + 1) * index.c0 <= ops.span
+        else:
+            got = source.take(index)
+        if pads is not None:
+            got[pads] = -1.0
+        assert np.array_equal(got, want)
+        assert end <= ops.span or ops.span % (32 // ops.dtype.itemsize)
+        assert np.array_equal(np.flatnonzero(want == -1.0), np.array([] if pads is None else pads))
+    assert by_block > 0 or case[1] == "float32"

@@ -147,6 +147,8 @@ def test_dx_blocks_give_their_records_accesses_and_operands(case, monkeypatch, n
     operands equal the records' (buffers by identity, addresses shifted); the run equals the exact engine's."""
     plans: dict = {}
     made: dict = {}
+    encodings: dict = {}  # per template (id): its Accesses, and the race keys lists shared as race_free shares them
+    keys_on_core: dict = {}
     blocks = []
 
     def check(chip, block):
@@ -160,7 +162,8 @@ def test_dx_blocks_give_their_records_accesses_and_operands(case, monkeypatch, n
         for piece, start in zip(pieces, np.cumsum([0] + [len(p) for p in pieces]).tolist()):
             assert not any(item.__class__ is Block for item in piece.template.records)
             piece_records = records[start:start + len(piece)]
-            moved = replay_passes.block_accesses(chip, piece, accesses(piece.template.records))
+            encoded = encodings.setdefault(id(piece.template), accesses(piece.template.records))
+            moved = replay_passes.block_accesses(chip, piece, encoded, keys_on_core)
             _same_accesses(moved, accesses(piece_records))
             plan = plans.setdefault(id(piece.template), replay_passes._Plan(piece.template, len(plans) + 1))
             shifted = any(piece.shifts.values())

@@ -372,3 +372,27 @@ def test_a_part_of_an_encoding_is_the_encoding_of_its_records(seed):
     parts = [whole.part(lo, hi) for lo, hi in zip(cuts, cuts[1:])]
     python, _ = first_fault(records, s.order.tolist(), n_cores, granule, shared)
     assert first_race_of(s, parts, granule, shared) == python
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_buffer_numbers_are_numpy_s_unique(seed):
+    """_buffer_numbers (encode's per-access (core, buffer) numbers and the (buffer, pipe) logs present, in one
+    compiled pass) against np.unique on the arrays of one value per access, made with repeat: records with no,
+    one or many reads and writes, strided core and pipe columns as encode passes them."""
+    from ascend_sim.passes.fast_races import _N, _buffer_numbers
+    rng = np.random.default_rng(seed)
+    n, n_cores, n_keys = int(rng.integers(1, 60)), int(rng.integers(1, 5)), int(rng.integers(1, 9))
+    R = np.zeros((n, 3), np.int64)  # a stand-in for the schedule's R: core and pipe columns, strided
+    R[:, 0] = rng.integers(0, n_cores, n)
+    R[:, 1] = rng.integers(0, _N + 1, n)
+    counts = rng.integers(0, 4, (3, n))
+    key_of = rng.integers(0, n_keys, int(counts[0].sum() + counts[1].sum()))
+    per_access = np.concatenate((counts[0], counts[1]))
+    values = np.repeat(np.tile(R[:, 0], 2), per_access) * n_keys + key_of
+    want_numbers = np.unique(values, return_inverse=True)[1].reshape(-1)
+    want_pairs = np.unique(want_numbers * (_N + 1) + np.repeat(np.tile(R[:, 1], 2), per_access))
+    out = np.full(key_of.size, -7, np.int64)
+    n_bufs, pairs = _buffer_numbers(R[:, 0], R[:, 1], counts, key_of, n_keys, n_cores, out)
+    assert np.array_equal(out, want_numbers)
+    assert n_bufs == (int(want_numbers.max()) + 1 if key_of.size else 0)
+    assert np.array_equal(pairs, want_pairs)
