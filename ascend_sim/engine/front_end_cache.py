@@ -107,8 +107,19 @@ def _register_state(cache, registers) -> int:
     return state
 
 
-def cached(entry):
-    """Wrap an isa entry point (a function issuing one instruction) with the launch's cache."""
+def cached(entry=None, *, on_chip_alignment: int | None = None):
+    """Wrap an isa entry point (a function issuing one instruction) with the launch's cache.
+
+    `cached(on_chip_alignment=A)` declares that the entry's checks read a positional LocalTensor's address only
+    modulo A (its alignment check) and never its size, and that its record's on-chip addresses move with the
+    tensor's: such a LocalTensor keys by its buffer, `address % A`, dtype and position, so calls at other on-chip
+    addresses of the same buffer hit one relative descriptor (its on-chip ranges and operand addresses moved by
+    the tensor's move, as GM's are). A misaligned address keys apart and runs the entry's check; `accept`
+    bounds-checks the moved ranges."""
+    if entry is None:
+        return functools.partial(cached, on_chip_alignment=on_chip_alignment)
+    relative = on_chip_alignment
+
     @functools.wraps(entry)
     def call(*args, **kwargs):
         core = _running[0]
@@ -128,11 +139,16 @@ def cached(entry):
         site, lasti = (id(kernel_source(frame)), None) if inside else (id(code), frame.f_lasti)
         key = [call, site, lasti, core.core_type.name, state]
         gm: list = []
+        local: list = []  # the positional LocalTensors of a relative entry
         try:
             for value in args:  # the common classes inline, the rest in _arg_key
                 cls = value.__class__
                 if cls is LocalTensor:
-                    key += (cls, value.buffer.name, value.address, value.dtype, value.size, value.position_name)
+                    if relative is None:
+                        key += (cls, value.buffer.name, value.address, value.dtype, value.size, value.position_name)
+                    else:
+                        local.append(value)
+                        key += (cls, value.buffer.name, value.address % relative, value.dtype, value.position_name)
                 elif cls is GlobalTensor:
                     gm.append(value)
                     key += (cls, value.buffer, value.dtype)
@@ -168,6 +184,10 @@ def cached(entry):
                         moved = any(shifts)
                     if moved:
                         operands, reads, writes, footprint = found.shifted(view, shifts)
+                if local:
+                    moves = [t.address - base for t, base in zip(local, view.local_bases)]
+                    if any(moves):
+                        operands, reads, writes = found.moved_on_chip(operands, reads, writes, moves)
                 core.accept(Record(core.index, core._seq, found.spec, found.pipe, found.params, operands, reads,
                                    writes, found.src, found.path, found.nbytes, found.event, found.registers,
                                    footprint, core.api))
@@ -183,13 +203,16 @@ def cached(entry):
             cache.entries[key] = UNCACHED
             return result
         gm_buffers = tuple(t.buffer for t in gm)
+        gm_bases = tuple(t.address for t in gm)
+        local_bases = tuple(t.address for t in local)
         described = None
         if len(set(map(id, gm_buffers))) == len(gm_buffers):
-            described = describe(rec, core.index, gm_buffers, tuple(t.address for t in gm))
+            described = describe(rec, core.index, gm_buffers, gm_bases,
+                                 tuple(t.buffer.name for t in local) if relative is not None else None, local_bases)
         if described is None:
             cache.entries[key] = UNCACHED
         elif found is not None:  # decoded on another core, not portable: this core's own view
-            found.add_view(core.index, rec, tuple(t.address for t in gm))
+            found.add_view(core.index, rec, gm_bases, local_bases)
         else:
             cache.entries[key] = described
         return result

@@ -1,0 +1,123 @@
+"""Relative on-chip addresses in the cached front end (`cached(on_chip_alignment=...)`, DataCopyPad): calls at other
+UB offsets of the same buffer hit one descriptor whose UB ranges and operand addresses move with the tensor, and
+every record field, result byte and fault is the same as with the cache off (the miss path on every call). The
+faults a moved hit must still raise (a row past the UB's end, a misaligned UB address) are compared too, with the
+buffer and byte range they name."""
+import numpy as np
+import pytest
+
+from ascend_sim.ascendc import (DataCopyExtParams, DataCopyPad, DataCopyPadExtParams, GetBlockIdx, GlobalTensor,
+                                HardEvent, SetFlag, TBuf, TPipe, TPosition, WaitFlag)
+from ascend_sim.engine.descriptor import describe
+from ascend_sim.isa.vector.datacopy import UB_TO_GM_PAD
+from ascend_sim.machine.memory import Buffer
+from ascend_sim.record import Record
+from tests.ascend_sim.engine import test_engines as corpus
+from tests.ascend_sim.engine.test_front_end_cache import _agree, caches  # noqa: F401 (the fixture)
+
+UB_BYTES = 196608  # A2's UB
+ROW = 48  # elements of fp16 a row: 96 bytes, so successive rows are 128 bytes apart in UB (32-byte blocks)
+
+
+def _rows(ub_offsets, *, row=ROW, direction="UB->GM"):
+    """An AIV kernel: the UB filled from GM, then one DataCopyPad call site run once per UB offset (elements),
+    each row to (or from) its own GM row, as the dx post-process's CopyOutToGm does."""
+    def body(src, out):
+        pipe = TPipe()
+        buf = TBuf(TPosition.VECCALC)
+        pipe.InitBuffer(buf, UB_BYTES)
+        ub = buf.Get(np.float16)
+        x = GlobalTensor(np.float16).SetGlobalBuffer(src)
+        y = GlobalTensor(np.float16).SetGlobalBuffer(out)
+        DataCopyPad(ub, x, DataCopyExtParams(1, 8192 * 2, 0, 0), DataCopyPadExtParams(False, 0, 0, 0))
+        SetFlag(HardEvent.MTE2_MTE3, 0)
+        WaitFlag(HardEvent.MTE2_MTE3, 0)
+        params = DataCopyExtParams(1, row * 2, 0, 0)
+        for i, offset in enumerate(ub_offsets):
+            if direction == "UB->GM":
+                DataCopyPad(y[i * row], ub[offset], params)
+            else:  # GM -> UB with right padding to the 32-byte block
+                DataCopyPad(ub[offset], x[i * row], DataCopyExtParams(1, (row - 4) * 2, 0, 0),
+                            DataCopyPadExtParams(True, 0, 4, 7.0))
+    src = np.arange(8192, dtype=np.float16) / 64
+    out = np.zeros(len(ub_offsets) * row, np.float16)
+    return corpus._kernel(body, src, out, kernel_type="AIV_ONLY")
+
+
+def _relative(cache):
+    """The relative descriptors of the cache (some on-chip range moves with a LocalTensor)."""
+    return [d for d in cache.entries.values() if hasattr(d, "on_chip_slots") and any(d.on_chip_slots)]
+
+
+def test_rows_at_other_ub_offsets_hit_one_descriptor(caches):
+    offsets = [k * 64 for k in range(12)]
+    observed = _agree(_rows(offsets), caches)
+    cache = caches[-1]
+    # the fill and the first row miss; the other 11 rows hit the first row's descriptor, moved in UB and GM
+    assert (cache.misses, cache.hits) == (2, 11)
+    assert len(_relative(cache)) == 2
+    rows = [r for r in observed[0][0] if r[Record.__slots__.index("name")] == ("str", "DataCopyPad(UB->GM)")]
+    reads = [r[Record.__slots__.index("reads")] for r in rows]
+    assert len(set(reads)) == 12  # each row read its own UB bytes
+
+
+def test_gm_to_ub_rows_with_padding_at_other_ub_offsets_agree(caches):
+    _agree(_rows([k * 32 for k in range(6)], direction="GM->UB"), caches)
+    assert caches[-1].hits == 5
+
+
+def test_relative_hits_on_two_cores_agree(caches):
+    # the same call site on two AIVs: core 1 takes core 0's view, remapped to its own UB, at other UB offsets
+    src = np.arange(8192, dtype=np.float16) / 64
+    out = np.zeros(5 * ROW, np.float16)
+
+    def kernel(s, o):
+        pipe = TPipe()
+        buf = TBuf(TPosition.VECCALC)
+        pipe.InitBuffer(buf, UB_BYTES)
+        ub = buf.Get(np.float16)
+        y = GlobalTensor(np.float16).SetGlobalBuffer(o)
+        DataCopyPad(ub, GlobalTensor(np.float16).SetGlobalBuffer(s), DataCopyExtParams(1, 4096, 0, 0),
+                    DataCopyPadExtParams(False, 0, 0, 0))
+        SetFlag(HardEvent.MTE2_MTE3, 0)
+        WaitFlag(HardEvent.MTE2_MTE3, 0)
+        first = GetBlockIdx() * 3  # core 1 starts at another UB offset than core 0 decoded
+        for k in range(first, first + 2):
+            DataCopyPad(y[(k % 5) * ROW], ub[k * 64], DataCopyExtParams(1, ROW * 2, 0, 0))
+    _agree(corpus._kernel(kernel, src, out, block_dim=2, kernel_type="AIV_ONLY"), caches)
+    assert caches[-1].hits >= 2
+
+
+def test_a_row_past_the_ub_end_faults_on_a_hit_as_on_the_miss_path(caches):
+    last = UB_BYTES // 2 - ROW  # the last row that fits, in elements
+    observed = _agree(_rows([0, 64, last, last + 16]), caches)
+    assert observed[0] == "fault" and observed[1] == "OutOfBounds", observed
+    end = (last + 16) * 2
+    assert f"[{end}, {end + ROW * 2})" in observed[2] and "UB" in observed[2], observed[2]
+    assert caches[-1].hits == 3  # the faulting row was a moved hit, bounds-checked by accept
+
+
+@pytest.mark.parametrize("offset", [1, 8, 24])  # 2, 16 and 48 bytes: not a multiple of 32
+def test_a_misaligned_ub_address_faults_after_aligned_hits(offset, caches):
+    observed = _agree(_rows([0, 64, 128, 128 + offset]), caches)
+    assert observed[0] == "fault" and observed[1] == "Misaligned", observed
+    address = (128 + offset) * 2
+    assert f"address {address} in UB" in observed[2], observed[2]
+
+
+def _record(args, reads=(), writes=()):
+    return Record(0, 0, UB_TO_GM_PAD, UB_TO_GM_PAD.pipe, None, args, reads, writes, (None, 0))
+
+
+def test_describe_relative_refuses_what_a_move_could_not_reach():
+    ub, l1, gm = Buffer("UB", 1024, 32), Buffer("L1", 1024, 32), Buffer("y", 1024, 1)
+    ub.key, l1.key = (0, "UB"), (0, "L1")
+    ok = describe(_record((ub, 64, 96, gm, 0), reads=((ub, 64, 160),), writes=((gm, 0, 96),)), 0, (gm,), (0,),
+                  ("UB",), (64,))
+    assert ok.on_chip_slots == (((0, 0),), (), ((1, 0),))
+    assert ok.views[0].local_bases == (64,)
+    # a core buffer no LocalTensor of the call names, one named twice, one inside an operands field
+    assert describe(_record((l1, 0, gm, 0), reads=((l1, 0, 32),)), 0, (gm,), (0,), ("UB",), (0,)) is None
+    assert describe(_record((ub, 0, gm, 0)), 0, (gm,), (0,), ("UB", "UB"), (0, 32)) is None
+    assert describe(_record(((ub, 0), gm, 0)), 0, (gm,), (0,), ("UB",), (0,)) is None
+    assert describe(_record((ub, "0", gm, 0)), 0, (gm,), (0,), ("UB",), (0,)) is None
