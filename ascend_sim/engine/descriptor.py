@@ -15,14 +15,16 @@ from ascend_sim.machine.memory import Buffer
 
 
 class FrontEndCache:
-    """The cache of one launch: key -> Descriptor (or UNCACHED), the register states named so far, counts, and
-    the SetFlag / WaitFlag calls decoded so far (isa/sync.py: (spec, core type, event, id, api) -> the flag)."""
+    """The cache of one launch: key -> Descriptor (or UNCACHED), the register states named so far, counts, the
+    SetFlag / WaitFlag calls decoded so far (isa/sync.py: (spec, core type, event, id, api) -> the flag), and the
+    relative entries' on-chip key moduli (front_end_cache.cached's on_chip_alignment)."""
 
-    __slots__ = ("entries", "register_states", "hits", "misses", "flags")
+    __slots__ = ("entries", "register_states", "hits", "misses", "flags", "alignments")
 
     def __init__(self):
         self.entries: dict = {}
         self.flags: dict = {}
+        self.alignments: dict = {}  # a relative entry -> the modulus its on-chip addresses key by in this launch
         self.register_states: dict = {}  # the registers' values, as a tuple -> a small int for the keys
         self.hits = 0
         self.misses = 0

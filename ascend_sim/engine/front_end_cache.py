@@ -107,18 +107,19 @@ def _register_state(cache, registers) -> int:
     return state
 
 
-def cached(entry=None, *, on_chip_alignment: int | None = None):
+def cached(entry=None, *, on_chip_alignment=None):
     """Wrap an isa entry point (a function issuing one instruction) with the launch's cache.
 
-    `cached(on_chip_alignment=A)` declares that the entry's checks read a positional LocalTensor's address only
-    modulo A (its alignment check) and never its size, and that its record's on-chip addresses move with the
-    tensor's: such a LocalTensor keys by its buffer, `address % A`, dtype and position, so calls at other on-chip
-    addresses of the same buffer hit one relative descriptor (its on-chip ranges and operand addresses moved by
-    the tensor's move, as GM's are). A misaligned address keys apart and runs the entry's check; `accept`
-    bounds-checks the moved ranges."""
+    `cached(on_chip_alignment=moduli)` (a function of the platform's `Alignments` giving {buffer name: A}, each A
+    a multiple of every alignment the entry checks in that buffer) declares that the entry's checks read a
+    positional LocalTensor's address only modulo its buffer's A and never its size, and that its record's on-chip
+    addresses move with the tensor's: such a LocalTensor keys by its buffer, `address % A`, dtype and position, so
+    calls at other on-chip addresses of the same buffer hit one relative descriptor (its on-chip ranges and
+    operand addresses moved by the tensor's move, as GM's are). A misaligned address keys apart and runs the
+    entry's check; `accept` bounds-checks the moved ranges. A LocalTensor in a buffer without an A keys by its
+    address and size, as in the other entries."""
     if entry is None:
         return functools.partial(cached, on_chip_alignment=on_chip_alignment)
-    relative = on_chip_alignment
 
     @functools.wraps(entry)
     def call(*args, **kwargs):
@@ -126,6 +127,11 @@ def cached(entry=None, *, on_chip_alignment: int | None = None):
         cache = core.front_end_cache if core is not None else None
         if cache is None:
             return entry(*args, **kwargs)
+        moduli = None
+        if on_chip_alignment is not None:  # the platform's: once per launch
+            moduli = cache.alignments.get(call)
+            if moduli is None:
+                moduli = cache.alignments[call] = on_chip_alignment(core.alignments)
         state = core.registers.state
         if state is None:
             state = _register_state(cache, core.registers)
@@ -139,16 +145,17 @@ def cached(entry=None, *, on_chip_alignment: int | None = None):
         site, lasti = (id(kernel_source(frame)), None) if inside else (id(code), frame.f_lasti)
         key = [call, site, lasti, core.core_type.name, state]
         gm: list = []
-        local: list = []  # the positional LocalTensors of a relative entry
+        local: list = []  # the positional LocalTensors keyed relative (on_chip_alignment)
         try:
             for value in args:  # the common classes inline, the rest in _arg_key
                 cls = value.__class__
                 if cls is LocalTensor:
-                    if relative is None:
+                    modulus = None if moduli is None else moduli.get(value.buffer.name)
+                    if modulus is None:
                         key += (cls, value.buffer.name, value.address, value.dtype, value.size, value.position_name)
                     else:
                         local.append(value)
-                        key += (cls, value.buffer.name, value.address % relative, value.dtype, value.position_name)
+                        key += (cls, value.buffer.name, value.address % modulus, value.dtype, value.position_name)
                 elif cls is GlobalTensor:
                     gm.append(value)
                     key += (cls, value.buffer, value.dtype)
@@ -208,7 +215,7 @@ def cached(entry=None, *, on_chip_alignment: int | None = None):
         described = None
         if len(set(map(id, gm_buffers))) == len(gm_buffers):
             described = describe(rec, core.index, gm_buffers, gm_bases,
-                                 tuple(t.buffer.name for t in local) if relative is not None else None, local_bases)
+                                 tuple(t.buffer.name for t in local) if moduli is not None else None, local_bases)
         if described is None:
             cache.entries[key] = UNCACHED
         elif found is not None:  # decoded on another core, not portable: this core's own view

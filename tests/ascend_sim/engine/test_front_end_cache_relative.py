@@ -1,13 +1,14 @@
-"""Relative on-chip addresses in the cached front end (`cached(on_chip_alignment=...)`, DataCopyPad): calls at other
-UB offsets of the same buffer hit one descriptor whose UB ranges and operand addresses move with the tensor, and
-every record field, result byte and fault is the same as with the cache off (the miss path on every call). The
-faults a moved hit must still raise (a row past the UB's end, a misaligned UB address) are compared too, with the
-buffer and byte range they name."""
+"""Relative on-chip addresses in the cached front end (`cached(on_chip_alignment=...)`: DataCopyPad, LoadData):
+calls at other on-chip offsets of the same buffer hit one descriptor whose on-chip ranges and operand addresses
+move with the tensor, and every record field, result byte and fault is the same as with the cache off (the miss
+path on every call). The faults a moved hit must still raise (past the buffer's end, a misaligned address) are
+compared too, with the buffer and byte range they name."""
 import numpy as np
 import pytest
 
-from ascend_sim.ascendc import (DataCopyExtParams, DataCopyPad, DataCopyPadExtParams, GetBlockIdx, GlobalTensor,
-                                HardEvent, SetFlag, TBuf, TPipe, TPosition, WaitFlag)
+from ascend_sim.ascendc import (DataCopy, DataCopyExtParams, DataCopyPad, DataCopyPadExtParams, DataCopyParams,
+                                GetBlockIdx, GlobalTensor, HardEvent, LoadData, LoadData2DParams, LoadData3DParamsV2,
+                                SetFlag, TBuf, TPipe, TPosition, WaitFlag)
 from ascend_sim.engine.descriptor import describe
 from ascend_sim.isa.vector.datacopy import UB_TO_GM_PAD
 from ascend_sim.machine.memory import Buffer
@@ -121,3 +122,55 @@ def test_describe_relative_refuses_what_a_move_could_not_reach():
     assert describe(_record((ub, 0, gm, 0)), 0, (gm,), (0,), ("UB", "UB"), (0, 32)) is None
     assert describe(_record(((ub, 0), gm, 0)), 0, (gm,), (0,), ("UB",), (0,)) is None
     assert describe(_record((ub, "0", gm, 0)), 0, (gm,), (0,), ("UB",), (0,)) is None
+
+
+# ------------------------------------------------------------------------------------------ LoadData
+L0A_BYTES = 65536  # A2's L0A
+
+
+def _loads(places, form="2D"):
+    """A cube kernel: 32 KiB of L1 filled from GM, then one LoadData call site run once per (L0A offset, L1 offset)
+    of `places` (fp16 elements): a 2D fractal copy of 2 repeats, or a 3Dv2 img2col of a 4x4 fmap of 16 channels."""
+    def body(src):
+        pipe = TPipe()
+        l1b, l0b = TBuf(TPosition.A1), TBuf(TPosition.A2)
+        pipe.InitBuffer(l1b, 32768)
+        pipe.InitBuffer(l0b, L0A_BYTES)
+        l1, l0a = l1b.Get(np.float16), l0b.Get(np.float16)
+        DataCopy(l1, GlobalTensor(np.float16).SetGlobalBuffer(src), DataCopyParams(1, 1024, 0, 0))
+        SetFlag(HardEvent.MTE2_MTE1, 0)
+        WaitFlag(HardEvent.MTE2_MTE1, 0)
+        for dst, at in places:
+            if form == "2D":
+                LoadData(l0a[dst], l1[at], LoadData2DParams(repeatTimes=2, srcStride=1))
+            else:
+                LoadData(l0a[dst], l1[at], LoadData3DParamsV2(padList=[1, 1, 1, 1], l1H=4, l1W=4, channelSize=16,
+                                                              kExtension=144, mExtension=16, filterW=3,
+                                                              filterH=3))
+    return corpus._kernel(body, (np.arange(16384) % 251).astype(np.float16))
+
+
+@pytest.mark.parametrize("form", ["2D", "3Dv2"])
+def test_loads_into_ping_pong_l0a_halves_and_l1_offsets_hit_one_descriptor(form, caches):
+    # the L0A halves of a double buffer (0, 32 KiB) and L1 offsets on a fractal or a 32-byte block
+    places = [(0, 0), (16384, 0), (0, 256), (16384, 256), (256, 16)]
+    observed = _agree(_loads(places, form), caches)
+    assert (caches[-1].misses, caches[-1].hits) == (2, 4)  # the fill and the first load miss
+    loads = [r for r in observed[0][0] if r[Record.__slots__.index("name")][1].startswith("LoadData")]
+    assert len({r[Record.__slots__.index("writes")] for r in loads}) == 3  # three L0A places written
+
+
+def test_a_load_past_the_l0a_end_faults_on_a_hit_as_on_the_miss_path(caches):
+    last = L0A_BYTES // 2 - 512  # elements: 1 KiB before the end, the 2 fractals of a 2D load just fit
+    observed = _agree(_loads([(0, 0), (last, 0), (last + 256, 0)]), caches)
+    assert observed[0] == "fault" and observed[1] == "OutOfBounds", observed
+    start = (last + 256) * 2
+    assert f"[{start}, {start + 1024})" in observed[2] and "L0A" in observed[2], observed[2]
+    assert caches[-1].hits == 2
+
+
+@pytest.mark.parametrize("place, buffer", [((128, 0), "L0A"), ((0, 8), "L1")])  # 256 B in L0A; 16 B in L1
+def test_a_misaligned_load_faults_after_aligned_hits(place, buffer, caches):
+    observed = _agree(_loads([(0, 0), (16384, 256), place]), caches)
+    assert observed[0] == "fault" and observed[1] == "Misaligned", observed
+    assert f"in {buffer} is not a multiple of" in observed[2], observed[2]
