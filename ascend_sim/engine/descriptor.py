@@ -143,7 +143,8 @@ def describe(rec, core_index: int, gm_buffers: tuple, gm_bases: tuple, local_nam
     the operands where `Descriptor.shifted` cannot move it (an operands field that is a GM buffer is followed by
     its address field: sbuf s0, dbuf d0, ...). With `local_names` (a relative entry: the buffer names of the
     call's positional LocalTensors, at `local_bases`) every on-chip range and operand must be in one of those
-    buffers, named by one tensor, the operand a top-level field followed by its address, or None."""
+    buffers, named by one tensor, the operand a top-level field followed by its address, and no footprint entry
+    in a core buffer, or None."""
     slot = {id(buf): i for i, buf in enumerate(gm_buffers)}.get
     reads = _range_slots(rec.reads, slot)
     writes = _range_slots(rec.writes, slot)
@@ -153,41 +154,30 @@ def describe(rec, core_index: int, gm_buffers: tuple, gm_bases: tuple, local_nam
     if reads is None or writes is None or footprint is None or args is None:
         return None
     on_chip = ((), (), ())
-    if local_names is not None:
-        on_chip = _on_chip_slots(rec, operands, local_names)
+    if local_names is not None:  # (a footprint in a core buffer would not move: refused)
+        on_chip = None if footprint[1] else _on_chip_slots(rec, operands, local_names, reads[1], writes[1], args[1])
         if on_chip is None:
             return None
     return Descriptor(rec, core_index, gm_bases, reads, writes, args, footprint[0], on_chip, local_bases)
 
 
-def _on_chip_slots(rec, operands: tuple, names: tuple) -> tuple | None:
-    """A relative descriptor's ((index, tensor) of the on-chip reads, writes, operands address fields), or None
-    when a core buffer is not named by exactly one of the call's LocalTensors or sits inside an operands field."""
-    if len(set(names)) != len(names):
+def _on_chip_slots(rec, operands: tuple, names: tuple, local_reads: tuple, local_writes: tuple,
+                   local_args: tuple | None) -> tuple | None:
+    """A relative descriptor's ((index, tensor) of the on-chip reads, writes, operands address fields), from the
+    core-buffer entries `_range_slots` and `_operand_slots` found; None when a core buffer is not named by exactly
+    one of the call's LocalTensors, sits inside an operands field, or is not followed by its address."""
+    if local_args is None or len(set(names)) != len(names):
         return None
     tensor = {name: i for i, name in enumerate(names)}.get
     slots = []
-    for ranges in (rec.reads, rec.writes):
-        found = []
-        for i, (buf, _, _) in enumerate(ranges):
-            if buf.key.__class__ is tuple:
-                k = tensor(buf.name)
-                if k is None:
-                    return None
-                found.append((i, k))
+    for ranges, local in ((rec.reads, local_reads), (rec.writes, local_writes)):
+        found = [(i, tensor(ranges[i][0].name)) for i in local]
         slots.append(tuple(found))
-    found = []
     last = len(operands) - 1
-    for i, value in enumerate(operands):
-        if value.__class__ is Buffer:
-            if value.key.__class__ is tuple:
-                k = tensor(value.name)
-                if k is None or i == last or operands[i + 1].__class__ is not int:
-                    return None
-                found.append((i + 1, k))
-        elif isinstance(value, tuple) and holds_buffer(value, True):
-            return None
+    found = [(i + 1, tensor(operands[i].name)) for i in local_args if i < last and operands[i + 1].__class__ is int]
     slots.append(tuple(found))
+    if len(found) != len(local_args) or any(k is None for part in slots for _, k in part):
+        return None
     return tuple(slots)
 
 

@@ -122,6 +122,10 @@ def test_describe_relative_refuses_what_a_move_could_not_reach():
     assert describe(_record((ub, 0, gm, 0)), 0, (gm,), (0,), ("UB", "UB"), (0, 32)) is None
     assert describe(_record(((ub, 0), gm, 0)), 0, (gm,), (0,), ("UB",), (0,)) is None
     assert describe(_record((ub, "0", gm, 0)), 0, (gm,), (0,), ("UB",), (0,)) is None
+    in_ub = Record(0, 0, UB_TO_GM_PAD, UB_TO_GM_PAD.pipe, None, (ub, 0, gm, 0), (), (), (None, 0),
+                   footprint=((ub, 0, (1, 32), (32, 1), False),))
+    assert describe(in_ub, 0, (gm,), (0,), ("UB",), (0,)) is None  # a footprint in a core buffer would not move
+    assert describe(in_ub, 0, (gm,), (0,)) is not None  # (an absolute descriptor keeps it as it is)
 
 
 # ------------------------------------------------------------------------------------------ LoadData
