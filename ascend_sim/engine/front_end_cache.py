@@ -6,14 +6,16 @@ looks each call up by its key:
 
     (entry, the kernel line calling it (the id of its code and f_lasti; from inside ascend_sim, the id of
      core.kernel_source's tuple), the core type,
-     the core's register values, and per argument: a LocalTensor by buffer name, address, dtype and size; a
-     GlobalTensor by its allocation and dtype, not its address; a parameter struct by its snapshot and field
-     types; a scalar by type and value)
+     the core's register values, and per argument: a LocalTensor by buffer name, address, dtype and size (of an
+     entry wrapped with `cached(on_chip_alignment=...)`: by buffer name, address modulo the buffer's alignment,
+     dtype and position); a GlobalTensor by its allocation and dtype, not its address; a parameter struct by its
+     snapshot and field types; a scalar by type and value)
 
 A miss runs the entry as it is, so every check stays written once, in isa/. When the call issued exactly one
 COMPUTE or MOVE record, changed no register and returned nothing, its decoded parts become a `Descriptor`
-(descriptor.py) with the GM addresses of its GlobalTensors. A hit makes the record from the descriptor: the
-calling core's buffers, each GM operand's addresses shifted by its GlobalTensor's move, the API calls running.
+(descriptor.py) with the GM addresses of its GlobalTensors (and a relative entry's LocalTensors' addresses). A
+hit makes the record from the descriptor: the calling core's buffers, each GM operand's addresses shifted by its
+GlobalTensor's move (and each on-chip one by its LocalTensor's), the API calls running.
 `AICore.accept` bounds-checks every record's byte ranges, so a shifted GM access past its allocation faults as
 the decoded call would have; no check in isa/ reads a GM address otherwise (GM has no alignment rule, costs read
 sizes only), and the differential tests (tests/ascend_sim/engine/test_front_end_cache.py) compare every record
