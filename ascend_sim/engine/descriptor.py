@@ -38,11 +38,14 @@ class View:
     GlobalTensors and, for a relative descriptor, the on-chip addresses `local_bases` of its positional
     LocalTensors (in argument order)."""
 
-    __slots__ = ("args", "reads", "writes", "footprint", "gm_bases", "local_bases")
+    __slots__ = ("args", "reads", "writes", "footprint", "gm_bases", "local_bases", "moved")
 
     def __init__(self, args, reads, writes, footprint, gm_bases: tuple, local_bases: tuple = ()):
         self.args, self.reads, self.writes, self.footprint = args, reads, writes, footprint
         self.gm_bases, self.local_bases = gm_bases, local_bases
+        # a relative descriptor's views at other on-chip places, by the LocalTensors' addresses: the records made
+        # there share their operands (a cost is worked out once per operands object) as those of one place do
+        self.moved: dict = {}
 
 
 class Descriptor:
@@ -120,10 +123,12 @@ class Descriptor:
                 footprint = tuple(footprint)
         return args, reads, writes, footprint
 
-    def moved_on_chip(self, args, reads, writes, moves: list) -> tuple:
-        """(args, reads, writes) with each on-chip range and address field moved by its LocalTensor's move (a
-        relative descriptor)."""
+    def moved_on_chip(self, view: View, addresses: tuple) -> View:
+        """`view` with each on-chip range and address field moved with its LocalTensor to `addresses` (a relative
+        descriptor), made once per place."""
+        moves = [address - base for address, base in zip(addresses, view.local_bases)]
         read_slots, write_slots, arg_slots = self.on_chip_slots
+        args, reads, writes = view.args, view.reads, view.writes
         if read_slots:
             reads = _shift_ranges(reads, read_slots, moves)
         if write_slots:
@@ -133,7 +138,8 @@ class Descriptor:
             for i, s in arg_slots:
                 fields[i] += moves[s]
             args = _new_tuple(args.__class__, fields)
-        return args, reads, writes
+        moved = view.moved[addresses] = View(args, reads, writes, view.footprint, view.gm_bases, view.local_bases)
+        return moved
 
 
 def describe(rec, core_index: int, gm_buffers: tuple, gm_bases: tuple, local_names: tuple | None = None,

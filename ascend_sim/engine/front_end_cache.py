@@ -102,6 +102,11 @@ def _with_sequences(plain, sequences: list):
     return lambda struct: plain(struct) + tuple(map(tuple, each(struct)))
 
 
+def _relative_names(args: tuple, moduli: dict) -> tuple:
+    """The buffer names of the positional LocalTensors a relative entry keyed by place (those of `local`)."""
+    return tuple([a.buffer.name for a in args if a.__class__ is LocalTensor and a.buffer.name in moduli])
+
+
 def _register_state(cache, registers) -> int:
     """A small int naming the registers' values (recomputed after a write only)."""
     values = tuple(sorted((name, repr(value)) for name, value in registers.items()))
@@ -147,17 +152,19 @@ def cached(entry=None, *, on_chip_alignment=None):
         site, lasti = (id(kernel_source(frame)), None) if inside else (id(code), frame.f_lasti)
         key = [call, site, lasti, core.core_type.name, state]
         gm: list = []
-        local: list = []  # the positional LocalTensors keyed relative (on_chip_alignment)
+        local: list = []  # the addresses of the positional LocalTensors keyed relative (on_chip_alignment)
         try:
             for value in args:  # the common classes inline, the rest in _arg_key
                 cls = value.__class__
                 if cls is LocalTensor:
-                    modulus = None if moduli is None else moduli.get(value.buffer.name)
+                    name = value.buffer.name
+                    modulus = None if moduli is None else moduli.get(name)
                     if modulus is None:
-                        key += (cls, value.buffer.name, value.address, value.dtype, value.size, value.position_name)
+                        key += (cls, name, value.address, value.dtype, value.size, value.position_name)
                     else:
-                        local.append(value)
-                        key += (cls, value.buffer.name, value.address % modulus, value.dtype, value.position_name)
+                        address = value.address
+                        local.append(address)
+                        key += (cls, name, address % modulus, value.dtype, value.position_name)
                 elif cls is GlobalTensor:
                     gm.append(value)
                     key += (cls, value.buffer, value.dtype)
@@ -181,6 +188,10 @@ def cached(entry=None, *, on_chip_alignment=None):
         if found is not None and found is not UNCACHED:
             view = found.views.get(core.index) or found.view(core)
             if view is not None:
+                if local:  # a relative descriptor: the view at the LocalTensors' place
+                    local = tuple(local)
+                    if local != view.local_bases:
+                        view = view.moved.get(local) or found.moved_on_chip(view, local)
                 cache.hits += 1
                 operands, reads, writes, footprint = view.args, view.reads, view.writes, view.footprint
                 bases = view.gm_bases
@@ -193,10 +204,6 @@ def cached(entry=None, *, on_chip_alignment=None):
                         moved = any(shifts)
                     if moved:
                         operands, reads, writes, footprint = found.shifted(view, shifts)
-                if local:
-                    moves = [t.address - base for t, base in zip(local, view.local_bases)]
-                    if any(moves):
-                        operands, reads, writes = found.moved_on_chip(operands, reads, writes, moves)
                 core.accept(Record(core.index, core._seq, found.spec, found.pipe, found.params, operands, reads,
                                    writes, found.src, found.path, found.nbytes, found.event, found.registers,
                                    footprint, core.api))
@@ -213,11 +220,11 @@ def cached(entry=None, *, on_chip_alignment=None):
             return result
         gm_buffers = tuple(t.buffer for t in gm)
         gm_bases = tuple(t.address for t in gm)
-        local_bases = tuple(t.address for t in local)
+        local_bases = tuple(local)
         described = None
         if len(set(map(id, gm_buffers))) == len(gm_buffers):
             described = describe(rec, core.index, gm_buffers, gm_bases,
-                                 tuple(t.buffer.name for t in local) if moduli is not None else None, local_bases)
+                                 None if moduli is None else _relative_names(args, moduli), local_bases)
         if described is None:
             cache.entries[key] = UNCACHED
         elif found is not None:  # decoded on another core, not portable: this core's own view

@@ -178,3 +178,12 @@ def test_a_misaligned_load_faults_after_aligned_hits(place, buffer, caches):
     observed = _agree(_loads([(0, 0), (16384, 256), place]), caches)
     assert observed[0] == "fault" and observed[1] == "Misaligned", observed
     assert f"in {buffer} is not a multiple of" in observed[2], observed[2]
+
+
+def test_hits_at_one_moved_place_share_their_operands(caches):
+    # the view at a place is made once per core (a cost is worked out once per operands object)
+    from ascend_sim import Chip
+    report = _loads([(0, 0), (16384, 0), (16384, 0), (0, 0)])(Chip())
+    loads = [r for r in report.logs[0] if r.name == "LoadData2D"]
+    assert loads[1].args is loads[2].args and loads[0].args is loads[3].args
+    assert loads[0].args != loads[1].args and loads[1].writes[0][1] == loads[0].writes[0][1] + 32768
