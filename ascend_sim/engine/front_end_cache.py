@@ -102,8 +102,15 @@ def _with_sequences(plain, sequences: list):
     return lambda struct: plain(struct) + tuple(map(tuple, each(struct)))
 
 
-def _relative_names(args: tuple, moduli: dict) -> tuple:
-    """The buffer names of the positional LocalTensors a relative entry keyed by place (those of `local`)."""
+def _relative_names(args: tuple, kwargs: dict, moduli: dict) -> tuple | None:
+    """The buffer names of the positional LocalTensors a relative entry keyed by place (those of `local`); None
+    when a LocalTensor is passed otherwise (by keyword, in a sequence): a record's range in its buffer could not
+    be told from one of a moved tensor's."""
+    if any(v.__class__ is LocalTensor for v in kwargs.values()):
+        return None
+    for value in (*args, *kwargs.values()):
+        if value.__class__ in (tuple, list) and any(v.__class__ is LocalTensor for v in value):
+            return None
     return tuple([a.buffer.name for a in args if a.__class__ is LocalTensor and a.buffer.name in moduli])
 
 
@@ -221,10 +228,10 @@ def cached(entry=None, *, on_chip_alignment=None):
         gm_buffers = tuple(t.buffer for t in gm)
         gm_bases = tuple(t.address for t in gm)
         local_bases = tuple(local)
+        names = None if moduli is None else _relative_names(args, kwargs, moduli)
         described = None
-        if len(set(map(id, gm_buffers))) == len(gm_buffers):
-            described = describe(rec, core.index, gm_buffers, gm_bases,
-                                 None if moduli is None else _relative_names(args, moduli), local_bases)
+        if len(set(map(id, gm_buffers))) == len(gm_buffers) and (moduli is None or names is not None):
+            described = describe(rec, core.index, gm_buffers, gm_bases, names, local_bases)
         if described is None:
             cache.entries[key] = UNCACHED
         elif found is not None:  # decoded on another core, not portable: this core's own view

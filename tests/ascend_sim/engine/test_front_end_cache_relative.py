@@ -12,6 +12,7 @@ from ascend_sim.ascendc import (DataCopy, DataCopyExtParams, DataCopyPad, DataCo
 from ascend_sim.engine.descriptor import describe
 from ascend_sim.isa.vector.datacopy import UB_TO_GM_PAD
 from ascend_sim.machine.memory import Buffer
+from ascend_sim.machine.tensor import LocalTensor
 from ascend_sim.record import Record
 from tests.ascend_sim.engine import test_engines as corpus
 from tests.ascend_sim.engine.test_front_end_cache import _agree, caches  # noqa: F401 (the fixture)
@@ -187,3 +188,14 @@ def test_hits_at_one_moved_place_share_their_operands(caches):
     loads = [r for r in report.logs[0] if r.name == "LoadData2D"]
     assert loads[1].args is loads[2].args and loads[0].args is loads[3].args
     assert loads[0].args != loads[1].args and loads[1].writes[0][1] == loads[0].writes[0][1] + 32768
+
+
+def test_a_local_tensor_passed_by_keyword_or_in_a_list_is_not_keyed_by_place():
+    from ascend_sim.engine.front_end_cache import _relative_names
+    ub = Buffer("UB", 1024, 32)
+    ub.key = (0, "UB")
+    t, other = LocalTensor(ub, 64, np.float16, 8, "VECOUT"), LocalTensor(ub, 0, np.float16, 8, "VECIN")
+    moduli = {"UB": 32}
+    assert _relative_names((t, 3), {}, moduli) == ("UB",)
+    assert _relative_names((t,), {"extra": other}, moduli) is None  # its range in UB would move with t's
+    assert _relative_names((t, [other]), {}, moduli) is None
