@@ -15,14 +15,16 @@ from ascend_sim.machine.memory import Buffer
 
 
 class FrontEndCache:
-    """The cache of one launch: key -> Descriptor (or UNCACHED), the register states named so far, counts, and
-    the SetFlag / WaitFlag calls decoded so far (isa/sync.py: (spec, core type, event, id, api) -> the flag)."""
+    """The cache of one launch: key -> Descriptor (or UNCACHED), the register states named so far, counts, the
+    SetFlag / WaitFlag calls decoded so far (isa/sync.py: (spec, core type, event, id, api) -> the flag), and the
+    relative entries' on-chip key moduli (front_end_cache.cached's on_chip_alignment)."""
 
-    __slots__ = ("entries", "register_states", "hits", "misses", "flags")
+    __slots__ = ("entries", "register_states", "hits", "misses", "flags", "alignments")
 
     def __init__(self):
         self.entries: dict = {}
         self.flags: dict = {}
+        self.alignments: dict = {}  # a relative entry -> the modulus its on-chip addresses key by in this launch
         self.register_states: dict = {}  # the registers' values, as a tuple -> a small int for the keys
         self.hits = 0
         self.misses = 0
@@ -33,13 +35,17 @@ UNCACHED = object()  # a key whose calls always run the front end (it issued mor
 
 class View:
     """A descriptor's operands on one core (its own buffers), at the GM addresses `gm_bases` of the call's
-    GlobalTensors (in argument order)."""
+    GlobalTensors and, for a relative descriptor, the on-chip addresses `local_bases` of its positional
+    LocalTensors (in argument order)."""
 
-    __slots__ = ("args", "reads", "writes", "footprint", "gm_bases")
+    __slots__ = ("args", "reads", "writes", "footprint", "gm_bases", "local_bases", "moved")
 
-    def __init__(self, args, reads, writes, footprint, gm_bases: tuple):
+    def __init__(self, args, reads, writes, footprint, gm_bases: tuple, local_bases: tuple = ()):
         self.args, self.reads, self.writes, self.footprint = args, reads, writes, footprint
-        self.gm_bases = gm_bases
+        self.gm_bases, self.local_bases = gm_bases, local_bases
+        # a relative descriptor's views at other on-chip places, by the LocalTensors' addresses: the records made
+        # there share their operands (a cost is worked out once per operands object) as those of one place do
+        self.moved: dict = {}
 
 
 class Descriptor:
@@ -49,14 +55,17 @@ class Descriptor:
 
     __slots__ = ("spec", "pipe", "params", "src", "path", "nbytes", "event", "registers", "portable",
                  "views", "read_slots", "write_slots", "arg_slots", "footprint_slots", "local_reads",
-                 "local_writes", "local_args")
+                 "local_writes", "local_args", "on_chip_slots")
 
     def __init__(self, rec, core_index: int, gm_bases: tuple, reads: tuple, writes: tuple, args: tuple,
-                 footprint_slots: tuple):
+                 footprint_slots: tuple, on_chip_slots: tuple = ((), (), ()), local_bases: tuple = ()):
         self.spec, self.pipe, self.params, self.src = rec.spec, rec.pipe, rec.params, rec.src
         self.path, self.nbytes, self.event, self.registers = rec.path, rec.nbytes, rec.event, rec.registers
         self.views = {}
-        self.add_view(core_index, rec, gm_bases)
+        self.add_view(core_index, rec, gm_bases, local_bases)
+        # a relative descriptor's (index, LocalTensor operand) of each on-chip read range, write range and
+        # operands address field (front_end_cache.cached's on_chip_alignment)
+        self.on_chip_slots = on_chip_slots
         # (index, GM operand) of each byte range, operands field and footprint entry holding a GM address, and
         # where the core's own buffers are, for the view on another core (local_args None: anywhere in the operands)
         self.read_slots, self.local_reads = reads
@@ -64,9 +73,10 @@ class Descriptor:
         self.arg_slots, self.local_args, self.portable = args
         self.footprint_slots = footprint_slots
 
-    def add_view(self, core_index: int, rec, gm_bases: tuple) -> None:
-        """The operands of `rec`, decoded on core `core_index` with its GlobalTensors at `gm_bases`."""
-        self.views[core_index] = View(rec.args, rec.reads, rec.writes, rec.footprint, gm_bases)
+    def add_view(self, core_index: int, rec, gm_bases: tuple, local_bases: tuple = ()) -> None:
+        """The operands of `rec`, decoded on core `core_index` with its GlobalTensors at `gm_bases` (and a
+        relative descriptor's LocalTensors at `local_bases`)."""
+        self.views[core_index] = View(rec.args, rec.reads, rec.writes, rec.footprint, gm_bases, local_bases)
 
     def view(self, core) -> View | None:
         """The operands on `core`: the miss's, with the core's own buffers in place of the miss's core's (None
@@ -86,7 +96,7 @@ class Descriptor:
             view = self.views[core.index] = View(
                 args, _remap_ranges(first.reads, self.local_reads, buffers),
                 _remap_ranges(first.writes, self.local_writes, buffers),
-                first.footprint, first.gm_bases)  # a footprint names GM only
+                first.footprint, first.gm_bases, first.local_bases)  # a footprint names GM only
         return view
 
     def shifted(self, view: View, shifts: list) -> tuple:
@@ -113,20 +123,68 @@ class Descriptor:
                 footprint = tuple(footprint)
         return args, reads, writes, footprint
 
+    def moved_on_chip(self, view: View, addresses: tuple) -> View:
+        """`view` with each on-chip range and address field moved with its LocalTensor to `addresses` (a relative
+        descriptor), made once per place."""
+        moves = [address - base for address, base in zip(addresses, view.local_bases)]
+        read_slots, write_slots, arg_slots = self.on_chip_slots
+        args, reads, writes = view.args, view.reads, view.writes
+        if read_slots:
+            reads = _shift_ranges(reads, read_slots, moves)
+        if write_slots:
+            writes = _shift_ranges(writes, write_slots, moves)
+        if arg_slots:
+            fields = list(args)
+            for i, s in arg_slots:
+                fields[i] += moves[s]
+            args = _new_tuple(args.__class__, fields)
+        moved = view.moved[addresses] = View(args, reads, writes, view.footprint, view.gm_bases, view.local_bases)
+        return moved
 
-def describe(rec, core_index: int, gm_buffers: tuple, gm_bases: tuple) -> Descriptor | None:
+
+def describe(rec, core_index: int, gm_buffers: tuple, gm_bases: tuple, local_names: tuple | None = None,
+             local_bases: tuple = ()) -> Descriptor | None:
     """The descriptor of `rec`, decoded on core `core_index` from a call whose GlobalTensors are `gm_buffers` at
     `gm_bases`; None when it cannot be reused: a GM buffer the call's GlobalTensors do not name, or one inside
     the operands where `Descriptor.shifted` cannot move it (an operands field that is a GM buffer is followed by
-    its address field: sbuf s0, dbuf d0, ...)."""
+    its address field: sbuf s0, dbuf d0, ...). With `local_names` (a relative entry: the buffer names of the
+    call's positional LocalTensors, at `local_bases`) every on-chip range and operand must be in one of those
+    buffers, named by one tensor, the operand a top-level field followed by its address, and no footprint entry
+    in a core buffer, or None."""
     slot = {id(buf): i for i, buf in enumerate(gm_buffers)}.get
     reads = _range_slots(rec.reads, slot)
     writes = _range_slots(rec.writes, slot)
     footprint = _range_slots(rec.footprint or (), slot)
-    args = _operand_slots(rec.args if rec.args is not None else (), slot)
+    operands = rec.args if rec.args is not None else ()
+    args = _operand_slots(operands, slot)
     if reads is None or writes is None or footprint is None or args is None:
         return None
-    return Descriptor(rec, core_index, gm_bases, reads, writes, args, footprint[0])
+    on_chip = ((), (), ())
+    if local_names is not None:  # (a footprint in a core buffer would not move: refused)
+        on_chip = None if footprint[1] else _on_chip_slots(rec, operands, local_names, reads[1], writes[1], args[1])
+        if on_chip is None:
+            return None
+    return Descriptor(rec, core_index, gm_bases, reads, writes, args, footprint[0], on_chip, local_bases)
+
+
+def _on_chip_slots(rec, operands: tuple, names: tuple, local_reads: tuple, local_writes: tuple,
+                   local_args: tuple | None) -> tuple | None:
+    """A relative descriptor's ((index, tensor) of the on-chip reads, writes, operands address fields), from the
+    core-buffer entries `_range_slots` and `_operand_slots` found; None when a core buffer is not named by exactly
+    one of the call's LocalTensors, sits inside an operands field, or is not followed by its address."""
+    if local_args is None or len(set(names)) != len(names):
+        return None
+    tensor = {name: i for i, name in enumerate(names)}.get
+    slots = []
+    for ranges, local in ((rec.reads, local_reads), (rec.writes, local_writes)):
+        found = [(i, tensor(ranges[i][0].name)) for i in local]
+        slots.append(tuple(found))
+    last = len(operands) - 1
+    found = [(i + 1, tensor(operands[i].name)) for i in local_args if i < last and operands[i + 1].__class__ is int]
+    slots.append(tuple(found))
+    if len(found) != len(local_args) or any(k is None for part in slots for _, k in part):
+        return None
+    return tuple(slots)
 
 
 def _range_slots(entries, slot) -> tuple | None:

@@ -6,14 +6,16 @@ looks each call up by its key:
 
     (entry, the kernel line calling it (the id of its code and f_lasti; from inside ascend_sim, the id of
      core.kernel_source's tuple), the core type,
-     the core's register values, and per argument: a LocalTensor by buffer name, address, dtype and size; a
-     GlobalTensor by its allocation and dtype, not its address; a parameter struct by its snapshot and field
-     types; a scalar by type and value)
+     the core's register values, and per argument: a LocalTensor by buffer name, address, dtype and size (of an
+     entry wrapped with `cached(on_chip_alignment=...)`: by buffer name, address modulo the buffer's alignment,
+     dtype and position); a GlobalTensor by its allocation and dtype, not its address; a parameter struct by its
+     snapshot and field types; a scalar by type and value)
 
 A miss runs the entry as it is, so every check stays written once, in isa/. When the call issued exactly one
 COMPUTE or MOVE record, changed no register and returned nothing, its decoded parts become a `Descriptor`
-(descriptor.py) with the GM addresses of its GlobalTensors. A hit makes the record from the descriptor: the
-calling core's buffers, each GM operand's addresses shifted by its GlobalTensor's move, the API calls running.
+(descriptor.py) with the GM addresses of its GlobalTensors (and a relative entry's LocalTensors' addresses). A
+hit makes the record from the descriptor: the calling core's buffers, each GM operand's addresses shifted by its
+GlobalTensor's move (and each on-chip one by its LocalTensor's), the API calls running.
 `AICore.accept` bounds-checks every record's byte ranges, so a shifted GM access past its allocation faults as
 the decoded call would have; no check in isa/ reads a GM address otherwise (GM has no alignment rule, costs read
 sizes only), and the differential tests (tests/ascend_sim/engine/test_front_end_cache.py) compare every record
@@ -100,6 +102,18 @@ def _with_sequences(plain, sequences: list):
     return lambda struct: plain(struct) + tuple(map(tuple, each(struct)))
 
 
+def _relative_names(args: tuple, kwargs: dict, moduli: dict) -> tuple | None:
+    """The buffer names of the positional LocalTensors a relative entry keyed by place (those of `local`); None
+    when a LocalTensor is passed otherwise (by keyword, in a sequence): a record's range in its buffer could not
+    be told from one of a moved tensor's."""
+    if any(v.__class__ is LocalTensor for v in kwargs.values()):
+        return None
+    for value in (*args, *kwargs.values()):
+        if value.__class__ in (tuple, list) and any(v.__class__ is LocalTensor for v in value):
+            return None
+    return tuple([a.buffer.name for a in args if a.__class__ is LocalTensor and a.buffer.name in moduli])
+
+
 def _register_state(cache, registers) -> int:
     """A small int naming the registers' values (recomputed after a write only)."""
     values = tuple(sorted((name, repr(value)) for name, value in registers.items()))
@@ -107,14 +121,31 @@ def _register_state(cache, registers) -> int:
     return state
 
 
-def cached(entry):
-    """Wrap an isa entry point (a function issuing one instruction) with the launch's cache."""
+def cached(entry=None, *, on_chip_alignment=None):
+    """Wrap an isa entry point (a function issuing one instruction) with the launch's cache.
+
+    `cached(on_chip_alignment=moduli)` (a function of the platform's `Alignments` giving {buffer name: A}, each A
+    a multiple of every alignment the entry checks in that buffer) declares that the entry's checks read a
+    positional LocalTensor's address only modulo its buffer's A and never its size, and that its record's on-chip
+    addresses move with the tensor's: such a LocalTensor keys by its buffer, `address % A`, dtype and position, so
+    calls at other on-chip addresses of the same buffer hit one relative descriptor (its on-chip ranges and
+    operand addresses moved by the tensor's move, as GM's are). A misaligned address keys apart and runs the
+    entry's check; `accept` bounds-checks the moved ranges. A LocalTensor in a buffer without an A keys by its
+    address and size, as in the other entries."""
+    if entry is None:
+        return functools.partial(cached, on_chip_alignment=on_chip_alignment)
+
     @functools.wraps(entry)
     def call(*args, **kwargs):
         core = _running[0]
         cache = core.front_end_cache if core is not None else None
         if cache is None:
             return entry(*args, **kwargs)
+        moduli = None
+        if on_chip_alignment is not None:  # the platform's: once per launch
+            moduli = cache.alignments.get(call)
+            if moduli is None:
+                moduli = cache.alignments[call] = on_chip_alignment(core.alignments)
         state = core.registers.state
         if state is None:
             state = _register_state(cache, core.registers)
@@ -128,11 +159,19 @@ def cached(entry):
         site, lasti = (id(kernel_source(frame)), None) if inside else (id(code), frame.f_lasti)
         key = [call, site, lasti, core.core_type.name, state]
         gm: list = []
+        local: list = []  # the addresses of the positional LocalTensors keyed relative (on_chip_alignment)
         try:
             for value in args:  # the common classes inline, the rest in _arg_key
                 cls = value.__class__
                 if cls is LocalTensor:
-                    key += (cls, value.buffer.name, value.address, value.dtype, value.size, value.position_name)
+                    name = value.buffer.name
+                    modulus = None if moduli is None else moduli.get(name)
+                    if modulus is None:
+                        key += (cls, name, value.address, value.dtype, value.size, value.position_name)
+                    else:
+                        address = value.address
+                        local.append(address)
+                        key += (cls, name, address % modulus, value.dtype, value.position_name)
                 elif cls is GlobalTensor:
                     gm.append(value)
                     key += (cls, value.buffer, value.dtype)
@@ -156,6 +195,10 @@ def cached(entry):
         if found is not None and found is not UNCACHED:
             view = found.views.get(core.index) or found.view(core)
             if view is not None:
+                if local:  # a relative descriptor: the view at the LocalTensors' place
+                    local = tuple(local)
+                    if local != view.local_bases:
+                        view = view.moved.get(local) or found.moved_on_chip(view, local)
                 cache.hits += 1
                 operands, reads, writes, footprint = view.args, view.reads, view.writes, view.footprint
                 bases = view.gm_bases
@@ -183,13 +226,16 @@ def cached(entry):
             cache.entries[key] = UNCACHED
             return result
         gm_buffers = tuple(t.buffer for t in gm)
+        gm_bases = tuple(t.address for t in gm)
+        local_bases = tuple(local)
+        names = None if moduli is None else _relative_names(args, kwargs, moduli)
         described = None
-        if len(set(map(id, gm_buffers))) == len(gm_buffers):
-            described = describe(rec, core.index, gm_buffers, tuple(t.address for t in gm))
+        if len(set(map(id, gm_buffers))) == len(gm_buffers) and (moduli is None or names is not None):
+            described = describe(rec, core.index, gm_buffers, gm_bases, names, local_bases)
         if described is None:
             cache.entries[key] = UNCACHED
         elif found is not None:  # decoded on another core, not portable: this core's own view
-            found.add_view(core.index, rec, tuple(t.address for t in gm))
+            found.add_view(core.index, rec, gm_bases, local_bases)
         else:
             cache.entries[key] = described
         return result

@@ -6,12 +6,14 @@ the default run's wall time), so none of their parameter structs exist there (_i
 are exported by ascend_sim.ascendc on first use."""
 from __future__ import annotations
 
+import math
 import sys
 
 from ascend_sim.engine.chip import current_core
 from ascend_sim.engine.front_end_cache import cached
 from ascend_sim.isa.atomic import SetAtomicAdd, SetAtomicNone
 from ascend_sim.isa.bias_table import copy_l1_to_bt
+from ascend_sim.isa.common import BLOCK, FRACTAL
 from ascend_sim.isa.ctrl import GetCtrlSpr, ResetCtrlSpr, SetCtrlSpr
 from ascend_sim.isa.cube import Mmad, MmadParams, SetHF32Mode, SetHF32TransMode
 from ascend_sim.isa.fixpipe import (CFG_NZ, CFG_ROW_MAJOR, DataCopyCO12DstParams, FixpipeConfig, FixpipeParams,
@@ -90,7 +92,13 @@ def Fixpipe(dst, src, params, config=CFG_ROW_MAJOR) -> None:
         fixpipe_v220(dst, src, params, config)
 
 
-@cached
+def _load_data_alignment(alignments) -> dict:
+    """What every LoadData form checks of its on-chip addresses: dst in L0A/L0B on a fractal (512 B), dst or src
+    in L1 on the platform's L1 alignment (src on 32 B too: the 950's 2Dv2); their sizes are never read."""
+    return {"L0A": FRACTAL, "L0B": FRACTAL, "L1": math.lcm(BLOCK, alignments.L1)}
+
+
+@cached(on_chip_alignment=_load_data_alignment)  # one descriptor for the ping-pong L0 buffers and L1 offsets
 def LoadData(dst, src, params, isSetFMatrix: bool = True) -> None:
     """L1 -> L0A/L0B: LoadData2DParams (fractal copy; from GM into L1/L0A/L0B on MTE2), LoadData3DParamsV2
     (img2col) or, on arch 3510, LoadData2DParamsV2."""

@@ -262,7 +262,13 @@ UB_TO_GM_PAD_LOOP = define("DataCopyPad(UB->GM, loop mode)", MTE3, kind=Kind.MOV
                                "(arch 3510).")
 
 
-@cached
+def _ub_alignment(alignments) -> dict:
+    """DataCopyPad's checks read the UB tensor's address only for the 32-byte alignment (`_sides`), never its
+    size: the rows of a post-process at successive UB offsets hit one relative descriptor."""
+    return {"UB": BLOCK}
+
+
+@cached(on_chip_alignment=_ub_alignment)
 def DataCopyPad(dst, src, dataCopyParams: DataCopyExtParams, padParams: DataCopyPadExtParams | None = None, *,
                 mode: PaddingMode = PaddingMode.Normal) -> None:
     """GM -> UB (with padParams) or UB -> GM, blockLen in bytes; `mode` is the 950's PaddingMode template."""
