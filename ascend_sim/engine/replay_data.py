@@ -35,6 +35,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ascend_sim.engine.short_runs import ShortRun
 from ascend_sim.machine.dtypes import element_bits, to_float32
 from ascend_sim.machine.gather import block_rows
 from ascend_sim.machine.memory import Buffer
@@ -94,13 +95,16 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
             plan = plans.get(key, False)
             records = records.tolist()
             if plan is False:
-                plan = RunPlan.compiled([operands.template_args(i) for i in records], gathers)
+                args_list = [operands.template_args(i) for i in records]
+                plan = RunPlan.compiled(args_list, gathers) or ShortRun.compiled(args_list)
                 if origin.min() >= 0:  # real records (-1) are not named by their origin: found by content each time
                     plans[key] = plan
             c = core_list[position]
             if plan is None:
                 for i in records:
                     chains.run(runs[i], operands[i], c, names[i])
+            elif plan.__class__ is ShortRun:
+                plan.run(chains, c, records, runs, operands, names)
             else:
                 chains.store(c)
                 plan.run(buffers_of[c], records, runs, operands)
