@@ -20,9 +20,11 @@ compiled once into a `RunPlan`:
 - the Mmads writing one L0C block in a row kept as one (m, n) float32 array, C = A.B or C += A.B element by
   element as in L0C, stored in NZ once;
 - the bytes the run leaves in L0A / L0B: its last load of each range, run as the record itself.
-A run is left to the records one by one (`FALLBACKS` counts why) when it has fewer than MIN_MMADS Mmads (short
-runs leave most of their loads' bytes in L0, so a plan saves nothing), or has an Mmad reading L0A / L0B bytes
-loaded before the run, a GEMV or bias Mmad, mixed element sizes or an address not on an element. A run holding
+A run is left to the records one by one (`FALLBACKS` counts why; engine/short_runs.py joins their LoadData2D
+copies) when it has fewer than MIN_MMADS Mmads (short runs leave most of their loads' bytes in L0, so a plan
+saves little) unless its Mmads read SHORT_RUN_IMAGE times more elements than the L1 window its loads read (an
+img2col of a small window: converting the window once pays, X3D depthwise), or has an Mmad reading L0A / L0B
+bytes loaded before the run, a GEMV or bias Mmad, mixed element sizes or an address not on an element. A run holding
 real records (a template's first call, still in the stream) is planned by content each time it comes: its origin
 does not name it, and its content is mostly a template's, whose plan it shares. Tests:
 tests/ascend_sim/engine/test_replay_data.py (every byte of every local buffer, the cycles and the result against
@@ -44,7 +46,9 @@ from ascend_sim.machine.mmad import multiply, product
 BATCHED = ("LoadData2D", "LoadData3Dv2", "Mmad")  # the specs a run is made of
 NONE, RUN, OTHER = 0, 1, 2  # a record's part in the data pass: no data work, batchable, run one by one
 FALLBACKS: Counter = Counter()  # why runs were run record by record (a process-wide tally, for benchmarks)
-MIN_MMADS = 8  # shorter runs (C3D's: 3) leave most of their loads' bytes in L0: planned, they cost more
+MIN_MMADS = 8  # shorter runs (C3D's: 3) leave most of their loads' bytes in L0: planned, they cost more ...
+SHORT_RUN_IMAGE = 2  # ... unless their Mmads read this many times more elements than the L1 window their loads
+# read: then converting the window once pays (X3D's img2col reads 12,288 elements of a 2,688-element window)
 BATCH = 8  # Mmads gathered and multiplied at once: fewer numpy calls, while a batch's operands and products
 # (R3D's stem: 2 x 8 x 64 KB) stay in the cache (all of a run's at once was slower: "Tried and dropped")
 _UNTOUCHED = -1  # provenance of an L0 element the run has not written; pads are -2 - slot
@@ -192,7 +196,7 @@ class RunPlan:
         depends only on the operands' values, their buffers' names and their arrays (by identity: the entry keeps
         them alive, so no id is reused). Each operands object's content is numbered once per launch (the runs
         of real records and of blocks read the same templates' operands)."""
-        if sum(args._fields[0] == "abuf" for args in args_list) < MIN_MMADS:
+        if sum(args._fields[0] == "abuf" for args in args_list) < MIN_MMADS and not _window_pays(args_list):
             FALLBACKS["fewer Mmads than MIN_MMADS"] += 1
             return None
         by_id, by_content = shared.setdefault(_CONTENT_NUMBERS, ({}, {}))
@@ -386,6 +390,23 @@ def _refused(args_list) -> str | None:
             if any(v % size for v in (args.s0, args.d0, *pitches)):
                 return "an address not on an element"
     return None
+
+
+def _window_pays(args_list) -> bool:
+    """A short run whose Mmads read SHORT_RUN_IMAGE times more elements than the L1 window its loads read (from
+    the first to the last byte), counted in bytes from the operands, before anything is compiled."""
+    lo, hi, read = None, 0, 0
+    for args in args_list:
+        if args._fields[0] == "abuf":
+            read += args.a_bytes + args.b_bytes
+            continue
+        if args.sbuf.name != "L1":
+            return False
+        first = args.s0
+        end = first + ((args.reps - 1) * args.s_pitch + 512 if _is_2d(args) else args.span * args.dtype.itemsize)
+        lo = first if lo is None else min(lo, first)
+        hi = max(hi, end)
+    return lo is not None and read >= SHORT_RUN_IMAGE * (hi - lo)
 
 
 def _size(index) -> int:

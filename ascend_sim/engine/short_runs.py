@@ -1,5 +1,6 @@
 """Runs of LoadData / Mmad records too short to plan (replay_data.RunPlan refuses them: fewer than MIN_MMADS
-Mmads), run record by record except their LoadData2D copies that go alike, which run as one strided copy.
+Mmads, on an L1 window as large as what they read), run record by record except their LoadData2D copies that go
+alike, which run as one strided copy.
 
 C3D conv3a and X3D load each Mmad's B with three LoadData2D in a row (C3D: 8 fractals each, transposed, their
 sources 512 bytes apart going down and their destinations 4096 bytes apart going up): 12,672 records on C3D, each
