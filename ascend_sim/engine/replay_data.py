@@ -187,7 +187,7 @@ class RunPlan:
     """A run's data work compiled (the module's docstring): per Mmad, where its A and B come from in L1; the
     loads whose bytes the run leaves in L0A / L0B."""
 
-    __slots__ = ("dtype", "c0", "lo", "hi", "via_image", "pad_row", "batches", "last_loads")
+    __slots__ = ("dtype", "c0", "lo", "hi", "via_image", "pad_row", "batches", "last_loads", "last_steps")
 
     @classmethod
     def compiled(cls, args_list: list, shared: dict) -> RunPlan | None:
@@ -253,6 +253,7 @@ class RunPlan:
                                        _from_window(b, plan.lo, plan.pad_row), ops) for a, b, ops in mmads])
         plan.last_loads = sorted(j for ranges in loads.values() for k, (lo, hi, full, j) in enumerate(ranges)
                                  if not any(full and (l, h) == (lo, hi) for l, h, full, _ in ranges[k + 1:]))
+        plan.last_steps = ShortRun.compiled([args_list[j] for j in plan.last_loads])  # LoadData2D copies joined
         return plan
 
     def run(self, buffers, records, runs, operands) -> None:
@@ -293,9 +294,12 @@ class RunPlan:
                         c = _load_c(l0c, target)
                     c += prod
         _store(l0c, block, c)
-        for j in self.last_loads:  # the bytes the run leaves in L0A / L0B: its last load of each range
-            i = records[j]
-            runs[i](operands[i])
+        last = [records[j] for j in self.last_loads]  # the bytes the run leaves in L0A / L0B: its last load of
+        if self.last_steps is None:  # each range
+            for i in last:
+                runs[i](operands[i])
+        else:
+            self.last_steps.run_loads(last, runs, operands)
 
 
 def _pad_row(operands) -> np.float32 | None:

@@ -48,6 +48,16 @@ class ShortRun:
                 load2d_copies(operands[i].args, count, s_step, d_step)
 
 
+    def run_loads(self, records: list, runs, operands) -> None:
+        """The steps of a list of loads (RunPlan's last loads: none reads or writes L0C) run in order."""
+        for j, count, s_step, d_step in self.steps:
+            i = records[j]
+            if count == 1:
+                runs[i](operands[i])
+            else:
+                load2d_copies(operands[i].args, count, s_step, d_step)
+
+
 def load2d_copies(ops, count: int, s_step: int, d_step: int) -> None:
     """`count` LoadData2D (isa/mte1.py's Load2DOperands `ops` of the first; the k-th's source and destination
     k * s_step and k * d_step bytes later) as one strided copy; their destination fractals do not overlap."""

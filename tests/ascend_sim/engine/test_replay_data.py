@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from ascend_sim import Chip
-from ascend_sim.engine import replay_data, replay_passes
+from ascend_sim.engine import replay_data, replay_passes, short_runs
 from ascend_sim.isa.cube import MmadOperands
 from ascend_sim.isa.mte1 import Load2DOperands, Load3DOperands
 from ascend_sim.machine.dtypes import DTYPES
@@ -21,6 +21,7 @@ CASES = [(shape, dtype, False) for shape in SHAPES for dtype in ("float16", "bfl
 CASES += [(SHAPES[1], "float32", True)]  # HF32
 # fp32 on the stem: its Mmads read L0 bytes loaded before the run (half-used b32 fractals), so the runs fall back
 FALLS_BACK = [(SHAPES[0], "float32", False)]
+SMALL_3X3X3 = (SHAPES[1], "float16", False)
 
 
 def _dy_shape(x, cout, kernel, strides, pads):
@@ -129,12 +130,26 @@ def test_a_short_run_reading_a_small_window_is_planned(monkeypatch):
     """The 3x3x3 layer's runs (3 Mmads) read a small L1 window many times over (img2col): planned, with the
     bytes of the records run one by one, and the exact engine's result."""
     assert replay_data.MIN_MMADS > 3
-    result, cycles, buffers, plans = _run(CASES[1], "replay", monkeypatch)
+    result, cycles, buffers, plans = _run(SMALL_3X3X3, "replay", monkeypatch)
     assert plans > 0
-    one_by_one = _run(CASES[1], "replay", monkeypatch, batched=False)
+    one_by_one = _run(SMALL_3X3X3, "replay", monkeypatch, batched=False)
     assert one_by_one[3] == 0
     assert (result, cycles, buffers) == one_by_one[:3]
-    assert result == _run(CASES[1], "exact", monkeypatch)[0]
+    assert result == _run(SMALL_3X3X3, "exact", monkeypatch)[0]
+    monkeypatch.setattr(replay_data, "SHORT_RUN_IMAGE", float("inf"))
+    assert _run(SMALL_3X3X3, "replay", monkeypatch)[3] == 0  # the plans were the window's
+
+
+def test_a_plan_s_last_loads_join_their_copies(monkeypatch):
+    """The 3x3x3 layer's runs, all planned, leave their last B loads (LoadData2D alike) in L0B: run as joined
+    copies (short_runs.ShortRun), with the bytes of the records run one by one."""
+    joined = []
+    real = short_runs.ShortRun.run_loads
+    monkeypatch.setattr(short_runs.ShortRun, "run_loads",
+                        lambda self, *args: joined.append(max(step[1] for step in self.steps)) or real(self, *args))
+    result, cycles, buffers, plans = _run(SMALL_3X3X3, "replay", monkeypatch, min_mmads=1)
+    assert plans > 0 and joined and max(joined) > 1
+    assert (result, cycles, buffers) == _run(SMALL_3X3X3, "replay", monkeypatch, batched=False)[:3]
 
 
 def test_which_short_runs_read_a_small_window():
