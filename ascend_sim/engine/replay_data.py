@@ -37,7 +37,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ascend_sim.engine.short_runs import ShortRun
+from ascend_sim.engine.short_runs import ShortRun, copies
 from ascend_sim.machine.dtypes import element_bits, to_float32
 from ascend_sim.machine.gather import block_rows
 from ascend_sim.machine.memory import Buffer
@@ -57,14 +57,16 @@ _CONTENT_NUMBERS = "content numbers"  # RunPlan.compiled's entry in `shared`: (b
 
 
 def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, plans: dict, gathers: dict, own_l0c,
-                 names_l0c) -> None:
+                 names_l0c, joins=None) -> None:
     """Every record's data work in `order`, one by one except the runs of RUN records of one core
     done at once. `operands`: per record what its semantics read, and its `template_args` (what a plan is compiled
     from); `kinds`: per record NONE, RUN or OTHER; `origins`: per record its template's number << 32 | its index in
     the template (`origin`); `core_of`: per record its core; `buffers_of`: per core its buffers; `plans`: key ->
     RunPlan or None, and `gathers` (RunPlan.compile's `shared`), both kept for one launch; `own_l0c`: per core
     whether no other core uses its buffers (its Mmads' sums are then kept between records: L0CChains);
-    `names_l0c`: per record whether its reads or writes name an L0C."""
+    `names_l0c`: per record whether its reads or writes name an L0C; `joins`: per record short_runs.copy_joins'
+    mark (k: the first of k DataCopies alike, run then as one copy; -1: one of the others, run by that), or
+    None."""
     order = np.asarray(order, np.int64)
     kind = kinds[order]
     seq = order[kind != NONE]
@@ -85,12 +87,18 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
     what = np.concatenate([np.full(len(singles), -1, np.int64), np.arange(len(members), dtype=np.int64)])
     by_position = np.argsort(at, kind="stable")
     seq_list, core_list, names = seq.tolist(), core.tolist(), names_l0c.tolist()
+    joined = None if joins is None or not joins.any() else joins.tolist()
     chains = L0CChains(own_l0c)
     position = 0
     try:
         for position, w in zip(at[by_position].tolist(), what[by_position].tolist()):
             if w < 0:
                 i = seq_list[position]
+                if joined is not None and joined[i]:
+                    if joined[i] > 0:  # a DataCopy does not touch L0C: the kept sums stay kept
+                        first, second = operands.template_args(i), operands.template_args(i + 1)
+                        copies(operands[i].args, int(joined[i]), second.s0 - first.s0, second.d0 - first.d0)
+                    continue
                 chains.run(runs[i], operands[i], core_list[position], names[i])
                 continue
             records = seq[members[w]]

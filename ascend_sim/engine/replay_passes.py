@@ -24,7 +24,7 @@ from functools import partial
 
 import numpy as np
 
-from ascend_sim.engine import forked_data, replay_data
+from ascend_sim.engine import forked_data, replay_data, short_runs
 from ascend_sim.engine.replay_engine import Block, _remap_args, flattened
 from ascend_sim.machine.memory import Buffer
 
@@ -99,6 +99,7 @@ def run_semantics(chip, cores, s, made=None) -> None:
     kinds: list = []  # ... replay_data's NONE / RUN / OTHER, an array per block and per real record
     origins: list = []  # ... replay_data.origins, -1 for real records
     names_l0c: list = []  # ... whether its reads or writes name an L0C (replay_data.L0CChains)
+    joins: list = []  # ... short_runs.copy_joins' (DataCopies run as one), on a core of its own, races checked
     plans: dict = {}  # id(template) -> _Plan
     atomic = False  # an atomic add in GM: its order across cores decides the bits
     # a core holding a buffer another core also uses (the 950's wiring) runs its records one by one
@@ -116,6 +117,8 @@ def run_semantics(chip, cores, s, made=None) -> None:
                 kinds.append(plan.kinds if unshared[c] else plan.kinds_one_by_one)
                 origins.append(replay_data.origins(plan.number, len(plan.runs)))
                 names_l0c.append(plan.names_l0c)
+                joins.append(plan.joins if unshared[c] and chip.check_races and plan.joins is not None
+                             else np.zeros(len(plan.runs), np.int32))
                 atomic = atomic or plan.atomic
             else:
                 runs.append(item.spec.execute if item.args is not None else None)
@@ -124,13 +127,14 @@ def run_semantics(chip, cores, s, made=None) -> None:
                 kinds.append(_ONE_RECORD[kind if unshared[c] or kind != replay_data.RUN else replay_data.OTHER])
                 origins.append(_REAL)
                 names_l0c.append(_NAMES_L0C[runs[-1] is not None and _names_l0c(item)])
+                joins.append(_NO_JOIN)
                 atomic = atomic or _adds_atomically(item)
     from ascend_sim.passes.fast_schedule import _CORE
 
     operands.close(len(runs))
     batched = dict(kinds=np.concatenate(kinds), origins=np.concatenate(origins), core_of=s.R[:, _CORE],
                    buffers_of=[core.buffers for core in cores], plans={}, gathers={}, own_l0c=unshared,
-                   names_l0c=np.concatenate(names_l0c))
+                   names_l0c=np.concatenate(names_l0c), joins=np.concatenate(joins))
     processes = chip.data_processes
     parts = None
     if processes > 1 and not atomic and (batched["kinds"] != replay_data.NONE).sum() >= forked_data.FORK_FROM \
@@ -202,6 +206,7 @@ class _StreamOperands:
 _ONE_RECORD = {kind: np.array([kind], np.int8) for kind in (replay_data.NONE, replay_data.RUN, replay_data.OTHER)}
 _REAL = np.array([-1], np.int64)
 _NAMES_L0C = {False: np.zeros(1, bool), True: np.ones(1, bool)}
+_NO_JOIN = np.zeros(1, np.int32)
 
 
 def _names_l0c(rec) -> bool:
@@ -250,6 +255,8 @@ class _Plan:
         self.number = 0  # its place among the launch's templates (replay_data.origins)
         self.atomic = any(map(_adds_atomically, records))
         self.names_l0c = np.array([run is not None and _names_l0c(r) for run, r in zip(self.runs, records)], bool)
+        joins = short_runs.copy_joins([r.name for r in records], [r.args for r in records])
+        self.joins = None if joins is None else np.array(joins, np.int32)  # DataCopies alike run as one
         self.per_core: dict = {}  # core index -> per record, its operands on that core's buffers once made
         self.fields: dict = {}  # record index -> its _buffer_fields, once its operands were made on a core
 

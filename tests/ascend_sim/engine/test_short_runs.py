@@ -1,14 +1,16 @@
-"""Short runs' LoadData2D records joined into one strided copy (ascend_sim/engine/short_runs.py) against the same
-records run one by one on isa/mte1.py's LoadData2D semantics (every byte of the destination buffer), which of them
-join, and a dx layer's run with and without the joins (every byte of every core's buffers, the result and the
-cycles; the exact engine's result)."""
+"""Short runs' LoadData2D records, and a template's consecutive DataCopies, joined into one strided copy
+(ascend_sim/engine/short_runs.py) against the same records run one by one on isa/mte1.py's LoadData2D and
+isa/mte2.py's DataCopy semantics (every byte of the destination buffer), which of them join, and dx layers' runs
+with and without the joins (every byte of every core's buffers, the result and the cycles; the exact engine's
+result)."""
 import numpy as np
 import pytest
 
 from ascend_sim.engine import replay_data, replay_passes, short_runs
 from ascend_sim.engine.replay_data import L0CChains
-from ascend_sim.engine.short_runs import ShortRun, load2d_copies
+from ascend_sim.engine.short_runs import ShortRun, copies, copy_joins, load2d_copies
 from ascend_sim.isa.mte1 import Load2DOperands, _load2d_execute
+from ascend_sim.isa.mte2 import CopyOperands, _datacopy_execute
 from ascend_sim.machine.memory import Buffer
 from kernels import conv3d_backprop_input_v2_run
 
@@ -135,3 +137,81 @@ def test_a_dx_layer_joins_its_loads_with_the_bytes_of_the_records(monkeypatch):
     assert buffers and buffers == one_by_one[2]
     assert (result, cycles) == one_by_one[:2]
     assert result == _dx("exact", monkeypatch)[0]
+
+
+def _gm_copies(count, s_step, d_step, rows, blen, s_pitch, d_pitch, d0=256):
+    rng = np.random.default_rng(5)
+    gm, l1 = Buffer("GM:out_backprop", 1 << 16, 1), Buffer("L1", 1 << 16, 32)
+    gm.data[:] = rng.integers(0, 256, gm.capacity, dtype=np.uint8)
+    l1.data[:] = rng.integers(0, 256, l1.capacity, dtype=np.uint8)
+    return [CopyOperands(gm, 1024 + k * s_step, s_pitch, l1, d0 + k * d_step, d_pitch, rows, blen, rows * blen)
+            for k in range(count)]
+
+
+# (count, s_step, d_step, rows, blen, s_pitch, d_pitch): U-Net's L1 loads (32 rows of 32 bytes, destination rows
+# 64 bytes apart), one row each, destinations going down
+COPY_FORMS = [(4, 1024, 4032, 32, 32, 32, 64), (5, 96, 64, 1, 64, 64, 64), (3, 2048, -2048, 8, 128, 256, 256)]
+
+
+@pytest.mark.parametrize("form", COPY_FORMS)
+def test_joined_data_copies_write_the_bytes_of_the_records_one_by_one(form):
+    ops = _gm_copies(*form, d0=8192)
+    for args in ops:
+        _datacopy_execute(replay_passes._Operands(args, ()))
+    expected = ops[0].dbuf.data.copy()
+    ops = _gm_copies(*form, d0=8192)
+    copies(ops[0], len(ops), form[1], form[2])
+    assert np.array_equal(ops[0].dbuf.data, expected)
+
+
+def test_which_data_copies_join():
+    four = _gm_copies(*COPY_FORMS[0])
+    names = ["DataCopy"] * 4
+    assert copy_joins(["SetFlag", *names, "WaitFlag"], [None, *four, None]) == [0, 4, -1, -1, -1, 0]
+    assert copy_joins(["DataCopy", "DataCopy(GM->UB)", "DataCopy", "DataCopy"], four) == [0, 0, 2, -1]
+    # another form, no progression, destinations overlapping (the later copy's bytes would have to win)
+    assert copy_joins(names[:2], [four[0], four[1]._replace(count=16)]) is None
+    assert copy_joins(names[:3], [four[0], four[1], four[1]]) == [2, -1, 0]
+    assert copy_joins(names[:2], _gm_copies(2, 1024, 1024, 32, 32, 32, 64)) is None
+    # into GM (a copy out) never joins
+    out = [args._replace(sbuf=args.dbuf, dbuf=args.sbuf) for args in four]
+    assert copy_joins(names, out) is None
+
+
+def _unet(engine, monkeypatch, joined=True, check_races=True):
+    """A shrunk 3D U-Net down layer (stride 2): (result bytes, cycles, every core's local buffers after the data
+    pass, the joined copies' sizes)."""
+    rng = np.random.default_rng(0)
+    x = (1, 32, 4, 16, 16)
+    dy = rng.standard_normal((1, 32, 2, 8, 8)).astype(np.float16)
+    w = rng.standard_normal((32, 32, 3, 3, 3)).astype(np.float16)
+    buffers, joins = [], []
+    with monkeypatch.context() as m:
+        if not joined:
+            m.setattr(short_runs, "copy_joins", lambda names, args_list: None)
+        real_run, real_copies = replay_passes.run, replay_data.copies
+
+        def passes(chip, cores, s):
+            done = real_run(chip, cores, s)
+            buffers.append([(c, name, buf.data.tobytes()) for c, core in enumerate(cores)
+                            for name, buf in sorted(core.buffers.items()) if buf.data is not None])
+            return done
+
+        m.setattr(replay_passes, "run", passes)
+        m.setattr(replay_data, "copies", lambda *args: joins.append(args[1]) or real_copies(*args))
+        run = conv3d_backprop_input_v2_run(x, w, dy, strides=(1, 1, 2, 2, 2), pads=(1, 1, 1, 1, 1, 1),
+                                           data_format="NCDHW", engine=engine, check_races=check_races)
+    return run.result.tobytes(), run.report.cycles, buffers, joins
+
+
+def test_a_strided_layer_joins_its_data_copies_with_the_bytes_of_the_records(monkeypatch):
+    result, cycles, buffers, joins = _unet("replay", monkeypatch)
+    assert joins and min(joins) > 1
+    one_by_one = _unet("replay", monkeypatch, joined=False)
+    assert not one_by_one[3]
+    assert buffers and buffers == one_by_one[2]
+    assert (result, cycles) == one_by_one[:2]
+    assert result == _unet("exact", monkeypatch)[0]
+    # without race checks nothing says no other core writes the rows in between: one by one
+    unchecked = _unet("replay", monkeypatch, check_races=False)
+    assert not unchecked[3] and unchecked[:3] == (result, cycles, buffers)
