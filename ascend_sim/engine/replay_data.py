@@ -65,7 +65,7 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
     RunPlan or None, and `gathers` (RunPlan.compile's `shared`), both kept for one launch; `own_l0c`: per core
     whether no other core uses its buffers (its Mmads' sums are then kept between records: L0CChains);
     `names_l0c`: per record whether its reads or writes name an L0C; `joins`: per record short_runs.copy_joins'
-    mark (k: the first of k DataCopies alike, run then as one copy; -1: one of the others, run by that), or
+    mark (k: the first of k row copies alike, run then as one copy; -1: one of the others, run by that), or
     None."""
     order = np.asarray(order, np.int64)
     kind = kinds[order]

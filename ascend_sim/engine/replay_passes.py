@@ -99,7 +99,7 @@ def run_semantics(chip, cores, s, made=None) -> None:
     kinds: list = []  # ... replay_data's NONE / RUN / OTHER, an array per block and per real record
     origins: list = []  # ... replay_data.origins, -1 for real records
     names_l0c: list = []  # ... whether its reads or writes name an L0C (replay_data.L0CChains)
-    joins: list = []  # ... short_runs.copy_joins' (DataCopies run as one), on a core of its own, races checked
+    joins: list = []  # ... short_runs.copy_joins' (row copies run as one), on a core of its own, races checked
     plans: dict = {}  # id(template) -> _Plan
     atomic = False  # an atomic add in GM: its order across cores decides the bits
     # a core holding a buffer another core also uses (the 950's wiring) runs its records one by one
@@ -256,7 +256,7 @@ class _Plan:
         self.atomic = any(map(_adds_atomically, records))
         self.names_l0c = np.array([run is not None and _names_l0c(r) for run, r in zip(self.runs, records)], bool)
         joins = short_runs.copy_joins([r.name for r in records], [r.args for r in records])
-        self.joins = None if joins is None else np.array(joins, np.int32)  # DataCopies alike run as one
+        self.joins = None if joins is None else np.array(joins, np.int32)  # row copies alike run as one
         self.per_core: dict = {}  # core index -> per record, its operands on that core's buffers once made
         self.fields: dict = {}  # record index -> its _buffer_fields, once its operands were made on a core
 

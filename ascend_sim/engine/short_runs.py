@@ -11,11 +11,12 @@ overlap (then the order the records wrote them in cannot matter: the source is L
 is read only). The bytes are those of isa/mte1.py's LoadData2D run record by record. A plan's last loads
 (RunPlan.run) are joined the same way.
 
-The same for the DataCopies (GM -> a core's buffer) a template holds in a row (copy_joins: 3D U-Net down loads
-its L1 in runs of 17, 4 or 5 at a time alike): run_in_order runs them as one copy at the first one's place,
-on a core of its own and only when the race checks found no race (the caller's conditions), so no other core
-writes the GM rows they read in between. The bytes are those of isa/mte2.py's DataCopy (tests:
-tests/ascend_sim/engine/test_short_runs.py).
+The same for the DataCopies (GM -> a core's buffer) and DataCopyPads (UB -> GM) a template holds in a row
+(copy_joins: 3D U-Net down loads its L1 in runs of 17, 4 or 5 at a time alike; C3D's vector cores write dx
+rows in runs of DataCopyPad): run_in_order runs them as one copy at the first one's place, on a core of its
+own and only when the race checks found no race (the caller's conditions), so no other core touches the GM
+rows they read or write in between. The bytes are those of isa/mte2.py's DataCopy and
+isa/vector/datacopy.py's DataCopyPad(UB->GM) (tests: tests/ascend_sim/engine/test_short_runs.py).
 """
 from __future__ import annotations
 
@@ -123,18 +124,22 @@ def _apart(d_step: int, d_pitch: int, reps: int) -> bool:
     return (reps == 1 or d_pitch >= FRACTAL) and abs(d_step) >= (reps - 1) * d_pitch + FRACTAL
 
 
+JOINED_COPIES = frozenset(("DataCopy", "DataCopyPad(UB->GM)"))  # specs whose semantics copy rows of blen bytes
+
+
 def copy_joins(names: list, args_list: list):
     """Per record of a template (`names`: their specs' names, `args_list`: their operands): k > 1 at the first of
-    k consecutive DataCopy records (GM -> a core's buffer, rows of blen bytes) that copy alike, -1 at the k - 1
-    after it, 0 elsewhere (3D U-Net down loads L1 in runs of 17 DataCopies, 4 at a time alike); None when none
-    join. Consecutive in the template: no record of the core comes between them, and on a run whose race
-    checks found none no other core's record can write the rows they read in between either (the caller's
-    condition), so they may all run at the first one's place."""
+    k consecutive copies of one spec of JOINED_COPIES (GM -> a core's buffer or back, rows of blen bytes) that
+    copy alike, -1 at the k - 1 after it, 0 elsewhere (3D U-Net down loads L1 in runs of 17 DataCopies, 4 or 5
+    at a time alike; C3D's vector cores write dx to GM in runs of DataCopyPad); None when none join.
+    Consecutive in the template: no record of the core comes between them, and on a run whose race checks
+    found none no other core's record can read or write the GM rows they touch in between either (the
+    caller's condition), so they may all run at the first one's place."""
     joins = [0] * len(args_list)
     j = 0
     while j < len(args_list):
         count = 1
-        if names[j] == "DataCopy" and j + 1 < len(names) and names[j + 1] == "DataCopy":
+        if names[j] in JOINED_COPIES and j + 1 < len(names) and names[j + 1] == names[j]:
             count = _alike_after(args_list, j, _is_gm_copy, _same_copy_form, _copies_apart)[0]
         if count > 1:
             joins[j:j + count] = [count] + [-1] * (count - 1)
@@ -143,8 +148,9 @@ def copy_joins(names: list, args_list: list):
 
 
 def copies(ops, count: int, s_step: int, d_step: int) -> None:
-    """`count` DataCopy (rows of blen bytes; `ops` the first's operands, the k-th's source and destination
-    k * s_step and k * d_step bytes later) as one strided copy; their destination rows do not overlap."""
+    """`count` DataCopy or DataCopyPad(UB->GM) (rows of blen bytes; `ops` the first's operands, the k-th's
+    source and destination k * s_step and k * d_step bytes later) as one strided copy; their destination rows
+    do not overlap."""
     sbuf, s0, s_pitch, dbuf, d0, d_pitch, rows, blen, _ = ops
     dbuf.strided(d0, (count, rows, blen), (d_step, d_pitch, 1))[...] = \
         sbuf.strided(s0, (count, rows, blen), (s_step, s_pitch, 1))
@@ -153,7 +159,7 @@ def copies(ops, count: int, s_step: int, d_step: int) -> None:
 def _is_gm_copy(args) -> bool:
     fields = getattr(args, "_fields", None)
     return (fields is not None and len(fields) == 9 and fields[6:8] == ("count", "blen")
-            and args.sbuf.name.startswith("GM:") and not args.dbuf.name.startswith("GM:"))
+            and args.sbuf.name.startswith("GM:") != args.dbuf.name.startswith("GM:"))
 
 
 def _same_copy_form(a, b) -> bool:

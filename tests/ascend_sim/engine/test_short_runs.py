@@ -173,9 +173,12 @@ def test_which_data_copies_join():
     assert copy_joins(names[:2], [four[0], four[1]._replace(count=16)]) is None
     assert copy_joins(names[:3], [four[0], four[1], four[1]]) == [2, -1, 0]
     assert copy_joins(names[:2], _gm_copies(2, 1024, 1024, 32, 32, 32, 64)) is None
-    # into GM (a copy out) never joins
+    # copies out (DataCopyPad UB -> GM) join alike; a spec not known to copy rows, or GM to GM, never
     out = [args._replace(sbuf=args.dbuf, dbuf=args.sbuf) for args in four]
-    assert copy_joins(names, out) is None
+    assert copy_joins(["DataCopyPad(UB->GM)"] * 4, out) == [4, -1, -1, -1]
+    assert copy_joins(["DataCopyPad(UB->GM)", "DataCopy"], out[:2]) is None
+    assert copy_joins(["DataCopy(UB->GM)"] * 4, out) is None
+    assert copy_joins(names, [args._replace(dbuf=args.sbuf) for args in four]) is None
 
 
 def _unet(engine, monkeypatch, joined=True, check_races=True):
