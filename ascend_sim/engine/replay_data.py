@@ -24,9 +24,9 @@ A run is left to the records one by one (`FALLBACKS` counts why; engine/short_ru
 copies) when it has fewer than MIN_MMADS Mmads (short runs leave most of their loads' bytes in L0, so a plan
 saves little) unless its Mmads read SHORT_RUN_IMAGE times more elements than the L1 window its loads read (an
 img2col of a small window: converting the window once pays, X3D depthwise), or has an Mmad reading L0A / L0B
-bytes loaded before the run, a GEMV or bias Mmad, mixed element sizes or an address not on an element. A run holding
-real records (a template's first call, still in the stream) is planned by content each time it comes: its origin
-does not name it, and its content is mostly a template's, whose plan it shares. Tests:
+bytes loaded before the run, a GEMV or bias Mmad, mixed element sizes or an address not on an element. A run
+holding real records (a template's first call, still in the stream) is planned by content each time it comes:
+its origin does not name it, and its content is mostly a template's, whose plan it shares. Tests:
 tests/ascend_sim/engine/test_replay_data.py (every byte of every local buffer, the cycles and the result against
 the records run one by one, and the exact engine's result) and the engine corpus on engine="replay".
 """
@@ -62,7 +62,7 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
     done at once. `operands`: per record what its semantics read, and its `template_args` (what a plan is compiled
     from); `kinds`: per record NONE, RUN or OTHER; `origins`: per record its template's number << 32 | its index in
     the template (`origin`); `core_of`: per record its core; `buffers_of`: per core its buffers; `plans`: key ->
-    RunPlan or None, and `gathers` (RunPlan.compile's `shared`), both kept for one launch; `own_l0c`: per core
+    RunPlan, ShortRun or None, and `gathers` (RunPlan.compile's `shared`), both kept for one launch; `own_l0c`: per core
     whether no other core uses its buffers (its Mmads' sums are then kept between records: L0CChains);
     `names_l0c`: per record whether its reads or writes name an L0C; `joins`: per record short_runs.copy_joins'
     mark (k: the first of k row copies alike, run then as one copy; -1: one of the others, run by that), or
@@ -95,7 +95,7 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
             if w < 0:
                 i = seq_list[position]
                 if joined is not None and joined[i]:
-                    if joined[i] > 0:  # a DataCopy does not touch L0C: the kept sums stay kept
+                    if joined[i] > 0:  # a row copy (DataCopy, DataCopyPad) does not touch L0C: sums stay kept
                         first, second = operands.template_args(i), operands.template_args(i + 1)
                         copies(operands[i].args, int(joined[i]), second.s0 - first.s0, second.d0 - first.d0)
                     continue

@@ -54,7 +54,6 @@ class ShortRun:
             else:  # LoadData2D neither reads nor writes L0C: the kept sums stay kept
                 load2d_copies(operands[i].args, count, s_step, d_step)
 
-
     def run_loads(self, records: list, runs, operands) -> None:
         """The steps of a list of loads (RunPlan's last loads: none reads or writes L0C) run in order."""
         for j, count, s_step, d_step in self.steps:
