@@ -21,11 +21,13 @@ compiled once into a `RunPlan`:
   element as in L0C (a batch's products added in order by a compiled loop, passes/fast_sums.py), stored in NZ
   once;
 - the bytes the run leaves in L0A / L0B: its last load of each range, run as the record itself.
-A run is left to the records one by one (`FALLBACKS` counts why) when it has fewer than MIN_MMADS Mmads (short
-runs leave most of their loads' bytes in L0, so a plan saves nothing), or has an Mmad reading L0A / L0B bytes
-loaded before the run, a GEMV or bias Mmad, mixed element sizes or an address not on an element. A run holding
-real records (a template's first call, still in the stream) is planned by content each time it comes: its origin
-does not name it, and its content is mostly a template's, whose plan it shares. Tests:
+A run is left to the records one by one (`FALLBACKS` counts why; engine/short_runs.py joins their LoadData2D
+copies) when it has fewer than MIN_MMADS Mmads (short runs leave most of their loads' bytes in L0, so a plan
+saves little) unless its Mmads read SHORT_RUN_IMAGE times more elements than the L1 window its loads read (an
+img2col of a small window: converting the window once pays, X3D depthwise), or has an Mmad reading L0A / L0B
+bytes loaded before the run, a GEMV or bias Mmad, mixed element sizes or an address not on an element. A run
+holding real records (a template's first call, still in the stream) is planned by content each time it comes:
+its origin does not name it, and its content is mostly a template's, whose plan it shares. Tests:
 tests/ascend_sim/engine/test_replay_data.py (every byte of every local buffer, the cycles and the result against
 the records run one by one, and the exact engine's result) and the engine corpus on engine="replay".
 """
@@ -36,6 +38,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ascend_sim.engine.short_runs import ShortRun, copies
 from ascend_sim.machine.dtypes import element_bits, to_float32
 from ascend_sim.machine.gather import block_rows, block_rows_of_map
 from ascend_sim.machine.memory import Buffer
@@ -44,7 +47,9 @@ from ascend_sim.machine.mmad import multiply, product
 BATCHED = ("LoadData2D", "LoadData3Dv2", "Mmad")  # the specs a run is made of
 NONE, RUN, OTHER = 0, 1, 2  # a record's part in the data pass: no data work, batchable, run one by one
 FALLBACKS: Counter = Counter()  # why runs were run record by record (a process-wide tally, for benchmarks)
-MIN_MMADS = 8  # shorter runs (C3D's: 3) leave most of their loads' bytes in L0: planned, they cost more
+MIN_MMADS = 8  # shorter runs (C3D's: 3) leave most of their loads' bytes in L0: planned, they cost more ...
+SHORT_RUN_IMAGE = 2  # ... unless their Mmads read this many times more elements than the L1 window their loads
+# read: then converting the window once pays (X3D's img2col reads 12,288 elements of a 2,688-element window)
 BATCH = 8  # Mmads gathered and multiplied at once: fewer numpy calls, while a batch's operands and products
 # (R3D's stem: 2 x 8 x 64 KB) stay in the cache (all of a run's at once was slower: "Tried and dropped")
 _UNTOUCHED = -1  # provenance of an L0 element the run has not written; pads are -2 - slot
@@ -53,14 +58,16 @@ _CONTENT_NUMBERS = "content numbers"  # RunPlan.compiled's entry in `shared`: (b
 
 
 def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, plans: dict, gathers: dict, own_l0c,
-                 names_l0c) -> None:
+                 names_l0c, joins=None) -> None:
     """Every record's data work in `order`, one by one except the runs of RUN records of one core
     done at once. `operands`: per record what its semantics read, and its `template_args` (what a plan is compiled
     from); `kinds`: per record NONE, RUN or OTHER; `origins`: per record its template's number << 32 | its index in
     the template (`origin`); `core_of`: per record its core; `buffers_of`: per core its buffers; `plans`: key ->
-    RunPlan or None, and `gathers` (RunPlan.compile's `shared`), both kept for one launch; `own_l0c`: per core
+    RunPlan, ShortRun or None, and `gathers` (RunPlan.compile's `shared`), both kept for one launch; `own_l0c`: per core
     whether no other core uses its buffers (its Mmads' sums are then kept between records: L0CChains);
-    `names_l0c`: per record whether its reads or writes name an L0C."""
+    `names_l0c`: per record whether its reads or writes name an L0C; `joins`: per record short_runs.copy_joins'
+    mark (k: the first of k row copies alike, run then as one copy; -1: one of the others, run by that), or
+    None."""
     order = np.asarray(order, np.int64)
     kind = kinds[order]
     seq = order[kind != NONE]
@@ -81,12 +88,18 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
     what = np.concatenate([np.full(len(singles), -1, np.int64), np.arange(len(members), dtype=np.int64)])
     by_position = np.argsort(at, kind="stable")
     seq_list, core_list, names = seq.tolist(), core.tolist(), names_l0c.tolist()
+    joined = None if joins is None or not joins.any() else joins.tolist()
     chains = L0CChains(own_l0c)
     position = 0
     try:
         for position, w in zip(at[by_position].tolist(), what[by_position].tolist()):
             if w < 0:
                 i = seq_list[position]
+                if joined is not None and joined[i]:
+                    if joined[i] > 0:  # a row copy (DataCopy, DataCopyPad) does not touch L0C: sums stay kept
+                        first, second = operands.template_args(i), operands.template_args(i + 1)
+                        copies(operands[i].args, int(joined[i]), second.s0 - first.s0, second.d0 - first.d0)
+                    continue
                 chains.run(runs[i], operands[i], core_list[position], names[i])
                 continue
             records = seq[members[w]]
@@ -95,13 +108,16 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
             plan = plans.get(key, False)
             records = records.tolist()
             if plan is False:
-                plan = RunPlan.compiled([operands.template_args(i) for i in records], gathers)
+                args_list = [operands.template_args(i) for i in records]
+                plan = RunPlan.compiled(args_list, gathers) or ShortRun.compiled(args_list)
                 if origin.min() >= 0:  # real records (-1) are not named by their origin: found by content each time
                     plans[key] = plan
             c = core_list[position]
             if plan is None:
                 for i in records:
                     chains.run(runs[i], operands[i], c, names[i])
+            elif plan.__class__ is ShortRun:
+                plan.run(chains, c, records, runs, operands, names)
             else:
                 chains.store(c)
                 plan.run(buffers_of[c], records, runs, operands)
@@ -180,7 +196,8 @@ class RunPlan:
     """A run's data work compiled (the module's docstring): per Mmad, where its A and B come from in L1; the
     loads whose bytes the run leaves in L0A / L0B."""
 
-    __slots__ = ("dtype", "c0", "lo", "hi", "via_image", "pad_row", "batches", "gathered", "last_loads")
+    __slots__ = ("dtype", "c0", "lo", "hi", "via_image", "pad_row", "batches", "gathered", "last_loads",
+                 "last_steps")
 
     @classmethod
     def compiled(cls, args_list: list, shared: dict) -> RunPlan | None:
@@ -189,7 +206,7 @@ class RunPlan:
         depends only on the operands' values, their buffers' names and their arrays (by identity: the entry keeps
         them alive, so no id is reused). Each operands object's content is numbered once per launch (the runs
         of real records and of blocks read the same templates' operands)."""
-        if sum(args._fields[0] == "abuf" for args in args_list) < MIN_MMADS:
+        if sum(args._fields[0] == "abuf" for args in args_list) < MIN_MMADS and not _window_pays(args_list):
             FALLBACKS["fewer Mmads than MIN_MMADS"] += 1
             return None
         by_id, by_content = shared.setdefault(_CONTENT_NUMBERS, ({}, {}))
@@ -249,6 +266,7 @@ class RunPlan:
                               for at in (0, 4))  # the most elements a batch gathers, of A and of B
         plan.last_loads = sorted(j for ranges in loads.values() for k, (lo, hi, full, j) in enumerate(ranges)
                                  if not any(full and (l, h) == (lo, hi) for l, h, full, _ in ranges[k + 1:]))
+        plan.last_steps = ShortRun.compiled([args_list[j] for j in plan.last_loads])  # LoadData2D copies joined
         return plan
 
     def run(self, buffers, records, runs, operands) -> None:
@@ -293,9 +311,12 @@ class RunPlan:
                     c = np.ascontiguousarray(_load_c(l0c, target))
                 add_in_order(c.reshape(-1), flat, first, end)
         _store(l0c, block, c)
-        for j in self.last_loads:  # the bytes the run leaves in L0A / L0B: its last load of each range
-            i = records[j]
-            runs[i](operands[i])
+        last = [records[j] for j in self.last_loads]  # the bytes the run leaves in L0A / L0B: its last load of
+        if self.last_steps is None:  # each range
+            for i in last:
+                runs[i](operands[i])
+        else:
+            self.last_steps.run_loads(last, runs, operands)
 
 
 def _pad_row(operands) -> np.float32 | None:
@@ -412,6 +433,23 @@ def _refused(args_list) -> str | None:
             if any(v % size for v in (args.s0, args.d0, *pitches)):
                 return "an address not on an element"
     return None
+
+
+def _window_pays(args_list) -> bool:
+    """A short run whose Mmads read SHORT_RUN_IMAGE times more elements than the L1 window its loads read (from
+    the first to the last byte), counted in bytes from the operands, before anything is compiled."""
+    lo, hi, read = None, 0, 0
+    for args in args_list:
+        if args._fields[0] == "abuf":
+            read += args.a_bytes + args.b_bytes
+            continue
+        if args.sbuf.name != "L1":
+            return False
+        first = args.s0
+        end = first + ((args.reps - 1) * args.s_pitch + 512 if _is_2d(args) else args.span * args.dtype.itemsize)
+        lo = first if lo is None else min(lo, first)
+        hi = max(hi, end)
+    return lo is not None and read >= SHORT_RUN_IMAGE * (hi - lo)
 
 
 def _size(index) -> int:

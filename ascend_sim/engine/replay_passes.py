@@ -24,7 +24,7 @@ from functools import partial
 
 import numpy as np
 
-from ascend_sim.engine import forked_data, replay_data
+from ascend_sim.engine import forked_data, replay_data, short_runs
 from ascend_sim.engine.replay_engine import Block, _remap_args, flattened
 from ascend_sim.machine.memory import Buffer
 
@@ -105,7 +105,8 @@ def run_semantics(chip, cores, s, made=None) -> None:
     kinds: list = []  # ... replay_data's NONE / RUN / OTHER, an array per block and per stretch of real records
     origins: list = []  # ... replay_data.origins, -1 for real records
     names_l0c: list = []  # ... whether its reads or writes name an L0C (replay_data.L0CChains)
-    real = _RealRecords(kinds, origins, names_l0c)  # the stretch of real records since the last block
+    joins: list = []  # ... short_runs.copy_joins' (row copies run as one), on a core of its own, races checked
+    real = _RealRecords(kinds, origins, names_l0c, joins)  # the stretch of real records since the last block
     plans: dict = {}  # id(template) -> _Plan
     atomic = False  # an atomic add in GM: its order across cores decides the bits
     # a core holding a buffer another core also uses (the 950's wiring) runs its records one by one
@@ -123,6 +124,8 @@ def run_semantics(chip, cores, s, made=None) -> None:
                 kinds.append(plan.kinds if unshared[c] else plan.kinds_one_by_one)
                 origins.append(plan.origins)
                 names_l0c.append(plan.names_l0c)
+                joins.append(plan.joins if unshared[c] and chip.check_races and plan.joins is not None
+                             else np.zeros(len(plan.runs), np.int32))
                 atomic = atomic or plan.atomic
             else:
                 run = item.spec.execute if item.args is not None else None
@@ -137,7 +140,7 @@ def run_semantics(chip, cores, s, made=None) -> None:
 
     batched = dict(kinds=np.concatenate(kinds), origins=np.concatenate(origins), core_of=s.R[:, _CORE],
                    buffers_of=[core.buffers for core in cores], plans={}, gathers={}, own_l0c=unshared,
-                   names_l0c=np.concatenate(names_l0c))
+                   names_l0c=np.concatenate(names_l0c), joins=np.concatenate(joins))
     processes = chip.data_processes
     parts = None
     if processes > 1 and not atomic and (batched["kinds"] != replay_data.NONE).sum() >= forked_data.FORK_FROM \
@@ -207,18 +210,19 @@ class _RealRecords:
 
     __slots__ = ("kinds", "names_l0c", "_arrays")
 
-    def __init__(self, kinds: list, origins: list, names_l0c: list):
+    def __init__(self, kinds: list, origins: list, names_l0c: list, joins: list):
         self.kinds: list = []
         self.names_l0c: list = []
-        self._arrays = kinds, origins, names_l0c
+        self._arrays = kinds, origins, names_l0c, joins
 
     def close(self) -> None:
         """Add the stretch's arrays (origin -1: a real record) and start a new one."""
         if self.kinds:
-            kinds, origins, names_l0c = self._arrays
+            kinds, origins, names_l0c, joins = self._arrays
             kinds.append(np.array(self.kinds, np.int8))
             origins.append(np.full(len(self.kinds), -1, np.int64))
             names_l0c.append(np.array(self.names_l0c, bool))
+            joins.append(np.zeros(len(self.kinds), np.int32))  # a real record joins no copy
             self.kinds, self.names_l0c = [], []
 
 
@@ -275,6 +279,8 @@ class _Plan:
         self.origins = replay_data.origins(number, len(records))  # number: its place among the launch's templates
         self.atomic = any(map(_adds_atomically, records))
         self.names_l0c = np.array([run is not None and _names_l0c(r) for run, r in zip(self.runs, records)], bool)
+        joins = short_runs.copy_joins([r.name for r in records], [r.args for r in records])
+        self.joins = None if joins is None else np.array(joins, np.int32)  # row copies alike run as one
         self.per_core: dict = {}  # core index -> per record, its operands on that core's buffers once made
         self.fields: dict = {}  # record index -> its _buffer_fields, once its operands were made on a core
 

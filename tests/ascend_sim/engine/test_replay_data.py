@@ -5,8 +5,11 @@ import numpy as np
 import pytest
 
 from ascend_sim import Chip
-from ascend_sim.engine import replay_data, replay_passes
+from ascend_sim.engine import replay_data, replay_passes, short_runs
+from ascend_sim.isa.cube import MmadOperands
+from ascend_sim.isa.mte1 import Load2DOperands, Load3DOperands
 from ascend_sim.machine.dtypes import DTYPES
+from ascend_sim.machine.memory import Buffer
 from ascend_sim.record import Record
 from kernels import conv3d_backprop_input_v2_run
 
@@ -18,6 +21,7 @@ CASES = [(shape, dtype, False) for shape in SHAPES for dtype in ("float16", "bfl
 CASES += [(SHAPES[1], "float32", True)]  # HF32
 # fp32 on the stem: its Mmads read L0 bytes loaded before the run (half-used b32 fractals), so the runs fall back
 FALLS_BACK = [(SHAPES[0], "float32", False)]
+SMALL_3X3X3 = (SHAPES[1], "float16", False)
 
 
 def _dy_shape(x, cout, kernel, strides, pads):
@@ -115,9 +119,58 @@ def test_a_template_s_first_call_is_planned_too(monkeypatch):
 
 
 def test_a_short_run_is_left_to_the_records(monkeypatch):
-    """Runs of fewer than MIN_MMADS Mmads are not planned (they would cost more than the records)."""
+    """Runs of fewer than MIN_MMADS Mmads are not planned (they would cost more than the records), unless their
+    Mmads read SHORT_RUN_IMAGE times the L1 window their loads read."""
     monkeypatch.setattr(replay_data, "MIN_MMADS", 10 ** 6)
+    monkeypatch.setattr(replay_data, "SHORT_RUN_IMAGE", float("inf"))
     assert _run(CASES[0], "replay", monkeypatch)[3] == 0
+
+
+def test_a_short_run_reading_a_small_window_is_planned(monkeypatch):
+    """The 3x3x3 layer's runs (3 Mmads) read a small L1 window many times over (img2col): planned, with the
+    bytes of the records run one by one, and the exact engine's result."""
+    assert replay_data.MIN_MMADS > 3
+    result, cycles, buffers, plans = _run(SMALL_3X3X3, "replay", monkeypatch)
+    assert plans > 0
+    one_by_one = _run(SMALL_3X3X3, "replay", monkeypatch, batched=False)
+    assert one_by_one[3] == 0
+    assert (result, cycles, buffers) == one_by_one[:3]
+    assert result == _run(SMALL_3X3X3, "exact", monkeypatch)[0]
+    monkeypatch.setattr(replay_data, "SHORT_RUN_IMAGE", float("inf"))
+    assert _run(SMALL_3X3X3, "replay", monkeypatch)[3] == 0  # the plans were the window's
+
+
+def test_a_plan_s_last_loads_join_their_copies(monkeypatch):
+    """The 3x3x3 layer's runs, all planned, leave their last B loads (LoadData2D alike) in L0B: run as joined
+    copies (short_runs.ShortRun), with the bytes of the records run one by one."""
+    joined = []
+    real = short_runs.ShortRun.run_loads
+    monkeypatch.setattr(short_runs.ShortRun, "run_loads",
+                        lambda self, *args: joined.append(max(step[1] for step in self.steps)) or real(self, *args))
+    result, cycles, buffers, plans = _run(SMALL_3X3X3, "replay", monkeypatch, min_mmads=1)
+    assert plans > 0 and joined and max(joined) > 1
+    assert (result, cycles, buffers) == _run(SMALL_3X3X3, "replay", monkeypatch, batched=False)[:3]
+
+
+def test_which_short_runs_read_a_small_window():
+    """_window_pays from the operands: X3D's run (a 2,688-element img2col window read as 12,288 elements an
+    Mmad) pays, C3D's (a window as large as what its Mmads read) does not, nor a load from outside L1."""
+    l1, l0a, l0b, l0c = (Buffer(name, 1 << 20, 32) for name in ("L1", "L0A", "L0B", "L0C"))
+    f16 = np.dtype(np.float16)
+
+    def run(a_span, b_s0, mmads):
+        a = Load3DOperands(l1, 0, a_span, l0a, 0, 12288, 12288, f16, None, None, None, 0, 1, 1, 24576)
+        b = Load2DOperands(l1, b_s0, 4608, l0b, 0, 512, 1, True, f16, 512)
+        m = MmadOperands(l0a, 0, 24576, l0b, 0, 1536, l0c, 0, 16384, f16, 256, 48, 16, 1, 3, 16, True, False,
+                         "float16", None, None, False)
+        return [a, b, b, b, m] * mmads
+
+    assert replay_data._window_pays(run(2688, 15744, 3))
+    assert not replay_data._window_pays(run(29568, 132224, 3))
+    assert not replay_data._window_pays(run(2688, 15744, 3)[1:4])  # no Mmad
+    far = run(2688, 15744, 3)
+    far[0] = far[0]._replace(sbuf=l0b)
+    assert not replay_data._window_pays(far)
 
 
 def test_the_buffers_cores_share_are_known_without_race_checks():

@@ -1,0 +1,171 @@
+"""Runs of LoadData / Mmad records too short to plan (replay_data.RunPlan refuses them: fewer than MIN_MMADS
+Mmads, on an L1 window as large as what they read), run record by record except their LoadData2D copies that go
+alike, which run as one strided copy.
+
+C3D conv3a and X3D load each Mmad's B with three LoadData2D in a row (C3D: 8 fractals each, transposed, their
+sources 512 bytes apart going down and their destinations 4096 bytes apart going up): 12,672 records on C3D, each
+a record's Python and a numpy copy. Consecutive LoadData2D records of one run that copy alike (the same buffers,
+pitches, repeats, transpose and dtype, each one's source and destination start a fixed step after the one
+before) are one strided copy over a leading axis of those steps, when no two of their destination fractals
+overlap (then the order the records wrote them in cannot matter: the source is L1, never the destination, and
+is read only). The bytes are those of isa/mte1.py's LoadData2D run record by record. A plan's last loads
+(RunPlan.run) are joined the same way.
+
+The same for the DataCopies (GM -> a core's buffer) and DataCopyPads (UB -> GM) a template holds in a row
+(copy_joins: 3D U-Net down loads its L1 in runs of 17, 4 or 5 at a time alike; C3D's vector cores write dx
+rows in runs of DataCopyPad): run_in_order runs them as one copy at the first one's place, on a core of its
+own and only when the race checks found no race (the caller's conditions), so no other core touches the GM
+rows they read or write in between. The bytes are those of isa/mte2.py's DataCopy and
+isa/vector/datacopy.py's DataCopyPad(UB->GM) (tests: tests/ascend_sim/engine/test_short_runs.py).
+"""
+from __future__ import annotations
+
+FRACTAL = 512  # bytes a LoadData2D repeat moves
+
+
+class ShortRun:
+    """A short run's records as steps: (first record of the step, how many records, source step, destination
+    step); a step of one record runs as the record, a longer one as one copy (load2d_copies)."""
+
+    __slots__ = ("steps",)
+
+    def __init__(self, steps: list):
+        self.steps = steps
+
+    @classmethod
+    def compiled(cls, args_list: list) -> ShortRun | None:
+        """The run's steps from its records' operands (in the run's order; they depend only on local addresses,
+        the same on every core), or None when no two records join (then the records run as they are)."""
+        steps = []
+        j = 0
+        while j < len(args_list):
+            count, s_step, d_step = _alike_after(args_list, j, _is_load2d, _same_form, _load2d_apart)
+            steps.append((j, count, s_step, d_step))
+            j += count
+        return cls(steps) if len(steps) < len(args_list) else None
+
+    def run(self, chains, core: int, records: list, runs, operands, names) -> None:
+        """The run's data work (`records`: its records, indices into `runs` / `operands` / `names`; `chains`: the
+        pass's replay_data.L0CChains, which the records run through)."""
+        for j, count, s_step, d_step in self.steps:
+            i = records[j]
+            if count == 1:
+                chains.run(runs[i], operands[i], core, names[i])
+            else:  # LoadData2D neither reads nor writes L0C: the kept sums stay kept
+                load2d_copies(operands[i].args, count, s_step, d_step)
+
+    def run_loads(self, records: list, runs, operands) -> None:
+        """The steps of a list of loads (RunPlan's last loads: none reads or writes L0C) run in order."""
+        for j, count, s_step, d_step in self.steps:
+            i = records[j]
+            if count == 1:
+                runs[i](operands[i])
+            else:
+                load2d_copies(operands[i].args, count, s_step, d_step)
+
+
+def load2d_copies(ops, count: int, s_step: int, d_step: int) -> None:
+    """`count` LoadData2D (isa/mte1.py's Load2DOperands `ops` of the first; the k-th's source and destination
+    k * s_step and k * d_step bytes later) as one strided copy; their destination fractals do not overlap."""
+    sbuf, s0, s_pitch, dbuf, d0, d_pitch, reps, transpose, dtype, _ = ops
+    if transpose:  # element [r][c] of each 16 x 16 fractal goes to [c][r]
+        dbuf.strided(d0, (count, reps, 16, 16), (d_step, d_pitch, 32, 2), dtype)[...] = \
+            sbuf.strided(s0, (count, reps, 16, 16), (s_step, s_pitch, 32, 2), dtype).transpose(0, 1, 3, 2)
+    else:
+        dbuf.strided(d0, (count, reps, FRACTAL), (d_step, d_pitch, 1))[...] = \
+            sbuf.strided(s0, (count, reps, FRACTAL), (s_step, s_pitch, 1))
+
+
+def _alike_after(args_list: list, j: int, kind, same_form, apart) -> tuple:
+    """How many records from j on copy alike with j (1 when j is not of the kind or the next does not join),
+    and their source and destination steps (`kind`: whether operands are of the kind, `same_form`: two
+    operands differ at most in their starts, `apart`: (destination step, the first's operands) -> no
+    destination byte written twice)."""
+    first = args_list[j]
+    if not kind(first) or j + 1 == len(args_list):
+        return 1, 0, 0
+    second = args_list[j + 1]
+    if not (kind(second) and same_form(first, second)):
+        return 1, 0, 0
+    s_step, d_step = second.s0 - first.s0, second.d0 - first.d0
+    if not apart(d_step, first):
+        return 1, 0, 0
+    count = 2
+    while j + count < len(args_list):
+        nxt = args_list[j + count]
+        if not (kind(nxt) and same_form(first, nxt) and nxt.s0 == first.s0 + count * s_step
+                and nxt.d0 == first.d0 + count * d_step):
+            break
+        count += 1
+    return count, s_step, d_step
+
+
+def _is_load2d(args) -> bool:
+    fields = getattr(args, "_fields", None)
+    return fields is not None and len(fields) == 10 and fields[2] == "s_pitch" and fields[7] == "transpose"
+
+
+def _same_form(a, b) -> bool:
+    """Two LoadData2D operands that differ at most in their source and destination starts (buffers by name:
+    a run's records come from templates made on other cores)."""
+    return (a.sbuf.name == b.sbuf.name and a.dbuf.name == b.dbuf.name != a.sbuf.name and a.s_pitch == b.s_pitch
+            and a.d_pitch == b.d_pitch and a.reps == b.reps and a.transpose == b.transpose and a.dtype == b.dtype)
+
+
+def _load2d_apart(d_step: int, ops) -> bool:
+    return _apart(d_step, ops.d_pitch, ops.reps)
+
+
+def _apart(d_step: int, d_pitch: int, reps: int) -> bool:
+    """Loads d_step bytes apart, each of `reps` fractals d_pitch apart, write no fractal twice: each load's
+    fractals are apart, and each load's span fits in the step (a sufficient rule; interleaved loads, which it
+    refuses, run record by record)."""
+    return (reps == 1 or d_pitch >= FRACTAL) and abs(d_step) >= (reps - 1) * d_pitch + FRACTAL
+
+
+JOINED_COPIES = frozenset(("DataCopy", "DataCopyPad(UB->GM)"))  # specs whose semantics copy rows of blen bytes
+
+
+def copy_joins(names: list, args_list: list):
+    """Per record of a template (`names`: their specs' names, `args_list`: their operands): k > 1 at the first of
+    k consecutive copies of one spec of JOINED_COPIES (GM -> a core's buffer or back, rows of blen bytes) that
+    copy alike, -1 at the k - 1 after it, 0 elsewhere (3D U-Net down loads L1 in runs of 17 DataCopies, 4 or 5
+    at a time alike; C3D's vector cores write dx to GM in runs of DataCopyPad); None when none join.
+    Consecutive in the template: no record of the core comes between them, and on a run whose race checks
+    found none no other core's record can read or write the GM rows they touch in between either (the
+    caller's condition), so they may all run at the first one's place."""
+    joins = [0] * len(args_list)
+    j = 0
+    while j < len(args_list):
+        count = 1
+        if names[j] in JOINED_COPIES and j + 1 < len(names) and names[j + 1] == names[j]:
+            count = _alike_after(args_list, j, _is_gm_copy, _same_copy_form, _copies_apart)[0]
+        if count > 1:
+            joins[j:j + count] = [count] + [-1] * (count - 1)
+        j += count
+    return joins if any(joins) else None
+
+
+def copies(ops, count: int, s_step: int, d_step: int) -> None:
+    """`count` DataCopy or DataCopyPad(UB->GM) (rows of blen bytes; `ops` the first's operands, the k-th's
+    source and destination k * s_step and k * d_step bytes later) as one strided copy; their destination rows
+    do not overlap."""
+    sbuf, s0, s_pitch, dbuf, d0, d_pitch, rows, blen, _ = ops
+    dbuf.strided(d0, (count, rows, blen), (d_step, d_pitch, 1))[...] = \
+        sbuf.strided(s0, (count, rows, blen), (s_step, s_pitch, 1))
+
+
+def _is_gm_copy(args) -> bool:
+    fields = getattr(args, "_fields", None)
+    return (fields is not None and len(fields) == 9 and fields[6:8] == ("count", "blen")
+            and args.sbuf.name.startswith("GM:") != args.dbuf.name.startswith("GM:"))
+
+
+def _same_copy_form(a, b) -> bool:
+    return (a.sbuf.name == b.sbuf.name and a.dbuf.name == b.dbuf.name and a.s_pitch == b.s_pitch
+            and a.d_pitch == b.d_pitch and a.count == b.count and a.blen == b.blen)
+
+
+def _copies_apart(d_step: int, ops) -> bool:
+    """Copies d_step bytes apart write no byte twice: each one's rows are apart, and its span fits in the step."""
+    return ops.d_pitch >= ops.blen and abs(d_step) >= (ops.count - 1) * ops.d_pitch + ops.blen

@@ -1,0 +1,220 @@
+"""Short runs' LoadData2D records, and a template's consecutive DataCopies, joined into one strided copy
+(ascend_sim/engine/short_runs.py) against the same records run one by one on isa/mte1.py's LoadData2D and
+isa/mte2.py's DataCopy semantics (every byte of the destination buffer), which of them join, and dx layers' runs
+with and without the joins (every byte of every core's buffers, the result and the cycles; the exact engine's
+result)."""
+import numpy as np
+import pytest
+
+from ascend_sim.engine import replay_data, replay_passes, short_runs
+from ascend_sim.engine.replay_data import L0CChains
+from ascend_sim.engine.short_runs import ShortRun, copies, copy_joins, load2d_copies
+from ascend_sim.isa.mte1 import Load2DOperands, _load2d_execute
+from ascend_sim.isa.mte2 import CopyOperands, _datacopy_execute
+from ascend_sim.machine.memory import Buffer
+from kernels import conv3d_backprop_input_v2_run
+
+F16 = np.dtype(np.float16)
+
+
+def _buffers(seed: int):
+    rng = np.random.default_rng(seed)
+    l1, l0b = Buffer("L1", 64 * 1024, 32), Buffer("L0B", 64 * 1024, 512)
+    l1.data[:] = rng.integers(0, 256, l1.capacity, dtype=np.uint8)
+    l0b.data[:] = rng.integers(0, 256, l0b.capacity, dtype=np.uint8)
+    return l1, l0b
+
+
+def _loads(l1, l0b, count, s0, s_step, d0, d_step, s_pitch, d_pitch, reps, transpose):
+    return [Load2DOperands(l1, s0 + k * s_step, s_pitch, l0b, d0 + k * d_step, d_pitch, reps, transpose, F16,
+                           reps * 512) for k in range(count)]
+
+
+# (count, s0, s_step, d0, d_step, s_pitch, d_pitch, reps, transpose): C3D's B loads (8 fractals, transposed,
+# sources going down), X3D's (1 fractal each), plain copies, gaps between destination fractals
+FORMS = [(3, 20480, -512, 0, 4096, 4608, 512, 8, True), (3, 15744, -512, 0, 512, 4608, 512, 1, True),
+         (4, 1024, 2048, 512, 4096, 512, 1024, 4, False), (2, 0, 512, 8192, -8192, 1024, 512, 16, True)]
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_joined_loads_write_the_bytes_of_the_records_one_by_one(form):
+    l1, l0b = _buffers(1)
+    loads = _loads(l1, l0b, *form)
+    for ops in loads:
+        _load2d_execute(replay_passes._Operands(ops, ()))
+    expected = l0b.data.copy()
+    l1, l0b = _buffers(1)
+    loads = _loads(l1, l0b, *form)
+    load2d_copies(loads[0], len(loads), form[2], form[4])
+    assert np.array_equal(l0b.data, expected)
+
+
+def test_a_transposed_fractal_against_numpy():
+    """One 16 x 16 fp16 fractal, transposed, read by plain numpy from L1 and L0B."""
+    l1, l0b = _buffers(2)
+    load2d_copies(Load2DOperands(l1, 1024, 512, l0b, 2048, 512, 1, True, F16, 512), 2, 512, 512)
+    for k in range(2):
+        src = l1.data[1024 + 512 * k:1536 + 512 * k].view(np.float16).reshape(16, 16)
+        dst = l0b.data[2048 + 512 * k:2560 + 512 * k].view(np.float16).reshape(16, 16)
+        assert np.array_equal(dst.view(np.uint16), src.T.view(np.uint16))
+
+
+def _steps(args_list):
+    plan = ShortRun.compiled(args_list)
+    return None if plan is None else [step[:2] for step in plan.steps]
+
+
+def test_which_records_join():
+    l1, l0b = _buffers(3)
+    c3d = _loads(l1, l0b, *FORMS[0])
+    other = object()  # a record that is not a LoadData2D (a LoadData 3Dv2, an Mmad)
+    assert _steps([other, *c3d, other]) == [(0, 1), (1, 3), (4, 1)]
+    assert _steps([other, *c3d[:2], other, c3d[2]]) == [(0, 1), (1, 2), (3, 1), (4, 1)]
+    # not a progression: the third does not join
+    assert _steps([c3d[0], c3d[1], c3d[0]._replace(s0=0)]) == [(0, 2), (2, 1)]
+    # another form (repeats, transpose, buffers) does not join
+    assert _steps([c3d[0], c3d[1]._replace(reps=4)]) is None
+    assert _steps([c3d[0], c3d[1]._replace(transpose=False)]) is None
+    assert _steps([c3d[0], c3d[1]._replace(dbuf=Buffer("L0A", 64 * 1024, 512))]) is None
+    # destinations that interleave or overlap (the later record's bytes would have to win) run one by one
+    assert _steps(_loads(l1, l0b, 3, 0, 512, 0, 512, 512, 1024, 2, True)) is None
+    assert _steps(_loads(l1, l0b, 3, 0, 512, 0, 2048, 512, 512, 8, True)) is None
+    assert _steps([other]) is None
+
+
+def test_a_short_run_gives_the_bytes_of_its_records():
+    """A run of the C3D form (three joined loads into L0B, another load between) through ShortRun.run and
+    L0CChains, against each record's semantics one by one."""
+    l1, l0b = _buffers(4)
+    loads = _loads(l1, l0b, *FORMS[0]) + _loads(l1, l0b, *FORMS[2])
+    runs = [_load2d_execute] * len(loads)
+    operands = [replay_passes._Operands(ops, ()) for ops in loads]
+    for run, ops in zip(runs, operands):
+        run(ops)
+    expected = l0b.data.copy()
+    l1, l0b = _buffers(4)
+    loads = _loads(l1, l0b, *FORMS[0]) + _loads(l1, l0b, *FORMS[2])
+    operands = [replay_passes._Operands(ops, ()) for ops in loads]
+    plan = ShortRun.compiled(loads)
+    assert [step[:2] for step in plan.steps] == [(0, 3), (3, 4)]
+    plan.run(L0CChains([True]), 0, list(range(len(loads))), runs, operands, [False] * len(loads))
+    assert np.array_equal(l0b.data, expected)
+
+
+def _dx(engine, monkeypatch, joined=True):
+    """A 3x3x3 dx layer's (result bytes, cycles, every core's local buffers after the data pass, joined
+    copies)."""
+    rng = np.random.default_rng(0)
+    x, cout = (1, 32, 4, 8, 8), 32
+    dy = rng.standard_normal((1, cout, 4, 8, 8)).astype(np.float16)
+    w = rng.standard_normal((cout, 32, 3, 3, 3)).astype(np.float16)
+    buffers, copies = [], []
+    with monkeypatch.context() as m:
+        m.setattr(replay_data, "SHORT_RUN_IMAGE", float("inf"))  # its short runs are not planned
+        if not joined:
+            m.setattr(ShortRun, "compiled", classmethod(lambda cls, args_list: None))
+        real_run, real_copies = replay_passes.run, short_runs.load2d_copies
+
+        def passes(chip, cores, s):
+            done = real_run(chip, cores, s)
+            buffers.append([(c, name, buf.data.tobytes()) for c, core in enumerate(cores)
+                            for name, buf in sorted(core.buffers.items()) if buf.data is not None])
+            return done
+
+        m.setattr(replay_passes, "run", passes)
+        m.setattr(short_runs, "load2d_copies", lambda *args: copies.append(args[1]) or real_copies(*args))
+        run = conv3d_backprop_input_v2_run(x, w, dy, strides=(1, 1, 1, 1, 1), pads=(1, 1, 1, 1, 1, 1),
+                                           data_format="NCDHW", engine=engine)
+    return run.result.tobytes(), run.report.cycles, buffers, copies
+
+
+def test_a_dx_layer_joins_its_loads_with_the_bytes_of_the_records(monkeypatch):
+    result, cycles, buffers, copies = _dx("replay", monkeypatch)
+    assert copies and min(copies) > 1
+    assert replay_data.MIN_MMADS > 1
+    one_by_one = _dx("replay", monkeypatch, joined=False)
+    assert not one_by_one[3]
+    assert buffers and buffers == one_by_one[2]
+    assert (result, cycles) == one_by_one[:2]
+    assert result == _dx("exact", monkeypatch)[0]
+
+
+def _gm_copies(count, s_step, d_step, rows, blen, s_pitch, d_pitch, d0=256):
+    rng = np.random.default_rng(5)
+    gm, l1 = Buffer("GM:out_backprop", 1 << 16, 1), Buffer("L1", 1 << 16, 32)
+    gm.data[:] = rng.integers(0, 256, gm.capacity, dtype=np.uint8)
+    l1.data[:] = rng.integers(0, 256, l1.capacity, dtype=np.uint8)
+    return [CopyOperands(gm, 1024 + k * s_step, s_pitch, l1, d0 + k * d_step, d_pitch, rows, blen, rows * blen)
+            for k in range(count)]
+
+
+# (count, s_step, d_step, rows, blen, s_pitch, d_pitch): U-Net's L1 loads (32 rows of 32 bytes, destination rows
+# 64 bytes apart), one row each, destinations going down
+COPY_FORMS = [(4, 1024, 4032, 32, 32, 32, 64), (5, 96, 64, 1, 64, 64, 64), (3, 2048, -2048, 8, 128, 256, 256)]
+
+
+@pytest.mark.parametrize("form", COPY_FORMS)
+def test_joined_data_copies_write_the_bytes_of_the_records_one_by_one(form):
+    ops = _gm_copies(*form, d0=8192)
+    for args in ops:
+        _datacopy_execute(replay_passes._Operands(args, ()))
+    expected = ops[0].dbuf.data.copy()
+    ops = _gm_copies(*form, d0=8192)
+    copies(ops[0], len(ops), form[1], form[2])
+    assert np.array_equal(ops[0].dbuf.data, expected)
+
+
+def test_which_data_copies_join():
+    four = _gm_copies(*COPY_FORMS[0])
+    names = ["DataCopy"] * 4
+    assert copy_joins(["SetFlag", *names, "WaitFlag"], [None, *four, None]) == [0, 4, -1, -1, -1, 0]
+    assert copy_joins(["DataCopy", "DataCopy(GM->UB)", "DataCopy", "DataCopy"], four) == [0, 0, 2, -1]
+    # another form, no progression, destinations overlapping (the later copy's bytes would have to win)
+    assert copy_joins(names[:2], [four[0], four[1]._replace(count=16)]) is None
+    assert copy_joins(names[:3], [four[0], four[1], four[1]]) == [2, -1, 0]
+    assert copy_joins(names[:2], _gm_copies(2, 1024, 1024, 32, 32, 32, 64)) is None
+    # copies out (DataCopyPad UB -> GM) join alike; a spec not known to copy rows, or GM to GM, never
+    out = [args._replace(sbuf=args.dbuf, dbuf=args.sbuf) for args in four]
+    assert copy_joins(["DataCopyPad(UB->GM)"] * 4, out) == [4, -1, -1, -1]
+    assert copy_joins(["DataCopyPad(UB->GM)", "DataCopy"], out[:2]) is None
+    assert copy_joins(["DataCopy(UB->GM)"] * 4, out) is None
+    assert copy_joins(names, [args._replace(dbuf=args.sbuf) for args in four]) is None
+
+
+def _unet(engine, monkeypatch, joined=True, check_races=True):
+    """A shrunk 3D U-Net down layer (stride 2): (result bytes, cycles, every core's local buffers after the data
+    pass, the joined copies' sizes)."""
+    rng = np.random.default_rng(0)
+    x = (1, 32, 4, 16, 16)
+    dy = rng.standard_normal((1, 32, 2, 8, 8)).astype(np.float16)
+    w = rng.standard_normal((32, 32, 3, 3, 3)).astype(np.float16)
+    buffers, joins = [], []
+    with monkeypatch.context() as m:
+        if not joined:
+            m.setattr(short_runs, "copy_joins", lambda names, args_list: None)
+        real_run, real_copies = replay_passes.run, replay_data.copies
+
+        def passes(chip, cores, s):
+            done = real_run(chip, cores, s)
+            buffers.append([(c, name, buf.data.tobytes()) for c, core in enumerate(cores)
+                            for name, buf in sorted(core.buffers.items()) if buf.data is not None])
+            return done
+
+        m.setattr(replay_passes, "run", passes)
+        m.setattr(replay_data, "copies", lambda *args: joins.append(args[1]) or real_copies(*args))
+        run = conv3d_backprop_input_v2_run(x, w, dy, strides=(1, 1, 2, 2, 2), pads=(1, 1, 1, 1, 1, 1),
+                                           data_format="NCDHW", engine=engine, check_races=check_races)
+    return run.result.tobytes(), run.report.cycles, buffers, joins
+
+
+def test_a_strided_layer_joins_its_data_copies_with_the_bytes_of_the_records(monkeypatch):
+    result, cycles, buffers, joins = _unet("replay", monkeypatch)
+    assert joins and min(joins) > 1
+    one_by_one = _unet("replay", monkeypatch, joined=False)
+    assert not one_by_one[3]
+    assert buffers and buffers == one_by_one[2]
+    assert (result, cycles) == one_by_one[:2]
+    assert result == _unet("exact", monkeypatch)[0]
+    # without race checks nothing says no other core writes the rows in between: one by one
+    unchecked = _unet("replay", monkeypatch, check_races=False)
+    assert not unchecked[3] and unchecked[:3] == (result, cycles, buffers)
