@@ -112,15 +112,7 @@ def main(argv=None) -> None:
     for layer in layers:
         run = parts.timed(HOST, _operator_run("dx", layer))
         run()
-        best = None
-        for _ in range(args.repeat):
-            parts.clear()
-            start = time.process_time()
-            result = run()
-            total = time.process_time() - start
-            if best is None or total < best[0]:
-                best = total, dict(parts.seconds), dict(parts.calls)
-        total, seconds, calls = best
+        total, result, seconds, calls = parts.best_of(args.repeat, run)
         print(f"{layer.name}: {result.report.instructions:,} instructions, full run {total * 1e3:.1f} ms of CPU "
               f"(best of {args.repeat})")
         for label, spent in sorted(seconds.items(), key=lambda item: -item[1]):

@@ -57,6 +57,18 @@ class Parts:
         self.seconds.clear()
         self.calls.clear()
 
+    def best_of(self, repeat: int, run):
+        """run() `repeat` times: (the best run's CPU seconds, its result, its seconds and calls per part)."""
+        best = None
+        for _ in range(repeat):
+            self.clear()
+            start = time.process_time()
+            result = run()
+            total = time.process_time() - start
+            if best is None or total < best[0]:
+                best = total, result, dict(self.seconds), dict(self.calls)
+        return best
+
 
 def instrument(parts: Parts) -> None:
     """Wrap the engine's functions (for this process: the benchmark only)."""
@@ -92,15 +104,8 @@ def main(argv=None) -> None:
     for layer in layers:
         run = parts.timed("host side: plan, tiling, GM set-up", _operator_run("dx", layer))
         run(engine="replay", execute=False, check_races=False)
-        best = None
-        for _ in range(args.repeat):
-            parts.clear()
-            start = time.process_time()
-            result = run(engine="replay", execute=False, check_races=False)
-            total = time.process_time() - start
-            if best is None or total < best[0]:
-                best = total, dict(parts.seconds), dict(parts.calls)
-        total, seconds, calls = best
+        total, result, seconds, calls = parts.best_of(
+            args.repeat, lambda: run(engine="replay", execute=False, check_races=False))
         print(f"{layer.name}: {result.report.instructions:,} instructions, {total * 1e3:.1f} ms of CPU "
               f"(best of {args.repeat}), {result.report.instructions / total:,.0f} instructions/s")
         for label, spent in sorted(seconds.items(), key=lambda item: -item[1]):

@@ -101,6 +101,19 @@ def test_a_short_run_gives_the_bytes_of_its_records():
     assert np.array_equal(l0b.data, expected)
 
 
+def _keep_buffers_after_passes(m, buffers: list) -> None:
+    """Append every core's local buffer bytes to `buffers` after each launch's replay passes (data pass done)."""
+    real_run = replay_passes.run
+
+    def passes(chip, cores, s):
+        done = real_run(chip, cores, s)
+        buffers.append([(c, name, buf.data.tobytes()) for c, core in enumerate(cores)
+                        for name, buf in sorted(core.buffers.items()) if buf.data is not None])
+        return done
+
+    m.setattr(replay_passes, "run", passes)
+
+
 def _dx(engine, monkeypatch, joined=True):
     """A 3x3x3 dx layer's (result bytes, cycles, every core's local buffers after the data pass, joined
     copies)."""
@@ -113,15 +126,8 @@ def _dx(engine, monkeypatch, joined=True):
         m.setattr(replay_data, "SHORT_RUN_IMAGE", float("inf"))  # its short runs are not planned
         if not joined:
             m.setattr(ShortRun, "compiled", classmethod(lambda cls, args_list: None))
-        real_run, real_copies = replay_passes.run, short_runs.load2d_copies
-
-        def passes(chip, cores, s):
-            done = real_run(chip, cores, s)
-            buffers.append([(c, name, buf.data.tobytes()) for c, core in enumerate(cores)
-                            for name, buf in sorted(core.buffers.items()) if buf.data is not None])
-            return done
-
-        m.setattr(replay_passes, "run", passes)
+        real_copies = short_runs.load2d_copies
+        _keep_buffers_after_passes(m, buffers)
         m.setattr(short_runs, "load2d_copies", lambda *args: copies.append(args[1]) or real_copies(*args))
         run = conv3d_backprop_input_v2_run(x, w, dy, strides=(1, 1, 1, 1, 1), pads=(1, 1, 1, 1, 1, 1),
                                            data_format="NCDHW", engine=engine)
@@ -192,15 +198,8 @@ def _unet(engine, monkeypatch, joined=True, check_races=True):
     with monkeypatch.context() as m:
         if not joined:
             m.setattr(short_runs, "copy_joins", lambda names, args_list: None)
-        real_run, real_copies = replay_passes.run, replay_data.copies
-
-        def passes(chip, cores, s):
-            done = real_run(chip, cores, s)
-            buffers.append([(c, name, buf.data.tobytes()) for c, core in enumerate(cores)
-                            for name, buf in sorted(core.buffers.items()) if buf.data is not None])
-            return done
-
-        m.setattr(replay_passes, "run", passes)
+        real_copies = replay_data.copies
+        _keep_buffers_after_passes(m, buffers)
         m.setattr(replay_data, "copies", lambda *args: joins.append(args[1]) or real_copies(*args))
         run = conv3d_backprop_input_v2_run(x, w, dy, strides=(1, 1, 2, 2, 2), pads=(1, 1, 1, 1, 1, 1),
                                            data_format="NCDHW", engine=engine, check_races=check_races)
