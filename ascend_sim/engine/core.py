@@ -133,18 +133,22 @@ class AICore:
         call's caller, when the API entry passes it: fewer frames to walk) or else from this call's caller."""
         source = kernel_source(_getframe(1) if caller is None else caller)
         return self.accept(Record(self.index, self._seq, spec, pipe, params, None, (), (), source, None, 0, event,
-                                  (), None, self.api))
+                                  (), None, self.api), True)
 
-    def accept(self, rec: Record) -> Record:
+    def accept(self, rec: Record, checked: bool = False) -> Record:
         """Take a record made by `issue` (or by the cached front end): bounds-check its byte ranges (GM's on every
-        record, so a cached instruction at a shifted GM address faults as a decoded one), count, log, submit."""
+        record, so a cached instruction at a shifted GM address faults as a decoded one), count, log, submit.
+        checked=True skips the check where it cannot fail: a record without ranges (a flag, a barrier), or a
+        cached hit at the ranges of a record accepted on this core before (a buffer's capacity never changes
+        within a launch)."""
         self._seq += 1
-        for buf, lo, hi in rec.reads:
-            if lo < 0 or hi > buf.capacity or lo > hi:
-                self._checked(buf.check, lo, hi, "read", rec=rec)
-        for buf, lo, hi in rec.writes:
-            if lo < 0 or hi > buf.capacity or lo > hi:
-                self._checked(buf.check, lo, hi, "write", rec=rec)
+        if not checked:
+            for buf, lo, hi in rec.reads:
+                if lo < 0 or hi > buf.capacity or lo > hi:
+                    self._checked(buf.check, lo, hi, "read", rec=rec)
+            for buf, lo, hi in rec.writes:
+                if lo < 0 or hi > buf.capacity or lo > hi:
+                    self._checked(buf.check, lo, hi, "write", rec=rec)
         path = rec.path
         if path is not None:
             by_path = self.bytes_by_path

@@ -38,11 +38,15 @@ class View:
     GlobalTensors and, for a relative descriptor, the on-chip addresses `local_bases` of its positional
     LocalTensors (in argument order)."""
 
-    __slots__ = ("args", "reads", "writes", "footprint", "gm_bases", "local_bases", "moved")
+    __slots__ = ("args", "reads", "writes", "footprint", "gm_bases", "local_bases", "moved", "checked")
 
-    def __init__(self, args, reads, writes, footprint, gm_bases: tuple, local_bases: tuple = ()):
+    def __init__(self, args, reads, writes, footprint, gm_bases: tuple, local_bases: tuple = (),
+                 checked: bool = False):
         self.args, self.reads, self.writes, self.footprint = args, reads, writes, footprint
         self.gm_bases, self.local_bases = gm_bases, local_bases
+        # whether `AICore.accept` has bounds-checked these byte ranges on the view's core: a hit at the view's own
+        # addresses then skips the check (a shifted or moved hit is checked every time)
+        self.checked = checked
         # a relative descriptor's views at other on-chip places, by the LocalTensors' addresses: the records made
         # there share their operands (a cost is worked out once per operands object) as those of one place do
         self.moved: dict = {}
@@ -76,7 +80,8 @@ class Descriptor:
     def add_view(self, core_index: int, rec, gm_bases: tuple, local_bases: tuple = ()) -> None:
         """The operands of `rec`, decoded on core `core_index` with its GlobalTensors at `gm_bases` (and a
         relative descriptor's LocalTensors at `local_bases`)."""
-        self.views[core_index] = View(rec.args, rec.reads, rec.writes, rec.footprint, gm_bases, local_bases)
+        self.views[core_index] = View(rec.args, rec.reads, rec.writes, rec.footprint, gm_bases, local_bases,
+                                      checked=True)  # `rec` was accepted on that core
 
     def view(self, core) -> View | None:
         """The operands on `core`: the miss's, with the core's own buffers in place of the miss's core's (None

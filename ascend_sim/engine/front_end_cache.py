@@ -16,10 +16,12 @@ COMPUTE or MOVE record, changed no register and returned nothing, its decoded pa
 (descriptor.py) with the GM addresses of its GlobalTensors (and a relative entry's LocalTensors' addresses). A
 hit makes the record from the descriptor: the calling core's buffers, each GM operand's addresses shifted by its
 GlobalTensor's move (and each on-chip one by its LocalTensor's), the API calls running.
-`AICore.accept` bounds-checks every record's byte ranges, so a shifted GM access past its allocation faults as
-the decoded call would have; no check in isa/ reads a GM address otherwise (GM has no alignment rule, costs read
-sizes only), and the differential tests (tests/ascend_sim/engine/test_front_end_cache.py) compare every record
-field, cycle, result byte and fault with the cache on and off.
+`AICore.accept` bounds-checks the byte ranges of every hit whose addresses moved, so a shifted GM access past its
+allocation faults as the decoded call would have; a hit at a view's own addresses, checked once on its core, is
+accepted unchecked (a buffer's capacity never changes within a launch). No check in isa/ reads a GM address
+otherwise (GM has no alignment rule, costs read sizes only), and the differential tests
+(tests/ascend_sim/engine/test_front_end_cache.py) compare every record field, cycle, result byte and fault with
+the cache on and off.
 
 `Chip(front_end_cache=False)` turns it off.
 """
@@ -202,6 +204,7 @@ def cached(entry=None, *, on_chip_alignment=None):
                 cache.hits += 1
                 operands, reads, writes, footprint = view.args, view.reads, view.writes, view.footprint
                 bases = view.gm_bases
+                moved = False
                 if bases:
                     if len(bases) == 1:
                         shifts = (gm[0].address - bases[0],)
@@ -211,9 +214,15 @@ def cached(entry=None, *, on_chip_alignment=None):
                         moved = any(shifts)
                     if moved:
                         operands, reads, writes, footprint = found.shifted(view, shifts)
-                core.accept(Record(core.index, core._seq, found.spec, found.pipe, found.params, operands, reads,
-                                   writes, found.src, found.path, found.nbytes, found.event, found.registers,
-                                   footprint, core.api))
+                rec = Record(core.index, core._seq, found.spec, found.pipe, found.params, operands, reads, writes,
+                             found.src, found.path, found.nbytes, found.event, found.registers, footprint, core.api)
+                if moved:  # new GM ranges: checked on every call
+                    core.accept(rec)
+                elif view.checked:  # the view's own ranges, checked on this core before
+                    core.accept(rec, True)
+                else:
+                    core.accept(rec)
+                    view.checked = True
                 return None
         if found is UNCACHED:
             return entry(*args, **kwargs)
