@@ -137,7 +137,8 @@ class AICore:
 
     def accept(self, rec: Record, checked: bool = False) -> Record:
         """Take a record made by `issue` (or by the cached front end): bounds-check its byte ranges (a cached
-        instruction at a shifted GM address too, so it faults as a decoded one), count, log, submit. checked=True skips the check where it cannot fail: a record without ranges (a flag, a barrier), or a
+        instruction at a shifted GM address too, so it faults as a decoded one), count, log, submit.
+        checked=True skips the check where it cannot fail: a record without ranges (a flag, a barrier), or a
         cached hit at the ranges of a record accepted on this core before (a buffer's capacity never changes
         within a launch)."""
         self._seq += 1
