@@ -38,7 +38,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ascend_sim.engine.short_runs import ShortRun, copies, load2d_copies
+from ascend_sim.engine.short_runs import ShortRun, copies
 from ascend_sim.machine.dtypes import element_bits, to_float32
 from ascend_sim.machine.gather import block_rows, block_rows_of_map
 from ascend_sim.machine.memory import Buffer
@@ -58,7 +58,7 @@ _CONTENT_NUMBERS = "content numbers"  # RunPlan.compiled's entry in `shared`: (b
 
 
 def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, plans: dict, gathers: dict, own_l0c,
-                 names_l0c, joins=None, chains_type=None) -> None:
+                 names_l0c, joins=None) -> None:
     """Every record's data work in `order`, one by one except the runs of RUN records of one core
     done at once. `operands`: per record what its semantics read, and its `template_args` (what a plan is compiled
     from); `kinds`: per record NONE, RUN or OTHER; `origins`: per record its template's number << 32 | its index in
@@ -67,7 +67,7 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
     whether no other core uses its buffers (its Mmads' sums are then kept between records: L0CChains);
     `names_l0c`: per record whether its reads or writes name an L0C; `joins`: per record short_runs.copy_joins'
     mark (k: the first of k row copies alike, run then as one copy; -1: one of the others, run by that), or
-    None; `chains_type`: the records' runner, L0CChains or a subclass of it (pending_loads.PendingLoads)."""
+    None."""
     order = np.asarray(order, np.int64)
     kind = kinds[order]
     seq = order[kind != NONE]
@@ -89,7 +89,7 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
     by_position = np.argsort(at, kind="stable")
     seq_list, core_list, names = seq.tolist(), core.tolist(), names_l0c.tolist()
     joined = None if joins is None or not joins.any() else joins.tolist()
-    chains = (chains_type or L0CChains)(own_l0c)
+    chains = L0CChains(own_l0c)
     position = 0
     try:
         for position, w in zip(at[by_position].tolist(), what[by_position].tolist()):
@@ -97,7 +97,6 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
                 i = seq_list[position]
                 if joined is not None and joined[i]:
                     if joined[i] > 0:  # a row copy (DataCopy, DataCopyPad) does not touch L0C: sums stay kept
-                        chains.before_other(core_list[position])
                         first, second = operands.template_args(i), operands.template_args(i + 1)
                         copies(operands[i].args, int(joined[i]), second.s0 - first.s0, second.d0 - first.d0)
                     continue
@@ -121,7 +120,6 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
                 plan.run(chains, c, records, runs, operands, names)
             else:
                 chains.store(c)
-                chains.flush(c)
                 plan.run(buffers_of[c], records, runs, operands)
     except BaseException as fault:
         # the record whose data work (or whose run's) raised: data passes run apart compare their faults by it
@@ -154,7 +152,7 @@ class L0CChains:
         chain = self.chains.get(core)
         if fields is not None and fields[0] == "abuf" and self.own[core] and not args.gemv and args.bias_bt is None:
             block = (args.c0_addr, args.m1, args.n1)
-            prod = self.product(args, core)
+            prod = product(args)
             if chain is not None and chain[1] == block and chain[0] is args.cbuf:
                 if args.init:
                     chain[2] = prod
@@ -171,21 +169,6 @@ class L0CChains:
         if chain is not None and names_l0c:
             self.store(core)
         run(ops)
-
-    def product(self, args, core: int) -> np.ndarray:
-        """An Mmad's A . B on `core` (machine/mmad.py's, from L0A and L0B)."""
-        return product(args)
-
-    def joined_loads(self, core: int, ops, count: int, s_step: int, d_step: int) -> None:
-        """`count` LoadData2D on `core` joined by a ShortRun (short_runs.load2d_copies)."""
-        load2d_copies(ops, count, s_step, d_step)
-
-    def flush(self, core: int) -> None:
-        """Before a planned run's data work on `core`: nothing is held here (engine/pending_loads.py's
-        PendingLoads holds loads)."""
-
-    def before_other(self, core: int) -> None:
-        """Before a joined row copy's data work on `core`: nothing is held here (PendingLoads's is)."""
 
     def store(self, core: int) -> None:
         """The core's kept sums written to L0C (NZ)."""

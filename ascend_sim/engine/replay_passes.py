@@ -25,7 +25,6 @@ from functools import partial
 import numpy as np
 
 from ascend_sim.engine import forked_data, replay_data, short_runs
-from ascend_sim.engine.pending_loads import PendingLoads
 from ascend_sim.engine.replay_engine import Block, _remap_args, flattened
 from ascend_sim.machine.memory import Buffer
 
@@ -141,7 +140,7 @@ def run_semantics(chip, cores, s, made=None) -> None:
 
     batched = dict(kinds=np.concatenate(kinds), origins=np.concatenate(origins), core_of=s.R[:, _CORE],
                    buffers_of=[core.buffers for core in cores], plans={}, gathers={}, own_l0c=unshared,
-                   names_l0c=np.concatenate(names_l0c), joins=np.concatenate(joins), chains_type=PendingLoads)
+                   names_l0c=np.concatenate(names_l0c), joins=np.concatenate(joins))
     processes = chip.data_processes
     parts = None
     if processes > 1 and not atomic and (batched["kinds"] != replay_data.NONE).sum() >= forked_data.FORK_FROM \

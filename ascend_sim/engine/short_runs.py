@@ -52,7 +52,7 @@ class ShortRun:
             if count == 1:
                 chains.run(runs[i], operands[i], core, names[i])
             else:  # LoadData2D neither reads nor writes L0C: the kept sums stay kept
-                chains.joined_loads(core, operands[i].args, count, s_step, d_step)
+                load2d_copies(operands[i].args, count, s_step, d_step)
 
     def run_loads(self, records: list, runs, operands) -> None:
         """The steps of a list of loads (RunPlan's last loads: none reads or writes L0C) run in order."""

@@ -17,28 +17,20 @@ def fractals_to_f32(data: np.ndarray, dtype: np.dtype, shape: tuple, axes: tuple
 
 def product(ops) -> np.ndarray:
     """A . B of an Mmad's operands (isa/cube.py's MmadOperands), (m1*16 or 1) x (n1*16) float32."""
-    return multiply(operand_a(ops), operand_b(ops), ops.k, ops.hf32_rounding)
-
-
-def operand_a(ops) -> np.ndarray:
-    """An Mmad's A from L0A as float32: ZZ [m1][k1][16][c0] or NZ [k1][m1][16][c0] -> (m1*16, k1*c0); a GEMV's
-    plain vector -> (1, k)."""
-    abuf, a0, dtype, m1, k1, c0 = ops.abuf, ops.a0, ops.dtype, ops.m1, ops.k1, ops.c0
+    abuf, a0, a_bytes, bbuf, b0, b_bytes, dtype, k, m1, n1, k1, c0 = (
+        ops.abuf, ops.a0, ops.a_bytes, ops.bbuf, ops.b0, ops.b_bytes, ops.dtype, ops.k, ops.m1, ops.n1, ops.k1,
+        ops.c0)
+    # ZZ [m1][k1][16][c0] or NZ [k1][m1][16][c0] -> (m1*16, k1*c0); ZN [k1][n1][16 n][c0 k] -> (k1*c0, n1*16)
     if ops.gemv:  # L0A holds A as a plain vector
-        return abuf.view(dtype, a0, ops.k).astype(np.float32).reshape(1, ops.k)
-    data = abuf.data[a0:a0 + ops.a_bytes]
-    if ops.a_nz:
-        a = fractals_to_f32(data, dtype, (k1, m1, 16, c0), (1, 2, 0, 3))
+        a = abuf.view(dtype, a0, k).astype(np.float32).reshape(1, k)
+    elif ops.a_nz:
+        a = fractals_to_f32(abuf.data[a0:a0 + a_bytes], dtype, (k1, m1, 16, c0), (1, 2, 0, 3))
     else:
-        a = fractals_to_f32(data, dtype, (m1, k1, 16, c0), (0, 2, 1, 3))
-    return a.reshape(m1 * 16, k1 * c0)
-
-
-def operand_b(ops) -> np.ndarray:
-    """An Mmad's B from L0B as float32: ZN [k1][n1][16 n][c0 k] -> (k1*c0, n1*16)."""
-    k1, n1, c0 = ops.k1, ops.n1, ops.c0
-    b = fractals_to_f32(ops.bbuf.data[ops.b0:ops.b0 + ops.b_bytes], ops.dtype, (k1, n1, 16, c0), (0, 3, 1, 2))
-    return b.reshape(k1 * c0, n1 * 16)
+        a = fractals_to_f32(abuf.data[a0:a0 + a_bytes], dtype, (m1, k1, 16, c0), (0, 2, 1, 3))
+    b = fractals_to_f32(bbuf.data[b0:b0 + b_bytes], dtype, (k1, n1, 16, c0), (0, 3, 1, 2))
+    if not ops.gemv:
+        a = a.reshape(m1 * 16, k1 * c0)
+    return multiply(a, b.reshape(k1 * c0, n1 * 16), k, ops.hf32_rounding)
 
 
 def multiply(a: np.ndarray, b: np.ndarray, k: int, hf32_rounding) -> np.ndarray:

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from ascend_sim.engine import replay_data, replay_passes, short_runs
-from ascend_sim.engine.pending_loads import PendingLoads
 from ascend_sim.engine.replay_data import L0CChains
 from ascend_sim.engine.short_runs import ShortRun, copies, copy_joins, load2d_copies
 from ascend_sim.isa.mte1 import Load2DOperands, _load2d_execute
@@ -127,9 +126,9 @@ def _dx(engine, monkeypatch, joined=True):
         m.setattr(replay_data, "SHORT_RUN_IMAGE", float("inf"))  # its short runs are not planned
         if not joined:
             m.setattr(ShortRun, "compiled", classmethod(lambda cls, args_list: None))
-        real_joined = PendingLoads.joined_loads  # the data pass's joined loads (held pending, or copied)
+        real_copies = short_runs.load2d_copies
         _keep_buffers_after_passes(m, buffers)
-        m.setattr(PendingLoads, "joined_loads", lambda self, *args: copies.append(args[2]) or real_joined(self, *args))
+        m.setattr(short_runs, "load2d_copies", lambda *args: copies.append(args[1]) or real_copies(*args))
         run = conv3d_backprop_input_v2_run(x, w, dy, strides=(1, 1, 1, 1, 1), pads=(1, 1, 1, 1, 1, 1),
                                            data_format="NCDHW", engine=engine)
     return run.result.tobytes(), run.report.cycles, buffers, copies
