@@ -10,8 +10,8 @@ addresses do not move with the GM shifts) every time its (template, record) sequ
 compiled once into a `RunPlan`:
 - per Mmad, where its A and B come from in L1: the load that last wrote the whole operand (an img2col's index map
   or a LoadData2D's fractals, put in the order the Mmad multiplies them in: shared by all plans of a launch, and
-  as whole C0 blocks, one row index a pixel, where the img2col reads 32-byte blocks), else the element maps of
-  the loads that wrote it applied in order;
+  as whole C0 blocks, one row index a block, where the img2col reads 32-byte blocks or the fractals are not
+  transposed), else the element maps of the loads that wrote it applied in order;
 - at run time, per batch of up to BATCH consecutive Mmads that gather alike, their A and B gathered in one take
   each (into two buffers made once a run) from a float32 image of the L1 range the run reads (or gathered and
   then converted, when that range is larger than the operands), pads filled, then stacked, the same array
@@ -612,11 +612,13 @@ def _pad_f32(load_dtype, pad_value, dtype) -> float:
 @lru_cache(maxsize=64)
 def _fractal_gather(reps: int, s_pitch: int, transpose: bool, size: int, order_key) -> tuple:
     """A LoadData2D that wrote a whole operand (contiguous fractals): the L1 elements from its source's, in the
-    order the Mmad reads the operand (`order_key`: _positions' arguments), no pads, and their end."""
+    order the Mmad reads the operand (`order_key`: _positions' arguments), as a Rows when they are whole C0
+    blocks (an untransposed B: the stem's 16 x 16 weights, 16 block rows instead of 256 elements to take), no
+    pads, and their end."""
     dst, src = _load_map_2d(reps, 0, s_pitch, 512, transpose, size)
     order = _positions(*order_key[1:])[0 if order_key[0] == "A" else 1]
     index = src[np.argsort(dst)][order]
-    return index, None, int(index.max()) + 1
+    return _as_rows(index, np.zeros(len(index), bool), 32 // size), None, int(index.max()) + 1
 
 
 def _pad_f32_of_bits(bits: int, dtype, size: int):

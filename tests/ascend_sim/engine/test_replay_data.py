@@ -265,3 +265,44 @@ def test_an_img2col_operand_gathers_what_the_load_wrote(case, monkeypatch):
         assert end <= ops.span or ops.span % (32 // ops.dtype.itemsize)
         assert np.array_equal(np.flatnonzero(want == -1.0), np.array([] if pads is None else pads))
     assert by_block > 0 or case[1] == "float32"
+
+
+@pytest.mark.parametrize("case", CASES[:2], ids=["stem-fp16", "stem-bf16"])  # the 3x3 layer's plans: no such B
+def test_a_load2d_operand_gathers_what_the_mmad_reads(case, monkeypatch):
+    """_fractal_gather (whole C0 blocks where the fractals are not transposed) against plain numpy on every
+    LoadData2D that wrote a whole operand of a plan: the load's fractals copied from a random source (each
+    transposed for a 16-bit transposing load), read in the Mmad's layout (A: ZZ or NZ, B: ZN, as isa/cube.py
+    reads them), equal the gather's elements."""
+    calls = []
+    real = replay_data._fractal_gather
+
+    def gather(reps, s_pitch, transpose, size, order_key):
+        made = real(reps, s_pitch, transpose, size, order_key)
+        calls.append((reps, s_pitch, transpose, size, order_key, made))
+        return made
+    monkeypatch.setattr(replay_data, "_fractal_gather", gather)
+    _run(case, "replay", monkeypatch, min_mmads=1)
+    assert calls
+    rng = np.random.default_rng(2)
+    by_block = 0
+    for reps, s_pitch, transpose, size, (name, a_nz, m1, k1, n1, c0), (index, pads, end) in set(
+            (*call[:5], call[5]) for call in calls):
+        per_fractal = 512 // size
+        source = rng.integers(1, 1000, (reps - 1) * s_pitch // size + per_fractal).astype(np.float32)
+        l0 = np.concatenate([source[r * s_pitch // size:][:per_fractal] for r in range(reps)])
+        if transpose:
+            l0 = l0.reshape(reps, 16, 16).transpose(0, 2, 1).reshape(-1)
+        if name == "B":  # ZN [k1][n1][16 n][c0 k] -> (k, n)
+            want = l0.reshape(k1, n1, 16, c0).transpose(0, 3, 1, 2)
+        elif a_nz:  # NZ [k1][m1][16][c0] -> (m, k)
+            want = l0.reshape(k1, m1, 16, c0).transpose(1, 2, 0, 3)
+        else:  # ZZ [m1][k1][16][c0] -> (m, k)
+            want = l0.reshape(m1, k1, 16, c0).transpose(0, 2, 1, 3)
+        if index.__class__ is replay_data.Rows:
+            by_block += 1
+            got = source.reshape(-1, index.c0)[index.blocks].reshape(-1)
+        else:
+            got = source.take(index)
+        assert pads is None and end <= len(source)
+        assert np.array_equal(got, want.reshape(-1))
+    assert by_block > 0
