@@ -1,0 +1,38 @@
+"""Arrays of one pass allocated without Linux's transparent huge pages.
+
+numpy asks the kernel for huge pages (madvise MADV_HUGEPAGE) on every array of 4 MiB or more. Where the
+kernel's THP setting is "madvise" with defrag "madvise" (this project's machines), each first touch of a 2 MiB
+page may then compact memory synchronously. The lazy schedule of a timing-only launch (engine/replay_engine.py
+`run_lazy`) makes a dozen arrays of one entry per record (the R3D stem: 938k records, 8-30 MB each) that live
+for one launch and are read once or twice: a repeated R3D launch spent about 200 ms of system CPU in those
+faults, more than the compiled pass itself (docs/performance.md, issue 23, branch h26walk). The arrays are
+read front to back, so huge pages buy nothing here.
+
+`small_pages()` turns the advice off for the arrays made inside it and restores the process's setting after
+(numpy's `_set_madvise_hugepage`, the switch its env NUMPY_MADVISE_HUGEPAGE sets at start; numpy's docs,
+"Global state"). It changes where the pages come from, not a single value in them.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+try:
+    from numpy._core.multiarray import _set_madvise_hugepage
+except ImportError:  # numpy 1.x
+    try:
+        from numpy.core.multiarray import _set_madvise_hugepage
+    except ImportError:  # no such switch: nothing to turn off
+        _set_madvise_hugepage = None
+
+
+@contextmanager
+def small_pages():
+    """Inside: numpy allocates without asking for huge pages."""
+    if _set_madvise_hugepage is None:
+        yield
+        return
+    was = _set_madvise_hugepage(False)
+    try:
+        yield
+    finally:
+        _set_madvise_hugepage(was)
