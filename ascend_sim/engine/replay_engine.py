@@ -361,12 +361,14 @@ def run_lazy(chip, cores, passes=None) -> bool:
     not end cleanly or the passes decline."""
     from ascend_sim.passes.fast_schedule import encode_arrays, schedule
     from ascend_sim.passes.schedule import CostModel
+    from ascend_sim.passes.small_pages import small_pages
 
     kinds = [core.core_type.name for core in cores]
     groups = [core.group for core in cores]
     models = {kind: CostModel(chip.platform, kinds.count(kind)) for kind in set(kinds)}
-    s = schedule(None, kinds, groups, chip.platform,
-                 encoded=encode_arrays(*stream_arrays(chip, cores, kinds, models), kinds, groups))
+    with small_pages():  # arrays of one entry per record, for this launch only
+        s = schedule(None, kinds, groups, chip.platform,
+                     encoded=encode_arrays(*stream_arrays(chip, cores, kinds, models), kinds, groups))
     if not s.clean or (passes is not None and not passes(chip, cores, s)):
         return False
     run_records = _RunRecords(chip, [list(core.stream) for core in cores], s)
