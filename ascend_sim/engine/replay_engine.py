@@ -366,11 +366,11 @@ def run_lazy(chip, cores, passes=None) -> bool:
     kinds = [core.core_type.name for core in cores]
     groups = [core.group for core in cores]
     models = {kind: CostModel(chip.platform, kinds.count(kind)) for kind in set(kinds)}
-    with small_pages():  # arrays of one entry per record, for this launch only
+    with small_pages():  # arrays of one entry per record or access, for this launch only
         s = schedule(None, kinds, groups, chip.platform,
                      encoded=encode_arrays(*stream_arrays(chip, cores, kinds, models), kinds, groups))
-    if not s.clean or (passes is not None and not passes(chip, cores, s)):
-        return False
+        if not s.clean or (passes is not None and not passes(chip, cores, s)):
+            return False
     run_records = _RunRecords(chip, [list(core.stream) for core in cores], s)
     for c, (core, free, busy) in enumerate(zip(cores, s.pipe_free(), s.busy())):
         core.schedule.pipe_free = free

@@ -8,7 +8,9 @@ for one launch: in a repeated R3D launch those faults cost up to about 200 ms of
 compiled pass itself. When free huge pages are at hand the advice is cheaper (set-up 68-74 ms against 103-114 ms
 with it off); when the kernel must compact first, it costs 104-314 ms. Off, a launch is as fast as the best case
 (510.6 against 513.0 ms over nine rounds) without the slow tail (up to 810 ms): docs/performance.md, issue 23,
-branch h26walk.
+branch h26walk. A full run's passes (the race checks' access arrays, the data pass's images and gather buffers)
+run inside it too: the R3D stem's full run 2.36-2.42 -> 2.31 s, the short layers' repeated runs steadier
+(docs/performance.md, the same section, "At the merge").
 
 `small_pages()` turns the advice off for the arrays made inside it and restores the process's setting after
 (numpy's `_set_madvise_hugepage`, the switch its env NUMPY_MADVISE_HUGEPAGE sets at start; numpy's docs,
