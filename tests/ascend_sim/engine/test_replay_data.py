@@ -230,25 +230,31 @@ def test_the_stem_gathers_its_pads_from_a_pad_block(monkeypatch):
         assert (result, cycles, buffers) == _run(case, "replay", monkeypatch, batched=False)[:3]
 
 
+def _calls_of(monkeypatch, name: str) -> list:
+    """Every (arguments, result) of replay_data's function `name` from now on."""
+    calls = []
+    real = getattr(replay_data, name)
+
+    def recorded(*args):
+        made = real(*args)
+        calls.append((args, made))
+        return made
+    monkeypatch.setattr(replay_data, name, recorded)
+    return calls
+
+
 @pytest.mark.parametrize("case", [CASES[0], CASES[1], CASES[3], CASES[5]], ids=["stem-fp16", "stem-bf16", "3x3-fp16",
                                                                               "3x3-fp32"])
 def test_an_img2col_operand_gathers_what_the_load_wrote(case, monkeypatch):
     """_img2col_gather (worked out per C0 block from the load's own block numbers where it can) against plain
     numpy on every LoadData 3Dv2 a plan reads: the L0 elements the load writes (its source taken at its index,
     pads set), read in the Mmad's order, equal the gather's elements with its pads set, on a random source."""
-    calls = []
-    real = replay_data._img2col_gather
-
-    def gather(ops, count, order, order_key, size):
-        made = real(ops, count, order, order_key, size)
-        calls.append((ops, count, order, made))
-        return made
-    monkeypatch.setattr(replay_data, "_img2col_gather", gather)
+    calls = _calls_of(monkeypatch, "_img2col_gather")
     _run(case, "replay", monkeypatch, min_mmads=1)
     assert calls
     rng = np.random.default_rng(1)
     by_block = 0
-    for ops, count, order, (index, pads, end) in calls:
+    for (ops, count, order, order_key, size), (index, pads, end) in calls:
         source = rng.integers(1, 1000, ops.span).astype(np.float32)
         written = source.take(ops.index, mode="clip")
         written[ops.pad_positions] = -1.0
@@ -273,20 +279,12 @@ def test_a_load2d_operand_gathers_what_the_mmad_reads(case, monkeypatch):
     LoadData2D that wrote a whole operand of a plan: the load's fractals copied from a random source (each
     transposed for a 16-bit transposing load), read in the Mmad's layout (A: ZZ or NZ, B: ZN, as isa/cube.py
     reads them), equal the gather's elements."""
-    calls = []
-    real = replay_data._fractal_gather
-
-    def gather(reps, s_pitch, transpose, size, order_key):
-        made = real(reps, s_pitch, transpose, size, order_key)
-        calls.append((reps, s_pitch, transpose, size, order_key, made))
-        return made
-    monkeypatch.setattr(replay_data, "_fractal_gather", gather)
+    calls = _calls_of(monkeypatch, "_fractal_gather")
     _run(case, "replay", monkeypatch, min_mmads=1)
     assert calls
     rng = np.random.default_rng(2)
     by_block = 0
-    for reps, s_pitch, transpose, size, (name, a_nz, m1, k1, n1, c0), (index, pads, end) in set(
-            (*call[:5], call[5]) for call in calls):
+    for (reps, s_pitch, transpose, size, (name, a_nz, m1, k1, n1, c0)), (index, pads, end) in set(calls):
         per_fractal = 512 // size
         source = rng.integers(1, 1000, (reps - 1) * s_pitch // size + per_fractal).astype(np.float32)
         l0 = np.concatenate([source[r * s_pitch // size:][:per_fractal] for r in range(reps)])
