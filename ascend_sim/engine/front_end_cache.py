@@ -216,12 +216,9 @@ def cached(entry=None, *, on_chip_alignment=None):
                         operands, reads, writes, footprint = found.shifted(view, shifts)
                 rec = Record(core.index, core._seq, found.spec, found.pipe, found.params, operands, reads, writes,
                              found.src, found.path, found.nbytes, found.event, found.registers, footprint, core.api)
-                if moved:  # new GM ranges: checked on every call
-                    core.accept(rec)
-                elif view.checked:  # the view's own ranges, checked on this core before
-                    core.accept(rec, True)
-                else:
-                    core.accept(rec)
+                # new GM ranges are checked on every call, the view's own once on this core
+                core.accept(rec, view.checked and not moved)
+                if not moved:
                     view.checked = True
                 return None
         if found is UNCACHED:

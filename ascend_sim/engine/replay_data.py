@@ -540,11 +540,10 @@ def _img2col_gather(ops, count: int, order, order_key, size: int) -> tuple:
     blocks = block_rows_of_map(ops.index, ops.pad_positions, c0) if ops.span % c0 == 0 else None
     by_block = _block_order(order_key, c0) if blocks is not None else None
     if by_block is None:
-        pad = np.zeros(count, bool)
-        pad[ops.pad_positions] = True
+        pad = _pads_in_order(ops, count, order)
         index = np.clip(ops.index, 0, ops.span - 1)[order]
-        pads = np.flatnonzero(pad[order]) if ops.pad_positions.size else None
-        return _as_rows(index, pad[order], c0), pads, int(index.max()) + 1
+        pads = np.flatnonzero(pad) if ops.pad_positions.size else None
+        return _as_rows(index, pad, c0), pads, int(index.max()) + 1
     rows = Rows(np.minimum(blocks[by_block], ops.span // c0 - 1), c0)
     pads = None
     if ops.pad_positions.size:
@@ -554,10 +553,15 @@ def _img2col_gather(ops, count: int, order, order_key, size: int) -> tuple:
             rows.whole = whole  # _whole_pad_blocks' answer
             pads = (np.flatnonzero(whole)[:, None] * c0 + np.arange(c0)).reshape(-1)
         else:
-            pad = np.zeros(count, bool)
-            pad[ops.pad_positions] = True
-            pads = np.flatnonzero(pad[order])
+            pads = np.flatnonzero(_pads_in_order(ops, count, order))
     return rows, pads, (int(rows.blocks.max()) + 1) * c0
+
+
+def _pads_in_order(ops, count: int, order) -> np.ndarray:
+    """Whether each of the load's `count` L0 elements, read in `order`, is a pad."""
+    pad = np.zeros(count, bool)
+    pad[ops.pad_positions] = True
+    return pad[order]
 
 
 @lru_cache(maxsize=64)
