@@ -9,6 +9,8 @@ import torch
 from ascend_sim.machine.dtypes import bfloat16, float8_e4m3fn, float16, float32, hifloat8
 
 EPS = {np.dtype(float16): 2.0 ** -10, np.dtype(bfloat16): 2.0 ** -7, np.dtype(float32): 2.0 ** -23}
+# the spacing of each type's subnormals: one ulp where |ref| is below the smallest normal, and eps * |ref| less
+SUBNORMAL_ULP = {np.dtype(float16): 2.0 ** -24, np.dtype(bfloat16): 2.0 ** -133, np.dtype(float32): 2.0 ** -149}
 
 
 def dx_reference(input_size_ncdhw, weight_ncdhw, dy_ncdhw, strides, pads, dilations, groups):
@@ -29,11 +31,12 @@ def dx_reference(input_size_ncdhw, weight_ncdhw, dy_ncdhw, strides, pads, dilati
 
 
 def assert_close_16_32(y, ref, bound, dtype, hf32=False):
-    """Output rounding (one ulp of the output type at |ref|) plus fp32 accumulation (or HF32's input rounding)."""
+    """Output rounding (one ulp of the output type at |ref|, a subnormal's too) plus fp32 accumulation (or HF32's
+    input rounding)."""
     eps = EPS[np.dtype(dtype)]
     acc = 2.0 ** -10 if hf32 else 2.0 ** -20
     err = np.abs(y.astype(np.float64) - ref)
-    tol = eps * np.abs(ref) + acc * bound + 1e-30
+    tol = eps * np.abs(ref) + SUBNORMAL_ULP[np.dtype(dtype)] + acc * bound + 1e-30
     bad = err > tol
     assert not np.isnan(y.astype(np.float64)).any(), "unwritten (NaN) dx elements"
     assert not bad.any(), f"{bad.sum()} elements off; worst {err[bad].max()} at tol {tol[bad].min()}"
