@@ -42,7 +42,7 @@ from ascend_sim.engine.short_runs import ShortRun, copies
 from ascend_sim.machine.dtypes import element_bits, to_float32
 from ascend_sim.machine.gather import block_rows, block_rows_of_map
 from ascend_sim.machine.memory import Buffer
-from ascend_sim.machine.mmad import multiply, product
+from ascend_sim.machine.mmad import multiply
 
 BATCHED = ("LoadData2D", "LoadData3Dv2", "Mmad")  # the specs a run is made of
 NONE, RUN, OTHER = 0, 1, 2  # a record's part in the data pass: no data work, batchable, run one by one
@@ -138,11 +138,14 @@ class L0CChains:
     no other core uses (`own_l0c`); GEMV and bias Mmads run as their records. Whether a record may touch L0C is
     read from its reads and writes (what the race checks see of it)."""
 
-    __slots__ = ("own", "chains")
+    __slots__ = ("own", "chains", "product")
 
     def __init__(self, own_l0c):
+        from ascend_sim.passes.fast_fractals import product  # numba: loaded already by the compiled schedule
+
         self.own = own_l0c  # per core: True when its buffers are its own
         self.chains: dict = {}  # core -> [its L0C buffer, the block (address, m1, n1), its (m, n) sums]
+        self.product = product  # machine/mmad.py's, float16 operands converted by a compiled walk
 
     def run(self, run, ops, core: int, names_l0c: bool) -> None:
         """A record's data work (`run` its semantics, `ops` what they read) on `core`; `names_l0c`: its reads or
@@ -152,7 +155,7 @@ class L0CChains:
         chain = self.chains.get(core)
         if fields is not None and fields[0] == "abuf" and self.own[core] and not args.gemv and args.bias_bt is None:
             block = (args.c0_addr, args.m1, args.n1)
-            prod = product(args)
+            prod = self.product(args)
             if chain is not None and chain[1] == block and chain[0] is args.cbuf:
                 if args.init:
                     chain[2] = prod

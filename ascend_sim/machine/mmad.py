@@ -20,17 +20,21 @@ def product(ops) -> np.ndarray:
     abuf, a0, a_bytes, bbuf, b0, b_bytes, dtype, k, m1, n1, k1, c0 = (
         ops.abuf, ops.a0, ops.a_bytes, ops.bbuf, ops.b0, ops.b_bytes, ops.dtype, ops.k, ops.m1, ops.n1, ops.k1,
         ops.c0)
-    # ZZ [m1][k1][16][c0] or NZ [k1][m1][16][c0] -> (m1*16, k1*c0); ZN [k1][n1][16 n][c0 k] -> (k1*c0, n1*16)
+    (a_shape, a_axes), (b_shape, b_axes) = fractal_layouts(ops.a_nz, m1, k1, n1, c0)
     if ops.gemv:  # L0A holds A as a plain vector
         a = abuf.view(dtype, a0, k).astype(np.float32).reshape(1, k)
-    elif ops.a_nz:
-        a = fractals_to_f32(abuf.data[a0:a0 + a_bytes], dtype, (k1, m1, 16, c0), (1, 2, 0, 3))
     else:
-        a = fractals_to_f32(abuf.data[a0:a0 + a_bytes], dtype, (m1, k1, 16, c0), (0, 2, 1, 3))
-    b = fractals_to_f32(bbuf.data[b0:b0 + b_bytes], dtype, (k1, n1, 16, c0), (0, 3, 1, 2))
-    if not ops.gemv:
-        a = a.reshape(m1 * 16, k1 * c0)
+        a = fractals_to_f32(abuf.data[a0:a0 + a_bytes], dtype, a_shape, a_axes).reshape(m1 * 16, k1 * c0)
+    b = fractals_to_f32(bbuf.data[b0:b0 + b_bytes], dtype, b_shape, b_axes)
     return multiply(a, b.reshape(k1 * c0, n1 * 16), k, ops.hf32_rounding)
+
+
+def fractal_layouts(a_nz: bool, m1: int, k1: int, n1: int, c0: int) -> tuple:
+    """(A's fractals' shape, the axes that turn them into (m1, 16, k1, c0)) and the same for B into
+    (k1, c0, n1, 16): A ZZ [m1][k1][16][c0] or NZ [k1][m1][16][c0] -> (m1*16, k1*c0); B ZN [k1][n1][16 n][c0 k]
+    -> (k1*c0, n1*16). The compiled conversion of the replay data pass (passes/fast_fractals.py) walks the same."""
+    a = ((k1, m1, 16, c0), (1, 2, 0, 3)) if a_nz else ((m1, k1, 16, c0), (0, 2, 1, 3))
+    return a, ((k1, n1, 16, c0), (0, 3, 1, 2))
 
 
 def multiply(a: np.ndarray, b: np.ndarray, k: int, hf32_rounding) -> np.ndarray:

@@ -1,0 +1,99 @@
+"""float16 fractals converted to float32 in the order an Mmad multiplies them, compiled: the replay data pass's
+records one by one (engine/replay_data.py's L0CChains) convert each Mmad's A and B this way.
+
+machine/mmad.py converts an operand by the fp16 -> fp32 table (`to_float32`) through a transposed view, about
+13 us for C3D conv3a's A (256 x 48) and 7 us for its B: numpy first copies the strided uint16 view into an
+index array. Here one loop walks the fractals in the multiply order and converts each element from its bits
+(sign, exponent and mantissa moved as the table's float32 holds them: normals and infinities / NaNs by shifts,
+NaN payloads kept, subnormals as their integer times 2^-24, which is exact), so the float32 bits are the
+table's for all 65,536 patterns (tests/ascend_sim/passes/test_fast_fractals.py checks every one). Walks whose
+innermost step is not one element (B's transpose inside each fractal) convert the operand's elements in
+place order first, then gather them: the conversion loop then runs on whole vectors. numba is loaded already:
+the data pass runs only after the compiled schedule.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from ascend_sim.machine import mmad
+from ascend_sim.machine.dtypes import float16
+from ascend_sim.passes.numba_jit import njit
+
+
+@njit(cache=True, inline="always")
+def _f32_bits(h16):
+    """The float32 bits of the float16 with bits h16 (the table's, machine/dtypes.py's _F16_TO_F32)."""
+    h = np.uint32(h16)
+    magnitude = h & np.uint32(0x7FFF)
+    sign = (h & np.uint32(0x8000)) << np.uint32(16)
+    # exponent rebiased from 15 to 127 (normals), or to 255 (infinities and NaNs, the payload shifted along)
+    shifted = (magnitude << np.uint32(13)) + (np.uint32(0x70000000) if magnitude >= np.uint32(0x7C00)
+                                              else np.uint32(0x38000000))
+    subnormal = np.float32(np.float32(magnitude) * np.float32(2.0 ** -24)).view(np.uint32)  # exact: < 2^24
+    return sign | (subnormal if magnitude < np.uint32(0x400) else shifted)
+
+
+@njit(cache=True)
+def f16_fractals_to_f32(bits, first: int, dims, steps, out) -> None:
+    """out (uint32 bits of float32, C order over `dims`) = the float16 elements of `bits` (uint16) at
+    first + i0*steps[0] + i1*steps[1] + i2*steps[2] + i3*steps[3] for each (i0, i1, i2, i3) of `dims`
+    (unsigned indices: numba then makes no negative-index check and the loops vectorise)."""
+    n0, n1, n2, n3 = dims
+    s0, s1, s2, s3 = steps
+    o = np.uint64(0)
+    if s3 == 1:
+        for i0 in range(n0):
+            for i1 in range(n1):
+                for i2 in range(n2):
+                    at = np.uint64(first + i0 * s0 + i1 * s1 + i2 * s2)
+                    for i3 in range(n3):
+                        out[o + np.uint64(i3)] = _f32_bits(bits[at + np.uint64(i3)])
+                    o += np.uint64(n3)
+        return
+    # the elements the walk reads, converted in place order, then gathered
+    lo = first + min(0, (n0 - 1) * s0) + min(0, (n1 - 1) * s1) + min(0, (n2 - 1) * s2) + min(0, (n3 - 1) * s3)
+    hi = first + max(0, (n0 - 1) * s0) + max(0, (n1 - 1) * s1) + max(0, (n2 - 1) * s2) + max(0, (n3 - 1) * s3)
+    converted = np.empty(hi - lo + 1, np.uint32)
+    for i in range(hi - lo + 1):
+        converted[i] = _f32_bits(bits[np.uint64(lo + i)])
+    for i0 in range(n0):
+        for i1 in range(n1):
+            for i2 in range(n2):
+                at = first - lo + i0 * s0 + i1 * s1 + i2 * s2
+                for i3 in range(n3):
+                    out[o + np.uint64(i3)] = converted[np.uint64(at + i3 * s3)]
+                o += np.uint64(n3)
+
+
+def product(ops) -> np.ndarray:
+    """machine/mmad.py's product of an Mmad's operands (MmadOperands), its float16 A and B converted by the
+    compiled walk: the same float32 operands, shapes and BLAS call, so the same bits. GEMV Mmads, other dtypes
+    and odd byte addresses go to machine/mmad.py's."""
+    if ops.dtype != float16 or ops.gemv or (ops.a0 | ops.b0) & 1:
+        return mmad.product(ops)
+    a_walk, b_walk = _walks(ops.a_nz, ops.m1, ops.k1, ops.n1, ops.c0)
+    a = _converted(ops.abuf.data, ops.a0, a_walk)
+    b = _converted(ops.bbuf.data, ops.b0, b_walk)
+    return mmad.multiply(a, b, ops.k, ops.hf32_rounding)
+
+
+def _converted(data: np.ndarray, address: int, walk: tuple) -> np.ndarray:
+    """The operand at byte `address` of a buffer's bytes `data`, walked by `walk` (_walks'), as float32."""
+    dims, steps, shape = walk
+    out = np.empty(shape, np.float32)
+    f16_fractals_to_f32(data.view(np.uint16), address >> 1, dims, steps, out.reshape(-1).view(np.uint32))
+    return out
+
+
+@lru_cache(maxsize=64)
+def _walks(a_nz: bool, m1: int, k1: int, n1: int, c0: int) -> tuple:
+    """Per operand (A, B): the dims and element steps of machine/mmad.py's fractal_layouts (the transposed
+    fractals' shape, and each axis' step in the source) and its (m, k) / (k, n) shape."""
+    walks = []
+    for (shape, axes), matrix in zip(mmad.fractal_layouts(a_nz, m1, k1, n1, c0),
+                                     ((m1 * 16, k1 * c0), (k1 * c0, n1 * 16))):
+        steps = [int(np.prod(shape[axis + 1:])) for axis in range(4)]
+        walks.append((tuple(shape[axis] for axis in axes), tuple(steps[axis] for axis in axes), matrix))
+    return tuple(walks)
