@@ -36,12 +36,12 @@ def _f32_bits(h16):
 
 
 @njit(cache=True)
-def f16_fractals_to_f32(bits, first: int, dims, steps, out) -> None:
-    """out (uint32 bits of float32, C order over `dims`) = the float16 elements of `bits` (uint16) at
-    first + i0*steps[0] + i1*steps[1] + i2*steps[2] + i3*steps[3] for each (i0, i1, i2, i3) of `dims`
-    (unsigned indices: numba then makes no negative-index check and the loops vectorise)."""
-    n0, n1, n2, n3 = dims
-    s0, s1, s2, s3 = steps
+def f16_walk(bits, first: int, walk):
+    """The float16 elements of `bits` (uint16) at first + i0*s0 + i1*s1 + i2*s2 + i3*s3 for each (i0, i1, i2, i3)
+    of dims in C order, as a fresh float32 (rows, cols) array; `walk`: int64 [n0, n1, n2, n3, s0, s1, s2, s3, rows,
+    cols] (_walks'). Unsigned indices: numba then makes no negative-index check and the loops vectorise."""
+    n0, n1, n2, n3, s0, s1, s2, s3 = walk[0], walk[1], walk[2], walk[3], walk[4], walk[5], walk[6], walk[7]
+    out = np.empty(n0 * n1 * n2 * n3, np.uint32)
     o = np.uint64(0)
     if s3 == 1:
         for i0 in range(n0):
@@ -51,7 +51,7 @@ def f16_fractals_to_f32(bits, first: int, dims, steps, out) -> None:
                     for i3 in range(n3):
                         out[o + np.uint64(i3)] = _f32_bits(bits[at + np.uint64(i3)])
                     o += np.uint64(n3)
-        return
+        return out.view(np.float32).reshape((walk[8], walk[9]))
     # the elements the walk reads, converted in place order, then gathered
     lo = first + min(0, (n0 - 1) * s0) + min(0, (n1 - 1) * s1) + min(0, (n2 - 1) * s2) + min(0, (n3 - 1) * s3)
     hi = first + max(0, (n0 - 1) * s0) + max(0, (n1 - 1) * s1) + max(0, (n2 - 1) * s2) + max(0, (n3 - 1) * s3)
@@ -65,6 +65,13 @@ def f16_fractals_to_f32(bits, first: int, dims, steps, out) -> None:
                 for i3 in range(n3):
                     out[o + np.uint64(i3)] = converted[np.uint64(at + i3 * s3)]
                 o += np.uint64(n3)
+    return out.view(np.float32).reshape((walk[8], walk[9]))
+
+
+@njit(cache=True)
+def f16_operands(a_bits, a_first: int, b_bits, b_first: int, walks):
+    """An Mmad's A and B (f16_walk's of each, `walks`: _walks' two rows) in one call."""
+    return f16_walk(a_bits, a_first, walks[0]), f16_walk(b_bits, b_first, walks[1])
 
 
 def product(ops) -> np.ndarray:
@@ -73,27 +80,20 @@ def product(ops) -> np.ndarray:
     and odd byte addresses go to machine/mmad.py's."""
     if ops.dtype != float16 or ops.gemv or (ops.a0 | ops.b0) & 1:
         return mmad.product(ops)
-    a_walk, b_walk = _walks(ops.a_nz, ops.m1, ops.k1, ops.n1, ops.c0)
-    a = _converted(ops.abuf.data, ops.a0, a_walk)
-    b = _converted(ops.bbuf.data, ops.b0, b_walk)
+    a, b = f16_operands(ops.abuf.data.view(np.uint16), ops.a0 >> 1, ops.bbuf.data.view(np.uint16), ops.b0 >> 1,
+                        _walks(ops.a_nz, ops.m1, ops.k1, ops.n1, ops.c0))
     return mmad.multiply(a, b, ops.k, ops.hf32_rounding)
 
 
-def _converted(data: np.ndarray, address: int, walk: tuple) -> np.ndarray:
-    """The operand at byte `address` of a buffer's bytes `data`, walked by `walk` (_walks'), as float32."""
-    dims, steps, shape = walk
-    out = np.empty(shape, np.float32)
-    f16_fractals_to_f32(data.view(np.uint16), address >> 1, dims, steps, out.reshape(-1).view(np.uint32))
-    return out
-
-
 @lru_cache(maxsize=64)
-def _walks(a_nz: bool, m1: int, k1: int, n1: int, c0: int) -> tuple:
-    """Per operand (A, B): the dims and element steps of machine/mmad.py's fractal_layouts (the transposed
-    fractals' shape, and each axis' step in the source) and its (m, k) / (k, n) shape."""
+def _walks(a_nz: bool, m1: int, k1: int, n1: int, c0: int) -> np.ndarray:
+    """Per operand (A, B), f16_walk's walk: machine/mmad.py's fractal_layouts as the transposed fractals' dims,
+    each axis' step in the source, and the (m, k) / (k, n) shape."""
     walks = []
     for (shape, axes), matrix in zip(mmad.fractal_layouts(a_nz, m1, k1, n1, c0),
                                      ((m1 * 16, k1 * c0), (k1 * c0, n1 * 16))):
         steps = [int(np.prod(shape[axis + 1:])) for axis in range(4)]
-        walks.append((tuple(shape[axis] for axis in axes), tuple(steps[axis] for axis in axes), matrix))
-    return tuple(walks)
+        walks.append([shape[axis] for axis in axes] + [steps[axis] for axis in axes] + list(matrix))
+    walks = np.array(walks, np.int64)
+    walks.flags.writeable = False  # shared by every call of this shape
+    return walks

@@ -11,33 +11,31 @@ from ascend_sim.machine import mmad
 from ascend_sim.machine.dtypes import HF32_NEAREST_EVEN, bfloat16
 from ascend_sim.machine.memory import Buffer
 from ascend_sim.passes import fast_fractals
-from ascend_sim.passes.fast_fractals import f16_fractals_to_f32
+from ascend_sim.passes.fast_fractals import f16_walk
 
 ALL_BITS = np.arange(65536, dtype=np.uint32).astype(np.uint16)
 NUMPY_F32 = ALL_BITS.view(np.float16).astype(np.float32).view(np.uint32)  # the reference: numpy's cast
 
 
 def test_every_float16_pattern_in_place_order():
-    out = np.empty(65536, np.uint32)
-    f16_fractals_to_f32(ALL_BITS, 0, (1, 1, 1, 65536), (0, 0, 0, 1), out)
-    assert (out == NUMPY_F32).all()
+    out = f16_walk(ALL_BITS, 0, np.array([1, 1, 1, 65536, 0, 0, 0, 1, 1, 65536]))
+    assert out.dtype == np.float32 and out.shape == (1, 65536)
+    assert (out.view(np.uint32) == NUMPY_F32).all()
 
 
 def test_every_float16_pattern_gathered():
     """Innermost step 256: the elements are converted in place order, then gathered as a 256 x 256 transpose."""
-    out = np.empty(65536, np.uint32)
-    f16_fractals_to_f32(ALL_BITS, 0, (1, 1, 256, 256), (0, 0, 1, 256), out)
-    assert (out == NUMPY_F32.reshape(256, 256).T.reshape(-1)).all()
+    out = f16_walk(ALL_BITS, 0, np.array([1, 1, 256, 256, 0, 0, 1, 256, 256, 256]))
+    assert (out.view(np.uint32) == NUMPY_F32.reshape(256, 256).T).all()
 
 
 def test_a_walk_from_an_offset_reads_only_its_elements():
     rng = np.random.default_rng(1)
     bits = rng.integers(0, 65536, 4096).astype(np.uint16)
-    out = np.empty(2 * 3 * 4 * 5, np.uint32)
-    f16_fractals_to_f32(bits, 100, (2, 3, 4, 5), (7, 300, 1, 20), out)
+    out = f16_walk(bits, 100, np.array([2, 3, 4, 5, 7, 300, 1, 20, 6, 20])).view(np.uint32)
     i0, i1, i2, i3 = np.meshgrid(*map(np.arange, (2, 3, 4, 5)), indexing="ij")
     expected = bits[100 + 7 * i0 + 300 * i1 + i2 + 20 * i3].view(np.float16).astype(np.float32).view(np.uint32)
-    assert (out == expected.reshape(-1)).all()
+    assert (out == expected.reshape(6, 20)).all()
 
 
 def _fractals(matrix: np.ndarray, layout: str) -> np.ndarray:
@@ -106,5 +104,5 @@ def test_what_it_does_not_walk_goes_to_machine_mmad(monkeypatch, change):
     def refused(*args):
         raise AssertionError("the compiled walk ran")
 
-    monkeypatch.setattr(fast_fractals, "f16_fractals_to_f32", refused)
+    monkeypatch.setattr(fast_fractals, "f16_operands", refused)
     assert fast_fractals.product(ops).tobytes() == mmad.product(ops).tobytes()
