@@ -274,7 +274,8 @@ class RunPlan:
 
     def run(self, buffers, records, runs, operands) -> None:
         """The run's data work on a core's buffers (`records`: the run's, indices into `runs` / `operands`)."""
-        from ascend_sim.passes.fast_sums import add_in_order  # numba: loaded already by the compiled schedule
+        from ascend_sim.passes.fast_fractals import to_float32  # numba: loaded already by the compiled schedule
+        from ascend_sim.passes.fast_sums import add_in_order
 
         size, dtype, c0 = self.dtype.itemsize, self.dtype, self.c0
         l1 = element_bits(buffers["L1"].data[self.lo * size:self.hi * size], dtype)

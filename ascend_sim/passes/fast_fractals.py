@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ascend_sim.machine import mmad
+from ascend_sim.machine import dtypes, mmad
 from ascend_sim.machine.dtypes import float16
 from ascend_sim.passes.numba_jit import njit
 
@@ -66,6 +66,24 @@ def f16_walk(bits, first: int, walk):
                     out[o + np.uint64(i3)] = converted[np.uint64(at + i3 * s3)]
                 o += np.uint64(n3)
     return out.view(np.float32).reshape((walk[8], walk[9]))
+
+
+@njit(cache=True)
+def _f16_into(bits, out) -> None:
+    """out (uint32, float32 bits) = the float16 `bits` (uint16), both flat and of one size."""
+    for i in range(bits.size):
+        out[i] = _f32_bits(bits[i])
+
+
+def to_float32(elements: np.ndarray, dtype: np.dtype, out: np.ndarray | None = None) -> np.ndarray:
+    """machine/dtypes.py's to_float32 (the same contract and bits), C-contiguous float16 elements converted by
+    the compiled loop (the replay plans' L1 window images and gathered operands); anything else by machine's."""
+    if dtype != float16 or not elements.flags.c_contiguous or not (out is None or out.flags.c_contiguous):
+        return dtypes.to_float32(elements, dtype, out)
+    if out is None:
+        out = np.empty(elements.shape, np.float32)
+    _f16_into(elements.reshape(-1), out.reshape(-1).view(np.uint32))
+    return out
 
 
 @njit(cache=True)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ascend_sim.isa.cube import MmadOperands
-from ascend_sim.machine import mmad
+from ascend_sim.machine import dtypes, mmad
 from ascend_sim.machine.dtypes import HF32_NEAREST_EVEN, bfloat16
 from ascend_sim.machine.memory import Buffer
 from ascend_sim.passes import fast_fractals
@@ -106,3 +106,33 @@ def test_what_it_does_not_walk_goes_to_machine_mmad(monkeypatch, change):
 
     monkeypatch.setattr(fast_fractals, "f16_operands", refused)
     assert fast_fractals.product(ops).tobytes() == mmad.product(ops).tobytes()
+
+
+@pytest.mark.parametrize("shape", [(65536,), (4096, 16), (256, 16, 16)])
+@pytest.mark.parametrize("into", [False, True])
+def test_to_float32_is_machine_s(shape, into):
+    """Every pattern, in shapes and into an `out` that is the front of a larger array (RunPlan.run's window
+    image before its pad block)."""
+    elements = np.random.default_rng(2).permutation(ALL_BITS).reshape(shape)
+    out = np.full(65536 + 16, -1.0, np.float32)[:65536].reshape(shape) if into else None
+    got = fast_fractals.to_float32(elements, np.dtype(np.float16), out)
+    assert got.shape == shape and got.dtype == np.float32
+    assert (got.view(np.uint32) == elements.view(np.float16).astype(np.float32).view(np.uint32)).all()
+    if into:
+        assert got is out
+
+
+@pytest.mark.parametrize("case", ["strided elements", "bfloat16"])
+def test_to_float32_leaves_the_rest_to_machine_s(monkeypatch, case):
+    rng = np.random.default_rng(4)
+    if case == "bfloat16":
+        elements, dtype = rng.standard_normal(64).astype(bfloat16), bfloat16
+    else:
+        elements, dtype = rng.integers(0, 65536, (16, 8)).astype(np.uint16)[:, ::2], np.dtype(np.float16)
+
+    def refused(*args):
+        raise AssertionError("the compiled loop ran")
+
+    monkeypatch.setattr(fast_fractals, "_f16_into", refused)
+    got = fast_fractals.to_float32(elements, dtype)
+    assert got.tobytes() == dtypes.to_float32(elements, dtype).tobytes()
