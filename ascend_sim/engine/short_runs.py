@@ -20,6 +20,8 @@ isa/vector/datacopy.py's DataCopyPad(UB->GM) (tests: tests/ascend_sim/engine/tes
 """
 from __future__ import annotations
 
+import numpy as np
+
 FRACTAL = 512  # bytes a LoadData2D repeat moves
 
 
@@ -68,7 +70,12 @@ def load2d_copies(ops, count: int, s_step: int, d_step: int) -> None:
     """`count` LoadData2D (isa/mte1.py's Load2DOperands `ops` of the first; the k-th's source and destination
     k * s_step and k * d_step bytes later) as one strided copy; their destination fractals do not overlap."""
     sbuf, s0, s_pitch, dbuf, d0, d_pitch, reps, transpose, dtype, _ = ops
-    if transpose:  # element [r][c] of each 16 x 16 fractal goes to [c][r]
+    if transpose and not (s0 | s_pitch | s_step | d0 | d_pitch | d_step) & 1:  # [r][c] of a fractal to [c][r]
+        from ascend_sim.passes.fast_fractals import transposed_fractals  # numba: loaded by the compiled schedule
+
+        transposed_fractals(sbuf.data.view(np.uint16), s0 >> 1, s_step >> 1, s_pitch >> 1, dbuf.data.view(np.uint16),
+                            d0 >> 1, d_step >> 1, d_pitch >> 1, count, reps)
+    elif transpose:
         dbuf.strided(d0, (count, reps, 16, 16), (d_step, d_pitch, 32, 2), dtype)[...] = \
             sbuf.strided(s0, (count, reps, 16, 16), (s_step, s_pitch, 32, 2), dtype).transpose(0, 1, 3, 2)
     else:

@@ -92,6 +92,22 @@ def f16_operands(a_bits, a_first: int, b_bits, b_first: int, walks):
     return f16_walk(a_bits, a_first, walks[0]), f16_walk(b_bits, b_first, walks[1])
 
 
+@njit(cache=True)
+def transposed_fractals(src, s0: int, s_step: int, s_pitch: int, dst, d0: int, d_step: int, d_pitch: int,
+                        count: int, reps: int) -> None:
+    """`count` x `reps` 16 x 16 fractals of 16-bit elements copied transposed (element [r][c] to [c][r]), the
+    (c, r)-th from src element s0 + c*s_step + r*s_pitch to dst element d0 + c*d_step + r*d_pitch (steps and
+    pitches in elements, either sign; the caller checked that every fractal lies inside both arrays):
+    engine/short_runs.py's joined LoadData2D copies."""
+    for c in range(count):
+        for r in range(reps):
+            s = s0 + c * s_step + r * s_pitch
+            d = d0 + c * d_step + r * d_pitch
+            for i in range(16):
+                for j in range(16):
+                    dst[np.uint64(d + i * 16 + j)] = src[np.uint64(s + j * 16 + i)]
+
+
 def product(ops) -> np.ndarray:
     """machine/mmad.py's product of an Mmad's operands (MmadOperands), its float16 A and B converted by the
     compiled walk: the same float32 operands, shapes and BLAS call, so the same bits. GEMV Mmads, other dtypes

@@ -31,9 +31,11 @@ def _loads(l1, l0b, count, s0, s_step, d0, d_step, s_pitch, d_pitch, reps, trans
 
 
 # (count, s0, s_step, d0, d_step, s_pitch, d_pitch, reps, transpose): C3D's B loads (8 fractals, transposed,
-# sources going down), X3D's (1 fractal each), plain copies, gaps between destination fractals
+# sources going down), X3D's (1 fractal each), plain copies, gaps between destination fractals, a source off
+# the 16-bit grid (transposed by numpy, not by the compiled copy)
 FORMS = [(3, 20480, -512, 0, 4096, 4608, 512, 8, True), (3, 15744, -512, 0, 512, 4608, 512, 1, True),
-         (4, 1024, 2048, 512, 4096, 512, 1024, 4, False), (2, 0, 512, 8192, -8192, 1024, 512, 16, True)]
+         (4, 1024, 2048, 512, 4096, 512, 1024, 4, False), (2, 0, 512, 8192, -8192, 1024, 512, 16, True),
+         (2, 1025, 512, 0, 4096, 512, 512, 2, True)]
 
 
 @pytest.mark.parametrize("form", FORMS)
@@ -47,6 +49,19 @@ def test_joined_loads_write_the_bytes_of_the_records_one_by_one(form):
     loads = _loads(l1, l0b, *form)
     load2d_copies(loads[0], len(loads), form[2], form[4])
     assert np.array_equal(l0b.data, expected)
+
+
+@pytest.mark.parametrize("form, compiled", [(FORMS[0], True), (FORMS[3], True), (FORMS[4], False)])
+def test_transposed_loads_on_the_16_bit_grid_take_the_compiled_copy(monkeypatch, form, compiled):
+    from ascend_sim.passes import fast_fractals
+
+    calls = []
+    monkeypatch.setattr(fast_fractals, "transposed_fractals",
+                        lambda *args, copy=fast_fractals.transposed_fractals: calls.append(args) or copy(*args))
+    l1, l0b = _buffers(3)
+    loads = _loads(l1, l0b, *form)
+    load2d_copies(loads[0], len(loads), form[2], form[4])
+    assert len(calls) == compiled
 
 
 def test_a_transposed_fractal_against_numpy():
