@@ -14,7 +14,8 @@ compiled once into a `RunPlan`:
   transposed), else the element maps of the loads that wrote it applied in order;
 - at run time, per batch of up to BATCH consecutive Mmads that gather alike, their A and B gathered in one take
   each (into two buffers made once a run) from a float32 image of the L1 range the run reads (or gathered and
-  then converted, when that range is larger than the operands), pads filled, then stacked, the same array
+  then converted, when that range is larger than the operands; float16 by passes/fast_fractals.py's compiled
+  loop, the table's bits), pads filled, then stacked, the same array
   shapes, slices, HF32 rounding and BLAS call per Mmad as isa/cube.py's Mmad (machine/mmad.py's multiply,
   shared, takes stacks), so the float32 sums are the same bits;
 - the Mmads writing one L0C block in a row kept as one (m, n) float32 array, C = A.B or C += A.B element by
@@ -134,7 +135,8 @@ class L0CChains:
     record that may touch L0C runs on that core (or the pass ends): a chain of Mmads accumulating into one block
     (C3D conv3a: init, then += per K step, each between its own loads) pays one NZ store instead of an NZ
     read-modify-write per Mmad. The sums are the same float32 adds, element by element, in the same order, as
-    isa/cube.py's Mmad (its product from machine/mmad.py), so the bytes are the same. Only on a core whose L0C
+    isa/cube.py's Mmad (its product from machine/mmad.py; float16 A and B converted by passes/fast_fractals.py's
+    compiled walk, the same float32 operands and BLAS call), so the bytes are the same. Only on a core whose L0C
     no other core uses (`own_l0c`); GEMV and bias Mmads run as their records. Whether a record may touch L0C is
     read from its reads and writes (what the race checks see of it)."""
 

@@ -8,8 +8,10 @@ a record's Python and a numpy copy. Consecutive LoadData2D records of one run th
 pitches, repeats, transpose and dtype, each one's source and destination start a fixed step after the one
 before) are one strided copy over a leading axis of those steps, when no two of their destination fractals
 overlap (then the order the records wrote them in cannot matter: the source is L1, never the destination, and
-is read only). The bytes are those of isa/mte1.py's LoadData2D run record by record. A plan's last loads
-(RunPlan.run) are joined the same way.
+is read only). The bytes are those of isa/mte1.py's LoadData2D run record by record; transposed fractals on the
+16-bit grid (C3D's B) are copied by a compiled loop (passes/fast_fractals.py's transposed_fractals), numpy's
+strided transpose costing about twice as much at C3D's 3 x 8 fractals. A plan's last loads (RunPlan.run) are
+joined the same way.
 
 The same for the DataCopies (GM -> a core's buffer) and DataCopyPads (UB -> GM) a template holds in a row
 (copy_joins: 3D U-Net down loads its L1 in runs of 17, 4 or 5 at a time alike; C3D's vector cores write dx

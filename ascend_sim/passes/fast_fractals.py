@@ -1,14 +1,17 @@
-"""float16 fractals converted to float32 in the order an Mmad multiplies them, compiled: the replay data pass's
-records one by one (engine/replay_data.py's L0CChains) convert each Mmad's A and B this way.
+"""float16 -> float32 conversions of the replay data pass, compiled: an Mmad's A and B walked from their L0
+fractals in the order it multiplies them (engine/replay_data.py's L0CChains, the records one by one: `product`),
+and contiguous elements (RunPlan.run's L1 window images and gathered operands: `to_float32`); and the joined
+transposed LoadData2D copies of engine/short_runs.py (`transposed_fractals`).
 
-machine/mmad.py converts an operand by the fp16 -> fp32 table (`to_float32`) through a transposed view, about
-13 us for C3D conv3a's A (256 x 48) and 7 us for its B: numpy first copies the strided uint16 view into an
-index array. Here one loop walks the fractals in the multiply order and converts each element from its bits
-(sign, exponent and mantissa moved as the table's float32 holds them: normals and infinities / NaNs by shifts,
-NaN payloads kept, subnormals as their integer times 2^-24, which is exact), so the float32 bits are the
-table's for all 65,536 patterns (tests/ascend_sim/passes/test_fast_fractals.py checks every one). Walks whose
-innermost step is not one element (B's transpose inside each fractal) convert the operand's elements in
-place order first, then gather them: the conversion loop then runs on whole vectors. numba is loaded already:
+machine/mmad.py converts an operand by the fp16 -> fp32 table (machine/dtypes.py's `to_float32`) through a
+transposed view: numpy first copies the strided uint16 view into an index array, then takes from the 256 KB
+table (C3D conv3a's A, 256 x 48: about 13 us). Here one loop walks the fractals in the multiply order and
+converts each element from its bits (sign, exponent and mantissa moved as the table's float32 holds them:
+normals and infinities / NaNs by shifts, NaN payloads kept, subnormals as their integer times 2^-24, which is
+exact), branch-free, so the loop vectorises (about 5 us for that A). The float32 bits are the table's (numpy's
+cast) for all 65,536 patterns (tests/ascend_sim/passes/test_fast_fractals.py checks every one), so the GEMM gets
+the same operands and makes the same BLAS call. Walks whose innermost step is not one element (B's transpose
+inside each fractal) convert the elements in place order first, then gather them. numba is loaded already:
 the data pass runs only after the compiled schedule.
 """
 from __future__ import annotations
