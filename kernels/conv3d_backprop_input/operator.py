@@ -201,7 +201,7 @@ def _run_arch35(input_size, filter, out_backprop, *, strides, pads, dilations, g
     y, report = launch_arch35(launched, filter, out_backprop, input_size, platform=platform, data_format=data_format,
                               filter_format=filter_format, execute=execute, check_races=check_races,
                               poison_output=poison_output, hooks=hooks, engine=engine)
-    notes = [f"arch35 kernel, template {tiling.template}, tiling key {tiling.tiling_key}"]
+    notes = [f"arch35 kernel, template {tiling.template}, tiling key {tiling.tiling_key}", *tiling.notes]
     if tiling_overrides:
         reads.add("coreNum")  # the host launches block_dim = coreNum blocks (override_arch35)
         notes += flag_unread_overrides(tiling_overrides, tiling.fields(), reads,

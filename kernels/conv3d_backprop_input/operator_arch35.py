@@ -29,6 +29,7 @@ from kernels.common.size_guard import RunEstimate, conv_estimate, gemm_tiles
 from kernels.conv3d_backprop_input.kernel.arch35.conv3d_backprop_input_v2_arch35 import (
     conv3d_backprop_input_v2_arch35, unported_features)
 from kernels.conv3d_backprop_input.matmul_route import aclnn_matmul_mode, matmul_gemm
+from kernels.conv3d_backprop_input.plan import needs_output_init
 from tiling.common.problem import ConvProblem, check_format
 from tiling.common.validation import Problem, ValidationReport
 from tiling.conv3d_backprop_input.arch35 import conv3d_backprop_input_tiling_arch35
@@ -73,6 +74,18 @@ def plan_arch35(input_size, filter_shape, out_backprop_shape, dtype: str, *, str
         platform, enable_hf32, data_format, filter_format)
     if tiling_overrides:
         tiling = override_arch35(tiling, tiling_overrides, validate=validate_overrides)
+    if (tiling.initOutputFlag == 0 and "initOutputFlag" not in (tiling_overrides or {})
+            and needs_output_init(ncdhw_problem(input_size, filter_shape, out_backprop_shape, dtype, strides=strides,
+                                                pads=pads, dilations=dilations, groups=groups, data_format=data_format,
+                                                filter_format=filter_format, platform=platform,
+                                                enable_hf32=enable_hf32))):
+        # The kernel writes nothing where no kernel plane reaches (needComputeFlag_ false) and relies on the
+        # init-output pass; the real kernel-split templates leave the flag 0 with stride_d > kernel_d (only the
+        # inner-product template's GetLargeHkWkTilingMode sets it), which would leave whole dx planes unwritten.
+        forced = tiling.with_overrides(initOutputFlag=1)
+        tiling = forced.model_copy(update={"notes": [
+            *forced.notes, f"initOutputFlag forced to 1: some dx elements receive no contribution and the real "
+            f"{tiling.template} leaves it 0 (the simulator's rule, as on the A2)"]})
     if refuse_unported:
         refuse_unported_tiling(tiling, filter_format)
     return tiling
@@ -113,15 +126,24 @@ def matmul_route_950(input_size, filter_shape, out_backprop_shape, dtype: str, *
     rules. Call it after the arch35 tiling has checked the arguments."""
     if dtype in EIGHT_BIT_DTYPES or (data_format, filter_format) != ("NCDHW", "NCDHW"):
         return None, None
+    routed = ncdhw_problem(input_size, filter_shape, out_backprop_shape, dtype, strides=strides, pads=pads,
+                           dilations=dilations, groups=groups, data_format=data_format, filter_format=filter_format,
+                           platform=platform, enable_hf32=enable_hf32)
+    return routed, aclnn_matmul_mode(routed, data_format, filter_format, routed.dilations_given)
+
+
+def ncdhw_problem(input_size, filter_shape, out_backprop_shape, dtype: str, *, strides, pads, dilations, groups,
+                  data_format, filter_format, platform, enable_hf32) -> ConvProblem:
+    """The problem with NCDHW shapes whatever the arrays' formats, dilation 1 along an axis whose kernel is 1 (as
+    arguments.check_problem). Call it after the arch35 tiling has checked the arguments."""
     p = parse_problem(tuple(out_backprop_shape), tuple(filter_shape), tuple(input_size), strides, pads, dilations,
                       groups, dtype, platform, enable_hf32, data_format, filter_format)
     dy, weight, dx = (tuple(axes[a] for a in "NCDHW") for axes in (p.dy, p.filt, p.dx))
-    effective = tuple(d if k > 1 else 1 for d, k in zip(p.dilations, weight[2:]))  # as arguments.check_problem
-    routed = ConvProblem(x_shape=dx, filter_shape=weight, y_shape=dy, strides=p.strides, pads=p.pads,
-                         dilations=effective, groups=p.groups, dtype=dtype, platform=p.platform,
-                         enable_hf32=enable_hf32, data_format=data_format, filter_format=filter_format,
-                         dilations_given=p.dilations)
-    return routed, aclnn_matmul_mode(routed, data_format, filter_format, routed.dilations_given)
+    effective = tuple(d if k > 1 else 1 for d, k in zip(p.dilations, weight[2:]))
+    return ConvProblem(x_shape=dx, filter_shape=weight, y_shape=dy, strides=p.strides, pads=p.pads,
+                       dilations=effective, groups=p.groups, dtype=dtype, platform=p.platform,
+                       enable_hf32=enable_hf32, data_format=data_format, filter_format=filter_format,
+                       dilations_given=p.dilations)
 
 
 def override_arch35(tiling, overrides: dict, *, validate: bool = True):

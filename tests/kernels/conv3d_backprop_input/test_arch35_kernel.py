@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from ascend_sim.machine.dtypes import bfloat16, float8_e4m3fn, float16, float32, hifloat8
 from kernels.conv3d_backprop_input.operator import conv3d_backprop_input_v2_run
 from kernels.conv3d_backprop_input.operator_arch35 import plan_arch35
+from tiling.conv3d_backprop_input.arch35 import conv3d_backprop_input_tiling_arch35
 from tests.kernels.conv3d_backprop_input.arch35_oracle import (EIGHT_BIT, assert_close_16_32,
                                                                assert_within_one_step_8bit, dx_reference)
 
@@ -118,6 +119,21 @@ def test_formats(dtype, data_format, filter_format):
     n, cin, cout, dhw, ks, s, p, dl, g = GRID["stride2"]
     run, y, ref, bound = run_case(dtype, n, cin, cout, dhw, ks, s, p, dl, g, data_format, filter_format)
     check(dtype, y, ref, bound)
+
+
+def test_kernel_split_with_stride_d_above_kernel_d_clears_the_skipped_planes():
+    """Hypothesis found it: the real kernel-split tiling leaves initOutputFlag 0 with stride_d 2 > kernel_d 1, so
+    dx depth 1 (no kernel plane reaches it) stayed unwritten (NaN). The plan forces the flag, with a note."""
+    shapes = dict(n=1, cin=1, cout=9, dhw=(3, 3, 3), ks=(1, 3, 3), strides=(2, 2, 2), pads=(0, 0, 1, 1, 1, 1),
+                  dils=(1, 1, 1))
+    real = conv3d_backprop_input_tiling_arch35((1, 9, 2, 2, 2), (9, 1, 1, 3, 3), (1, 1, 3, 3, 3), (2, 2, 2),
+                                               shapes["pads"], (1, 1, 1), 1, "float32", PLATFORM)
+    assert real.template.startswith("Conv3DDXV2KernelSplit") and real.initOutputFlag == 0  # the real answer
+    run, y, ref, bound = run_case(float32, **shapes)
+    check(float32, y, ref, bound)
+    assert run.tiling.initOutputFlag == 1
+    assert any(note.startswith("initOutputFlag forced to 1") for note in run.notes)
+    assert (y[:, :, 1] == 0).all()
 
 
 def test_hf32():
