@@ -112,3 +112,75 @@ def test_declared_short_key_hits_walk_no_state(run, monkeypatch):
     run()
     replayer = replayers[-1]
     assert replayer.hits > 0 and len(walks) == 2 * len(replayer.templates)
+
+
+# Conv3DV2 launches whose cores split the output depth (issue 23, branch h27v2: the block's key holds what the core's
+# first input depth decides, not its value): a small VideoMAE-like patch embedding (kernel = stride, no pads) and a
+# depth split with a front and a two-deep back pad (batch 2, so that a block of the first batch shifted to another
+# core's depth stays inside x and a wrong key is not hidden by the bounds check of the GM shifts)
+DEPTH_SPLIT_CASES = {  # x shape, weight shape, strides (D, H, W), pads
+    "VideoMAE-like patch embedding": ((1, 3, 16, 64, 64), (64, 3, 2, 16, 16), (2, 16, 16), (0,) * 6),
+    "depth pads 1 and 2": ((2, 16, 12, 8, 8), (16, 16, 3, 3, 3), (1, 1, 1), (1, 2, 1, 1, 1, 1)),
+}
+
+
+def _depth_split_run(case, engine, execute=True):
+    from kernels import conv3d_v2_run
+
+    x_shape, w_shape, strides, pads = DEPTH_SPLIT_CASES[case]
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal(x_shape).astype(np.float16)
+    w = rng.standard_normal(w_shape).astype(np.float16)
+    b = rng.standard_normal(w_shape[0]).astype(np.float16)
+    return conv3d_v2_run(x, w, b, strides=(1, 1, *strides), pads=pads, engine=engine, execute=execute)
+
+
+@pytest.fixture
+def block_depths(monkeypatch):
+    """(the first input depth of the core that made the template, that of the core replaying it) per Conv3DV2 block
+    hit."""
+    made, hits = {}, []
+    real_template, real_replay = replay._template, replay.Replayer._replay
+
+    def template(u, core, roots, *args):
+        made_now = real_template(u, core, roots, *args)
+        if made_now is not None and u.name == "Conv3D.IterateK":
+            made[id(made_now)] = roots[0].diStartPos
+        return made_now
+
+    def replayed(self, core, objects, template, shifts):
+        if template.unit == "Conv3D.IterateK":
+            hits.append((made[id(template)], objects[0].diStartPos))
+        return real_replay(self, core, objects, template, shifts)
+    monkeypatch.setattr(replay, "_template", template)
+    monkeypatch.setattr(replay.Replayer, "_replay", replayed)
+    return hits
+
+
+@pytest.mark.parametrize("mode", ["on", "verify"])
+@pytest.mark.parametrize("case", list(DEPTH_SPLIT_CASES))
+def test_conv3d_v2_depth_split_blocks_replay_across_depths(case, mode, block_depths, monkeypatch):
+    """The cores of a depth split replay each other's blocks (at another first input depth, GM shifted by the
+    input's anchor), and the records, report and result are the exact engine's; in verify mode every such hit is
+    also run for real and compared."""
+    monkeypatch.setenv("ASCEND_REPLAY", mode)
+    run = _depth_split_run(case, "replay")
+    assert any(made != now for made, now in block_depths)
+    monkeypatch.setenv("ASCEND_REPLAY", "off")
+    _same(run, _depth_split_run(case, "exact"))
+
+
+@pytest.mark.parametrize("dropped", [0, 1], ids=["first plane of the GM offsets", "back pad's reach"])
+def test_verify_mode_catches_an_incomplete_conv3d_v2_depth_window(dropped, monkeypatch):
+    """Conv3DV2's block key without one of the two values the core's first input depth decides (its unit's extra,
+    `_depth_window`): a block of a core with another front or back pad replays a template whose records differ,
+    and verify mode names the record and field."""
+    from kernels.conv3d_v2.kernel.api import Conv3D
+
+    unit = Conv3D.IterateK.unit
+    extra = unit.extra
+    monkeypatch.setattr(unit, "extra", lambda api: tuple(v for i, v in enumerate(extra(api)) if i != dropped))
+    monkeypatch.setenv("ASCEND_REPLAY", "verify")
+    with pytest.raises(replay.ReplayMismatch, match=r"unit Conv3D.IterateK on AIC \d+ .*record \d+ \(#\d+ \w+\) "
+                       r"field spec: replayed <instruction (InitConstValue|DataCopy)"):
+        _depth_split_run("depth pads 1 and 2", "replay", execute=False)
