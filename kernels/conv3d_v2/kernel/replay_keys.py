@@ -6,7 +6,8 @@ without the GlobalTensors of the input, weight and bias: the block's GM addresse
 from the iterators in the key, relative to those tensors, so a block at the same place of another core's (or
 batch's, group's) share replays with the GM shifts of the three bases. The core's first input depth (diStartPos)
 is left out too and keyed by what it decides (`_depth_window`), so that the cores of a depth split share their
-blocks' templates (docs/conv3d_v2.md, "Replay").
+blocks' templates (VideoMAE's patch embedding: 448 templates -> 56; docs/performance.md, "Conv3DV2 and dw on the
+VideoMAE patch embedding").
 """
 from __future__ import annotations
 
