@@ -7,7 +7,7 @@ from the iterators in the key, relative to those tensors, so a block at the same
 batch's, group's) share replays with the GM shifts of the three bases. The core's first input depth (diStartPos)
 is left out too and keyed by what it decides (`_depth_window`), so that the cores of a depth split share their
 blocks' templates (VideoMAE's patch embedding: 448 templates -> 56; docs/performance.md, "Conv3DV2 and dw on the
-VideoMAE patch embedding").
+VideoMAE patch embedding"), and so is its group-opt block count, which a tail core's SetSingleOutputShape sets.
 """
 from __future__ import annotations
 
@@ -20,8 +20,9 @@ _QUEUES = ("queueCL0", "queueAL1", "queueBL1", "queueBiasL1", "queueBiasBT")
 # the API object and to the A1 tool (keyed on their own)
 _NOT_VALUES = (TQue, TPipe, TBuf, GlobalTensor)
 _REFERENCES = frozenset(("conv3dTiling", "self_", "aL1Tools_"))
-# The API object's attributes keyed by what they decide (the unit's extra) rather than by value
-_BY_EXTRA = frozenset(("diStartPos",))
+# The API object's attributes keyed by what they decide in a block (the unit's extra, `_decided`) rather than by
+# value: the core's first input depth, and its group-opt block count (a tail core's SetSingleOutputShape sets it)
+_BY_EXTRA = frozenset(("diStartPos", "singleCoreGroupOpt", "maxGroupOptIter"))
 _LEFT_OUT = _REFERENCES | _BY_EXTRA
 
 
@@ -76,7 +77,13 @@ def _depth_window(api) -> tuple:
             min(max(api.orgDi + api.padHead - start, 0), api.dilatedKernelD))
 
 
+def _decided(api) -> tuple:
+    """The unit's extra: the depth window, and whether this is the core's last group-opt block (the one use of
+    maxGroupOptIter inside a block, load_b_groups._in_short_tail; singleCoreGroupOpt is read by none)."""
+    return (*_depth_window(api), api.groupOptIter >= api.maxGroupOptIter - 1)
+
+
 def iterate_k_unit(method):
     """Conv3D.IterateK (one L0C block over all of K) as a replayable unit."""
     return replay_unit("Conv3D.IterateK", fixed=("conv3dTiling",), anchors=_anchors, key=_iterate_k_key,
-                       exclude=("agm", "bgm", "biasgm", *_BY_EXTRA), extra=_depth_window)(method)
+                       exclude=("agm", "bgm", "biasgm", *_BY_EXTRA), extra=_decided)(method)

@@ -239,8 +239,8 @@ def test_a_strided_layer_joins_its_data_copies_with_the_bytes_of_the_records(mon
 
 def _patch_embedding(engine, monkeypatch, joined=True):
     """A small VideoMAE-like patch embedding on Conv3DV2 (kernel = stride = 2x16x16, 3 -> 64 channels; the weight
-    goes GM -> L0B by LoadData2D(GM), one per K C0 group of a K step): (result bytes, cycles, every core's local buffers after the data
-    pass, the joined copies' sizes)."""
+    goes GM -> L0B by LoadData2D(GM), one per K C0 group of a K step): (result bytes, cycles, every core's local
+    buffers after the data pass, the joined copies' sizes)."""
     rng = np.random.default_rng(1)
     x = rng.standard_normal((1, 3, 4, 64, 64)).astype(np.float16)
     w = rng.standard_normal((64, 3, 2, 16, 16)).astype(np.float16)
