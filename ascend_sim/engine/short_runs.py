@@ -15,10 +15,12 @@ joined the same way.
 
 The same for the DataCopies (GM -> a core's buffer) and DataCopyPads (UB -> GM) a template holds in a row
 (copy_joins: 3D U-Net down loads its L1 in runs of 17, 4 or 5 at a time alike; C3D's vector cores write dx
-rows in runs of DataCopyPad): run_in_order runs them as one copy at the first one's place, on a core of its
-own and only when the race checks found no race (the caller's conditions), so no other core touches the GM
-rows they read or write in between. The bytes are those of isa/mte2.py's DataCopy and
-isa/vector/datacopy.py's DataCopyPad(UB->GM) (tests: tests/ascend_sim/engine/test_short_runs.py).
+rows in runs of DataCopyPad; Conv3DV2 with the weight bypassing L1 loads L0B by LoadData2D(GM), one per K C0
+group, VideoMAE's patch embedding 32 a K step alike): run_in_order runs them as one copy at the first one's
+place, on a core of its own and only when the race checks found no race (the caller's conditions), so no other
+core touches the GM rows they read or write in between. The bytes are those of isa/mte2.py's DataCopy,
+isa/load2d_gm.py's LoadData2D(GM) and isa/vector/datacopy.py's DataCopyPad(UB->GM) (tests:
+tests/ascend_sim/engine/test_short_runs.py).
 """
 from __future__ import annotations
 
@@ -132,7 +134,8 @@ def _apart(d_step: int, d_pitch: int, reps: int) -> bool:
     return (reps == 1 or d_pitch >= FRACTAL) and abs(d_step) >= (reps - 1) * d_pitch + FRACTAL
 
 
-JOINED_COPIES = frozenset(("DataCopy", "DataCopyPad(UB->GM)"))  # specs whose semantics copy rows of blen bytes
+# specs whose semantics copy rows of blen bytes (LoadData2D(GM): repeatTimes fractals, rows of 512 bytes)
+JOINED_COPIES = frozenset(("DataCopy", "DataCopyPad(UB->GM)", "LoadData2D(GM)"))
 
 
 def copy_joins(names: list, args_list: list):

@@ -4,7 +4,10 @@
 The key is the API object's state (its iterators, flags, queues and the load/mmad/copy-out helpers' state)
 without the GlobalTensors of the input, weight and bias: the block's GM addresses are computed inside the unit
 from the iterators in the key, relative to those tensors, so a block at the same place of another core's (or
-batch's, group's) share replays with the GM shifts of the three bases.
+batch's, group's) share replays with the GM shifts of the three bases. The core's first input depth (diStartPos)
+is left out too and keyed by what it decides (`_depth_window`), so that the cores of a depth split share their
+blocks' templates (VideoMAE's patch embedding: 448 templates -> 56; docs/performance.md, "Conv3DV2 and dw on the
+VideoMAE patch embedding"), and so is its group-opt block count, which a tail core's SetSingleOutputShape sets.
 """
 from __future__ import annotations
 
@@ -17,6 +20,10 @@ _QUEUES = ("queueCL0", "queueAL1", "queueBL1", "queueBiasL1", "queueBiasBT")
 # the API object and to the A1 tool (keyed on their own)
 _NOT_VALUES = (TQue, TPipe, TBuf, GlobalTensor)
 _REFERENCES = frozenset(("conv3dTiling", "self_", "aL1Tools_"))
+# The API object's attributes keyed by what they decide in a block (the unit's extra, `_decided`) rather than by
+# value: the core's first input depth, and its group-opt block count (a tail core's SetSingleOutputShape sets it)
+_BY_EXTRA = frozenset(("diStartPos", "singleCoreGroupOpt", "maxGroupOptIter"))
+_LEFT_OUT = _REFERENCES | _BY_EXTRA
 
 
 def _anchors(api):
@@ -48,13 +55,35 @@ def _iterate_k_key(api) -> tuple:
     for name, value in api.__dict__.items():
         if name.endswith("Ins"):  # a tool
             parts += (name, *_named_values(value))
-        elif name not in _REFERENCES and not isinstance(value, _NOT_VALUES):
+        elif name not in _LEFT_OUT and not isinstance(value, _NOT_VALUES):
             parts += (name, value)
     queues = [api.pipe, *[api.__dict__[name] for name in _QUEUES if name in api.__dict__]]
     return (*parts, protocol_state(*queues))
 
 
+def _depth_window(api) -> tuple:
+    """What the core's first input depth (diStartPos, with pads) decides in a block (LoadAL1Tools.ProcessDoutPad
+    and _di_idx; the block's output depth dOutIter, padHead, strideD and orgDi are in the key):
+    - min(diStartPos - padHead, 0): the input depth the GM offsets count from. diIdx is relative to the core's first
+      loaded plane (the base of agm, an anchor) when diStartPos is past the front pad, else to the input's first
+      plane; the two differ by this. It also decides the front pad: below 0 it gives diStartPos itself, at 0 the
+      block starts at or past padHead and no kernel depth falls into the front pad;
+    - how far the input reaches into the block's kernel window past its start, orgDi + padHead - start, clipped to
+      0 .. dilatedKernelD: the back pad's comparisons (kd * dilationD >= it, a slice's end > it, with kd * dilationD
+      below dilatedKernelD and the ends up to it) all go the same way beyond those bounds, and inside them the
+      sizes computed from it are exact."""
+    start = api.diStartPos + api.dOutIter * api.strideD  # the block's first input depth, with pads
+    return (min(api.diStartPos - api.padHead, 0),
+            min(max(api.orgDi + api.padHead - start, 0), api.dilatedKernelD))
+
+
+def _decided(api) -> tuple:
+    """The unit's extra: the depth window, and whether this is the core's last group-opt block (the one use of
+    maxGroupOptIter inside a block, load_b_groups._in_short_tail; singleCoreGroupOpt is read by none)."""
+    return (*_depth_window(api), api.groupOptIter >= api.maxGroupOptIter - 1)
+
+
 def iterate_k_unit(method):
     """Conv3D.IterateK (one L0C block over all of K) as a replayable unit."""
     return replay_unit("Conv3D.IterateK", fixed=("conv3dTiling",), anchors=_anchors, key=_iterate_k_key,
-                       exclude=("agm", "bgm", "biasgm"))(method)
+                       exclude=("agm", "bgm", "biasgm", *_BY_EXTRA), extra=_decided)(method)

@@ -112,3 +112,87 @@ def test_declared_short_key_hits_walk_no_state(run, monkeypatch):
     run()
     replayer = replayers[-1]
     assert replayer.hits > 0 and len(walks) == 2 * len(replayer.templates)
+
+
+# Conv3DV2 launches whose blocks replay on cores that differ in what the block's key holds by what it decides
+# rather than by value (issue 23, branch h27v2: the core's first input depth, its group-opt block count): a small
+# VideoMAE-like patch embedding (kernel = stride, no pads, a depth split), a depth split with a front and a
+# two-deep back pad (batch 2, so that a block of the first batch shifted to another core's depth stays inside x
+# and a wrong key is not hidden by the bounds check of the GM shifts), and tail cores (SetSingleOutputShape sets
+# their singleCoreGroupOpt to 0)
+SHARED_BLOCK_CASES = {  # x shape, weight shape, strides (D, H, W), pads, dtype, what the sharing cores differ in
+    "VideoMAE-like patch embedding": ((1, 3, 16, 64, 64), (64, 3, 2, 16, 16), (2, 16, 16), (0,) * 6, np.float16,
+                                      "diStartPos"),
+    "depth pads 1 and 2": ((2, 16, 12, 8, 8), (16, 16, 3, 3, 3), (1, 1, 1), (1, 2, 1, 1, 1, 1), np.float16,
+                           "diStartPos"),
+    "tail cores": ((1, 16, 4, 12, 12), (32, 16, 3, 3, 3), (1, 1, 1), (1,) * 6, np.float32, "singleCoreGroupOpt"),
+}
+
+
+def _shared_block_run(case, engine, execute=True):
+    from kernels import conv3d_v2_run
+
+    x_shape, w_shape, strides, pads, dtype, _ = SHARED_BLOCK_CASES[case]
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal(x_shape).astype(dtype)
+    w = rng.standard_normal(w_shape).astype(dtype)
+    b = rng.standard_normal(w_shape[0]).astype(dtype)
+    return conv3d_v2_run(x, w, b, strides=(1, 1, *strides), pads=pads, engine=engine, execute=execute)
+
+
+@pytest.fixture
+def block_cores(monkeypatch):
+    """Per Conv3DV2 block hit: (the API object of the call that made the template, as {attribute: value} of the
+    attributes in SHARED_BLOCK_CASES, that of the call replaying it)."""
+    made, hits = {}, []
+    real_template, real_replay = replay._template, replay.Replayer._replay
+    attributes = {case[-1] for case in SHARED_BLOCK_CASES.values()}
+
+    def values(api):
+        return {name: getattr(api, name) for name in attributes}
+
+    def template(u, core, roots, *args):
+        made_now = real_template(u, core, roots, *args)
+        if made_now is not None and u.name == "Conv3D.IterateK":
+            made[id(made_now)] = values(roots[0])
+        return made_now
+
+    def replayed(self, core, objects, template, shifts):
+        if template.unit == "Conv3D.IterateK":
+            hits.append((made[id(template)], values(objects[0])))
+        return real_replay(self, core, objects, template, shifts)
+    monkeypatch.setattr(replay, "_template", template)
+    monkeypatch.setattr(replay.Replayer, "_replay", replayed)
+    return hits
+
+
+@pytest.mark.parametrize("mode", ["on", "verify"])
+@pytest.mark.parametrize("case", list(SHARED_BLOCK_CASES))
+def test_conv3d_v2_blocks_replay_across_cores(case, mode, block_cores, monkeypatch):
+    """Blocks replay on cores at another first input depth (GM shifted by the input's anchor) or with another
+    group-opt block count, and the records, report and result are the exact engine's; in verify mode every such
+    hit is also run for real and compared."""
+    monkeypatch.setenv("ASCEND_REPLAY", mode)
+    run = _shared_block_run(case, "replay")
+    attribute = SHARED_BLOCK_CASES[case][-1]
+    assert any(made[attribute] != now[attribute] for made, now in block_cores)
+    monkeypatch.setenv("ASCEND_REPLAY", "off")
+    _same(run, _shared_block_run(case, "exact"))
+
+
+@pytest.mark.parametrize("dropped", [0, 1], ids=["first plane of the GM offsets", "back pad's reach"])
+def test_verify_mode_catches_an_incomplete_conv3d_v2_depth_window(dropped, monkeypatch):
+    """Conv3DV2's block key without one of the two values the core's first input depth decides (in its unit's extra,
+    `_depth_window`): a block of a core with another front or back pad replays a template whose records differ,
+    and verify mode names the record and field. (The extra's third value, whether the block is the core's last
+    group-opt block, decides nothing the key's other attributes do not in the launches tried: kept as the one
+    use of maxGroupOptIter inside a block.)"""
+    from kernels.conv3d_v2.kernel.api import Conv3D
+
+    unit = Conv3D.IterateK.unit
+    extra = unit.extra
+    monkeypatch.setattr(unit, "extra", lambda api: tuple(v for i, v in enumerate(extra(api)) if i != dropped))
+    monkeypatch.setenv("ASCEND_REPLAY", "verify")
+    with pytest.raises(replay.ReplayMismatch, match=r"unit Conv3D.IterateK on AIC \d+ .*record \d+ \(#\d+ \w+\) "
+                       r"field spec: replayed <instruction (InitConstValue|DataCopy)"):
+        _shared_block_run("depth pads 1 and 2", "replay", execute=False)

@@ -1,8 +1,8 @@
 """Short runs' LoadData2D records, and a template's consecutive DataCopies, joined into one strided copy
 (ascend_sim/engine/short_runs.py) against the same records run one by one on isa/mte1.py's LoadData2D and
-isa/mte2.py's DataCopy semantics (every byte of the destination buffer), which of them join, and dx layers' runs
-with and without the joins (every byte of every core's buffers, the result and the cycles; the exact engine's
-result)."""
+isa/mte2.py's DataCopy (and isa/load2d_gm.py's LoadData2D(GM)) semantics (every byte of the destination buffer),
+which of them join, and dx and Conv3DV2 layers' runs with and without the joins (every byte of every core's
+buffers, the result and the cycles; the exact engine's result)."""
 import numpy as np
 import pytest
 
@@ -12,7 +12,8 @@ from ascend_sim.engine.short_runs import ShortRun, copies, copy_joins, load2d_co
 from ascend_sim.isa.mte1 import Load2DOperands, _load2d_execute
 from ascend_sim.isa.mte2 import CopyOperands, _datacopy_execute
 from ascend_sim.machine.memory import Buffer
-from kernels import conv3d_backprop_input_v2_run
+from ascend_sim.isa.load2d_gm import LOAD_DATA_2D_GM
+from kernels import conv3d_backprop_input_v2_run, conv3d_v2_run
 
 F16 = np.dtype(np.float16)
 
@@ -185,6 +186,23 @@ def test_joined_data_copies_write_the_bytes_of_the_records_one_by_one(form):
     assert np.array_equal(ops[0].dbuf.data, expected)
 
 
+def test_joined_weight_loads_from_gm_write_the_bytes_of_the_records_one_by_one():
+    """LoadData2D(GM) (isa/load2d_gm.py: repeatTimes fractals, the same CopyOperands as DataCopy with 512-byte rows)
+    in Conv3DV2's form with the weight bypassing L1 (VideoMAE's: one load per K C0 group, 2 fractals each, the
+    sources 768 couts' fractals apart, the destinations 2 fractals apart), joined against run one by one."""
+    form = (32, 24576, 1024, 2, 512, 512, 512)
+    gm, l0b = Buffer("GM:filter", 1 << 20, 1), Buffer("L0B", 1 << 16, 512)
+    gm.data[:] = np.random.default_rng(6).integers(0, 256, gm.capacity, dtype=np.uint8)
+    ops = [args._replace(sbuf=gm, dbuf=l0b) for args in _gm_copies(*form, d0=0)]
+    assert copy_joins([LOAD_DATA_2D_GM.name] * len(ops), ops) == [len(ops)] + [-1] * (len(ops) - 1)
+    for args in ops:
+        LOAD_DATA_2D_GM.execute(replay_passes._Operands(args, ()))
+    expected = ops[0].dbuf.data.copy()
+    ops[0].dbuf.data[:] = 0
+    copies(ops[0], len(ops), form[1], form[2])
+    assert np.array_equal(ops[0].dbuf.data, expected)
+
+
 def test_which_data_copies_join():
     four = _gm_copies(*COPY_FORMS[0])
     names = ["DataCopy"] * 4
@@ -232,3 +250,32 @@ def test_a_strided_layer_joins_its_data_copies_with_the_bytes_of_the_records(mon
     # without race checks nothing says no other core writes the rows in between: one by one
     unchecked = _unet("replay", monkeypatch, check_races=False)
     assert not unchecked[3] and unchecked[:3] == (result, cycles, buffers)
+
+
+def _patch_embedding(engine, monkeypatch, joined=True):
+    """A small VideoMAE-like patch embedding on Conv3DV2 (kernel = stride = 2x16x16, 3 -> 64 channels; the weight
+    goes GM -> L0B by LoadData2D(GM), one per K C0 group of a K step): (result bytes, cycles, every core's local
+    buffers after the data pass, the joined copies' sizes)."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((1, 3, 4, 64, 64)).astype(np.float16)
+    w = rng.standard_normal((64, 3, 2, 16, 16)).astype(np.float16)
+    b = rng.standard_normal(64).astype(np.float16)
+    buffers, joins = [], []
+    with monkeypatch.context() as m:
+        if not joined:
+            m.setattr(short_runs, "copy_joins", lambda names, args_list: None)
+        real_copies = replay_data.copies
+        _keep_buffers_after_passes(m, buffers)
+        m.setattr(replay_data, "copies", lambda *args: joins.append(args[1]) or real_copies(*args))
+        run = conv3d_v2_run(x, w, b, strides=(1, 1, 2, 16, 16), pads=(0,) * 6, engine=engine)
+    return run.result.tobytes(), run.report.cycles, buffers, joins
+
+
+def test_a_patch_embedding_joins_its_weight_loads_with_the_bytes_of_the_records(monkeypatch):
+    result, cycles, buffers, joins = _patch_embedding("replay", monkeypatch)
+    assert joins and min(joins) > 1
+    one_by_one = _patch_embedding("replay", monkeypatch, joined=False)
+    assert not one_by_one[3]
+    assert buffers and buffers == one_by_one[2]
+    assert (result, cycles) == one_by_one[:2]
+    assert result == _patch_embedding("exact", monkeypatch)[0]
