@@ -79,8 +79,8 @@ def _layout(R, n_cores, depth):
             counts[R[i, _CORE] * _N + R[i, _PIPE] + 1] += 1
     pl_off = np.cumsum(counts)
     fill = pl_off[:-1].copy()
-    plist = np.empty(pl_off[-1], np.int64)
-    prev = np.full(n, -1, np.int64)
+    plist = np.empty(pl_off[-1], np.int32)  # record numbers (int32: fewer fresh pages to touch)
+    prev = np.full(n, -1, np.int32)
     for i in range(n):
         k = R[i, _KIND]
         if k != CROSS_WAIT and k != BARRIER_ALL and k != SYNC_ALL:
@@ -441,7 +441,7 @@ def join(parts) -> tuple:
 def _gather(pipes, kind, cost, event, starts, sizes, core_off, n_events):
     """The streams' R (core, pipe, kind, SetFlag/WaitFlag key) and T (cost filled in) from the pool's arrays, the
     streams being the pool's runs starts[p]:starts[p] + sizes[p] in order, `core_off` records apart; with the
-    number of flag keys (one per (core, event), numbered in order of first use) and the positions of the
+    SetFlags per flag key (keys one per (core, event), numbered in order of first use) and the positions of the
     cross-core records. One pass writing each array once: made by numpy steps, the gathered copies, the core
     column and the masks were fresh arrays as long as the streams, first touched one after another."""
     n = core_off[-1]
@@ -449,6 +449,7 @@ def _gather(pipes, kind, cost, event, starts, sizes, core_off, n_events):
     R = np.empty((n, 4), np.int64)
     T = np.zeros((n, 4), np.float64)
     number = np.full(n_cores * n_events, -1, np.int64)
+    sets = np.zeros(n_cores * n_events, np.int64)  # SetFlags per (core, event)
     cross = np.empty(n, np.int64)
     n_keys = 0
     n_cross = 0
@@ -470,11 +471,17 @@ def _gather(pipes, kind, cost, event, starts, sizes, core_off, n_events):
                     number[code] = n_keys
                     n_keys += 1
                 R[i, _KEY] = number[code]
+                if k == SET_FLAG:
+                    sets[code] += 1
             elif k == CROSS_SET or k == CROSS_WAIT:
                 cross[n_cross] = i
                 n_cross += 1
             i += 1
-    return R, T, n_keys, cross[:n_cross].copy()
+    per_key = np.zeros(n_keys, np.int64)
+    for code in range(number.shape[0]):
+        if number[code] >= 0:
+            per_key[number[code]] = sets[code]
+    return R, T, per_key, cross[:n_cross].copy()
 
 
 def encode_arrays(lengths, pool, kinds, groups, starts=None, sizes=None):
@@ -489,7 +496,7 @@ def encode_arrays(lengths, pool, kinds, groups, starts=None, sizes=None):
     if starts is None:
         starts, sizes = np.zeros(1, np.int64), np.array([len(kind)], np.int64)
     n_events = max(len(_EVENTS), 1)
-    R, T, n_keys, cross = _gather(pipes, kind, cost, event, starts, sizes, core_off, n_events)
+    R, T, per_key, cross = _gather(pipes, kind, cost, event, starts, sizes, core_off, n_events)
     descriptors: dict = {}  # (round, setters, flag, receivers) -> descriptor
     rounds: dict = {}  # round key -> (round, how many sets it may hold)
     flag_index: dict = {}  # cross-core flag id -> a dense index
@@ -510,7 +517,8 @@ def encode_arrays(lengths, pool, kinds, groups, starts=None, sizes=None):
             key_of[g] = flag if not is_set[j] else _descriptor(c, mode, flag, cores_of, descriptors, rounds,
                                                                memo, flag_index, flag_id, size)
         R[cross, _KEY] = key_of[which]
-    return dict(core_off=core_off, R=R, T=T, n_keys=n_keys, descriptors=descriptors, rounds=rounds,
+    return dict(core_off=core_off, R=R, T=T, n_keys=len(per_key), per_key=per_key, descriptors=descriptors,
+                rounds=rounds,
                 n_cross=n_cross, flags=list(flag_index))
 
 
@@ -690,12 +698,11 @@ def schedule(streams: list[list], kinds: list[str], groups: list[int], platform,
     RK[:, 1] = 0
     # SetFlag queues: one run of key_buf per key, as long as that key has SetFlags
     n_keys = max(e["n_keys"], 1)
-    is_set = R[:, _KIND] == SET_FLAG
     KQ = np.zeros((n_keys, 2), np.int64)
-    per_key = np.bincount(R[is_set, _KEY], minlength=n_keys)
-    KQ[:, 0] = np.cumsum(per_key) - per_key
+    per_key = e["per_key"]  # SetFlags per key
+    KQ[:len(per_key), 0] = np.cumsum(per_key) - per_key
     KQ[:, 1] = KQ[:, 0]
-    key_buf = np.zeros(max(int(is_set.sum()), 1), np.int64)
+    key_buf = np.zeros(max(int(per_key.sum()), 1), np.int64)
     flags, n_cross = e["flags"], e["n_cross"]
     n_flags = max(len(flags), 1)
     CI = np.zeros((n_cores, _ARRIVED + 1), np.int64)

@@ -69,6 +69,9 @@ def test_blocks_encode_as_their_records(case, encodings):
         kind = R[:, _KIND]
         flags = np.flatnonzero((kind == SET_FLAG) | (kind == WAIT_FLAG))
         assert lazy["n_keys"] == exact["n_keys"] and _same_partition(R[flags, _KEY], R0[flags, _KEY])
+        for e in (lazy, exact):  # the SetFlags per key the pass sizes its queues by, counted here by numpy
+            sets = e["R"][e["R"][:, _KIND] == SET_FLAG, _KEY]
+            assert e["per_key"].tolist() == np.bincount(sets, minlength=e["n_keys"]).tolist()
         waits, sets = np.flatnonzero(kind == CROSS_WAIT), np.flatnonzero(kind == CROSS_SET)
         assert lazy["n_cross"] == exact["n_cross"]
         assert _same_partition(R[waits, _KEY], R0[waits, _KEY])
