@@ -372,13 +372,13 @@ def run_lazy(chip, cores, passes=None) -> bool:
                      encoded=encode_arrays(lengths, pool, kinds, groups, starts, sizes))
         if not s.clean or (passes is not None and not passes(chip, cores, s)):
             return False
-    run_records = _RunRecords(_LaunchBuffers(chip.cores), [list(core.stream) for core in cores], s)
-    for c, (core, free, busy) in enumerate(zip(cores, s.pipe_free(), s.busy())):
+    run_records = _RunRecords(_LaunchBuffers(chip.cores), [core.stream for core in cores], s)  # handed over
+    for c, (core, free, busy, n) in enumerate(zip(cores, s.pipe_free(), s.busy(), lengths)):
         core.schedule.pipe_free = free
         core.schedule.busy = busy
         core.stream = []
         if chip.record:
-            core.log = LazyLog(run_records, c, int(s.core_off[c + 1] - s.core_off[c]))
+            core.log = LazyLog(run_records, c, n)
     if chip.record:
         chip.executed = LazyLog(run_records, None, len(s.order))
     return True
