@@ -79,8 +79,11 @@ class Block:
 
 
 def stream_arrays(chip, cores, kinds, models, every_template: bool = True) -> tuple:
-    """(records per core, pipes, kind codes, costs, event ids) of the cores' streams, the cores one after another
-    (fast_schedule.record_arrays, joined): what fast_schedule.encode_arrays takes. A block is its template's
+    """(records per core, a pool of records' arrays (pipes, kind codes, costs, event ids: fast_schedule.record_arrays,
+    joined), starts, sizes) of the cores' streams, the cores one after another: the streams are the pool's runs
+    starts[p]:starts[p] + sizes[p] in order, what fast_schedule.encode_arrays takes. Every entry of the pool is a
+    record of the streams (a template's records may be in it twice: as records, and in the template's arrays), so
+    what is in the pool is what is in the streams. A block is its template's
     arrays, encoded once per launch (costs depend only on the operands and the core type's cost model), and so
     is the run of records a template was made from (its unit's first call, still in the stream, and in the
     records of the templates it is nested in). The other records, of every core of one type and of the templates
@@ -98,7 +101,7 @@ def stream_arrays(chip, cores, kinds, models, every_template: bool = True) -> tu
     arrays = {kind: record_arrays(batch, models[kind]) for kind, batch in layout.batches.items()}
     for template, kind, template_parts in layout.queued:
         template.encoded[kind] = join([_part_arrays(p, arrays[kind], kind) for p in template_parts])
-    # the streams gathered from one pool: the encoded records, then each template's arrays once
+    # the streams as runs of one pool: the encoded records, then each template's arrays once
     pool, at, lengths, starts, sizes = [], 0, [], [], []
     where: dict = {}  # core type or (template id, core type) -> where its arrays are in the pool
     for kind, encoded in arrays.items():
@@ -122,10 +125,7 @@ def stream_arrays(chip, cores, kinds, models, every_template: bool = True) -> tu
             sizes.append(size)
             n += size
         lengths.append(n)
-    sizes = np.array(sizes, np.int64)
-    shift = np.array(starts, np.int64) - (np.cumsum(sizes) - sizes)  # pool index - stream index, per part
-    index = np.arange(int(sizes.sum()), dtype=np.int64) + np.repeat(shift, sizes)
-    return lengths, *(a[index] for a in join(pool))
+    return lengths, join(pool), np.array(starts, np.int64), np.array(sizes, np.int64)
 
 
 class _Layout:
@@ -367,27 +367,47 @@ def run_lazy(chip, cores, passes=None) -> bool:
     groups = [core.group for core in cores]
     models = {kind: CostModel(chip.platform, kinds.count(kind)) for kind in set(kinds)}
     with small_pages():  # arrays of one entry per record or access, for this launch only
+        lengths, pool, starts, sizes = stream_arrays(chip, cores, kinds, models)
         s = schedule(None, kinds, groups, chip.platform,
-                     encoded=encode_arrays(*stream_arrays(chip, cores, kinds, models), kinds, groups))
+                     encoded=encode_arrays(lengths, pool, kinds, groups, starts, sizes))
         if not s.clean or (passes is not None and not passes(chip, cores, s)):
             return False
-    run_records = _RunRecords(chip, [list(core.stream) for core in cores], s)
-    for c, (core, free, busy) in enumerate(zip(cores, s.pipe_free(), s.busy())):
+    run_records = _RunRecords(_LaunchBuffers(chip.cores), [core.stream for core in cores], s)  # handed over
+    for c, (core, free, busy, n) in enumerate(zip(cores, s.pipe_free(), s.busy(), lengths)):
         core.schedule.pipe_free = free
         core.schedule.busy = busy
         core.stream = []
         if chip.record:
-            core.log = LazyLog(run_records, c, int(s.core_off[c + 1] - s.core_off[c]))
+            core.log = LazyLog(run_records, c, n)
     if chip.record:
         chip.executed = LazyLog(run_records, None, len(s.order))
     return True
+
+
+class _LaunchBuffers:
+    """What making a block's records reads of a launch (`Block.records`): each core's buffers, `cores[i].buffers`,
+    held without the chip and its cores. The logs are the cores' (`core.log`), so a lazy log holding the chip was
+    a reference cycle: a launch nobody held any more stayed until the cyclic collector ran, and the next launch's
+    arrays were made on fresh pages."""
+
+    __slots__ = ("cores",)
+
+    def __init__(self, cores):
+        self.cores = [_CoreBuffers(core.buffers) for core in cores]
+
+
+class _CoreBuffers:
+    __slots__ = ("buffers",)
+
+    def __init__(self, buffers):
+        self.buffers = buffers
 
 
 class _RunRecords:
     """A lazily scheduled run: every record, made with its schedule and release the first time one is read."""
 
     def __init__(self, chip, streams, s):
-        self.chip, self.streams, self.s = chip, streams, s
+        self.chip, self.streams, self.s = chip, streams, s  # chip: the launch's buffers (_LaunchBuffers)
         self.records = None
 
     def all(self) -> list:

@@ -63,17 +63,19 @@ class StreamedLaunch:
         from ascend_sim.passes.fast_schedule import CROSS_SET, SYNC_ALL, encode_arrays, event_of, schedule
 
         kinds = [core.core_type.name for core in group]
-        arrays = replay_engine.stream_arrays(self.chip, group, kinds, self.models, every_template=False)
-        kind, event = arrays[2], arrays[4]
+        lengths, pool, starts, sizes = replay_engine.stream_arrays(self.chip, group, kinds, self.models,
+                                                                   every_template=False)
+        kind, event = pool[1], pool[3]  # every entry of the pool is a record of the streams
         if (kind == SYNC_ALL).any() or any(event_of(e)[0] == 0 for e in set(event[kind == CROSS_SET].tolist())):
             return False
-        records = len(kind)
+        records = sum(lengths)
         self.scheduled += 1
         if self.chip.engine == "auto" and not self.compiled_pays(records * self.n_groups):
             self._exact(group)
             return True
         groups = [core.group for core in group]
-        s = schedule(None, kinds, groups, self.chip.platform, encoded=encode_arrays(*arrays, kinds, groups))
+        s = schedule(None, kinds, groups, self.chip.platform,
+                     encoded=encode_arrays(lengths, pool, kinds, groups, starts, sizes))
         if not s.clean:
             self._exact(group)
             return True

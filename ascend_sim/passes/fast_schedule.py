@@ -79,8 +79,8 @@ def _layout(R, n_cores, depth):
             counts[R[i, _CORE] * _N + R[i, _PIPE] + 1] += 1
     pl_off = np.cumsum(counts)
     fill = pl_off[:-1].copy()
-    plist = np.empty(pl_off[-1], np.int64)
-    prev = np.full(n, -1, np.int64)
+    plist = np.empty(pl_off[-1], np.int32)  # record numbers (int32: fewer fresh pages to touch)
+    prev = np.full(n, -1, np.int32)
     for i in range(n):
         k = R[i, _KIND]
         if k != CROSS_WAIT and k != BARRIER_ALL and k != SYNC_ALL:
@@ -351,7 +351,7 @@ def encode(streams, kinds, groups, platform):
     (benchmarks/bench_retime.py)."""
     models = {kind: CostModel(platform, kinds.count(kind)) for kind in set(kinds)}
     arrays = [record_arrays(log, models[kinds[c]]) for c, log in enumerate(streams)]
-    return encode_arrays([len(log) for log in streams], *join(arrays), kinds, groups)
+    return encode_arrays([len(log) for log in streams], join(arrays), kinds, groups)
 
 
 # A record's event (a flag's (event, id), a cross-core flag's (mode, flag id)) as a small int, the same in every
@@ -437,78 +437,137 @@ def join(parts) -> tuple:
     return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
 
 
-def encode_arrays(lengths, pipes, kind, cost, event, kinds, groups):
-    """`encode` from the cores' records as one `record_arrays` tuple (the cores one after another, `lengths`
-    records each): the flag keys and the cross-core descriptors and rounds. Keys, rounds and descriptors are
-    numbered in an order of their own (only their identity matters to the pass)."""
+@njit(cache=True)
+def _gather(pipes, kind, cost, event, starts, sizes, core_off, n_events):
+    """The streams' R (core, pipe, kind, SetFlag/WaitFlag key) and T (cost filled in) from the pool's arrays, the
+    streams being the pool's runs starts[p]:starts[p] + sizes[p] in order, `core_off` records apart; with the
+    SetFlags per flag key (keys one per (core, event), numbered in order of first use) and the positions of the
+    cross-core records. One pass writing each array once: made by numpy steps, the gathered copies, the core
+    column and the masks were fresh arrays as long as the streams, first touched one after another."""
+    n = core_off[-1]
+    n_cores = core_off.shape[0] - 1
+    R = np.empty((n, 4), np.int64)
+    T = np.zeros((n, 4), np.float64)
+    number = np.full(n_cores * n_events, -1, np.int64)
+    sets = np.zeros(n_cores * n_events, np.int64)  # SetFlags per (core, event)
+    cross = np.empty(n, np.int64)
+    n_keys = 0
+    n_cross = 0
+    i = 0
+    c = 0
+    for p in range(starts.shape[0]):
+        for j in range(starts[p], starts[p] + sizes[p]):
+            while i >= core_off[c + 1]:
+                c += 1
+            k = kind[j]
+            R[i, _CORE] = c
+            R[i, _PIPE] = pipes[j]
+            R[i, _KIND] = k
+            R[i, _KEY] = -1
+            T[i, _COST] = cost[j]
+            if k == SET_FLAG or k == WAIT_FLAG:
+                code = c * n_events + event[j]
+                if number[code] < 0:
+                    number[code] = n_keys
+                    n_keys += 1
+                R[i, _KEY] = number[code]
+                if k == SET_FLAG:
+                    sets[code] += 1
+            elif k == CROSS_SET or k == CROSS_WAIT:
+                cross[n_cross] = i
+                n_cross += 1
+            i += 1
+    per_key = np.zeros(n_keys, np.int64)
+    for code in range(number.shape[0]):
+        if number[code] >= 0:
+            per_key[number[code]] = sets[code]
+    return R, T, per_key, cross[:n_cross].copy()
+
+
+def encode_arrays(lengths, pool, kinds, groups, starts=None, sizes=None):
+    """`encode` from the cores' records as one `record_arrays` tuple `pool` (the cores one after another,
+    `lengths` records each), or from runs of it: the streams are pool[starts[p]:starts[p] + sizes[p]] in order
+    (replay_engine.stream_arrays). The flag keys and the cross-core descriptors and rounds. Keys, rounds and
+    descriptors are numbered in an order of their own (only their identity matters to the pass)."""
+    pipes, kind, cost, event = pool
     n_cores = len(lengths)
     core_off = np.zeros(n_cores + 1, np.int64)
     core_off[1:] = np.cumsum(lengths)
-    n = int(core_off[-1])
-    core = np.repeat(np.arange(n_cores, dtype=np.int64), lengths)
-    R = np.empty((n, 4), np.int64)
-    R[:, _CORE] = core
-    R[:, _PIPE] = pipes
-    R[:, _KIND] = kind
-    R[:, _KEY] = -1
+    if starts is None:
+        starts, sizes = np.zeros(1, np.int64), np.array([len(kind)], np.int64)
     n_events = max(len(_EVENTS), 1)
-    n_keys = 0  # SetFlag/WaitFlag keys: one per (core, event, id)
-    flag_recs = np.flatnonzero((kind == SET_FLAG) | (kind == WAIT_FLAG))
-    if flag_recs.size:  # numbered through a table of every (core, event): no sort of the records
-        code = core[flag_recs] * n_events + event[flag_recs]
-        used = np.zeros(n_cores * n_events, np.int64)
-        used[code] = 1
-        number = np.cumsum(used) - 1
-        R[flag_recs, _KEY] = number[code]
-        n_keys = int(number[-1]) + 1
+    R, T, per_key, cross = _gather(pipes, kind, cost, event, starts, sizes, core_off, n_events)
     descriptors: dict = {}  # (round, setters, flag, receivers) -> descriptor
     rounds: dict = {}  # round key -> (round, how many sets it may hold)
     flag_index: dict = {}  # cross-core flag id -> a dense index
     memo: dict = {}  # (core, mode, flag) -> (round key, setters, receivers)
-    cross = np.flatnonzero((kind == CROSS_SET) | (kind == CROSS_WAIT))
-    is_set = kind[cross] == CROSS_SET
+    is_set = R[cross, _KIND] == CROSS_SET
     n_cross = int(is_set.sum())
     if cross.size:  # one step per (core, event, set or wait): the sets of one count their round up together
-        groups_of, first, which, sizes = np.unique((core[cross] * n_events + event[cross]) * 2 + is_set,
-                                                   return_index=True, return_inverse=True, return_counts=True)
+        core = R[cross, _CORE]
+        events = _pool_events(event, starts, sizes, cross)
+        groups_of, first, which, group_sizes = np.unique((core * n_events + events) * 2 + is_set,
+                                                         return_index=True, return_inverse=True, return_counts=True)
         key_of = np.empty(groups_of.size, np.int64)
-        for g, (j, size) in enumerate(zip(first.tolist(), sizes.tolist())):
-            c, found = int(core[cross[j]]), _EVENTS[int(event[cross[j]])]
+        cores_of = _CoresOf(kinds, groups)
+        for g, (j, size) in enumerate(zip(first.tolist(), group_sizes.tolist())):
+            c, found = int(core[j]), _EVENTS[int(events[j])]
             mode, flag_id = found[0], found[1]
             flag = flag_index.setdefault(flag_id, len(flag_index))
-            key_of[g] = flag if not is_set[j] else _descriptor(c, mode, flag, kinds, groups, descriptors, rounds,
+            key_of[g] = flag if not is_set[j] else _descriptor(c, mode, flag, cores_of, descriptors, rounds,
                                                                memo, flag_index, flag_id, size)
         R[cross, _KEY] = key_of[which]
-    return dict(core_off=core_off, R=R, cost=cost, n_keys=n_keys, descriptors=descriptors, rounds=rounds,
+    return dict(core_off=core_off, R=R, T=T, n_keys=len(per_key), per_key=per_key, descriptors=descriptors,
+                rounds=rounds,
                 n_cross=n_cross, flags=list(flag_index))
 
 
-def _descriptor(c, mode, flag, kinds, groups, descriptors, rounds, memo, flag_index, flag_id, sets=1) -> int:
+def _pool_events(event, starts, sizes, positions) -> np.ndarray:
+    """The event ids of the streams' records at `positions` (sorted), from the pool's runs."""
+    ends = np.cumsum(sizes)
+    part = np.searchsorted(ends, positions, side="right")
+    return event[starts[part] + positions - (ends[part] - sizes[part])]
+
+
+class _CoresOf:
+    """The cores of a launch by core type and by (core type, AI core), listed once (a cross-core round's setters
+    and receivers are looked up per core and flag)."""
+
+    def __init__(self, kinds, groups):
+        self.kinds, self.groups = kinds, groups
+        self.of_kind: dict = {}  # core type -> its cores
+        self.of_kind_group: dict = {}  # (core type, AI core) -> its cores
+        for c, (kind, group) in enumerate(zip(kinds, groups)):
+            self.of_kind.setdefault(kind, []).append(c)
+            self.of_kind_group.setdefault((kind, group), []).append(c)
+
+    def of(self, kind, group) -> list:
+        """The cores of type `kind` in AI core `group`, in core order."""
+        return self.of_kind_group.get((kind, group), [])
+
+
+def _descriptor(c, mode, flag, cores_of, descriptors, rounds, memo, flag_index, flag_id, sets=1) -> int:
     """Launch.cross_core_set for `sets` sets of core c: which round they join, how many sets fill the round
     (counted from the setting core, as there), which cores a full round counts up, in core order, and the flag
     they count (the set's own, except in mode 4: mode4_route)."""
     found = memo.get((c, mode, flag))
     if found is None:
-        kind, group = kinds[c], groups[c]
-        same_type = [s for s in range(len(kinds)) if kinds[s] == kind]
+        kind, group = cores_of.kinds[c], cores_of.groups[c]
         if mode == 0:
+            same_type = cores_of.of_kind[kind]
             found = (0, kind, flag), same_type, same_type, flag
         elif mode == 1:
-            members = [s for s in same_type if groups[s] == group]
+            members = cores_of.of(kind, group)
             found = (1, group, flag), members, members, flag
         elif mode == 4:  # one count on one core: a round of one
-            aivs = [s for s in range(len(kinds)) if kinds[s] == "AIV" and groups[s] == group]
+            aivs = cores_of.of("AIV", group)
             to_kind, sub, counted = mode4_route(kind, aivs.index(c) if c in aivs else 0, flag_id)
-            target = aivs[sub] if to_kind == "AIV" else next(
-                s for s in range(len(kinds)) if kinds[s] == "AIC" and groups[s] == group)
+            target = aivs[sub] if to_kind == "AIV" else cores_of.of("AIC", group)[0]
             found = (4, c, flag), [c], [target], flag_index.setdefault(counted, len(flag_index))
         elif kind == "AIC":  # counts each AIV of its AI core at once: a round of one
-            found = (("AIC", c, flag), [c], [s for s in range(len(kinds)) if kinds[s] == "AIV" and groups[s] == group],
-                     flag)
+            found = ("AIC", c, flag), [c], cores_of.of("AIV", group), flag
         else:
-            members = [s for s in range(len(kinds)) if groups[s] == group]
-            found = ((2, group, flag), [s for s in members if kinds[s] == "AIV"],
-                     [s for s in members if kinds[s] == "AIC"], flag)
+            found = (2, group, flag), cores_of.of("AIV", group), cores_of.of("AIC", group), flag
         memo[(c, mode, flag)] = found
     key, setters, receivers, counted = found
     round_id, size = rounds.get(key, (len(rounds), 0))
@@ -620,8 +679,7 @@ def schedule(streams: list[list], kinds: list[str], groups: list[int], platform,
     n = R.shape[0]
     pl_off, plist, prev = _layout(R, n_cores, platform.queue_depth)
     params = np.array([platform.scalar_issue_cycles, platform.rates.sync_latency], np.float64)
-    T = np.zeros((n, 4), np.float64)
-    T[:, _COST] = e["cost"]
+    T = e["T"]  # costs filled in; issue, start and end zeros
     # cross-core descriptors (round, setters, flag, first receiver) and round buffers
     descs = sorted(e["descriptors"].items(), key=lambda item: item[1])
     D = np.zeros((len(descs) + 1, 4), np.int64)
@@ -640,12 +698,11 @@ def schedule(streams: list[list], kinds: list[str], groups: list[int], platform,
     RK[:, 1] = 0
     # SetFlag queues: one run of key_buf per key, as long as that key has SetFlags
     n_keys = max(e["n_keys"], 1)
-    is_set = R[:, _KIND] == SET_FLAG
     KQ = np.zeros((n_keys, 2), np.int64)
-    per_key = np.bincount(R[is_set, _KEY], minlength=n_keys)
-    KQ[:, 0] = np.cumsum(per_key) - per_key
+    per_key = e["per_key"]  # SetFlags per key
+    KQ[:len(per_key), 0] = np.cumsum(per_key) - per_key
     KQ[:, 1] = KQ[:, 0]
-    key_buf = np.zeros(max(int(is_set.sum()), 1), np.int64)
+    key_buf = np.zeros(max(int(per_key.sum()), 1), np.int64)
     flags, n_cross = e["flags"], e["n_cross"]
     n_flags = max(len(flags), 1)
     CI = np.zeros((n_cores, _ARRIVED + 1), np.int64)

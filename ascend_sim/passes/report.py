@@ -9,6 +9,7 @@ from ascend_sim.passes.schedule import retime as schedule_retime
 from ascend_sim.passes.trace import write_chrome_trace
 
 _DATA_PIPES = (Pipe.MTE2, Pipe.MTE1, Pipe.M, Pipe.FIX, Pipe.MTE3, Pipe.V)
+_BUSY_PIPES = tuple((Pipe(q).name, int(q)) for q in QUEUES if Pipe(q) in _DATA_PIPES)  # a report's busy columns
 
 
 @dataclass
@@ -46,7 +47,7 @@ class RunReport:
     def from_cores(cls, platform, cores) -> "RunReport":
         reports = []
         for core in cores:
-            busy = {Pipe(q).name: core.busy[int(q)] for q in QUEUES if Pipe(q) in _DATA_PIPES}
+            busy = {name: core.busy[q] for name, q in _BUSY_PIPES}
             reports.append(CoreReport(core.index, core.cycles, busy, dict(core.bytes_by_path), dict(core.counts),
                                       core.name, core.core_type.name, core.group))
         return cls(platform, reports, [core.log for core in cores])

@@ -45,3 +45,29 @@ def test_a_launch_leaves_no_young_objects_for_the_collector():
     # the run's objects were moved to the oldest generation when gc was re-enabled
     assert gc.get_count()[0] < 100
     assert report.instructions > 0
+
+
+def test_a_dropped_replayed_run_is_freed_without_the_cyclic_collector(monkeypatch):
+    """A lazily scheduled replay run (its logs made on first read) is freed by reference counting too: the lazy
+    logs hold the launch's buffers, not the chip whose cores hold the logs."""
+    from ascend_sim.passes import fast_schedule
+    from tests.ascend_sim.engine.test_engines import dx_run
+
+    made = []
+    init = fast_schedule.Schedule.__init__
+
+    def spy(self, *args):
+        init(self, *args)
+        made.append(weakref.ref(self))
+    monkeypatch.setattr(fast_schedule.Schedule, "__init__", spy)
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        result = dx_run("C3D conv3a, shrunk", execute=False, engine="replay", check_races=False)
+        assert made and made[-1]() is not None, "the run was not scheduled lazily"
+        del result
+        assert [ref() for ref in made] == [None] * len(made)
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -31,7 +31,8 @@ def encodings(monkeypatch):
             batches.append(list(log))
             return record_arrays(log, model)
         monkeypatch.setattr(fast_schedule, "record_arrays", batched)
-        lazy = fast_schedule.encode_arrays(*replay_engine.stream_arrays(chip, cores, kinds, models), kinds, groups)
+        lengths, pool, starts, sizes = replay_engine.stream_arrays(chip, cores, kinds, models)
+        lazy = fast_schedule.encode_arrays(lengths, pool, kinds, groups, starts, sizes)
         monkeypatch.setattr(fast_schedule, "record_arrays", record_arrays)
         for template in chip.replayer.templates.values():  # encoded again by the run itself
             if template is not None:
@@ -64,10 +65,13 @@ def test_blocks_encode_as_their_records(case, encodings):
         R, R0 = lazy["R"], exact["R"]
         assert (lazy["core_off"] == exact["core_off"]).all()
         assert (R[:, [_CORE, _PIPE, _KIND]] == R0[:, [_CORE, _PIPE, _KIND]]).all()
-        assert lazy["cost"].tobytes() == exact["cost"].tobytes()
+        assert lazy["T"].tobytes() == exact["T"].tobytes()
         kind = R[:, _KIND]
         flags = np.flatnonzero((kind == SET_FLAG) | (kind == WAIT_FLAG))
         assert lazy["n_keys"] == exact["n_keys"] and _same_partition(R[flags, _KEY], R0[flags, _KEY])
+        for e in (lazy, exact):  # the SetFlags per key the pass sizes its queues by, counted here by numpy
+            sets = e["R"][e["R"][:, _KIND] == SET_FLAG, _KEY]
+            assert e["per_key"].tolist() == np.bincount(sets, minlength=e["n_keys"]).tolist()
         waits, sets = np.flatnonzero(kind == CROSS_WAIT), np.flatnonzero(kind == CROSS_SET)
         assert lazy["n_cross"] == exact["n_cross"]
         assert _same_partition(R[waits, _KEY], R0[waits, _KEY])
