@@ -241,6 +241,21 @@ def test_a_race_with_an_access_the_pruning_forgot_is_missed_by_both():
         assert first_race(records, s, granule) == expected
 
 
+@pytest.mark.parametrize("writes", [600, 1300])
+def test_a_log_that_wraps_around_its_ring_keeps_the_same_accesses(writes):
+    # more unordered MTE2 writes than the compiled log's ring holds (512 entries, a power of 2: positions are
+    # masked), twice round it for 1,300: an M read races with the last 256 only, as races.py keeps them
+    l1 = Buffer("L1", 16384, 32, allocate=False)
+    l1.key = (0, "L1")
+    items = [(_MOVE, Pipe.M, ((l1, 16000, 16001),), (), None, None)]
+    items += [(_MOVE, Pipe.MTE2, (), ((l1, 8 * (k % 1900), 8 * (k % 1900) + 8),), None, None) for k in range(writes)]
+    kept = writes - 256
+    for slot, expected in ((kept - 1, CLEAN), (kept, writes + 1), (writes - 1, writes + 1)):
+        records, s, granule = _single_core(items + [(_MOVE, Pipe.M, ((l1, 8 * slot, 8 * slot + 8),), (), None, None)])
+        assert first_fault(records, s.order.tolist(), 1, granule)[0] == expected
+        assert first_race(records, s, granule) == expected
+
+
 def test_the_pruning_keeps_what_the_least_informed_pipe_does_not_know():
     # MTE1 and M touch L1; MTE2 writes 150 slots, telling MTE1 after 50 and M after 80; an access of L1 by a
     # pipe new to it (V) races with a slot only if its log kept it: MTE1 knows of the first 50 only, so the
@@ -297,6 +312,20 @@ def test_an_access_just_before_a_sync_all_is_of_the_earlier_generation(after):
         records[i].released_by = by
     assert first_fault(records, s.order.tolist(), 2, 2)[0] == CLEAN
     assert first_race(records, s, 2) == CLEAN
+
+
+@pytest.mark.parametrize("other_at, expected", [(0, 1), (4094, 1), (8190, 1), (8192, CLEAN)])
+@pytest.mark.parametrize("first_writes", [False, True])
+def test_one_foreign_granule_in_a_long_row_is_found(other_at, expected, first_writes):
+    """A row of 4,096 granules (one unit-step row, whose check takes a slice's min / max and whose store is a
+    fill) against another core's 2 bytes at its start, middle, end or just past it: the same first race as
+    races.py, whichever of the two runs first."""
+    gm = Buffer("GM:out", 8194, 2, allocate=False)
+    row = (gm, 0, (8, 512, 2), (1024, 2, 1), True)
+    other = (gm, other_at, (2,), (1,), True)
+    records, s = _one_box_per_core((row, other) if first_writes else (other, row))
+    assert first_fault(records, s.order.tolist(), 2, 2)[0] == expected
+    assert first_race(records, s, 2) == expected
 
 
 # ------------------------------------------------------------------------------------------ boxes merged
