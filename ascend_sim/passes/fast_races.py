@@ -382,15 +382,34 @@ class Accesses:
     GM footprint boxes; per read and write its buffer (an index into `keys`, the buffers' race keys, with their
     `names` and `capacity`) and byte range; per box a row of FP (column _G an index into `keys`). A replayed block
     (replay_engine.py) is its template's Accesses moved to its core's buffers and GM shifts (`moved`), so its
-    records need not be made."""
+    records need not be made. A moved Accesses shares its template's arrays and keeps the shift per key
+    (`shift`): `encode` adds the shifts of all blocks at once; `r_range`, `w_range` and `fp` read them shifted."""
 
-    __slots__ = ("counts", "r_key", "r_range", "w_key", "w_range", "fp", "keys", "names", "capacity", "offsets")
+    __slots__ = ("counts", "r_key", "w_key", "keys", "names", "capacity", "shift", "offsets", "_r_range", "_w_range",
+                 "_fp")
 
-    def __init__(self, counts, r_key, r_range, w_key, w_range, fp, keys, names, capacity):
+    def __init__(self, counts, r_key, r_range, w_key, w_range, fp, keys, names, capacity, shift=None):
         self.counts = counts  # (3, n): reads, writes, boxes per record
-        self.r_key, self.r_range, self.w_key, self.w_range, self.fp = r_key, r_range, w_key, w_range, fp
+        self.r_key, self._r_range, self.w_key, self._w_range, self._fp = r_key, r_range, w_key, w_range, fp
         self.keys, self.names, self.capacity = keys, names, capacity
+        self.shift = shift  # per key, the bytes its ranges and boxes move by (None: none moves)
         self.offsets = None  # per record, where its reads, writes and boxes start (made by `part`)
+
+    @property
+    def r_range(self) -> np.ndarray:
+        return self._r_range if self.shift is None else self._r_range + self.shift[self.r_key, None]
+
+    @property
+    def w_range(self) -> np.ndarray:
+        return self._w_range if self.shift is None else self._w_range + self.shift[self.w_key, None]
+
+    @property
+    def fp(self) -> np.ndarray:
+        if self.shift is None:
+            return self._fp
+        fp = self._fp.copy()
+        fp[:, _OFF] += self.shift[fp[:, _G]]
+        return fp
 
     def part(self, lo: int, hi: int) -> Accesses:
         """The Accesses of records [lo, hi) of these (views, the same keys list): one encoding of many runs of
@@ -399,20 +418,15 @@ class Accesses:
             self.offsets = np.zeros((3, self.counts.shape[1] + 1), np.int64)
             np.cumsum(self.counts, axis=1, out=self.offsets[:, 1:])
         (r0, w0, f0), (r1, w1, f1) = self.offsets[:, lo].tolist(), self.offsets[:, hi].tolist()
-        return Accesses(self.counts[:, lo:hi], self.r_key[r0:r1], self.r_range[r0:r1], self.w_key[w0:w1],
-                        self.w_range[w0:w1], self.fp[f0:f1], self.keys, self.names, self.capacity)
+        return Accesses(self.counts[:, lo:hi], self.r_key[r0:r1], self._r_range[r0:r1], self.w_key[w0:w1],
+                        self._w_range[w0:w1], self._fp[f0:f1], self.keys, self.names, self.capacity, self.shift)
 
     def moved(self, keys: list, shifts: dict) -> Accesses:
         """The same accesses on buffers with race keys `keys` (one per key of this), the bytes of buffer i moved
-        by shifts[names[i]] (names absent: unmoved)."""
-        by_key = np.array([shifts.get(name, 0) for name in self.names], np.int64)
-        if not by_key.any():
-            return Accesses(self.counts, self.r_key, self.r_range, self.w_key, self.w_range, self.fp, keys,
-                            self.names, self.capacity)
-        fp = self.fp.copy()
-        fp[:, _OFF] += by_key[fp[:, _G]]
-        return Accesses(self.counts, self.r_key, self.r_range + by_key[self.r_key, None], self.w_key,
-                        self.w_range + by_key[self.w_key, None], fp, keys, self.names, self.capacity)
+        by shifts[names[i]] (names absent: unmoved); the arrays shared, the shifts kept per key."""
+        shift = np.array([shifts.get(name, 0) for name in self.names], np.int64) if shifts else None
+        return Accesses(self.counts, self.r_key, self._r_range, self.w_key, self._w_range, self._fp, keys,
+                        self.names, self.capacity, shift if shift is not None and shift.any() else None)
 
 
 def accesses(records: list) -> Accesses | None:
@@ -490,6 +504,15 @@ def encode(parts: list, s, granule: int, shared: frozenset = frozenset()):
             numbers = by_keys[id(p.keys)] = np.array([keys[k] for k in p.keys], np.int64)
         to_global.append(numbers)
     counts = np.concatenate([p.counts for p in parts], axis=1) if parts else np.zeros((3, 0), np.int64)
+    # the parts' keys one after another: part k's key j is entry base[k] + j of `number` (its global number)
+    # and of `shift` (the bytes its block moves it by: Accesses.moved), so every part's keys and shifts are
+    # applied by one gather (not an array operation a block: X3D's 2,589 blocks)
+    base = np.zeros(len(parts) + 1, np.int64)
+    np.cumsum([len(p.keys) for p in parts], out=base[1:])
+    number = np.concatenate(to_global) if parts else np.zeros(0, np.int64)
+    moved = any(p.shift is not None for p in parts)
+    shift = (np.concatenate([np.zeros(len(p.keys), np.int64) if p.shift is None else p.shift for p in parts])
+             if moved else None)
     # per-core logs: the accesses (each record's reads, then its writes) of buffer b: (core, buffer key)
     acc_off = np.zeros((2, n + 1), np.int64)  # a record's reads, then its writes, in ACC
     np.cumsum(counts[0], out=acc_off[0, 1:])
@@ -498,11 +521,15 @@ def encode(parts: list, s, granule: int, shared: frozenset = frozenset()):
     na = int(acc_off[1, -1])
     ACC = np.empty((3, na), np.int64)  # per access: b, lo, hi
     if na:
-        key_of = np.concatenate([g[p.r_key] for g, p in zip(to_global, parts)]
-                                + [g[p.w_key] for g, p in zip(to_global, parts)])
+        at = np.concatenate((_entries(base, parts, "r_key"), _entries(base, parts, "w_key")))
+        key_of = number[at]
         # the (b, pipe) logs that exist (a PIPE_ALL record's accesses are never logged)
         n_bufs, pairs = _buffer_numbers(R[:, _CORE], R[:, _PIPE], counts, key_of, len(keys), n_cores, ACC[0])
-        np.concatenate([p.r_range for p in parts] + [p.w_range for p in parts], out=ACC[1:].T)
+        np.concatenate([p._r_range for p in parts] + [p._w_range for p in parts], out=ACC[1:].T)
+        if moved:
+            by_access = shift[at]
+            ACC[1] += by_access
+            ACC[2] += by_access
         pair_of = np.full((n_bufs, _N + 1), -1, np.int64)
         pair_of.ravel()[pairs] = np.arange(pairs.size)
         pair_of = np.ascontiguousarray(pair_of[:, :_N])
@@ -511,9 +538,12 @@ def encode(parts: list, s, granule: int, shared: frozenset = frozenset()):
     # GM footprints: per box a row of FP, its buffer numbered among the footprints' buffers
     fp_off = np.zeros(n + 1, np.int64)
     np.cumsum(counts[2], out=fp_off[1:])
-    FP = np.concatenate([p.fp for p in parts]) if parts else np.zeros((0, _STRIDES + _MAXD), np.int64)
+    FP = np.concatenate([p._fp for p in parts]) if parts else np.zeros((0, _STRIDES + _MAXD), np.int64)
     if FP.shape[0]:
-        FP[:, _G] = np.concatenate([g[p.fp[:, _G]] for g, p in zip(to_global, parts)])
+        at = np.repeat(base[:-1], [len(p._fp) for p in parts]) + FP[:, _G]
+        if moved:
+            FP[:, _OFF] += shift[at]
+        FP[:, _G] = number[at]
     shared_numbers = [number for key, number in keys.items() if key in shared]
     buffer_of = list(range(len(capacity)))  # a key number's buffer (a shared buffer's per-core rows: that buffer)
     if shared_numbers and na:
@@ -553,6 +583,13 @@ def encode(parts: list, s, granule: int, shared: frozenset = frozenset()):
                 lr_base=lr_base,
                 n_sets=int(sets.size), n_cross=max(int(cross.size), int((kind == CROSS_WAIT).sum())),
                 n_pairs=int(pairs.size))
+
+
+def _entries(base, parts: list, field: str) -> np.ndarray:
+    """Per access of the parts' reads or writes (`field`: "r_key" / "w_key"), its key's entry in encode's
+    tables: its part's base plus its key."""
+    keys = [getattr(p, field) for p in parts]
+    return np.repeat(base[:-1], [k.size for k in keys]) + np.concatenate(keys)
 
 
 @njit(cache=True)

@@ -403,6 +403,32 @@ def test_a_part_of_an_encoding_is_the_encoding_of_its_records(seed):
     assert first_race_of(s, parts, granule, shared) == python
 
 
+@pytest.mark.parametrize("seed", range(0, 300, 11))
+def test_moved_parts_encode_as_their_shifted_arrays(seed):
+    """encode adds the blocks' shifts per key by one gather (Accesses.moved keeps them per key): parts of a
+    launch's encoding moved by random shifts of some of their buffers encode to the same arrays as the same
+    parts with the shifted ranges and boxes written out (`r_range`, `w_range`, `fp`), some parts unmoved."""
+    from ascend_sim.passes.fast_races import Accesses, accesses, encode
+    records, s, n_cores, granule, shared = _random_launch(seed)
+    whole = accesses(records)
+    rng = np.random.default_rng(seed)
+    cuts = sorted({0, len(records), *rng.integers(0, len(records) + 1, 4).tolist()})
+    moved, written = [], []
+    for lo, hi in zip(cuts, cuts[1:]):
+        part = whole.part(lo, hi)
+        shifts = {name: 2 * int(rng.integers(1, 8)) * int(rng.choice([-1, 1])) for name in part.names
+                  if rng.random() < 0.6 or lo == 0}  # the first part: every buffer moved
+        block = part.moved(part.keys, shifts)
+        moved.append(block)
+        written.append(Accesses(block.counts, block.r_key, block.r_range, block.w_key, block.w_range, block.fp,
+                                block.keys, block.names, block.capacity))
+    assert any(p.shift is not None for p in moved) or not whole.names, "no part moved: the shifts are untested"
+    got, want = encode(moved, s, granule, shared), encode(written, s, granule, shared)
+    assert got.keys() == want.keys()
+    for name, value in want.items():
+        assert np.array_equal(got[name], value), name
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_buffer_numbers_are_numpy_s_unique(seed):
     """_buffer_numbers (encode's per-access (core, buffer) numbers and the (buffer, pipe) logs present, in one
