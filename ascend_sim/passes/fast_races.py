@@ -667,8 +667,19 @@ def first_race_of(s, parts: list, granule: int, shared: frozenset = frozenset())
     e = encode(parts, s, granule, shared)
     # zeros (no access yet: _box_races), not a fill: where the shadows come fresh from the kernel, their pages are
     # then mapped only where an access lands (filling 19-29 MB with -1 measured 28-46 ms in such a process)
-    shadow = np.zeros(max(e["shadow_size"], 1), np.int32)
+    shadow = np.zeros(max(e["shadow_size"], 1), shadow_type(e["FP"].shape[0]))
     return int(_first_race(s.order, s.R, s.rel, e["slot"], s.round_off, e["cw_mem"], e["acc_off"], e["ACC"],
                            e["pair_of"], e["fp_off"], e["FP"], e["G"], e["peer_off"], e["peer"], shadow, granule,
                            s.core_off.shape[0] - 1,
                            e["cs_base"], e["lr_base"], e["n_sets"], e["n_cross"], e["n_pairs"]))
+
+
+SHORT_SHADOW_UP_TO = 65535  # GM boxes (accesses) a launch may have for shadows of 2 bytes a granule
+
+
+def shadow_type(n_boxes: int):
+    """The shadows' dtype: they hold 1 + an access's index, at most the number of GM boxes (shared buffers'
+    included), so a launch of up to SHORT_SHADOW_UP_TO boxes (every benchmark layer: 300 to 22,292) takes 2
+    bytes a granule instead of 4, half the pages a full run maps for them on first touch (most of the compiled
+    pass's time on the short layers)."""
+    return np.uint16 if n_boxes <= SHORT_SHADOW_UP_TO else np.int32

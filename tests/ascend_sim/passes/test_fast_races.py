@@ -196,6 +196,23 @@ def test_random_streams_find_the_same_first_race(seed):
     assert first_race(records, s, granule, shared) == python
 
 
+@pytest.mark.parametrize("seed", range(0, 300, 3))
+def test_random_streams_on_4_byte_shadows_find_the_same_first_race(seed, monkeypatch):
+    """The shadows of a launch of more GM boxes than SHORT_SHADOW_UP_TO are int32 (the others: uint16, as every
+    test above runs): forced here, the same first race as races.py."""
+    from ascend_sim.passes import fast_races
+    monkeypatch.setattr(fast_races, "SHORT_SHADOW_UP_TO", -1)
+    assert fast_races.shadow_type(0) is np.int32 and fast_races.shadow_type(65535) is np.int32
+    records, s, n_cores, granule, shared = _random_launch(seed)
+    python, _ = first_fault(records, s.order.tolist(), n_cores, granule, shared)
+    assert first_race(records, s, granule, shared) == python
+
+
+def test_a_launch_of_up_to_65535_gm_boxes_takes_2_byte_shadows():
+    from ascend_sim.passes.fast_races import shadow_type
+    assert [shadow_type(n) for n in (0, 300, 65535, 65536)] == [np.uint16, np.uint16, np.uint16, np.int32]
+
+
 def test_the_random_streams_cover_races_of_both_checkers_and_clean_runs():
     outcomes = set()
     for seed in range(300):
