@@ -169,7 +169,9 @@ def _first_race(order, R, rel, slot, cw_off, cw_mem, acc_off, ACC, pair_of, fp_o
     """The position in `order` of the first record whose race checks fault, CLEAN, or UNSUPPORTED (a case the
     Python checkers would meet with an error of their own)."""
     clock = np.zeros((n_cores, _N, _N), np.int64)  # RaceChecker.clock per core
-    set_clock = np.zeros((max(n_sets, 1), _N), np.int64)  # per SetFlag slot
+    # empty, not zeros (numba fills zeros: every page mapped and written, 14 MB on the R3D stem): a SetFlag's row
+    # is written before its WaitFlag reads it, and a log's entries before they are read
+    set_clock = np.empty((max(n_sets, 1), _N), np.int64)  # per SetFlag slot
     cs_max = np.zeros((max(n_cross, 1), _N), np.int64)  # per core: max of its first k cross-core set clocks
     cs_n = np.zeros(n_cores, np.int64)
     lr_seq = np.zeros(max(n_cross, 1), np.int64)  # RaceChecker.learned, per core from lr_base
@@ -177,10 +179,10 @@ def _first_race(order, R, rel, slot, cw_off, cw_mem, acc_off, ACC, pair_of, fp_o
     lr_n = np.zeros(n_cores, np.int64)
     applied = np.zeros((n_cores, _N), np.int64)
     # the access logs: per (core, buffer, pipe) a ring of (lo, hi, stamp, is_write)
-    e_lo = np.zeros((max(n_pairs, 1), _RING), np.int64)
-    e_hi = np.zeros((max(n_pairs, 1), _RING), np.int64)
-    e_stamp = np.zeros((max(n_pairs, 1), _RING), np.int64)
-    e_write = np.zeros((max(n_pairs, 1), _RING), np.uint8)
+    e_lo = np.empty((max(n_pairs, 1), _RING), np.int64)
+    e_hi = np.empty((max(n_pairs, 1), _RING), np.int64)
+    e_stamp = np.empty((max(n_pairs, 1), _RING), np.int64)
+    e_write = np.empty((max(n_pairs, 1), _RING), np.uint8)
     head = np.zeros(max(n_pairs, 1), np.int64)
     length = np.zeros(max(n_pairs, 1), np.int64)
     touched = np.zeros(max(n_pairs, 1), np.uint8)
