@@ -524,7 +524,9 @@ def encode(parts: list, s, granule: int, shared: frozenset = frozenset()):
     na = int(acc_off[1, -1])
     ACC = np.empty((3, na), np.int64)  # per access: b, lo, hi
     if na:
-        at = np.concatenate((_entries(base, parts, "r_key"), _entries(base, parts, "w_key")))
+        at = np.empty(na, np.int64)  # per access, its key's entry in `number` and `shift`
+        _entries(base, parts, "r_key", at[:acc_off[0, -1]])
+        _entries(base, parts, "w_key", at[acc_off[0, -1]:])
         key_of = number[at]
         # the (b, pipe) logs that exist (a PIPE_ALL record's accesses are never logged)
         n_bufs, pairs = _buffer_numbers(R[:, _CORE], R[:, _PIPE], counts, key_of, len(keys), n_cores, ACC[0])
@@ -588,11 +590,12 @@ def encode(parts: list, s, granule: int, shared: frozenset = frozenset()):
                 n_pairs=int(pairs.size))
 
 
-def _entries(base, parts: list, field: str) -> np.ndarray:
+def _entries(base, parts: list, field: str, out) -> None:
     """Per access of the parts' reads or writes (`field`: "r_key" / "w_key"), its key's entry in encode's
-    tables: its part's base plus its key."""
+    tables, its part's base plus its key, written to `out` (an array fewer of one value an access: on the R3D
+    stem each is 1M entries, fresh pages in a full run)."""
     keys = [getattr(p, field) for p in parts]
-    return np.repeat(base[:-1], [k.size for k in keys]) + np.concatenate(keys)
+    np.add(np.repeat(base[:-1], [k.size for k in keys]), np.concatenate(keys), out=out)
 
 
 @njit(cache=True)
