@@ -13,7 +13,8 @@ per core, their accesses as one-dimensional boxes among the footprints) and chan
 the same order. Three liberties, none visible: a race is looked for among all logged accesses instead of
 stopping at the first (only whether one exists matters here), the prefix maximum of a core's cross-core set
 clocks is kept as they come instead of taken on each wait, and a GM box's granules are visited in the fewest,
-longest rows (`_merged`: the same set of granules). tests/ascend_sim/passes/test_fast_races.py checks
+longest rows (`_merged`: the same set of granules), a unit-step row checked by a slice's min / max and stored
+by a fill. tests/ascend_sim/passes/test_fast_races.py checks
 both against races.py on kernels, fault cases and random streams with and without races.
 
 numba is imported only when this pass runs (the fast engine imports it lazily, as fast_schedule).
@@ -21,7 +22,7 @@ numba is imported only when this pass runs (the fast engine imports it lazily, a
 from __future__ import annotations
 
 from itertools import chain, compress
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 
 import numpy as np
 
@@ -33,7 +34,8 @@ _N = len(QUEUES)
 _ALL = int(Pipe.ALL)
 _KEEP = 256  # races.py: a (buffer, pipe) log keeps at most this many accesses once pruned ...
 _PRUNE_PAST = 64  # ... and is pruned when it holds more than this many
-_RING = _KEEP + 1  # entries a log can hold between an append and its prune
+_RING = 512  # entries a log holds: at least _KEEP + 1 (between an append and its prune), a power of 2 so that
+_MASK = _RING - 1  # a ring position is a mask, not a division (the R3D stem's 1M accesses: 1.3-1.5x faster)
 _MAXD = 8  # dimensions of a GM footprint box handled here (more: the Python checkers run)
 _PAD = [(0,) * (_MAXD - nd) for nd in range(_MAXD + 1)]
 CLEAN, UNSUPPORTED = -1, -2  # first_race's answers other than a position
@@ -51,7 +53,6 @@ _STRIDES = _SHAPE + _MAXD
 _MADE, _GRANULES, _W, _R, _A, _SHARED = range(6)
 
 _reads, _writes, _footprint = attrgetter("reads"), attrgetter("writes"), attrgetter("footprint")
-_first, _lo_hi = itemgetter(0), itemgetter(1, 2)
 
 
 # ------------------------------------------------------------------------------------------ compiled pass
@@ -81,11 +82,15 @@ def _box_races(shadow, bases, n_bases, idx, nd, shape, strides, off, gen_start, 
             at += idx[k] * strides[k]
         for b in range(n_bases):
             base = bases[b] + at
-            low, high = shadow[base], shadow[base]  # as races.py: the lowest and highest access index first
-            for t in range(1, inner):
-                v = shadow[base + t * step]
-                low = min(low, v)
-                high = max(high, v)
+            if step == 1:  # as races.py: the lowest and highest access index first
+                row = shadow[base:base + inner]  # a slice's min / max: vectorised (most rows, once merged)
+                low, high = row.min(), row.max()
+            else:
+                low, high = shadow[base], shadow[base]
+                for t in range(1, inner):
+                    v = shadow[base + t * step]
+                    low = min(low, v)
+                    high = max(high, v)
             if high <= gen_start:
                 continue  # untouched, or touched in an earlier generation only
             if low == high:  # one access covers them all
@@ -149,8 +154,11 @@ def _box_store(shadow, base, idx, nd, shape, strides, off, value):
         at = base + off
         for k in range(nd - 1):
             at += idx[k] * strides[k]
-        for t in range(inner):
-            shadow[at + t * step] = value
+        if step == 1:
+            shadow[at:at + inner] = value  # a fill (most rows, once merged)
+        else:
+            for t in range(inner):
+                shadow[at + t * step] = value
         if not _next_row(idx, nd, shape):
             return
 
@@ -161,7 +169,9 @@ def _first_race(order, R, rel, slot, cw_off, cw_mem, acc_off, ACC, pair_of, fp_o
     """The position in `order` of the first record whose race checks fault, CLEAN, or UNSUPPORTED (a case the
     Python checkers would meet with an error of their own)."""
     clock = np.zeros((n_cores, _N, _N), np.int64)  # RaceChecker.clock per core
-    set_clock = np.zeros((max(n_sets, 1), _N), np.int64)  # per SetFlag slot
+    # empty, not zeros (numba fills zeros: every page mapped and written, 14 MB on the R3D stem): a SetFlag's row
+    # is written before its WaitFlag reads it, and a log's entries before they are read
+    set_clock = np.empty((max(n_sets, 1), _N), np.int64)  # per SetFlag slot
     cs_max = np.zeros((max(n_cross, 1), _N), np.int64)  # per core: max of its first k cross-core set clocks
     cs_n = np.zeros(n_cores, np.int64)
     lr_seq = np.zeros(max(n_cross, 1), np.int64)  # RaceChecker.learned, per core from lr_base
@@ -169,10 +179,10 @@ def _first_race(order, R, rel, slot, cw_off, cw_mem, acc_off, ACC, pair_of, fp_o
     lr_n = np.zeros(n_cores, np.int64)
     applied = np.zeros((n_cores, _N), np.int64)
     # the access logs: per (core, buffer, pipe) a ring of (lo, hi, stamp, is_write)
-    e_lo = np.zeros((max(n_pairs, 1), _RING), np.int64)
-    e_hi = np.zeros((max(n_pairs, 1), _RING), np.int64)
-    e_stamp = np.zeros((max(n_pairs, 1), _RING), np.int64)
-    e_write = np.zeros((max(n_pairs, 1), _RING), np.uint8)
+    e_lo = np.empty((max(n_pairs, 1), _RING), np.int64)
+    e_hi = np.empty((max(n_pairs, 1), _RING), np.int64)
+    e_stamp = np.empty((max(n_pairs, 1), _RING), np.int64)
+    e_write = np.empty((max(n_pairs, 1), _RING), np.uint8)
     head = np.zeros(max(n_pairs, 1), np.int64)
     length = np.zeros(max(n_pairs, 1), np.int64)
     touched = np.zeros(max(n_pairs, 1), np.uint8)
@@ -233,14 +243,14 @@ def _first_race(order, R, rel, slot, cw_off, cw_mem, acc_off, ACC, pair_of, fp_o
                                 continue
                             seen = clock[c, p, q]
                             for j in range(length[other] - 1, -1, -1):
-                                e = (head[other] + j) % _RING
+                                e = (head[other] + j) & _MASK
                                 if e_stamp[other, e] <= seen:
                                     break
                                 if e_lo[other, e] < hi and lo < e_hi[other, e] and (is_write or e_write[other, e]):
                                     return pos
                         mine = pair_of[b, p]
                         touched[mine] = 1
-                        e = (head[mine] + length[mine]) % _RING
+                        e = (head[mine] + length[mine]) & _MASK
                         e_lo[mine, e], e_hi[mine, e], e_stamp[mine, e], e_write[mine, e] = lo, hi, stamp, is_write
                         length[mine] += 1
                         if length[mine] > _PRUNE_PAST:  # _prune
@@ -255,13 +265,13 @@ def _first_race(order, R, rel, slot, cw_off, cw_mem, acc_off, ACC, pair_of, fp_o
                             lo_j, hi_j = 0, length[mine]  # bisect_right on the stamps
                             while lo_j < hi_j:
                                 mid = (lo_j + hi_j) // 2
-                                if horizon < e_stamp[mine, (head[mine] + mid) % _RING]:
+                                if horizon < e_stamp[mine, (head[mine] + mid) & _MASK]:
                                     hi_j = mid
                                 else:
                                     lo_j = mid + 1
                             drop = max(lo_j, length[mine] - _KEEP)
                             if drop > 0:
-                                head[mine] = (head[mine] + drop) % _RING
+                                head[mine] = (head[mine] + drop) & _MASK
                                 length[mine] -= drop
             elif kind == CROSS_SET:
                 k = cs_base[c] + cs_n[c]
@@ -373,15 +383,34 @@ class Accesses:
     GM footprint boxes; per read and write its buffer (an index into `keys`, the buffers' race keys, with their
     `names` and `capacity`) and byte range; per box a row of FP (column _G an index into `keys`). A replayed block
     (replay_engine.py) is its template's Accesses moved to its core's buffers and GM shifts (`moved`), so its
-    records need not be made."""
+    records need not be made. A moved Accesses shares its template's arrays and keeps the shift per key
+    (`shift`): `encode` adds the shifts of all blocks at once; `r_range`, `w_range` and `fp` read them shifted."""
 
-    __slots__ = ("counts", "r_key", "r_range", "w_key", "w_range", "fp", "keys", "names", "capacity", "offsets")
+    __slots__ = ("counts", "r_key", "w_key", "keys", "names", "capacity", "shift", "offsets", "_r_range", "_w_range",
+                 "_fp")
 
-    def __init__(self, counts, r_key, r_range, w_key, w_range, fp, keys, names, capacity):
+    def __init__(self, counts, r_key, r_range, w_key, w_range, fp, keys, names, capacity, shift=None):
         self.counts = counts  # (3, n): reads, writes, boxes per record
-        self.r_key, self.r_range, self.w_key, self.w_range, self.fp = r_key, r_range, w_key, w_range, fp
+        self.r_key, self._r_range, self.w_key, self._w_range, self._fp = r_key, r_range, w_key, w_range, fp
         self.keys, self.names, self.capacity = keys, names, capacity
+        self.shift = shift  # per key, the bytes its ranges and boxes move by (None: none moves)
         self.offsets = None  # per record, where its reads, writes and boxes start (made by `part`)
+
+    @property
+    def r_range(self) -> np.ndarray:
+        return self._r_range if self.shift is None else self._r_range + self.shift[self.r_key, None]
+
+    @property
+    def w_range(self) -> np.ndarray:
+        return self._w_range if self.shift is None else self._w_range + self.shift[self.w_key, None]
+
+    @property
+    def fp(self) -> np.ndarray:
+        if self.shift is None:
+            return self._fp
+        fp = self._fp.copy()
+        fp[:, _OFF] += self.shift[fp[:, _G]]
+        return fp
 
     def part(self, lo: int, hi: int) -> Accesses:
         """The Accesses of records [lo, hi) of these (views, the same keys list): one encoding of many runs of
@@ -390,20 +419,15 @@ class Accesses:
             self.offsets = np.zeros((3, self.counts.shape[1] + 1), np.int64)
             np.cumsum(self.counts, axis=1, out=self.offsets[:, 1:])
         (r0, w0, f0), (r1, w1, f1) = self.offsets[:, lo].tolist(), self.offsets[:, hi].tolist()
-        return Accesses(self.counts[:, lo:hi], self.r_key[r0:r1], self.r_range[r0:r1], self.w_key[w0:w1],
-                        self.w_range[w0:w1], self.fp[f0:f1], self.keys, self.names, self.capacity)
+        return Accesses(self.counts[:, lo:hi], self.r_key[r0:r1], self._r_range[r0:r1], self.w_key[w0:w1],
+                        self._w_range[w0:w1], self._fp[f0:f1], self.keys, self.names, self.capacity, self.shift)
 
     def moved(self, keys: list, shifts: dict) -> Accesses:
         """The same accesses on buffers with race keys `keys` (one per key of this), the bytes of buffer i moved
-        by shifts[names[i]] (names absent: unmoved)."""
-        by_key = np.array([shifts.get(name, 0) for name in self.names], np.int64)
-        if not by_key.any():
-            return Accesses(self.counts, self.r_key, self.r_range, self.w_key, self.w_range, self.fp, keys,
-                            self.names, self.capacity)
-        fp = self.fp.copy()
-        fp[:, _OFF] += by_key[fp[:, _G]]
-        return Accesses(self.counts, self.r_key, self.r_range + by_key[self.r_key, None], self.w_key,
-                        self.w_range + by_key[self.w_key, None], fp, keys, self.names, self.capacity)
+        by shifts[names[i]] (names absent: unmoved); the arrays shared, the shifts kept per key."""
+        shift = np.array([shifts.get(name, 0) for name in self.names], np.int64) if shifts else None
+        return Accesses(self.counts, self.r_key, self._r_range, self.w_key, self._w_range, self._fp, keys,
+                        self.names, self.capacity, shift if shift is not None and shift.any() else None)
 
 
 def accesses(records: list) -> Accesses | None:
@@ -429,12 +453,14 @@ def accesses(records: list) -> Accesses | None:
         flat = list(chain.from_iterable(lists))
         na = len(flat)
         if na:
+            bufs, lo, hi = zip(*flat)  # the columns at once (not a tuple an access: R3D's 40k real records 1.4x)
             # buffer objects with one key are one buffer to the checker
-            _, first, which = np.unique(np.fromiter(map(id, map(_first, flat)), np.int64, na), return_index=True,
+            _, first, which = np.unique(np.fromiter(map(id, bufs), np.int64, na), return_index=True,
                                         return_inverse=True)
-            key_of = np.array([index(flat[j][0]) for j in first.tolist()], np.int64)
-            ranges.append((key_of[which].reshape(na),
-                           np.fromiter(chain.from_iterable(map(_lo_hi, flat)), np.int64, 2 * na).reshape(na, 2)))
+            key_of = np.array([index(bufs[j]) for j in first.tolist()], np.int64)
+            lo_hi = np.empty((na, 2), np.int64)
+            lo_hi[:, 0], lo_hi[:, 1] = lo, hi
+            ranges.append((key_of[which].reshape(na), lo_hi))
         else:
             ranges.append((np.zeros(0, np.int64), np.zeros((0, 2), np.int64)))
     rows, boxes = [], {}
@@ -481,6 +507,15 @@ def encode(parts: list, s, granule: int, shared: frozenset = frozenset()):
             numbers = by_keys[id(p.keys)] = np.array([keys[k] for k in p.keys], np.int64)
         to_global.append(numbers)
     counts = np.concatenate([p.counts for p in parts], axis=1) if parts else np.zeros((3, 0), np.int64)
+    # the parts' keys one after another: part k's key j is entry base[k] + j of `number` (its global number)
+    # and of `shift` (the bytes its block moves it by: Accesses.moved), so every part's keys and shifts are
+    # applied by one gather (not an array operation a block: X3D's 2,589 blocks)
+    base = np.zeros(len(parts) + 1, np.int64)
+    np.cumsum([len(p.keys) for p in parts], out=base[1:])
+    number = np.concatenate(to_global) if parts else np.zeros(0, np.int64)
+    moved = any(p.shift is not None for p in parts)
+    shift = (np.concatenate([np.zeros(len(p.keys), np.int64) if p.shift is None else p.shift for p in parts])
+             if moved else None)
     # per-core logs: the accesses (each record's reads, then its writes) of buffer b: (core, buffer key)
     acc_off = np.zeros((2, n + 1), np.int64)  # a record's reads, then its writes, in ACC
     np.cumsum(counts[0], out=acc_off[0, 1:])
@@ -489,11 +524,17 @@ def encode(parts: list, s, granule: int, shared: frozenset = frozenset()):
     na = int(acc_off[1, -1])
     ACC = np.empty((3, na), np.int64)  # per access: b, lo, hi
     if na:
-        key_of = np.concatenate([g[p.r_key] for g, p in zip(to_global, parts)]
-                                + [g[p.w_key] for g, p in zip(to_global, parts)])
+        at = np.empty(na, np.int64)  # per access, its key's entry in `number` and `shift`
+        _entries(base, parts, "r_key", at[:acc_off[0, -1]])
+        _entries(base, parts, "w_key", at[acc_off[0, -1]:])
+        key_of = number[at]
         # the (b, pipe) logs that exist (a PIPE_ALL record's accesses are never logged)
         n_bufs, pairs = _buffer_numbers(R[:, _CORE], R[:, _PIPE], counts, key_of, len(keys), n_cores, ACC[0])
-        np.concatenate([p.r_range for p in parts] + [p.w_range for p in parts], out=ACC[1:].T)
+        np.concatenate([p._r_range for p in parts] + [p._w_range for p in parts], out=ACC[1:].T)
+        if moved:
+            by_access = shift[at]
+            ACC[1] += by_access
+            ACC[2] += by_access
         pair_of = np.full((n_bufs, _N + 1), -1, np.int64)
         pair_of.ravel()[pairs] = np.arange(pairs.size)
         pair_of = np.ascontiguousarray(pair_of[:, :_N])
@@ -502,9 +543,12 @@ def encode(parts: list, s, granule: int, shared: frozenset = frozenset()):
     # GM footprints: per box a row of FP, its buffer numbered among the footprints' buffers
     fp_off = np.zeros(n + 1, np.int64)
     np.cumsum(counts[2], out=fp_off[1:])
-    FP = np.concatenate([p.fp for p in parts]) if parts else np.zeros((0, _STRIDES + _MAXD), np.int64)
+    FP = np.concatenate([p._fp for p in parts]) if parts else np.zeros((0, _STRIDES + _MAXD), np.int64)
     if FP.shape[0]:
-        FP[:, _G] = np.concatenate([g[p.fp[:, _G]] for g, p in zip(to_global, parts)])
+        at = np.repeat(base[:-1], [len(p._fp) for p in parts]) + FP[:, _G]
+        if moved:
+            FP[:, _OFF] += shift[at]
+        FP[:, _G] = number[at]
     shared_numbers = [number for key, number in keys.items() if key in shared]
     buffer_of = list(range(len(capacity)))  # a key number's buffer (a shared buffer's per-core rows: that buffer)
     if shared_numbers and na:
@@ -544,6 +588,14 @@ def encode(parts: list, s, granule: int, shared: frozenset = frozenset()):
                 lr_base=lr_base,
                 n_sets=int(sets.size), n_cross=max(int(cross.size), int((kind == CROSS_WAIT).sum())),
                 n_pairs=int(pairs.size))
+
+
+def _entries(base, parts: list, field: str, out) -> None:
+    """Per access of the parts' reads or writes (`field`: "r_key" / "w_key"), its key's entry in encode's
+    tables, its part's base plus its key, written to `out` (an array fewer of one value an access: on the R3D
+    stem each is 1M entries, fresh pages in a full run)."""
+    keys = [getattr(p, field) for p in parts]
+    np.add(np.repeat(base[:-1], [k.size for k in keys]), np.concatenate(keys), out=out)
 
 
 @njit(cache=True)
@@ -621,8 +673,19 @@ def first_race_of(s, parts: list, granule: int, shared: frozenset = frozenset())
     e = encode(parts, s, granule, shared)
     # zeros (no access yet: _box_races), not a fill: where the shadows come fresh from the kernel, their pages are
     # then mapped only where an access lands (filling 19-29 MB with -1 measured 28-46 ms in such a process)
-    shadow = np.zeros(max(e["shadow_size"], 1), np.int32)
+    shadow = np.zeros(max(e["shadow_size"], 1), shadow_type(e["FP"].shape[0]))
     return int(_first_race(s.order, s.R, s.rel, e["slot"], s.round_off, e["cw_mem"], e["acc_off"], e["ACC"],
                            e["pair_of"], e["fp_off"], e["FP"], e["G"], e["peer_off"], e["peer"], shadow, granule,
                            s.core_off.shape[0] - 1,
                            e["cs_base"], e["lr_base"], e["n_sets"], e["n_cross"], e["n_pairs"]))
+
+
+SHORT_SHADOW_UP_TO = 65535  # GM boxes (accesses) a launch may have for shadows of 2 bytes a granule
+
+
+def shadow_type(n_boxes: int):
+    """The shadows' dtype: they hold 1 + an access's index, at most the number of GM boxes (shared buffers'
+    included), so a launch of up to SHORT_SHADOW_UP_TO boxes (every benchmark layer: 300 to 22,292) takes 2
+    bytes a granule instead of 4, half the pages a full run maps for them on first touch (most of the compiled
+    pass's time on the short layers)."""
+    return np.uint16 if n_boxes <= SHORT_SHADOW_UP_TO else np.int32

@@ -196,6 +196,23 @@ def test_random_streams_find_the_same_first_race(seed):
     assert first_race(records, s, granule, shared) == python
 
 
+@pytest.mark.parametrize("seed", range(0, 300, 3))
+def test_random_streams_on_4_byte_shadows_find_the_same_first_race(seed, monkeypatch):
+    """The shadows of a launch of more GM boxes than SHORT_SHADOW_UP_TO are int32 (the others: uint16, as every
+    test above runs): forced here, the same first race as races.py."""
+    from ascend_sim.passes import fast_races
+    monkeypatch.setattr(fast_races, "SHORT_SHADOW_UP_TO", -1)
+    assert fast_races.shadow_type(0) is np.int32 and fast_races.shadow_type(65535) is np.int32
+    records, s, n_cores, granule, shared = _random_launch(seed)
+    python, _ = first_fault(records, s.order.tolist(), n_cores, granule, shared)
+    assert first_race(records, s, granule, shared) == python
+
+
+def test_a_launch_of_up_to_65535_gm_boxes_takes_2_byte_shadows():
+    from ascend_sim.passes.fast_races import shadow_type
+    assert [shadow_type(n) for n in (0, 300, 65535, 65536)] == [np.uint16, np.uint16, np.uint16, np.int32]
+
+
 def test_the_random_streams_cover_races_of_both_checkers_and_clean_runs():
     outcomes = set()
     for seed in range(300):
@@ -237,6 +254,21 @@ def test_a_race_with_an_access_the_pruning_forgot_is_missed_by_both():
     for start, expected in ((0, CLEAN), (8 * 43, CLEAN), (8 * 44, 301), (8 * 299, 301)):
         case = _single_core(items + [(_MOVE, Pipe.M, ((l1, start, start + 8),), (), None, None)])
         records, s, granule = case
+        assert first_fault(records, s.order.tolist(), 1, granule)[0] == expected
+        assert first_race(records, s, granule) == expected
+
+
+@pytest.mark.parametrize("writes", [600, 1300])
+def test_a_log_that_wraps_around_its_ring_keeps_the_same_accesses(writes):
+    # more unordered MTE2 writes than the compiled log's ring holds (512 entries, a power of 2: positions are
+    # masked), twice round it for 1,300: an M read races with the last 256 only, as races.py keeps them
+    l1 = Buffer("L1", 16384, 32, allocate=False)
+    l1.key = (0, "L1")
+    items = [(_MOVE, Pipe.M, ((l1, 16000, 16001),), (), None, None)]
+    items += [(_MOVE, Pipe.MTE2, (), ((l1, 8 * (k % 1900), 8 * (k % 1900) + 8),), None, None) for k in range(writes)]
+    kept = writes - 256
+    for slot, expected in ((kept - 1, CLEAN), (kept, writes + 1), (writes - 1, writes + 1)):
+        records, s, granule = _single_core(items + [(_MOVE, Pipe.M, ((l1, 8 * slot, 8 * slot + 8),), (), None, None)])
         assert first_fault(records, s.order.tolist(), 1, granule)[0] == expected
         assert first_race(records, s, granule) == expected
 
@@ -297,6 +329,20 @@ def test_an_access_just_before_a_sync_all_is_of_the_earlier_generation(after):
         records[i].released_by = by
     assert first_fault(records, s.order.tolist(), 2, 2)[0] == CLEAN
     assert first_race(records, s, 2) == CLEAN
+
+
+@pytest.mark.parametrize("other_at, expected", [(0, 1), (4094, 1), (8190, 1), (8192, CLEAN)])
+@pytest.mark.parametrize("first_writes", [False, True])
+def test_one_foreign_granule_in_a_long_row_is_found(other_at, expected, first_writes):
+    """A row of 4,096 granules (one unit-step row, whose check takes a slice's min / max and whose store is a
+    fill) against another core's 2 bytes at its start, middle, end or just past it: the same first race as
+    races.py, whichever of the two runs first."""
+    gm = Buffer("GM:out", 8194, 2, allocate=False)
+    row = (gm, 0, (8, 512, 2), (1024, 2, 1), True)
+    other = (gm, other_at, (2,), (1,), True)
+    records, s = _one_box_per_core((row, other) if first_writes else (other, row))
+    assert first_fault(records, s.order.tolist(), 2, 2)[0] == expected
+    assert first_race(records, s, 2) == expected
 
 
 # ------------------------------------------------------------------------------------------ boxes merged
@@ -372,6 +418,32 @@ def test_a_part_of_an_encoding_is_the_encoding_of_its_records(seed):
     parts = [whole.part(lo, hi) for lo, hi in zip(cuts, cuts[1:])]
     python, _ = first_fault(records, s.order.tolist(), n_cores, granule, shared)
     assert first_race_of(s, parts, granule, shared) == python
+
+
+@pytest.mark.parametrize("seed", range(0, 300, 11))
+def test_moved_parts_encode_as_their_shifted_arrays(seed):
+    """encode adds the blocks' shifts per key by one gather (Accesses.moved keeps them per key): parts of a
+    launch's encoding moved by random shifts of some of their buffers encode to the same arrays as the same
+    parts with the shifted ranges and boxes written out (`r_range`, `w_range`, `fp`), some parts unmoved."""
+    from ascend_sim.passes.fast_races import Accesses, accesses, encode
+    records, s, n_cores, granule, shared = _random_launch(seed)
+    whole = accesses(records)
+    rng = np.random.default_rng(seed)
+    cuts = sorted({0, len(records), *rng.integers(0, len(records) + 1, 4).tolist()})
+    moved, written = [], []
+    for lo, hi in zip(cuts, cuts[1:]):
+        part = whole.part(lo, hi)
+        shifts = {name: 2 * int(rng.integers(1, 8)) * int(rng.choice([-1, 1])) for name in part.names
+                  if rng.random() < 0.6 or lo == 0}  # the first part: every buffer moved
+        block = part.moved(part.keys, shifts)
+        moved.append(block)
+        written.append(Accesses(block.counts, block.r_key, block.r_range, block.w_key, block.w_range, block.fp,
+                                block.keys, block.names, block.capacity))
+    assert any(p.shift is not None for p in moved) or not whole.names, "no part moved: the shifts are untested"
+    got, want = encode(moved, s, granule, shared), encode(written, s, granule, shared)
+    assert got.keys() == want.keys()
+    for name, value in want.items():
+        assert np.array_equal(got[name], value), name
 
 
 @pytest.mark.parametrize("seed", range(20))
