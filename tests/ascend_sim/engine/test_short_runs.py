@@ -227,6 +227,14 @@ def _unet(engine, monkeypatch, joined=True, check_races=True):
     x = (1, 32, 4, 16, 16)
     dy = rng.standard_normal((1, 32, 2, 8, 8)).astype(np.float16)
     w = rng.standard_normal((32, 32, 3, 3, 3)).astype(np.float16)
+    return _captured(monkeypatch, joined, lambda: conv3d_backprop_input_v2_run(
+        x, w, dy, strides=(1, 1, 2, 2, 2), pads=(1, 1, 1, 1, 1, 1), data_format="NCDHW", engine=engine,
+        check_races=check_races))
+
+
+def _captured(monkeypatch, joined, launch):
+    """(result bytes, cycles, every core's local buffers after the data pass, the joined copies' sizes) of
+    launch(), the copy joins on or off."""
     buffers, joins = [], []
     with monkeypatch.context() as m:
         if not joined:
@@ -234,8 +242,7 @@ def _unet(engine, monkeypatch, joined=True, check_races=True):
         real_copies = replay_data.copies
         _keep_buffers_after_passes(m, buffers)
         m.setattr(replay_data, "copies", lambda *args: joins.append(args[1]) or real_copies(*args))
-        run = conv3d_backprop_input_v2_run(x, w, dy, strides=(1, 1, 2, 2, 2), pads=(1, 1, 1, 1, 1, 1),
-                                           data_format="NCDHW", engine=engine, check_races=check_races)
+        run = launch()
     return run.result.tobytes(), run.report.cycles, buffers, joins
 
 
@@ -260,15 +267,8 @@ def _patch_embedding(engine, monkeypatch, joined=True):
     x = rng.standard_normal((1, 3, 4, 64, 64)).astype(np.float16)
     w = rng.standard_normal((64, 3, 2, 16, 16)).astype(np.float16)
     b = rng.standard_normal(64).astype(np.float16)
-    buffers, joins = [], []
-    with monkeypatch.context() as m:
-        if not joined:
-            m.setattr(short_runs, "copy_joins", lambda names, args_list: None)
-        real_copies = replay_data.copies
-        _keep_buffers_after_passes(m, buffers)
-        m.setattr(replay_data, "copies", lambda *args: joins.append(args[1]) or real_copies(*args))
-        run = conv3d_v2_run(x, w, b, strides=(1, 1, 2, 16, 16), pads=(0,) * 6, engine=engine)
-    return run.result.tobytes(), run.report.cycles, buffers, joins
+    return _captured(monkeypatch, joined,
+                     lambda: conv3d_v2_run(x, w, b, strides=(1, 1, 2, 16, 16), pads=(0,) * 6, engine=engine))
 
 
 def test_a_patch_embedding_joins_its_weight_loads_with_the_bytes_of_the_records(monkeypatch):
