@@ -246,14 +246,22 @@ def _captured(monkeypatch, joined, launch):
     return run.result.tobytes(), run.report.cycles, buffers, joins
 
 
-def test_a_strided_layer_joins_its_data_copies_with_the_bytes_of_the_records(monkeypatch):
-    result, cycles, buffers, joins = _unet("replay", monkeypatch)
+def _joins_write_what_the_records_write(run_of):
+    """run_of(engine, joined) -> _captured's tuple: copies were joined, the buffers, result and cycles are those
+    of the records one by one, and the result is the exact engine's; returns (result, cycles, buffers)."""
+    result, cycles, buffers, joins = run_of("replay", True)
     assert joins and min(joins) > 1
-    one_by_one = _unet("replay", monkeypatch, joined=False)
+    one_by_one = run_of("replay", False)
     assert not one_by_one[3]
     assert buffers and buffers == one_by_one[2]
     assert (result, cycles) == one_by_one[:2]
-    assert result == _unet("exact", monkeypatch)[0]
+    assert result == run_of("exact", True)[0]
+    return result, cycles, buffers
+
+
+def test_a_strided_layer_joins_its_data_copies_with_the_bytes_of_the_records(monkeypatch):
+    result, cycles, buffers = _joins_write_what_the_records_write(
+        lambda engine, joined: _unet(engine, monkeypatch, joined))
     # without race checks nothing says no other core writes the rows in between: one by one
     unchecked = _unet("replay", monkeypatch, check_races=False)
     assert not unchecked[3] and unchecked[:3] == (result, cycles, buffers)
@@ -272,10 +280,4 @@ def _patch_embedding(engine, monkeypatch, joined=True):
 
 
 def test_a_patch_embedding_joins_its_weight_loads_with_the_bytes_of_the_records(monkeypatch):
-    result, cycles, buffers, joins = _patch_embedding("replay", monkeypatch)
-    assert joins and min(joins) > 1
-    one_by_one = _patch_embedding("replay", monkeypatch, joined=False)
-    assert not one_by_one[3]
-    assert buffers and buffers == one_by_one[2]
-    assert (result, cycles) == one_by_one[:2]
-    assert result == _patch_embedding("exact", monkeypatch)[0]
+    _joins_write_what_the_records_write(lambda engine, joined: _patch_embedding(engine, monkeypatch, joined))
