@@ -441,8 +441,8 @@ def join(parts) -> tuple:
 def _gather(pipes, kind, cost, event, starts, sizes, core_off, n_events):
     """The streams' R (core, pipe, kind, SetFlag/WaitFlag key) and T (cost filled in) from the pool's arrays, the
     streams being the pool's runs starts[p]:starts[p] + sizes[p] in order, `core_off` records apart; with the
-    SetFlags per flag key (keys one per (core, event), numbered in order of first use) and the positions of the
-    cross-core records. One pass writing each array once: made by numpy steps, the gathered copies, the core
+    SetFlags per flag key (keys one per (core, event), numbered in order of first use) and the positions and
+    event ids of the cross-core records. One pass writing each array once: made by numpy steps, the gathered copies, the core
     column and the masks were fresh arrays as long as the streams, first touched one after another."""
     n = core_off[-1]
     n_cores = core_off.shape[0] - 1
@@ -451,6 +451,7 @@ def _gather(pipes, kind, cost, event, starts, sizes, core_off, n_events):
     number = np.full(n_cores * n_events, -1, np.int64)
     sets = np.zeros(n_cores * n_events, np.int64)  # SetFlags per (core, event)
     cross = np.empty(n, np.int64)
+    cross_events = np.empty(n, np.int64)
     n_keys = 0
     n_cross = 0
     i = 0
@@ -475,13 +476,14 @@ def _gather(pipes, kind, cost, event, starts, sizes, core_off, n_events):
                     sets[code] += 1
             elif k == CROSS_SET or k == CROSS_WAIT:
                 cross[n_cross] = i
+                cross_events[n_cross] = event[j]
                 n_cross += 1
             i += 1
     per_key = np.zeros(n_keys, np.int64)
     for code in range(number.shape[0]):
         if number[code] >= 0:
             per_key[number[code]] = sets[code]
-    return R, T, per_key, cross[:n_cross].copy()
+    return R, T, per_key, cross[:n_cross].copy(), cross_events[:n_cross].copy()
 
 
 def encode_arrays(lengths, pool, kinds, groups, starts=None, sizes=None):
@@ -496,7 +498,7 @@ def encode_arrays(lengths, pool, kinds, groups, starts=None, sizes=None):
     if starts is None:
         starts, sizes = np.zeros(1, np.int64), np.array([len(kind)], np.int64)
     n_events = max(len(_EVENTS), 1)
-    R, T, per_key, cross = _gather(pipes, kind, cost, event, starts, sizes, core_off, n_events)
+    R, T, per_key, cross, events = _gather(pipes, kind, cost, event, starts, sizes, core_off, n_events)
     descriptors: dict = {}  # (round, setters, flag, receivers) -> descriptor
     rounds: dict = {}  # round key -> (round, how many sets it may hold)
     flag_index: dict = {}  # cross-core flag id -> a dense index
@@ -505,7 +507,6 @@ def encode_arrays(lengths, pool, kinds, groups, starts=None, sizes=None):
     n_cross = int(is_set.sum())
     if cross.size:  # one step per (core, event, set or wait): the sets of one count their round up together
         core = R[cross, _CORE]
-        events = _pool_events(event, starts, sizes, cross)
         groups_of, first, which, group_sizes = np.unique((core * n_events + events) * 2 + is_set,
                                                          return_index=True, return_inverse=True, return_counts=True)
         key_of = np.empty(groups_of.size, np.int64)
@@ -518,15 +519,7 @@ def encode_arrays(lengths, pool, kinds, groups, starts=None, sizes=None):
                                                                memo, flag_index, flag_id, size)
         R[cross, _KEY] = key_of[which]
     return dict(core_off=core_off, R=R, T=T, n_keys=len(per_key), per_key=per_key, descriptors=descriptors,
-                rounds=rounds,
-                n_cross=n_cross, flags=list(flag_index))
-
-
-def _pool_events(event, starts, sizes, positions) -> np.ndarray:
-    """The event ids of the streams' records at `positions` (sorted), from the pool's runs."""
-    ends = np.cumsum(sizes)
-    part = np.searchsorted(ends, positions, side="right")
-    return event[starts[part] + positions - (ends[part] - sizes[part])]
+                rounds=rounds, n_cross=n_cross, flags=list(flag_index))
 
 
 class _CoresOf:
