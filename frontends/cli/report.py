@@ -18,18 +18,24 @@ if TYPE_CHECKING:
     import numpy as np
 
 STARTED = time.perf_counter()  # where /proc is missing: the time since this module loaded
+# Python's start-up and the imports before this module take well under this; more means the process was exec'd
+# by a program that ran before it (the last command of `bash -c`), whose start time it keeps
+_EXEC_SLACK = 1.0
 
 
 def seconds_since_start() -> float:
-    """Wall seconds since the process started (Linux /proc: its start in clock ticks after boot), imports included."""
+    """Wall seconds since the process started (Linux /proc: its start in clock ticks after boot), imports included;
+    since this module loaded where /proc is missing or counts an earlier program's time (a shell's `exec`)."""
+    since_load = time.perf_counter() - STARTED
     try:
         with open("/proc/self/stat") as stat:
             fields = stat.read().rsplit(")", 1)[1].split()  # after "pid (comm)": field 3 (state) onwards
         with open("/proc/uptime") as uptime:
             now = float(uptime.read().split()[0])
-        return now - int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: starttime
+        since_start = now - int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: starttime
     except (OSError, ValueError, IndexError):
-        return time.perf_counter() - STARTED
+        return since_load
+    return since_start if since_start < since_load + _EXEC_SLACK else since_load
 
 # Tolerance of |got - ref| / (|ref| + rms(ref)): one rounding to the output dtype after fp32 accumulation
 # (half an ulp: 2^-11 fp16, 2^-8 bf16), with margin; HF32 rounds the fp32 operands to 11 mantissa bits.
