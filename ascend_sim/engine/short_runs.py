@@ -29,9 +29,16 @@ import numpy as np
 FRACTAL = 512  # bytes a LoadData2D repeat moves
 
 
+_RECORD, _LOADS, _LOAD3D, _MMAD = range(4)  # how a step runs: as its record, or from its template's operands
+
+
 class ShortRun:
-    """A short run's records as steps: (first record of the step, how many records, source step, destination
-    step); a step of one record runs as the record, a longer one as one copy (load2d_copies)."""
+    """A short run's records as steps (first record of the step, how many records, how it runs, what it reads):
+    LoadData2D records alike joined into one copy (load2d_copies; a step of one record is a copy of one),
+    dense LoadData 3Dv2 gathers and float16 Mmads (into the pass's L0C chains) run from the template's operands
+    on the core's buffers, anything else as its record. The local addresses are the same on every core, so no
+    record's operands are made (each costs a tuple and an object a record: dw's VideoMAE has 166k in its
+    runs)."""
 
     __slots__ = ("steps",)
 
@@ -41,33 +48,96 @@ class ShortRun:
     @classmethod
     def compiled(cls, args_list: list) -> ShortRun | None:
         """The run's steps from its records' operands (in the run's order; they depend only on local addresses,
-        the same on every core), or None when no two records join (then the records run as they are)."""
+        the same on every core), or None when every step would run as its record."""
         steps = []
         j = 0
         while j < len(args_list):
             count, s_step, d_step = _alike_after(args_list, j, _is_load2d, _same_form, _load2d_apart)
-            steps.append((j, count, s_step, d_step))
+            steps.append((j, count, *_how(args_list[j], count, s_step, d_step)))
             j += count
-        return cls(steps) if len(steps) < len(args_list) else None
+        return cls(steps) if any(step[2] != _RECORD for step in steps) else None
 
-    def run(self, chains, core: int, records: list, runs, operands, names) -> None:
-        """The run's data work (`records`: its records, indices into `runs` / `operands` / `names`; `chains`: the
-        pass's replay_data.L0CChains, which the records run through)."""
-        for j, count, s_step, d_step in self.steps:
-            i = records[j]
-            if count == 1:
-                chains.run(runs[i], operands[i], core, names[i])
-            else:  # LoadData2D neither reads nor writes L0C: the kept sums stay kept
-                load2d_copies(operands[i].args, count, s_step, d_step)
-
-    def run_loads(self, records: list, runs, operands) -> None:
-        """The steps of a list of loads (RunPlan's last loads: none reads or writes L0C) run in order."""
-        for j, count, s_step, d_step in self.steps:
-            i = records[j]
-            if count == 1:
-                runs[i](operands[i])
+    def run(self, chains, core: int, buffers: dict, records: list, runs, operands, names) -> None:
+        """The run's data work on `core` (`buffers`: its buffers by name; `records`: the run's records, indices
+        into `runs` / `operands` / `names`; `chains`: the pass's replay_data.L0CChains, which its Mmads go
+        into). Loads neither read nor write L0C: the kept sums stay kept."""
+        for j, count, how, step in self.steps:
+            if how == _LOAD3D:
+                _load3d(buffers, step)
+            elif how == _LOADS:
+                load2d_copies((buffers[step[0]], *step[1:3], buffers[step[3]], *step[4:10]), count, *step[10:])
+            elif how == _MMAD and chains.own[core]:
+                _mmad(chains, core, buffers, step)
             else:
-                load2d_copies(operands[i].args, count, s_step, d_step)
+                i = records[j]
+                chains.run(runs[i], operands[i], core, names[i])
+
+    def run_loads(self, buffers: dict, records: list, runs, operands) -> None:
+        """The steps of a list of loads (RunPlan's last loads: none reads or writes L0C) run in order on a
+        core's `buffers`."""
+        for j, count, how, step in self.steps:
+            if how == _LOAD3D:
+                _load3d(buffers, step)
+            elif how == _LOADS:
+                load2d_copies((buffers[step[0]], *step[1:3], buffers[step[3]], *step[4:10]), count, *step[10:])
+            else:
+                i = records[j]
+                runs[i](operands[i])
+
+
+def _how(args, count: int, s_step: int, d_step: int) -> tuple:
+    """(how a step of `count` records from one with operands `args` runs, what it reads at run time)."""
+    if _is_load2d(args) and (count > 1 or args.reps == 1 or args.d_pitch >= FRACTAL):  # no fractal written twice
+        return _LOADS, (args.sbuf.name, *args[1:3], args.dbuf.name, *args[4:], s_step, d_step)
+    from ascend_sim.isa.cube import MmadOperands
+    from ascend_sim.isa.mte1 import Load3DOperands
+
+    if args.__class__ is Load3DOperands and args.written is None:
+        return _LOAD3D, _load3d_step(args)
+    if (args.__class__ is MmadOperands and args.dtype == np.float16 and not args.gemv and args.bias_bt is None
+            and not (args.a0 | args.b0) & 1):
+        from ascend_sim.passes.fast_fractals import _walks  # numba: loaded by the compiled schedule
+
+        return _MMAD, (args.abuf.name, args.a0 >> 1, args.bbuf.name, args.b0 >> 1, args.cbuf.name,
+                       _walks(args.a_nz, args.m1, args.k1, args.n1, args.c0), args.k, args.hf32_rounding,
+                       (args.c0_addr, args.m1, args.n1), args.init)
+    return _RECORD, None
+
+
+def _load3d_step(ops) -> tuple:
+    """isa/mte1.py's LoadData 3Dv2 straight into L0 (Load3DOperands, `written` None) as what _load3d reads: the
+    source and destination byte ranges, and its gather (whole C0 blocks when its map moves them)."""
+    from ascend_sim.machine.gather import block_rows_of_map
+
+    size = ops.dtype.itemsize
+    c0 = 32 // size
+    blocks = block_rows_of_map(ops.index, ops.pad_positions, c0) if ops.span % c0 == 0 else None
+    return (ops.sbuf.name, ops.s0, ops.s0 + ops.span * size, ops.dbuf.name, ops.d0, ops.d0 + ops.count * size,
+            ops.dtype, c0, blocks, ops.index, ops.pad_positions if ops.pad_positions.size else None, ops.pad_value)
+
+
+def _load3d(buffers: dict, step: tuple) -> None:
+    """The bytes of isa/mte1.py's _load3d_execute (its gather straight into L0) on a core's `buffers`."""
+    s_name, s0, s1, d_name, d0, d1, dtype, c0, blocks, index, pads, pad_value = step
+    source = buffers[s_name].data[s0:s1].view(dtype)
+    values = buffers[d_name].data[d0:d1].view(dtype)
+    if blocks is None:
+        source.take(index, out=values, mode="clip")
+    else:
+        source.reshape(-1, c0).take(blocks, axis=0, out=values.reshape(-1, c0), mode="clip")
+    if pads is not None:
+        values[pads] = pad_value
+
+
+def _mmad(chains, core: int, buffers: dict, step: tuple) -> None:
+    """A float16 Mmad's product (passes/fast_fractals.py's: the same float32 operands and BLAS call as
+    isa/cube.py's) on a core's `buffers`, into the chains' sums of its L0C block."""
+    from ascend_sim.machine.mmad import multiply
+    from ascend_sim.passes.fast_fractals import f16_operands
+
+    a_name, a0, b_name, b0, c_name, walks, k, hf32_rounding, block, init = step
+    a, b = f16_operands(buffers[a_name].data.view(np.uint16), a0, buffers[b_name].data.view(np.uint16), b0, walks)
+    chains.add(core, buffers[c_name], block, init, multiply(a, b, k, hf32_rounding))
 
 
 def load2d_copies(ops, count: int, s_step: int, d_step: int) -> None:
