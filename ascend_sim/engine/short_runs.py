@@ -29,16 +29,13 @@ import numpy as np
 FRACTAL = 512  # bytes a LoadData2D repeat moves
 
 
-_RECORD, _LOADS, _LOAD3D, _MMAD = range(4)  # how a step runs: as its record, or from its template's operands
-
-
 class ShortRun:
-    """A short run's records as steps (first record of the step, how many records, how it runs, what it reads):
-    LoadData2D records alike joined into one copy (load2d_copies; a step of one record is a copy of one),
-    dense LoadData 3Dv2 gathers and float16 Mmads (into the pass's L0C chains) run from the template's operands
-    on the core's buffers, anything else as its record. The local addresses are the same on every core, so no
-    record's operands are made (each costs a tuple and an object a record: dw's VideoMAE has 166k in its
-    runs)."""
+    """A short run's records as steps (first record of the step, how many records, the function that runs it and
+    what that reads): LoadData2D records alike joined into one copy (load2d_copies; a step of one record is a
+    copy of one), dense LoadData 3Dv2 gathers and float16 Mmads (into the pass's L0C chains) run from the
+    template's operands on the core's buffers; anything else (function None) as its record. The local addresses
+    are the same on every core, so no record's operands are made (each costs a tuple and an object a record:
+    dw's VideoMAE has 166k in its runs)."""
 
     __slots__ = ("steps",)
 
@@ -55,76 +52,85 @@ class ShortRun:
             count, s_step, d_step = _alike_after(args_list, j, _is_load2d, _same_form, _load2d_apart)
             steps.append((j, count, *_how(args_list[j], count, s_step, d_step)))
             j += count
-        return cls(steps) if any(step[2] != _RECORD for step in steps) else None
+        return cls(steps) if any(step[2] is not None for step in steps) else None
 
     def run(self, chains, core: int, buffers: dict, records: list, runs, operands, names) -> None:
         """The run's data work on `core` (`buffers`: its buffers by name; `records`: the run's records, indices
         into `runs` / `operands` / `names`; `chains`: the pass's replay_data.L0CChains, which its Mmads go
-        into). Loads neither read nor write L0C: the kept sums stay kept."""
-        for j, count, how, step in self.steps:
-            if how == _LOAD3D:
-                _load3d(buffers, step)
-            elif how == _LOADS:
-                load2d_copies((buffers[step[0]], *step[1:3], buffers[step[3]], *step[4:10]), count, *step[10:])
-            elif how == _MMAD and chains.own[core]:
-                _mmad(chains, core, buffers, step)
-            else:
+        into; a run is only made on a core whose buffers are its own). Loads neither read nor write L0C: the
+        kept sums stay kept."""
+        for j, _, function, step in self.steps:
+            if function is None:
                 i = records[j]
                 chains.run(runs[i], operands[i], core, names[i])
+            else:
+                function(chains, core, buffers, step)
 
     def run_loads(self, buffers: dict, records: list, runs, operands) -> None:
         """The steps of a list of loads (RunPlan's last loads: none reads or writes L0C) run in order on a
         core's `buffers`."""
-        for j, count, how, step in self.steps:
-            if how == _LOAD3D:
-                _load3d(buffers, step)
-            elif how == _LOADS:
-                load2d_copies((buffers[step[0]], *step[1:3], buffers[step[3]], *step[4:10]), count, *step[10:])
-            else:
+        for j, _, function, step in self.steps:
+            if function is None:
                 i = records[j]
                 runs[i](operands[i])
+            else:
+                function(None, 0, buffers, step)
 
 
 def _how(args, count: int, s_step: int, d_step: int) -> tuple:
-    """(how a step of `count` records from one with operands `args` runs, what it reads at run time)."""
-    if _is_load2d(args) and (count > 1 or args.reps == 1 or args.d_pitch >= FRACTAL):  # no fractal written twice
-        return _LOADS, (args.sbuf.name, *args[1:3], args.dbuf.name, *args[4:], s_step, d_step)
+    """(the function that runs a step of `count` records from one with operands `args`, or None: as its record;
+    what the function reads)."""
     from ascend_sim.isa.cube import MmadOperands
     from ascend_sim.isa.mte1 import Load3DOperands
 
+    if _is_load2d(args) and (count > 1 or args.reps == 1 or args.d_pitch >= FRACTAL):  # no fractal written twice
+        return _load2d, (args.sbuf.name, *args[1:3], args.dbuf.name, *args[4:9], count, s_step, d_step)
     if args.__class__ is Load3DOperands and args.written is None:
-        return _LOAD3D, _load3d_step(args)
+        return _load3d, _load3d_step(args)
     if (args.__class__ is MmadOperands and args.dtype == np.float16 and not args.gemv and args.bias_bt is None
             and not (args.a0 | args.b0) & 1):
-        from ascend_sim.passes.fast_fractals import _walks  # numba: loaded by the compiled schedule
+        from ascend_sim.machine.mmad import multiply
+        from ascend_sim.passes.fast_fractals import _walks, f16_operands  # numba: loaded by the compiled schedule
 
-        return _MMAD, (args.abuf.name, args.a0 >> 1, args.bbuf.name, args.b0 >> 1, args.cbuf.name,
+        return _mmad, (args.abuf.name, args.a0 >> 1, args.bbuf.name, args.b0 >> 1, args.cbuf.name,
                        _walks(args.a_nz, args.m1, args.k1, args.n1, args.c0), args.k, args.hf32_rounding,
-                       (args.c0_addr, args.m1, args.n1), args.init)
-    return _RECORD, None
+                       (args.c0_addr, args.m1, args.n1), args.init, f16_operands, multiply)
+    return None, None
+
+
+def _load2d(chains, core: int, buffers: dict, step: tuple) -> None:
+    """LoadData2D records alike as one copy (load2d_copies) on a core's `buffers`."""
+    s_name, s0, s_pitch, d_name, d0, d_pitch, reps, transpose, dtype, count, s_step, d_step = step
+    load2d_copies((buffers[s_name], s0, s_pitch, buffers[d_name], d0, d_pitch, reps, transpose, dtype, None), count,
+                  s_step, d_step)
 
 
 def _load3d_step(ops) -> tuple:
     """isa/mte1.py's LoadData 3Dv2 straight into L0 (Load3DOperands, `written` None) as what _load3d reads: the
-    source and destination byte ranges, and its gather (whole C0 blocks when its map moves them)."""
+    source and destination byte ranges, and its gather as rows of the widest width (C0, C0 / 2, ... 2 elements)
+    whose runs its map moves whole: the same bytes with fewer indices (Conv3DV2's VideoMAE, 3 channels, reads 4
+    at a time: 4,096 rows 3x cheaper than 16,384 elements), else by element."""
     from ascend_sim.machine.gather import block_rows_of_map
 
     size = ops.dtype.itemsize
-    c0 = 32 // size
-    blocks = block_rows_of_map(ops.index, ops.pad_positions, c0) if ops.span % c0 == 0 else None
+    width, rows = 32 // size, None
+    while rows is None and width > 1:
+        rows = block_rows_of_map(ops.index, ops.pad_positions, width) if ops.span % width == 0 else None
+        if rows is None:
+            width //= 2
     return (ops.sbuf.name, ops.s0, ops.s0 + ops.span * size, ops.dbuf.name, ops.d0, ops.d0 + ops.count * size,
-            ops.dtype, c0, blocks, ops.index, ops.pad_positions if ops.pad_positions.size else None, ops.pad_value)
+            ops.dtype, width, rows, ops.index, ops.pad_positions if ops.pad_positions.size else None, ops.pad_value)
 
 
-def _load3d(buffers: dict, step: tuple) -> None:
+def _load3d(chains, core: int, buffers: dict, step: tuple) -> None:
     """The bytes of isa/mte1.py's _load3d_execute (its gather straight into L0) on a core's `buffers`."""
-    s_name, s0, s1, d_name, d0, d1, dtype, c0, blocks, index, pads, pad_value = step
+    s_name, s0, s1, d_name, d0, d1, dtype, width, rows, index, pads, pad_value = step
     source = buffers[s_name].data[s0:s1].view(dtype)
     values = buffers[d_name].data[d0:d1].view(dtype)
-    if blocks is None:
+    if rows is None:
         source.take(index, out=values, mode="clip")
     else:
-        source.reshape(-1, c0).take(blocks, axis=0, out=values.reshape(-1, c0), mode="clip")
+        source.reshape(-1, width).take(rows, axis=0, out=values.reshape(-1, width), mode="clip")
     if pads is not None:
         values[pads] = pad_value
 
@@ -132,10 +138,7 @@ def _load3d(buffers: dict, step: tuple) -> None:
 def _mmad(chains, core: int, buffers: dict, step: tuple) -> None:
     """A float16 Mmad's product (passes/fast_fractals.py's: the same float32 operands and BLAS call as
     isa/cube.py's) on a core's `buffers`, into the chains' sums of its L0C block."""
-    from ascend_sim.machine.mmad import multiply
-    from ascend_sim.passes.fast_fractals import f16_operands
-
-    a_name, a0, b_name, b0, c_name, walks, k, hf32_rounding, block, init = step
+    a_name, a0, b_name, b0, c_name, walks, k, hf32_rounding, block, init, f16_operands, multiply = step
     a, b = f16_operands(buffers[a_name].data.view(np.uint16), a0, buffers[b_name].data.view(np.uint16), b0, walks)
     chains.add(core, buffers[c_name], block, init, multiply(a, b, k, hf32_rounding))
 

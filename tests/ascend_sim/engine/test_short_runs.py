@@ -99,8 +99,7 @@ def test_which_records_join():
     assert _steps([other]) is None
     # a load whose own fractals overlap (pitch under a fractal) runs as its record
     overlapping = _loads(l1, l0b, 1, 0, 0, 0, 0, 512, 256, 2, False)
-    assert [step[2] for step in ShortRun.compiled([overlapping[0], c3d[0]]).steps] == [short_runs._RECORD,
-                                                                                       short_runs._LOADS]
+    assert [step[2] for step in ShortRun.compiled([overlapping[0], c3d[0]]).steps] == [None, short_runs._load2d]
 
 
 def test_a_short_run_gives_the_bytes_of_its_records():
