@@ -81,13 +81,18 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
     previous = np.zeros(len(by_core), bool)
     previous[1:] = batched[:-1]
     starts = batched & ~(previous & same_core)
-    members = np.split(by_core[batched], np.flatnonzero(starts[batched])[1:]) if batched.any() else []
+    in_runs = by_core[batched]  # the runs' records (positions in seq), one run after another
+    run_starts = np.flatnonzero(starts[batched])
+    bounds = [*run_starts.tolist(), len(in_runs)]  # run w: in_runs[bounds[w]:bounds[w + 1]]
+    run_records = seq[in_runs]
+    run_origins = origins[run_records]
+    keys = run_origins.tobytes()  # run w's key: its records' origins, bytes 8 * bounds[w] to 8 * bounds[w + 1]
+    run_records = run_records.tolist()
     # what runs, by position in seq: a record of its own, or a run at its first record's position (a joined copy's
     # later records, run by its first, not at all: Conv3DV2's VideoMAE has 659k)
     singles = np.flatnonzero(kind == OTHER if joins is None else (kind == OTHER) & (joins[seq] >= 0))
-    firsts = np.array([m[0] for m in members], np.int64)
-    at = np.concatenate([singles, firsts])
-    what = np.concatenate([np.full(len(singles), -1, np.int64), np.arange(len(members), dtype=np.int64)])
+    at = np.concatenate([singles, in_runs[run_starts]])
+    what = np.concatenate([np.full(len(singles), -1, np.int64), np.arange(len(run_starts), dtype=np.int64)])
     by_position = np.argsort(at, kind="stable")
     seq_list, core_list, names = seq.tolist(), core.tolist(), names_l0c.tolist()
     joined = None if joins is None or not joins.any() else joins.tolist()
@@ -104,16 +109,15 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
                     continue
                 chains.run(runs[i], operands[i], core_list[position], names[i])
                 continue
-            records = seq[members[w]]
-            origin = origins[records]
-            key = origin.tobytes()
+            lo, hi = bounds[w], bounds[w + 1]
+            records = run_records[lo:hi]
+            key = keys[8 * lo:8 * hi]
             plan = plans.get(key, False)
-            records = records.tolist()
             if plan is False:
                 args_list = [operands.template_args(i) for i in records]
                 plan = RunPlan.compiled(args_list, gathers) or ShortRun.compiled(args_list)
-                if origin.min() >= 0:  # real records (-1) are not named by their origin: found by content each time
-                    plans[key] = plan
+                if run_origins[lo:hi].min() >= 0:  # real records (-1) are not named by their origin: found by
+                    plans[key] = plan  # content each time
             c = core_list[position]
             if plan is None:
                 for i in records:

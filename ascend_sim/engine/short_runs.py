@@ -107,30 +107,25 @@ def _load2d(chains, core: int, buffers: dict, step: tuple) -> None:
 
 def _load3d_step(ops) -> tuple:
     """isa/mte1.py's LoadData 3Dv2 straight into L0 (Load3DOperands, `written` None) as what _load3d reads: the
-    source and destination byte ranges, and its gather as rows of the widest width (C0, C0 / 2, ... 2 elements)
-    whose runs its map moves whole: the same bytes with fewer indices (Conv3DV2's VideoMAE, 3 channels, reads 4
-    at a time: 4,096 rows 3x cheaper than 16,384 elements), else by element."""
+    source and destination byte ranges, and its gather (whole C0 blocks when its map moves them)."""
     from ascend_sim.machine.gather import block_rows_of_map
 
     size = ops.dtype.itemsize
-    width, rows = 32 // size, None
-    while rows is None and width > 1:
-        rows = block_rows_of_map(ops.index, ops.pad_positions, width) if ops.span % width == 0 else None
-        if rows is None:
-            width //= 2
+    c0 = 32 // size
+    blocks = block_rows_of_map(ops.index, ops.pad_positions, c0) if ops.span % c0 == 0 else None
     return (ops.sbuf.name, ops.s0, ops.s0 + ops.span * size, ops.dbuf.name, ops.d0, ops.d0 + ops.count * size,
-            ops.dtype, width, rows, ops.index, ops.pad_positions if ops.pad_positions.size else None, ops.pad_value)
+            ops.dtype, c0, blocks, ops.index, ops.pad_positions if ops.pad_positions.size else None, ops.pad_value)
 
 
 def _load3d(chains, core: int, buffers: dict, step: tuple) -> None:
     """The bytes of isa/mte1.py's _load3d_execute (its gather straight into L0) on a core's `buffers`."""
-    s_name, s0, s1, d_name, d0, d1, dtype, width, rows, index, pads, pad_value = step
+    s_name, s0, s1, d_name, d0, d1, dtype, c0, blocks, index, pads, pad_value = step
     source = buffers[s_name].data[s0:s1].view(dtype)
     values = buffers[d_name].data[d0:d1].view(dtype)
-    if rows is None:
+    if blocks is None:
         source.take(index, out=values, mode="clip")
     else:
-        source.reshape(-1, width).take(rows, axis=0, out=values.reshape(-1, width), mode="clip")
+        source.reshape(-1, c0).take(blocks, axis=0, out=values.reshape(-1, c0), mode="clip")
     if pads is not None:
         values[pads] = pad_value
 

@@ -92,16 +92,6 @@ def test_short_run_steps_write_what_the_records_write(monkeypatch, layer, dtype)
     assert result == layer(dtype, "exact").result.tobytes()
 
 
-def test_a_three_channel_img2col_gathers_rows_of_four(monkeypatch):
-    """The patch embedding's LoadData 3Dv2 (3 channels: its map moves 4 elements at a time, not whole C0 blocks)
-    gathers rows of 4 (the bytes: the test above)."""
-    widths = []
-    real = short_runs._load3d_step
-    monkeypatch.setattr(short_runs, "_load3d_step", lambda ops: widths.append(real(ops)[7]) or real(ops))
-    _patch_embedding(DTYPES[0], "replay")
-    assert 4 in widths and set(widths) <= {16, 8, 4, 2, 1}
-
-
 def test_real_records_join_their_copies_with_the_bytes_of_the_records(monkeypatch):
     """The patch embedding's templates' first calls load L0B by LoadData2D(GM) alike: joined like a template's."""
     launch = lambda: _patch_embedding(DTYPES[0], "replay")  # noqa: E731
