@@ -1,6 +1,9 @@
 """Runs of LoadData / Mmad records too short to plan (replay_data.RunPlan refuses them: fewer than MIN_MMADS
-Mmads, on an L1 window as large as what they read), run record by record except their LoadData2D copies that go
-alike, which run as one strided copy.
+Mmads, on an L1 window as large as what they read), run step by step: their LoadData2D copies that go alike as
+one strided copy, and their dense LoadData 3Dv2 gathers, float16 Mmads and other LoadData2D from the template's
+operands on the core's buffers (no record's operands made: Conv3DV2 and dw run one to four Mmads between their
+L1 or weight loads, so all their runs are short; tests/ascend_sim/engine/test_short_run_steps.py), anything else
+as its record.
 
 C3D conv3a and X3D load each Mmad's B with three LoadData2D in a row (C3D: 8 fractals each, transposed, their
 sources 512 bytes apart going down and their destinations 4096 bytes apart going up): 12,672 records on C3D, each
@@ -18,7 +21,8 @@ The same for the DataCopies (GM -> a core's buffer) and DataCopyPads (UB -> GM) 
 rows in runs of DataCopyPad; Conv3DV2 with the weight bypassing L1 loads L0B by LoadData2D(GM), one per K C0
 group, VideoMAE's patch embedding 32 a K step alike): run_in_order runs them as one copy at the first one's
 place, on a core of its own and only when the race checks found no race (the caller's conditions), so no other
-core touches the GM rows they read or write in between. The bytes are those of isa/mte2.py's DataCopy,
+core touches the GM rows they read or write in between; so do a core's consecutive real records (a template's
+first call: Conv3DV2's VideoMAE's 28,672 LoadData2D(GM), replay_passes._RealRecords). The bytes are those of isa/mte2.py's DataCopy,
 isa/load2d_gm.py's LoadData2D(GM) and isa/vector/datacopy.py's DataCopyPad(UB->GM) (tests:
 tests/ascend_sim/engine/test_short_runs.py).
 """
