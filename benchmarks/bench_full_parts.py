@@ -105,12 +105,14 @@ def main(argv=None) -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--only", nargs="*")
     parser.add_argument("--floor", action="store_true", help="also time each layer's GEMM floor")
+    parser.add_argument("--op", choices=("dx", "dw", "conv3d"), default="dx",
+                        help="the operator (default dx; dw and conv3d: the host parts are not split)")
     args = parser.parse_args(argv)
     parts = Parts()
     instrument_full(parts)
     layers = [layer for layer in LAYERS if not args.only or any(w.lower() in layer.name.lower() for w in args.only)]
     for layer in layers:
-        run = parts.timed(HOST, _operator_run("dx", layer))
+        run = parts.timed(HOST, _operator_run(args.op, layer))
         run()
         total, result, seconds, calls = parts.best_of(args.repeat, run)
         print(f"{layer.name}: {result.report.instructions:,} instructions, full run {total * 1e3:.1f} ms of CPU "

@@ -81,12 +81,18 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
     previous = np.zeros(len(by_core), bool)
     previous[1:] = batched[:-1]
     starts = batched & ~(previous & same_core)
-    members = np.split(by_core[batched], np.flatnonzero(starts[batched])[1:]) if batched.any() else []
-    # what runs, by position in seq: a record of its own, or a run at its first record's position
-    singles = np.flatnonzero(kind == OTHER)
-    firsts = np.array([m[0] for m in members], np.int64)
-    at = np.concatenate([singles, firsts])
-    what = np.concatenate([np.full(len(singles), -1, np.int64), np.arange(len(members), dtype=np.int64)])
+    in_runs = by_core[batched]  # the runs' records (positions in seq), one run after another
+    run_starts = np.flatnonzero(starts[batched])
+    bounds = [*run_starts.tolist(), len(in_runs)]  # run w: in_runs[bounds[w]:bounds[w + 1]]
+    run_records = seq[in_runs]
+    run_origins = origins[run_records]
+    keys = run_origins.tobytes()  # run w's key: its records' origins, bytes 8 * bounds[w] to 8 * bounds[w + 1]
+    run_records = run_records.tolist()
+    # what runs, by position in seq: a record of its own, or a run at its first record's position (a joined copy's
+    # later records, run by its first, not at all: Conv3DV2's VideoMAE has 659k)
+    singles = np.flatnonzero(kind == OTHER if joins is None else (kind == OTHER) & (joins[seq] >= 0))
+    at = np.concatenate([singles, in_runs[run_starts]])
+    what = np.concatenate([np.full(len(singles), -1, np.int64), np.arange(len(run_starts), dtype=np.int64)])
     by_position = np.argsort(at, kind="stable")
     seq_list, core_list, names = seq.tolist(), core.tolist(), names_l0c.tolist()
     joined = None if joins is None or not joins.any() else joins.tolist()
@@ -96,29 +102,28 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
         for position, w in zip(at[by_position].tolist(), what[by_position].tolist()):
             if w < 0:
                 i = seq_list[position]
-                if joined is not None and joined[i]:
-                    if joined[i] > 0:  # a row copy (DataCopy, DataCopyPad) does not touch L0C: sums stay kept
-                        first, second = operands.template_args(i), operands.template_args(i + 1)
-                        copies(operands[i].args, int(joined[i]), second.s0 - first.s0, second.d0 - first.d0)
+                if joined is not None and joined[i]:  # the first of k row copies alike (DataCopy, DataCopyPad,
+                    # LoadData2D(GM)), which do not touch L0C: the sums stay kept
+                    first, second = operands.template_args(i), operands.template_args(i + 1)
+                    copies(operands[i].args, joined[i], second.s0 - first.s0, second.d0 - first.d0)
                     continue
                 chains.run(runs[i], operands[i], core_list[position], names[i])
                 continue
-            records = seq[members[w]]
-            origin = origins[records]
-            key = origin.tobytes()
+            lo, hi = bounds[w], bounds[w + 1]
+            records = run_records[lo:hi]
+            key = keys[8 * lo:8 * hi]
             plan = plans.get(key, False)
-            records = records.tolist()
             if plan is False:
                 args_list = [operands.template_args(i) for i in records]
                 plan = RunPlan.compiled(args_list, gathers) or ShortRun.compiled(args_list)
-                if origin.min() >= 0:  # real records (-1) are not named by their origin: found by content each time
-                    plans[key] = plan
+                if run_origins[lo:hi].min() >= 0:  # real records (-1) are not named by their origin: found by
+                    plans[key] = plan  # content each time
             c = core_list[position]
             if plan is None:
                 for i in records:
                     chains.run(runs[i], operands[i], c, names[i])
             elif plan.__class__ is ShortRun:
-                plan.run(chains, c, records, runs, operands, names)
+                plan.run(chains, c, buffers_of[c], records, runs, operands, names)
             else:
                 chains.store(c)
                 plan.run(buffers_of[c], records, runs, operands)
@@ -156,24 +161,28 @@ class L0CChains:
         fields = getattr(args, "_fields", None)
         chain = self.chains.get(core)
         if fields is not None and fields[0] == "abuf" and self.own[core] and not args.gemv and args.bias_bt is None:
-            block = (args.c0_addr, args.m1, args.n1)
-            prod = self.product(args)
-            if chain is not None and chain[1] == block and chain[0] is args.cbuf:
-                if args.init:
-                    chain[2] = prod
-                else:
-                    chain[2] += prod
-                return
-            self.store(core)
-            if not args.init:
-                c = _load_c(args.cbuf.data.view(np.float32), block)
-                c += prod
-                prod = c
-            self.chains[core] = [args.cbuf, block, prod]
+            self.add(core, args.cbuf, (args.c0_addr, args.m1, args.n1), args.init, self.product(args))
             return
         if chain is not None and names_l0c:
             self.store(core)
         run(ops)
+
+    def add(self, core: int, cbuf, block: tuple, init: bool, prod) -> None:
+        """An Mmad's product `prod` into the L0C block (address, m1, n1) of `cbuf`: C = prod when `init`, else
+        C += prod, kept as the core's chain (a chain on another block stored first)."""
+        chain = self.chains.get(core)
+        if chain is not None and chain[1] == block and chain[0] is cbuf:
+            if init:
+                chain[2] = prod
+            else:
+                chain[2] += prod
+            return
+        self.store(core)
+        if not init:
+            c = _load_c(cbuf.data.view(np.float32), block)
+            c += prod
+            prod = c
+        self.chains[core] = [cbuf, block, prod]
 
     def store(self, core: int) -> None:
         """The core's kept sums written to L0C (NZ)."""
@@ -322,7 +331,7 @@ class RunPlan:
             for i in last:
                 runs[i](operands[i])
         else:
-            self.last_steps.run_loads(last, runs, operands)
+            self.last_steps.run_loads(buffers, last, runs, operands)
 
 
 def _pad_row(operands) -> np.float32 | None:

@@ -113,6 +113,7 @@ def run_semantics(chip, cores, s, made=None) -> None:
     unshared = [not any(buf.key in chip.shared_buffers for buf in core.buffers.values()) for core in cores]
     made = {} if made is None else made
     for c, core in enumerate(cores):
+        real.joining = unshared[c] and chip.check_races  # row copies join: short_runs.copy_joins' conditions
         for item in flattened(core.stream, made):
             if item.__class__ is Block:
                 plan = plans.get(id(item.template))
@@ -134,8 +135,9 @@ def run_semantics(chip, cores, s, made=None) -> None:
                 kind = replay_data.kind_of(run, item.name)
                 real.kinds.append(kind if unshared[c] or kind != replay_data.RUN else replay_data.OTHER)
                 real.names_l0c.append(run is not None and _names_l0c(item))
+                real.records.append(item)
                 atomic = atomic or _adds_atomically(item)
-    real.close()
+        real.close()  # a stretch's copies join only on one core
     from ascend_sim.passes.fast_schedule import _CORE
 
     batched = dict(kinds=np.concatenate(kinds), origins=np.concatenate(origins), core_of=s.R[:, _CORE],
@@ -205,14 +207,18 @@ class _StreamOperands:
 
 
 class _RealRecords:
-    """run_semantics' per-record arrays of a stretch of real records between blocks, gathered as lists and added
-    as one array each (not an array a record)."""
+    """run_semantics' per-record arrays of a stretch of real records between blocks on one core, gathered as lists
+    and added as one array each (not an array a record); its row copies alike joined as a template's are
+    (short_runs.copy_joins: consecutive records of one core) when `joining` (Conv3DV2's VideoMAE: the 28,672
+    LoadData2D(GM) of its templates' first calls)."""
 
-    __slots__ = ("kinds", "names_l0c", "_arrays")
+    __slots__ = ("kinds", "names_l0c", "records", "joining", "_arrays")
 
     def __init__(self, kinds: list, origins: list, names_l0c: list, joins: list):
         self.kinds: list = []
         self.names_l0c: list = []
+        self.records: list = []
+        self.joining = False  # the core's buffers are its own and the race checks ran (and found no race)
         self._arrays = kinds, origins, names_l0c, joins
 
     def close(self) -> None:
@@ -222,8 +228,10 @@ class _RealRecords:
             kinds.append(np.array(self.kinds, np.int8))
             origins.append(np.full(len(self.kinds), -1, np.int64))
             names_l0c.append(np.array(self.names_l0c, bool))
-            joins.append(np.zeros(len(self.kinds), np.int32))  # a real record joins no copy
-            self.kinds, self.names_l0c = [], []
+            joined = short_runs.copy_joins([r.name for r in self.records], [r.args for r in self.records]) \
+                if self.joining else None
+            joins.append(np.zeros(len(self.kinds), np.int32) if joined is None else np.array(joined, np.int32))
+            self.kinds, self.names_l0c, self.records = [], [], []
 
 
 def _names_l0c(rec) -> bool:

@@ -1,6 +1,9 @@
 """Runs of LoadData / Mmad records too short to plan (replay_data.RunPlan refuses them: fewer than MIN_MMADS
-Mmads, on an L1 window as large as what they read), run record by record except their LoadData2D copies that go
-alike, which run as one strided copy.
+Mmads, on an L1 window as large as what they read), run step by step: their LoadData2D copies that go alike as
+one strided copy, and their dense LoadData 3Dv2 gathers, float16 Mmads and other LoadData2D from the template's
+operands on the core's buffers (no record's operands made: Conv3DV2 and dw run one to four Mmads between their
+L1 or weight loads, so all their runs are short; tests/ascend_sim/engine/test_short_run_steps.py), anything else
+as its record.
 
 C3D conv3a and X3D load each Mmad's B with three LoadData2D in a row (C3D: 8 fractals each, transposed, their
 sources 512 bytes apart going down and their destinations 4096 bytes apart going up): 12,672 records on C3D, each
@@ -18,7 +21,8 @@ The same for the DataCopies (GM -> a core's buffer) and DataCopyPads (UB -> GM) 
 rows in runs of DataCopyPad; Conv3DV2 with the weight bypassing L1 loads L0B by LoadData2D(GM), one per K C0
 group, VideoMAE's patch embedding 32 a K step alike): run_in_order runs them as one copy at the first one's
 place, on a core of its own and only when the race checks found no race (the caller's conditions), so no other
-core touches the GM rows they read or write in between. The bytes are those of isa/mte2.py's DataCopy,
+core touches the GM rows they read or write in between; so do a core's consecutive real records (a template's
+first call: Conv3DV2's VideoMAE's 28,672 LoadData2D(GM), replay_passes._RealRecords). The bytes are those of isa/mte2.py's DataCopy,
 isa/load2d_gm.py's LoadData2D(GM) and isa/vector/datacopy.py's DataCopyPad(UB->GM) (tests:
 tests/ascend_sim/engine/test_short_runs.py).
 """
@@ -30,8 +34,12 @@ FRACTAL = 512  # bytes a LoadData2D repeat moves
 
 
 class ShortRun:
-    """A short run's records as steps: (first record of the step, how many records, source step, destination
-    step); a step of one record runs as the record, a longer one as one copy (load2d_copies)."""
+    """A short run's records as steps (first record of the step, how many records, the function that runs it and
+    what that reads): LoadData2D records alike joined into one copy (load2d_copies; a step of one record is a
+    copy of one), dense LoadData 3Dv2 gathers and float16 Mmads (into the pass's L0C chains) run from the
+    template's operands on the core's buffers; anything else (function None) as its record. The local addresses
+    are the same on every core, so no record's operands are made (each costs a tuple and an object a record:
+    dw's VideoMAE has 166k in its runs)."""
 
     __slots__ = ("steps",)
 
@@ -41,33 +49,97 @@ class ShortRun:
     @classmethod
     def compiled(cls, args_list: list) -> ShortRun | None:
         """The run's steps from its records' operands (in the run's order; they depend only on local addresses,
-        the same on every core), or None when no two records join (then the records run as they are)."""
+        the same on every core), or None when every step would run as its record."""
         steps = []
         j = 0
         while j < len(args_list):
             count, s_step, d_step = _alike_after(args_list, j, _is_load2d, _same_form, _load2d_apart)
-            steps.append((j, count, s_step, d_step))
+            steps.append((j, count, *_how(args_list[j], count, s_step, d_step)))
             j += count
-        return cls(steps) if len(steps) < len(args_list) else None
+        return cls(steps) if any(step[2] is not None for step in steps) else None
 
-    def run(self, chains, core: int, records: list, runs, operands, names) -> None:
-        """The run's data work (`records`: its records, indices into `runs` / `operands` / `names`; `chains`: the
-        pass's replay_data.L0CChains, which the records run through)."""
-        for j, count, s_step, d_step in self.steps:
-            i = records[j]
-            if count == 1:
+    def run(self, chains, core: int, buffers: dict, records: list, runs, operands, names) -> None:
+        """The run's data work on `core` (`buffers`: its buffers by name; `records`: the run's records, indices
+        into `runs` / `operands` / `names`; `chains`: the pass's replay_data.L0CChains, which its Mmads go
+        into; a run is only made on a core whose buffers are its own). Loads neither read nor write L0C: the
+        kept sums stay kept."""
+        for j, _, function, step in self.steps:
+            if function is None:
+                i = records[j]
                 chains.run(runs[i], operands[i], core, names[i])
-            else:  # LoadData2D neither reads nor writes L0C: the kept sums stay kept
-                load2d_copies(operands[i].args, count, s_step, d_step)
+            else:
+                function(chains, core, buffers, step)
 
-    def run_loads(self, records: list, runs, operands) -> None:
-        """The steps of a list of loads (RunPlan's last loads: none reads or writes L0C) run in order."""
-        for j, count, s_step, d_step in self.steps:
-            i = records[j]
-            if count == 1:
+    def run_loads(self, buffers: dict, records: list, runs, operands) -> None:
+        """The steps of a list of loads (RunPlan's last loads: none reads or writes L0C) run in order on a
+        core's `buffers`."""
+        for j, _, function, step in self.steps:
+            if function is None:
+                i = records[j]
                 runs[i](operands[i])
             else:
-                load2d_copies(operands[i].args, count, s_step, d_step)
+                function(None, 0, buffers, step)
+
+
+def _how(args, count: int, s_step: int, d_step: int) -> tuple:
+    """(the function that runs a step of `count` records from one with operands `args`, or None: as its record;
+    what the function reads)."""
+    from ascend_sim.isa.cube import MmadOperands
+    from ascend_sim.isa.mte1 import Load3DOperands
+
+    if _is_load2d(args) and (count > 1 or args.reps == 1 or args.d_pitch >= FRACTAL):  # no fractal written twice
+        return _load2d, (args.sbuf.name, *args[1:3], args.dbuf.name, *args[4:9], count, s_step, d_step)
+    if args.__class__ is Load3DOperands and args.written is None:
+        return _load3d, _load3d_step(args)
+    if (args.__class__ is MmadOperands and args.dtype == np.float16 and not args.gemv and args.bias_bt is None
+            and not (args.a0 | args.b0) & 1):
+        from ascend_sim.machine.mmad import multiply
+        from ascend_sim.passes.fast_fractals import _walks, f16_operands  # numba: loaded by the compiled schedule
+
+        return _mmad, (args.abuf.name, args.a0 >> 1, args.bbuf.name, args.b0 >> 1, args.cbuf.name,
+                       _walks(args.a_nz, args.m1, args.k1, args.n1, args.c0), args.k, args.hf32_rounding,
+                       (args.c0_addr, args.m1, args.n1), args.init, f16_operands, multiply)
+    return None, None
+
+
+def _load2d(chains, core: int, buffers: dict, step: tuple) -> None:
+    """LoadData2D records alike as one copy (load2d_copies) on a core's `buffers`."""
+    s_name, s0, s_pitch, d_name, d0, d_pitch, reps, transpose, dtype, count, s_step, d_step = step
+    load2d_copies((buffers[s_name], s0, s_pitch, buffers[d_name], d0, d_pitch, reps, transpose, dtype, None), count,
+                  s_step, d_step)
+
+
+def _load3d_step(ops) -> tuple:
+    """isa/mte1.py's LoadData 3Dv2 straight into L0 (Load3DOperands, `written` None) as what _load3d reads: the
+    source and destination byte ranges, and its gather (whole C0 blocks when its map moves them)."""
+    from ascend_sim.machine.gather import block_rows_of_map
+
+    size = ops.dtype.itemsize
+    c0 = 32 // size
+    blocks = block_rows_of_map(ops.index, ops.pad_positions, c0) if ops.span % c0 == 0 else None
+    return (ops.sbuf.name, ops.s0, ops.s0 + ops.span * size, ops.dbuf.name, ops.d0, ops.d0 + ops.count * size,
+            ops.dtype, c0, blocks, ops.index, ops.pad_positions if ops.pad_positions.size else None, ops.pad_value)
+
+
+def _load3d(chains, core: int, buffers: dict, step: tuple) -> None:
+    """The bytes of isa/mte1.py's _load3d_execute (its gather straight into L0) on a core's `buffers`."""
+    s_name, s0, s1, d_name, d0, d1, dtype, c0, blocks, index, pads, pad_value = step
+    source = buffers[s_name].data[s0:s1].view(dtype)
+    values = buffers[d_name].data[d0:d1].view(dtype)
+    if blocks is None:
+        source.take(index, out=values, mode="clip")
+    else:
+        source.reshape(-1, c0).take(blocks, axis=0, out=values.reshape(-1, c0), mode="clip")
+    if pads is not None:
+        values[pads] = pad_value
+
+
+def _mmad(chains, core: int, buffers: dict, step: tuple) -> None:
+    """A float16 Mmad's product (passes/fast_fractals.py's: the same float32 operands and BLAS call as
+    isa/cube.py's) on a core's `buffers`, into the chains' sums of its L0C block."""
+    a_name, a0, b_name, b0, c_name, walks, k, hf32_rounding, block, init, f16_operands, multiply = step
+    a, b = f16_operands(buffers[a_name].data.view(np.uint16), a0, buffers[b_name].data.view(np.uint16), b0, walks)
+    chains.add(core, buffers[c_name], block, init, multiply(a, b, k, hf32_rounding))
 
 
 def load2d_copies(ops, count: int, s_step: int, d_step: int) -> None:

@@ -557,14 +557,16 @@ def encode(parts: list, s, granule: int, shared: frozenset = frozenset()):
         buffer_of += pairs_of_shared
         capacity += [capacity[k] for k in pairs_of_shared]
     if FP.shape[0]:
-        used, FP[:, _G] = np.unique(FP[:, _G], return_inverse=True)
+        used, FP[:, _G] = _ranked(FP[:, _G])
+        kinds_of = np.zeros((used.size, 3), bool)  # per buffer, whether its boxes read (0), write (1), add (2)
+        kinds_of[FP[:, _G], FP[:, _FK]] = True
     else:
-        used = np.zeros(0, np.int64)
+        used, kinds_of = np.zeros(0, np.int64), np.zeros((0, 3), bool)
     G = np.full((max(used.size, 1), 6), -1, np.int64)
     G[:, _MADE] = 0
     size = 0
     for g, k in enumerate(used.tolist()):  # shadows for the buffers some access writes (the others never race)
-        kinds = set(FP[FP[:, _G] == g, _FK].tolist())
+        kinds = set(np.flatnonzero(kinds_of[g]).tolist())
         G[g, _GRANULES] = -(-capacity[k] // granule)
         if buffer_of[k] != k:  # a shared buffer's core: its shadows are made at its first access, a read too
             G[g, _MADE], G[g, _SHARED] = 1, buffer_of[k]
@@ -588,6 +590,15 @@ def encode(parts: list, s, granule: int, shared: frozenset = frozenset()):
                 lr_base=lr_base,
                 n_sets=int(sets.size), n_cross=max(int(cross.size), int((kind == CROSS_WAIT).sum())),
                 n_pairs=int(pairs.size))
+
+
+def _ranked(numbers: np.ndarray) -> tuple:
+    """np.unique(numbers, return_inverse=True) of small non-negative numbers (the GM footprints' buffers: a few,
+    over Conv3DV2's VideoMAE's 0.7M boxes) without sorting them: the numbers present, and each one's rank among
+    them."""
+    present = np.zeros(int(numbers.max()) + 1, bool)
+    present[numbers] = True
+    return np.flatnonzero(present), (np.cumsum(present) - 1)[numbers]
 
 
 def _entries(base, parts: list, field: str, out) -> None:

@@ -76,6 +76,7 @@ def test_a_transposed_fractal_against_numpy():
 
 
 def _steps(args_list):
+    """(first record, records) of each step of the run's ShortRun, or None."""
     plan = ShortRun.compiled(args_list)
     return None if plan is None else [step[:2] for step in plan.steps]
 
@@ -83,19 +84,22 @@ def _steps(args_list):
 def test_which_records_join():
     l1, l0b = _buffers(3)
     c3d = _loads(l1, l0b, *FORMS[0])
-    other = object()  # a record that is not a LoadData2D (a LoadData 3Dv2, an Mmad)
+    other = object()  # a record that is neither a LoadData2D, a LoadData 3Dv2 nor an Mmad: run as itself
     assert _steps([other, *c3d, other]) == [(0, 1), (1, 3), (4, 1)]
     assert _steps([other, *c3d[:2], other, c3d[2]]) == [(0, 1), (1, 2), (3, 1), (4, 1)]
     # not a progression: the third does not join
     assert _steps([c3d[0], c3d[1], c3d[0]._replace(s0=0)]) == [(0, 2), (2, 1)]
     # another form (repeats, transpose, buffers) does not join
-    assert _steps([c3d[0], c3d[1]._replace(reps=4)]) is None
-    assert _steps([c3d[0], c3d[1]._replace(transpose=False)]) is None
-    assert _steps([c3d[0], c3d[1]._replace(dbuf=Buffer("L0A", 64 * 1024, 512))]) is None
+    assert _steps([c3d[0], c3d[1]._replace(reps=4)]) == [(0, 1), (1, 1)]
+    assert _steps([c3d[0], c3d[1]._replace(transpose=False)]) == [(0, 1), (1, 1)]
+    assert _steps([c3d[0], c3d[1]._replace(dbuf=Buffer("L0A", 64 * 1024, 512))]) == [(0, 1), (1, 1)]
     # destinations that interleave or overlap (the later record's bytes would have to win) run one by one
-    assert _steps(_loads(l1, l0b, 3, 0, 512, 0, 512, 512, 1024, 2, True)) is None
-    assert _steps(_loads(l1, l0b, 3, 0, 512, 0, 2048, 512, 512, 8, True)) is None
+    assert _steps(_loads(l1, l0b, 3, 0, 512, 0, 512, 512, 1024, 2, True)) == [(0, 1), (1, 1), (2, 1)]
+    assert _steps(_loads(l1, l0b, 3, 0, 512, 0, 2048, 512, 512, 8, True)) == [(0, 1), (1, 1), (2, 1)]
     assert _steps([other]) is None
+    # a load whose own fractals overlap (pitch under a fractal) runs as its record
+    overlapping = _loads(l1, l0b, 1, 0, 0, 0, 0, 512, 256, 2, False)
+    assert [step[2] for step in ShortRun.compiled([overlapping[0], c3d[0]]).steps] == [None, short_runs._load2d]
 
 
 def test_a_short_run_gives_the_bytes_of_its_records():
@@ -113,7 +117,8 @@ def test_a_short_run_gives_the_bytes_of_its_records():
     operands = [replay_passes._Operands(ops, ()) for ops in loads]
     plan = ShortRun.compiled(loads)
     assert [step[:2] for step in plan.steps] == [(0, 3), (3, 4)]
-    plan.run(L0CChains([True]), 0, list(range(len(loads))), runs, operands, [False] * len(loads))
+    plan.run(L0CChains([True]), 0, {"L1": l1, "L0B": l0b}, list(range(len(loads))), runs, operands,
+             [False] * len(loads))
     assert np.array_equal(l0b.data, expected)
 
 

@@ -468,3 +468,18 @@ def test_buffer_numbers_are_numpy_s_unique(seed):
     assert np.array_equal(out, want_numbers)
     assert n_bufs == (int(want_numbers.max()) + 1 if key_of.size else 0)
     assert np.array_equal(pairs, want_pairs)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_footprint_buffers_are_ranked_as_numpy_s_unique(seed):
+    """_ranked (encode's numbering of the GM footprints' buffers, without sorting every box) against np.unique:
+    few buffers over many boxes, gaps between the numbers, one box, a strided column as encode passes it."""
+    from ascend_sim.passes.fast_races import _ranked
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 5000)) if seed else 1
+    numbers = rng.choice(rng.integers(0, 40, int(rng.integers(1, 6))), n)
+    column = np.zeros((n, 3), np.int64)
+    column[:, 1] = numbers
+    used, rank = _ranked(column[:, 1])
+    want_used, want_rank = np.unique(numbers, return_inverse=True)
+    assert np.array_equal(used, want_used) and np.array_equal(rank, want_rank.reshape(-1))

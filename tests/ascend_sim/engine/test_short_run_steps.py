@@ -1,0 +1,102 @@
+"""Short runs' steps (ascend_sim/engine/short_runs.py: dense LoadData 3Dv2 gathers, float16 Mmads into the L0C
+chains and LoadData2D copies, run from the template's operands on the core's buffers) against the same runs'
+records one by one (ShortRun off): Conv3DV2, dw and dx layers in float16, bfloat16 and float32, every byte of
+every core's local buffers after the data pass, the result and the cycles equal, and the result equal to the
+exact engine's; each case checks which steps ran. And the row copies of real records (a template's first call)
+joined like a template's, with the bytes of the records one by one."""
+import ml_dtypes
+import numpy as np
+import pytest
+
+from ascend_sim.engine import replay_data, replay_passes, short_runs
+from ascend_sim.engine.short_runs import ShortRun
+from kernels import conv3d_backprop_filter_v2_run, conv3d_backprop_input_v2_run, conv3d_v2_run
+
+DTYPES = [np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16), np.dtype(np.float32)]
+
+
+def _forward(dtype, engine):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((1, 64, 4, 8, 8)).astype(dtype)
+    w = rng.standard_normal((32, 64, 3, 3, 3)).astype(dtype)
+    b = rng.standard_normal(32).astype(dtype)
+    return conv3d_v2_run(x, w, b, strides=(1, 1, 1, 1, 1), pads=(1,) * 6, engine=engine)
+
+
+def _patch_embedding(dtype, engine):
+    """VideoMAE-like (kernel = stride = 2x16x16): the weight goes GM -> L0B by LoadData2D(GM)."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((1, 3, 4, 64, 64)).astype(dtype)
+    w = rng.standard_normal((64, 3, 2, 16, 16)).astype(dtype)
+    b = rng.standard_normal(64).astype(dtype)
+    return conv3d_v2_run(x, w, b, strides=(1, 1, 2, 16, 16), pads=(0,) * 6, engine=engine)
+
+
+def _dw(dtype, engine):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 16, 4, 8, 8)).astype(dtype)
+    dy = rng.standard_normal((1, 32, 4, 8, 8)).astype(dtype)
+    return conv3d_backprop_filter_v2_run(x, (32, 16, 3, 3, 3), dy, strides=(1, 1, 1, 1, 1), pads=(1,) * 6,
+                                         data_format="NCDHW", engine=engine)
+
+
+def _dx(dtype, engine):
+    rng = np.random.default_rng(0)
+    dy = rng.standard_normal((1, 32, 4, 8, 8)).astype(dtype)
+    w = rng.standard_normal((32, 32, 3, 3, 3)).astype(dtype)
+    return conv3d_backprop_input_v2_run((1, 32, 4, 8, 8), w, dy, strides=(1, 1, 1, 1, 1), pads=(1,) * 6,
+                                        data_format="NCDHW", engine=engine)
+
+
+def _captured(monkeypatch, launch, steps=True, real_joins=True):
+    """(result bytes, cycles, every core's local buffers after the data pass, steps run by kind, joined copies)
+    of launch(); `steps`: short runs by their steps (else each record as itself); `real_joins`: real records'
+    row copies joined."""
+    buffers, ran, joined = [], {"load3d": 0, "mmad": 0}, []
+    with monkeypatch.context() as m:
+        if not steps:
+            m.setattr(ShortRun, "compiled", classmethod(lambda cls, args_list: None))
+        if not real_joins:
+            close = replay_passes._RealRecords.close
+            m.setattr(replay_passes._RealRecords, "close", lambda self: setattr(self, "joining", False) or close(self))
+        for name in ran:
+            real = getattr(short_runs, "_" + name)
+            m.setattr(short_runs, "_" + name,
+                      lambda *args, real=real, name=name: ran.__setitem__(name, ran[name] + 1) or real(*args))
+        real_copies = replay_data.copies
+        m.setattr(replay_data, "copies", lambda *args: joined.append(args[1]) or real_copies(*args))
+        real_run = replay_passes.run
+
+        def passes(chip, cores, s):
+            done = real_run(chip, cores, s)
+            buffers.append([(c, name, buf.data.tobytes()) for c, core in enumerate(cores)
+                            for name, buf in sorted(core.buffers.items()) if buf.data is not None])
+            return done
+
+        m.setattr(replay_passes, "run", passes)
+        run = launch()
+    return run.result.tobytes(), run.report.cycles, buffers, ran, joined
+
+
+@pytest.mark.parametrize("layer", [_forward, _patch_embedding, _dw, _dx], ids=["conv3d", "patch", "dw", "dx"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=[d.name for d in DTYPES])
+def test_short_run_steps_write_what_the_records_write(monkeypatch, layer, dtype):
+    monkeypatch.setattr(replay_data, "SHORT_RUN_IMAGE", float("inf"))  # dx's short runs are not planned
+    result, cycles, buffers, ran, _ = _captured(monkeypatch, lambda: layer(dtype, "replay"))
+    assert ran["load3d"] > 0
+    assert (ran["mmad"] > 0) == (dtype == np.float16)  # other dtypes' Mmads run as their records
+    one_by_one = _captured(monkeypatch, lambda: layer(dtype, "replay"), steps=False)
+    assert one_by_one[3] == {"load3d": 0, "mmad": 0}
+    assert buffers and buffers == one_by_one[2]
+    assert (result, cycles) == one_by_one[:2]
+    assert result == layer(dtype, "exact").result.tobytes()
+
+
+def test_real_records_join_their_copies_with_the_bytes_of_the_records(monkeypatch):
+    """The patch embedding's templates' first calls load L0B by LoadData2D(GM) alike: joined like a template's."""
+    launch = lambda: _patch_embedding(DTYPES[0], "replay")  # noqa: E731
+    result, cycles, buffers, _, joined = _captured(monkeypatch, launch)
+    apart = _captured(monkeypatch, launch, real_joins=False)
+    assert len(joined) > len(apart[4]) and sum(joined) > sum(apart[4])
+    assert buffers and buffers == apart[2]
+    assert (result, cycles) == apart[:2]
