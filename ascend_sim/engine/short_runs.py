@@ -84,15 +84,14 @@ class ShortRun:
 def _how(args, count: int, s_step: int, d_step: int) -> tuple:
     """(the function that runs a step of `count` records from one with operands `args`, or None: as its record;
     what the function reads)."""
-    from ascend_sim.isa.cube import MmadOperands
-    from ascend_sim.isa.mte1 import Load3DOperands
-
+    fields = getattr(args, "_fields", ())  # the operands types of isa/ told apart by their fields, as in
+    # replay_data (the engine sits below isa/)
     if _is_load2d(args) and (count > 1 or args.reps == 1 or args.d_pitch >= FRACTAL):  # no fractal written twice
         return _load2d, (args.sbuf.name, *args[1:3], args.dbuf.name, *args[4:9], count, s_step, d_step)
-    if args.__class__ is Load3DOperands and args.written is None:
+    if fields[:3] == ("sbuf", "s0", "span") and args.written is None:  # isa/mte1.py's Load3DOperands
         return _load3d, _load3d_step(args)
-    if (args.__class__ is MmadOperands and args.dtype == np.float16 and not args.gemv and args.bias_bt is None
-            and not (args.a0 | args.b0) & 1):
+    if (fields[:1] == ("abuf",) and args.dtype == np.float16 and not args.gemv  # isa/cube.py's MmadOperands
+            and args.bias_bt is None and not (args.a0 | args.b0) & 1):
         from ascend_sim.machine.mmad import multiply
         from ascend_sim.passes.fast_fractals import _walks, f16_operands  # numba: loaded by the compiled schedule
 
