@@ -11,10 +11,11 @@ both computed inside the unit from the indices (`_cal_out2l1_scalar_params`).
 """
 from __future__ import annotations
 
+import functools
 from operator import attrgetter
 
 from ascend_sim.ascendc import protocol_state, replay_unit
-from kernels.conv3d_backprop_filter.kernel.util import CalRows2Copy, RemainderOfHkWk
+from kernels.conv3d_backprop_filter.kernel.util import CalRows2Copy, DivHkWk, RemainderOfHkWk
 
 # The API object's attributes in the short key (what Init sets from the tiling alone, the c0, the L0 halves'
 # addresses and the sizes, is the same for every call of a launch and left out; verify mode checks that these
@@ -56,11 +57,15 @@ def _tile_loads(api, p):
 def _anchors(api, p):
     """- dy (outBackPropGlobal) moves with its base (this core's batch, cout and ho block) and the tile's M block;
     - the feature map (fmapGlobal) moves with its base (this core's batch, cin and hi block) and the tile's first
-    cin1 plane."""
-    q = _tile_loads(api, p)
+    cin1 plane.
+    (The tile's out2A1SrcAddr and out2B1SrcAddr as _cal_out2l1_scalar_params computes them when the tile loads A
+    or B; a tile that does not load one reads nothing of it in GM.)"""
+    t = api.tiling
     dy, fmap = api.outBackPropGlobal, api.fmapGlobal
-    return {dy.buffer: dy.address + q.out2A1SrcAddr * dy.dtype.itemsize,
-            fmap.buffer: fmap.address + q.out2B1SrcAddr * api.tiling.channelSize * fmap.dtype.itemsize}
+    out2A1SrcAddr = api.curML1Idx * t.baseM * api.hwO
+    out2B1SrcAddr = DivHkWk(api.curNL1Idx * (t.baseN // api.c0), api.hwK) * api.hwI
+    return {dy.buffer: dy.address + out2A1SrcAddr * dy.dtype.itemsize,
+            fmap.buffer: fmap.address + out2B1SrcAddr * t.channelSize * fmap.dtype.itemsize}
 
 
 def _b1_rows(api, q) -> tuple:
@@ -69,16 +74,23 @@ def _b1_rows(api, q) -> tuple:
     if not q.isLoad2L1B:
         return ()
     t = api.tiling
+    return _rows(api.hoStartIdx, api.hiStartIdx, api.singleShapeHo, q.singleShapeHi, api.stepKbRound, api.kbl1,
+                 api.strideKernelDilationH, t.wo, t.strideH, t.padUp, t.hi)
+
+
+@functools.lru_cache(maxsize=4096)  # a core's tiles ask for the same rows: the loop is once per core and block
+def _rows(hoStartIdx, hiStartIdx, singleShapeHo, singleShapeHi, stepKbRound, kbl1, strideKernelDilationH, wo,
+          strideH, padUp, hi) -> tuple:
     rows = []
-    for kbStepIdx in range(api.stepKbRound):
-        b1SrcHiGm = (kbStepIdx * api.kbl1 // t.wo + api.hoStartIdx) * t.strideH - t.padUp
-        if b1SrcHiGm > 0 and api.hiStartIdx > 0:
-            b1SrcHi = b1SrcHiGm - api.hiStartIdx
+    for kbStepIdx in range(stepKbRound):
+        b1SrcHiGm = (kbStepIdx * kbl1 // wo + hoStartIdx) * strideH - padUp
+        if b1SrcHiGm > 0 and hiStartIdx > 0:
+            b1SrcHi = b1SrcHiGm - hiStartIdx
         else:
             b1SrcHi = max(b1SrcHiGm, 0)
-        kbl1 = api.singleShapeHo * t.wo - kbStepIdx * api.kbl1 if api.stepKbRound == kbStepIdx + 1 else api.kbl1
-        hiCopyLen = CalRows2Copy(kbl1, t.wo) * t.strideH + api.strideKernelDilationH + min(b1SrcHiGm, 0)
-        hiCopyLen = min(hiCopyLen, t.hi - b1SrcHiGm, q.singleShapeHi - b1SrcHi)
+        rowsPixels = singleShapeHo * wo - kbStepIdx * kbl1 if stepKbRound == kbStepIdx + 1 else kbl1
+        hiCopyLen = CalRows2Copy(rowsPixels, wo) * strideH + strideKernelDilationH + min(b1SrcHiGm, 0)
+        hiCopyLen = min(hiCopyLen, hi - b1SrcHiGm, singleShapeHi - b1SrcHi)
         rows.append((b1SrcHi, hiCopyLen, max(-b1SrcHiGm, 0)))
     return tuple(rows)
 
