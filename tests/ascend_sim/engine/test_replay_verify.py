@@ -147,6 +147,27 @@ def test_verify_mode_catches_an_incomplete_conv3d_v2_short_key(monkeypatch):
         conv3d_v2_case_run(False, "replay")
 
 
+def test_conv3d_v2_key_layouts_name_the_attributes():
+    """The key's layout numbers stand for the attribute names in order: other names or another order, another
+    number; an attribute that held a stateful object (left out) and now holds a plain value is keyed by value."""
+    from ascend_sim.ascendc import TPipe
+    from kernels.conv3d_v2.kernel.replay_keys import _named_values
+
+    class Tool:
+        pass
+
+    a, b, c = Tool(), Tool(), Tool()
+    a.x, a.y = 1, 2
+    b.y, b.x = 2, 1
+    c.x, c.y = 1, 2
+    assert _named_values(a) == _named_values(c) and _named_values(a)[1:] == (1, 2)
+    assert _named_values(a)[0] != _named_values(b)[0]
+    a.pipe = c.pipe = TPipe.__new__(TPipe)
+    assert _named_values(a) == _named_values(c) and _named_values(a)[1:] == (1, 2)
+    c.pipe = 7
+    assert _named_values(c)[1:] == (1, 2, 7) and _named_values(c)[0] != _named_values(a)[0]
+
+
 @pytest.mark.parametrize("run", [lambda: dw_run(False, "replay"), lambda: conv3d_v2_case_run(False, "replay"),
                                  lambda: pointwise_run(np.float16, "replay")], ids=["dw", "conv3d_v2", "pointwise"])
 def test_declared_short_key_hits_walk_no_state(run, monkeypatch):
