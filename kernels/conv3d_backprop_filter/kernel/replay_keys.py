@@ -4,10 +4,10 @@
 The key is the API object's state (L1/L0 ping-pong, queues, the tile's shape and what the previous tile left) and
 the tile's load/free flags, without the two GlobalTensors and without the tile's and the core's indices: those
 are keyed by what they decide in the tile (`_decided`), so that the tiles of every N block, M block and core (ho
-block) with the same loads share a template (the video-VAE causal conv: 675 templates for 864 tiles before,
-docs/performance.md "dw's causal layer"). Where the loads read in GM moves with the anchors: dy
-(outBackPropGlobal) from the tile's M block on, the feature map (fmapGlobal) from the tile's first cin1 plane on,
-both computed inside the unit from the indices (`_cal_out2l1_scalar_params`).
+block) with the same loads share a template (the video-VAE causal conv: 675 templates for 864 tiles before;
+docs/performance.md, "dw's causal layer and the two operators' unit keys"). Where the loads read in GM moves with
+the anchors: dy (outBackPropGlobal) from the tile's M block on, the feature map (fmapGlobal) from the tile's first
+cin1 plane on, both computed inside the unit from the indices (`_cal_out2l1_scalar_params`).
 """
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ _COMPUTE_ATTRIBUTES = attrgetter(
     # the A1/B1 tensors the previous tile left dequeued, and the instruction parameters it left
     "cacheA1BufPing", "cacheA1BufPong", "cacheB1BufPing", "cacheB1BufPong", "load3dA", "load3dB", "mmad")
 # The API object's attributes keyed by what they decide in the tile (`_decided`): the tile's and the core's
-# indices; and those the tile does not read (the N loop's count and tail, the block's cin and cout, which
-# decide baseUseN, nIter, mIter and tailM, read by Iterate)
+# indices; and, left out, those the tile does not read (the N loop's count and tail, the block's cin and cout:
+# Iterate reads them, and baseUseN, mIter and tailM in the key are what they decide for the tile)
 _BY_EXTRA = ("curML0Idx", "curML1Idx", "curNL0Idx", "curNL1Idx", "hoStartIdx", "hiStartIdx", "singleShapeCin",
              "singleShapeCout", "nIter", "tailN")
 
