@@ -12,9 +12,10 @@ cin1 plane on, both computed inside the unit from the indices (`_cal_out2l1_scal
 from __future__ import annotations
 
 import functools
+from dataclasses import fields
 from operator import attrgetter
 
-from ascend_sim.ascendc import protocol_state, replay_unit
+from ascend_sim.ascendc import LoadData3DParamsV2, protocol_state, replay_unit
 from kernels.conv3d_backprop_filter.kernel.util import CalRows2Copy, DivHkWk, RemainderOfHkWk
 
 # The API object's attributes in the short key (what Init sets from the tiling alone, the c0, the L0 halves'
@@ -30,8 +31,12 @@ _COMPUTE_ATTRIBUTES = attrgetter(
     "singleShapeHo", "mIter", "kIter", "tailM", "tailK", "stepKaRound", "stepKbRound",
     # what the call does: the first tile, the workspace layout, the L0 and L0C ping-pong
     "isFirstIter", "isDeterministic", "l0aPingPongFlag", "l0cPingPongFlag",
-    # the A1/B1 tensors the previous tile left dequeued, and the instruction parameters it left
-    "cacheA1BufPing", "cacheA1BufPong", "cacheB1BufPing", "cacheB1BufPong", "load3dA", "load3dB", "mmad")
+    # the A1/B1 tensors the previous tile left dequeued, and the Mmad parameters it left (the LoadData3Dv2 ones
+    # by _load3d)
+    "cacheA1BufPing", "cacheA1BufPong", "cacheB1BufPing", "cacheB1BufPong", "mmad")
+# LoadData3DParamsV2's fields but padList (a list the kernel sets: by value as a tuple, beside them); the key's
+# engine side would freeze the struct field by field because of that list (docs/performance.md, h28keys)
+_LOAD3D_FIELDS = attrgetter(*[f.name for f in fields(LoadData3DParamsV2) if f.name != "padList"])
 # The API object's attributes keyed by what they decide in the tile (`_decided`): the tile's and the core's
 # indices; and, left out, those the tile does not read (the N loop's count and tail, the block's cin and cout:
 # Iterate reads them, and baseUseN, mIter and tailM in the key are what they decide for the tile)
@@ -108,10 +113,16 @@ def _decided(api, p) -> tuple:
             api.stepKbRound * (api.curNL1Idx // t.stepN) & 1, _b1_rows(api, q))
 
 
+def _load3d(params) -> tuple:
+    """A LoadData3DParamsV2 by value: its fields, padList as a tuple."""
+    return _LOAD3D_FIELDS(params), tuple(params.padList)
+
+
 def _compute_key(api, p) -> tuple:
-    """The attributes above and the queue protocol's state (which slots wait on a FreeTensor or EnQue flag, with
-    which event IDs): with the extra, the tile's records and the state it leaves."""
-    return (*_COMPUTE_ATTRIBUTES(api),
+    """The attributes above, the LoadData3Dv2 parameters the previous tile left and the queue protocol's state
+    (which slots wait on a FreeTensor or EnQue flag, with which event IDs): with the extra, the tile's records and
+    the state it leaves."""
+    return (*_COMPUTE_ATTRIBUTES(api), _load3d(api.load3dA), _load3d(api.load3dB),
             protocol_state(api.pipe, api.a1Ping, api.a1Pong, api.b1Ping, api.b1Pong, api.l0cPing, api.l0cPong))
 
 
