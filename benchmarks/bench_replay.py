@@ -2,6 +2,9 @@
 
     python benchmarks/bench_replay.py [--repeat 3] [--only NAME ...] [--op dx|dw|conv3d] [--full] [--check]
 
+--only NAME picks layers of bench_conv3d_dx.LAYERS by name, the VideoMAE patch embedding included (left out by
+default).
+
 Per layer, in one process, engines alternated: CPU seconds (time.process_time, best of --repeat) of a timing-only
 run (execute=False, check_races=False) on the fast and the replay engine, the instructions per second and the
 ratio; with --full also a full run (data moved, races checked). --check compares the two engines' cycles, every
@@ -22,6 +25,14 @@ from ascend_sim.machine.memory import Buffer
 from kernels import conv3d_backprop_filter_v2_run, conv3d_backprop_input_v2_run, conv3d_v2_run
 
 REPLAY_LAYERS = ("C3D conv3a", "3D U-Net down", "X3D depthwise", "R3D-18 stem", "video-VAE causal conv")
+
+
+def select_layers(only):
+    """The layers above, or those of bench_conv3d_dx's LAYERS named (in part) by --only (the VideoMAE patch
+    embedding too)."""
+    if not only:
+        return [layer for layer in LAYERS if layer.name.startswith(REPLAY_LAYERS)]
+    return [layer for layer in LAYERS if any(w.lower() in layer.name.lower() for w in only)]
 
 
 def cpu_best(repeat, fn):
@@ -85,8 +96,7 @@ def main(argv=None) -> None:
     parser.add_argument("--check", action="store_true", help="compare the engines' records and results once")
     parser.add_argument("--op", choices=("dx", "dw", "conv3d"), default="dx", help="the operator (default dx)")
     args = parser.parse_args(argv)
-    layers = [layer for layer in LAYERS if layer.name.startswith(REPLAY_LAYERS)
-              and (not args.only or any(w.lower() in layer.name.lower() for w in args.only))]
+    layers = select_layers(args.only)
     print(f"{args.op}: CPU seconds, best of {args.repeat}, engines alternated in one process")
     print(f"{'layer':<24} {'mode':<7} {'instr':>9} {'fast s':>8} {'replay s':>9} {'ratio':>6} "
           f"{'fast instr/s':>13} {'replay instr/s':>15}")

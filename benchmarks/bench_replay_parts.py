@@ -1,7 +1,7 @@
-"""Benchmark: where a timing-only replay run of dx spends its CPU, part by part, from the operator's call to the
-report.
+"""Benchmark: where a timing-only replay run of an operator spends its CPU, part by part, from the operator's call
+to the report.
 
-    python benchmarks/bench_replay_parts.py [--repeat 7] [--only NAME ...]
+    python benchmarks/bench_replay_parts.py [--repeat 7] [--only NAME ...] [--op dx|dw|conv3d]
 
 Per layer of benchmarks/bench_replay.py (its operands, `engine="replay", execute=False, check_races=False`), the
 CPU seconds (time.process_time) of the run with the most time-consuming engine functions timed from outside,
@@ -20,8 +20,7 @@ import argparse
 import time
 from collections import defaultdict
 
-from bench_conv3d_dx import LAYERS
-from bench_replay import REPLAY_LAYERS, _operator_run
+from bench_replay import _operator_run, select_layers
 
 import ascend_sim.engine.chip as chip_module
 from ascend_sim.engine import core as core_module
@@ -96,13 +95,13 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--only", nargs="*")
+    parser.add_argument("--op", choices=("dx", "dw", "conv3d"), default="dx", help="the operator (default dx)")
     args = parser.parse_args(argv)
     parts = Parts()
     instrument(parts)
-    layers = [layer for layer in LAYERS if layer.name.startswith(REPLAY_LAYERS)
-              and (not args.only or any(w.lower() in layer.name.lower() for w in args.only))]
+    layers = select_layers(args.only)
     for layer in layers:
-        run = parts.timed("host side: plan, tiling, GM set-up", _operator_run("dx", layer))
+        run = parts.timed("host side: plan, tiling, GM set-up", _operator_run(args.op, layer))
         run(engine="replay", execute=False, check_races=False)
         total, result, seconds, calls = parts.best_of(
             args.repeat, lambda: run(engine="replay", execute=False, check_races=False))

@@ -11,6 +11,8 @@ VideoMAE patch embedding"), and so is its group-opt block count, which a tail co
 """
 from __future__ import annotations
 
+from operator import itemgetter
+
 from ascend_sim.ascendc import GlobalTensor, TBuf, TPipe, TQue, protocol_state, replay_unit
 
 # The API object's queues (protocol_state holds their state); those a kernel variant never made are absent
@@ -36,28 +38,70 @@ def _anchors(api):
     return anchors
 
 
-def _named_values(obj) -> list:
-    """obj's attributes as name, value, name, value ... (a name with its value: an attribute set by a later call
-    does not shift the others), without the references and stateful objects above."""
-    parts = []
-    for name, value in obj.__dict__.items():
-        if name not in _REFERENCES and not isinstance(value, _NOT_VALUES):
-            parts += (name, value)
-    return parts
+class _Layout:
+    """Which attributes of an object with these attribute names (in this order) the key takes: the values, the
+    tools (attributes named ...Ins) and, not taken, the stateful objects (_NOT_VALUES) met when the layout was
+    made, which `fits` checks are still such (an attribute that became a plain value needs a layout of its own).
+    The key holds the layout's number instead of the names: the same names in the same order, the same number."""
+
+    __slots__ = ("number", "values", "tools", "skipped")
+
+    def __init__(self, number, d, left_out):
+        self.number = number
+        names = [name for name, value in d.items() if name not in left_out and not isinstance(value, _NOT_VALUES)]
+        self.tools = tuple(name for name in names if name.endswith("Ins")) if left_out is _LEFT_OUT else ()
+        self.values = _getter([name for name in names if name not in self.tools])
+        self.skipped = tuple(name for name, value in d.items() if isinstance(value, _NOT_VALUES)
+                             and name not in left_out)
+
+    def fits(self, d) -> bool:
+        for name in self.skipped:
+            if not isinstance(d[name], _NOT_VALUES):
+                return False
+        return True
+
+
+def _getter(names):
+    """names -> a function of a dict giving their values as a tuple (itemgetter gives a bare value for one)."""
+    if len(names) == 1:
+        name = names[0]
+        return lambda d: (d[name],)
+    return itemgetter(*names) if names else (lambda d: ())
+
+
+_LAYOUTS: dict = {}  # (left out, attribute names) -> _Layout
+
+
+def _layout(d, left_out) -> _Layout:
+    names = (left_out, tuple(d))
+    layout = _LAYOUTS.get(names)
+    if layout is None or not layout.fits(d):
+        layout = _Layout(len(_LAYOUTS) if layout is None else -1, d, left_out)  # -1: a one-off, not kept
+        if layout.number >= 0:
+            _LAYOUTS[names] = layout
+    return layout
+
+
+def _named_values(obj) -> tuple:
+    """obj's attributes without the references and stateful objects above: its layout's number, then the
+    values."""
+    d = obj.__dict__
+    layout = _layout(d, _REFERENCES)
+    return (layout.number, *layout.values(d)) if layout.number >= 0 else (tuple(d), *layout.values(d))
 
 
 def _iterate_k_key(api) -> tuple:
     """The API object's values (iterators, flags, loop counts and tails, the L0/L1 tensors it holds), each tool's
     (madIns, loadAl1Ins, ...: the load parameters it keeps between blocks) and the queue protocol's state: the
     block's records and the state it leaves. Every attribute but those left out above, so a tool or kernel variant
-    with attributes of its own is keyed as well (verify mode checks the key against the walk of the state)."""
-    parts = []
-    for name, value in api.__dict__.items():
-        if name.endswith("Ins"):  # a tool
-            parts += (name, *_named_values(value))
-        elif name not in _LEFT_OUT and not isinstance(value, _NOT_VALUES):
-            parts += (name, value)
-    queues = [api.pipe, *[api.__dict__[name] for name in _QUEUES if name in api.__dict__]]
+    with attributes of its own is keyed as well (verify mode checks the key against the walk of the state); by
+    layout (the attribute names by number) and values, without a name per value: the key is built at every call."""
+    d = api.__dict__
+    layout = _layout(d, _LEFT_OUT)
+    parts = [layout.number if layout.number >= 0 else tuple(d), *layout.values(d)]
+    for name in layout.tools:
+        parts += _named_values(d[name])
+    queues = [api.pipe, *[d[name] for name in _QUEUES if name in d]]
     return (*parts, protocol_state(*queues))
 
 

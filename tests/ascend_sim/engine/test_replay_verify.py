@@ -68,20 +68,69 @@ def test_matmul_grid_in_verify_mode(shape, verified):
     assert verified.count("MatmulTiles.ComputeTile") == tiles - 1
 
 
+def _dw_timing_run(x_shape, cout, kernel, pads):
+    """dw timing-only on the replay engine, stride 1, random fp16 operands (NCDHW)."""
+    from kernels import conv3d_backprop_filter_v2_run
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(x_shape).astype(np.float16)
+    dy_dhw = [x_shape[2 + i] + pads[2 * i] + pads[2 * i + 1] - kernel[i] + 1 for i in range(3)]
+    dy = rng.standard_normal((x_shape[0], cout, *dy_dhw)).astype(np.float16)
+    return conv3d_backprop_filter_v2_run(x, (cout, x_shape[1], *kernel), dy, data_format="NCDHW", strides=(1,) * 5,
+                                         pads=pads, engine="replay", execute=False, check_races=False)
+
+
+# dw launches whose tiles replay across N blocks and cores (ho blocks) that differ in what the tile's key holds by
+# what it decides (its extra, replay_keys._decided): the video-VAE causal conv of the benchmarks (8 ho blocks, 27 N
+# tiles a core, a two-deep front pad), a short one with a kernel depth of 2, and a small one whose cores take
+# different numbers of cin1 planes
+DW_CAUSAL = ((1, 128, 5, 32, 32), 128, (3, 3, 3), (2, 0, 1, 1, 1, 1))
+DW_SHORT = ((1, 128, 1, 32, 32), 128, (2, 3, 3), (1, 0, 1, 1, 1, 1))
+DW_SMALL = ((1, 32, 5, 16, 16), 32, (3, 3, 3), (2, 0, 1, 1, 1, 1))
+
+
 def test_verify_mode_catches_an_incomplete_dw_short_key(monkeypatch):
-    """The dw tile's short key without the API object's attributes (only the tile's Out2L1ScalarParams and the
-    queue protocol): a hit on the template of a tile of another width is caught in verify mode, naming the
+    """The dw tile's short key without the API object's attributes (only the queue protocol; the extra stays): on
+    the causal conv a hit on the template of a tile with other B1 rows in L1 is caught in verify mode, naming the
     attribute."""
     from kernels.conv3d_backprop_filter.kernel.api import Conv3DBackpropFilter
 
     unit = Conv3DBackpropFilter._compute.unit
     key = unit.key
-    monkeypatch.setattr(unit, "key", lambda *args: key(*args)[-2:])
+    monkeypatch.setattr(unit, "key", lambda *args: key(*args)[-1:])
     monkeypatch.setenv("ASCEND_REPLAY", "verify")
     with pytest.raises(replay.ReplayMismatch, match=r"unit Conv3DBackpropFilter._compute on AIC \d+ .*short key "
-                       r"matched a template whose full key differs .*attribute baseUseN: this call 144, the "
-                       r"template's 256"):
-        dw_run(False, "replay")
+                       r"matched a template whose full key differs .*attribute bL1HiCopyLen(Ping|Pong): this call \d+, "
+                       r"the template's \d+"):
+        _dw_timing_run(*DW_CAUSAL)
+
+
+@pytest.mark.parametrize("case, dropped, what", [
+    (DW_SMALL, 6, r"record 0 \(#\d+ DataCopy\) field params"),
+    (DW_CAUSAL, 10, r"record 1 \(#\d+ WaitFlag\) field params"),
+    (DW_SHORT, 11, r"record 0 \(#\d+ DataCopy\) field params")],
+    ids=["cin1 planes", "B1 ping-pong parity", "B1 rows"])
+def test_verify_mode_catches_an_incomplete_dw_extra(case, dropped, what, monkeypatch):
+    """The dw tile's extra without one of the values the tile's and core's indices decide: a tile of another N
+    block or core replays a template whose records differ, and verify mode names the record and field. (The N
+    tile's first column inside its B1 planes, the extra's eighth value, is not caught alone on these launches: the
+    load parameters the previous tile left, in the key, follow the N loop; the A side's values have one M block.)"""
+    from kernels.conv3d_backprop_filter.kernel.api import Conv3DBackpropFilter
+
+    unit = Conv3DBackpropFilter._compute.unit
+    extra = unit.extra
+    monkeypatch.setattr(unit, "extra", lambda *args: tuple(v for i, v in enumerate(extra(*args)) if i != dropped))
+    monkeypatch.setenv("ASCEND_REPLAY", "verify")
+    with pytest.raises(replay.ReplayMismatch, match=r"unit Conv3DBackpropFilter._compute on AIC \d+ .*" + what):
+        _dw_timing_run(*case)
+
+
+@pytest.mark.parametrize("case", [DW_CAUSAL, DW_SHORT, DW_SMALL], ids=["causal", "short", "small"])
+def test_dw_tiles_replay_across_n_blocks_and_cores(case, verified):
+    """The three launches above in verify mode: every hit, across N blocks and ho blocks, replays what the real call
+    does."""
+    run = _dw_timing_run(*case)
+    assert verified.count("Conv3DBackpropFilter._compute") > run.report.instructions // 100
 
 
 def test_verify_mode_catches_an_incomplete_conv3d_v2_short_key(monkeypatch):
@@ -96,6 +145,27 @@ def test_verify_mode_catches_an_incomplete_conv3d_v2_short_key(monkeypatch):
     with pytest.raises(replay.ReplayMismatch, match=r"unit Conv3D.IterateK on AIC \d+ .*short key matched a template "
                        r"whose full key differs .*attribute nL0Tail: this call 1, the template's 16"):
         conv3d_v2_case_run(False, "replay")
+
+
+def test_conv3d_v2_key_layouts_name_the_attributes():
+    """The key's layout numbers stand for the attribute names in order: other names or another order, another
+    number; an attribute that held a stateful object (left out) and now holds a plain value is keyed by value."""
+    from ascend_sim.ascendc import TPipe
+    from kernels.conv3d_v2.kernel.replay_keys import _named_values
+
+    class Tool:
+        pass
+
+    a, b, c = Tool(), Tool(), Tool()
+    a.x, a.y = 1, 2
+    b.y, b.x = 2, 1
+    c.x, c.y = 1, 2
+    assert _named_values(a) == _named_values(c) and _named_values(a)[1:] == (1, 2)
+    assert _named_values(a)[0] != _named_values(b)[0]
+    a.pipe = c.pipe = TPipe.__new__(TPipe)
+    assert _named_values(a) == _named_values(c) and _named_values(a)[1:] == (1, 2)
+    c.pipe = 7
+    assert _named_values(c)[1:] == (1, 2, 7) and _named_values(c)[0] != _named_values(a)[0]
 
 
 @pytest.mark.parametrize("run", [lambda: dw_run(False, "replay"), lambda: conv3d_v2_case_run(False, "replay"),
