@@ -2,8 +2,9 @@
 
 The rules come from what the Conv3D API does with the tiling (asc-devkit conv3d_common_init_func.h: InitBuffer's
 L1 / L0C / BT sizes, the L0A / L0B ping-pong halves, the K / M / N step arithmetic of Init*DirectionBaseValue and
-LoadBL0) and from the instruction ranges in docs/isa.md. Use it on generated tilings and on hand-edited ones
-(`tiling.with_overrides(mL0=...)`); the operator runs it before every launch.
+LoadBL0; conv3d_common_func.h: IterateImpl's two loop orders) and from the instruction ranges in docs/isa.md. Use
+it on generated tilings and on hand-edited ones (`tiling.with_overrides(mL0=...)`); the operator runs it before
+every launch.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ CUBE = 16
 MMAD_MAX = 4095
 LOAD2D_REPEAT_MAX = 255
 PB_L0A, PB_L0B, PB_CL0, PB_AL1, PB_BL1 = 0x01, 0x02, 0x04, 0x08, 0x10  # pBufferFlag bits
+ORDER_M_FIRST, ORDER_N_FIRST = 0, 1  # IterateMNOrder::ORDER_MTERFIRST / ORDER_NTERFIRST
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -71,6 +73,9 @@ def check_fields(api, run, dtype_bytes: int, bias_bytes: int, platform: Platform
     for name in ("batchDim", "doDim", "mDim", "nDim", "groupDim"):
         if getattr(run, name) <= 0:
             bad(name, getattr(run, name), "must be positive")
+    if api.iterateMNOrder not in (ORDER_M_FIRST, ORDER_N_FIRST):  # IterateImpl ends only on these two orders
+        bad("iterateMNOrder", api.iterateMNOrder, f"must be {ORDER_M_FIRST} (M first) or {ORDER_N_FIRST} (N first): "
+            "Iterate returns false only from IterateMFirst / IterateNFirst, so any other order never ends")
     if out:
         return out
     for name, unit in (("mL0", CUBE), ("nL0", CUBE), ("kL0", k0), *((("nBL1", CUBE),) if weight_l1 else ())):

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kernels import conv3d_v2, conv3d_v2_run
+from kernels.conv3d_v2.operator import plan_conv3d_v2_run
 from tiling import TilingValidationError
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -286,6 +287,16 @@ def test_illegal_tiling_overrides_are_refused_before_launch(overrides, match):
     x, w, b = _operands((1, 5, 4, 6, 7), (7, 5, 2, 3, 3), np.float16)
     with pytest.raises(TilingValidationError, match=match):
         conv3d_v2_run(x, w, b, strides=(1,) * 5, pads=(0,) * 6, tiling_overrides=overrides)
+
+
+@pytest.mark.parametrize("order", [2, 16, 255])
+def test_an_iterate_order_other_than_m_or_n_first_is_refused(order):
+    """The fuzzer's find: iterateMNOrder=16 passed the validator and the launch never ended (IterateImpl returns false
+    only from its M-first and N-first branches, in asc-devkit as here). Planned only: before the rule a run hung."""
+    x, w, b = _operands((2, 12, 4, 2, 3), (4, 12, 2, 2, 3), np.float16)
+    with pytest.raises(TilingValidationError, match=rf"iterateMNOrder={order}: must be 0 \(M first\) or 1"):
+        plan_conv3d_v2_run(x, w, b, strides=(1, 1, 2, 2, 1), pads=(1, 0, 0, 1, 0, 1),
+                           tiling_overrides={"iterateMNOrder": order})
 
 
 def test_the_bias_buffers_count_without_a_bias():
