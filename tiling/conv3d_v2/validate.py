@@ -133,9 +133,32 @@ def check_fields(api, run, dtype_bytes: int, bias_bytes: int, platform: Platform
         bad("outputOrder", api.outputOrder, f"HW mode needs singleCoreM (output rows per core, here "
             f"{api.singleCoreM}) <= orgHo={api.orgHo} and mAL1 (columns of one row, here {api.mAL1}) <= Wo aligned to "
             f"16 = {_align(api.orgWo, CUBE)}")
+    out += _check_core_split(api, run, pointwise)
     cores = run.batchDim * run.doDim * run.mDim * run.nDim * run.groupDim
     if cores > platform.aic_cores:
         bad("batchDim*doDim*mDim*nDim*groupDim", cores, f"more than the {platform.aic_cores} cube cores")
+    return out
+
+
+def _check_core_split(api, run, pointwise: bool) -> list[Problem]:
+    """The kernel's block index arithmetic (CountIdxTail, kernels/conv3d_v2/kernel/conv3d_v2.py): shares of
+    ceil(whole / dim) per core. Without groups the kernel never reads groupDim, so its cores past the first
+    groupDim-th would redo (and race on) the same blocks; an N share must be whole 16-cout fractals, or the next core
+    starts inside one and both write it; InitBuffer sizes AL1 by the tiling's singleCoreM, the loads by the core's
+    own M share (M mode)."""
+    out: list[Problem] = []
+    if api.groups <= 1 and run.groupDim != 1:
+        out.append(Problem("groupDim", "must be 1 without groups (the kernel splits no group dimension)",
+                           run.groupDim))
+    n_whole = _align(api.coutOpt if api.groups > 1 else run.cout, CUBE)
+    if _ceil_div(n_whole, run.nDim) % CUBE:
+        out.append(Problem("nDim", f"each core's share of the {n_whole} couts (16-aligned), ceil({n_whole} / nDim) = "
+                           f"{_ceil_div(n_whole, run.nDim)}, must be a multiple of 16", run.nDim))
+    share = _ceil_div(run.hout * run.wout, run.mDim)
+    if not pointwise and not api.outputOrder and min(api.mAL1, api.singleCoreM) < min(api.mAL1, share):
+        out.append(Problem("singleCoreM", f"sizes AL1 (InitBuffer's rows for min(mAL1, singleCoreM) pixels) below a "
+                           f"core's block of min(mAL1={api.mAL1}, ceil(Ho*Wo / mDim) = {share}) pixels: the loads "
+                           "run past AL1", api.singleCoreM))
     return out
 
 

@@ -282,7 +282,10 @@ def test_hw_mode_matches_torch(case):
                                              ({"doDim": 30}, r"more than the 24 cube cores"),
                                              ({"outputOrder": 1}, r"outputOrder=1: HW mode needs"),
                                              ({"bl1BypassFlag": 0, "nBL1": 16, "kBL1": 288, "nBL1DivnL0": 1, "nDim": 2},
-                                              r"nBL1=16: a BL1 block of every cout")])
+                                              r"nBL1=16: a BL1 block of every cout"),
+                                             # a random-override fuzz's finds: accepted, they faulted after launch
+                                             ({"groupDim": 2}, r"groupDim=2: must be 1 without groups"),
+                                             ({"nDim": 2}, r"nDim=2: each core's share of the 16 couts")])
 def test_illegal_tiling_overrides_are_refused_before_launch(overrides, match):
     x, w, b = _operands((1, 5, 4, 6, 7), (7, 5, 2, 3, 3), np.float16)
     with pytest.raises(TilingValidationError, match=match):
@@ -297,6 +300,15 @@ def test_an_iterate_order_other_than_m_or_n_first_is_refused(order):
     with pytest.raises(TilingValidationError, match=rf"iterateMNOrder={order}: must be 0 \(M first\) or 1"):
         plan_conv3d_v2_run(x, w, b, strides=(1, 1, 2, 2, 1), pads=(1, 0, 0, 1, 0, 1),
                            tiling_overrides={"iterateMNOrder": order})
+
+
+def test_an_al1_sized_below_a_cores_block_is_refused():
+    """The fuzz's find: singleCoreM=1 (4 generated) passed the validator; InitBuffer sized AL1 for 1 pixel's rows
+    while the core loaded its 4, over the bias buffer (a race fault after launch)."""
+    x, w, b = _operands((2, 20, 4, 4, 1), (20, 20, 3, 1, 1), np.float32)
+    with pytest.raises(TilingValidationError, match=r"singleCoreM=1: sizes AL1 .* below a core's block of "
+                                                    r"min\(mAL1=16, ceil\(Ho\*Wo / mDim\) = 4\) pixels"):
+        conv3d_v2_run(x, w, b, strides=(1,) * 5, pads=(0, 1, 0, 0, 0, 0), tiling_overrides={"singleCoreM": 1})
 
 
 def test_the_bias_buffers_count_without_a_bias():
