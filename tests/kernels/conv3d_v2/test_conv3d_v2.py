@@ -311,6 +311,14 @@ def test_an_al1_sized_below_a_cores_block_is_refused():
         conv3d_v2_run(x, w, b, strides=(1,) * 5, pads=(0, 1, 0, 0, 0, 0), tiling_overrides={"singleCoreM": 1})
 
 
+def test_an_al1_block_that_l0_blocks_do_not_tile_is_refused():
+    """The fuzz's find: mAL1=8 with mL0=16 passed the validator; each 8-pixel AL1 block computed and wrote a 16-pixel
+    L0 block, over the next block's pixels (core 1's, a cross-core race after launch)."""
+    x, w, b = _operands((1, 21, 2, 2, 5), (19, 21, 2, 1, 1), np.float16)
+    with pytest.raises(TilingValidationError, match=r"mAL1=8: must be a multiple of mL0=16 when a core's"):
+        conv3d_v2_run(x, w, b, strides=(1, 1, 2, 1, 1), pads=(1, 1, 0, 0, 0, 0), tiling_overrides={"mAL1": 8})
+
+
 def test_the_bias_buffers_count_without_a_bias():
     """The API allocates the L1 bias queue (nL0 floats: DTYPE_BIAS defaults to float) with or without a bias; on a
     16 KiB L1 the generated tiling fills L1 to the byte without it, so the kernel would overflow: refused."""
