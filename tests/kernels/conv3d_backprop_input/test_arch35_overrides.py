@@ -51,3 +51,44 @@ def test_override_the_kernel_never_reads_is_flagged():
     with pytest.warns(IgnoredOverrideWarning, match="iterateOrder"):
         run = _run({"iterateOrder": 0})
     assert any("iterateOrder=0 changed nothing" in note for note in run.notes)
+
+
+# The random-override fuzz's finds: (problem, overrides) accepted on main and failing after launch
+FOUND = {
+    "split-K without its segments (kSegment 0: 'range() arg 3 must not be zero' inside the kernel)":
+        (np.float16, 2, 19, 21, (3, 9, 4), (2, 2, 1), (2, 1, 1), (1, 1, 1, 0, 0, 0), {"enableSplitK": 1}),
+    "a cout per core below coutG (Load3D past the img2col matrix)":
+        (np.float32, 1, 17, 10, (2, 3, 7), (1, 3, 2), (1, 2, 1), (0, 0, 1, 1, 1, 1), {"singleCoreCout": 5}),
+}
+
+
+def _found_operands(dtype, n, cin, cout, dhw, k, s, p):
+    rng = np.random.default_rng(0)
+    dout = tuple((dhw[i] + p[2 * i] + p[2 * i + 1] - k[i]) // s[i] + 1 for i in range(3))
+    return rng.uniform(-1, 1, (n, cout) + dout).astype(dtype), rng.uniform(-1, 1, (cout, cin) + k).astype(dtype)
+
+
+@pytest.mark.parametrize("name", list(FOUND))
+def test_a_derived_field_override_is_refused_before_launch(name, monkeypatch):
+    from ascend_sim import Chip
+    from tiling import TilingValidationError
+    dtype, n, cin, cout, dhw, k, s, p, overrides = FOUND[name]
+    dy, w = _found_operands(dtype, n, cin, cout, dhw, k, s, p)
+    monkeypatch.setattr(Chip, "launch", lambda *a, **kw: pytest.fail("launched"))
+    field = next(iter(overrides))
+    with pytest.raises(TilingValidationError, match=rf"{field}={overrides[field]}: derived by the arch35 tiling"):
+        conv3d_backprop_input_v2_run((n, cin) + dhw, w, dy, strides=(1, 1) + s, pads=p, platform=PLATFORM,
+                                     data_format="NCDHW", route="v2", tiling_overrides=overrides)
+
+
+def test_an_init_output_override_of_0_is_undone_where_dx_needs_it():
+    """The fuzz's find: stride 2 > kernel 1 in D leaves dx depth 1 without contribution; initOutputFlag=0 by
+    override was kept and those elements stayed unwritten (NaN). Undone with a note, as on the A2."""
+    dy, w = _found_operands(float16, 2, 8, 10, (3, 6, 8), (1, 2, 2), (2, 1, 2), (0, 0, 1, 1, 1, 1))
+    run = conv3d_backprop_input_v2_run((2, 8, 3, 6, 8), w, dy, strides=(1, 1, 2, 1, 2), pads=(0, 0, 1, 1, 1, 1),
+                                       platform=PLATFORM, data_format="NCDHW", route="v2",
+                                       tiling_overrides={"initOutputFlag": 0})
+    assert run.tiling.initOutputFlag == 1
+    assert any("the override of 0 is undone" in note for note in run.notes)
+    ref, bound = dx_reference((2, 8, 3, 6, 8), w, dy, (2, 1, 2), (0, 0, 1, 1, 1, 1), (1, 1, 1), 1)
+    assert_close_16_32(run.result, ref, bound, float16)
