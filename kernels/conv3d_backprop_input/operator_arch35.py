@@ -13,7 +13,7 @@ Refused before launch, by name: mixed dtypes; a dtype other than float16, bfloat
 float8_e4m3fn; 8-bit unless out_backprop, filter and y are all NCDHW (the tiling's CheckDtypeFormatAttrs);
 data_format NDHWC with groups > 1 (the operator documentation at ops-nn 041754a4: "not supported on the 950");
 a tiling override of a field the tiling copies from the problem (validate.PROBLEM_FIELDS) or derives with others
-(validate.DERIVED_FIELDS: split-K's segments, the cout per core), or one that breaks an arch35 rule (TilingValidationError, tiling/conv3d_backprop_input/arch35/validate.py).
+(validate.DERIVED_FIELDS: split-K's segments, the weight pre-transpose, the cout per core), or one that breaks an arch35 rule (TilingValidationError, tiling/conv3d_backprop_input/arch35/validate.py).
 """
 from __future__ import annotations
 
@@ -157,7 +157,7 @@ def override_arch35(tiling, overrides: dict, *, validate: bool = True):
                             "shapes or attributes instead", overrides[name])
               for name in overrides if name in PROBLEM_FIELDS]
     copied += [Problem(name, "derived by the arch35 tiling with the fields it goes with (split-K's segments and "
-                             "workspace, the cout per core), not a knob", overrides[name])
+                             "workspace, the weight pre-transpose's, the cout per core), not a knob", overrides[name])
                for name in overrides if name in DERIVED_FIELDS]
     ValidationReport(tiling.platform.name, copied).raise_if_invalid(tiling, overrides)
     changes = dict(overrides)

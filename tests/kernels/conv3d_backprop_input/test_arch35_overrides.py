@@ -57,6 +57,8 @@ def test_override_the_kernel_never_reads_is_flagged():
 FOUND = {
     "split-K without its segments (kSegment 0: 'range() arg 3 must not be zero' inside the kernel)":
         (np.float16, 2, 19, 21, (3, 9, 4), (2, 2, 1), (2, 1, 1), (1, 1, 1, 0, 0, 0), {"enableSplitK": 1}),
+    "the weight pre-transpose turned on alone (540 of 540 dx elements wrong)":
+        (np.float16, 2, 9, 3, (5, 3, 2), (3, 1, 2), (1, 1, 1), (2, 0, 0, 0, 0, 0), {"enableVecTrans": 1}),
     "a cout per core below coutG (Load3D past the img2col matrix)":
         (np.float32, 1, 17, 10, (2, 3, 7), (1, 3, 2), (1, 2, 1), (0, 0, 1, 1, 1, 1), {"singleCoreCout": 5}),
 }

@@ -31,10 +31,11 @@ PROBLEM_FIELDS = ("batch cin cout cinG coutG cout1 cin1 cout1G cin1G dout ho wo 
                   "backpropPadUp backpropPadDown backpropPadLeft backpropPadRight dilationD dilationH dilationW "
                   "hkWk dkHkWk c0 c0BitsA c0BitsB hf32Flag").split()
 # The fields the tiling derives together and the kernel trusts as a set: split-K's segments (the kernel steps cout by
-# kSegment, 0 never ends; its workspace is sized by the tiling) and the cout per core (coutG, 4 under C04; a smaller
-# one made Load3D read past the img2col matrix). An override of one alone is refused, as a copied field is.
+# kSegment, 0 never ends; its workspace is sized by the tiling), the weight pre-transpose (its workspace and cores:
+# turned on alone it gave wrong dx) and the cout per core (coutG, 4 under C04; a smaller one made Load3D read past
+# the img2col matrix). An override of one is refused, as a copied field is.
 DERIVED_FIELDS = ("enableSplitK", "kSegment", "kSegmentTail", "kValueSegment", "useUbAccumForSplitK",
-                  "singleCoreCout")
+                  "enableVecTrans", "singleCoreCout")
 # The knobs a sweep or `--set` may change; every other field is derived by the tiling from these and the problem.
 KNOBS = ("baseM", "baseN", "baseK", "stepKa", "stepKb", "al0Pbuffer", "bl0Pbuffer", "cl0Pbuffer", "al1Pbuffer",
          "bl1Pbuffer", "iterateOrder", "singleCoreM", "singleCoreCin", "coreNum")
