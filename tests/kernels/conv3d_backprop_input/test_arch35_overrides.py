@@ -94,3 +94,18 @@ def test_an_init_output_override_of_0_is_undone_where_dx_needs_it():
     assert any("the override of 0 is undone" in note for note in run.notes)
     ref, bound = dx_reference((2, 8, 3, 6, 8), w, dy, (2, 1, 2), (0, 0, 1, 1, 1, 1), (1, 1, 1), 1)
     assert_close_16_32(run.result, ref, bound, float16)
+
+
+def test_a_cin_share_that_splits_an_enlarged_group_block_is_refused():
+    """The fuzz's find: groups 3 merged (enlarge 3, cinG 48, bf16) with singleCoreCin=8 ran and gave wrong dx (3231
+    elements off); shares of 16 and 32 ran right."""
+    from ascend_sim.machine.dtypes import bfloat16
+    from tiling import TilingValidationError
+    rng = np.random.default_rng(0)
+    dy = rng.uniform(-1, 1, (1, 18, 7, 9, 2)).astype(bfloat16)
+    w = rng.uniform(-1, 1, (18, 16, 3, 3, 3)).astype(bfloat16)
+    with pytest.raises(TilingValidationError, match=r"singleCoreCin=8: with enlarge=3 .* a multiple of 16 or all of "
+                                                    r"cinG=48"):
+        conv3d_backprop_input_v2_run((1, 48, 5, 9, 3), w, dy, strides=(1,) * 5, pads=(2, 2, 2, 0, 1, 0), groups=3,
+                                     platform=PLATFORM, data_format="NCDHW", route="v2",
+                                     tiling_overrides={"singleCoreCin": 8})

@@ -89,6 +89,12 @@ def _check_blocks(f: dict, dtype_bytes: int, out: list[Problem]) -> None:
 def _check_split(f: dict, aic_cores: int, out: list[Problem]) -> None:
     if not 1 <= f["coreNum"] <= aic_cores:
         _problem(out, f, "coreNum", f"must be in [1, {aic_cores}] (the platform's AI cores)")
+    if f["enlarge"] > 1 and f["singleCoreCin"] < f["cinG"] and f["singleCoreCin"] % BLOCK_CUBE:
+        # found by a random-override fuzz: 8 of cinG 48 (bf16), 8 or 12 of cinG 24 (fp32) gave wrong dx, 16 and 32
+        # were right; the generator's shares are multiples of 16
+        _problem(out, f, "singleCoreCin", f"with enlarge={f['enlarge']} (groups merged into block-diagonal weights) "
+                                          f"a core's Cin share must be a multiple of {BLOCK_CUBE} or all of "
+                                          f"cinG={f['cinG']}")
 
 
 def _check_buffers(f: dict, dtype_bytes: int, platform, out: list[Problem], *, l1: bool) -> None:
