@@ -306,8 +306,8 @@ def test_an_al1_sized_below_a_cores_block_is_refused():
     """The fuzz's find: singleCoreM=1 (4 generated) passed the validator; InitBuffer sized AL1 for 1 pixel's rows
     while the core loaded its 4, over the bias buffer (a race fault after launch)."""
     x, w, b = _operands((2, 20, 4, 4, 1), (20, 20, 3, 1, 1), np.float32)
-    with pytest.raises(TilingValidationError, match=r"singleCoreM=1: sizes AL1 .* below a core's block of "
-                                                    r"min\(mAL1=16, ceil\(Ho\*Wo / mDim\) = 4\) pixels"):
+    with pytest.raises(TilingValidationError, match=r"singleCoreM=1: must be a core's share of the output pixels, "
+                                                    r"ceil\(Ho\*Wo / mDim=1\) = 4"):
         conv3d_v2_run(x, w, b, strides=(1,) * 5, pads=(0, 1, 0, 0, 0, 0), tiling_overrides={"singleCoreM": 1})
 
 
@@ -317,6 +317,15 @@ def test_an_al1_block_that_l0_blocks_do_not_tile_is_refused():
     x, w, b = _operands((1, 21, 2, 2, 5), (19, 21, 2, 1, 1), np.float16)
     with pytest.raises(TilingValidationError, match=r"mAL1=8: must be a multiple of mL0=16 when a core's"):
         conv3d_v2_run(x, w, b, strides=(1, 1, 2, 1, 1), pads=(1, 1, 0, 0, 0, 0), tiling_overrides={"mAL1": 8})
+
+
+def test_an_m_share_other_than_single_core_m_is_refused():
+    """The fuzz's find: mDim=4 (2 generated) kept singleCoreM for two cores' shares; core 0 computed past its share
+    into core 1's pixels (a cross-core race after launch)."""
+    x, w, b = _operands((1, 22, 3, 7, 9), (18, 22, 2, 3, 2), np.float16)
+    with pytest.raises(TilingValidationError, match=r"singleCoreM=\d+: must be a core's share of the output pixels, "
+                                                    r"ceil\(Ho\*Wo / mDim=4\)"):
+        conv3d_v2_run(x, w, b, strides=(1, 1, 2, 1, 2), pads=(0, 1, 0, 0, 1, 0), tiling_overrides={"mDim": 4})
 
 
 def test_the_bias_buffers_count_without_a_bias():
