@@ -144,8 +144,8 @@ def _check_core_split(api, run, pointwise: bool) -> list[Problem]:
     """The kernel's block index arithmetic (CountIdxTail, kernels/conv3d_v2/kernel/conv3d_v2.py): shares of
     ceil(whole / dim) per core. Without groups the kernel never reads groupDim, so its cores past the first
     groupDim-th would redo (and race on) the same blocks; an N share must be whole 16-cout fractals, or the next core
-    starts inside one and both write it; singleCoreM is the M share (InitBuffer sizes AL1 by it, a core that is no tail
-    computes it), and L0 blocks tile an AL1 block whole only in mL0 steps (M mode)."""
+    starts inside one and both write it; singleCoreM and singleCoreDo are the M and depth shares (InitBuffer sizes AL1
+    by the first, a core that is no tail computes both), and L0 blocks tile an AL1 block whole only in mL0 steps (M mode)."""
     out: list[Problem] = []
     if api.groups <= 1 and run.groupDim != 1:
         out.append(Problem("groupDim", "must be 1 without groups (the kernel splits no group dimension)",
@@ -160,6 +160,11 @@ def _check_core_split(api, run, pointwise: bool) -> list[Problem]:
                            f"= {share}: InitBuffer sizes AL1 by it and a core that is no tail computes that many "
                            "from its share's start (smaller: loads past AL1; larger: into the next core's pixels)",
                            api.singleCoreM))
+    depths = _ceil_div(run.dout, run.doDim)
+    if not pointwise and api.singleCoreDo != depths:
+        out.append(Problem("singleCoreDo", f"must be a core's share of the output depths, ceil(Do={run.dout} / "
+                           f"doDim={run.doDim}) = {depths}: a core that is no tail computes that many from its "
+                           "share's start", api.singleCoreDo))
     if not pointwise and not api.outputOrder and _ceil_div(share, api.mAL1) > 1 and api.mAL1 % api.mL0:
         out.append(Problem("mAL1", f"must be a multiple of mL0={api.mL0} when a core's {share} pixels take several AL1 "
                            "blocks: every L0 block but the core's last is mL0 pixels, so one past the AL1 block's end "

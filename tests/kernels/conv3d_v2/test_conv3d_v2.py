@@ -328,6 +328,14 @@ def test_an_m_share_other_than_single_core_m_is_refused():
         conv3d_v2_run(x, w, b, strides=(1, 1, 2, 1, 2), pads=(0, 1, 0, 0, 1, 0), tiling_overrides={"mDim": 4})
 
 
+def test_a_depth_share_other_than_single_core_do_is_refused():
+    """The fuzz's find: singleCoreDo=4 (1 generated, 3 cores along Do) made core 0 compute all depths, over the other
+    cores' (a cross-core race after launch)."""
+    x, w, b = _operands((2, 7, 3, 7, 3), (20, 7, 2, 3, 3), ml_dtypes.bfloat16)
+    with pytest.raises(TilingValidationError, match=r"singleCoreDo=4: must be a core's share of the output depths"):
+        conv3d_v2_run(x, w, b, strides=(1,) * 5, pads=(0, 1, 0, 2, 2, 0), tiling_overrides={"singleCoreDo": 4})
+
+
 def test_the_bias_buffers_count_without_a_bias():
     """The API allocates the L1 bias queue (nL0 floats: DTYPE_BIAS defaults to float) with or without a bias; on a
     16 KiB L1 the generated tiling fills L1 to the byte without it, so the kernel would overflow: refused."""
