@@ -74,7 +74,7 @@ def plan_arch35(input_size, filter_shape, out_backprop_shape, dtype: str, *, str
         platform, enable_hf32, data_format, filter_format)
     if tiling_overrides:
         tiling = override_arch35(tiling, tiling_overrides, validate=validate_overrides)
-    if (tiling.initOutputFlag == 0
+    if (tiling.initOutputFlag != 1  # 0 (NO_INIT) and 2 (L1_INIT: the source runs no init pass for it)
             and needs_output_init(ncdhw_problem(input_size, filter_shape, out_backprop_shape, dtype, strides=strides,
                                                 pads=pads, dilations=dilations, groups=groups, data_format=data_format,
                                                 filter_format=filter_format, platform=platform,
@@ -82,9 +82,9 @@ def plan_arch35(input_size, filter_shape, out_backprop_shape, dtype: str, *, str
         # The kernel writes nothing where no kernel plane reaches (needComputeFlag_ false) and relies on the
         # init-output pass; the real kernel-split templates leave the flag 0 with stride_d > kernel_d (only the
         # inner-product template's GetLargeHkWkTilingMode sets it), which would leave whole dx planes unwritten.
-        # An override of 0 is undone too, as on the A2 (plan.py): it left those elements unwritten.
+        # An override of 0 or 2 is undone too, as on the A2 (plan.py): it left those elements unwritten.
         forced = tiling.with_overrides(initOutputFlag=1)
-        whose = ("the override of 0 is undone" if "initOutputFlag" in (tiling_overrides or {})
+        whose = (f"the override of {tiling.initOutputFlag} is undone" if "initOutputFlag" in (tiling_overrides or {})
                  else f"the real {tiling.template} leaves it 0")
         tiling = forced.model_copy(update={"notes": [
             *forced.notes, f"initOutputFlag forced to 1: some dx elements receive no contribution and {whose} (the "

@@ -83,15 +83,16 @@ def test_a_derived_field_override_is_refused_before_launch(name, monkeypatch):
                                      data_format="NCDHW", route="v2", tiling_overrides=overrides)
 
 
-def test_an_init_output_override_of_0_is_undone_where_dx_needs_it():
-    """The fuzz's find: stride 2 > kernel 1 in D leaves dx depth 1 without contribution; initOutputFlag=0 by
+@pytest.mark.parametrize("flag", [0, 2])  # NO_INIT, L1_INIT (the source runs no init pass for either)
+def test_an_init_output_override_is_undone_where_dx_needs_it(flag):
+    """The fuzz's find: stride 2 > kernel 1 in D leaves dx depth 1 without contribution; initOutputFlag=0 or 2 by
     override was kept and those elements stayed unwritten (NaN). Undone with a note, as on the A2."""
     dy, w = _found_operands(float16, 2, 8, 10, (3, 6, 8), (1, 2, 2), (2, 1, 2), (0, 0, 1, 1, 1, 1))
     run = conv3d_backprop_input_v2_run((2, 8, 3, 6, 8), w, dy, strides=(1, 1, 2, 1, 2), pads=(0, 0, 1, 1, 1, 1),
                                        platform=PLATFORM, data_format="NCDHW", route="v2",
-                                       tiling_overrides={"initOutputFlag": 0})
+                                       tiling_overrides={"initOutputFlag": flag})
     assert run.tiling.initOutputFlag == 1
-    assert any("the override of 0 is undone" in note for note in run.notes)
+    assert any(f"the override of {flag} is undone" in note for note in run.notes)
     ref, bound = dx_reference((2, 8, 3, 6, 8), w, dy, (2, 1, 2), (0, 0, 1, 1, 1, 1), (1, 1, 1), 1)
     assert_close_16_32(run.result, ref, bound, float16)
 
