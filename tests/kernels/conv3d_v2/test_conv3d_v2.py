@@ -336,6 +336,13 @@ def test_a_depth_share_other_than_single_core_do_is_refused():
         conv3d_v2_run(x, w, b, strides=(1,) * 5, pads=(0, 1, 0, 2, 2, 0), tiling_overrides={"singleCoreDo": 4})
 
 
+def test_a_cout_share_above_the_core_split_is_refused():
+    """The fuzz's find: singleCoreCo=32 (16 generated: 23 couts on 2 cores) read the bias past its 23 values."""
+    x, w, b = _operands((1, 11, 4, 4, 10), (23, 11, 3, 3, 3), np.float32)
+    with pytest.raises(TilingValidationError, match=r"singleCoreCo=32: must be at most a core's share of the couts"):
+        conv3d_v2_run(x, w, b, strides=(1, 1, 2, 1, 1), pads=(0, 1, 0, 2, 2, 2), tiling_overrides={"singleCoreCo": 32})
+
+
 def test_the_bias_buffers_count_without_a_bias():
     """The API allocates the L1 bias queue (nL0 floats: DTYPE_BIAS defaults to float) with or without a bias; on a
     16 KiB L1 the generated tiling fills L1 to the byte without it, so the kernel would overflow: refused."""
