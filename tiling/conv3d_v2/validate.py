@@ -144,8 +144,7 @@ def _check_core_split(api, run, pointwise: bool) -> list[Problem]:
     """The kernel's block index arithmetic (CountIdxTail, kernels/conv3d_v2/kernel/conv3d_v2.py): shares of
     ceil(whole / dim) per core. Without groups the kernel never reads groupDim, so its cores past the first
     groupDim-th would redo (and race on) the same blocks; an N share must be whole 16-cout fractals, or the next core
-    starts inside one and both write it; singleCoreCo is at most the cout share; singleCoreM and singleCoreDo are the M
-    and depth shares (InitBuffer sizes AL1
+    starts inside one and both write it; singleCoreCo, singleCoreM and singleCoreDo are the cout, M and depth shares (InitBuffer sizes AL1
     by the first, a core that is no tail computes both), and L0 blocks tile an AL1 block whole only in mL0 steps (M mode)."""
     out: list[Problem] = []
     if api.groups <= 1 and run.groupDim != 1:
@@ -156,10 +155,10 @@ def _check_core_split(api, run, pointwise: bool) -> list[Problem]:
         out.append(Problem("nDim", f"each core's share of the {n_whole} couts (16-aligned), ceil({n_whole} / nDim) = "
                            f"{_ceil_div(n_whole, run.nDim)}, must be a multiple of 16", run.nDim))
     couts = min(_ceil_div(n_whole, run.nDim), api.coutOpt if api.groups > 1 else run.cout)
-    if not pointwise and api.singleCoreCo > couts:
-        out.append(Problem("singleCoreCo", f"must be at most a core's share of the couts, min(ceil({n_whole} / "
-                           f"nDim={run.nDim}), Cout) = {couts}: the core loads bias and weight for that many",
-                           api.singleCoreCo))
+    if not pointwise and api.singleCoreCo != couts:
+        out.append(Problem("singleCoreCo", f"must be a core's share of the couts, min(ceil({n_whole} / nDim={run.nDim}), "
+                           f"Cout) = {couts}: a core that is no tail computes that many (more read the bias past its "
+                           "end, fewer left couts unwritten)", api.singleCoreCo))
     share = _ceil_div(run.hout * run.wout, run.mDim)
     if not pointwise and not api.outputOrder and api.singleCoreM != share:
         out.append(Problem("singleCoreM", f"must be a core's share of the output pixels, ceil(Ho*Wo / mDim={run.mDim}) "

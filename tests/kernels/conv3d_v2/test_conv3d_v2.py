@@ -157,7 +157,7 @@ def test_tiling_variants_give_the_same_result(overrides):
     kwargs = dict(strides=(1,) * 5, pads=(1, 0, 1, 2, 0, 1))
     base = conv3d_v2_run(x, w, b, **kwargs)
     # one core along N: each core walks three nL0 = 16 blocks of Cout (the generated tiling splits N over 3 cores)
-    run = conv3d_v2_run(x, w, b, tiling_overrides={"nDim": 1, **overrides}, **kwargs)
+    run = conv3d_v2_run(x, w, b, tiling_overrides={"nDim": 1, "singleCoreCo": 40, **overrides}, **kwargs)
     assert (base.tiling.convApiTiling.nL0, base.tiling.convRunInfo.nDim, run.tiling.block_dim) == (16, 3, 8)
     assert base.tiling.tiling_key == 4  # ALL_CLOSE with BL1 bypass; the pBufferFlag overrides give keys 5, 6, 7
     assert run.tiling.tiling_key == 4 + (overrides.get("pBufferFlag", 0) & 3)
@@ -336,11 +336,14 @@ def test_a_depth_share_other_than_single_core_do_is_refused():
         conv3d_v2_run(x, w, b, strides=(1,) * 5, pads=(0, 1, 0, 2, 2, 0), tiling_overrides={"singleCoreDo": 4})
 
 
-def test_a_cout_share_above_the_core_split_is_refused():
-    """The fuzz's find: singleCoreCo=32 (16 generated: 23 couts on 2 cores) read the bias past its 23 values."""
+@pytest.mark.parametrize("couts", [32, 8])
+def test_a_cout_share_other_than_the_core_split_is_refused(couts):
+    """The fuzz's finds: singleCoreCo=32 (16 generated: 23 couts on 2 cores) read the bias past its 23 values;
+    singleCoreCo=8 left outputs unwritten."""
     x, w, b = _operands((1, 11, 4, 4, 10), (23, 11, 3, 3, 3), np.float32)
-    with pytest.raises(TilingValidationError, match=r"singleCoreCo=32: must be at most a core's share of the couts"):
-        conv3d_v2_run(x, w, b, strides=(1, 1, 2, 1, 1), pads=(0, 1, 0, 2, 2, 2), tiling_overrides={"singleCoreCo": 32})
+    with pytest.raises(TilingValidationError, match=rf"singleCoreCo={couts}: must be a core's share of the couts"):
+        conv3d_v2_run(x, w, b, strides=(1, 1, 2, 1, 1), pads=(0, 1, 0, 2, 2, 2),
+                      tiling_overrides={"singleCoreCo": couts})
 
 
 def test_the_bias_buffers_count_without_a_bias():
