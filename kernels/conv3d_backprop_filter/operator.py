@@ -26,6 +26,7 @@ from ascend_sim.machine.tensor import GmAddr
 from kernels.common.operands import (check_array, check_at_least, check_spatial_fit, default_data_format, dhw_attribute,
                                      require_arch22_kernel, warn_data_format_assumed)
 from kernels.common.run import Run, output_buffer, read_output, write_trace
+from kernels.common.run_options import check_run_options
 from kernels.common.size_guard import RunEstimate, check_fits, conv_estimate, gemm_tiles, tensor_bytes
 from kernels.common.tiling_reads import ReadRecorder, flag_unread_overrides
 from kernels.conv3d_backprop_filter.kernel.conv3d_backprop_filter_v2 import conv3d_backprop_filter_v2 as _kernel_entry
@@ -222,6 +223,7 @@ def conv3d_backprop_filter_v2_run(x, filter_size, out_backprop, *, strides, pads
     record=False keeps no instruction records once scheduled (see conv3d_backprop_input_v2_run); dw's init pass
     barrier still holds every core's records until the last core reaches it.
     """
+    check_run_options(trace=trace, execute=execute, check_races=check_races, record=record)
     platform = get_platform(platform)  # normalised once, here: everything below gets the Platform
     require_arch22_kernel("Conv3DBackpropFilterV2", platform)
     data_format, assumed = default_data_format(data_format)

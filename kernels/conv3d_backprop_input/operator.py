@@ -30,6 +30,7 @@ from ascend_sim.machine.platform import get_platform
 from ascend_sim.machine.tensor import GmAddr
 from kernels.common.operands import default_data_format, require_arch22_kernel
 from kernels.common.run import Run, output_buffer, read_output, write_trace
+from kernels.common.run_options import check_run_options
 from kernels.common.size_guard import RunEstimate, check_fits, conv_estimate, gemm_tiles, streams, tensor_bytes
 from kernels.common.tiling_reads import ReadRecorder, flag_unread_overrides
 from kernels.conv3d_backprop_input.arguments import check_operands, operands_to_ncdhw
@@ -127,6 +128,8 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
     core: one AIC's stream in the MIX NCDHW build, all behind the init pass's barrier): long timing-only runs in
     much less memory, with the same cycles; the report then has no logs (no trace, no retime).
     """
+    check_run_options(trace=trace, execute=execute, check_races=check_races, poison_output=poison_output,
+                      record=record)
     platform = get_platform(platform)  # normalised once, here: everything below gets the Platform
     if platform.npu_arch == 3510:
         return _run_arch35(input_size, filter, out_backprop, strides=strides, pads=pads, dilations=dilations,

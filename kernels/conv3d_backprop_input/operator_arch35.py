@@ -12,8 +12,8 @@ unwritten element shows up.
 Refused before launch, by name: mixed dtypes; a dtype other than float16, bfloat16, float32, hifloat8,
 float8_e4m3fn; 8-bit unless out_backprop, filter and y are all NCDHW (the tiling's CheckDtypeFormatAttrs);
 data_format NDHWC with groups > 1 (the operator documentation at ops-nn 041754a4: "not supported on the 950");
-a tiling override of a field the tiling copies from the problem (validate.PROBLEM_FIELDS), or one that breaks an
-arch35 rule (TilingValidationError, tiling/conv3d_backprop_input/arch35/validate.py).
+a tiling override of a field the tiling copies from the problem (validate.PROBLEM_FIELDS) or derives with others
+(validate.DERIVED_FIELDS: split-K's segments, the weight pre-transpose, the cout per core), or one that breaks an arch35 rule (TilingValidationError, tiling/conv3d_backprop_input/arch35/validate.py).
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ from tiling.common.validation import Problem, ValidationReport
 from tiling.conv3d_backprop_input.arch35 import conv3d_backprop_input_tiling_arch35
 from tiling.conv3d_backprop_input.arch35.context_utils import parse_problem
 from tiling.conv3d_backprop_input.arch35.inner_product import WORKSIZE
-from tiling.conv3d_backprop_input.arch35.validate import PROBLEM_FIELDS
+from tiling.conv3d_backprop_input.arch35.validate import DERIVED_FIELDS, PROBLEM_FIELDS
 
 DTYPES_950 = {**DTYPES, **EIGHT_BIT_DTYPES}
 DATA_FORMATS_950 = ("NCDHW", "NDHWC")
@@ -74,7 +74,7 @@ def plan_arch35(input_size, filter_shape, out_backprop_shape, dtype: str, *, str
         platform, enable_hf32, data_format, filter_format)
     if tiling_overrides:
         tiling = override_arch35(tiling, tiling_overrides, validate=validate_overrides)
-    if (tiling.initOutputFlag == 0 and "initOutputFlag" not in (tiling_overrides or {})
+    if (tiling.initOutputFlag != 1  # 0 (NO_INIT) and 2 (L1_INIT: the source runs no init pass for it)
             and needs_output_init(ncdhw_problem(input_size, filter_shape, out_backprop_shape, dtype, strides=strides,
                                                 pads=pads, dilations=dilations, groups=groups, data_format=data_format,
                                                 filter_format=filter_format, platform=platform,
@@ -82,10 +82,13 @@ def plan_arch35(input_size, filter_shape, out_backprop_shape, dtype: str, *, str
         # The kernel writes nothing where no kernel plane reaches (needComputeFlag_ false) and relies on the
         # init-output pass; the real kernel-split templates leave the flag 0 with stride_d > kernel_d (only the
         # inner-product template's GetLargeHkWkTilingMode sets it), which would leave whole dx planes unwritten.
+        # An override of 0 or 2 is undone too, as on the A2 (plan.py): it left those elements unwritten.
         forced = tiling.with_overrides(initOutputFlag=1)
+        whose = (f"the override of {tiling.initOutputFlag} is undone" if "initOutputFlag" in (tiling_overrides or {})
+                 else f"the real {tiling.template} leaves it 0")
         tiling = forced.model_copy(update={"notes": [
-            *forced.notes, f"initOutputFlag forced to 1: some dx elements receive no contribution and the real "
-            f"{tiling.template} leaves it 0 (the simulator's rule, as on the A2)"]})
+            *forced.notes, f"initOutputFlag forced to 1: some dx elements receive no contribution and {whose} (the "
+            "simulator's rule, as on the A2)"]})
     if refuse_unported:
         refuse_unported_tiling(tiling, filter_format)
     return tiling
@@ -153,6 +156,9 @@ def override_arch35(tiling, overrides: dict, *, validate: bool = True):
     copied = [Problem(name, "copied by the arch35 tiling from the problem, not a knob: change the problem's "
                             "shapes or attributes instead", overrides[name])
               for name in overrides if name in PROBLEM_FIELDS]
+    copied += [Problem(name, "derived by the arch35 tiling with the fields it goes with (split-K's segments and "
+                             "workspace, the weight pre-transpose's, the cout per core), not a knob", overrides[name])
+               for name in overrides if name in DERIVED_FIELDS]
     ValidationReport(tiling.platform.name, copied).raise_if_invalid(tiling, overrides)
     changes = dict(overrides)
     if "coreNum" in changes:

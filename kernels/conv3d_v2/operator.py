@@ -25,6 +25,7 @@ from ascend_sim.machine.formats import (filter_to_fractal_z_3d, fractal_z_3d_sha
                                         ndc1hwc0_to_ncdhw, ndc1hwc0_to_ndhwc)
 from ascend_sim.machine.tensor import GmAddr
 from kernels.common.run import Run, output_buffer, read_output, write_trace
+from kernels.common.run_options import check_run_options
 from kernels.common.size_guard import RunEstimate, check_fits, conv_estimate, gemm_tiles, streams, tensor_bytes
 from kernels.common.tiling_reads import ReadRecorder, flag_unread_overrides
 from kernels.conv3d_v2.arguments import check_conv3d_v2_operands, operands_to_ncdhw
@@ -143,6 +144,8 @@ def conv3d_v2_run(x, filter, bias=None, *, strides, pads, dilations=(1, 1, 1, 1,
     is refused before anything is allocated (kernels/common/size_guard.py, MemoryLimitError). record=False keeps no
     instruction records once scheduled (see conv3d_backprop_input_v2_run).
     """
+    check_run_options(trace=trace, execute=execute, check_races=check_races, poison_output=poison_output,
+                      record=record)
     args, fmap_format, t = plan_conv3d_v2_run(x, filter, bias, strides=strides, pads=pads, dilations=dilations,
                                               groups=groups, data_format=data_format, filter_format=filter_format,
                                               platform=platform, enable_hf32=enable_hf32,

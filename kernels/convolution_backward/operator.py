@@ -25,6 +25,7 @@ from ascend_sim.machine.dtypes import DTYPES
 from ascend_sim.passes.trace import write_chrome_trace_of_launches
 from kernels.common.operands import stand_in
 from kernels.common.run import Run
+from kernels.common.run_options import check_run_options
 from kernels.common.size_guard import RunEstimate, check_fits, combined
 from kernels.conv3d_backprop_filter.operator import (conv3d_backprop_filter_v2_run, estimate_conv3d_dw,
                                                      rows_beyond_reach)
@@ -223,6 +224,7 @@ def run_plan(plan: ConvBackwardPlan, grad_output, input, weight, *, execute=True
     simulator hooks of that gradient's launch (`ascend-sim debug conv-backward` captures one launch); max_memory:
     the run is refused before anything is allocated if its launches are estimated to need more together
     (estimate_convolution_backward; each launch also checks its own)."""
+    check_run_options(trace=trace, execute=execute, check_races=check_races)
     a, r = plan.args, plan.route
     v, cube = r.view, DTYPES[r.math.dtype]
     check_fits(estimate_convolution_backward(plan, execute=execute, check_races=check_races), max_memory,

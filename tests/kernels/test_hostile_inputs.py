@@ -10,7 +10,7 @@ import pytest
 
 from ascend_sim import Chip
 from kernels import (aclnn, conv3d_backprop_filter_v2_run, conv3d_backprop_input_v2_run, conv3d_v2_run,
-                     convolution_backward)
+                     convolution_backward, convolution_backward_run)
 
 RNG = np.random.default_rng(0)
 X_NDHWC = RNG.standard_normal((1, 4, 6, 6, 3)).astype(np.float16)
@@ -43,6 +43,13 @@ def backward(**changes):
                 dilation=(1, 1, 1), transposed=False, output_padding=(0, 0, 0), groups=1,
                 output_mask=(True, True, True), cube_math_type=0)
     return convolution_backward(**{**args, **changes})
+
+
+def backward_run(**changes):
+    return convolution_backward_run(**{**dict(grad_output=GO, input=X_CB, weight=W_CB, bias_sizes=[8],
+                                              stride=(1, 1, 1), padding=(0, 0, 0), dilation=(1, 1, 1),
+                                              transposed=False, output_padding=(0, 0, 0), groups=1,
+                                              output_mask=(True, True, True), cube_math_type=0), **changes})
 
 
 # (operator, changes, exception, fragments the message must hold)
@@ -90,6 +97,19 @@ HOSTILE = [
     (dw, dict(tiling_overrides={3: 1}), TypeError, ["tiling_overrides key 3", "a string"]),
     # dw's tiling argument
     (dw, dict(tiling="blob"), TypeError, ["tiling='blob'", "Conv3DBackpropFilterV2TilingData"]),
+    # run options: a flag that is not a bool was taken for its truth value (execute="no" ran the data path), a trace
+    # path into a missing folder failed after the whole run, trace=3 wrote a file named "3"
+    (dw, dict(execute="no"), TypeError, ["execute='no' must be a bool"]),
+    (dw, dict(record=0), TypeError, ["record=0 must be a bool"]),
+    (dx, dict(check_races="no"), TypeError, ["check_races='no' must be a bool"]),
+    (dx, dict(poison_output=None), TypeError, ["poison_output=None must be a bool"]),
+    (dx, dict(execute="no", platform="Ascend950PR_9589"), TypeError, ["execute='no' must be a bool"]),
+    (forward, dict(execute=1), TypeError, ["execute=1 must be a bool"]),
+    (backward_run, dict(check_races="no"), TypeError, ["check_races='no' must be a bool"]),
+    (backward_run, dict(trace=3.5), TypeError, ["trace=3.5 must be a path"]),
+    (dw, dict(trace=3), TypeError, ["trace=3 must be a path"]),
+    (dx, dict(trace="/no/such/folder/dx.json"), ValueError, ["trace='/no/such/folder/dx.json'", "does not exist"]),
+    (forward, dict(trace="/no/such/folder/y.json"), ValueError, ["'/no/such/folder' does not exist"]),
 ]
 
 

@@ -2,8 +2,9 @@
 
 The rules come from what the Conv3D API does with the tiling (asc-devkit conv3d_common_init_func.h: InitBuffer's
 L1 / L0C / BT sizes, the L0A / L0B ping-pong halves, the K / M / N step arithmetic of Init*DirectionBaseValue and
-LoadBL0) and from the instruction ranges in docs/isa.md. Use it on generated tilings and on hand-edited ones
-(`tiling.with_overrides(mL0=...)`); the operator runs it before every launch.
+LoadBL0; conv3d_common_func.h: IterateImpl's two loop orders) and from the instruction ranges in docs/isa.md. Use
+it on generated tilings and on hand-edited ones (`tiling.with_overrides(mL0=...)`); the operator runs it before
+every launch.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ CUBE = 16
 MMAD_MAX = 4095
 LOAD2D_REPEAT_MAX = 255
 PB_L0A, PB_L0B, PB_CL0, PB_AL1, PB_BL1 = 0x01, 0x02, 0x04, 0x08, 0x10  # pBufferFlag bits
+ORDER_M_FIRST, ORDER_N_FIRST = 0, 1  # IterateMNOrder::ORDER_MTERFIRST / ORDER_NTERFIRST
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -71,6 +73,9 @@ def check_fields(api, run, dtype_bytes: int, bias_bytes: int, platform: Platform
     for name in ("batchDim", "doDim", "mDim", "nDim", "groupDim"):
         if getattr(run, name) <= 0:
             bad(name, getattr(run, name), "must be positive")
+    if api.iterateMNOrder not in (ORDER_M_FIRST, ORDER_N_FIRST):  # IterateImpl ends only on these two orders
+        bad("iterateMNOrder", api.iterateMNOrder, f"must be {ORDER_M_FIRST} (M first) or {ORDER_N_FIRST} (N first): "
+            "Iterate returns false only from IterateMFirst / IterateNFirst, so any other order never ends")
     if out:
         return out
     for name, unit in (("mL0", CUBE), ("nL0", CUBE), ("kL0", k0), *((("nBL1", CUBE),) if weight_l1 else ())):
@@ -128,9 +133,47 @@ def check_fields(api, run, dtype_bytes: int, bias_bytes: int, platform: Platform
         bad("outputOrder", api.outputOrder, f"HW mode needs singleCoreM (output rows per core, here "
             f"{api.singleCoreM}) <= orgHo={api.orgHo} and mAL1 (columns of one row, here {api.mAL1}) <= Wo aligned to "
             f"16 = {_align(api.orgWo, CUBE)}")
+    out += _check_core_split(api, run, pointwise)
     cores = run.batchDim * run.doDim * run.mDim * run.nDim * run.groupDim
     if cores > platform.aic_cores:
         bad("batchDim*doDim*mDim*nDim*groupDim", cores, f"more than the {platform.aic_cores} cube cores")
+    return out
+
+
+def _check_core_split(api, run, pointwise: bool) -> list[Problem]:
+    """The kernel's block index arithmetic (CountIdxTail, kernels/conv3d_v2/kernel/conv3d_v2.py): shares of
+    ceil(whole / dim) per core. Without groups the kernel never reads groupDim, so its cores past the first
+    groupDim-th would redo (and race on) the same blocks; an N share must be whole 16-cout fractals, or the next core
+    starts inside one and both write it; singleCoreCo, singleCoreM and singleCoreDo are the cout, M and depth shares (InitBuffer sizes AL1
+    by the first, a core that is no tail computes both), and L0 blocks tile an AL1 block whole only in mL0 steps (M mode)."""
+    out: list[Problem] = []
+    if api.groups <= 1 and run.groupDim != 1:
+        out.append(Problem("groupDim", "must be 1 without groups (the kernel splits no group dimension)",
+                           run.groupDim))
+    n_whole = _align(api.coutOpt if api.groups > 1 else run.cout, CUBE)
+    if _ceil_div(n_whole, run.nDim) % CUBE:
+        out.append(Problem("nDim", f"each core's share of the {n_whole} couts (16-aligned), ceil({n_whole} / nDim) = "
+                           f"{_ceil_div(n_whole, run.nDim)}, must be a multiple of 16", run.nDim))
+    couts = min(_ceil_div(n_whole, run.nDim), api.coutOpt if api.groups > 1 else run.cout)
+    if not pointwise and api.singleCoreCo != couts:
+        out.append(Problem("singleCoreCo", f"must be a core's share of the couts, min(ceil({n_whole} / nDim={run.nDim}), "
+                           f"Cout) = {couts}: a core that is no tail computes that many (more read the bias past its "
+                           "end, fewer left couts unwritten)", api.singleCoreCo))
+    share = _ceil_div(run.hout * run.wout, run.mDim)
+    if not pointwise and not api.outputOrder and api.singleCoreM != share:
+        out.append(Problem("singleCoreM", f"must be a core's share of the output pixels, ceil(Ho*Wo / mDim={run.mDim}) "
+                           f"= {share}: InitBuffer sizes AL1 by it and a core that is no tail computes that many "
+                           "from its share's start (smaller: loads past AL1; larger: into the next core's pixels)",
+                           api.singleCoreM))
+    depths = _ceil_div(run.dout, run.doDim)
+    if not pointwise and api.singleCoreDo != depths:
+        out.append(Problem("singleCoreDo", f"must be a core's share of the output depths, ceil(Do={run.dout} / "
+                           f"doDim={run.doDim}) = {depths}: a core that is no tail computes that many from its "
+                           "share's start", api.singleCoreDo))
+    if not pointwise and not api.outputOrder and _ceil_div(share, api.mAL1) > 1 and api.mAL1 % api.mL0:
+        out.append(Problem("mAL1", f"must be a multiple of mL0={api.mL0} when a core's {share} pixels take several AL1 "
+                           "blocks: every L0 block but the core's last is mL0 pixels, so one past the AL1 block's end "
+                           "writes the next block's pixels too", api.mAL1))
     return out
 
 

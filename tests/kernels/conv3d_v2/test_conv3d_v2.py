@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kernels import conv3d_v2, conv3d_v2_run
+from kernels.conv3d_v2.operator import plan_conv3d_v2_run
 from tiling import TilingValidationError
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -156,7 +157,7 @@ def test_tiling_variants_give_the_same_result(overrides):
     kwargs = dict(strides=(1,) * 5, pads=(1, 0, 1, 2, 0, 1))
     base = conv3d_v2_run(x, w, b, **kwargs)
     # one core along N: each core walks three nL0 = 16 blocks of Cout (the generated tiling splits N over 3 cores)
-    run = conv3d_v2_run(x, w, b, tiling_overrides={"nDim": 1, **overrides}, **kwargs)
+    run = conv3d_v2_run(x, w, b, tiling_overrides={"nDim": 1, "singleCoreCo": 40, **overrides}, **kwargs)
     assert (base.tiling.convApiTiling.nL0, base.tiling.convRunInfo.nDim, run.tiling.block_dim) == (16, 3, 8)
     assert base.tiling.tiling_key == 4  # ALL_CLOSE with BL1 bypass; the pBufferFlag overrides give keys 5, 6, 7
     assert run.tiling.tiling_key == 4 + (overrides.get("pBufferFlag", 0) & 3)
@@ -281,11 +282,68 @@ def test_hw_mode_matches_torch(case):
                                              ({"doDim": 30}, r"more than the 24 cube cores"),
                                              ({"outputOrder": 1}, r"outputOrder=1: HW mode needs"),
                                              ({"bl1BypassFlag": 0, "nBL1": 16, "kBL1": 288, "nBL1DivnL0": 1, "nDim": 2},
-                                              r"nBL1=16: a BL1 block of every cout")])
+                                              r"nBL1=16: a BL1 block of every cout"),
+                                             # a random-override fuzz's finds: accepted, they faulted after launch
+                                             ({"groupDim": 2}, r"groupDim=2: must be 1 without groups"),
+                                             ({"nDim": 2}, r"nDim=2: each core's share of the 16 couts")])
 def test_illegal_tiling_overrides_are_refused_before_launch(overrides, match):
     x, w, b = _operands((1, 5, 4, 6, 7), (7, 5, 2, 3, 3), np.float16)
     with pytest.raises(TilingValidationError, match=match):
         conv3d_v2_run(x, w, b, strides=(1,) * 5, pads=(0,) * 6, tiling_overrides=overrides)
+
+
+@pytest.mark.parametrize("order", [2, 16, 255])
+def test_an_iterate_order_other_than_m_or_n_first_is_refused(order):
+    """The fuzzer's find: iterateMNOrder=16 passed the validator and the launch never ended (IterateImpl returns false
+    only from its M-first and N-first branches, in asc-devkit as here). Planned only: before the rule a run hung."""
+    x, w, b = _operands((2, 12, 4, 2, 3), (4, 12, 2, 2, 3), np.float16)
+    with pytest.raises(TilingValidationError, match=rf"iterateMNOrder={order}: must be 0 \(M first\) or 1"):
+        plan_conv3d_v2_run(x, w, b, strides=(1, 1, 2, 2, 1), pads=(1, 0, 0, 1, 0, 1),
+                           tiling_overrides={"iterateMNOrder": order})
+
+
+def test_an_al1_sized_below_a_cores_block_is_refused():
+    """The fuzz's find: singleCoreM=1 (4 generated) passed the validator; InitBuffer sized AL1 for 1 pixel's rows
+    while the core loaded its 4, over the bias buffer (a race fault after launch)."""
+    x, w, b = _operands((2, 20, 4, 4, 1), (20, 20, 3, 1, 1), np.float32)
+    with pytest.raises(TilingValidationError, match=r"singleCoreM=1: must be a core's share of the output pixels, "
+                                                    r"ceil\(Ho\*Wo / mDim=1\) = 4"):
+        conv3d_v2_run(x, w, b, strides=(1,) * 5, pads=(0, 1, 0, 0, 0, 0), tiling_overrides={"singleCoreM": 1})
+
+
+def test_an_al1_block_that_l0_blocks_do_not_tile_is_refused():
+    """The fuzz's find: mAL1=8 with mL0=16 passed the validator; each 8-pixel AL1 block computed and wrote a 16-pixel
+    L0 block, over the next block's pixels (core 1's, a cross-core race after launch)."""
+    x, w, b = _operands((1, 21, 2, 2, 5), (19, 21, 2, 1, 1), np.float16)
+    with pytest.raises(TilingValidationError, match=r"mAL1=8: must be a multiple of mL0=16 when a core's"):
+        conv3d_v2_run(x, w, b, strides=(1, 1, 2, 1, 1), pads=(1, 1, 0, 0, 0, 0), tiling_overrides={"mAL1": 8})
+
+
+def test_an_m_share_other_than_single_core_m_is_refused():
+    """The fuzz's find: mDim=4 (2 generated) kept singleCoreM for two cores' shares; core 0 computed past its share
+    into core 1's pixels (a cross-core race after launch)."""
+    x, w, b = _operands((1, 22, 3, 7, 9), (18, 22, 2, 3, 2), np.float16)
+    with pytest.raises(TilingValidationError, match=r"singleCoreM=\d+: must be a core's share of the output pixels, "
+                                                    r"ceil\(Ho\*Wo / mDim=4\)"):
+        conv3d_v2_run(x, w, b, strides=(1, 1, 2, 1, 2), pads=(0, 1, 0, 0, 1, 0), tiling_overrides={"mDim": 4})
+
+
+def test_a_depth_share_other_than_single_core_do_is_refused():
+    """The fuzz's find: singleCoreDo=4 (1 generated, 3 cores along Do) made core 0 compute all depths, over the other
+    cores' (a cross-core race after launch)."""
+    x, w, b = _operands((2, 7, 3, 7, 3), (20, 7, 2, 3, 3), ml_dtypes.bfloat16)
+    with pytest.raises(TilingValidationError, match=r"singleCoreDo=4: must be a core's share of the output depths"):
+        conv3d_v2_run(x, w, b, strides=(1,) * 5, pads=(0, 1, 0, 2, 2, 0), tiling_overrides={"singleCoreDo": 4})
+
+
+@pytest.mark.parametrize("couts", [32, 8])
+def test_a_cout_share_other_than_the_core_split_is_refused(couts):
+    """The fuzz's finds: singleCoreCo=32 (16 generated: 23 couts on 2 cores) read the bias past its 23 values;
+    singleCoreCo=8 left outputs unwritten."""
+    x, w, b = _operands((1, 11, 4, 4, 10), (23, 11, 3, 3, 3), np.float32)
+    with pytest.raises(TilingValidationError, match=rf"singleCoreCo={couts}: must be a core's share of the couts"):
+        conv3d_v2_run(x, w, b, strides=(1, 1, 2, 1, 1), pads=(0, 1, 0, 2, 2, 2),
+                      tiling_overrides={"singleCoreCo": couts})
 
 
 def test_the_bias_buffers_count_without_a_bias():

@@ -30,6 +30,12 @@ PROBLEM_FIELDS = ("batch cin cout cinG coutG cout1 cin1 cout1G cin1G dout ho wo 
                   "strideD strideH strideW padFront padBack padUp padDown padLeft padRight backpropPadTail "
                   "backpropPadUp backpropPadDown backpropPadLeft backpropPadRight dilationD dilationH dilationW "
                   "hkWk dkHkWk c0 c0BitsA c0BitsB hf32Flag").split()
+# The fields the tiling derives together and the kernel trusts as a set: split-K's segments (the kernel steps cout by
+# kSegment, 0 never ends; its workspace is sized by the tiling), the weight pre-transpose (its workspace and cores:
+# turned on alone it gave wrong dx) and the cout per core (coutG, 4 under C04; a smaller one made Load3D read past
+# the img2col matrix). An override of one is refused, as a copied field is.
+DERIVED_FIELDS = ("enableSplitK", "kSegment", "kSegmentTail", "kValueSegment", "useUbAccumForSplitK",
+                  "enableVecTrans", "singleCoreCout")
 # The knobs a sweep or `--set` may change; every other field is derived by the tiling from these and the problem.
 KNOBS = ("baseM", "baseN", "baseK", "stepKa", "stepKb", "al0Pbuffer", "bl0Pbuffer", "cl0Pbuffer", "al1Pbuffer",
          "bl1Pbuffer", "iterateOrder", "singleCoreM", "singleCoreCin", "coreNum")
@@ -83,6 +89,12 @@ def _check_blocks(f: dict, dtype_bytes: int, out: list[Problem]) -> None:
 def _check_split(f: dict, aic_cores: int, out: list[Problem]) -> None:
     if not 1 <= f["coreNum"] <= aic_cores:
         _problem(out, f, "coreNum", f"must be in [1, {aic_cores}] (the platform's AI cores)")
+    if f["enlarge"] > 1 and f["singleCoreCin"] < f["cinG"] and f["singleCoreCin"] % BLOCK_CUBE:
+        # found by a random-override fuzz: 8 of cinG 48 (bf16), 8 or 12 of cinG 24 (fp32) gave wrong dx, 16 and 32
+        # were right; the generator's shares are multiples of 16
+        _problem(out, f, "singleCoreCin", f"with enlarge={f['enlarge']} (groups merged into block-diagonal weights) "
+                                          f"a core's Cin share must be a multiple of {BLOCK_CUBE} or all of "
+                                          f"cinG={f['cinG']}")
 
 
 def _check_buffers(f: dict, dtype_bytes: int, platform, out: list[Problem], *, l1: bool) -> None:
