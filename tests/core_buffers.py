@@ -1,10 +1,11 @@
 """Direct access to one simulated core's buffers, for the instruction tests: a launch of a test body, a LocalTensor
 over a buffer, and the buffer's bytes written or read as an array (outside any instruction, so nothing is recorded
-or timed)."""
+or timed); and every core's buffers kept after the replay engine's data pass, for the tests of that pass."""
 import numpy as np
 
 from ascend_sim import Chip
 from ascend_sim.ascendc import LocalTensor, current_core
+from ascend_sim.engine import replay_passes
 from ascend_sim.machine.tensor import GmAddr
 
 
@@ -32,3 +33,17 @@ def fill(core, where, values):
 def elems(core, where, dtype, n):
     """The first n elements of buffer `where` as dtype (a copy)."""
     return core.buffers[where].data[:n * np.dtype(dtype).itemsize].view(dtype).copy()
+
+
+def keep_buffers_after_passes(m, buffers: list) -> None:
+    """Append every core's local buffer bytes to `buffers` after each launch's replay passes (data pass done);
+    m: a pytest MonkeyPatch (or its context)."""
+    real_run = replay_passes.run
+
+    def passes(chip, cores, s):
+        done = real_run(chip, cores, s)
+        buffers.append([(c, name, buf.data.tobytes()) for c, core in enumerate(cores)
+                        for name, buf in sorted(core.buffers.items()) if buf.data is not None])
+        return done
+
+    m.setattr(replay_passes, "run", passes)

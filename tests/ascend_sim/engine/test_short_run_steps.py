@@ -7,6 +7,7 @@ joined like a template's, with the bytes of the records one by one."""
 import ml_dtypes
 import numpy as np
 import pytest
+from core_buffers import keep_buffers_after_passes
 
 from ascend_sim.engine import replay_data, replay_passes, short_runs
 from ascend_sim.engine.short_runs import ShortRun
@@ -65,15 +66,7 @@ def _captured(monkeypatch, launch, steps=True, real_joins=True):
                       lambda *args, real=real, name=name: ran.__setitem__(name, ran[name] + 1) or real(*args))
         real_copies = replay_data.copies
         m.setattr(replay_data, "copies", lambda *args: joined.append(args[1]) or real_copies(*args))
-        real_run = replay_passes.run
-
-        def passes(chip, cores, s):
-            done = real_run(chip, cores, s)
-            buffers.append([(c, name, buf.data.tobytes()) for c, core in enumerate(cores)
-                            for name, buf in sorted(core.buffers.items()) if buf.data is not None])
-            return done
-
-        m.setattr(replay_passes, "run", passes)
+        keep_buffers_after_passes(m, buffers)
         run = launch()
     return run.result.tobytes(), run.report.cycles, buffers, ran, joined
 

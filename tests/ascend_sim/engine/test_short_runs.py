@@ -5,6 +5,7 @@ which of them join, and dx and Conv3DV2 layers' runs with and without the joins 
 buffers, the result and the cycles; the exact engine's result)."""
 import numpy as np
 import pytest
+from core_buffers import keep_buffers_after_passes
 
 from ascend_sim.engine import replay_data, replay_passes, short_runs
 from ascend_sim.engine.replay_data import L0CChains
@@ -122,19 +123,6 @@ def test_a_short_run_gives_the_bytes_of_its_records():
     assert np.array_equal(l0b.data, expected)
 
 
-def _keep_buffers_after_passes(m, buffers: list) -> None:
-    """Append every core's local buffer bytes to `buffers` after each launch's replay passes (data pass done)."""
-    real_run = replay_passes.run
-
-    def passes(chip, cores, s):
-        done = real_run(chip, cores, s)
-        buffers.append([(c, name, buf.data.tobytes()) for c, core in enumerate(cores)
-                        for name, buf in sorted(core.buffers.items()) if buf.data is not None])
-        return done
-
-    m.setattr(replay_passes, "run", passes)
-
-
 def _dx(engine, monkeypatch, joined=True):
     """A 3x3x3 dx layer's (result bytes, cycles, every core's local buffers after the data pass, joined
     copies)."""
@@ -148,7 +136,7 @@ def _dx(engine, monkeypatch, joined=True):
         if not joined:
             m.setattr(ShortRun, "compiled", classmethod(lambda cls, args_list: None))
         real_copies = short_runs.load2d_copies
-        _keep_buffers_after_passes(m, buffers)
+        keep_buffers_after_passes(m, buffers)
         m.setattr(short_runs, "load2d_copies", lambda *args: copies.append(args[1]) or real_copies(*args))
         run = conv3d_backprop_input_v2_run(x, w, dy, strides=(1, 1, 1, 1, 1), pads=(1, 1, 1, 1, 1, 1),
                                            data_format="NCDHW", engine=engine)
@@ -245,7 +233,7 @@ def _captured(monkeypatch, joined, launch):
         if not joined:
             m.setattr(short_runs, "copy_joins", lambda names, args_list: None)
         real_copies = replay_data.copies
-        _keep_buffers_after_passes(m, buffers)
+        keep_buffers_after_passes(m, buffers)
         m.setattr(replay_data, "copies", lambda *args: joins.append(args[1]) or real_copies(*args))
         run = launch()
     return run.result.tobytes(), run.report.cycles, buffers, joins
