@@ -16,21 +16,20 @@ from kernels import conv3d_backprop_filter_v2_run, conv3d_backprop_input_v2_run,
 DTYPES = [np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16), np.dtype(np.float32)]
 
 
-def _forward(dtype, engine):
-    rng = np.random.default_rng(2)
-    x = rng.standard_normal((1, 64, 4, 8, 8)).astype(dtype)
-    w = rng.standard_normal((32, 64, 3, 3, 3)).astype(dtype)
-    b = rng.standard_normal(32).astype(dtype)
-    return conv3d_v2_run(x, w, b, strides=(1, 1, 1, 1, 1), pads=(1,) * 6, engine=engine)
+def _conv3d(x_shape, w_shape, strides, pads, seed):
+    """A Conv3DV2 launch (dtype, engine) -> run of these shapes, with a bias."""
+    def launch(dtype, engine):
+        rng = np.random.default_rng(seed)
+        x = rng.standard_normal(x_shape).astype(dtype)
+        w = rng.standard_normal(w_shape).astype(dtype)
+        b = rng.standard_normal(w_shape[0]).astype(dtype)
+        return conv3d_v2_run(x, w, b, strides=strides, pads=pads, engine=engine)
+    return launch
 
 
-def _patch_embedding(dtype, engine):
-    """VideoMAE-like (kernel = stride = 2x16x16): the weight goes GM -> L0B by LoadData2D(GM)."""
-    rng = np.random.default_rng(1)
-    x = rng.standard_normal((1, 3, 4, 64, 64)).astype(dtype)
-    w = rng.standard_normal((64, 3, 2, 16, 16)).astype(dtype)
-    b = rng.standard_normal(64).astype(dtype)
-    return conv3d_v2_run(x, w, b, strides=(1, 1, 2, 16, 16), pads=(0,) * 6, engine=engine)
+_forward = _conv3d((1, 64, 4, 8, 8), (32, 64, 3, 3, 3), (1, 1, 1, 1, 1), (1,) * 6, seed=2)
+# VideoMAE-like (kernel = stride = 2x16x16): the weight goes GM -> L0B by LoadData2D(GM)
+_patch_embedding = _conv3d((1, 3, 4, 64, 64), (64, 3, 2, 16, 16), (1, 1, 2, 16, 16), (0,) * 6, seed=1)
 
 
 def _dw(dtype, engine):
