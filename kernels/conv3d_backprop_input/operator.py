@@ -137,7 +137,7 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
                            filter_format=filter_format, platform=platform,
                            enable_hf32=enable_hf32, execute=execute, trace=trace, tiling_overrides=tiling_overrides,
                            check_races=check_races, poison_output=poison_output, hooks=hooks, engine=engine,
-                           route=route, max_memory=max_memory)
+                           route=route, max_memory=max_memory, record=record)
     check_operands(filter, out_backprop)
     require_arch22_kernel("Conv3DBackpropInputV2", platform)  # both routes: the matmul route's kernel is A2's too
     plan = plan_conv3d_dx(input_size, filter.shape, out_backprop.shape, filter.dtype, strides=strides, pads=pads,
@@ -177,7 +177,7 @@ def conv3d_backprop_input_v2_run(input_size, filter, out_backprop, *, strides, p
 
 def _run_arch35(input_size, filter, out_backprop, *, strides, pads, dilations, groups, data_format, filter_format,
                 platform, enable_hf32, execute, trace, tiling_overrides, check_races, poison_output, hooks,
-                engine, route, max_memory) -> Run:
+                engine, route, max_memory, record) -> Run:
     """The Ascend 950: the arch35 tiling (every argument check), aclnn's matmul shortcuts on the 950 with
     route="aclnn" (the 950 example matmul kernel), else the arch35 kernel on the arrays as given
     (operator_arch35.py)."""
@@ -203,7 +203,7 @@ def _run_arch35(input_size, filter, out_backprop, *, strides, pads, dilations, g
     launched = ReadRecorder(tiling, reads) if tiling_overrides else tiling
     y, report = launch_arch35(launched, filter, out_backprop, input_size, platform=platform, data_format=data_format,
                               filter_format=filter_format, execute=execute, check_races=check_races,
-                              poison_output=poison_output, hooks=hooks, engine=engine)
+                              poison_output=poison_output, hooks=hooks, engine=engine, record=record)
     notes = [f"arch35 kernel, template {tiling.template}, tiling key {tiling.tiling_key}", *tiling.notes]
     if tiling_overrides:
         reads.add("coreNum")  # the host launches block_dim = coreNum blocks (override_arch35)

@@ -166,7 +166,7 @@ def override_arch35(tiling, overrides: dict, *, validate: bool = True):
     return tiling.with_overrides(validate=validate, **changes)
 
 
-# what makes an arch35 run need less (size_guard.REMEDIES): it keeps every record
+# what makes an arch35 run need less (size_guard.REMEDIES); not record=False, which estimate_arch35 does not count
 ARCH35_REMEDIES = ("execute", "check_races")
 
 
@@ -174,7 +174,8 @@ def estimate_arch35(tiling, itemsize: int, *, execute: bool = True, check_races:
     """What launch_arch35 of this tiling takes (kernels/common/size_guard.py), nothing allocated: out_backprop,
     filter and y in GM as given (no C0 padding) and the tiling's workspace; the records of dx's GEMM per group
     (M = batch*di*hi*wi, N = cinG, K = coutG*dk*hk*wk) in the tiling's baseM/baseN/baseK tiles on block_dim AIC
-    (each with its two AIVs). Every record is kept: the arch35 launch has no record=False."""
+    (each with its two AIVs). Every record is counted, also with record=False (an upper bound: that launch
+    drops each record once scheduled, but how many wait for another core at once is not modelled here)."""
     t = tiling
     taps = t.dk * t.hk * t.wk
     tiles = gemm_tiles(t.batch * t.di * t.hi * t.wi, t.cinG, t.coutG * taps, t.baseM, t.baseN, t.baseK, t.group)

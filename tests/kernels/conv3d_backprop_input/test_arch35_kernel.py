@@ -136,6 +136,20 @@ def test_kernel_split_with_stride_d_above_kernel_d_clears_the_skipped_planes():
     assert (y[:, :, 1] == 0).all()
 
 
+def test_record_false_keeps_no_records_and_changes_nothing_else():
+    """record=False reaches the arch35 launch (it was dropped on the way: every record was kept): the same result
+    bytes and cycles, no instruction log."""
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((24, 16, 3, 3, 3)).astype(float16)
+    dy = rng.standard_normal((1, 24, 4, 6, 6)).astype(float16)
+    args = dict(strides=(1, 1, 1, 1, 1), pads=(1,) * 6, platform=PLATFORM, data_format="NCDHW", route="v2")
+    kept = conv3d_backprop_input_v2_run((1, 16, 4, 6, 6), w, dy, **args)
+    dropped = conv3d_backprop_input_v2_run((1, 16, 4, 6, 6), w, dy, record=False, **args)
+    assert sum(map(len, kept.report.logs)) == kept.report.instructions > 0
+    assert sum(map(len, dropped.report.logs)) == 0
+    assert dropped.report.cycles == kept.report.cycles and dropped.result.tobytes() == kept.result.tobytes()
+
+
 def test_hf32():
     n, cin, cout, dhw, ks, s, p, dl, g = GRID["stride2"]
     run, y, ref, bound = run_case(float32, n, cin, cout, dhw, ks, s, p, dl, g, hf32=True)
