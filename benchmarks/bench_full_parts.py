@@ -37,6 +37,7 @@ import numpy as np
 from bench_conv3d_dx import LAYERS
 from bench_replay import _operator_run
 from bench_replay_parts import Parts, instrument
+from timing import selected_layers
 
 import kernels.common.run as run_module
 import kernels.conv3d_backprop_input.operator as dx_operator
@@ -110,7 +111,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     parts = Parts()
     instrument_full(parts)
-    layers = [layer for layer in LAYERS if not args.only or any(w.lower() in layer.name.lower() for w in args.only)]
+    layers = selected_layers(LAYERS, args.only)
     for layer in layers:
         run = parts.timed(HOST, _operator_run(args.op, layer))
         run()

@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 from bench_conv3d_dx import LAYERS, dy_shape
+from timing import selected_layers
 
 from ascend_sim.machine.memory import Buffer
 from kernels import conv3d_backprop_filter_v2_run, conv3d_backprop_input_v2_run, conv3d_v2_run
@@ -32,7 +33,7 @@ def select_layers(only):
     embedding too)."""
     if not only:
         return [layer for layer in LAYERS if layer.name.startswith(REPLAY_LAYERS)]
-    return [layer for layer in LAYERS if any(w.lower() in layer.name.lower() for w in only)]
+    return selected_layers(LAYERS, only)
 
 
 def cpu_best(repeat, fn):
