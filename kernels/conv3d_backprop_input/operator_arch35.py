@@ -30,7 +30,7 @@ from kernels.conv3d_backprop_input.kernel.arch35.conv3d_backprop_input_v2_arch35
     conv3d_backprop_input_v2_arch35, unported_features)
 from kernels.conv3d_backprop_input.matmul_route import aclnn_matmul_mode, matmul_gemm
 from kernels.conv3d_backprop_input.plan import needs_output_init
-from tiling.common.problem import ConvProblem, check_format
+from tiling.common.problem import ConvProblem, check_format, check_hf32
 from tiling.common.validation import Problem, ValidationReport
 from tiling.conv3d_backprop_input.arch35 import conv3d_backprop_input_tiling_arch35
 from tiling.conv3d_backprop_input.arch35.context_utils import parse_problem
@@ -72,6 +72,9 @@ def plan_arch35(input_size, filter_shape, out_backprop_shape, dtype: str, *, str
     tiling = conv3d_backprop_input_tiling_arch35(
         tuple(out_backprop_shape), tuple(filter_shape), tuple(input_size), strides, pads, dilations, groups, dtype,
         platform, enable_hf32, data_format, filter_format)
+    # The real GetImplMode ignores the flag for 16- and 8-bit data (so does the tiling port); the operator refuses
+    # it, as on the A2 and in the matmul: a request silently dropped would read as an HF32 result.
+    check_hf32("enable_hf32", enable_hf32, dtype)
     if tiling_overrides:
         tiling = override_arch35(tiling, tiling_overrides, validate=validate_overrides)
     if (tiling.initOutputFlag != 1  # 0 (NO_INIT) and 2 (L1_INIT: the source runs no init pass for it)

@@ -138,7 +138,7 @@ def check_hf32(name: str, enable, dtype: str) -> bool:
         raise TypeError(f"{name}={enable!r} must be a bool")
     if enable and dtype != "float32":
         raise ValueError(f"{name}=True with dtype={dtype!r}: HF32 applies to float32 only (it rounds float32 "
-                         f"operands in the cube); float16 and bfloat16 need {name}=False")
+                         f"operands in the cube); other dtypes need {name}=False")
     return bool(enable)
 
 

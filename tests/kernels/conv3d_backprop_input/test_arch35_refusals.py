@@ -42,6 +42,15 @@ def test_ndhwc_groups_refused():
              groups=2, data_format="NDHWC")
 
 
+@pytest.mark.parametrize("dtype", [float16, hifloat8])
+def test_hf32_with_a_dtype_other_than_float32_refused(dtype):
+    # the tiling ignores it (GetImplMode); the operator refused it on the A2 only, and ran a plain 950 result
+    with pytest.raises(ValueError, match=f"enable_hf32=True with dtype='{np.dtype(dtype).name}': HF32 applies to "
+                                         "float32 only"):
+        _run(np.zeros((16, 16, 1, 1, 1), dtype), np.zeros((1, 16, 2, 4, 4), dtype), (1, 16, 2, 4, 4),
+             pads=(0,) * 6, enable_hf32=True)
+
+
 @pytest.mark.parametrize("dtype", [hifloat8, float8_e4m3fn])
 def test_8bit_refused_on_a2(dtype):
     with pytest.raises(TypeError, match="is not supported"):
