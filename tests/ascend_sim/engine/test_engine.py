@@ -1,5 +1,7 @@
 """The engine: records that carry their effect, the scheduler as a pass (WaitFlag before SetFlag, deadlocks),
 retime on another platform, replay, and core types."""
+import re
+
 import numpy as np
 import pytest
 from conftest import l1_and_l0a, mte2_copy, own_records, run_kernel
@@ -164,8 +166,11 @@ def test_cross_core_flag_misuse_is_a_fault():
     def never_waited():
         if ASCEND_IS_AIV():
             CrossCoreSetFlag(2, PIPE_MTE3, 1)
-    with pytest.raises(SyncFault, match="cross-core flag 1 of AIC 0 was set 1 more time"):
+    with pytest.raises(SyncFault, match="cross-core flag 1 of AIC 0 was set 1 more time") as info:
         Chip().launch(never_waited, 1, kernel_type="MIX_AIC_1_1")
+    # the set nobody waited names its core, pipe and line (the mutation hunt: docs/testing.md)
+    assert re.match(r"\[core 1 \(AIV 0\), MTE3 CrossCoreSetFlag, at test_engine.py:\d+\] .*missing on AIC 0\)$",
+                    str(info.value))
 
     def overflow():
         if ASCEND_IS_AIV():
