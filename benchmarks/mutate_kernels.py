@@ -267,7 +267,9 @@ def main(argv=None) -> int:
             c = classify(outcomes, str(p.relative_to(_ROOT)))
             counts[c] += 1
             if args.verbose or c in ("crash", "hang", "engines"):
-                first = next((o for o in outcomes.values() if o["o"] not in ("right",)), {})
+                shown = [o for o in outcomes.values() if o["o"] == "fault"] or [o for o in outcomes.values()
+                                                                                 if o["o"] != "right"]
+                first = shown[0] if shown else {}
                 report.append(f"  {c}: {p.relative_to(_ROOT)} {s}: {' '.join(first.get('m', '').split())[:300]}")
         print(f"{kernel:8} {len(found):6} " + " ".join(f"{counts[c]:8}" for c in classes))
         print("\n".join(report)) if report else None
