@@ -168,15 +168,21 @@ def _codes(code):
             yield from _codes(const)
 
 
-def install(filename: str, tree) -> int:
+def install(filename: str, tree) -> list:
     """Give every live function of `filename` whose code the mutated tree changes its new code (decorated,
-    imported elsewhere and bound functions included: the function objects are kept); returns how many."""
+    imported elsewhere and bound functions included: the function objects are kept); returns [(function, its old
+    code)] for uninstall."""
     new = {(c.co_qualname, c.co_firstlineno): c for c in _codes(compile(tree, filename, "exec"))}
-    swapped = 0
+    swapped = []
     for obj in gc.get_objects():
         if type(obj) is types.FunctionType and obj.__code__.co_filename == filename:  # type(): no weakproxy call
             code = new.get((obj.__code__.co_qualname, obj.__code__.co_firstlineno))
             if code is not None and code != obj.__code__ and code.co_freevars == obj.__code__.co_freevars:
+                swapped.append((obj, obj.__code__))
                 obj.__code__ = code
-                swapped += 1
     return swapped
+
+
+def uninstall(swapped: list) -> None:
+    for function, code in swapped:
+        function.__code__ = code
