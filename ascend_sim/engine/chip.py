@@ -207,9 +207,10 @@ class Chip:
             done = next(core.index for core in self.cores if core.index not in waiting)
             raise SyncFault(f"cores {waiting} wait at SyncAll but core {done} ended without reaching it: the chip "
                             "would hang", core=done, instruction="SyncAll")
-        for (mode, group, flag), sets in launch.rounds.items():
-            raise SyncFault(f"CrossCoreSetFlag mode {mode} on flag {flag}: only {len(sets)} of the cores it "
-                            "synchronises set it before the kernel ended", instruction="CrossCoreSetFlag")
+        for (mode, group, flag), sets in launch.rounds.items():  # the round's last set heads the fault
+            raise self.cores[sets[-1].core].with_context(SyncFault(
+                f"CrossCoreSetFlag mode {mode} on flag {flag}: only {len(sets)} of the cores it synchronises set it "
+                f"before the kernel ended (cores {sorted(r.core for r in sets)})"), sets[-1])
         for core in self.cores:
             core.check_at_end()
         report = RunReport.from_cores(p, self.cores)

@@ -272,12 +272,13 @@ class AICore:
             else:
                 root, what = stuck[0], "can never run: what it waits for is blocked behind it"
             raise self.with_context(SyncFault(f"deadlock: {root.describe()} {what}"), root)
-        counted = {flag: len(times) for flag, times in self.schedule.cross_flags.items() if times}
-        if counted:
-            flag, count = next(iter(counted.items()))
-            raise SyncFault(f"cross-core flag {flag} of {self.name} was set {count} more time(s) than waited before "
-                            "the kernel ended (a CrossCoreWaitFlag is missing)", core=self.index,
-                            core_name=self._fault_name(), instruction="CrossCoreSetFlag")
+        pending = next(((flag, sets) for flag, sets in self.schedule.cross_flags.items() if sets), None)
+        if pending is not None:
+            flag, sets = pending
+            setter = sets[0][1][-1]  # the first set no wait took: its core, pipe and line head the fault
+            raise self.chip.cores[setter.core].with_context(SyncFault(
+                f"cross-core flag {flag} of {self.name} was set {len(sets)} more time(s) than waited before the "
+                f"kernel ended (a CrossCoreWaitFlag is missing on {self.name})"), setter)
         left = self.schedule.left_set()
         if left is not None:
             (event, eid), rec, count = left

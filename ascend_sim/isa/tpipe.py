@@ -187,6 +187,11 @@ class TQue:
 
     def EnQue(self, tensor: LocalTensor) -> None:
         slot = self._slot_of(tensor)
+        if slot in self.enque_ids:  # its DeQue would find one flag for two entries
+            raise self.pipe.core.fault(SyncFault(f"EnQue of a buffer already in the {self.position.name} queue "
+                                                 "(EnQue twice without a DeQue)", buffer=self.buffer.name,
+                                                 addr_range=(self.addresses[slot], self.addresses[slot] + self.length)),
+                                       "EnQue", self.producer)
         event_id = self.enque_ids[slot] = self.pipe.AllocEventID(self.fwd)
         set_flag(self.pipe.core, self.fwd, event_id, "TQue.EnQue", _getframe(1))
         self.queued.append(tensor)

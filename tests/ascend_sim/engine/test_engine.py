@@ -1,5 +1,7 @@
 """The engine: records that carry their effect, the scheduler as a pass (WaitFlag before SetFlag, deadlocks),
 retime on another platform, replay, and core types."""
+import re
+
 import numpy as np
 import pytest
 from conftest import l1_and_l0a, mte2_copy, own_records, run_kernel
@@ -164,8 +166,21 @@ def test_cross_core_flag_misuse_is_a_fault():
     def never_waited():
         if ASCEND_IS_AIV():
             CrossCoreSetFlag(2, PIPE_MTE3, 1)
-    with pytest.raises(SyncFault, match="cross-core flag 1 of AIC 0 was set 1 more time"):
+    with pytest.raises(SyncFault, match="cross-core flag 1 of AIC 0 was set 1 more time") as info:
         Chip().launch(never_waited, 1, kernel_type="MIX_AIC_1_1")
+    # the set nobody waited names its core, pipe and line (the mutation hunt: docs/testing.md)
+    assert re.match(r"\[core 1 \(AIV 0\), MTE3 CrossCoreSetFlag, at test_engine.py:\d+\] .*missing on AIC 0\)$",
+                    str(info.value))
+
+    def one_core_syncs_again():  # a doubled SyncAll of the cube cores (mode 0) on core 0 only
+        if not ASCEND_IS_AIV():
+            for _ in range(2 if GetBlockIdx() == 0 else 1):
+                CrossCoreSetFlag(0, PIPE_MTE3, 11)
+                CrossCoreWaitFlag(11)
+    with pytest.raises(SyncFault) as info:
+        Chip().launch(one_core_syncs_again, 2, kernel_type="MIX_AIC_1_1")
+    assert re.match(r"\[core 0, MTE3 CrossCoreSetFlag, at test_engine.py:\d+\] .*mode 0 on flag 11: only 1 of the cores "
+                    r"it synchronises set it before the kernel ended \(cores \[0\]\)$", str(info.value))
 
     def overflow():
         if ASCEND_IS_AIV():

@@ -180,6 +180,25 @@ def test_tque_protocol_errors():
         run_kernel(exhausted)
 
 
+def test_enque_twice_is_a_sync_fault_naming_the_buffer():
+    """Found by the mutation hunt (docs/testing.md): a doubled EnQue in the matmul kernel left one flag for two
+    queue entries, and the second DeQue died in a KeyError inside TQue."""
+    def body(src):
+        pipe = TPipe()
+        q = TQue(TPosition.A1)
+        pipe.InitBuffer(q, 2, 1024)
+        for _ in range(2):
+            t = q.AllocTensor(np.float16)
+            DataCopy(t, GlobalTensor(np.float16).SetGlobalBuffer(src), DataCopyParams(1, 32, 0, 0))
+            q.EnQue(t)
+            q.EnQue(t)
+            q.FreeTensor(q.DeQue(np.float16))
+    with pytest.raises(SyncFault, match=r"EnQue of a buffer already in the A1 queue") as info:
+        run_kernel(body, np.zeros(512, np.float16))
+    text = str(info.value)
+    assert text.startswith("[core 0, MTE2 EnQue, at test_faults.py:") and "(L1[0, 1024))" in text
+
+
 def _l0_pair(pipe, a_pos=TPosition.A2):
     l0 = TBuf(a_pos)
     pipe.InitBuffer(l0, 8192)
