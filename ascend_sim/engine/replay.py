@@ -323,7 +323,8 @@ class _State:
     def __init__(self, core, roots, fixed_ids):
         walk = _Walk(roots, fixed_ids)
         self.objects, self.index, self.values, self.paths = walk.objects, walk.index, walk.values, walk.paths
-        self.flag_balance = tuple(core.flag_balance.items())
+        # sorted: the balances' order is no state (a flag back at 0 leaves the dict, isa/sync.py, and comes back last)
+        self.flag_balance = tuple(sorted(core.flag_balance.items()))
         self._registers = list(core.registers.values())
         # register values (parameter structs) outside the walk: by value
         self.registers = tuple([(k, walk.freeze(v, True)) for k, v in core.registers.items()])
@@ -632,9 +633,9 @@ class Replayer:
 
 def _short_key(u, kind, core, roots, args) -> tuple:
     """The declared key with what every unit's key holds: the core type, extra, the fixed objects, the core's flag
-    balance and registers."""
+    balances (sorted, as in _State) and registers."""
     return (u.name, kind, tuple([v if v.__class__ in _AS_IS else _key_value(v) for v in u.key(*args)]), u.extra(*args),
-            tuple([id(getattr(roots[0], name)) for name in u.fixed]), tuple(core.flag_balance.items()),
+            tuple([id(getattr(roots[0], name)) for name in u.fixed]), tuple(sorted(core.flag_balance.items())),
             tuple([(name, _key_value(value)) for name, value in core.registers.items()]))
 
 
