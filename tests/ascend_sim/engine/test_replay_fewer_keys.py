@@ -1,14 +1,15 @@
 """Fewer replay keys for the same state: a flag set and waited leaves no balance entry of 0 on the core, an event
 ID given back leaves no empty set in its TPipe, so a replay unit called after such a pair outside it hits the
-template made before the pair (its key holds both) instead of making a new one."""
+template made before the pair (its key holds both) instead of making a new one; a unit declared for some core types
+only is not keyed on the others."""
 import numpy as np
 
 from ascend_sim import Chip
-from ascend_sim.ascendc import HardEvent, SetFlag, TPipe, WaitFlag
+from ascend_sim.ascendc import HardEvent, SetFlag, TPipe, WaitFlag, replay_unit
 from ascend_sim.engine.chip import current_core
 from ascend_sim.machine.tensor import GmAddr
 from tests.ascend_sim.engine.test_engines import all_fields
-from tests.ascend_sim.engine.test_replay import GoodTiles
+from tests.ascend_sim.engine.test_replay import GoodTiles, Tiles, observe, tiles_kernel
 
 
 def test_a_flag_set_and_waited_leaves_the_balances_as_they_were():
@@ -72,3 +73,23 @@ def test_a_unit_after_a_flag_pair_outside_it_hits_its_template():
     # load(1)'s: with the balance of 0 and the empty event-ID set kept, its key differed and it made a third
     assert len(chip.replayer.templates) == 2 and chip.replayer.hits == 1
 
+
+class AicTiles(Tiles):
+    load = replay_unit("Tiles.load", exclude=("src",), core_types=("AIC",),
+                       anchors=lambda api, i: {api.src.buffer: api.src.address + i * 512})(Tiles.load)
+
+
+class AivTiles(Tiles):
+    load = replay_unit("Tiles.load", exclude=("src",), core_types=("AIV",),
+                       anchors=lambda api, i: {api.src.buffer: api.src.address + i * 512})(Tiles.load)
+
+
+def test_a_unit_is_replayed_on_the_core_types_it_names_only():
+    """core_types=: on the AIC cores of an AIC-only launch, a unit naming the AIC replays as one naming no type
+    (2 templates, 14 hits: test_replay's GoodTiles); one naming the AIV only runs for real (no unit call reaches a
+    replayer). The records are the exact engine's either way."""
+    exact, _ = observe("exact", tiles_kernel(GoodTiles, 8), execute=False)
+    on_aic, chip = observe("replay", tiles_kernel(AicTiles, 8), execute=False)
+    assert on_aic == exact and len(chip.replayer.templates) == 2 and chip.replayer.hits == 14
+    on_aiv, chip = observe("replay", tiles_kernel(AivTiles, 8), execute=False)
+    assert on_aiv == exact and chip.replayer is None
