@@ -111,7 +111,7 @@ class AICore:
         # the launch's cached front end (front_end_cache.py): key -> Descriptor, or None when it is off
         self.front_end_cache = chip.front_end_cache
         self.last = None  # the record issued last
-        self.flag_balance: dict[tuple, int] = {}  # (event, id) -> SetFlags minus WaitFlags issued (isa/sync.py)
+        self.flag_balance: dict[tuple, int] = {}  # (event, id) -> SetFlags minus WaitFlags, when not 0 (isa/sync.py)
         self.tpipes: list = []
         self.api: tuple = ()  # the high-level API calls running (api_call.py), stored on each record issued
         self._seq = 0
@@ -264,7 +264,7 @@ class AICore:
         stuck = self.schedule.stuck()
         if stuck:
             # the root: a WaitFlag whose flag has more waits than sets; else the first blocked record
-            unset = [r for r in stuck if r.spec.kind is Kind.WAIT_FLAG and self.flag_balance[r.event] < 0]
+            unset = [r for r in stuck if r.spec.kind is Kind.WAIT_FLAG and self.flag_balance.get(r.event, 0) < 0]
             if unset:
                 root, what = unset[0], f"waits, but no SetFlag<{unset[0].event[0]}>({unset[0].event[1]}) follows it"
             elif stuck[0].spec.kind is Kind.CROSS_CORE_WAIT:

@@ -4,7 +4,7 @@ and apply the state change the template made, without running the kernel's Pytho
 end (issue 23, step 2; the design is in docs/performance.md).
 
 A unit is declared next to an operator's API, outside the kernel's own lines (records carry their source line),
-with `replay_unit(name, roots=, exclude=, fixed=, extra=, anchors=, key=)`:
+with `replay_unit(name, roots=, exclude=, fixed=, extra=, anchors=, key=, core_types=)`:
 - the full key is the unit's name, the core type, the state of the objects reachable from `roots(*args)` (attribute
   by attribute, recursively: TQue / TPipe slots, event IDs and queued tensors included) without the root's
   `exclude`d attributes, `fixed` attributes taken by identity (the tiling), the core's flag balance and
@@ -14,6 +14,8 @@ with `replay_unit(name, roots=, exclude=, fixed=, extra=, anchors=, key=)`:
   within a launch (with extra, the fixed objects, the flag balance and the registers). A call looks its short key
   up first; the walk of the whole state (the full key) runs only on a short-key miss, and in verify mode, where a
   short-key hit whose full key differs from its template's raises ReplayMismatch naming the attribute;
+- `core_types`, when declared, names the core types the unit is replayed on; on the others it always runs for
+  real, with no key (dx's tile on the AIV only walks indices: its first calls would each cost a walk to learn that);
 - `anchors(*args)` gives, per GM buffer, the address the unit's GM accesses move with: a hit shifts every GM
   address of the template on that buffer by (anchor now - anchor then), and rechecks the shifted ranges against
   the buffer's bounds (GM has no alignment rule of its own: Buffer.alignment 1). Buffers without an anchor are
@@ -26,7 +28,7 @@ then always runs for real with that key) when the call changed an excluded attri
 new stateful object, or ran a nested API call (its records would carry their own call ids). Units nest: a unit
 that runs for real calls the units inside it as usual (dx's tile and its kernel planes), and its template keeps
 their blocks. A unit whose first FIRST_CALLS calls on a core type issue fewer than MIN_RECORDS records runs for
-real there (the dx API's `_compute` on the AIV only walks indices): its key would cost more than the call.
+real there (a call that only walks indices): its key would cost more than the call.
 
 Modes (`Chip(replay=...)`, else env ASCEND_REPLAY): "on" (default), "off", "verify" (every hit is replayed on a
 snapshot, then undone and run for real; records, state and core counters are compared field by field and a
@@ -323,7 +325,8 @@ class _State:
     def __init__(self, core, roots, fixed_ids):
         walk = _Walk(roots, fixed_ids)
         self.objects, self.index, self.values, self.paths = walk.objects, walk.index, walk.values, walk.paths
-        self.flag_balance = tuple(core.flag_balance.items())
+        # sorted: the balances' order is no state (a flag back at 0 leaves the dict, isa/sync.py, and comes back last)
+        self.flag_balance = tuple(sorted(core.flag_balance.items()))
         self._registers = list(core.registers.values())
         # register values (parameter structs) outside the walk: by value
         self.registers = tuple([(k, walk.freeze(v, True)) for k, v in core.registers.items()])
@@ -436,30 +439,34 @@ def _size(records) -> int:
 
 # ------------------------------------------------------------------------------------------ units
 class _Unit:
-    __slots__ = ("name", "method", "roots", "exclude", "fixed", "extra", "anchors", "key")
+    __slots__ = ("name", "method", "roots", "exclude", "fixed", "extra", "anchors", "key", "core_types")
 
-    def __init__(self, name, method, roots, exclude, fixed, extra, anchors, key):
+    def __init__(self, name, method, roots, exclude, fixed, extra, anchors, key, core_types):
         self.name, self.method, self.roots, self.exclude = name, method, roots, frozenset(exclude)
         self.fixed, self.extra, self.anchors, self.key = tuple(fixed), extra, anchors, key
+        self.core_types = None if core_types is None else frozenset(core_types)
 
 
-def replay_unit(name: str, *, roots=None, exclude=(), fixed=(), extra=None, anchors=None, key=None):
+def replay_unit(name: str, *, roots=None, exclude=(), fixed=(), extra=None, anchors=None, key=None,
+                core_types=None):
     """Declare a kernel API method (or function) a replayable unit. roots(*args) -> the objects whose state the
     key holds and the call changes (default: the first argument, the API object); exclude: attributes of the
     first root left out of the key (they must not change in the call); fixed: attributes of the first root taken
     by identity (never changed: the tiling); extra(*args) -> the key parts the excluded attributes decide;
     anchors(*args) -> {GM Buffer: byte address} the unit's GM accesses move with; key(*args) -> the short key:
     the few values that decide the unit's stream and its state change within a launch (with extra, the fixed
-    objects, the core's flag balance and registers), so that a hit needs no walk of the state."""
+    objects, the core's flag balance and registers), so that a hit needs no walk of the state; core_types: the
+    names of the core types the unit is replayed on (default: all), on the others it runs for real."""
     def wrap(method):
         declared = _Unit(name, method, roots or (lambda *args: (args[0],)), exclude, fixed,
-                         extra or (lambda *args: ()), anchors or (lambda *args: {}), key)
+                         extra or (lambda *args: ()), anchors or (lambda *args: {}), key, core_types)
+        replayed_on = declared.core_types
 
         @functools.wraps(method)
         def call(*args):
             core = current_core()
             chip = core.chip
-            if not chip.replaying:
+            if not chip.replaying or (replayed_on is not None and core.core_type.name not in replayed_on):
                 return method(*args)
             replayer = chip.replayer
             if replayer is None:  # the launch's first unit call: templates live for one launch
@@ -632,9 +639,9 @@ class Replayer:
 
 def _short_key(u, kind, core, roots, args) -> tuple:
     """The declared key with what every unit's key holds: the core type, extra, the fixed objects, the core's flag
-    balance and registers."""
+    balances (sorted, as in _State) and registers."""
     return (u.name, kind, tuple([v if v.__class__ in _AS_IS else _key_value(v) for v in u.key(*args)]), u.extra(*args),
-            tuple([id(getattr(roots[0], name)) for name in u.fixed]), tuple(core.flag_balance.items()),
+            tuple([id(getattr(roots[0], name)) for name in u.fixed]), tuple(sorted(core.flag_balance.items())),
             tuple([(name, _key_value(value)) for name, value in core.registers.items()]))
 
 

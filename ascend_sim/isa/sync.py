@@ -96,7 +96,7 @@ def set_flag(core, event: HardEvent, event_id: int, api: str = "SetFlag", caller
         raise core.fault(SyncFault(
             f"SetFlag<{event.value}>({event_id}) while the flag is already set and not yet waited "
             "(undefined on hardware)"), "SetFlag", src)
-    core.flag_balance[key] = balance
+    _set_balance(core.flag_balance, key, balance)
     return core.issue_sync(SET_FLAG, src, params, key, caller)
 
 
@@ -105,8 +105,17 @@ def wait_flag(core, event: HardEvent, event_id: int, api: str = "WaitFlag", call
     if flag.__class__ is not tuple:  # FIX_FIX waits with PipeBarrier<PIPE_FIX>; V_V's wait does nothing
         return pipe_barrier(core, flag) if flag == Pipe.FIX else None
     dst, params, key = flag
-    core.flag_balance[key] = core.flag_balance.get(key, 0) - 1
+    _set_balance(core.flag_balance, key, core.flag_balance.get(key, 0) - 1)
     return core.issue_sync(WAIT_FLAG, dst, params, key, caller)
+
+
+def _set_balance(balances: dict, key, balance: int) -> None:
+    """A flag's balance; a flag back at 0 leaves the dict, so that equal states are equal dicts (a replay unit's
+    key holds the balances: a flag once set and waited is otherwise a different key)."""
+    if balance:
+        balances[key] = balance
+    else:
+        del balances[key]
 
 
 def pipe_barrier(core, pipe: Pipe, api: str = "PipeBarrier"):

@@ -101,6 +101,8 @@ class TPipe:
         taken = self.event_ids.get(event)
         if taken is not None:
             taken.discard(event_id)
+            if not taken:  # no ID of the event taken: as before the first (equal states, equal replay keys)
+                del self.event_ids[event]
 
     def Destroy(self) -> None:
         """Wait for the queues' outstanding FreeTensor flags (and, on the AIC, the M_MTE1 events Init set), barrier

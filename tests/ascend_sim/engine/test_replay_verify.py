@@ -91,8 +91,9 @@ DW_SMALL = ((1, 32, 5, 16, 16), 32, (3, 3, 3), (2, 0, 1, 1, 1, 1))
 
 def test_verify_mode_catches_an_incomplete_dw_short_key(monkeypatch):
     """The dw tile's short key without the API object's attributes (only the queue protocol; the extra stays): on
-    the causal conv a hit on the template of a tile with other B1 rows in L1 is caught in verify mode, naming the
-    attribute."""
+    the causal conv a hit on the template of a tile with the other L0 ping-pong parity is caught in verify mode,
+    naming the attribute. (Before a flag's balance of 0 left the core's balances, the balances told the parities
+    apart and the first wrong hit was one with other B1 rows in L1, bL1HiCopyLenPing.)"""
     from kernels.conv3d_backprop_filter.kernel.api import Conv3DBackpropFilter
 
     unit = Conv3DBackpropFilter._compute.unit
@@ -100,7 +101,7 @@ def test_verify_mode_catches_an_incomplete_dw_short_key(monkeypatch):
     monkeypatch.setattr(unit, "key", lambda *args: key(*args)[-1:])
     monkeypatch.setenv("ASCEND_REPLAY", "verify")
     with pytest.raises(replay.ReplayMismatch, match=r"unit Conv3DBackpropFilter._compute on AIC \d+ .*short key "
-                       r"matched a template whose full key differs .*attribute bL1HiCopyLen(Ping|Pong): this call \d+, "
+                       r"matched a template whose full key differs .*attribute l0aPingPongFlag: this call \d+, "
                        r"the template's \d+"):
         _dw_timing_run(*DW_CAUSAL)
 

@@ -91,9 +91,10 @@ def _compute_key(api) -> tuple:
 
 
 def compute_unit(method):
-    """Conv3DBackpropInput._compute (one tile's K loop on the AIC) as a replayable unit."""
+    """Conv3DBackpropInput._compute (one tile's K loop on the AIC) as a replayable unit. On the AIV the call only
+    updates indices (no record): it runs for real there."""
     return replay_unit("Conv3DBackpropInput._compute", fixed=("tiling",), extra=_compute_extra,
-                       anchors=_compute_anchors, key=_compute_key,
+                       anchors=_compute_anchors, key=_compute_key, core_types=("AIC",),
                        exclude=("curDinIdx", "curDinStartIdx", "curHoIdx", "curHoStartIdx", "outBackPropGlobal",
                                 "weightGlobal"))(method)
 
