@@ -115,7 +115,7 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
             plan = plans.get(key, False)
             if plan is False:
                 args_list = [operands.template_args(i) for i in records]
-                plan = RunPlan.compiled(args_list, gathers) or ShortRun.compiled(args_list)
+                plan = RunPlan.compiled(args_list, gathers)
                 if run_origins[lo:hi].min() >= 0:  # real records (-1) are not named by their origin: found by
                     plans[key] = plan  # content each time
             c = core_list[position]
@@ -214,15 +214,13 @@ class RunPlan:
                  "last_steps")
 
     @classmethod
-    def compiled(cls, args_list: list, shared: dict) -> RunPlan | None:
-        """compile's plan, or None for a run of fewer than MIN_MMADS Mmads; compiled once per content: the runs
-        of several templates are often the same operands (R3D's stem: 132 runs to plan, 21 different), and a plan
-        depends only on the operands' values, their buffers' names and their arrays (by identity: the entry keeps
-        them alive, so no id is reused). Each operands object's content is numbered once per launch (the runs
-        of real records and of blocks read the same templates' operands)."""
-        if sum(args._fields[0] == "abuf" for args in args_list) < MIN_MMADS and not _window_pays(args_list):
-            FALLBACKS["fewer Mmads than MIN_MMADS"] += 1
-            return None
+    def compiled(cls, args_list: list, shared: dict) -> RunPlan | ShortRun | None:
+        """compile's plan, or for a run of fewer than MIN_MMADS Mmads its ShortRun (None: its records one by
+        one); compiled once per content: the runs of several templates are often the same operands (R3D's stem:
+        132 runs to plan, 21 different; C3D conv3a: 448 short runs, 68 different), and a plan depends only on the
+        operands' values, their buffers' names and their arrays (by identity: the entry keeps them alive, so no
+        id is reused). Each operands object's content is numbered once per launch (the runs of real records and
+        of blocks read the same templates' operands)."""
         by_id, by_content = shared.setdefault(_CONTENT_NUMBERS, ({}, {}))
         key = ["plan"]
         for args in args_list:
@@ -235,7 +233,12 @@ class RunPlan:
         key = tuple(key)
         known = shared.get(key)
         if known is None:
-            known = shared[key] = (cls.compile(args_list, shared), args_list)
+            if sum(args._fields[0] == "abuf" for args in args_list) < MIN_MMADS and not _window_pays(args_list):
+                FALLBACKS["fewer Mmads than MIN_MMADS"] += 1
+                plan = None
+            else:
+                plan = cls.compile(args_list, shared)
+            known = shared[key] = (plan or ShortRun.compiled(args_list), args_list)
         return known[0]
 
     @classmethod

@@ -11,6 +11,7 @@ from core_buffers import keep_buffers_after_passes
 
 from ascend_sim.engine import replay_data, replay_passes, short_runs
 from ascend_sim.engine.short_runs import ShortRun
+from ascend_sim.passes import fast_steps
 from kernels import conv3d_backprop_filter_v2_run, conv3d_backprop_input_v2_run, conv3d_v2_run
 
 DTYPES = [np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16), np.dtype(np.float32)]
@@ -63,6 +64,12 @@ def _captured(monkeypatch, launch, steps=True, real_joins=True):
             real = getattr(short_runs, "_" + name)
             m.setattr(short_runs, "_" + name,
                       lambda *args, real=real, name=name: ran.__setitem__(name, ran[name] + 1) or real(*args))
+
+        def moves(program, *args, real=fast_steps.run_moves):  # the fused steps' loads and Mmads, counted alike
+            ran["load3d"] += int((program[:, 0] == fast_steps.LOAD3D).sum())
+            ran["mmad"] += int((program[:, 0] == fast_steps.CONVERT).sum()) // 2
+            real(program, *args)
+        m.setattr(fast_steps, "run_moves", moves)
         real_copies = replay_data.copies
         m.setattr(replay_data, "copies", lambda *args: joined.append(args[1]) or real_copies(*args))
         keep_buffers_after_passes(m, buffers)
