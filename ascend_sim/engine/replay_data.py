@@ -141,8 +141,9 @@ class L0CChains:
     (C3D conv3a: init, then += per K step, each between its own loads) pays one NZ store instead of an NZ
     read-modify-write per Mmad. The sums are the same float32 adds, element by element, in the same order, as
     isa/cube.py's Mmad (its product from machine/mmad.py; float16 A and B converted by passes/fast_fractals.py's
-    compiled walk, the same float32 operands and BLAS call), so the bytes are the same. Only on a core whose L0C
-    no other core uses (`own_l0c`); GEMV and bias Mmads run as their records. Whether a record may touch L0C is
+    compiled walk, the same float32 operands and BLAS call), so the bytes are the same; a bias Mmad's sums start
+    from its bias row, added to the product element by element as isa/cube.py adds them. Only on a core whose L0C
+    no other core uses (`own_l0c`); GEMV Mmads run as their records. Whether a record may touch L0C is
     read from its reads and writes (what the race checks see of it)."""
 
     __slots__ = ("own", "chains", "product")
@@ -160,8 +161,11 @@ class L0CChains:
         args = ops.args
         fields = getattr(args, "_fields", None)
         chain = self.chains.get(core)
-        if fields is not None and fields[0] == "abuf" and self.own[core] and not args.gemv and args.bias_bt is None:
-            self.add(core, args.cbuf, (args.c0_addr, args.m1, args.n1), args.init, self.product(args))
+        if fields is not None and fields[0] == "abuf" and self.own[core] and not args.gemv:
+            prod = self.product(args)
+            if args.bias_bt is not None:  # C = the bias row (BT) + A.B: the same float32 adds as isa/cube.py's
+                prod += args.bias_bt.view(np.float32, 0, args.n1 * 16)
+            self.add(core, args.cbuf, (args.c0_addr, args.m1, args.n1), args.init or args.bias_bt is not None, prod)
             return
         if chain is not None and names_l0c:
             self.store(core)

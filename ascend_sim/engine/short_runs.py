@@ -98,13 +98,14 @@ def _how(args, count: int, s_step: int, d_step: int) -> tuple:
     if fields[:3] == ("sbuf", "s0", "span") and args.written is None:  # isa/mte1.py's Load3DOperands
         return _load3d, _load3d_step(args)
     if (fields[:1] == ("abuf",) and args.dtype == np.float16 and not args.gemv  # isa/cube.py's MmadOperands
-            and args.bias_bt is None and not (args.a0 | args.b0) & 1):
+            and not (args.a0 | args.b0) & 1):
         from ascend_sim.machine.mmad import multiply
         from ascend_sim.passes.fast_fractals import _walks, f16_operands  # numba: loaded by the compiled schedule
 
+        bias = None if args.bias_bt is None else (args.bias_bt.name, args.n1 * 16)  # C starts from BT's row
         return _mmad, (args.abuf.name, args.a0 >> 1, args.bbuf.name, args.b0 >> 1, args.cbuf.name,
                        _walks(args.a_nz, args.m1, args.k1, args.n1, args.c0), args.k, args.hf32_rounding,
-                       (args.c0_addr, args.m1, args.n1), args.init, f16_operands, multiply)
+                       (args.c0_addr, args.m1, args.n1), args.init or bias is not None, bias, f16_operands, multiply)
     return None, None
 
 
@@ -143,9 +144,17 @@ def _load3d(chains, core: int, buffers: dict, step: tuple) -> None:
 def _mmad(chains, core: int, buffers: dict, step: tuple) -> None:
     """A float16 Mmad's product (passes/fast_fractals.py's: the same float32 operands and BLAS call as
     isa/cube.py's) on a core's `buffers`, into the chains' sums of its L0C block."""
-    a_name, a0, b_name, b0, c_name, walks, k, hf32_rounding, block, init, f16_operands, multiply = step
+    a_name, a0, b_name, b0, c_name, walks, k, hf32_rounding, block, init, bias, f16_operands, multiply = step
     a, b = f16_operands(buffers[a_name].data.view(np.uint16), a0, buffers[b_name].data.view(np.uint16), b0, walks)
-    chains.add(core, buffers[c_name], block, init, multiply(a, b, k, hf32_rounding))
+    chains.add(core, buffers[c_name], block, init, _biased(multiply(a, b, k, hf32_rounding), bias, buffers))
+
+
+def _biased(prod, bias, buffers: dict):
+    """An Mmad's product, plus its bias row when `bias` is (BT's name, n): the float32 adds of isa/cube.py's
+    C = bias + A . B, element by element."""
+    if bias is not None:
+        prod += buffers[bias[0]].data[:4 * bias[1]].view(np.float32)
+    return prod
 
 
 def _fused(steps: list, sizes: dict) -> list:
@@ -196,11 +205,11 @@ def _program_rows(function, step, sizes: dict):
         return [(LOAD3D, BUFFERS.index(s_name), s0 >> 1, (s1 - s0) >> 1, BUFFERS.index(d_name), d0 >> 1, count, c0,
                  0, int(blocks is not None), -1 if pads is None else 1, int(one.view(np.uint16)[0]))], maps, None
     if function is _mmad:
-        a_name, a0, b_name, b0, c_name, walks, k, hf32_rounding, block, init, _, _ = step
+        a_name, a0, b_name, b0, c_name, walks, k, hf32_rounding, block, init, bias, _, _ = step
         if not (_walk_inside(sizes, a_name, a0, walks[0]) and _walk_inside(sizes, b_name, b0, walks[1])):
             return None
         return ([(CONVERT, BUFFERS.index(a_name), a0, 0, 0), (CONVERT, BUFFERS.index(b_name), b0, 1, 0)],
-                list(walks), (c_name, k, hf32_rounding, block, init))
+                list(walks), (c_name, k, hf32_rounding, block, init, bias))
     return None
 
 
@@ -235,9 +244,12 @@ def _fused_step(rows: list) -> tuple:
         shapes.append((placed, mmad))
     scratch = _scratch(at)
     as_f32 = scratch.view(np.float32)
-    for (a, b), (c_name, k, hf32_rounding, block, init) in shapes:
-        mmads.append((as_f32[a[0]:a[0] + a[1] * a[2]].reshape(a[1], a[2]),
-                      as_f32[b[0]:b[0] + b[1] * b[2]].reshape(b[1], b[2]), k, hf32_rounding, c_name, block, init))
+    for (a, b), (c_name, k, hf32_rounding, block, init, bias) in shapes:
+        a = as_f32[a[0]:a[0] + a[1] * a[2]].reshape(a[1], a[2])
+        b = as_f32[b[0]:b[0] + b[1] * b[2]].reshape(b[1], b[2])
+        if hf32_rounding is None:  # machine/mmad.py's multiply without HF32: K masked by these slices, then a @ b
+            a, b = a[:, :k], b[:k]
+        mmads.append((a, b, k, hf32_rounding, c_name, block, init, bias))
     side = np.concatenate(side).astype(np.int64, copy=False) if side else np.zeros(0, np.int64)
     return np.array(program, np.int64).reshape(-1, WIDTH), side, scratch, tuple(mmads)
 
@@ -261,8 +273,9 @@ def _run_fused(chains, core: int, buffers: dict, step: tuple) -> None:
     program, side, scratch, mmads = step
     run_moves(program, side, buffers["L1"].data.view(np.uint16), buffers["L0A"].data.view(np.uint16),
               buffers["L0B"].data.view(np.uint16), scratch)
-    for a, b, k, hf32_rounding, c_name, block, init in mmads:
-        chains.add(core, buffers[c_name], block, init, multiply(a, b, k, hf32_rounding))
+    for a, b, k, hf32_rounding, c_name, block, init, bias in mmads:
+        prod = a @ b if hf32_rounding is None else multiply(a, b, k, hf32_rounding)
+        chains.add(core, buffers[c_name], block, init, prod if bias is None else _biased(prod, bias, buffers))
 
 
 def _inside(sizes: dict, name: str, start: int, *extents: int) -> bool:
