@@ -199,7 +199,9 @@ def _program_rows(function, step, sizes: dict):
             return None
         one = np.zeros(1, dtype)
         one[np.zeros(1, np.intp)] = pad_value  # converted as `values[pads] = pad_value` writes it
-        maps = [index if blocks is None else blocks]
+        span = (s1 - s0) >> 1
+        maps = [np.clip(index, 0, span - 1) if blocks is None else np.clip(blocks, 0, span // c0 - 1)]  # as take's
+        # mode="clip"
         if pads is not None:
             maps.append(np.concatenate([np.array([len(pads)]), pads]))
         return [(LOAD3D, BUFFERS.index(s_name), s0 >> 1, (s1 - s0) >> 1, BUFFERS.index(d_name), d0 >> 1, count, c0,

@@ -6,8 +6,9 @@ Mmad's conversions beside its GEMM).
 `run_moves` runs a program of rows in order on a core's L1, L0A and L0B (uint16 views, by number: BUFFERS):
 - LOAD2D: isa/mte1.py's LoadData2D, `count` of them alike (short_runs.load2d_copies' joined copies): whole
   256-element fractals, each transposed ([r][c] to [c][r]) or not;
-- LOAD3D: isa/mte1.py's dense LoadData 3Dv2 (short_runs._load3d): a take from the source's `span` elements,
-  clipped as numpy's mode="clip" clips, by whole C0 blocks or element by element, then the pads written;
+- LOAD3D: isa/mte1.py's dense LoadData 3Dv2 (short_runs._load3d): a take from the source's `span` elements by
+  a map clipped once as numpy's mode="clip" clips, by whole C0 blocks or element by element, then the pads
+  written;
 - CONVERT: an Mmad operand's float16 elements walked into the scratch array as float32 bits
   (fast_fractals.walk_into, the same bits as machine/mmad.py's conversion);
 so each Mmad's operands are converted from L0A / L0B as they stand at its place in the run. The GEMMs and the
@@ -26,8 +27,9 @@ BUFFERS = ("L1", "L0A", "L0B")  # run_moves' buffers, by number
 LOAD2D, LOAD3D, CONVERT = 0, 1, 2
 WIDTH = 12  # int64 fields a program row
 # LOAD2D:  op, src, s0, s_step, s_pitch, dst, d0, d_step, d_pitch, count, reps, transpose (elements)
-# LOAD3D:  op, src, s0, span, dst, d0, count, c0, map (offset in `side`), blocks (1: the map is C0 block
-#          numbers, 0: elements), pads (offset in `side` of their count then the positions; -1: none), pad bits
+# LOAD3D:  op, src, s0, span, dst, d0, count, c0, map (offset in `side`: C0 block numbers or elements from s0,
+#          clipped to the span as numpy's mode="clip" clips them), blocks (1: the map is C0 block numbers,
+#          0: elements), pads (offset in `side` of their count then the positions; -1: none), pad bits
 # CONVERT: op, buf, first, walk (offset in `side` of fast_fractals' 10-field walk), out (element of scratch)
 
 
@@ -58,18 +60,16 @@ def run_moves(program, side, l1, l0a, l0b, scratch) -> None:
                             dst[d + np.uint64(e)] = src[s + np.uint64(e)]
             continue
         dst = l1 if p[4] == 0 else l0a if p[4] == 1 else l0b
-        s0, span, d0, count, c0, at = p[2], p[3], p[5], p[6], p[7], p[8]
+        s0, d0, count, c0, at = p[2], p[5], p[6], p[7], p[8]
         if p[9]:  # whole C0 blocks
-            last = span // c0 - 1
             for r in range(count // c0):
-                b = min(max(side[at + r], 0), last)
-                s = np.uint64(s0 + b * c0)
+                s = np.uint64(s0 + side[at + r] * c0)
                 d = np.uint64(d0 + r * c0)
                 for e in range(c0):
                     dst[d + np.uint64(e)] = src[s + np.uint64(e)]
         else:
             for i in range(count):
-                dst[np.uint64(d0 + i)] = src[np.uint64(s0 + min(max(side[at + i], 0), span - 1))]
+                dst[np.uint64(d0 + i)] = src[np.uint64(s0 + side[at + i])]
         if p[10] >= 0:
             pad = np.uint16(p[11])
             for k in range(side[p[10]]):
