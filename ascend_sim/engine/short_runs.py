@@ -61,8 +61,8 @@ class ShortRun:
             j += count
         if not any(step[2] is not None for step in steps):
             return None
-        sizes = {v.name: v.capacity for args in args_list if hasattr(args, "_fields") for v in args
-                 if v.__class__ is Buffer}
+        sizes = {v.name: v.capacity for args in args_list if hasattr(args, "_fields") for v in (args[0], args[3])
+                 if v.__class__ is Buffer}  # fields 0 and 3: the source and destination, or A and B
         return cls(steps, sizes)
 
     def run(self, chains, core: int, buffers: dict, records: list, runs, operands, names) -> None:
@@ -200,8 +200,7 @@ def _program_rows(function, step, sizes: dict):
         one = np.zeros(1, dtype)
         one[np.zeros(1, np.intp)] = pad_value  # converted as `values[pads] = pad_value` writes it
         span = (s1 - s0) >> 1
-        maps = [np.clip(index, 0, span - 1) if blocks is None else np.clip(blocks, 0, span // c0 - 1)]  # as take's
-        # mode="clip"
+        maps = [_clipped(index, span - 1) if blocks is None else _clipped(blocks, span // c0 - 1)]
         if pads is not None:
             maps.append(np.concatenate([np.array([len(pads)]), pads]))
         return [(LOAD3D, BUFFERS.index(s_name), s0 >> 1, (s1 - s0) >> 1, BUFFERS.index(d_name), d0 >> 1, count, c0,
@@ -278,6 +277,20 @@ def _run_fused(chains, core: int, buffers: dict, step: tuple) -> None:
     for a, b, k, hf32_rounding, c_name, block, init, bias in mmads:
         prod = a @ b if hf32_rounding is None else multiply(a, b, k, hf32_rounding)
         chains.add(core, buffers[c_name], block, init, prod if bias is None else _biased(prod, bias, buffers))
+
+
+_CLIPPED: dict = {}  # (id(map), last) -> (map, the map clipped): LoadData 3Dv2's maps are shared by the loads
+# that decode alike (machine/gather.py keeps them), so most short runs' maps were clipped for an earlier one
+
+
+def _clipped(index: np.ndarray, last: int) -> np.ndarray:
+    """`index` clipped to [0, last] as numpy's take(mode="clip") clips it, as int64."""
+    known = _CLIPPED.get((id(index), last))
+    if known is None:
+        if len(_CLIPPED) >= 256:
+            _CLIPPED.clear()
+        known = _CLIPPED[id(index), last] = (index, np.clip(index, 0, last).astype(np.int64, copy=False))
+    return known[1]
 
 
 def _inside(sizes: dict, name: str, start: int, *extents: int) -> bool:
