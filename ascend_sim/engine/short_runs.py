@@ -28,6 +28,8 @@ tests/ascend_sim/engine/test_short_runs.py).
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ascend_sim.machine.memory import Buffer
@@ -197,14 +199,12 @@ def _program_rows(function, step, sizes: dict):
         count = (d1 - d0) >> 1
         if pads is not None and (pads.min() < 0 or pads.max() >= count):
             return None
-        one = np.zeros(1, dtype)
-        one[np.zeros(1, np.intp)] = pad_value  # converted as `values[pads] = pad_value` writes it
         span = (s1 - s0) >> 1
         maps = [_clipped(index, span - 1) if blocks is None else _clipped(blocks, span // c0 - 1)]
         if pads is not None:
             maps.append(np.concatenate([np.array([len(pads)]), pads]))
         return [(LOAD3D, BUFFERS.index(s_name), s0 >> 1, (s1 - s0) >> 1, BUFFERS.index(d_name), d0 >> 1, count, c0,
-                 0, int(blocks is not None), -1 if pads is None else 1, int(one.view(np.uint16)[0]))], maps, None
+                 0, int(blocks is not None), -1 if pads is None else 1, _pad_bits(dtype, pad_value))], maps, None
     if function is _mmad:
         a_name, a0, b_name, b0, c_name, walks, k, hf32_rounding, block, init, bias, _, _ = step
         if not (_walk_inside(sizes, a_name, a0, walks[0]) and _walk_inside(sizes, b_name, b0, walks[1])):
@@ -279,6 +279,14 @@ def _run_fused(chains, core: int, buffers: dict, step: tuple) -> None:
         chains.add(core, buffers[c_name], block, init, prod if bias is None else _biased(prod, bias, buffers))
 
 
+@lru_cache(maxsize=64)
+def _pad_bits(dtype, pad_value) -> int:
+    """The 16 bits of a LoadData 3Dv2's pad value as `values[pads] = pad_value` writes it."""
+    one = np.zeros(1, dtype)
+    one[np.zeros(1, np.intp)] = pad_value
+    return int(one.view(np.uint16)[0])
+
+
 _CLIPPED: dict = {}  # (id(map), last) -> (map, the map clipped): LoadData 3Dv2's maps are shared by the loads
 # that decode alike (machine/gather.py keeps them), so most short runs' maps were clipped for an earlier one
 
@@ -296,15 +304,19 @@ def _clipped(index: np.ndarray, last: int) -> np.ndarray:
 def _inside(sizes: dict, name: str, start: int, *extents: int) -> bool:
     """Bytes start + sums of `extents` (the first and last of each, either sign) stay inside buffer `name`
     (`sizes`: fast_steps' buffers' bytes, by name)."""
-    lo = start + sum(min(0, e) for e in extents)
-    hi = start + sum(max(0, e) for e in extents)
+    lo = hi = start
+    for e in extents:
+        if e < 0:
+            lo += e
+        else:
+            hi += e
     return lo >= 0 and hi <= sizes.get(name, 0)
 
 
 def _walk_inside(sizes: dict, name: str, first: int, walk) -> bool:
     """fast_fractals' walk from element `first` reads only elements of buffer `name`."""
-    return _inside(sizes, name, 2 * first, *(2 * (int(n) - 1) * int(step) for n, step in zip(walk[:4], walk[4:8])),
-                   2)
+    dims, steps = walk[:4].tolist(), walk[4:8].tolist()
+    return _inside(sizes, name, 2 * first, *[2 * (n - 1) * step for n, step in zip(dims, steps)], 2)
 
 
 def load2d_copies(ops, count: int, s_step: int, d_step: int) -> None:
