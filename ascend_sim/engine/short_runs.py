@@ -4,6 +4,9 @@ one strided copy, and their dense LoadData 3Dv2 gathers, float16 Mmads and other
 operands on the core's buffers (no record's operands made: Conv3DV2 and dw run one to four Mmads between their
 L1 or weight loads, so all their runs are short; tests/ascend_sim/engine/test_short_run_steps.py), anything else
 as its record.
+Each stretch of those steps that are 16-bit and on L1 / L0A / L0B runs as one compiled call
+(passes/fast_steps.py: its loads, and its Mmads' operands converted where they stand in the run), then its Mmads'
+GEMMs and sums in order (`_fused`; dw's VideoMAE: two img2col loads and an Mmad, 40k times a launch).
 
 C3D conv3a and X3D load each Mmad's B with three LoadData2D in a row (C3D: 8 fractals each, transposed, their
 sources 512 bytes apart going down and their destinations 4096 bytes apart going up): 12,672 records on C3D, each
