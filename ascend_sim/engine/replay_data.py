@@ -115,7 +115,7 @@ def run_in_order(runs, operands, order, kinds, origins, core_of, buffers_of, pla
             plan = plans.get(key, False)
             if plan is False:
                 args_list = [operands.template_args(i) for i in records]
-                plan = RunPlan.compiled(args_list, gathers) or ShortRun.compiled(args_list)
+                plan = RunPlan.compiled(args_list, gathers)
                 if run_origins[lo:hi].min() >= 0:  # real records (-1) are not named by their origin: found by
                     plans[key] = plan  # content each time
             c = core_list[position]
@@ -141,8 +141,9 @@ class L0CChains:
     (C3D conv3a: init, then += per K step, each between its own loads) pays one NZ store instead of an NZ
     read-modify-write per Mmad. The sums are the same float32 adds, element by element, in the same order, as
     isa/cube.py's Mmad (its product from machine/mmad.py; float16 A and B converted by passes/fast_fractals.py's
-    compiled walk, the same float32 operands and BLAS call), so the bytes are the same. Only on a core whose L0C
-    no other core uses (`own_l0c`); GEMV and bias Mmads run as their records. Whether a record may touch L0C is
+    compiled walk, the same float32 operands and BLAS call), so the bytes are the same; a bias Mmad's sums start
+    from its bias row, added to the product element by element as isa/cube.py adds them. Only on a core whose L0C
+    no other core uses (`own_l0c`); GEMV Mmads run as their records. Whether a record may touch L0C is
     read from its reads and writes (what the race checks see of it)."""
 
     __slots__ = ("own", "chains", "product")
@@ -160,8 +161,11 @@ class L0CChains:
         args = ops.args
         fields = getattr(args, "_fields", None)
         chain = self.chains.get(core)
-        if fields is not None and fields[0] == "abuf" and self.own[core] and not args.gemv and args.bias_bt is None:
-            self.add(core, args.cbuf, (args.c0_addr, args.m1, args.n1), args.init, self.product(args))
+        if fields is not None and fields[0] == "abuf" and self.own[core] and not args.gemv:
+            prod = self.product(args)
+            if args.bias_bt is not None:  # C = the bias row (BT) + A.B: the same float32 adds as isa/cube.py's
+                prod += args.bias_bt.view(np.float32, 0, args.n1 * 16)
+            self.add(core, args.cbuf, (args.c0_addr, args.m1, args.n1), args.init or args.bias_bt is not None, prod)
             return
         if chain is not None and names_l0c:
             self.store(core)
@@ -214,15 +218,13 @@ class RunPlan:
                  "last_steps")
 
     @classmethod
-    def compiled(cls, args_list: list, shared: dict) -> RunPlan | None:
-        """compile's plan, or None for a run of fewer than MIN_MMADS Mmads; compiled once per content: the runs
-        of several templates are often the same operands (R3D's stem: 132 runs to plan, 21 different), and a plan
-        depends only on the operands' values, their buffers' names and their arrays (by identity: the entry keeps
-        them alive, so no id is reused). Each operands object's content is numbered once per launch (the runs
-        of real records and of blocks read the same templates' operands)."""
-        if sum(args._fields[0] == "abuf" for args in args_list) < MIN_MMADS and not _window_pays(args_list):
-            FALLBACKS["fewer Mmads than MIN_MMADS"] += 1
-            return None
+    def compiled(cls, args_list: list, shared: dict) -> RunPlan | ShortRun | None:
+        """compile's plan, or for a run of fewer than MIN_MMADS Mmads its ShortRun (None: its records one by
+        one); compiled once per content: the runs of several templates are often the same operands (R3D's stem:
+        132 runs to plan, 21 different; C3D conv3a: 448 short runs, 68 different), and a plan depends only on the
+        operands' values, their buffers' names and their arrays (by identity: the entry keeps them alive, so no
+        id is reused). Each operands object's content is numbered once per launch (the runs of real records and
+        of blocks read the same templates' operands)."""
         by_id, by_content = shared.setdefault(_CONTENT_NUMBERS, ({}, {}))
         key = ["plan"]
         for args in args_list:
@@ -235,7 +237,12 @@ class RunPlan:
         key = tuple(key)
         known = shared.get(key)
         if known is None:
-            known = shared[key] = (cls.compile(args_list, shared), args_list)
+            if sum(args._fields[0] == "abuf" for args in args_list) < MIN_MMADS and not _window_pays(args_list):
+                FALLBACKS["fewer Mmads than MIN_MMADS"] += 1
+                plan = None
+            else:
+                plan = cls.compile(args_list, shared)
+            known = shared[key] = (plan or ShortRun.compiled(args_list), args_list)
         return known[0]
 
     @classmethod

@@ -4,6 +4,9 @@ one strided copy, and their dense LoadData 3Dv2 gathers, float16 Mmads and other
 operands on the core's buffers (no record's operands made: Conv3DV2 and dw run one to four Mmads between their
 L1 or weight loads, so all their runs are short; tests/ascend_sim/engine/test_short_run_steps.py), anything else
 as its record.
+Each stretch of those steps that are 16-bit and on L1 / L0A / L0B runs as one compiled call
+(passes/fast_steps.py: its loads, and its Mmads' operands converted where they stand in the run), then its Mmads'
+GEMMs and sums in order (`_fused`; dw's VideoMAE: two img2col loads and an Mmad, 40k times a launch).
 
 C3D conv3a and X3D load each Mmad's B with three LoadData2D in a row (C3D: 8 fractals each, transposed, their
 sources 512 bytes apart going down and their destinations 4096 bytes apart going up): 12,672 records on C3D, each
@@ -28,7 +31,11 @@ tests/ascend_sim/engine/test_short_runs.py).
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
+
+from ascend_sim.machine.memory import Buffer
 
 FRACTAL = 512  # bytes a LoadData2D repeat moves
 
@@ -41,10 +48,11 @@ class ShortRun:
     are the same on every core, so no record's operands are made (each costs a tuple and an object a record:
     dw's VideoMAE has 166k in its runs)."""
 
-    __slots__ = ("steps",)
+    __slots__ = ("steps", "fused")
 
-    def __init__(self, steps: list):
+    def __init__(self, steps: list, sizes: dict):
         self.steps = steps
+        self.fused = _fused(steps, sizes)  # what runs: the steps, each stretch of 16-bit ones as one compiled call
 
     @classmethod
     def compiled(cls, args_list: list) -> ShortRun | None:
@@ -56,14 +64,18 @@ class ShortRun:
             count, s_step, d_step = _alike_after(args_list, j, _is_load2d, _same_form, _load2d_apart)
             steps.append((j, count, *_how(args_list[j], count, s_step, d_step)))
             j += count
-        return cls(steps) if any(step[2] is not None for step in steps) else None
+        if not any(step[2] is not None for step in steps):
+            return None
+        sizes = {v.name: v.capacity for args in args_list if hasattr(args, "_fields") for v in (args[0], args[3])
+                 if v.__class__ is Buffer}  # fields 0 and 3: the source and destination, or A and B
+        return cls(steps, sizes)
 
     def run(self, chains, core: int, buffers: dict, records: list, runs, operands, names) -> None:
         """The run's data work on `core` (`buffers`: its buffers by name; `records`: the run's records, indices
         into `runs` / `operands` / `names`; `chains`: the pass's replay_data.L0CChains, which its Mmads go
         into; a run is only made on a core whose buffers are its own). Loads neither read nor write L0C: the
         kept sums stay kept."""
-        for j, _, function, step in self.steps:
+        for j, _, function, step in self.fused:
             if function is None:
                 i = records[j]
                 chains.run(runs[i], operands[i], core, names[i])
@@ -73,7 +85,7 @@ class ShortRun:
     def run_loads(self, buffers: dict, records: list, runs, operands) -> None:
         """The steps of a list of loads (RunPlan's last loads: none reads or writes L0C) run in order on a
         core's `buffers`."""
-        for j, _, function, step in self.steps:
+        for j, _, function, step in self.fused:
             if function is None:
                 i = records[j]
                 runs[i](operands[i])
@@ -91,13 +103,14 @@ def _how(args, count: int, s_step: int, d_step: int) -> tuple:
     if fields[:3] == ("sbuf", "s0", "span") and args.written is None:  # isa/mte1.py's Load3DOperands
         return _load3d, _load3d_step(args)
     if (fields[:1] == ("abuf",) and args.dtype == np.float16 and not args.gemv  # isa/cube.py's MmadOperands
-            and args.bias_bt is None and not (args.a0 | args.b0) & 1):
+            and not (args.a0 | args.b0) & 1):
         from ascend_sim.machine.mmad import multiply
         from ascend_sim.passes.fast_fractals import _walks, f16_operands  # numba: loaded by the compiled schedule
 
+        bias = None if args.bias_bt is None else (args.bias_bt.name, args.n1 * 16)  # C starts from BT's row
         return _mmad, (args.abuf.name, args.a0 >> 1, args.bbuf.name, args.b0 >> 1, args.cbuf.name,
                        _walks(args.a_nz, args.m1, args.k1, args.n1, args.c0), args.k, args.hf32_rounding,
-                       (args.c0_addr, args.m1, args.n1), args.init, f16_operands, multiply)
+                       (args.c0_addr, args.m1, args.n1), args.init or bias is not None, bias, f16_operands, multiply)
     return None, None
 
 
@@ -136,9 +149,177 @@ def _load3d(chains, core: int, buffers: dict, step: tuple) -> None:
 def _mmad(chains, core: int, buffers: dict, step: tuple) -> None:
     """A float16 Mmad's product (passes/fast_fractals.py's: the same float32 operands and BLAS call as
     isa/cube.py's) on a core's `buffers`, into the chains' sums of its L0C block."""
-    a_name, a0, b_name, b0, c_name, walks, k, hf32_rounding, block, init, f16_operands, multiply = step
+    a_name, a0, b_name, b0, c_name, walks, k, hf32_rounding, block, init, bias, f16_operands, multiply = step
     a, b = f16_operands(buffers[a_name].data.view(np.uint16), a0, buffers[b_name].data.view(np.uint16), b0, walks)
-    chains.add(core, buffers[c_name], block, init, multiply(a, b, k, hf32_rounding))
+    chains.add(core, buffers[c_name], block, init, _biased(multiply(a, b, k, hf32_rounding), bias, buffers))
+
+
+def _biased(prod, bias, buffers: dict):
+    """An Mmad's product, plus its bias row when `bias` is (BT's name, n): the float32 adds of isa/cube.py's
+    C = bias + A . B, element by element."""
+    if bias is not None:
+        prod += buffers[bias[0]].data[:4 * bias[1]].view(np.float32)
+    return prod
+
+
+def _fused(steps: list, sizes: dict) -> list:
+    """The steps with each stretch of 16-bit loads and float16 Mmads on L1 / L0A / L0B (passes/fast_steps.py's
+    buffers) as one step, `_run_fused`: its loads and its Mmads' conversions in one compiled call, then its
+    Mmads' GEMMs in order."""
+    fused, stretch = [], []
+    for step in [*steps, None]:  # None: the end, which closes the last stretch
+        row = None if step is None else _program_rows(step[2], step[3], sizes)
+        if row is not None:
+            stretch.append((step, row))
+            continue
+        if stretch:
+            first, last = stretch[0][0], stretch[-1][0]
+            fused.append((first[0], last[0] + last[1] - first[0], _run_fused, _fused_step([r for _, r in stretch])))
+            stretch = []
+        if step is not None:
+            fused.append(step)
+    return fused
+
+
+def _program_rows(function, step, sizes: dict):
+    """A step as fast_steps.run_moves' rows and maps ((rows, maps, Mmad or None): an Mmad's two CONVERT rows,
+    their walks, and what its GEMM needs), or None when it stays as it is (not 16-bit, another buffer, or a range
+    outside its buffers: its own step or record then runs, and faults, as before)."""
+    from ascend_sim.passes.fast_steps import BUFFERS, CONVERT, LOAD2D, LOAD3D
+
+    if function is _load2d:
+        s_name, s0, s_pitch, d_name, d0, d_pitch, reps, transpose, dtype, count, s_step, d_step = step
+        if dtype.itemsize != 2 or (s0 | s_pitch | s_step | d0 | d_pitch | d_step) & 1 or not (
+                _inside(sizes, s_name, s0, (count - 1) * s_step, (reps - 1) * s_pitch, FRACTAL)
+                and _inside(sizes, d_name, d0, (count - 1) * d_step, (reps - 1) * d_pitch, FRACTAL)):
+            return None
+        return [(LOAD2D, BUFFERS.index(s_name), s0 >> 1, s_step >> 1, s_pitch >> 1, BUFFERS.index(d_name), d0 >> 1,
+                 d_step >> 1, d_pitch >> 1, count, reps, int(transpose))], [], None
+    if function is _load3d:
+        s_name, s0, s1, d_name, d0, d1, dtype, c0, blocks, index, pads, pad_value = step
+        if dtype.itemsize != 2 or (s0 | d0) & 1 or not (_inside(sizes, s_name, s0, s1 - s0) and _inside(sizes, d_name, d0, d1 - d0)):
+            return None
+        count = (d1 - d0) >> 1
+        if pads is not None and (pads.min() < 0 or pads.max() >= count):
+            return None
+        span = (s1 - s0) >> 1
+        maps = [_clipped(index, span - 1) if blocks is None else _clipped(blocks, span // c0 - 1)]
+        if pads is not None:
+            maps.append(np.concatenate([np.array([len(pads)]), pads]))
+        return [(LOAD3D, BUFFERS.index(s_name), s0 >> 1, (s1 - s0) >> 1, BUFFERS.index(d_name), d0 >> 1, count, c0,
+                 0, int(blocks is not None), -1 if pads is None else 1, _pad_bits(dtype, pad_value))], maps, None
+    if function is _mmad:
+        a_name, a0, b_name, b0, c_name, walks, k, hf32_rounding, block, init, bias, _, _ = step
+        if not (_walk_inside(sizes, a_name, a0, walks[0]) and _walk_inside(sizes, b_name, b0, walks[1])):
+            return None
+        return ([(CONVERT, BUFFERS.index(a_name), a0, 0, 0), (CONVERT, BUFFERS.index(b_name), b0, 1, 0)],
+                list(walks), (c_name, k, hf32_rounding, block, init, bias))
+    return None
+
+
+def _fused_step(rows: list) -> tuple:
+    """_run_fused's step from a stretch's _program_rows: the program and its maps, the scratch array it
+    converts into (_scratch's) and per Mmad (A and B as float32 views of the scratch, k, HF32 rounding, its L0C
+    buffer's name, block and init)."""
+    from ascend_sim.passes.fast_steps import CONVERT, LOAD3D, WIDTH
+
+    program, side, size, mmads, at = [], [], 0, [], 0  # size: of `side`'s maps; at: the next free scratch
+    # element, on a 64-byte line
+    shapes = []  # per Mmad: its A's and B's (first scratch element, rows, columns)
+    for these, maps, mmad in rows:
+        offsets = []
+        for m in maps:
+            offsets.append(size)
+            side.append(m)
+            size += len(m)
+        if mmad is None:  # a load (a LoadData 3Dv2's map and pads in `side`)
+            op = list(these[0])
+            if op[0] == LOAD3D:
+                op[8] = offsets[0]
+                op[10] = offsets[1] if op[10] >= 0 else -1
+            program.append(op + [0] * (WIDTH - len(op)))
+            continue
+        placed = []
+        for (_, buf, first, walk, _), offset in zip(these, offsets):
+            rows_, cols = int(maps[walk][8]), int(maps[walk][9])
+            program.append([CONVERT, buf, first, offset, at] + [0] * (WIDTH - 5))
+            placed.append((at, rows_, cols))
+            at += -(-rows_ * cols // 16) * 16
+        shapes.append((placed, mmad))
+    scratch = _scratch(at)
+    as_f32 = scratch.view(np.float32)
+    for (a, b), (c_name, k, hf32_rounding, block, init, bias) in shapes:
+        a = as_f32[a[0]:a[0] + a[1] * a[2]].reshape(a[1], a[2])
+        b = as_f32[b[0]:b[0] + b[1] * b[2]].reshape(b[1], b[2])
+        if hf32_rounding is None:  # machine/mmad.py's multiply without HF32: K masked by these slices, then a @ b
+            a, b = a[:, :k], b[:k]
+        mmads.append((a, b, k, hf32_rounding, c_name, block, init, bias))
+    side = np.concatenate(side).astype(np.int64, copy=False) if side else np.zeros(0, np.int64)
+    return np.array(program, np.int64).reshape(-1, WIDTH), side, scratch, tuple(mmads)
+
+
+_SCRATCH = [np.empty(0, np.uint32)]  # the fused steps' converted operands: each step's Mmads read theirs before
+# the next step runs, so one array serves all (made larger when a step needs more: a step keeps the one it got)
+
+
+def _scratch(size: int) -> np.ndarray:
+    if _SCRATCH[0].size < size:
+        _SCRATCH[0] = np.empty(max(size, 2 * _SCRATCH[0].size), np.uint32)
+    return _SCRATCH[0]
+
+
+def _run_fused(chains, core: int, buffers: dict, step: tuple) -> None:
+    """A stretch of steps (_fused) on a core's `buffers`: its loads and conversions in one compiled call, then
+    per Mmad machine/mmad.py's multiply of its operands into the chains' sums of its L0C block."""
+    from ascend_sim.machine.mmad import multiply
+    from ascend_sim.passes.fast_steps import run_moves  # numba: loaded by the compiled schedule
+
+    program, side, scratch, mmads = step
+    run_moves(program, side, buffers["L1"].data.view(np.uint16), buffers["L0A"].data.view(np.uint16),
+              buffers["L0B"].data.view(np.uint16), scratch)
+    for a, b, k, hf32_rounding, c_name, block, init, bias in mmads:
+        prod = a @ b if hf32_rounding is None else multiply(a, b, k, hf32_rounding)
+        chains.add(core, buffers[c_name], block, init, prod if bias is None else _biased(prod, bias, buffers))
+
+
+@lru_cache(maxsize=64)
+def _pad_bits(dtype, pad_value) -> int:
+    """The 16 bits of a LoadData 3Dv2's pad value as `values[pads] = pad_value` writes it."""
+    one = np.zeros(1, dtype)
+    one[np.zeros(1, np.intp)] = pad_value
+    return int(one.view(np.uint16)[0])
+
+
+_CLIPPED: dict = {}  # (id(map), last) -> (map, the map clipped): LoadData 3Dv2's maps are shared by the loads
+# that decode alike (machine/gather.py keeps them), so most short runs' maps were clipped for an earlier one
+
+
+def _clipped(index: np.ndarray, last: int) -> np.ndarray:
+    """`index` clipped to [0, last] as numpy's take(mode="clip") clips it, as int64."""
+    known = _CLIPPED.get((id(index), last))
+    if known is None:
+        if len(_CLIPPED) >= 256:
+            _CLIPPED.clear()
+        known = _CLIPPED[id(index), last] = (index, np.clip(index, 0, last).astype(np.int64, copy=False))
+    return known[1]
+
+
+def _inside(sizes: dict, name: str, start: int, *extents: int) -> bool:
+    """Bytes start + sums of `extents` (the first and last of each, either sign) stay inside buffer `name`
+    (`sizes`: fast_steps' buffers' bytes, by name)."""
+    lo = hi = start
+    for e in extents:
+        if e < 0:
+            lo += e
+        else:
+            hi += e
+    return lo >= 0 and hi <= sizes.get(name, 0)
+
+
+def _walk_inside(sizes: dict, name: str, first: int, walk) -> bool:
+    """fast_fractals' walk from element `first` reads only elements of buffer `name`."""
+    dims, steps = walk[:4].tolist(), walk[4:8].tolist()
+    return _inside(sizes, name, 2 * first, *[2 * (n - 1) * step for n, step in zip(dims, steps)], 2)
 
 
 def load2d_copies(ops, count: int, s_step: int, d_step: int) -> None:

@@ -42,10 +42,19 @@ def _f32_bits(h16):
 def f16_walk(bits, first: int, walk):
     """The float16 elements of `bits` (uint16) at first + i0*s0 + i1*s1 + i2*s2 + i3*s3 for each (i0, i1, i2, i3)
     of dims in C order, as a fresh float32 (rows, cols) array; `walk`: int64 [n0, n1, n2, n3, s0, s1, s2, s3, rows,
-    cols] (_walks'). Unsigned indices: numba then makes no negative-index check and the loops vectorise."""
+    cols] (_walks')."""
+    out = np.empty(walk[0] * walk[1] * walk[2] * walk[3], np.uint32)
+    walk_into(bits, first, walk, out, 0)
+    return out.view(np.float32).reshape((walk[8], walk[9]))
+
+
+@njit(cache=True)
+def walk_into(bits, first: int, walk, out, o: int) -> None:
+    """f16_walk's float32 bits written into `out` (uint32) from element o on (passes/fast_steps.py's fused steps
+    write an Mmad's operands into a scratch array). Unsigned indices: numba then makes no negative-index check
+    and the loops vectorise."""
     n0, n1, n2, n3, s0, s1, s2, s3 = walk[0], walk[1], walk[2], walk[3], walk[4], walk[5], walk[6], walk[7]
-    out = np.empty(n0 * n1 * n2 * n3, np.uint32)
-    o = np.uint64(0)
+    o = np.uint64(o)
     if s3 == 1:
         for i0 in range(n0):
             for i1 in range(n1):
@@ -54,7 +63,7 @@ def f16_walk(bits, first: int, walk):
                     for i3 in range(n3):
                         out[o + np.uint64(i3)] = _f32_bits(bits[at + np.uint64(i3)])
                     o += np.uint64(n3)
-        return out.view(np.float32).reshape((walk[8], walk[9]))
+        return
     # the elements the walk reads, converted in place order, then gathered
     lo = first + min(0, (n0 - 1) * s0) + min(0, (n1 - 1) * s1) + min(0, (n2 - 1) * s2) + min(0, (n3 - 1) * s3)
     hi = first + max(0, (n0 - 1) * s0) + max(0, (n1 - 1) * s1) + max(0, (n2 - 1) * s2) + max(0, (n3 - 1) * s3)
@@ -68,7 +77,6 @@ def f16_walk(bits, first: int, walk):
                 for i3 in range(n3):
                     out[o + np.uint64(i3)] = converted[np.uint64(at + i3 * s3)]
                 o += np.uint64(n3)
-    return out.view(np.float32).reshape((walk[8], walk[9]))
 
 
 @njit(cache=True)
@@ -122,6 +130,21 @@ def product(ops) -> np.ndarray:
     return mmad.multiply(a, b, ops.k, ops.hf32_rounding)
 
 
+def _merged(dims: list, steps: list) -> list:
+    """A walk's dims and steps without its axes of one element and with each axis that continues the one inside
+    it (its step that axis' whole extent) merged into it, leading dims of 1: the same elements in the same order,
+    in longer inner loops (dw's A, 128 x 16, one run of 2,048 elements instead of 128 of 16)."""
+    merged: list = []  # (dim, step), innermost first
+    for n, step in reversed([(n, step) for n, step in zip(dims, steps) if n != 1]):
+        if merged and step == merged[-1][0] * merged[-1][1]:
+            merged[-1] = (merged[-1][0] * n, merged[-1][1])
+        else:
+            merged.append((n, step))
+    merged += [(1, 0)] * (4 - len(merged))
+    merged.reverse()
+    return [int(n) for n, _ in merged] + [int(step) for _, step in merged]
+
+
 @lru_cache(maxsize=64)
 def _walks(a_nz: bool, m1: int, k1: int, n1: int, c0: int) -> np.ndarray:
     """Per operand (A, B), f16_walk's walk: machine/mmad.py's fractal_layouts as the transposed fractals' dims,
@@ -130,7 +153,7 @@ def _walks(a_nz: bool, m1: int, k1: int, n1: int, c0: int) -> np.ndarray:
     for (shape, axes), matrix in zip(mmad.fractal_layouts(a_nz, m1, k1, n1, c0),
                                      ((m1 * 16, k1 * c0), (k1 * c0, n1 * 16))):
         steps = [int(np.prod(shape[axis + 1:])) for axis in range(4)]
-        walks.append([shape[axis] for axis in axes] + [steps[axis] for axis in axes] + list(matrix))
+        walks.append(_merged([shape[axis] for axis in axes], [steps[axis] for axis in axes]) + list(matrix))
     walks = np.array(walks, np.int64)
     walks.flags.writeable = False  # shared by every call of this shape
     return walks

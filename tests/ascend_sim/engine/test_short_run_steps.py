@@ -11,6 +11,7 @@ from core_buffers import keep_buffers_after_passes
 
 from ascend_sim.engine import replay_data, replay_passes, short_runs
 from ascend_sim.engine.short_runs import ShortRun
+from ascend_sim.passes import fast_steps
 from kernels import conv3d_backprop_filter_v2_run, conv3d_backprop_input_v2_run, conv3d_v2_run
 
 DTYPES = [np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16), np.dtype(np.float32)]
@@ -63,6 +64,12 @@ def _captured(monkeypatch, launch, steps=True, real_joins=True):
             real = getattr(short_runs, "_" + name)
             m.setattr(short_runs, "_" + name,
                       lambda *args, real=real, name=name: ran.__setitem__(name, ran[name] + 1) or real(*args))
+
+        def moves(program, *args, real=fast_steps.run_moves):  # the fused steps' loads and Mmads, counted alike
+            ran["load3d"] += int((program[:, 0] == fast_steps.LOAD3D).sum())
+            ran["mmad"] += int((program[:, 0] == fast_steps.CONVERT).sum()) // 2
+            real(program, *args)
+        m.setattr(fast_steps, "run_moves", moves)
         real_copies = replay_data.copies
         m.setattr(replay_data, "copies", lambda *args: joined.append(args[1]) or real_copies(*args))
         keep_buffers_after_passes(m, buffers)
@@ -92,3 +99,35 @@ def test_real_records_join_their_copies_with_the_bytes_of_the_records(monkeypatc
     assert len(joined) > len(apart[4]) and sum(joined) > sum(apart[4])
     assert buffers and buffers == apart[2]
     assert (result, cycles) == apart[:2]
+
+
+@pytest.mark.parametrize("layer", [_forward, _patch_embedding], ids=["conv3d", "patch"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=[d.name for d in DTYPES])
+def test_bias_mmads_in_the_chains_write_what_their_records_write(monkeypatch, layer, dtype):
+    """Conv3DV2's first Mmad of each tile starts from the bias row: its sums kept in the L0C chains (and, in
+    float16, its step fused) against every bias Mmad run as its record (the chains stored first) with the
+    short runs' steps off."""
+    biased = []
+    chains_run = replay_data.L0CChains.run
+
+    def counted(self, run, ops, core, names_l0c):
+        biased.append(getattr(ops.args, "bias_bt", None) is not None)
+        chains_run(self, run, ops, core, names_l0c)
+
+    with monkeypatch.context() as m:
+        m.setattr(replay_data.L0CChains, "run", counted)
+        result, cycles, buffers, _, _ = _captured(monkeypatch, lambda: layer(dtype, "replay"))
+
+    def as_record(self, run, ops, core, names_l0c):  # the pass before bias Mmads joined the chains
+        if getattr(ops.args, "bias_bt", None) is not None:
+            self.store(core)
+            run(ops)
+        else:
+            chains_run(self, run, ops, core, names_l0c)
+
+    with monkeypatch.context() as m:
+        m.setattr(replay_data.L0CChains, "run", as_record)
+        records = _captured(monkeypatch, lambda: layer(dtype, "replay"), steps=False)
+    assert any(biased) != (dtype == np.float16)  # float16's bias Mmads are steps, others reach the chains
+    assert buffers and buffers == records[2]
+    assert (result, cycles) == records[:2]

@@ -13,6 +13,7 @@ from ascend_sim.engine.short_runs import ShortRun, copies, copy_joins, load2d_co
 from ascend_sim.isa.mte1 import Load2DOperands, _load2d_execute
 from ascend_sim.isa.mte2 import CopyOperands, _datacopy_execute
 from ascend_sim.machine.memory import Buffer
+from ascend_sim.passes import fast_steps
 from ascend_sim.isa.load2d_gm import LOAD_DATA_2D_GM
 from kernels import conv3d_backprop_input_v2_run, conv3d_v2_run
 
@@ -118,7 +119,8 @@ def test_a_short_run_gives_the_bytes_of_its_records():
     operands = [replay_passes._Operands(ops, ()) for ops in loads]
     plan = ShortRun.compiled(loads)
     assert [step[:2] for step in plan.steps] == [(0, 3), (3, 4)]
-    plan.run(L0CChains([True]), 0, {"L1": l1, "L0B": l0b}, list(range(len(loads))), runs, operands,
+    plan.run(L0CChains([True]), 0, {"L1": l1, "L0A": Buffer("L0A", 64 * 1024, 512), "L0B": l0b},  # a cube core's
+             list(range(len(loads))), runs, operands,
              [False] * len(loads))
     assert np.array_equal(l0b.data, expected)
 
@@ -138,6 +140,11 @@ def _dx(engine, monkeypatch, joined=True):
         real_copies = short_runs.load2d_copies
         keep_buffers_after_passes(m, buffers)
         m.setattr(short_runs, "load2d_copies", lambda *args: copies.append(args[1]) or real_copies(*args))
+
+        def moves(program, *args, real=fast_steps.run_moves):  # the joined loads of fused steps, counted alike
+            copies.extend(program[program[:, 0] == fast_steps.LOAD2D, 9].tolist())
+            real(program, *args)
+        m.setattr(fast_steps, "run_moves", moves)
         run = conv3d_backprop_input_v2_run(x, w, dy, strides=(1, 1, 1, 1, 1), pads=(1, 1, 1, 1, 1, 1),
                                            data_format="NCDHW", engine=engine)
     return run.result.tobytes(), run.report.cycles, buffers, copies

@@ -136,3 +136,17 @@ def test_to_float32_leaves_the_rest_to_machine_s(monkeypatch, case):
     monkeypatch.setattr(fast_fractals, "_f16_into", refused)
     got = fast_fractals.to_float32(elements, dtype)
     assert got.tobytes() == dtypes.to_float32(elements, dtype).tobytes()
+
+
+@pytest.mark.parametrize("dims, steps", [([8, 16, 1, 16], [256, 16, 256, 1]), ([1, 16, 8, 16], [2048, 1, 256, 16]),
+                                         ([16, 16, 3, 16], [768, 16, 256, 1]), ([3, 16, 8, 16], [2048, 1, 256, 16]),
+                                         ([2, 1, 4, 16], [64, 999, 16, 1]), ([4, 2, 2, 1], [-8, 4, 2, 7])])
+def test_merged_walks_read_the_same_elements_in_the_same_order(dims, steps):
+    """_walks' merged axes (fewer, longer inner loops) against the walk as written, element by element."""
+    def elements(walk):
+        grids = np.meshgrid(*[np.arange(n) for n in walk[:4]], indexing="ij")
+        return sum(g * s for g, s in zip(grids, walk[4:])).reshape(-1)
+
+    merged = fast_fractals._merged(list(dims), list(steps))
+    assert np.array_equal(elements(merged), elements(dims + steps))
+    assert sum(n > 1 for n in merged[:4]) <= sum(n > 1 for n in dims)
