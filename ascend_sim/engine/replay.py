@@ -4,7 +4,7 @@ and apply the state change the template made, without running the kernel's Pytho
 end (issue 23, step 2; the design is in docs/performance.md).
 
 A unit is declared next to an operator's API, outside the kernel's own lines (records carry their source line),
-with `replay_unit(name, roots=, exclude=, fixed=, extra=, anchors=, key=, core_types=)`:
+with `replay_unit(name, roots=, exclude=, fixed=, extra=, anchors=, key=, core_types=, verified=)`:
 - the full key is the unit's name, the core type, the state of the objects reachable from `roots(*args)` (attribute
   by attribute, recursively: TQue / TPipe slots, event IDs and queued tensors included) without the root's
   `exclude`d attributes, `fixed` attributes taken by identity (the tiling), the core's flag balance and
@@ -16,6 +16,8 @@ with `replay_unit(name, roots=, exclude=, fixed=, extra=, anchors=, key=, core_t
   short-key hit whose full key differs from its template's raises ReplayMismatch naming the attribute;
 - `core_types`, when declared, names the core types the unit is replayed on; on the others it always runs for
   real, with no key (dx's tile on the AIV only walks indices: its first calls would each cost a walk to learn that);
+- `verified`, the digest of the kernel folder's sources the declaration was checked against in verify mode: an
+  edited kernel (another digest) is not replayed (its keys repeat some of its logic, which the edit may change);
 - `anchors(*args)` gives, per GM buffer, the address the unit's GM accesses move with: a hit shifts every GM
   address of the template on that buffer by (anchor now - anchor then), and rechecks the shifted ranges against
   the buffer's bounds (GM has no alignment rule of its own: Buffer.alignment 1). Buffers without an anchor are
@@ -44,8 +46,11 @@ from __future__ import annotations
 
 import enum
 import functools
+import hashlib
 import operator
+import warnings
 from collections import deque
+from pathlib import Path
 
 import numpy as np
 
@@ -56,7 +61,7 @@ from ascend_sim.machine.memory import Buffer
 from ascend_sim.machine.tensor import GlobalTensor, LocalTensor
 from ascend_sim.record import Record
 
-__all__ = ["replay_unit", "ReplayMismatch", "Replayer"]
+__all__ = ["replay_unit", "ReplayMismatch", "Replayer", "EditedKernelWarning", "kernel_sources_digest"]
 
 MIN_RECORDS = 8  # a unit whose first calls on a core type issue fewer records is run for real there
 FIRST_CALLS = 3  # ... judged on its first calls
@@ -447,8 +452,39 @@ class _Unit:
         self.core_types = None if core_types is None else frozenset(core_types)
 
 
+class EditedKernelWarning(UserWarning):
+    """A kernel's sources differ from those its replay units were verified against: they run for real."""
+
+
+def kernel_sources_digest(folder) -> str:
+    """SHA-1 of a kernel folder's Python sources (every .py file but replay_keys.py, by name, line ends as \\n):
+    what a unit's declaration is verified against."""
+    digest = hashlib.sha1()
+    for path in sorted(Path(folder).glob("*.py")):
+        if path.name != "replay_keys.py":
+            digest.update(path.name.encode() + b"\0" + path.read_bytes().replace(b"\r\n", b"\n") + b"\0")
+    return digest.hexdigest()
+
+
+_DIGESTS: dict = {}  # kernel folder -> its sources' digest, computed once per process
+
+
+def _sources_verified(method, verified: str) -> bool:
+    """Whether the folder of `method`'s file holds the sources `verified` names; warns once per folder if not."""
+    folder = str(Path(method.__code__.co_filename).parent)
+    digest = _DIGESTS.get(folder)
+    if digest is None:
+        digest = _DIGESTS[folder] = kernel_sources_digest(folder)
+        if digest != verified:
+            warnings.warn(EditedKernelWarning(
+                f"{folder}: the kernel's sources differ from those its replay units were verified against, so its "
+                "units run for real on every engine (the results stay exact, runs are slower). Once its tests pass "
+                f"with ASCEND_REPLAY=verify, set VERIFIED_SOURCES in its replay_keys.py to {digest!r}"), stacklevel=4)
+    return digest == verified
+
+
 def replay_unit(name: str, *, roots=None, exclude=(), fixed=(), extra=None, anchors=None, key=None,
-                core_types=None):
+                core_types=None, verified=None):
     """Declare a kernel API method (or function) a replayable unit. roots(*args) -> the objects whose state the
     key holds and the call changes (default: the first argument, the API object); exclude: attributes of the
     first root left out of the key (they must not change in the call); fixed: attributes of the first root taken
@@ -456,8 +492,13 @@ def replay_unit(name: str, *, roots=None, exclude=(), fixed=(), extra=None, anch
     anchors(*args) -> {GM Buffer: byte address} the unit's GM accesses move with; key(*args) -> the short key:
     the few values that decide the unit's stream and its state change within a launch (with extra, the fixed
     objects, the core's flag balance and registers), so that a hit needs no walk of the state; core_types: the
-    names of the core types the unit is replayed on (default: all), on the others it runs for real."""
+    names of the core types the unit is replayed on (default: all), on the others it runs for real; verified: the
+    kernel_sources_digest of the method's folder when the declaration was last checked in verify mode. The keys
+    repeat some of the kernel's logic, so an edited kernel (another digest) is not replayed: the method is
+    returned as it is, with an EditedKernelWarning."""
     def wrap(method):
+        if verified is not None and not _sources_verified(method, verified):
+            return method
         declared = _Unit(name, method, roots or (lambda *args: (args[0],)), exclude, fixed,
                          extra or (lambda *args: ()), anchors or (lambda *args: {}), key, core_types)
         replayed_on = declared.core_types

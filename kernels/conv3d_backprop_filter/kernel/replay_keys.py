@@ -18,6 +18,11 @@ from operator import attrgetter
 from ascend_sim.ascendc import LoadData3DParamsV2, protocol_state, replay_unit
 from kernels.conv3d_backprop_filter.kernel.util import CalRows2Copy, DivHkWk, RemainderOfHkWk
 
+# The kernel sources (replay.kernel_sources_digest of this folder) the units below were last checked against in
+# verify mode: an edited kernel has another digest, and its units then run for real (tests/ascend_sim/engine/
+# test_replay_sources.py says when to update it).
+VERIFIED_SOURCES = "7a5ec92d14181e5169093a1af96db5228a60b277"
+
 # The API object's attributes in the short key (what Init sets from the tiling alone, the c0, the L0 halves'
 # addresses and the sizes, is the same for every call of a launch and left out; verify mode checks that these
 # decide the whole state):
@@ -130,4 +135,4 @@ def compute_unit(method):
     """Conv3DBackpropFilter._compute (one tile's K loop on the AIC) as a replayable unit."""
     return replay_unit("Conv3DBackpropFilter._compute", roots=_roots, fixed=("tiling",), anchors=_anchors,
                        key=_compute_key, extra=_decided,
-                       exclude=("outBackPropGlobal", "fmapGlobal", *_BY_EXTRA))(method)
+                       exclude=("outBackPropGlobal", "fmapGlobal", *_BY_EXTRA), verified=VERIFIED_SOURCES)(method)

@@ -15,6 +15,11 @@ from operator import itemgetter
 
 from ascend_sim.ascendc import GlobalTensor, TBuf, TPipe, TQue, protocol_state, replay_unit
 
+# The kernel sources (replay.kernel_sources_digest of this folder) the units below were last checked against in
+# verify mode: an edited kernel has another digest, and its units then run for real (tests/ascend_sim/engine/
+# test_replay_sources.py says when to update it).
+VERIFIED_SOURCES = "bd70359dc9c9f6895fa92ee57335401c5e7c4e38"
+
 # The API object's queues (protocol_state holds their state); those a kernel variant never made are absent
 _QUEUES = ("queueCL0", "queueAL1", "queueBL1", "queueBiasL1", "queueBiasBT")
 # What the short key leaves out of an object's attributes: the queues, pipe and L0 buffers (by protocol_state, or
@@ -130,4 +135,4 @@ def _decided(api) -> tuple:
 def iterate_k_unit(method):
     """Conv3D.IterateK (one L0C block over all of K) as a replayable unit."""
     return replay_unit("Conv3D.IterateK", fixed=("conv3dTiling",), anchors=_anchors, key=_iterate_k_key,
-                       exclude=("agm", "bgm", "biasgm", *_BY_EXTRA), extra=_decided)(method)
+                       exclude=("agm", "bgm", "biasgm", *_BY_EXTRA), extra=_decided, verified=VERIFIED_SOURCES)(method)

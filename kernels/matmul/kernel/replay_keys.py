@@ -9,6 +9,11 @@ from __future__ import annotations
 
 from ascend_sim.ascendc import protocol_state, replay_unit
 
+# The kernel sources (replay.kernel_sources_digest of this folder) the units below were last checked against in
+# verify mode: an edited kernel has another digest, and its units then run for real (tests/ascend_sim/engine/
+# test_replay_sources.py says when to update it).
+VERIFIED_SOURCES = "7965fba6281cc443ef49b4fd7e1203000e8d2abe"
+
 
 def _extra(tiles, tile, ping) -> tuple:
     """- the tile's shape (use_m, use_n) and the L0 half it starts in;
@@ -38,4 +43,4 @@ def _anchors(tiles, tile, ping) -> dict:
 def compute_tile_unit(method):
     """MatmulTiles.ComputeTile (one output tile) as a replayable unit."""
     return replay_unit("MatmulTiles.ComputeTile", fixed=("t", "tools"), exclude=("a", "b", "c"), extra=_extra,
-                       key=_key, anchors=_anchors)(method)
+                       key=_key, anchors=_anchors, verified=VERIFIED_SOURCES)(method)

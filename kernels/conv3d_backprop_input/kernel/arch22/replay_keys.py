@@ -15,6 +15,11 @@ from operator import attrgetter
 from ascend_sim.ascendc import GetBlockIdx, GetSubBlockIdx, protocol_state, replay_unit
 from kernels.conv3d_backprop_input.kernel.arch22.load_a import CalcHDstDataSkipLine
 
+# The kernel sources (replay.kernel_sources_digest of this folder) the units below were last checked against in
+# verify mode: an edited kernel has another digest, and its units then run for real (tests/ascend_sim/engine/
+# test_replay_sources.py says when to update it).
+VERIFIED_SOURCES = "691e86df684acf9f41a465fb9e3152c70e1326f6"
+
 # The API object's attributes in the short key of `_compute` (what Init sets from the tiling alone is the same for
 # every call of a launch and left out; verify mode checks that these decide the whole state):
 _COMPUTE_ATTRIBUTES = attrgetter(
@@ -96,7 +101,7 @@ def compute_unit(method):
     return replay_unit("Conv3DBackpropInput._compute", fixed=("tiling",), extra=_compute_extra,
                        anchors=_compute_anchors, key=_compute_key, core_types=("AIC",),
                        exclude=("curDinIdx", "curDinStartIdx", "curHoIdx", "curHoStartIdx", "outBackPropGlobal",
-                                "weightGlobal"))(method)
+                                "weightGlobal"), verified=VERIFIED_SOURCES)(method)
 
 
 def _plane_extra(api, curKdIdx, curDoutIdx, isFirstDk, a1PingPongFlag, b1PingPongFlag, l0aPingPongFlag, l0c, l0a_all,
@@ -133,7 +138,7 @@ def kernel_plane_unit(method):
     return replay_unit("Conv3DBackpropInput._compute_kernel_plane", fixed=("tiling",), extra=_plane_extra,
                        anchors=_plane_anchors, key=_plane_key,
                        exclude=("curDinIdx", "curDinStartIdx", "curHoIdx", "curHoStartIdx", "outBackPropGlobal",
-                                "weightGlobal"))(method)
+                                "weightGlobal"), verified=VERIFIED_SOURCES)(method)
 
 
 def vec_post_unit(function, JudgeComputeNecessary):
@@ -164,4 +169,5 @@ def vec_post_unit(function, JudgeComputeNecessary):
         return {op.l0cOutGm.buffer: op.l0cOutGm.address + GetBlockIdx() * t.baseM * t.baseN * size,
                 output.buffer: output.address + (d.curML0Idx * t.baseM + d.curDinIdx * t.hi * t.wi) * size}
 
-    return replay_unit("VecPostProcess", roots=roots, extra=extra, anchors=anchors, key=key)(function)
+    return replay_unit("VecPostProcess", roots=roots, extra=extra, anchors=anchors, key=key,
+                       verified=VERIFIED_SOURCES)(function)
