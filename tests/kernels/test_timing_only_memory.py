@@ -16,6 +16,7 @@ from ml_dtypes import bfloat16
 from ascend_sim import Chip, Misaligned, OutOfBounds
 from ascend_sim.ascendc import DataCopy, DataCopyParams, GlobalTensor, TBuf, TPipe, TPosition
 from ascend_sim.engine.core import AICore
+from ascend_sim.engine.replay import Replayer
 from ascend_sim.machine.memory import GlobalMemory
 from ascend_sim.machine.tensor import GmAddr
 from kernels import conv3d_backprop_filter_v2_run, conv3d_backprop_input_v2_run, conv3d_v2_run, convolution_backward_run
@@ -32,20 +33,24 @@ class _Enough(Exception):
 @pytest.fixture
 def stop_after(monkeypatch):
     """stop_after(count): the next launches raise _Enough when `count` records have been issued (issued, not run:
-    the exact engine may hold a core's records until the other cores reach a barrier)."""
+    the exact engine may hold a core's records until the other cores reach a barrier), a replayed unit's block
+    counting its template's records (else a run with many hits gets further: its blocks are made into records
+    when the launch stops)."""
     def arm(count: int):
         issued = [0]
 
-        def counted(original):  # AICore.issue, and issue_sync for the flags and barriers
+        def counted(original, records):  # AICore.issue, issue_sync for the flags and barriers, a replayed block
             def issue(self, *args, **kwargs):
-                issued[0] += 1
+                issued[0] += records(args)
                 if issued[0] > count:
                     raise _Enough
                 return original(self, *args, **kwargs)
             return issue
 
-        monkeypatch.setattr(AICore, "issue", counted(AICore.issue))
-        monkeypatch.setattr(AICore, "issue_sync", counted(AICore.issue_sync))
+        one = lambda args: 1  # noqa: E731
+        monkeypatch.setattr(AICore, "issue", counted(AICore.issue, one))
+        monkeypatch.setattr(AICore, "issue_sync", counted(AICore.issue_sync, one))
+        monkeypatch.setattr(Replayer, "_replay", counted(Replayer._replay, lambda args: args[2].size))
 
     return arm
 
