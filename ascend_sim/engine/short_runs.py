@@ -197,7 +197,8 @@ def _program_rows(function, step, sizes: dict):
                  d_step >> 1, d_pitch >> 1, count, reps, int(transpose))], [], None
     if function is _load3d:
         s_name, s0, s1, d_name, d0, d1, dtype, c0, blocks, index, pads, pad_value = step
-        if dtype.itemsize != 2 or (s0 | d0) & 1 or not (_inside(sizes, s_name, s0, s1 - s0) and _inside(sizes, d_name, d0, d1 - d0)):
+        if dtype.itemsize != 2 or (s0 | d0) & 1 or not (_inside(sizes, s_name, s0, s1 - s0)
+                                                         and _inside(sizes, d_name, d0, d1 - d0)):
             return None
         count = (d1 - d0) >> 1
         if pads is not None and (pads.min() < 0 or pads.max() >= count):
