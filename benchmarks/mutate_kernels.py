@@ -54,7 +54,8 @@ from tests.kernels.matmul.test_matmul import assert_matmul_close  # noqa: E402
 
 torch.set_num_threads(1)  # no OpenMP team in the parent: a forked child would wait on it forever
 ENGINES = ("exact", "auto", "replay")
-_ILL_TYPED = "TypeError: unsupported operand type(s) for +"  # `+ 16` on a tensor, struct or enum: not a kernel bug
+_ILL_TYPED = ("TypeError: unsupported operand type(s) for +",  # `+ 16` on a tensor, struct or enum, or a list:
+              "TypeError: can only concatenate")  # not a kernel bug
 
 
 def _dx(dtype, x, w, strides, pads, **kw):
