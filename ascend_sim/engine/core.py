@@ -274,10 +274,11 @@ class AICore:
             raise self.with_context(SyncFault(f"deadlock: {root.describe()} {what}"), root)
         pending = next(((flag, sets) for flag, sets in self.schedule.cross_flags.items() if sets), None)
         if pending is not None:
-            flag, sets = pending
-            setter = sets[0][1][-1]  # the first set no wait took: its core, pipe and line head the fault
+            flag, arrivals = pending
+            _, made_by = arrivals[0]  # the first count no wait took: its last set's core, pipe and line head the fault
+            setter = made_by[-1]
             raise self.chip.cores[setter.core].with_context(SyncFault(
-                f"cross-core flag {flag} of {self.name} was set {len(sets)} more time(s) than waited before the "
+                f"cross-core flag {flag} of {self.name} was set {len(arrivals)} more time(s) than waited before the "
                 f"kernel ended (a CrossCoreWaitFlag is missing on {self.name})"), setter)
         left = self.schedule.left_set()
         if left is not None:

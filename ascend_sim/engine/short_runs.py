@@ -280,7 +280,7 @@ def _run_fused(chains, core: int, buffers: dict, step: tuple) -> None:
               buffers["L0B"].data.view(np.uint16), scratch)
     for a, b, k, hf32_rounding, c_name, block, init, bias in mmads:
         prod = a @ b if hf32_rounding is None else multiply(a, b, k, hf32_rounding)
-        chains.add(core, buffers[c_name], block, init, prod if bias is None else _biased(prod, bias, buffers))
+        chains.add(core, buffers[c_name], block, init, _biased(prod, bias, buffers))
 
 
 @lru_cache(maxsize=64)
