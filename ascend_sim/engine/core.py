@@ -29,6 +29,8 @@ _CODES: list = []
 _NO_SOURCE = (None, 0)
 _getframe = sys._getframe
 
+_CUBE = Pipe.M  # the Mmads: their reads of a watched buffer must be of written bytes (machine/written.py)
+
 
 def _inside(code) -> bool:
     is_inside = _INSIDE[id(code)] = code.co_filename.startswith(_PKG_DIR)
@@ -141,7 +143,7 @@ class AICore:
     def accept(self, rec: Record, checked: bool = False) -> Record:
         """Take a record made by `issue` (or by the cached front end): bounds-check its byte ranges (a cached
         instruction at a shifted GM address too, so it faults as a decoded one), count, log, submit.
-        Reads of a watched buffer (machine/written.py) must be of bytes written before on this core.
+        The cube's reads of a watched buffer (machine/written.py) must be of bytes written before on this core.
         checked=True skips the checks where they cannot fail: a record without ranges (a flag, a barrier), or a
         cached hit at the ranges of a record accepted on this core before (a buffer's capacity never changes
         within a launch, and its written bytes only grow)."""
@@ -150,7 +152,7 @@ class AICore:
             for buf, lo, hi in rec.reads:
                 if lo < 0 or hi > buf.capacity or lo > hi:
                     self._checked(buf.check, lo, hi, "read", rec=rec)
-                if buf.written is not None:
+                if buf.written is not None and rec.pipe is _CUBE:
                     self._check_written(buf, lo, hi, rec)
             for buf, lo, hi in rec.writes:
                 if lo < 0 or hi > buf.capacity or lo > hi:

@@ -58,6 +58,7 @@ from ascend_sim.engine.chip import current_core
 from ascend_sim.engine.core import AICore, Registers
 from ascend_sim.engine.replay_engine import Block, expand
 from ascend_sim.machine.memory import Buffer
+from ascend_sim.machine.pipes import Pipe
 from ascend_sim.machine.tensor import GlobalTensor, LocalTensor
 from ascend_sim.machine.written import WrittenRanges
 from ascend_sim.record import Record
@@ -434,9 +435,9 @@ def _gm_spans(records) -> dict:
 
 
 def _written_ranges(records) -> tuple:
-    """((watched buffer name, the byte ranges the records read that they did not write before, the byte ranges
-    they write) ...) for the buffers whose unwritten bytes are garbage (machine/written.py): what a hit needs
-    written on its core, and what it writes there."""
+    """((watched buffer name, the byte ranges the records' Mmads read that the records did not write before, the
+    byte ranges they write) ...) for the buffers an Mmad starts from (machine/written.py): what a hit needs written
+    on its core, and what it writes there."""
     seen: dict = {}  # name -> (needed ranges, WrittenRanges)
 
     def read(name, lo, hi):
@@ -456,7 +457,7 @@ def _written_ranges(records) -> tuple:
                     written.add(lo, hi)
             continue
         for buf, lo, hi in item.reads:
-            if buf.written is not None:
+            if buf.written is not None and item.pipe is Pipe.M:  # as AICore.accept checks them
                 read(buf.name, lo, hi)
         for buf, lo, hi in item.writes:
             if buf.written is not None:

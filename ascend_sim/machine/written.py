@@ -1,10 +1,10 @@
-"""The bytes of an on-chip buffer that the launch has written, for the buffers whose unwritten bytes the hardware
-reads as garbage: an accumulating Mmad adds L0C's old values, a bias Mmad starts from the bias table (BT), a
-Fixpipe moves L0C out. A kernel starts with whatever the previous kernel left there, so reading a byte that no
-instruction of this launch wrote is a kernel bug; the simulator's buffers start zeroed and would hide it.
+"""The bytes of an on-chip buffer that the launch has written, for the buffers an Mmad reads as a starting value:
+an accumulating Mmad adds L0C's old values, a bias Mmad starts from the bias table (BT). A kernel starts with
+whatever the previous kernel left there, so an Mmad reading a byte that no instruction of this launch wrote is a
+kernel bug; the simulator's buffers start zeroed and would hide it.
 
-Other buffers are not watched: kernels read padding they never wrote there (an L1 row's tail, a UB block's unused
-lanes) and drop what it gives.
+Other reads are not checked: kernels read padding they never wrote and drop what it gives (a Fixpipe of L0C rows
+past the tile, as the 950 kernel split's 32-byte pieces do; an L1 row's tail; a UB block's unused lanes).
 """
 from __future__ import annotations
 

@@ -9,8 +9,8 @@ import pytest
 from ascend_sim import Chip, SimFault
 from ascend_sim.ascendc import (ASCEND_IS_AIC, CFG_ROW_MAJOR_UB, PIPE_FIX, PIPE_MTE1, PIPE_MTE3, CrossCoreSetFlag,
                                 CrossCoreWaitFlag, DataCopy, DataCopyParams, Fixpipe, FixpipeParamsArch3510,
-                                GetSubBlockIdx, GlobalTensor, HardEvent, LoadData, LoadData2DParamsV2, Mmad,
-                                MmadParams, Nz2NdParams, SetFlag, TBuf, TPipe, TPosition, WaitFlag, replay_unit)
+                                GetSubBlockIdx, GlobalTensor, HardEvent, LoadData, LoadData2DParamsV2, Nz2NdParams,
+                                SetFlag, TBuf, TPipe, TPosition, WaitFlag, replay_unit)
 from ascend_sim.engine import replay_passes
 from ascend_sim.machine.dtypes import float32
 from ascend_sim.machine.faults import CrossCoreRace
@@ -56,13 +56,8 @@ def _ub_kernel(flagged):
         pipe.InitBuffer(buf, 4096)
         ub = buf.Get(float32)
         if ASCEND_IS_AIC():
-            l0a, l0b, l0c = TBuf(TPosition.A2), TBuf(TPosition.B2), TBuf(TPosition.CO1)
-            pipe.InitBuffer(l0a, 512)
-            pipe.InitBuffer(l0b, 512)
+            l0c = TBuf(TPosition.CO1)
             pipe.InitBuffer(l0c, 4096)
-            Mmad(l0c.Get(float32), l0a.Get(np.float16), l0b.Get(np.float16), MmadParams(16, 16, 16))  # L0C's tile
-            SetFlag(HardEvent.M_FIX, 0)
-            WaitFlag(HardEvent.M_FIX, 0)
             Fixpipe(ub, l0c.Get(float32), FixpipeParamsArch3510(nSize=16, mSize=16, srcStride=16, dstStride=16,
                                                                  params=Nz2NdParams(1, 0, 0)), CFG_ROW_MAJOR_UB)
             if flagged:

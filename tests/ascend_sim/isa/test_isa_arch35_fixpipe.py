@@ -225,7 +225,6 @@ def test_fixpipe_3510_cycles_follow_table_8():
 
     def cycles(quant, out, config, sub):
         def body(core, gm):
-            fill(core, "L0C", np.zeros(64 * 128, float32))  # the Mmads' results (their values do not matter here)
             Fixpipe(GlobalTensor(out).SetGlobalBuffer(gm[0]), local(core, "L0C", float32),
                     FixpipeParamsArch3510(nSize=64, mSize=64, srcStride=128, dstStride=64, quantPre=quant,
                                           params=sub), config)
