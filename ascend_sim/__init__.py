@@ -16,6 +16,7 @@ _EXPORTS = {
     "RaceFault": "ascend_sim.machine.faults",
     "SimFault": "ascend_sim.machine.faults",
     "SyncFault": "ascend_sim.machine.faults",
+    "UnwrittenRead": "ascend_sim.machine.faults",
     "PRESETS": "ascend_sim.machine.platform",
     "Platform": "ascend_sim.machine.platform",
     "get_platform": "ascend_sim.machine.platform",
@@ -52,5 +53,5 @@ def __getattr__(name: str):
 
 
 __all__ = ["__version__", "Chip", "ReplayMismatch", "KernelType", "Platform", "PRESETS", "get_platform", "RunReport", "SimFault",
-           "OutOfBounds", "Misaligned", "CapacityExceeded", "ParameterOutOfRange", "SyncFault", "RaceFault",
+           "OutOfBounds", "Misaligned", "CapacityExceeded", "ParameterOutOfRange", "SyncFault", "UnwrittenRead", "RaceFault",
            "CrossCoreRace"]

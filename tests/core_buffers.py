@@ -25,9 +25,13 @@ def local(core, where, dtype, offset_bytes=0):
 
 
 def fill(core, where, values):
-    """Write values' bytes at the start of buffer `where`."""
+    """Write values' bytes at the start of buffer `where`, as an earlier instruction would have (they count as
+    written: machine/written.py)."""
     raw = np.ascontiguousarray(values).view(np.uint8)
-    core.buffers[where].data[:raw.size] = raw
+    buf = core.buffers[where]
+    buf.data[:raw.size] = raw
+    if buf.written is not None:
+        buf.written.add(0, raw.size)
 
 
 def elems(core, where, dtype, n):

@@ -12,8 +12,9 @@ import sys
 import weakref
 
 from ascend_sim.machine.coretypes import DATA_PATHS, CoreType, missing_path
-from ascend_sim.machine.faults import MissingDataPath, SimFault, SyncFault
+from ascend_sim.machine.faults import MissingDataPath, SimFault, SyncFault, UnwrittenRead
 from ascend_sim.machine.memory import Buffer
+from ascend_sim.machine.written import WATCHED, WrittenRanges
 from ascend_sim.machine.pipes import Pipe
 from ascend_sim.passes.races import RaceChecker
 from ascend_sim.passes.schedule import CoreSchedule
@@ -27,6 +28,8 @@ _SOURCES: dict = {}
 _CODES: list = []
 _NO_SOURCE = (None, 0)
 _getframe = sys._getframe
+
+_CUBE = Pipe.M  # the Mmads: their reads of a watched buffer must be of written bytes (machine/written.py)
 
 
 def _inside(code) -> bool:
@@ -91,6 +94,8 @@ class AICore:
                         for name in core_type.buffers}  # timing-only: size-only buffers
         for buf in self.buffers.values():
             buf.key = (index, buf.name)
+            if buf.name in WATCHED:
+                buf.written = WrittenRanges()
         self.alignments = p.alignments
         self.paths = DATA_PATHS[p.npu_arch][core_type.name]  # the data paths this core has (coretypes.py)
         self.event_ids = p.event_ids
@@ -138,17 +143,22 @@ class AICore:
     def accept(self, rec: Record, checked: bool = False) -> Record:
         """Take a record made by `issue` (or by the cached front end): bounds-check its byte ranges (a cached
         instruction at a shifted GM address too, so it faults as a decoded one), count, log, submit.
-        checked=True skips the check where it cannot fail: a record without ranges (a flag, a barrier), or a
+        The cube's reads of a watched buffer (machine/written.py) must be of bytes written before on this core.
+        checked=True skips the checks where they cannot fail: a record without ranges (a flag, a barrier), or a
         cached hit at the ranges of a record accepted on this core before (a buffer's capacity never changes
-        within a launch)."""
+        within a launch, and its written bytes only grow)."""
         self._seq += 1
         if not checked:
             for buf, lo, hi in rec.reads:
                 if lo < 0 or hi > buf.capacity or lo > hi:
                     self._checked(buf.check, lo, hi, "read", rec=rec)
+                if buf.written is not None and rec.pipe is _CUBE:
+                    self._check_written(buf, lo, hi, rec)
             for buf, lo, hi in rec.writes:
                 if lo < 0 or hi > buf.capacity or lo > hi:
                     self._checked(buf.check, lo, hi, "write", rec=rec)
+                if buf.written is not None:
+                    buf.written.add(lo, hi)
         path = rec.path
         if path is not None:
             by_path = self.bytes_by_path
@@ -161,6 +171,14 @@ class AICore:
             self.log.append(rec)
         self.submit(rec)
         return rec
+
+    def _check_written(self, buf: Buffer, lo: int, hi: int, rec: Record) -> None:
+        gap = buf.written.first_gap(lo, hi)
+        if gap is not None:
+            raise self.with_context(UnwrittenRead(
+                f"read of bytes [{lo}, {hi}) of {buf.name}, of which [{gap[0]}, {gap[1]}) no instruction of this "
+                "launch wrote: the hardware reads what the previous kernel left there", buffer=buf.name,
+                addr_range=gap), rec)
 
     def check_path(self, name: str, pipe: Pipe, path: str) -> None:
         """Fault when this core has no data path `path` ("L1->GM"): the table in coretypes.py decides."""

@@ -58,7 +58,9 @@ from ascend_sim.engine.chip import current_core
 from ascend_sim.engine.core import AICore, Registers
 from ascend_sim.engine.replay_engine import Block, expand
 from ascend_sim.machine.memory import Buffer
+from ascend_sim.machine.pipes import Pipe
 from ascend_sim.machine.tensor import GlobalTensor, LocalTensor
+from ascend_sim.machine.written import WrittenRanges
 from ascend_sim.record import Record
 
 __all__ = ["replay_unit", "ReplayMismatch", "Replayer", "EditedKernelWarning", "kernel_sources_digest"]
@@ -375,7 +377,8 @@ class Template:
     at the template's first hit (`ready`): a third of the templates of the dx layers are never hit."""
 
     __slots__ = ("unit", "records", "core", "anchors", "gm_spans", "changes", "flag_balance", "registers",
-                 "counts", "bytes_by_path", "result", "encoded", "size", "by_id", "key", "paths", "pending")
+                 "counts", "bytes_by_path", "result", "encoded", "size", "by_id", "key", "paths", "pending",
+                 "written_ranges")
 
     def __init__(self, unit, records, core, anchors, changes, flag_balance, registers, counts, bytes_by_path,
                  result, by_id, key, paths, used, size):
@@ -401,6 +404,7 @@ class Template:
             self.registers = None if registers is None else tuple((name, _maker(v)) for name, v in registers)
             self.result = _maker(result)
             self.gm_spans = _gm_spans(self.records)
+            self.written_ranges = _written_ranges(self.records)
             self.paths = _paths_needed(paths, used)
             self.pending = None
         return self
@@ -428,6 +432,49 @@ def _gm_spans(records) -> dict:
         if in_gm:
             _widen(lows, highs, buf, lo, hi)
     return {buf: (lo, highs[buf]) for buf, lo in lows.items()}
+
+
+def _written_ranges(records) -> tuple:
+    """((watched buffer name, the byte ranges the records' Mmads read that the records did not write before, the
+    byte ranges they write) ...) for the buffers an Mmad starts from (machine/written.py): what a hit needs written
+    on its core, and what it writes there."""
+    seen: dict = {}  # name -> (needed ranges, WrittenRanges)
+
+    def read(name, lo, hi):
+        needed, written = seen.setdefault(name, ([], WrittenRanges()))
+        gap = written.first_gap(lo, hi)
+        while gap is not None:
+            needed.append(gap)
+            gap = written.first_gap(gap[1], hi)
+
+    for item in records:
+        if item.__class__ is Block:
+            for name, needed, gives in item.template.written_ranges:
+                for lo, hi in needed:
+                    read(name, lo, hi)
+                written = seen.setdefault(name, ([], WrittenRanges()))[1]
+                for lo, hi in gives:
+                    written.add(lo, hi)
+            continue
+        for buf, lo, hi in item.reads:
+            if buf.written is not None and item.pipe is Pipe.M:  # as AICore.accept checks them
+                read(buf.name, lo, hi)
+        for buf, lo, hi in item.writes:
+            if buf.written is not None:
+                seen.setdefault(buf.name, ([], WrittenRanges()))[1].add(lo, hi)
+    return tuple((name, tuple(needed), tuple(zip(written.starts, written.ends)))
+                 for name, (needed, written) in seen.items())
+
+
+def _reads_written(core, template) -> bool:
+    """Whether the bytes a hit reads of the watched buffers were written on `core` (else the call runs for real
+    and faults as the exact engine does)."""
+    for name, needed, _ in template.written_ranges:
+        written = core.buffers[name].written
+        for lo, hi in needed:
+            if written.first_gap(lo, hi) is not None:
+                return False
+    return True
 
 
 def _widen(lows, highs, buf, lo, hi) -> None:
@@ -549,8 +596,8 @@ class Replayer:
                 return self._run(u, core, args)
             if template is not _MISSING and template.ready().paths is not None:
                 shifts = self._shifts(u, args, template)
-                if shifts is None:
-                    return self._run(u, core, args)  # out of bounds: the real call faults with the exact message
+                if shifts is None or not _reads_written(core, template):
+                    return self._run(u, core, args)  # the real call faults with the exact message
                 self.hits += 1
                 objects = _reach(template.paths, roots)
                 if self._verify_this_hit():
@@ -564,12 +611,12 @@ class Replayer:
             if short is not None:
                 self.short[short] = template
             shifts = self._shifts(u, args, template.ready())
-            if shifts is not None:
+            if shifts is not None and _reads_written(core, template):
                 self.hits += 1
                 if self._verify_this_hit():
                     return self._verify(u, core, args, template, shifts, roots, before.objects, before)
                 return self._replay(core, before.objects, template, shifts)
-            return self._run(u, core, args)  # out of bounds: the real call faults with the exact message
+            return self._run(u, core, args)  # the real call faults with the exact message
         if key in self.templates:  # refused: always run for real
             if short is not None:
                 self.short[short] = None
@@ -616,6 +663,10 @@ class Replayer:
             counts[name] = counts.get(name, 0) + n
         for path, n in template.bytes_by_path.items():
             by_path[path] = by_path.get(path, 0) + n
+        for name, _, gives in template.written_ranges:
+            add = core.buffers[name].written.add
+            for lo, hi in gives:
+                add(lo, hi)
         by_id = template.by_id
         for i, changes in template.changes:
             obj = objects[i]

@@ -51,6 +51,10 @@ class CapacityExceeded(SimFault):
     rule = "buffer overflow"
 
 
+class UnwrittenRead(SimFault):
+    rule = "read of unwritten memory"
+
+
 class ParameterOutOfRange(SimFault):
     rule = "parameter out of range"
 

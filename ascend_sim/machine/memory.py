@@ -25,7 +25,7 @@ class Buffer:
     allocate=False: size only (data None), for timing-only runs; shared=True: the bytes in a shared mapping
     (shared_zeros)."""
 
-    __slots__ = ("name", "data", "capacity", "alignment", "key")
+    __slots__ = ("name", "data", "capacity", "alignment", "key", "written")
 
     def __init__(self, name: str, capacity: int, alignment: int, data: np.ndarray | None = None, *,
                  allocate: bool = True, shared: bool = False):
@@ -36,6 +36,7 @@ class Buffer:
             data = shared_zeros(capacity) if shared else np.zeros(capacity, dtype=np.uint8)
         self.data = data
         self.key = name  # identity used by the race checker
+        self.written = None  # the WrittenRanges of a watched buffer (machine/written.py), set by its core
 
     def check(self, start: int, end: int, what: str = "access") -> None:
         """Fault if [start, end) is not inside the buffer."""

@@ -39,7 +39,7 @@ from ascend_sim.machine.coretypes import mode4_route
 from ascend_sim.machine.faults import SyncFault
 from ascend_sim.machine.pipes import QUEUES, Pipe
 from ascend_sim.passes.numba_jit import njit
-from ascend_sim.passes.schedule import CostModel
+from ascend_sim.passes.schedule import CostModel, overflow_fault
 from ascend_sim.record import Kind, Record, _no_cost
 
 _N = len(QUEUES)  # pipes with a queue (S .. FIX); Pipe.ALL is 7
@@ -608,9 +608,11 @@ class Schedule:
         return self.cnt[_STATUS] == _OVERFLOW
 
     def overflow_fault(self) -> SyncFault:
-        core, flag = int(self.cnt[_ERR_CORE]), self.flags[int(self.cnt[_ERR_FLAG])]
-        return SyncFault(f"cross-core flag {flag} of core {core} counted past 15 pending sets (the hardware traps): "
-                         "a CrossCoreWaitFlag is missing", core=core, instruction="CrossCoreSetFlag")
+        """schedule.overflow_fault of the set that overflowed: the last of the last round counted."""
+        last = int(self.round_mem[self.round_off[int(self.cnt[_NROUNDS])] - 1])
+        c = int(np.searchsorted(self.core_off, last, side="right")) - 1
+        return overflow_fault(self.flags[int(self.cnt[_ERR_FLAG])], int(self.cnt[_ERR_CORE]),
+                              self.streams[c][last - int(self.core_off[c])])
 
     @property
     def clean(self) -> bool:

@@ -310,10 +310,15 @@ class Launch:
         arrived = schedule.cross_flags.setdefault(flag, deque())
         arrived.append((time, setters))
         if len(arrived) > 15:
-            raise SyncFault(f"cross-core flag {flag} of core {schedule.core} counted past 15 pending sets (the "
-                            "hardware traps): a CrossCoreWaitFlag is missing", core=schedule.core,
-                            instruction="CrossCoreSetFlag")
+            raise overflow_fault(flag, schedule.core, setters[-1])
         self.wake(schedule)
+
+
+def overflow_fault(flag: int, receiver: int, last_set) -> SyncFault:
+    """A cross-core flag counted past 15 on core `receiver`, headed by the set (its round's last) that counted it."""
+    return SyncFault(f"cross-core flag {flag} of core {receiver} counted past 15 pending sets (the hardware traps): "
+                     "a CrossCoreWaitFlag is missing", core=last_set.core, instruction=last_set.name,
+                     pipe=last_set.pipe.name, source=last_set.source)
 
 
 def retime(streams: list[list], kinds: list[str], groups: list[int], platform) -> list[CoreSchedule]:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from ascend_sim import RaceFault, SyncFault
+from ascend_sim.machine.faults import UnwrittenRead
 from kernels.matmul import MatmulTiling, run_matmul
 from kernels.matmul.kernel import matmul_kernel
 
@@ -21,11 +22,13 @@ def _line(text: str) -> int:
     return next(i for i, line in enumerate(KERNEL.read_text().splitlines(), 1) if line.strip() == text)
 
 
+_MMAD = "Mmad(c_l0, a2, b2, MmadParams(align(use_m, 16), use_n, use_k, cmatrixInitVal=(k_l1 + k == 0)))"
+
 # (the statement mutated, the mutation, the fault, the statement the fault names, words of its message)
 CASES = {
     "a dropped WaitFlag before the Mmad": (
         "WaitFlag(HardEvent.MTE1_M, ping)", "drop WaitFlag", RaceFault,
-        "Mmad(c_l0, a2, b2, MmadParams(align(use_m, 16), use_n, use_k, cmatrixInitVal=(k_l1 + k == 0)))",
+        _MMAD,
         "M Mmad, at matmul_kernel.py:{line}] race between pipes: read of L0A"),
     "a SetFlag on the wrong event id": (
         "SetFlag(HardEvent.MTE1_M, ping)", "SetFlag flag id + 1", SyncFault, "WaitFlag(HardEvent.MTE1_M, ping)",
@@ -33,6 +36,9 @@ CASES = {
     "an EnQue twice": (
         "self.qa1.EnQue(a1)", "double EnQue", SyncFault, "self.qa1.EnQue(a1)",
         "MTE2 EnQue, at matmul_kernel.py:{line}] synchronisation error: EnQue of a buffer already in the A1 queue"),
+    "the first K step accumulating onto L0C": (  # the hardware would add what the previous kernel left in L0C
+        _MMAD, "Mmad cmatrixInitVal negated", UnwrittenRead, _MMAD,
+        "M Mmad, at matmul_kernel.py:{line}] read of unwritten memory: read of bytes [0, 2048) of L0C"),
 }
 
 
