@@ -681,9 +681,27 @@ class Replayer:
 def _short_key(u, kind, core, roots, args) -> tuple:
     """The declared key with what every unit's key holds: the core type, extra, the fixed objects, the core's flag
     balances (sorted, as in _State) and registers."""
-    return (u.name, kind, tuple([v if v.__class__ in _AS_IS else _key_value(v) for v in u.key(*args)]), u.extra(*args),
+    return (u.name, kind, _key_values(u.key(*args)), u.extra(*args),
             tuple([id(getattr(roots[0], name)) for name in u.fixed]), tuple(sorted(core.flag_balance.items())),
             tuple([(name, _key_value(value)) for name, value in core.registers.items()]))
+
+
+def _key_values(values) -> tuple:
+    """_key_value of each of `values` (a key's parts, a struct's fields), only those not plain converted: which
+    they are is looked up by the values' classes, in C (a key of 50 attributes holds a few tensors and structs)."""
+    classes = tuple(map(type, values))
+    convert = _CONVERT.get(classes)
+    if convert is None:
+        convert = _CONVERT[classes] = tuple([i for i, cls in enumerate(classes) if cls not in _AS_IS])
+    if not convert:
+        return values if values.__class__ is tuple else tuple(values)
+    values = list(values)
+    for i in convert:
+        values[i] = _key_value(values[i])
+    return tuple(values)
+
+
+_CONVERT: dict = {}  # the classes of a key's values -> the positions of those _key_value converts
 
 
 def _key_value(value):
@@ -707,10 +725,7 @@ def _key_value(value):
                 names = _FIELDS[cls] = operator.attrgetter(*names)  # a slotted dataclass: every field always set
             else:
                 return (cls, names, tuple([_key_value(getattr(value, name)) for name in names]))
-        values = names(value)
-        if _AS_IS.issuperset(map(type, values)):  # plain fields (a test in C)
-            return (cls, values)
-        return (cls, tuple([v if v.__class__ in _AS_IS else _key_value(v) for v in values]))
+        return (cls, _key_values(names(value)))
     if kind == SEQUENCE:
         return tuple(value) if _AS_IS.issuperset(map(type, value)) else tuple(map(_key_value, value))
     return _NO_WALK.freeze(value, True)

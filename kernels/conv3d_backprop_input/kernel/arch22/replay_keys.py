@@ -10,9 +10,11 @@ the core's workspace slot and the tile's place in y.
 """
 from __future__ import annotations
 
+from dataclasses import fields
 from operator import attrgetter
 
-from ascend_sim.ascendc import GetBlockIdx, GetSubBlockIdx, protocol_state, replay_unit
+from ascend_sim.ascendc import (GetBlockIdx, GetSubBlockIdx, LoadData2DParams, LoadData3DParamsV2, MmadParams,
+                                protocol_state, replay_unit)
 from kernels.conv3d_backprop_input.kernel.arch22.load_a import CalcHDstDataSkipLine
 
 # The kernel sources (replay.kernel_sources_digest of this folder) the units below were last checked against in
@@ -35,20 +37,37 @@ _COMPUTE_ATTRIBUTES = attrgetter(
     "needComputeFlag", "needComputeKFlag", "isFirstIter", "isFreeB1", "isLoadB1", "l0aPingPongFlag",
     "usingCacheC1Ping",
     # the A1/B1 tensors the previous tile left dequeued, and the instruction parameters it left
-    "cacheA1BufPing", "cacheA1BufPong", "cacheB1BufPing", "cacheB1BufPong", "mmad")
-# ... and those set by the first tile (the L1 K sizes, LoadToB2's blocks and offsets, the load parameters)
-_COMPUTE_ATTRIBUTES_SET_LATER = ("curLoadKal1", "curLoadKbl1", "blockBaseN", "idxC1in", "baseB1Offset", "load3d",
-                                 "load2d")
+    "cacheA1BufPing", "cacheA1BufPong", "cacheB1BufPing", "cacheB1BufPong")
+# ... and those set by the first tile (the L1 K sizes, LoadToB2's blocks and offsets); the instruction parameters
+# (mmad, and load3d, load2d from the first tile on) are keyed by their fields (_parameters)
+_COMPUTE_ATTRIBUTES_SET_LATER = ("curLoadKal1", "curLoadKbl1", "blockBaseN", "idxC1in", "baseB1Offset")
+# The parameter structs' fields (all plain values but padList, a list the kernel sets: by value as a tuple): the
+# engine's _key_value would read each struct's fields and test their classes one struct at a time
+_MMAD_FIELDS = attrgetter(*[f.name for f in fields(MmadParams)])
+_LOAD2D_FIELDS = attrgetter(*[f.name for f in fields(LoadData2DParams)])
+_LOAD3D_FIELDS = attrgetter(*[f.name for f in fields(LoadData3DParamsV2) if f.name != "padList"])
 
 
 def _valid_planes(api) -> tuple:
-    """(kernel plane, its dy plane) for every kd that reaches the tile's output depth."""
-    planes = []
-    for kd in range(api.tiling.dk):
-        dout = api._valid_dout(kd)
-        if dout is not None:
-            planes.append((kd, dout))
-    return tuple(planes)
+    """(kernel plane, its dy plane) for every kd that reaches the tile's output depth: what _valid_dout gives from
+    the tiling's depth fields and curDinIdx, kept per their values (the extra and the anchors of a hit ask for it,
+    a launch has few output depths)."""
+    t = api.tiling
+    key = (t.dk, t.padFront, t.dilationD, t.strideD, t.dout, api.curDinIdx)
+    planes = _PLANES.get(key)
+    if planes is None:
+        if len(_PLANES) >= 4096:  # many launches' tilings (the lab): start again
+            _PLANES.clear()
+        planes = []
+        for kd in range(t.dk):
+            dout = api._valid_dout(kd)
+            if dout is not None:
+                planes.append((kd, dout))
+        planes = _PLANES[key] = tuple(planes)
+    return planes
+
+
+_PLANES: dict = {}
 
 
 def _compute_extra(api) -> tuple:
@@ -87,12 +106,20 @@ def _compute_anchors(api) -> dict:
     return anchors
 
 
+def _parameters(api) -> tuple:
+    """The instruction parameters the previous tile left, by value: the Mmad's, and LoadData3Dv2's and
+    LoadData2D's (None before the first tile sets them)."""
+    load3d, load2d = getattr(api, "load3d", None), getattr(api, "load2d", None)
+    return (_MMAD_FIELDS(api.mmad), None if load3d is None else (_LOAD3D_FIELDS(load3d), tuple(load3d.padList)),
+            None if load2d is None else _LOAD2D_FIELDS(load2d))
+
+
 def _compute_key(api) -> tuple:
-    """The attributes above and the queue protocol's state (which slots wait on a FreeTensor or EnQue flag, with
-    which event IDs): the tile's records and the state it leaves."""
+    """The attributes above, the instruction parameters and the queue protocol's state (which slots wait on a
+    FreeTensor or EnQue flag, with which event IDs): the tile's records and the state it leaves."""
     return (*_COMPUTE_ATTRIBUTES(api), *[getattr(api, name, None) for name in _COMPUTE_ATTRIBUTES_SET_LATER],
-            protocol_state(api.pipe, api.a1Ping, api.a1Pong, api.b1Ping, api.b1Pong,
-                                                      api.c1Ping, api.c1Pong))
+            _parameters(api), protocol_state(api.pipe, api.a1Ping, api.a1Pong, api.b1Ping, api.b1Pong,
+                                             api.c1Ping, api.c1Pong))
 
 
 def compute_unit(method):
