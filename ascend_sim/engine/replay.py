@@ -374,8 +374,9 @@ class Template:
     What only a hit uses (the state change compiled into makers, the GM spans, the paths to the objects) is made
     at the template's first hit (`ready`): a third of the templates of the dx layers are never hit."""
 
-    __slots__ = ("unit", "records", "core", "anchors", "gm_spans", "changes", "flag_balance", "registers",
-                 "counts", "bytes_by_path", "result", "encoded", "size", "by_id", "key", "paths", "pending")
+    __slots__ = ("unit", "records", "core", "anchors", "gm_spans", "bounds", "changes", "flag_balance",
+                 "registers", "counts", "bytes_by_path", "result", "encoded", "size", "by_id", "key", "paths",
+                 "pending")
 
     def __init__(self, unit, records, core, anchors, changes, flag_balance, registers, counts, bytes_by_path,
                  result, by_id, key, paths, used, size):
@@ -390,8 +391,8 @@ class Template:
 
     def ready(self) -> Template:
         """Make the hit side once: changes ((object index, ((attribute, value or maker, plain?) ...)) ...),
-        registers (maker per register, None when the call wrote none), result (a maker), gm_spans, and paths (how
-        to reach the objects a hit writes or refers to; None: a hit needs the walk)."""
+        registers (maker per register, None when the call wrote none), result (a maker), gm_spans, bounds, and
+        paths (how to reach the objects a hit writes or refers to; None: a hit needs the walk)."""
         pending = self.pending
         if pending is not None:
             changes, registers, result, paths, used = pending
@@ -400,7 +401,13 @@ class Template:
                                            for name, v in diff)) for i, diff in changes)
             self.registers = None if registers is None else tuple((name, _maker(v)) for name, v in registers)
             self.result = _maker(result)
-            self.gm_spans = _gm_spans(self.records)
+            self.gm_spans = spans = _gm_spans(self.records)
+            # per anchored buffer: (buffer, anchor then, lowest and highest shift its span allows); a span on a
+            # buffer without an anchor is not shifted (None when out of bounds already: no hit replays)
+            self.bounds = tuple((buf, then, -spans[buf][0], buf.capacity - spans[buf][1]) if buf in spans
+                                else (buf, then, -_INF, _INF) for buf, then in self.anchors.items())
+            if any(lo < 0 or hi > buf.capacity for buf, (lo, hi) in spans.items() if buf not in self.anchors):
+                self.bounds = None
             self.paths = _paths_needed(paths, used)
             self.pending = None
         return self
@@ -428,6 +435,9 @@ def _gm_spans(records) -> dict:
         if in_gm:
             _widen(lows, highs, buf, lo, hi)
     return {buf: (lo, highs[buf]) for buf, lo in lows.items()}
+
+
+_INF = float("inf")
 
 
 def _widen(lows, highs, buf, lo, hi) -> None:
@@ -593,11 +603,13 @@ class Replayer:
     @staticmethod
     def _shifts(u, args, template):
         """{GM buffer: shift} of a hit, or None when a shifted range would leave its buffer."""
+        if template.bounds is None:
+            return None
         anchors = u.anchors(*args)
-        shifts = {buf: anchors[buf] - address for buf, address in template.anchors.items()}
-        for buf, (lo, hi) in template.gm_spans.items():
-            shift = shifts.get(buf, 0)
-            if lo + shift < 0 or hi + shift > buf.capacity:
+        shifts = {}
+        for buf, then, lowest, highest in template.bounds:
+            shift = shifts[buf] = anchors[buf] - then
+            if shift < lowest or shift > highest:
                 return None
         return shifts
 
