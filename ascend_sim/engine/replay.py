@@ -693,9 +693,11 @@ class Replayer:
 def _short_key(u, kind, core, roots, args) -> tuple:
     """The declared key with what every unit's key holds: the core type, extra, the fixed objects, the core's flag
     balances (sorted, as in _State) and registers."""
+    registers = core.registers
     return (u.name, kind, _key_values(u.key(*args)), u.extra(*args),
             tuple([id(getattr(roots[0], name)) for name in u.fixed]), tuple(sorted(core.flag_balance.items())),
-            tuple([(name, _key_value(value)) for name, value in core.registers.items()]))
+            tuple(registers.items()) if _AS_IS.issuperset(map(type, registers.values()))  # plain: as they are
+            else tuple([(name, _key_value(value)) for name, value in registers.items()]))
 
 
 def _key_values(values) -> tuple:
