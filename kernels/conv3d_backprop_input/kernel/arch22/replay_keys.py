@@ -49,13 +49,13 @@ _LOAD3D_FIELDS = attrgetter(*[f.name for f in fields(LoadData3DParamsV2) if f.na
 
 
 def _valid_planes(api) -> tuple:
-    """(kernel plane, its dy plane) for every kd that reaches the tile's output depth: what _valid_dout gives from
-    the tiling's depth fields and curDinIdx, kept per their values (the extra and the anchors of a hit ask for it,
-    a launch has few output depths)."""
+    """(the first dy plane, ((kernel plane, its dy plane relative to the first) ...)) over the kernel planes kd
+    that reach the tile's output depth: what _valid_dout gives from the tiling's depth fields and curDinIdx, kept
+    per their values (the extra and the anchors of every hit ask for it, a launch has few output depths)."""
     t = api.tiling
     key = (t.dk, t.padFront, t.dilationD, t.strideD, t.dout, api.curDinIdx)
-    planes = _PLANES.get(key)
-    if planes is None:
+    found = _PLANES.get(key)
+    if found is None:
         if len(_PLANES) >= 4096:  # many launches' tilings (the lab): start again
             _PLANES.clear()
         planes = []
@@ -63,8 +63,9 @@ def _valid_planes(api) -> tuple:
             dout = api._valid_dout(kd)
             if dout is not None:
                 planes.append((kd, dout))
-        planes = _PLANES[key] = tuple(planes)
-    return planes
+        first = planes[0][1] if planes else 0
+        found = _PLANES[key] = (first, tuple((kd, dout - first) for kd, dout in planes))
+    return found
 
 
 _PLANES: dict = {}
@@ -74,9 +75,7 @@ def _compute_extra(api) -> tuple:
     """- the kernel planes with a dy plane, their dy planes relative to the first (curDinIdx picks them);
     - the top pad min(curHoIdx, 0) (CalcSetFmatrixParams' padList[2]);
     - the leading zero rows CalcHDstDataSkipLine (curHoIdx modulo strideH: the A1 DataCopy shape)."""
-    planes = _valid_planes(api)
-    first = planes[0][1] if planes else 0
-    return (tuple((kd, dout - first) for kd, dout in planes), min(api.curHoIdx, 0), CalcHDstDataSkipLine(api))
+    return (_valid_planes(api)[1], min(api.curHoIdx, 0), CalcHDstDataSkipLine(api))
 
 
 def _first_dy_row(api) -> int:
@@ -97,8 +96,7 @@ def _compute_anchors(api) -> dict:
     - the weight (weightGlobal) moves with its base (the kernel plane and N block are in the key)."""
     t = api.tiling
     dy, weight = api.outBackPropGlobal, api.weightGlobal
-    planes = _valid_planes(api)
-    first = planes[0][1] if planes else 0
+    first = _valid_planes(api)[0]
     hoStride = t.wo * t.c0
     element = first * t.cout1 * t.ho * hoStride + _first_dy_row(api) * hoStride
     anchors = {weight.buffer: weight.address}
