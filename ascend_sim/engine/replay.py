@@ -376,9 +376,9 @@ class Template:
     What only a hit uses (the state change compiled into makers, the GM spans, the paths to the objects) is made
     at the template's first hit (`ready`): a third of the templates of the dx layers are never hit."""
 
-    __slots__ = ("unit", "records", "core", "anchors", "gm_spans", "changes", "flag_balance", "registers",
-                 "counts", "bytes_by_path", "result", "encoded", "size", "by_id", "key", "paths", "pending",
-                 "written_ranges")
+    __slots__ = ("unit", "records", "core", "anchors", "gm_spans", "bounds", "changes", "flag_balance",
+                 "registers", "counts", "bytes_by_path", "result", "encoded", "size", "by_id", "key", "paths",
+                 "pending", "written_ranges")
 
     def __init__(self, unit, records, core, anchors, changes, flag_balance, registers, counts, bytes_by_path,
                  result, by_id, key, paths, used, size):
@@ -393,8 +393,8 @@ class Template:
 
     def ready(self) -> Template:
         """Make the hit side once: changes ((object index, ((attribute, value or maker, plain?) ...)) ...),
-        registers (maker per register, None when the call wrote none), result (a maker), gm_spans, and paths (how
-        to reach the objects a hit writes or refers to; None: a hit needs the walk)."""
+        registers (maker per register, None when the call wrote none), result (a maker), gm_spans, bounds, and
+        paths (how to reach the objects a hit writes or refers to; None: a hit needs the walk)."""
         pending = self.pending
         if pending is not None:
             changes, registers, result, paths, used = pending
@@ -403,7 +403,13 @@ class Template:
                                            for name, v in diff)) for i, diff in changes)
             self.registers = None if registers is None else tuple((name, _maker(v)) for name, v in registers)
             self.result = _maker(result)
-            self.gm_spans = _gm_spans(self.records)
+            self.gm_spans = spans = _gm_spans(self.records)
+            # per anchored buffer: (buffer, anchor then, lowest and highest shift its span allows); a span on a
+            # buffer without an anchor is not shifted (None when out of bounds already: no hit replays)
+            self.bounds = tuple((buf, then, -spans[buf][0], buf.capacity - spans[buf][1]) if buf in spans
+                                else (buf, then, -_INF, _INF) for buf, then in self.anchors.items())
+            if any(lo < 0 or hi > buf.capacity for buf, (lo, hi) in spans.items() if buf not in self.anchors):
+                self.bounds = None
             self.written_ranges = _written_ranges(self.records)
             self.paths = _paths_needed(paths, used)
             self.pending = None
@@ -434,6 +440,9 @@ def _gm_spans(records) -> dict:
     return {buf: (lo, highs[buf]) for buf, lo in lows.items()}
 
 
+_INF = float("inf")
+
+
 def _written_ranges(records) -> tuple:
     """((watched buffer name, the byte ranges the records' Mmads read that the records did not write before, the
     byte ranges they write) ...) for the buffers an Mmad starts from (machine/written.py): what a hit needs written
@@ -449,7 +458,7 @@ def _written_ranges(records) -> tuple:
 
     for item in records:
         if item.__class__ is Block:
-            for name, needed, gives in item.template.written_ranges:
+            for name, needed, gives in item.template.ready().written_ranges:
                 for lo, hi in needed:
                     read(name, lo, hi)
                 written = seen.setdefault(name, ([], WrittenRanges()))[1]
@@ -640,11 +649,13 @@ class Replayer:
     @staticmethod
     def _shifts(u, args, template):
         """{GM buffer: shift} of a hit, or None when a shifted range would leave its buffer."""
+        if template.bounds is None:
+            return None
         anchors = u.anchors(*args)
-        shifts = {buf: anchors[buf] - address for buf, address in template.anchors.items()}
-        for buf, (lo, hi) in template.gm_spans.items():
-            shift = shifts.get(buf, 0)
-            if lo + shift < 0 or hi + shift > buf.capacity:
+        shifts = {}
+        for buf, then, lowest, highest in template.bounds:
+            shift = shifts[buf] = anchors[buf] - then
+            if shift < lowest or shift > highest:
                 return None
         return shifts
 
@@ -732,9 +743,29 @@ class Replayer:
 def _short_key(u, kind, core, roots, args) -> tuple:
     """The declared key with what every unit's key holds: the core type, extra, the fixed objects, the core's flag
     balances (sorted, as in _State) and registers."""
-    return (u.name, kind, tuple([v if v.__class__ in _AS_IS else _key_value(v) for v in u.key(*args)]), u.extra(*args),
+    registers = core.registers
+    return (u.name, kind, _key_values(u.key(*args)), u.extra(*args),
             tuple([id(getattr(roots[0], name)) for name in u.fixed]), tuple(sorted(core.flag_balance.items())),
-            tuple([(name, _key_value(value)) for name, value in core.registers.items()]))
+            tuple(registers.items()) if _AS_IS.issuperset(map(type, registers.values()))  # plain: as they are
+            else tuple([(name, _key_value(value)) for name, value in registers.items()]))
+
+
+def _key_values(values) -> tuple:
+    """_key_value of each of `values` (a key's parts, a struct's fields), only those not plain converted: which
+    they are is looked up by the values' classes, in C (a key of 50 attributes holds a few tensors and structs)."""
+    classes = tuple(map(type, values))
+    convert = _CONVERT.get(classes)
+    if convert is None:
+        convert = _CONVERT[classes] = tuple([i for i, cls in enumerate(classes) if cls not in _AS_IS])
+    if not convert:
+        return values if values.__class__ is tuple else tuple(values)
+    values = list(values)
+    for i in convert:
+        values[i] = _key_value(values[i])
+    return tuple(values)
+
+
+_CONVERT: dict = {}  # the classes of a key's values -> the positions of those _key_value converts
 
 
 def _key_value(value):
@@ -758,10 +789,7 @@ def _key_value(value):
                 names = _FIELDS[cls] = operator.attrgetter(*names)  # a slotted dataclass: every field always set
             else:
                 return (cls, names, tuple([_key_value(getattr(value, name)) for name in names]))
-        values = names(value)
-        if _AS_IS.issuperset(map(type, values)):  # plain fields (a test in C)
-            return (cls, values)
-        return (cls, tuple([v if v.__class__ in _AS_IS else _key_value(v) for v in values]))
+        return (cls, _key_values(names(value)))
     if kind == SEQUENCE:
         return tuple(value) if _AS_IS.issuperset(map(type, value)) else tuple(map(_key_value, value))
     return _NO_WALK.freeze(value, True)

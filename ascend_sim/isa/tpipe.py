@@ -234,14 +234,19 @@ def protocol_state(*objects) -> tuple:
     state = []
     for obj in objects:
         d = obj.__dict__
-        if isinstance(obj, TPipe):
-            state.append((tuple([(event, frozenset(ids)) for event, ids in d["event_ids"].items()]),
+        free_slots = d.get("free_slots")
+        if free_slots is not None:  # a queue
+            enque_ids, free_ids, freed_pending, queued = d["enque_ids"], d["free_ids"], d["freed_pending"], d["queued"]
+            if enque_ids or free_ids or freed_pending or queued:
+                state.append((tuple(enque_ids.items()), tuple(free_ids.items()), tuple(free_slots),
+                              frozenset(freed_pending),
+                              tuple([(t.address, t.dtype, t.size) for t in queued]) if queued else ()))
+            else:  # no flag pending, nothing queued: its free slots (slot numbers; the form above starts with a tuple)
+                state.append(tuple(free_slots))
+        elif isinstance(obj, TPipe):
+            event_ids = d["event_ids"]
+            state.append((tuple([(event, frozenset(ids)) for event, ids in event_ids.items()]) if event_ids else (),
                           tuple(d["used"].items()), d["destroyed"]))
-        elif "free_slots" not in d:  # a queue never given a buffer (InitBuffer)
+        else:  # a queue never given a buffer (InitBuffer)
             state.append(None)
-        else:
-            queued = d["queued"]
-            state.append((tuple(d["enque_ids"].items()), tuple(d["free_ids"].items()), tuple(d["free_slots"]),
-                          frozenset(d["freed_pending"]),
-                          tuple([(t.address, t.dtype, t.size) for t in queued]) if queued else ()))
     return tuple(state)

@@ -267,3 +267,25 @@ def test_verify_mode_catches_an_incomplete_conv3d_v2_depth_window(dropped, monke
     with pytest.raises(replay.ReplayMismatch, match=r"unit Conv3D.IterateK on AIC \d+ .*record \d+ \(#\d+ \w+\) "
                        r"field spec: replayed <instruction (InitConstValue|DataCopy)"):
         _shared_block_run("depth pads 1 and 2", "replay", execute=False)
+
+
+def test_verify_mode_catches_a_dx_key_without_its_instruction_parameters(monkeypatch):
+    """dx's tile and kernel-plane short key without the instruction parameters the previous call left (the Mmad's,
+    LoadData3Dv2's and LoadData2D's fields, `replay_keys._parameters`): on the 3D U-Net down layer of the benchmarks
+    a kernel plane whose LoadData3Dv2 window height differs hits another's template, and verify mode names the
+    attribute."""
+    from kernels import conv3d_backprop_input_v2_run
+    from kernels.conv3d_backprop_input.kernel.arch22.api import Conv3DBackpropInput
+
+    for method in (Conv3DBackpropInput._compute, Conv3DBackpropInput._compute_kernel_plane):
+        key = method.unit.key  # (... attributes, parameters, queue protocol)
+        monkeypatch.setattr(method.unit, "key", lambda *args, key=key: key(*args)[:-2] + key(*args)[-1:])
+    monkeypatch.setenv("ASCEND_REPLAY", "verify")
+    rng = np.random.default_rng(0)
+    dy = rng.standard_normal((1, 64, 8, 32, 32)).astype(np.float16)
+    w = rng.standard_normal((64, 32, 3, 3, 3)).astype(np.float16)
+    with pytest.raises(replay.ReplayMismatch, match=r"unit Conv3DBackpropInput._compute_kernel_plane on AIC \d+ .*"
+                       r"short key matched a template whose full key differs .*attribute l1H: this call \d+, "
+                       r"the template's \d+"):
+        conv3d_backprop_input_v2_run((1, 32, 16, 64, 64), w, dy, data_format="NCDHW", strides=(1, 1, 2, 2, 2),
+                                     pads=(1,) * 6, engine="replay", execute=False, check_races=False)

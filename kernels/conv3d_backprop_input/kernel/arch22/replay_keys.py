@@ -10,9 +10,11 @@ the core's workspace slot and the tile's place in y.
 """
 from __future__ import annotations
 
+from dataclasses import fields
 from operator import attrgetter
 
-from ascend_sim.ascendc import GetBlockIdx, GetSubBlockIdx, protocol_state, replay_unit
+from ascend_sim.ascendc import (GetBlockIdx, GetSubBlockIdx, LoadData2DParams, LoadData3DParamsV2, MmadParams,
+                                protocol_state, replay_unit)
 from kernels.conv3d_backprop_input.kernel.arch22.load_a import CalcHDstDataSkipLine
 
 # The kernel sources (replay.kernel_sources_digest of this folder) the units below were last checked against in
@@ -35,29 +37,45 @@ _COMPUTE_ATTRIBUTES = attrgetter(
     "needComputeFlag", "needComputeKFlag", "isFirstIter", "isFreeB1", "isLoadB1", "l0aPingPongFlag",
     "usingCacheC1Ping",
     # the A1/B1 tensors the previous tile left dequeued, and the instruction parameters it left
-    "cacheA1BufPing", "cacheA1BufPong", "cacheB1BufPing", "cacheB1BufPong", "mmad")
-# ... and those set by the first tile (the L1 K sizes, LoadToB2's blocks and offsets, the load parameters)
-_COMPUTE_ATTRIBUTES_SET_LATER = ("curLoadKal1", "curLoadKbl1", "blockBaseN", "idxC1in", "baseB1Offset", "load3d",
-                                 "load2d")
+    "cacheA1BufPing", "cacheA1BufPong", "cacheB1BufPing", "cacheB1BufPong")
+# ... and those set by the first tile (the L1 K sizes, LoadToB2's blocks and offsets); the instruction parameters
+# (mmad, and load3d, load2d from the first tile on) are keyed by their fields (_parameters)
+_COMPUTE_ATTRIBUTES_SET_LATER = ("curLoadKal1", "curLoadKbl1", "blockBaseN", "idxC1in", "baseB1Offset")
+# The parameter structs' fields (all plain values but padList, a list the kernel sets: by value as a tuple): the
+# engine's _key_value would read each struct's fields and test their classes one struct at a time
+_MMAD_FIELDS = attrgetter(*[f.name for f in fields(MmadParams)])
+_LOAD2D_FIELDS = attrgetter(*[f.name for f in fields(LoadData2DParams)])
+_LOAD3D_FIELDS = attrgetter(*[f.name for f in fields(LoadData3DParamsV2) if f.name != "padList"])
 
 
 def _valid_planes(api) -> tuple:
-    """(kernel plane, its dy plane) for every kd that reaches the tile's output depth."""
-    planes = []
-    for kd in range(api.tiling.dk):
-        dout = api._valid_dout(kd)
-        if dout is not None:
-            planes.append((kd, dout))
-    return tuple(planes)
+    """(the first dy plane, ((kernel plane, its dy plane relative to the first) ...)) over the kernel planes kd
+    that reach the tile's output depth: what _valid_dout gives from the tiling's depth fields and curDinIdx, kept
+    per their values (the extra and the anchors of every hit ask for it, a launch has few output depths)."""
+    t = api.tiling
+    key = (t.dk, t.padFront, t.dilationD, t.strideD, t.dout, api.curDinIdx)
+    found = _PLANES.get(key)
+    if found is None:
+        if len(_PLANES) >= 4096:  # many launches' tilings (the lab): start again
+            _PLANES.clear()
+        planes = []
+        for kd in range(t.dk):
+            dout = api._valid_dout(kd)
+            if dout is not None:
+                planes.append((kd, dout))
+        first = planes[0][1] if planes else 0
+        found = _PLANES[key] = (first, tuple((kd, dout - first) for kd, dout in planes))
+    return found
+
+
+_PLANES: dict = {}
 
 
 def _compute_extra(api) -> tuple:
     """- the kernel planes with a dy plane, their dy planes relative to the first (curDinIdx picks them);
     - the top pad min(curHoIdx, 0) (CalcSetFmatrixParams' padList[2]);
     - the leading zero rows CalcHDstDataSkipLine (curHoIdx modulo strideH: the A1 DataCopy shape)."""
-    planes = _valid_planes(api)
-    first = planes[0][1] if planes else 0
-    return (tuple((kd, dout - first) for kd, dout in planes), min(api.curHoIdx, 0), CalcHDstDataSkipLine(api))
+    return (_valid_planes(api)[1], min(api.curHoIdx, 0), CalcHDstDataSkipLine(api))
 
 
 def _first_dy_row(api) -> int:
@@ -78,8 +96,7 @@ def _compute_anchors(api) -> dict:
     - the weight (weightGlobal) moves with its base (the kernel plane and N block are in the key)."""
     t = api.tiling
     dy, weight = api.outBackPropGlobal, api.weightGlobal
-    planes = _valid_planes(api)
-    first = planes[0][1] if planes else 0
+    first = _valid_planes(api)[0]
     hoStride = t.wo * t.c0
     element = first * t.cout1 * t.ho * hoStride + _first_dy_row(api) * hoStride
     anchors = {weight.buffer: weight.address}
@@ -87,12 +104,20 @@ def _compute_anchors(api) -> dict:
     return anchors
 
 
+def _parameters(api) -> tuple:
+    """The instruction parameters the previous tile left, by value: the Mmad's, and LoadData3Dv2's and
+    LoadData2D's (None before the first tile sets them)."""
+    load3d, load2d = getattr(api, "load3d", None), getattr(api, "load2d", None)
+    return (_MMAD_FIELDS(api.mmad), None if load3d is None else (_LOAD3D_FIELDS(load3d), tuple(load3d.padList)),
+            None if load2d is None else _LOAD2D_FIELDS(load2d))
+
+
 def _compute_key(api) -> tuple:
-    """The attributes above and the queue protocol's state (which slots wait on a FreeTensor or EnQue flag, with
-    which event IDs): the tile's records and the state it leaves."""
+    """The attributes above, the instruction parameters and the queue protocol's state (which slots wait on a
+    FreeTensor or EnQue flag, with which event IDs): the tile's records and the state it leaves."""
     return (*_COMPUTE_ATTRIBUTES(api), *[getattr(api, name, None) for name in _COMPUTE_ATTRIBUTES_SET_LATER],
-            protocol_state(api.pipe, api.a1Ping, api.a1Pong, api.b1Ping, api.b1Pong,
-                                                      api.c1Ping, api.c1Pong))
+            _parameters(api), protocol_state(api.pipe, api.a1Ping, api.a1Pong, api.b1Ping, api.b1Pong,
+                                             api.c1Ping, api.c1Pong))
 
 
 def compute_unit(method):
