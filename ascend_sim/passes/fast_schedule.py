@@ -236,6 +236,11 @@ def _run(R, T, prev, core_off, pl_off, plist, rel, done, CI, CF, KQ, key_buf, D,
                 c = _next_woken(CI, woken, cnt)  # a cross-core set woke cores: drain them
             else:
                 CI[sc, _PEND] += 1
+                if CI[sc, _NXT] < CI[sc, _NSUB] - 1:
+                    # The scalar unit is stalled on an earlier record: the core is at rest (every pump runs
+                    # until nothing more can start, and another core's step that frees it wakes it), so the
+                    # record only joins the backlog, and a pump would change nothing.
+                    continue
             while True:
                 # ---- pump(c)
                 progress = True
