@@ -19,8 +19,9 @@ first record not yet issued to the last one submitted; the record a full queue w
 on the same pipe) is known in advance (`prev`). State lives in a few 2-D arrays with named columns, so that the
 functions stay cheap to compile (about 7 s once; cache=True keeps them on disk) and to call.
 
-Where the time goes (C3D conv3a dx layer, 46k records, benchmarks/bench_retime.py): the compiled pass takes
-about 8 ms where the exact scheduler spends about 60 ms of Python; the rest of a fast retime is per-record
+Where the time goes (C3D conv3a dx layer, 46k records, benchmarks/bench_retime.py): the compiled pass took
+about 8 ms where the exact scheduler spends about 60 ms of Python (since issue 23's h30sched, 0.5-1 ms for 51k
+records: 10-20 ns a record, `_run`'s comment says why); the rest of a fast retime is per-record
 Python that both engines share in kind: the costs (spec.cost per record, about 25 ms then; records are grouped
 by spec, free specs such as flags skip the call, and since issue 23 the others call it once per distinct operands
 object; the cost formulas are not rewritten here, so none can drift)
