@@ -19,8 +19,9 @@ first record not yet issued to the last one submitted; the record a full queue w
 on the same pipe) is known in advance (`prev`). State lives in a few 2-D arrays with named columns, so that the
 functions stay cheap to compile (about 7 s once; cache=True keeps them on disk) and to call.
 
-Where the time goes (C3D conv3a dx layer, 46k records, benchmarks/bench_retime.py): the compiled pass takes
-about 8 ms where the exact scheduler spends about 60 ms of Python; the rest of a fast retime is per-record
+Where the time goes (C3D conv3a dx layer, 46k records, benchmarks/bench_retime.py): the compiled pass took
+about 8 ms where the exact scheduler spends about 60 ms of Python (since issue 23's h30sched, 0.5-1 ms for 51k
+records: 10-20 ns a record, `_run`'s comment says why); the rest of a fast retime is per-record
 Python that both engines share in kind: the costs (spec.cost per record, about 25 ms then; records are grouped
 by spec, free specs such as flags skip the call, and since issue 23 the others call it once per distinct operands
 object; the cost formulas are not rewritten here, so none can drift)
@@ -188,18 +189,59 @@ def _cross_set(i, R, T, CI, D, d_rcv, RK, rk_buf, round_off, round_mem, CT, CR, 
         _wake(o, CI, woken, cnt)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _next_woken(CI, woken, cnt):
+    """Launch.drain's step: the first woken core, taken off the woken list."""
+    c = woken[cnt[_WHEAD]]
+    CI[c, _INWOKEN] = 0
+    cnt[_WHEAD] = (cnt[_WHEAD] + 1) % woken.shape[0]
+    cnt[_WLEN] -= 1
+    return c
+
+
+# _nrt=False: without numba's reference counts. With them, every inlined call (_start, _ready, _wake) took and
+# dropped a reference to each array it was passed, two atomic operations per array per call: about 85 of the
+# 100 ns a record took (perf: numba's NRT_incref/NRT_decref). The pass makes no array, so it needs none.
+@njit(cache=True, _nrt=False)
 def _run(R, T, prev, core_off, pl_off, plist, rel, done, CI, CF, KQ, key_buf, D, d_rcv, RK, rk_buf, round_off,
          round_mem, CT, CR, CH, woken, cnt, params, order):
     """retime's loop: submit every core's records in program order; after each, pump that core, then the cores
-    it woke, in order (CoreSchedule.submit then Launch.drain; the inline path of submit is the same step as
-    appending to the backlog and pumping). The pump is CoreSchedule.pump with _issue written in."""
+    it woke, in order (CoreSchedule.submit then Launch.drain). The pump is CoreSchedule.pump with _issue written
+    in; submit's inline path (nothing pending) is taken first, as there: it is what the pump would do then."""
     n_cores = core_off.shape[0] - 1
     for sc in range(n_cores):
         for si in range(core_off[sc], core_off[sc + 1]):
             CI[sc, _NSUB] += 1
-            CI[sc, _PEND] += 1
             c = sc
+            kind = R[si, _KIND]
+            if CI[sc, _PEND] == 0 and kind != CROSS_WAIT and kind != BARRIER_ALL and kind != SYNC_ALL:
+                # Nothing pending: every earlier record of the core has started, so a full queue's oldest entry
+                # has too, and the record issues now; it starts unless it is a WaitFlag whose SetFlag has not.
+                t = CF[sc, _SCALAR]
+                j = prev[si]
+                if j >= 0 and T[j, _START] > t:
+                    t = T[j, _START]
+                T[si, _ISSUE] = t
+                CI[sc, _NISS + R[si, _PIPE]] += 1
+                CF[sc, _SCALAR] = t + params[0]
+                CI[sc, _NXT] = si + 1
+                if not _ready(si, R, KQ):
+                    CI[sc, _PEND] = 1
+                    continue
+                _start(si, R, T, rel, done, CI, CF, KQ, key_buf, D, d_rcv, RK, rk_buf, round_off, round_mem, CT,
+                       CR, CH, woken, cnt, params, order)
+                if cnt[_STATUS]:
+                    return
+                if cnt[_WLEN] == 0:
+                    continue
+                c = _next_woken(CI, woken, cnt)  # a cross-core set woke cores: drain them
+            else:
+                CI[sc, _PEND] += 1
+                if CI[sc, _NXT] < CI[sc, _NSUB] - 1:
+                    # The scalar unit is stalled on an earlier record: the core is at rest (every pump runs
+                    # until nothing more can start, and another core's step that frees it wakes it), so the
+                    # record only joins the backlog, and a pump would change nothing.
+                    continue
             while True:
                 # ---- pump(c)
                 progress = True
@@ -321,10 +363,7 @@ def _run(R, T, prev, core_off, pl_off, plist, rel, done, CI, CF, KQ, key_buf, D,
                 # ---- drain: the next woken core
                 if cnt[_WLEN] == 0:
                     break
-                c = woken[cnt[_WHEAD]]
-                CI[c, _INWOKEN] = 0
-                cnt[_WHEAD] = (cnt[_WHEAD] + 1) % woken.shape[0]
-                cnt[_WLEN] -= 1
+                c = _next_woken(CI, woken, cnt)
 
 
 # ------------------------------------------------------------------------------------------ streams -> arrays

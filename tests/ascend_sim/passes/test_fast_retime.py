@@ -311,3 +311,59 @@ def test_random_streams(seed, depth, issue_cycles, latency):
         return
     assert_same(report, [platform])
     assert exact.cycles >= 0
+
+
+# ------------------------------------------------------------------------------------------------ the pass's shortcuts
+# The compiled pass takes submit's inline path when nothing is pending, and does not pump a core whose scalar unit
+# is stalled on an earlier record (only another step can free it). Streams where each shortcut applies, and where
+# what frees the core comes from another core, a later record of the same core, or nothing (a fault).
+def _ops(pipe, k, cost=1.0):
+    return [(_OP, pipe, _Synthetic(cost, 0.0), None)] * k
+
+
+_WAIT = (WAIT_FLAG, Pipe.MTE1, None, ("MTE2_MTE1", 0))
+_SET = (SET_FLAG, Pipe.MTE2, None, ("MTE2_MTE1", 0))
+
+
+@pytest.mark.parametrize("depth", [1, 2, 4])
+def test_stall_freed_by_another_core(depth):
+    # the AIC waits for its AIVs' count with a long backlog behind; the AIVs set it after work of their own, one
+    # of them from its inline path (nothing pending), the other behind a WaitFlag issued before its SetFlag
+    aic = [(CROSS_CORE_WAIT_FLAG, Pipe.S, None, (0, 4))] + _ops(Pipe.MTE2, 12, 3.0) + _ops(Pipe.MTE1, 6) + \
+        [(PIPE_BARRIER, Pipe.ALL, None, None), (CROSS_CORE_SET_FLAG, Pipe.FIX, None, (2, 5))] + _ops(Pipe.M, 3)
+    aiv = [(WAIT_FLAG, Pipe.V, None, ("MTE2_V", 1))] + _ops(Pipe.MTE2, 5, 13.75) + \
+        [(SET_FLAG, Pipe.MTE2, None, ("MTE2_V", 1)), (CROSS_CORE_SET_FLAG, Pipe.V, None, (2, 4)),
+         (CROSS_CORE_WAIT_FLAG, Pipe.S, None, (0, 5))] + _ops(Pipe.V, 4)
+    plain = _ops(Pipe.MTE2, 7, 2.5) + [(CROSS_CORE_SET_FLAG, Pipe.MTE3, None, (2, 4)),
+                                       (CROSS_CORE_WAIT_FLAG, Pipe.S, None, (0, 5))]
+    report = _report(["AIC", "AIV", "AIV"], [0, 0, 0], [aic, aiv, plain])
+    assert_same(report, [BASE.with_overrides(queue_depth=depth), BASE.with_overrides(queue_depth=depth,
+                                                                                      scalar_issue_cycles=3)])
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_stall_freed_by_the_same_core(depth):
+    # a full MTE1 queue behind a WaitFlag whose SetFlag comes after slow loads (issued, so it runs): the scalar
+    # unit stalls and records pile up in the backlog until the SetFlag has started; then a SyncAll with another
+    # core that arrives late
+    aic = _ops(Pipe.MTE2, 3, 7.0) + [_SET, _WAIT] + _ops(Pipe.MTE1, 9) + _ops(Pipe.M, 4, 1 / 3) + \
+        [(SYNC_ALL, Pipe.ALL, None, None)] + _ops(Pipe.FIX, 2)
+    other = _ops(Pipe.MTE2, 20, 13.75) + [(SYNC_ALL, Pipe.ALL, None, None)] + _ops(Pipe.MTE1, 2)
+    report = _report(["AIC", "AIC"], [0, 1], [aic, other])
+    assert_same(report, [BASE.with_overrides(queue_depth=depth)])
+
+
+def test_stalled_core_faults_alike():
+    # a WaitFlag with no SetFlag behind a full queue: the backlog never issues (a deadlock); a cross-core wait
+    # whose count never comes; both engines give the same fault on each
+    stuck = [_WAIT] + _ops(Pipe.MTE1, 6) + _ops(Pipe.MTE2, 3)
+    never = [(CROSS_CORE_WAIT_FLAG, Pipe.S, None, (0, 2))] + _ops(Pipe.MTE2, 5)
+    for streams, kinds, groups in (([stuck], ["AIC"], [0]), ([_ops(Pipe.MTE2, 2), never], ["AIC", "AIV"], [0, 0])):
+        report = _report(kinds, groups, streams)
+        for depth in (1, 2):
+            platform = BASE.with_overrides(queue_depth=depth)
+            with pytest.raises(SyncFault) as exact:
+                report.retime(platform, engine="exact")
+            with pytest.raises(SyncFault) as fast:
+                report.retime(platform, engine="fast")
+            assert str(fast.value) == str(exact.value) and "never runs" in str(fast.value)
