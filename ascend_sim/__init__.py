@@ -53,5 +53,5 @@ def __getattr__(name: str):
 
 
 __all__ = ["__version__", "Chip", "ReplayMismatch", "KernelType", "Platform", "PRESETS", "get_platform", "RunReport", "SimFault",
-           "OutOfBounds", "Misaligned", "CapacityExceeded", "ParameterOutOfRange", "SyncFault", "UnwrittenRead", "RaceFault",
-           "CrossCoreRace"]
+           "OutOfBounds", "Misaligned", "CapacityExceeded", "ParameterOutOfRange", "SyncFault", "UnwrittenRead",
+           "RaceFault", "CrossCoreRace"]

@@ -14,8 +14,8 @@ import weakref
 from ascend_sim.machine.coretypes import DATA_PATHS, CoreType, missing_path
 from ascend_sim.machine.faults import MissingDataPath, SimFault, SyncFault, UnwrittenRead
 from ascend_sim.machine.memory import Buffer
-from ascend_sim.machine.written import WATCHED, WrittenRanges
 from ascend_sim.machine.pipes import Pipe
+from ascend_sim.machine.written import WATCHED, WrittenRanges
 from ascend_sim.passes.races import RaceChecker
 from ascend_sim.passes.schedule import CoreSchedule
 from ascend_sim.record import _PKG_DIR, GM_ORDERING_KINDS, Kind, Record, RegisterWrite, format_source, snapshot
