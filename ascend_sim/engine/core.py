@@ -15,7 +15,7 @@ from ascend_sim.machine.coretypes import DATA_PATHS, CoreType, missing_path
 from ascend_sim.machine.faults import MissingDataPath, SimFault, SyncFault, UnwrittenRead
 from ascend_sim.machine.memory import Buffer
 from ascend_sim.machine.pipes import Pipe
-from ascend_sim.machine.written import WATCHED, WrittenRanges
+from ascend_sim.machine.written import CHECKED_PIPE, WATCHED, WrittenRanges
 from ascend_sim.passes.races import RaceChecker
 from ascend_sim.passes.schedule import CoreSchedule
 from ascend_sim.record import _PKG_DIR, GM_ORDERING_KINDS, Kind, Record, RegisterWrite, format_source, snapshot
@@ -29,7 +29,6 @@ _CODES: list = []
 _NO_SOURCE = (None, 0)
 _getframe = sys._getframe
 
-_CUBE = Pipe.M  # the Mmads: their reads of a watched buffer must be of written bytes (machine/written.py)
 
 
 def _inside(code) -> bool:
@@ -152,7 +151,7 @@ class AICore:
             for buf, lo, hi in rec.reads:
                 if lo < 0 or hi > buf.capacity or lo > hi:
                     self._checked(buf.check, lo, hi, "read", rec=rec)
-                if buf.written is not None and rec.pipe is _CUBE:
+                if buf.written is not None and rec.pipe is CHECKED_PIPE:
                     self._check_written(buf, lo, hi, rec)
             for buf, lo, hi in rec.writes:
                 if lo < 0 or hi > buf.capacity or lo > hi:

@@ -49,7 +49,7 @@ import functools
 import hashlib
 import operator
 import warnings
-from collections import deque
+from collections import defaultdict, deque
 from pathlib import Path
 
 import numpy as np
@@ -58,9 +58,8 @@ from ascend_sim.engine.chip import current_core
 from ascend_sim.engine.core import AICore, Registers
 from ascend_sim.engine.replay_engine import Block, expand
 from ascend_sim.machine.memory import Buffer
-from ascend_sim.machine.pipes import Pipe
 from ascend_sim.machine.tensor import GlobalTensor, LocalTensor
-from ascend_sim.machine.written import WrittenRanges
+from ascend_sim.machine.written import CHECKED_PIPE, WrittenRanges
 from ascend_sim.record import Record
 
 __all__ = ["replay_unit", "ReplayMismatch", "Replayer", "EditedKernelWarning", "kernel_sources_digest"]
@@ -447,10 +446,10 @@ def _written_ranges(records) -> tuple:
     """((watched buffer name, the byte ranges the records' Mmads read that the records did not write before, the
     byte ranges they write) ...) for the buffers an Mmad starts from (machine/written.py): what a hit needs written
     on its core, and what it writes there."""
-    seen: dict = {}  # name -> (needed ranges, WrittenRanges)
+    seen = defaultdict(lambda: ([], WrittenRanges()))  # name -> (needed ranges, WrittenRanges)
 
     def read(name, lo, hi):
-        needed, written = seen.setdefault(name, ([], WrittenRanges()))
+        needed, written = seen[name]
         gap = written.first_gap(lo, hi)
         while gap is not None:
             needed.append(gap)
@@ -461,16 +460,15 @@ def _written_ranges(records) -> tuple:
             for name, needed, gives in item.template.ready().written_ranges:
                 for lo, hi in needed:
                     read(name, lo, hi)
-                written = seen.setdefault(name, ([], WrittenRanges()))[1]
                 for lo, hi in gives:
-                    written.add(lo, hi)
+                    seen[name][1].add(lo, hi)
             continue
         for buf, lo, hi in item.reads:
-            if buf.written is not None and item.pipe is Pipe.M:  # as AICore.accept checks them
+            if buf.written is not None and item.pipe is CHECKED_PIPE:  # as AICore.accept checks them
                 read(buf.name, lo, hi)
         for buf, lo, hi in item.writes:
             if buf.written is not None:
-                seen.setdefault(buf.name, ([], WrittenRanges()))[1].add(lo, hi)
+                seen[buf.name][1].add(lo, hi)
     return tuple((name, tuple(needed), tuple(zip(written.starts, written.ends)))
                  for name, (needed, written) in seen.items())
 

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 
+from ascend_sim.machine.pipes import Pipe
+
 WATCHED = ("L0C", "BT")
+CHECKED_PIPE = Pipe.M  # whose reads of a watched buffer must be of written bytes: the Mmads'
 
 
 class WrittenRanges:

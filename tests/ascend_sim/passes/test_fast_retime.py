@@ -84,6 +84,16 @@ DX_CASES = {
 }
 
 
+def same_fault(report, platform) -> str:
+    """The SyncFault message a retime on `platform` raises, the same on both engines."""
+    with pytest.raises(SyncFault) as exact:
+        report.retime(platform, engine="exact")
+    with pytest.raises(SyncFault) as fast:
+        report.retime(platform, engine="fast")
+    assert str(fast.value) == str(exact.value)
+    return str(fast.value)
+
+
 def _out_size(size, k, s, d, before, after):
     return (size + before + after - (k - 1) * d - 1) // s + 1
 
@@ -134,13 +144,7 @@ def test_queue_full_stalls_and_deadlock():
     _, report = run_kernel(_wait_before_set(5), np.zeros(1024, np.float16))
     assert_same(report, [BASE, BASE.with_overrides(queue_depth=8)])
     for depth in (2, 5):
-        platform = BASE.with_overrides(queue_depth=depth)
-        with pytest.raises(SyncFault) as exact:
-            report.retime(platform, engine="exact")
-        with pytest.raises(SyncFault) as fast:
-            report.retime(platform, engine="fast")
-        assert str(fast.value) == str(exact.value)
-        assert "cannot be scheduled: #6 MTE1 WaitFlag" in str(fast.value)
+        assert "cannot be scheduled: #6 MTE1 WaitFlag" in same_fault(report, BASE.with_overrides(queue_depth=depth))
     # queue full without a deadlock: a long run of loads on one pipe
     def loads(src):
         l1, l0a = l1_and_l0a()
@@ -287,11 +291,7 @@ def test_cross_core_count_overflow_is_the_same_fault():
     aic = [(CROSS_CORE_SET_FLAG, Pipe.MTE2, None, (2, 1))] * 16
     aiv = [(CROSS_CORE_WAIT_FLAG, Pipe.S, None, (0, 1))] * 16
     report = _report(["AIC", "AIV"], [0, 0], [aic, aiv])
-    with pytest.raises(SyncFault) as exact:
-        report.retime(BASE, engine="exact")
-    with pytest.raises(SyncFault) as fast:
-        report.retime(BASE, engine="fast")
-    assert str(fast.value) == str(exact.value) and "counted past 15" in str(fast.value)
+    assert "counted past 15" in same_fault(report, BASE)
     report = _report(["AIC", "AIV"], [0, 0], [aic[:15], aiv[:15]])  # 15 pending counts are fine
     assert_same(report, [BASE])
 
@@ -361,9 +361,4 @@ def test_stalled_core_faults_alike():
     for streams, kinds, groups in (([stuck], ["AIC"], [0]), ([_ops(Pipe.MTE2, 2), never], ["AIC", "AIV"], [0, 0])):
         report = _report(kinds, groups, streams)
         for depth in (1, 2):
-            platform = BASE.with_overrides(queue_depth=depth)
-            with pytest.raises(SyncFault) as exact:
-                report.retime(platform, engine="exact")
-            with pytest.raises(SyncFault) as fast:
-                report.retime(platform, engine="fast")
-            assert str(fast.value) == str(exact.value) and "never runs" in str(fast.value)
+            assert "never runs" in same_fault(report, BASE.with_overrides(queue_depth=depth))
